@@ -1,0 +1,63 @@
+"""What the OpenAPI document says beyond the models: the title, the limits, the error answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+
+from shared.api.models import ErrorOut
+from shared.domain import schedules as sched
+from shared.domain import tasks as t
+from shared.domain.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS
+
+TITLE = "Sundial"
+VERSION = "1.0.0"
+DESCRIPTION = f"""
+Serverless task scheduler: register a task, Sundial calls its target on time, exactly once,
+retries what fails and keeps the history.
+
+Times are ISO 8601 with an offset or `Z`, millisecond precision, returned in UTC.
+Every error answer is `{{"error": {{"code", "message", "details": [{{"field", "message"}}]}}}}`;
+bad input is `400 validation_error` naming the field, an unknown id `404 task_not_found`.
+
+**Limits**
+- request body: {t.MAX_BODY_BYTES} bytes (`413 payload_too_large` above it);
+- `payload`: {t.MAX_PAYLOAD_BYTES} bytes as compact JSON;
+- `name`: {t.MAX_NAME_LENGTH} characters;
+- HTTP target: URL {t.MAX_URL_LENGTH} characters, at most {t.MAX_HEADERS} headers (names up to
+  {t.MAX_HEADER_NAME}, values up to {t.MAX_HEADER_VALUE} characters; `Content-Type`, `Host`,
+  `Idempotency-Key` and `Sundial-*` are Sundial's), timeout up to {t.MAX_TIMEOUT_SECONDS} s;
+- `targets`: 1 to {t.MAX_TARGETS} (multicast);
+- `schedule.at` and `schedule.after_seconds`: at most {sched.MAX_AHEAD.days} days ahead; an `at`
+  in the past fires at once (misfire `fire_now`, the one-shot default) if it is at most 24 hours
+  old, and is rejected when misfire is `skip` or when it is older;
+- `schedule.every_seconds`: at least {sched.MIN_EVERY_SECONDS} s; the first fire of any
+  schedule lies at most {sched.MAX_AHEAD.days} days ahead;
+- `schedule.cron`: 5 fields (`min hour dom mon dow`) or 6 with seconds first, in `timezone`
+  (IANA, default UTC); a wall time skipped by a DST change fires at the end of the gap, a
+  repeated one fires once;
+- `retry.max_attempts`: 1 to {MAX_ATTEMPTS}; a retry waits at most {int(MAX_DELAY_SECONDS)} s;
+- list `limit`: 1 to 100 (default 50).
+"""
+
+_ERROR: Any = {"application/json": {"model": ErrorOut}}
+
+
+def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
+    meaning = {
+        400: "validation_error: the field named in details",
+        404: "task_not_found",
+        409: "invalid_state or concurrent_update",
+        413: "payload_too_large",
+    }
+    return {code: {"description": meaning[code], "content": _ERROR} for code in codes}
+
+
+RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
+    "create": {201: {"description": "The task, registered."}, **_errors(400, 413)},
+    "list": {200: {"description": '{"items": [task...], "next_cursor": str | null}'}, **_errors(400)},
+    "get": {200: {"description": "The task."}, **_errors(404)},
+    "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(404, 409)},
+    "runs": {200: {"description": '{"items": [run...], "next_cursor": ...}, newest first'}, **_errors(404)},
+}

@@ -1,0 +1,272 @@
+"""The HTTP API's request models (pydantic) and their conversion to domain specs.
+
+Pydantic checks each field on its own (types, ranges, lengths); :meth:`TaskIn.to_spec` checks
+what spans fields (exactly one schedule kind, ``target`` xor ``targets``...) and names the field
+it is about. Responses are built from the domain by :mod:`shared.api.views`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from shared.domain import schedules as sched
+from shared.domain import tasks as t
+from shared.domain.errors import FieldError, ValidationFailed
+from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
+from shared.domain.times import truncate_ms
+
+MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+RESERVED_HEADERS = {"content-type", "content-length", "host", "idempotency-key", "transfer-encoding"}
+LAMBDA_ARN = re.compile(
+    r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]+)?$"
+)
+SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+QUEUE_URL = re.compile(r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$")
+
+Strict = ConfigDict(extra="forbid")
+
+
+class Model(BaseModel):
+    model_config = Strict
+
+
+class ScheduleIn(Model):
+    """Exactly one of ``at``, ``after_seconds``, ``cron`` or ``every_seconds``."""
+
+    at: AwareDatetime | None = Field(
+        None,
+        description="One-shot instant with a UTC offset, millisecond precision. At most 366 days ahead; "
+        "a time in the past (up to 24 h) fires at once when misfire is fire_now and is rejected "
+        "otherwise; further back is rejected.",
+    )
+    after_seconds: float | None = Field(
+        None, gt=0, le=MAX_AFTER_SECONDS, description="One-shot delay from registration, in seconds."
+    )
+    cron: str | None = Field(
+        None,
+        min_length=1,
+        max_length=200,
+        description="Cron expression: 5 fields (min hour dom mon dow) or 6 with seconds first.",
+    )
+    timezone: str | None = Field(None, max_length=64, description="IANA zone for cron (default UTC).")
+    every_seconds: float | None = Field(
+        None,
+        ge=sched.MIN_EVERY_SECONDS,
+        le=sched.MAX_EVERY_SECONDS,
+        description="Fixed rate; without start, the first fire is one period after registration.",
+    )
+    start: AwareDatetime | None = Field(None, description="cron/every: no occurrence before it.")
+    end: AwareDatetime | None = Field(None, description="cron/every: no occurrence after it.")
+    repeat: dict[str, Any] | None = Field(None, description="Calendar rules: not available yet (400).")
+
+    def to_domain(self) -> sched.Schedule:
+        kinds = [
+            k
+            for k in ("at", "after_seconds", "cron", "every_seconds", "repeat")
+            if getattr(self, k) is not None
+        ]
+        if len(kinds) != 1:
+            raise ValidationFailed.on(
+                "schedule",
+                "give exactly one of at, after_seconds, cron, every_seconds"
+                + (f" (got {', '.join(kinds)})" if kinds else ""),
+            )
+        kind = kinds[0]
+        if kind == "repeat":
+            raise ValidationFailed.on("schedule.repeat", "calendar rules are not supported yet")
+        if self.timezone is not None and kind != "cron":
+            raise ValidationFailed.on("schedule.timezone", "only a cron schedule takes a time zone")
+        for name in ("start", "end"):
+            if getattr(self, name) is not None and kind not in ("cron", "every_seconds"):
+                raise ValidationFailed.on(f"schedule.{name}", f"only cron and every_seconds take {name}")
+        start = truncate_ms(self.start) if self.start else None
+        end = truncate_ms(self.end) if self.end else None
+        if start and end and end <= start:
+            raise ValidationFailed.on("schedule.end", "must be after start")
+        if self.at is not None:
+            return sched.At(truncate_ms(self.at))
+        if self.after_seconds is not None:
+            return sched.After(self.after_seconds)
+        if self.cron is not None:
+            sched.check_cron(self.cron)
+            zone = self.timezone or "UTC"
+            sched.zone_of(zone)
+            return sched.Cron(" ".join(self.cron.split()), zone, start, end)
+        assert self.every_seconds is not None
+        return sched.Every(self.every_seconds, start, end)
+
+
+class HttpTargetIn(Model):
+    url: str = Field(min_length=1, max_length=t.MAX_URL_LENGTH, description="http or https URL.")
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict, description=f"At most {t.MAX_HEADERS} headers.")
+    timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not re.match(r"^https?://[^/\s?#]+", value) or any(c.isspace() for c in value):
+            raise ValueError("must be an absolute http:// or https:// URL")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, value: dict[str, str]) -> dict[str, str]:
+        if len(value) > t.MAX_HEADERS:
+            raise ValueError(f"at most {t.MAX_HEADERS} headers")
+        for name, text in value.items():
+            if not HEADER_NAME.match(name) or len(name) > t.MAX_HEADER_NAME:
+                raise ValueError(f"{name!r} is not a valid header name")
+            if name.lower() in RESERVED_HEADERS or name.lower().startswith("sundial-"):
+                raise ValueError(f"{name!r} is set by Sundial and cannot be overridden")
+            if len(text) > t.MAX_HEADER_VALUE or "\r" in text or "\n" in text:
+                raise ValueError(f"the value of {name!r} is too long or has a line break")
+        return value
+
+
+def _matching(pattern: re.Pattern[str], what: str) -> Any:
+    def check(cls: type, value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"must be {what}")
+        return value
+
+    return classmethod(check)
+
+
+class LambdaTargetIn(Model):
+    function_arn: str = Field(max_length=256)
+    _check = field_validator("function_arn")(_matching(LAMBDA_ARN, "a Lambda function ARN"))
+
+
+class SqsTargetIn(Model):
+    queue_url: str = Field(max_length=512)
+    _check = field_validator("queue_url")(_matching(QUEUE_URL, "an SQS queue URL"))
+
+
+class SnsTargetIn(Model):
+    topic_arn: str = Field(max_length=300)
+    _check = field_validator("topic_arn")(_matching(SNS_ARN, "an SNS topic ARN"))
+
+
+class EventBridgeTargetIn(Model):
+    event_bus: str = Field(min_length=1, max_length=1600, description="Bus name or ARN.")
+    source: str = Field(min_length=1, max_length=256)
+    detail_type: str = Field(min_length=1, max_length=128)
+
+
+class TargetIn(Model):
+    """Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``."""
+
+    http: HttpTargetIn | None = None
+    lambda_: LambdaTargetIn | None = Field(None, alias="lambda")
+    sqs: SqsTargetIn | None = None
+    sns: SnsTargetIn | None = None
+    eventbridge: EventBridgeTargetIn | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    def to_domain(self, field: str) -> t.Target:
+        given = [k for k in ("http", "lambda_", "sqs", "sns", "eventbridge") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValidationFailed.on(field, "give exactly one of http, lambda, sqs, sns, eventbridge")
+        if self.http is not None:
+            h = self.http
+            return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds)
+        if self.lambda_ is not None:
+            return t.LambdaTarget(self.lambda_.function_arn)
+        if self.sqs is not None:
+            return t.SqsTarget(self.sqs.queue_url)
+        if self.sns is not None:
+            return t.SnsTarget(self.sns.topic_arn)
+        assert self.eventbridge is not None
+        e = self.eventbridge
+        return t.EventBridgeTarget(e.event_bus, e.source, e.detail_type)
+
+
+class RetryIn(Model):
+    max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="Attempts in all, the first included.")
+    backoff: Backoff = Backoff.EXPONENTIAL
+    interval_seconds: float = Field(
+        2.0, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
+    )
+
+
+class TaskIn(Model):
+    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    schedule: ScheduleIn
+    target: TargetIn | None = None
+    targets: list[TargetIn] | None = Field(None, min_length=1, max_length=t.MAX_TARGETS)
+    payload: Any = Field(None, description=f"Any JSON value, at most {t.MAX_PAYLOAD_BYTES} bytes as JSON.")
+    retry: RetryIn | None = None
+    misfire: t.Misfire | None = None
+
+    def to_spec(self) -> t.TaskSpec:
+        errors: list[FieldError] = []
+        schedule: sched.Schedule | None = None
+        targets: list[t.Target] = []
+        try:
+            schedule = self.schedule.to_domain()
+        except ValidationFailed as exc:
+            errors.extend(exc.details)
+        if (self.target is None) == (self.targets is None):
+            errors.append(FieldError("target", "give exactly one of target or targets"))
+        for index, target in enumerate(self.targets or ([self.target] if self.target else [])):
+            field = f"targets[{index}]" if self.targets is not None else "target"
+            try:
+                targets.append(target.to_domain(field))
+            except ValidationFailed as exc:
+                errors.extend(exc.details)
+        if self.payload is not None:
+            size = len(json.dumps(self.payload, separators=(",", ":")).encode())
+            if size > t.MAX_PAYLOAD_BYTES:
+                errors.append(
+                    FieldError("payload", f"is {size} bytes as JSON; the limit is {t.MAX_PAYLOAD_BYTES}")
+                )
+        if errors or schedule is None:
+            raise ValidationFailed(
+                "the task is not valid: " + "; ".join(f"{e.field}: {e.message}" for e in errors), errors
+            )
+        retry = RetryPolicy() if self.retry is None else RetryPolicy(**self.retry.model_dump())
+        return t.TaskSpec(
+            schedule=schedule,
+            targets=tuple(targets),
+            multicast=self.targets is not None,
+            name=self.name,
+            payload=self.payload,
+            retry=retry,
+            misfire=self.misfire,
+        )
+
+
+Limit = Annotated[int, Field(ge=1, le=100)]
+
+
+class ErrorDetail(Model):
+    field: str
+    message: str
+
+
+class ErrorBody(Model):
+    code: str
+    message: str
+    details: list[ErrorDetail] | None = None
+
+
+class ErrorOut(Model):
+    error: ErrorBody
+
+
+def parse_time_param(value: str, field: str) -> datetime:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValidationFailed.on(field, "must be an ISO 8601 time with an offset") from exc
+    if parsed.tzinfo is None:
+        raise ValidationFailed.on(field, "must carry a UTC offset or Z")
+    return truncate_ms(parsed)

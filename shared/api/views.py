@@ -1,0 +1,42 @@
+"""Domain objects in the API's JSON form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
+from shared.domain.errors import SundialError
+from shared.domain.tasks import Task
+from shared.domain.times import iso
+
+
+def task_view(task: Task) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": task.id,
+        "name": task.name,
+        "status": task.status.value,
+        "schedule": schedule_to_dict(task.schedule),
+    }
+    targets = [target_to_dict(target) for target in task.targets]
+    if task.multicast:
+        view["targets"] = targets
+    else:
+        view["target"] = targets[0]
+    view.update(
+        {
+            "payload": task.payload,
+            "retry": retry_to_dict(task.retry),
+            "misfire": task.misfire.value,
+            "next_fire_at": iso(task.next_fire_at) if task.next_fire_at else None,
+            "created_at": iso(task.created_at),
+            "updated_at": iso(task.updated_at),
+        }
+    )
+    return view
+
+
+def error_view(error: SundialError) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.details:
+        body["details"] = [{"field": d.field, "message": d.message} for d in error.details]
+    return {"error": body}

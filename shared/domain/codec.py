@@ -1,0 +1,94 @@
+"""The canonical JSON form of schedules and targets: what the API returns and the store keeps."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from shared.domain.retry import Backoff, RetryPolicy
+from shared.domain.schedules import After, At, Cron, Every, Schedule
+from shared.domain.tasks import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+from shared.domain.times import iso
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    if isinstance(schedule, At):
+        return {"at": iso(schedule.at)}
+    if isinstance(schedule, After):
+        return {"after_seconds": schedule.seconds}
+    out: dict[str, Any]
+    if isinstance(schedule, Cron):
+        out = {"cron": schedule.expression, "timezone": schedule.timezone}
+        start = schedule.start
+    else:
+        out = {"every_seconds": schedule.seconds}
+        start = schedule.start
+    if start is not None:
+        out["start"] = iso(start)
+    if schedule.end is not None:
+        out["end"] = iso(schedule.end)
+    return out
+
+
+def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> Schedule:
+    start = _parse_time(data["start"]) if data.get("start") else None
+    end = _parse_time(data["end"]) if data.get("end") else None
+    if "at" in data:
+        return At(_parse_time(data["at"]))
+    if "after_seconds" in data:
+        return After(float(data["after_seconds"]), anchor)
+    if "cron" in data:
+        return Cron(data["cron"], data.get("timezone", "UTC"), start, end)
+    return Every(float(data["every_seconds"]), start, end, anchor)
+
+
+_TARGET_KINDS: dict[type, str] = {
+    HttpTarget: "http",
+    LambdaTarget: "lambda",
+    SqsTarget: "sqs",
+    SnsTarget: "sns",
+    EventBridgeTarget: "eventbridge",
+}
+
+
+def target_to_dict(target: Target) -> dict[str, Any]:
+    kind = _TARGET_KINDS[type(target)]
+    return {kind: dict(vars(target))}
+
+
+def target_from_dict(data: dict[str, Any]) -> Target:
+    (kind, body), *_ = data.items()
+    if kind == "http":
+        return HttpTarget(
+            url=body["url"],
+            method=body.get("method", "POST"),
+            headers=dict(body.get("headers") or {}),
+            timeout_seconds=float(body.get("timeout_seconds", 10)),
+        )
+    if kind == "lambda":
+        return LambdaTarget(body["function_arn"])
+    if kind == "sqs":
+        return SqsTarget(body["queue_url"])
+    if kind == "sns":
+        return SnsTarget(body["topic_arn"])
+    return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
+
+
+def retry_to_dict(retry: RetryPolicy) -> dict[str, Any]:
+    return {
+        "max_attempts": retry.max_attempts,
+        "backoff": retry.backoff.value,
+        "interval_seconds": retry.interval_seconds,
+    }
+
+
+def retry_from_dict(data: dict[str, Any]) -> RetryPolicy:
+    return RetryPolicy(
+        max_attempts=int(data["max_attempts"]),
+        backoff=Backoff(data["backoff"]),
+        interval_seconds=float(data["interval_seconds"]),
+    )

@@ -1,0 +1,58 @@
+"""Domain exceptions. The API maps each to one HTTP answer with a stable snake_case code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FieldError:
+    field: str
+    message: str
+
+
+@dataclass
+class SundialError(Exception):
+    message: str
+    details: list[FieldError] = field(default_factory=list)
+    code = "internal_error"
+    status = 500
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ValidationFailed(SundialError):
+    code = "validation_error"
+    status = 400
+
+    @classmethod
+    def on(cls, field_name: str, message: str) -> ValidationFailed:
+        return cls(f"{field_name}: {message}", [FieldError(field_name, message)])
+
+
+class TaskNotFound(SundialError):
+    code = "task_not_found"
+    status = 404
+
+
+class PayloadTooLarge(SundialError):
+    code = "payload_too_large"
+    status = 413
+
+
+class InvalidTransition(SundialError):
+    """A status change the task's state machine forbids (e.g. resuming a cancelled task)."""
+
+    code = "invalid_state"
+    status = 409
+
+
+class ConcurrentUpdate(SundialError):
+    code = "concurrent_update"
+    status = 409
+
+
+class StorageUnavailable(SundialError):
+    code = "storage_unavailable"
+    status = 503

@@ -1,0 +1,81 @@
+"""Identifiers.
+
+A task id is a ULID (26 Crockford base32 characters, sortable) whose 48-bit timestamp is the
+task's *first* due time in milliseconds and whose 80 random bits begin with the task's bucket
+shard (10 bits). The id therefore names the item's home in the table — bucket
+``minute(first_due)`` and shard — so a task is read by id with one GetItem and no index
+(see docs/design.md, "Finding a task by id").
+
+A run id is an ordinary ULID stamped with the time it was created.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_DECODE = {c: i for i, c in enumerate(ALPHABET)}
+ID_LENGTH = 26
+MAX_SHARDS = 1 << 10
+_TIME_BITS = 48
+_RANDOM_BITS = 80
+_SHARD_SHIFT = _RANDOM_BITS - 10
+
+
+@dataclass(frozen=True)
+class TaskKey:
+    """Where a task id says its item lives."""
+
+    due_ms: int
+    shard: int
+
+
+def _encode(value: int) -> str:
+    chars = []
+    for _ in range(ID_LENGTH):
+        chars.append(ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def _decode(text: str) -> int:
+    if len(text) != ID_LENGTH:
+        raise ValueError("an id has 26 characters")
+    value = 0
+    for char in text.upper():
+        if char not in _DECODE:
+            raise ValueError(f"{char!r} is not a Crockford base32 character")
+        value = (value << 5) | _DECODE[char]
+    if value >> (_TIME_BITS + _RANDOM_BITS):
+        raise ValueError("id overflows 128 bits")
+    return value
+
+
+def ulid(time_ms: int, random_bits: int) -> str:
+    if not 0 <= time_ms < (1 << _TIME_BITS):
+        raise ValueError("time out of the ULID range")
+    return _encode((time_ms << _RANDOM_BITS) | (random_bits & ((1 << _RANDOM_BITS) - 1)))
+
+
+def _random80(randbytes: Callable[[int], bytes]) -> int:
+    return int.from_bytes(randbytes(10), "big")
+
+
+def new_task_id(due_ms: int, shard: int, randbytes: Callable[[int], bytes] = os.urandom) -> str:
+    if not 0 <= shard < MAX_SHARDS:
+        raise ValueError(f"shard must be in [0, {MAX_SHARDS})")
+    rest = _random80(randbytes) & ((1 << _SHARD_SHIFT) - 1)
+    return ulid(due_ms, (shard << _SHARD_SHIFT) | rest)
+
+
+def parse_task_id(task_id: str) -> TaskKey:
+    """The home (first due time, shard) a task id encodes; ``ValueError`` if it is not an id."""
+    value = _decode(task_id)
+    random_part = value & ((1 << _RANDOM_BITS) - 1)
+    return TaskKey(due_ms=value >> _RANDOM_BITS, shard=random_part >> _SHARD_SHIFT)
+
+
+def new_run_id(now_ms: int, randbytes: Callable[[int], bytes] = os.urandom) -> str:
+    return ulid(now_ms, _random80(randbytes))

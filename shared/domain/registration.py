@@ -1,0 +1,72 @@
+"""Turning a client's spec into a task: when it first fires, where it lives, what is refused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from datetime import datetime
+
+from shared.domain import schedules as sched
+from shared.domain.errors import ValidationFailed
+from shared.domain.ids import new_task_id
+from shared.domain.states import TaskStatus
+from shared.domain.tasks import Misfire, Task, TaskSpec
+from shared.domain.times import iso, to_ms
+
+
+def _field_of(schedule: sched.Schedule) -> str:
+    if isinstance(schedule, sched.At):
+        return "schedule.at"
+    if isinstance(schedule, sched.After):
+        return "schedule.after_seconds"
+    if isinstance(schedule, sched.Cron):
+        return "schedule.cron"
+    return "schedule.every_seconds"
+
+
+def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> datetime:
+    """The first fire of a schedule registered at ``now``, or a :class:`ValidationFailed` that says
+    why it would never fire or fires too far ahead."""
+    field = _field_of(schedule)
+    if isinstance(schedule, sched.At) and schedule.at < now:
+        if now - schedule.at > sched.MAX_PAST:
+            raise ValidationFailed.on(field, f"{iso(schedule.at)} is more than 24 hours in the past")
+        if misfire is Misfire.SKIP:
+            raise ValidationFailed.on(field, "is in the past and misfire is skip: it would never fire")
+    due = sched.first_fire(schedule, now)
+    if due is None:
+        raise ValidationFailed.on(field, "has no occurrence from now on (check start and end)")
+    if due - now > sched.MAX_AHEAD:
+        raise ValidationFailed.on(
+            field, f"first fires at {iso(due)}, more than {sched.MAX_AHEAD.days} days ahead"
+        )
+    return due
+
+
+def new_task(
+    spec: TaskSpec,
+    *,
+    tenant: str,
+    now: datetime,
+    shard: int,
+    randbytes: Callable[[int], bytes] = os.urandom,
+) -> Task:
+    schedule = sched.anchored(spec.schedule, now)
+    misfire = spec.effective_misfire()
+    due = first_due(schedule, misfire, now)
+    return Task(
+        id=new_task_id(to_ms(due), shard, randbytes),
+        tenant=tenant,
+        name=spec.name,
+        schedule=schedule,
+        targets=spec.targets,
+        multicast=spec.multicast,
+        payload=spec.payload,
+        retry=spec.retry,
+        misfire=misfire,
+        status=TaskStatus.SCHEDULED,
+        due_at=due,
+        next_fire_at=due,
+        created_at=now,
+        updated_at=now,
+    )

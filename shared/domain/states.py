@@ -1,0 +1,61 @@
+"""Task and run statuses and the transitions between them."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from shared.domain.errors import InvalidTransition
+
+
+class TaskStatus(StrEnum):
+    SCHEDULED = "scheduled"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+class RunStatus(StrEnum):
+    STAGED = "staged"
+    FIRING = "firing"
+    SUCCEEDED = "succeeded"
+    RETRYING = "retrying"
+    FAILED = "failed"
+    DEAD_LETTERED = "dead_lettered"
+    SKIPPED = "skipped"
+
+
+TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
+    TaskStatus.SCHEDULED: frozenset({TaskStatus.PAUSED, TaskStatus.COMPLETED, TaskStatus.CANCELLED}),
+    TaskStatus.PAUSED: frozenset({TaskStatus.SCHEDULED, TaskStatus.CANCELLED}),
+    TaskStatus.COMPLETED: frozenset(),
+    TaskStatus.CANCELLED: frozenset(),
+}
+
+RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
+    RunStatus.STAGED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
+    # A firing run whose lease expired (a crash mid-callback) is fired again: firing -> firing.
+    RunStatus.FIRING: frozenset(
+        {RunStatus.FIRING, RunStatus.SUCCEEDED, RunStatus.RETRYING, RunStatus.FAILED, RunStatus.DEAD_LETTERED}
+    ),
+    RunStatus.RETRYING: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
+    RunStatus.SUCCEEDED: frozenset(),
+    RunStatus.FAILED: frozenset(),
+    RunStatus.DEAD_LETTERED: frozenset({RunStatus.STAGED}),  # redrive
+    RunStatus.SKIPPED: frozenset(),
+}
+
+
+def is_final(status: TaskStatus) -> bool:
+    return not TASK_TRANSITIONS[status]
+
+
+def check_task_transition(current: TaskStatus, target: TaskStatus) -> TaskStatus:
+    if target not in TASK_TRANSITIONS[current]:
+        raise InvalidTransition(f"a {current.value} task cannot become {target.value}")
+    return target
+
+
+def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
+    if target not in RUN_TRANSITIONS[current]:
+        raise InvalidTransition(f"a {current.value} run cannot become {target.value}")
+    return target

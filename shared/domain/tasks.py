@@ -1,0 +1,117 @@
+"""The task entity, its targets, and the limits a task must respect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, TypeVar
+
+from shared.domain.retry import RetryPolicy
+from shared.domain.schedules import Schedule, is_recurring
+from shared.domain.states import TaskStatus
+
+# Limits, published in the OpenAPI description (see shared/api/models.py).
+MAX_NAME_LENGTH = 200
+MAX_PAYLOAD_BYTES = 32 * 1024
+"""JSON payload size. Keeps a task item well under DynamoDB's 400 KB and SQS's 256 KiB."""
+MAX_BODY_BYTES = 128 * 1024
+"""A request body over this size is answered 413 before it is parsed."""
+MAX_HEADERS = 20
+MAX_HEADER_NAME = 128
+MAX_HEADER_VALUE = 2048
+MAX_URL_LENGTH = 2048
+MAX_TARGETS = 5
+MAX_TIMEOUT_SECONDS = 60
+DEFAULT_TIMEOUT_SECONDS = 10
+
+
+T = TypeVar("T")
+
+
+class Misfire(StrEnum):
+    FIRE_NOW = "fire_now"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    url: str
+    method: str = "POST"
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True)
+class LambdaTarget:
+    function_arn: str
+
+
+@dataclass(frozen=True)
+class SqsTarget:
+    queue_url: str
+
+
+@dataclass(frozen=True)
+class SnsTarget:
+    topic_arn: str
+
+
+@dataclass(frozen=True)
+class EventBridgeTarget:
+    event_bus: str
+    source: str
+    detail_type: str
+
+
+Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What a client asks for; the service turns it into a :class:`Task`."""
+
+    schedule: Schedule
+    targets: tuple[Target, ...]
+    multicast: bool = False
+    name: str | None = None
+    payload: Any = None
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    misfire: Misfire | None = None
+
+    def effective_misfire(self) -> Misfire:
+        if self.misfire is not None:
+            return self.misfire
+        return Misfire.SKIP if is_recurring(self.schedule) else Misfire.FIRE_NOW
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    tenant: str
+    name: str | None
+    schedule: Schedule
+    targets: tuple[Target, ...]
+    multicast: bool
+    payload: Any
+    retry: RetryPolicy
+    misfire: Misfire
+    status: TaskStatus
+    due_at: datetime
+    """The occurrence the task's item is currently due for."""
+    next_fire_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    version: int = 0
+    expires_at: datetime | None = None
+    """When a finished task is forgotten (DynamoDB TTL); ``None`` while it can still fire."""
+
+    @property
+    def recurring(self) -> bool:
+        return is_recurring(self.schedule)
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None = None

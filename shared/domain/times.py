@@ -1,0 +1,31 @@
+"""Instants: timezone-aware UTC datetimes at millisecond precision, and their wire form."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+
+def to_ms(instant: datetime) -> int:
+    """Milliseconds since the epoch (the instant must be timezone-aware)."""
+    if instant.tzinfo is None:
+        raise ValueError("naive datetime: an instant needs a UTC offset")
+    delta = instant - datetime(1970, 1, 1, tzinfo=UTC)
+    return delta // timedelta(milliseconds=1)
+
+
+def from_ms(ms: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+
+
+def truncate_ms(instant: datetime) -> datetime:
+    return from_ms(to_ms(instant))
+
+
+def iso(instant: datetime) -> str:
+    """The API's time format: UTC, millisecond precision, ``Z`` suffix."""
+    utc = instant.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def iso_ms(ms: int) -> str:
+    return iso(from_ms(ms))

@@ -1,0 +1,47 @@
+"""Key formats of every item (docs/design.md, "Data model")."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+from shared.domain.buckets import bucket_of
+from shared.domain.errors import TaskNotFound, ValidationFailed
+from shared.domain.ids import parse_task_id
+
+
+def bucket_pk(due_ms: int, shard: int) -> str:
+    return f"B#{bucket_of(due_ms)}#{shard:04d}"
+
+
+def task_key(task_id: str) -> tuple[str, str]:
+    """The (pk, sk) of a task's home item, read off its id; an id that is not one is not found."""
+    try:
+        home = parse_task_id(task_id)
+    except ValueError as exc:
+        raise TaskNotFound(f"task {task_id!r} not found") from exc
+    return bucket_pk(home.due_ms, home.shard), task_id.upper()
+
+
+def list_pk(tenant: str, task_id: str, list_shards: int) -> str:
+    return f"L#{tenant}#{zlib.crc32(task_id.encode()) % list_shards}"
+
+
+def list_sk(created_ms: int, task_id: str) -> str:
+    return f"{created_ms:013d}#{task_id}"
+
+
+def encode_cursor(position: str) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"p": position}).encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        position = json.loads(base64.urlsafe_b64decode(padded.encode()))["p"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValidationFailed.on("cursor", "is not a cursor this API returned") from exc
+    if not isinstance(position, str):
+        raise ValidationFailed.on("cursor", "is not a cursor this API returned")
+    return position
