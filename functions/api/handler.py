@@ -131,4 +131,15 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if len((event.get("body") or "").encode()) > MAX_BODY_BYTES:  # before anything parses it
         too_large = PayloadTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(error_view(too_large))}
-    return app.resolve(event, context)
+    return app.resolve(as_json(event), context)
+
+
+def as_json(event: dict[str, Any]) -> dict[str, Any]:
+    """The API speaks JSON whatever Content-Type a client sends (curl -d says form-urlencoded)."""
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+    return {
+        **event,
+        "headers": {**headers, "Content-Type": "application/json"},
+        "multiValueHeaders": {**multi, "Content-Type": ["application/json"]},
+    }

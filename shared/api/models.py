@@ -23,9 +23,7 @@ from shared.domain.times import truncate_ms
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 RESERVED_HEADERS = {"content-type", "content-length", "host", "idempotency-key", "transfer-encoding"}
-LAMBDA_ARN = re.compile(
-    r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]+)?$"
-)
+LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]+)?$")
 SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 QUEUE_URL = re.compile(r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$")
 
@@ -66,11 +64,7 @@ class ScheduleIn(Model):
     repeat: dict[str, Any] | None = Field(None, description="Calendar rules: not available yet (400).")
 
     def to_domain(self) -> sched.Schedule:
-        kinds = [
-            k
-            for k in ("at", "after_seconds", "cron", "every_seconds", "repeat")
-            if getattr(self, k) is not None
-        ]
+        kinds = [k for k in ("at", "after_seconds", "cron", "every_seconds", "repeat") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValidationFailed.on(
                 "schedule",
@@ -225,9 +219,7 @@ class TaskIn(Model):
         if self.payload is not None:
             size = len(json.dumps(self.payload, separators=(",", ":")).encode())
             if size > t.MAX_PAYLOAD_BYTES:
-                errors.append(
-                    FieldError("payload", f"is {size} bytes as JSON; the limit is {t.MAX_PAYLOAD_BYTES}")
-                )
+                errors.append(FieldError("payload", f"is {size} bytes as JSON; the limit is {t.MAX_PAYLOAD_BYTES}"))
         if errors or schedule is None:
             raise ValidationFailed(
                 "the task is not valid: " + "; ".join(f"{e.field}: {e.message}" for e in errors), errors

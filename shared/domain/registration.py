@@ -37,9 +37,7 @@ def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> date
     if due is None:
         raise ValidationFailed.on(field, "has no occurrence from now on (check start and end)")
     if due - now > sched.MAX_AHEAD:
-        raise ValidationFailed.on(
-            field, f"first fires at {iso(due)}, more than {sched.MAX_AHEAD.days} days ahead"
-        )
+        raise ValidationFailed.on(field, f"first fires at {iso(due)}, more than {sched.MAX_AHEAD.days} days ahead")
     return due
 
 

@@ -137,7 +137,10 @@ def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
     zone = zone_of(cron.timezone)
     if cron.start is not None and cron.start > lower:
         lower = cron.start
-    naive = lower.astimezone(zone).replace(tzinfo=None, microsecond=0) - timedelta(seconds=1)
+    # Start from the wall time one second before `lower` (stepping back on the UTC line, not the
+    # wall clock): when `lower` is the first instant after a spring-forward gap, the skipped wall
+    # times that fire there lie between the two.
+    naive = (lower.replace(microsecond=0) - timedelta(seconds=1)).astimezone(zone).replace(tzinfo=None)
     iterator = croniter(cron.expression, naive, second_at_beginning=cron.has_seconds)
     previous_naive = naive
     for _ in range(10_000):

@@ -143,9 +143,7 @@ class DynamoTaskRepository:
 
         def shard(k: int) -> Iterator[tuple[str, str, str]]:
             condition = TaskItem.lsk < before if before is not None else None
-            for entry in TaskItem.by_tenant.query(
-                f"L#{tenant}#{k}", condition, scan_index_forward=False, limit=count
-            ):
+            for entry in TaskItem.by_tenant.query(f"L#{tenant}#{k}", condition, scan_index_forward=False, limit=count):
                 yield entry.lsk, entry.pk, entry.sk
 
         streams = [shard(k) for k in range(self.list_shards)]

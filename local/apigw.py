@@ -1,0 +1,71 @@
+"""API Gateway's side of a Lambda proxy integration (REST API, payload 1.0), for the local runtime
+and the tests: an HTTP request becomes the event API Gateway would send, and the function's
+answer becomes the HTTP response."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+STAGE = "prod"
+
+
+@dataclass
+class LocalContext:
+    """The parts of a LambdaContext the handlers and Powertools read."""
+
+    function_name: str = "sundial-local"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:sundial-local"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 10_000
+
+
+def proxy_event(
+    method: str,
+    path: str,
+    query: dict[str, list[str]] | None = None,
+    headers: dict[str, str] | None = None,
+    body: str | None = None,
+    source_ip: str = "127.0.0.1",
+) -> dict[str, Any]:
+    headers = dict(headers or {})
+    query = query or {}
+    return {
+        "resource": "/v1/{proxy+}",
+        "path": path,
+        "httpMethod": method.upper(),
+        "headers": headers,
+        "multiValueHeaders": {name: [value] for name, value in headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
+        "multiValueQueryStringParameters": query or None,
+        "pathParameters": {"proxy": path.removeprefix("/v1/")},
+        "stageVariables": None,
+        "requestContext": {
+            "resourcePath": "/v1/{proxy+}",
+            "httpMethod": method.upper(),
+            "path": f"/{STAGE}{path}",
+            "stage": STAGE,
+            "requestId": str(uuid.uuid4()),
+            "identity": {"sourceIp": source_ip, "userAgent": headers.get("User-Agent", "")},
+            "accountId": "123456789012",
+            "apiId": "local",
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def http_answer(result: dict[str, Any]) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The proxy result as (status, headers, body bytes)."""
+    headers = [(k, v) for k, v in (result.get("headers") or {}).items()]
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers += [(name, value) for value in values]
+    body = result.get("body") or ""
+    raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
+    return int(result["statusCode"]), headers, raw

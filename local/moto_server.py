@@ -1,0 +1,65 @@
+"""moto in server mode, as its own process on loopback (so it never shares the GIL with timers)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class MotoServer:
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 30.0) -> None:
+        executable = Path(sys.executable).with_name("moto_server")
+        self._process = subprocess.Popen(
+            [str(executable), "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **FAKE_ENV},
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise RuntimeError(f"moto_server exited with {self._process.returncode}")
+            try:
+                urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()  # noqa: S310
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"moto_server did not answer on {self.endpoint} within {timeout} s")
+
+    def use(self) -> None:
+        """Point every AWS client this process creates from now on at this server."""
+        os.environ.update(FAKE_ENV)
+        os.environ["AWS_ENDPOINT_URL"] = self.endpoint
+
+    def stop(self) -> None:
+        if self._process and self._process.poll() is None:
+            self._process.terminate()
+            try:
+                self._process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self._process.kill()

@@ -1,0 +1,215 @@
+"""The registration API through its Lambda handler, with API Gateway proxy events, on moto."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import boto3
+import pytest
+
+from shared.domain.times import iso
+
+pytestmark = pytest.mark.integration
+
+HOOK = {"http": {"url": "https://example.com/hook", "headers": {"X-Team": "orders"}, "timeout_seconds": 5}}
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def soon(seconds: float = 600) -> str:
+    return iso(datetime.now(UTC) + timedelta(seconds=seconds))
+
+
+def new(api, **fields):
+    body = {"schedule": {"after_seconds": 600}, "target": HOOK, **fields}
+    answer = api("POST", "/v1/tasks", body)
+    assert answer.status == 201, answer.body
+    return answer.body
+
+
+def raw_items():
+    return boto3.resource("dynamodb").Table("sundial-test").scan()["Items"]
+
+
+def test_a_registered_task_reads_back_with_every_field(api):
+    at = soon(3600)
+    created = new(
+        api,
+        name="close-order-123",
+        schedule={"at": at},
+        payload={"order_id": 123},
+        retry={"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3},
+    )
+    assert created["status"] == "scheduled"
+    assert created["name"] == "close-order-123"
+    assert created["schedule"] == {"at": at}
+    assert created["target"] == {"http": {**HOOK["http"], "method": "POST"}}
+    assert created["payload"] == {"order_id": 123}
+    assert created["retry"] == {"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3.0}
+    assert created["misfire"] == "fire_now"
+    assert created["next_fire_at"] == at
+    assert created["created_at"] == created["updated_at"]
+    fetched = api("GET", f"/v1/tasks/{created['id']}")
+    assert fetched.status == 200
+    assert fetched.body == created
+
+
+def test_defaults_follow_the_api_contract(api):
+    one_shot = new(api)
+    recurring = new(api, schedule={"every_seconds": 60})
+    assert one_shot["retry"] == {"max_attempts": 3, "backoff": "exponential", "interval_seconds": 2.0}
+    assert one_shot["misfire"] == "fire_now"
+    assert recurring["misfire"] == "skip"
+    assert one_shot["payload"] is None
+    assert one_shot["name"] is None
+
+
+def test_after_seconds_fires_that_long_after_registration(api):
+    created = new(api, schedule={"after_seconds": 1800.25})
+    delay = parse(created["next_fire_at"]) - parse(created["created_at"])
+    assert delay == timedelta(seconds=1800, milliseconds=250)
+    assert created["schedule"] == {"after_seconds": 1800.25}
+
+
+def test_an_at_with_an_offset_is_returned_in_utc_to_the_millisecond(api):
+    local = (datetime.now(ZoneInfo("Asia/Shanghai")) + timedelta(days=2)).replace(microsecond=250_999)
+    created = new(api, schedule={"at": local.isoformat()})
+    assert created["next_fire_at"].endswith("Z")
+    assert parse(created["next_fire_at"]) == local.replace(microsecond=250_000)
+
+
+def test_a_past_at_fires_now_when_misfire_is_fire_now(api):
+    before = datetime.now(UTC)
+    created = new(api, schedule={"at": iso(before - timedelta(hours=2))})
+    assert before - timedelta(seconds=1) <= parse(created["next_fire_at"]) <= datetime.now(UTC)
+
+
+def test_cron_next_fire_is_the_next_weekday_eight_oclock_in_its_zone(api):
+    created = new(api, schedule={"cron": "0 8 * * 1-5", "timezone": "Asia/Shanghai"})
+    fire = parse(created["next_fire_at"]).astimezone(ZoneInfo("Asia/Shanghai"))
+    assert (fire.hour, fire.minute, fire.second) == (8, 0, 0)
+    assert fire.isoweekday() <= 5
+    now = datetime.now(ZoneInfo("Asia/Shanghai"))
+    assert now < fire <= now + timedelta(days=4)
+    assert created["schedule"] == {"cron": "0 8 * * 1-5", "timezone": "Asia/Shanghai"}
+
+
+def test_every_seconds_with_start_fires_at_the_next_step_from_start(api):
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=95)
+    created = new(api, schedule={"every_seconds": 60, "start": iso(start)})
+    assert parse(created["next_fire_at"]) == start + timedelta(seconds=120)
+
+
+def test_multicast_targets_are_kept_in_order(api):
+    targets = [
+        HOOK,
+        {"lambda": {"function_arn": "arn:aws:lambda:us-east-1:123456789012:function:close-order"}},
+        {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/orders"}},
+        {"sns": {"topic_arn": "arn:aws:sns:us-east-1:123456789012:orders"}},
+        {"eventbridge": {"event_bus": "default", "source": "orders", "detail_type": "close"}},
+    ]
+    created = new(api, target=None, targets=targets)
+    assert "target" not in created
+    assert [next(iter(t)) for t in created["targets"]] == ["http", "lambda", "sqs", "sns", "eventbridge"]
+    assert created["targets"][4] == targets[4]
+
+
+def test_registration_puts_the_task_in_its_minute_bucket_for_the_scanners(api):
+    created = new(api, schedule={"at": soon(7200)}, payload={"n": 1})
+    due = parse(created["next_fire_at"])
+    bucket = due.strftime("%Y%m%d%H%M")
+    shards = {item["pk"].split("#")[2] for item in raw_items()}
+    found = []
+    for shard in shards:
+        found += (
+            boto3.resource("dynamodb")
+            .Table("sundial-test")
+            .query(
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": f"B#{bucket}#{shard}"},
+            )["Items"]
+        )
+    assert [item["task_id"] for item in found] == [created["id"]]
+    item = found[0]
+    assert item["tenant"] == "default"
+    assert int(item["due_ms"]) == int(due.timestamp() * 1000)
+    assert "expires_at" not in item  # a task that can still fire never expires
+
+
+def test_listing_pages_through_every_task_once_newest_first(api):
+    ids = [new(api, name=f"task-{i}")["id"] for i in range(7)]
+    seen, cursor, pages = [], None, 0
+    while True:
+        answer = api("GET", "/v1/tasks?limit=3" + (f"&cursor={cursor}" if cursor else ""))
+        assert answer.status == 200
+        assert len(answer.body["items"]) <= 3
+        seen += [task["id"] for task in answer.body["items"]]
+        pages += 1
+        cursor = answer.body["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 3
+    assert sorted(seen) == sorted(ids)
+    assert len(seen) == len(ids)
+    created = [parse(api("GET", f"/v1/tasks/{i}").body["created_at"]) for i in seen]
+    assert created == sorted(created, reverse=True)
+
+
+def test_listing_filters_by_status(api):
+    ids = [new(api)["id"] for _ in range(5)]
+    for task_id in ids[:2]:
+        assert api("DELETE", f"/v1/tasks/{task_id}").status == 204
+    cancelled = api("GET", "/v1/tasks?status=cancelled&limit=1")
+    assert len(cancelled.body["items"]) == 1
+    assert cancelled.body["next_cursor"]
+    rest = api("GET", f"/v1/tasks?status=cancelled&limit=1&cursor={cancelled.body['next_cursor']}")
+    assert {t["id"] for t in cancelled.body["items"] + rest.body["items"]} == set(ids[:2])
+    assert rest.body["next_cursor"] is None
+    scheduled = api("GET", "/v1/tasks?status=scheduled")
+    assert {t["id"] for t in scheduled.body["items"]} == set(ids[2:])
+
+
+def test_cancel_stops_the_task_and_expires_it_after_the_retention(api):
+    task = new(api)
+    assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204
+    after = api("GET", f"/v1/tasks/{task['id']}").body
+    assert after["status"] == "cancelled"
+    assert after["next_fire_at"] is None
+    assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204  # cancelling twice is harmless
+    (item,) = raw_items()
+    retention = int(item["expires_at"]) - datetime.now(UTC).timestamp()
+    assert timedelta(days=29) < timedelta(seconds=retention) <= timedelta(days=30)
+
+
+@pytest.mark.parametrize("task_id", ["01ARZ3NDEKTSV4RRFFQ69G5FAV", "nope", "0" * 26, "U" * 26])
+def test_an_unknown_or_malformed_id_is_not_found(api, task_id):
+    for method, path in [("GET", ""), ("DELETE", ""), ("GET", "/runs")]:
+        answer = api(method, f"/v1/tasks/{task_id}{path}")
+        assert answer.status == 404
+        assert answer.body["error"]["code"] == "task_not_found"
+
+
+def test_runs_of_a_task_that_has_not_fired_are_empty(api):
+    task = new(api)
+    answer = api("GET", f"/v1/tasks/{task['id']}/runs")
+    assert answer.status == 200
+    assert answer.body == {"items": [], "next_cursor": None}
+
+
+def test_the_openapi_document_describes_the_routes_and_the_limits(api):
+    answer = api("GET", "/v1/openapi.json")
+    assert answer.status == 200
+    paths = answer.body["paths"]
+    assert {"/v1/tasks", "/v1/tasks/{task_id}", "/v1/tasks/{task_id}/runs"} <= set(paths)
+    assert {"post", "get"} <= set(paths["/v1/tasks"])
+    assert "32768 bytes" in answer.body["info"]["description"]
+    assert "TaskIn" in answer.body["components"]["schemas"]
+
+
+def test_an_unknown_route_answers_in_the_error_format(api):
+    answer = api("GET", "/v1/nothing-here")
+    assert answer.status == 404
+    assert answer.body["error"]["code"] == "route_not_found"

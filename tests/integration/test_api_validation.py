@@ -1,0 +1,157 @@
+"""Every bad input: a 400 (or 413) in the error format naming the field, and nothing stored."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+
+from shared.domain.times import iso
+
+pytestmark = pytest.mark.integration
+
+HTTP = {"http": {"url": "https://example.com/hook"}}
+NOW = datetime.now(UTC)
+
+
+def spec(**changes):
+    body = {"schedule": {"after_seconds": 60}, "target": HTTP}
+    for key, value in changes.items():
+        if value is None:
+            body.pop(key, None)
+        else:
+            body[key] = value
+    return body
+
+
+def http(**fields):
+    return {"http": {"url": "https://example.com/hook", **fields}}
+
+
+CASES = {
+    "no schedule": (spec(schedule=None), "schedule"),
+    "no target": (spec(target=None), "target"),
+    "target and targets": (spec(targets=[HTTP]), "target"),
+    "two schedule kinds": (
+        spec(schedule={"at": iso(NOW + timedelta(hours=1)), "after_seconds": 5}),
+        "schedule",
+    ),
+    "empty schedule": (spec(schedule={}), "schedule"),
+    "naive at": (spec(schedule={"at": "2030-01-01T00:00:00"}), "schedule.at"),
+    "at not a time": (spec(schedule={"at": "tomorrow"}), "schedule.at"),
+    "at over a year ahead": (spec(schedule={"at": iso(NOW + timedelta(days=400))}), "schedule.at"),
+    "at days in the past": (spec(schedule={"at": iso(NOW - timedelta(days=2))}), "schedule.at"),
+    "past at with skip": (
+        spec(schedule={"at": iso(NOW - timedelta(minutes=5))}, misfire="skip"),
+        "schedule.at",
+    ),
+    "after zero": (spec(schedule={"after_seconds": 0}), "schedule.after_seconds"),
+    "after negative": (spec(schedule={"after_seconds": -3}), "schedule.after_seconds"),
+    "after over a year": (spec(schedule={"after_seconds": 40_000_000}), "schedule.after_seconds"),
+    "after not a number": (spec(schedule={"after_seconds": "soon"}), "schedule.after_seconds"),
+    "cron nonsense": (spec(schedule={"cron": "every monday"}), "schedule.cron"),
+    "cron out of range": (spec(schedule={"cron": "61 * * * *"}), "schedule.cron"),
+    "cron seven fields": (spec(schedule={"cron": "0 0 0 * * * 2030"}), "schedule.cron"),
+    "cron never fires": (spec(schedule={"cron": "0 0 30 2 *"}), "schedule.cron"),
+    "cron ended": (
+        spec(schedule={"cron": "* * * * *", "end": iso(NOW - timedelta(days=1))}),
+        "schedule.cron",
+    ),
+    "unknown zone": (spec(schedule={"cron": "* * * * *", "timezone": "Mars/Olympus"}), "schedule.timezone"),
+    "zone on every": (spec(schedule={"every_seconds": 60, "timezone": "UTC"}), "schedule.timezone"),
+    "every too fast": (spec(schedule={"every_seconds": 0.5}), "schedule.every_seconds"),
+    "every start far ahead": (
+        spec(schedule={"every_seconds": 60, "start": iso(NOW + timedelta(days=500))}),
+        "schedule.every_seconds",
+    ),
+    "end before start": (
+        spec(schedule={"every_seconds": 60, "start": iso(NOW), "end": iso(NOW - timedelta(hours=1))}),
+        "schedule.end",
+    ),
+    "start on at": (
+        spec(schedule={"at": iso(NOW + timedelta(hours=1)), "start": iso(NOW)}),
+        "schedule.start",
+    ),
+    "calendar rules": (spec(schedule={"repeat": {"level": "day"}}), "schedule.repeat"),
+    "unknown schedule field": (spec(schedule={"after_seconds": 5, "every": 3}), "schedule.every"),
+    "ftp url": (spec(target=http(url="ftp://example.com/x")), "target.http.url"),
+    "relative url": (spec(target=http(url="/hook")), "target.http.url"),
+    "url too long": (spec(target=http(url="https://example.com/" + "a" * 2100)), "target.http.url"),
+    "bad method": (spec(target=http(method="TRACE")), "target.http.method"),
+    "reserved header": (spec(target=http(headers={"Idempotency-Key": "x"})), "target.http.headers"),
+    "sundial header": (spec(target=http(headers={"Sundial-Attempt": "9"})), "target.http.headers"),
+    "too many headers": (
+        spec(target=http(headers={f"X-{i}": "v" for i in range(21)})),
+        "target.http.headers",
+    ),
+    "header with newline": (spec(target=http(headers={"X-A": "a\r\nB: c"})), "target.http.headers"),
+    "header name invalid": (spec(target=http(headers={"X A": "v"})), "target.http.headers"),
+    "zero timeout": (spec(target=http(timeout_seconds=0)), "target.http.timeout_seconds"),
+    "long timeout": (spec(target=http(timeout_seconds=61)), "target.http.timeout_seconds"),
+    "lambda arn": (spec(target={"lambda": {"function_arn": "my-function"}}), "target.lambda.function_arn"),
+    "queue url": (spec(target={"sqs": {"queue_url": "orders"}}), "target.sqs.queue_url"),
+    "topic arn": (spec(target={"sns": {"topic_arn": "arn:aws:s3:::bucket"}}), "target.sns.topic_arn"),
+    "eventbridge source": (
+        spec(target={"eventbridge": {"event_bus": "default", "detail_type": "x"}}),
+        "target.eventbridge.source",
+    ),
+    "two target kinds": (
+        spec(target={**HTTP, "sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}),
+        "target",
+    ),
+    "empty target": (spec(target={}), "target"),
+    "unknown target kind": (spec(target={"ftp": {"host": "x"}}), "target.ftp"),
+    "no targets": (spec(target=None, targets=[]), "targets"),
+    "six targets": (spec(target=None, targets=[HTTP] * 6), "targets"),
+    "bad second target": (spec(target=None, targets=[HTTP, http(url="nope")]), "targets[1].http.url"),
+    "empty name": (spec(name=""), "name"),
+    "long name": (spec(name="n" * 201), "name"),
+    "payload too big": (spec(payload={"blob": "x" * 33_000}), "payload"),
+    "zero attempts": (spec(retry={"max_attempts": 0}), "retry.max_attempts"),
+    "eleven attempts": (spec(retry={"max_attempts": 11}), "retry.max_attempts"),
+    "linear backoff": (spec(retry={"backoff": "linear"}), "retry.backoff"),
+    "zero interval": (spec(retry={"interval_seconds": 0}), "retry.interval_seconds"),
+    "unknown misfire": (spec(misfire="later"), "misfire"),
+    "unknown field": (spec(bogus=1), "bogus"),
+    "body not json": ("{not json", "body"),
+    "body a list": ([1, 2], "body"),
+    "body empty": ("", "body"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES), ids=list(CASES))
+def test_bad_registrations_are_rejected_naming_the_field(api, case):
+    body, field = CASES[case]
+    answer = api("POST", "/v1/tasks", body)
+    assert answer.status == 400, answer.body
+    error = answer.body["error"]
+    assert error["code"] == "validation_error"
+    assert field in [detail["field"] for detail in error["details"]], error
+    assert error["message"]
+    assert boto3.resource("dynamodb").Table("sundial-test").scan()["Count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("limit=0", "limit"),
+        ("limit=101", "limit"),
+        ("limit=ten", "limit"),
+        ("status=done", "status"),
+        ("cursor=garbage", "cursor"),
+        ("cursor=eyJ4IjoxfQ", "cursor"),
+    ],
+)
+def test_bad_list_parameters_are_rejected_naming_the_parameter(api, query, field):
+    answer = api("GET", f"/v1/tasks?{query}")
+    assert answer.status == 400
+    assert answer.body["error"]["code"] == "validation_error"
+    assert [d["field"] for d in answer.body["error"]["details"]] == [field]
+
+
+def test_a_body_over_the_limit_is_413(api):
+    answer = api("POST", "/v1/tasks", spec(payload="x" * 140_000))
+    assert answer.status == 413
+    assert answer.body["error"]["code"] == "payload_too_large"
+    assert boto3.resource("dynamodb").Table("sundial-test").scan()["Count"] == 0
