@@ -1,0 +1,90 @@
+"""The in-memory fake and the DynamoDB repository behave the same (so domain tests can trust it)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.domain.errors import ConcurrentUpdate, TaskNotFound
+from shared.domain.registration import new_task
+from shared.domain.schedules import Cron, Every
+from shared.domain.states import TaskStatus
+from shared.domain.tasks import HttpTarget, SqsTarget, TaskSpec
+from shared.store.dynamo import DynamoTaskRepository
+from shared.store.repository import InMemoryTaskRepository
+
+pytestmark = pytest.mark.integration
+
+NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
+
+
+@pytest.fixture(params=["memory", "dynamo"])
+def repo(request):
+    if request.param == "memory":
+        return InMemoryTaskRepository()
+    request.getfixturevalue("aws")
+    return DynamoTaskRepository(list_shards=3)
+
+
+def make(tenant="default", minutes=5, shard=0, **spec_fields):
+    spec = TaskSpec(
+        schedule=spec_fields.pop("schedule", Every(30, start=NOW + timedelta(minutes=minutes))),
+        targets=(HttpTarget("https://example.com/a", headers={"X-A": "1"}), SqsTarget("https://q/123456789012/q")),
+        multicast=True,
+        payload={"nested": [1, "two", None], "ünï": "cödé"},
+        **spec_fields,
+    )
+    return new_task(spec, tenant=tenant, now=NOW + timedelta(seconds=minutes), shard=shard)
+
+
+def test_a_task_round_trips_exactly(repo):
+    task = make(name="n", schedule=Cron("*/5 * * * *", "Europe/Berlin", end=NOW + timedelta(days=3)))
+    stored = repo.create(task)
+    assert stored.version == 1
+    assert repo.get("default", task.id) == stored
+    assert replace(stored, version=0) == task
+
+
+def test_creating_the_same_id_twice_is_refused(repo):
+    task = make()
+    repo.create(task)
+    with pytest.raises(ConcurrentUpdate):
+        repo.create(task)
+
+
+def test_updates_are_optimistic(repo):
+    stored = repo.create(make())
+    renamed = repo.update(replace(stored, name="renamed"))
+    assert renamed.version == 2
+    assert repo.get("default", stored.id).name == "renamed"
+    with pytest.raises(ConcurrentUpdate):
+        repo.update(replace(stored, name="stale"))
+
+
+def test_another_tenants_task_is_not_found(repo):
+    stored = repo.create(make(tenant="a"))
+    with pytest.raises(TaskNotFound):
+        repo.get("b", stored.id)
+
+
+def test_listing_is_newest_first_filters_and_pages_exactly_once(repo):
+    tasks = [repo.create(make(minutes=i, shard=i % 4)) for i in range(1, 12)]
+    repo.create(make(tenant="other"))
+    for task in tasks[::3]:
+        repo.update(replace(task, status=TaskStatus.CANCELLED))
+    for status, expected in [
+        (None, tasks),
+        (TaskStatus.CANCELLED, tasks[::3]),
+        (TaskStatus.SCHEDULED, [t for t in tasks if t not in tasks[::3]]),
+    ]:
+        seen, cursor = [], None
+        while True:
+            page = repo.list("default", status=status, limit=2, cursor=cursor)
+            assert len(page.items) <= 2
+            seen += [t.id for t in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert seen == [t.id for t in reversed(expected)]

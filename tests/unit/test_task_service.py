@@ -1,0 +1,110 @@
+"""Registration and cancellation rules, on the in-memory repository (no AWS)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.domain.errors import ConcurrentUpdate, InvalidTransition, TaskNotFound, ValidationFailed
+from shared.domain.ids import parse_task_id
+from shared.domain.retry import RetryPolicy
+from shared.domain.schedules import After, At, Cron, Every
+from shared.domain.states import TaskStatus
+from shared.domain.tasks import HttpTarget, Misfire, TaskSpec
+from shared.domain.times import to_ms
+from shared.services.tasks import TaskService
+from shared.store.repository import InMemoryTaskRepository
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2026, 11, 22, 10, 0, 0, 250_000, tzinfo=UTC)
+HOOK = (HttpTarget("https://example.com/hook"),)
+
+
+def service(shards: int = 8) -> TaskService:
+    return TaskService(InMemoryTaskRepository(), bucket_shards=shards, retention=timedelta(days=30), clock=lambda: NOW)
+
+
+def spec(schedule, **fields) -> TaskSpec:
+    return TaskSpec(schedule=schedule, targets=HOOK, **fields)
+
+
+def test_the_id_names_the_first_due_time_and_a_shard():
+    svc = service(shards=8)
+    due = NOW + timedelta(hours=3, milliseconds=17)
+    tasks = [svc.register("default", spec(At(due))) for _ in range(200)]
+    homes = [parse_task_id(task.id) for task in tasks]
+    assert {home.due_ms for home in homes} == {to_ms(due)}
+    assert {home.shard for home in homes} == set(range(8))  # 200 draws cover 8 shards
+    assert len({task.id for task in tasks}) == 200
+
+
+def test_after_seconds_counts_from_registration():
+    task = service().register("default", spec(After(90.5)))
+    assert task.next_fire_at == NOW + timedelta(seconds=90, milliseconds=500)
+    assert task.schedule == After(90.5, NOW)
+
+
+def test_every_without_start_fires_one_period_after_registration():
+    task = service().register("default", spec(Every(60)))
+    assert task.next_fire_at == NOW + timedelta(seconds=60)
+    assert task.misfire is Misfire.SKIP
+
+
+def test_a_past_at_fires_now_unless_misfire_is_skip_or_it_is_too_old():
+    svc = service()
+    assert svc.register("default", spec(At(NOW - timedelta(hours=1)))).next_fire_at == NOW
+    with pytest.raises(ValidationFailed) as skipped:
+        svc.register("default", spec(At(NOW - timedelta(hours=1)), misfire=Misfire.SKIP))
+    assert skipped.value.details[0].field == "schedule.at"
+    with pytest.raises(ValidationFailed) as old:
+        svc.register("default", spec(At(NOW - timedelta(days=2))))
+    assert old.value.details[0].field == "schedule.at"
+
+
+def test_a_schedule_that_never_fires_or_fires_too_late_is_refused():
+    svc = service()
+    with pytest.raises(ValidationFailed) as ended:
+        svc.register("default", spec(Cron("* * * * *", end=NOW - timedelta(minutes=1))))
+    assert ended.value.details[0].field == "schedule.cron"
+    with pytest.raises(ValidationFailed) as far:
+        svc.register("default", spec(Every(60, start=NOW + timedelta(days=400))))
+    assert far.value.details[0].field == "schedule.every_seconds"
+
+
+def test_cancel_is_idempotent_and_sets_the_expiry():
+    svc = service()
+    task = svc.register("default", spec(At(NOW + timedelta(minutes=5)), retry=RetryPolicy(max_attempts=1)))
+    cancelled = svc.cancel("default", task.id)
+    assert cancelled.status is TaskStatus.CANCELLED
+    assert cancelled.next_fire_at is None
+    assert cancelled.expires_at == NOW + timedelta(days=30)
+    assert svc.cancel("default", task.id).version == cancelled.version
+
+
+def test_a_completed_task_cannot_be_cancelled():
+    svc = service()
+    task = svc.register("default", spec(At(NOW + timedelta(minutes=5))))
+    svc.repository.update(replace(task, status=TaskStatus.COMPLETED))
+    with pytest.raises(InvalidTransition):
+        svc.cancel("default", task.id)
+
+
+def test_tenants_never_see_each_others_tasks():
+    svc = service()
+    task = svc.register("a", spec(At(NOW + timedelta(minutes=5))))
+    with pytest.raises(TaskNotFound):
+        svc.get("b", task.id)
+    with pytest.raises(TaskNotFound):
+        svc.cancel("b", task.id)
+    assert svc.list("b", status=None, limit=10, cursor=None).items == []
+
+
+def test_a_stale_update_is_refused():
+    svc = service()
+    task = svc.register("default", spec(At(NOW + timedelta(minutes=5))))
+    svc.repository.update(replace(task, name="first"))
+    with pytest.raises(ConcurrentUpdate):
+        svc.repository.update(replace(task, name="second"))
