@@ -22,7 +22,7 @@ $(NODE_STAMP): package.json
 	touch $@
 
 run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_PORT:-8080}
-	$(PY) -m local
+	$(PY) -W ignore::UserWarning -m local
 
 test: $(STAMP) lint  ## lint, then every suite
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning tests
@@ -37,7 +37,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 
 bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--help")
-	$(PY) -m bench $(ARGS)
+	$(PY) -W ignore::UserWarning -m bench $(ARGS)
 
 clean:
 	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,7 @@ import threading
 from types import FrameType
 
 from local.http_adapter import make_server
-from local.moto_server import MotoServer
+from local.moto_server import MotoServer, quiet_metrics
 
 
 def main() -> int:
@@ -22,13 +22,14 @@ def main() -> int:
     moto.start()
     moto.use()
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "1")
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
     # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
     from functions.api.handler import handler
     from shared.settings import from_env
     from shared.store.dynamo import ensure_table
+
+    quiet_metrics()
 
     settings = from_env()
     ensure_table(settings.table_name)

@@ -63,3 +63,11 @@ class MotoServer:
                 self._process.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self._process.kill()
+
+
+def quiet_metrics() -> None:
+    """Locally there is no CloudWatch: drop metrics instead of printing EMF records to stdout
+    (Powertools prints a full buffer of 100 values even when POWERTOOLS_METRICS_DISABLED is set)."""
+    from shared.observability import metrics
+
+    metrics.add_metric = lambda *args, **kwargs: None  # type: ignore[method-assign]

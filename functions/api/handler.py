@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
@@ -48,6 +49,7 @@ def json_response(status: int, body: Any) -> Response[Any]:
 @app.post("/v1/tasks", status_code=201, responses=RESPONSES["create"], summary="Register a task")
 def create_task(task: TaskIn) -> Response[Any]:
     created = service().register(tenant(), task.to_spec())
+    metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
     logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
     return json_response(201, task_view(created))
 
