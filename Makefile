@@ -36,6 +36,12 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
+synth: $(STAMP)  ## cdk.out/; fails on any cdk-nag finding (warnings too) or cfn-lint problem
+	$(PY) -m infra.synth_check
+
+deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checked (AWS credentials, a bootstrapped account)
+	CDK_DISABLE_CLI_TELEMETRY=1 npx --no-install cdk deploy --app cdk.out --all --require-approval broadening
+
 bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--help")
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
 

@@ -72,8 +72,8 @@ class CallCounter:
             client.meta.events.register("before-call", counter._count)
             return client
 
-        botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+        botocore.session.Session.create_client = create_client
         try:
             yield self
         finally:
-            botocore.session.Session.create_client = original  # type: ignore[method-assign]
+            botocore.session.Session.create_client = original

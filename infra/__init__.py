@@ -1,0 +1,10 @@
+"""The CDK app (see app.py): one construct per concern, composed by infra/stack.py.
+
+names      every id, handler path and context key
+settings   deployment settings from the CDK context (cdk.json)
+bundling   Lambda code and the dependency layer, built without Docker, cached in .build/
+storage    the DynamoDB table, shaped by the PynamoDB models
+function   the baseline of every function: own role, own log group, tracing
+api        API Gateway (IAM-authorized) and the API function
+stack      composes the constructs; app builds the app with cdk-nag; synth_check is `make synth`
+"""

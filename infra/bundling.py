@@ -1,0 +1,262 @@
+"""Lambda code without Docker: a dependency layer built by pip, and a code asset of our sources.
+
+* **Dependencies** (``requirements.txt``) go into one LayerVersion shared by every function.
+  pip installs the wheels for Lambda's platform, not the host's::
+
+      pip install --target <dir>/python -r requirements.txt --only-binary=:all:
+          --implementation cp --python-version <runtime's> --platform manylinux2014_<arch>
+          --platform manylinux_2_28_<arch>
+
+  (Python 3.12+ runtimes run on Amazon Linux 2023, glibc 2.34, so manylinux_2_28 wheels load
+  too.) Only wheels are accepted, so nothing is compiled on the host and the result does not
+  depend on the host's OS or CPU.
+* **Code** is a copy of the ``*.py`` files of ``shared/`` and ``functions/``: the handler
+  ``functions.api.handler.handler`` finds ``shared`` next to it, and the layer's ``python/``
+  directory lands on ``sys.path`` at ``/opt/python``.
+
+Both are cached under ``.build/`` (gitignored), keyed by a hash of what goes in: the layer by
+requirements.txt (and the files it includes), the pip platforms, the Python version and the
+recipe; the code by every copied file's path and bytes. A repeated synth, or a test session,
+finds the directory and does nothing; pip runs again only when requirements.txt, the
+architecture or the runtime changes. A build happens in a staging directory renamed into place
+when complete, under a file lock, so concurrent synths (pytest-xdist, a developer's shell) never
+see half a layer and never build the same thing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from aws_cdk import AssetHashType
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from infra import names
+from infra.settings import DeploymentSettings
+
+RUNTIME = lambda_.Runtime.PYTHON_3_14
+"""The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = PROJECT_ROOT / ".build"
+REQUIREMENTS = PROJECT_ROOT / "requirements.txt"
+CODE_PACKAGES = ("shared", "functions")
+CODE_SUFFIXES = (".py",)
+
+_RECIPE = "1"
+"""Bump when the way a layer or a code directory is built changes, to invalidate the cache."""
+_KEEP = 3
+"""Cached builds of each kind kept (most recently used first); older ones are deleted."""
+_MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+
+
+class BundlingError(RuntimeError):
+    """pip could not build the dependency layer (its output is in the message)."""
+
+
+@dataclass(frozen=True)
+class BuiltAsset:
+    path: Path
+    digest: str
+    """Hex sha256 of everything that went in; used as the CDK asset hash."""
+
+
+def python_version(runtime: lambda_.Runtime) -> str:
+    """``python3.14`` -> ``3.14``."""
+    name = runtime.name
+    prefix = "python"
+    if not name.startswith(prefix):
+        raise ValueError(f"not a Python runtime: {name}")
+    return name.removeprefix(prefix)
+
+
+def pip_platforms(architecture: str) -> tuple[str, ...]:
+    machine = _MACHINES[architecture]
+    return (f"manylinux2014_{machine}", f"manylinux_2_28_{machine}")
+
+
+def build_dependencies(
+    *,
+    architecture: str,
+    python: str,
+    requirements: Path = REQUIREMENTS,
+    build_dir: Path = BUILD_DIR,
+) -> BuiltAsset:
+    """The layer directory (with ``python/`` inside) for these requirements, built if missing."""
+    platforms = pip_platforms(architecture)
+    digest = hashlib.sha256()
+    for part in (_RECIPE, "cp", python, *platforms):
+        digest.update(part.encode() + b"\0")
+    for path in _requirement_files(requirements):
+        digest.update(path.read_bytes() + b"\0")
+    key = digest.hexdigest()
+
+    def fill(staging: Path) -> None:
+        target = staging / "python"
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--no-compile",
+            "--target",
+            str(target),
+            "--requirement",
+            str(requirements),
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            python,
+        ]
+        for platform in platforms:
+            command += ["--platform", platform]
+        started = time.monotonic()
+        _say(f"building the Lambda dependency layer ({python}, {architecture}) from {requirements.name}")
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise BundlingError(
+                f"pip could not build the dependency layer (exit {result.returncode}):\n"
+                f"{' '.join(command)}\n{result.stdout}{result.stderr}"
+            )
+        # Console scripts carry the host interpreter's path: useless in Lambda.
+        shutil.rmtree(target / "bin", ignore_errors=True)
+        _say(f"dependency layer built in {time.monotonic() - started:.1f} s")
+
+    return BuiltAsset(_cached(build_dir, "layer", key, fill), key)
+
+
+def build_code(
+    *,
+    root: Path = PROJECT_ROOT,
+    packages: Iterable[str] = CODE_PACKAGES,
+    build_dir: Path = BUILD_DIR,
+) -> BuiltAsset:
+    """The function code directory: the packages' source files, nothing else."""
+    candidates = (path.relative_to(root) for package in packages for path in (root / package).rglob("*"))
+    files = sorted(
+        path
+        for path in candidates
+        if path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts and (root / path).is_file()
+    )
+    digest = hashlib.sha256(_RECIPE.encode() + b"\0")
+    for relative in files:
+        digest.update(relative.as_posix().encode() + b"\0")
+        digest.update((root / relative).read_bytes() + b"\0")
+    key = digest.hexdigest()
+
+    def fill(staging: Path) -> None:
+        for relative in files:
+            destination = staging / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / relative, destination)
+
+    return BuiltAsset(_cached(build_dir, "code", key, fill), key)
+
+
+class LambdaBundle(Construct):
+    """What every function ships: the runtime, the dependency layer and the code asset."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: DeploymentSettings) -> None:
+        super().__init__(scope, construct_id)
+        self.runtime = RUNTIME
+        self.architecture = settings.lambda_architecture
+        architecture = settings.architecture
+        python = python_version(RUNTIME)
+
+        dependencies = build_dependencies(architecture=architecture, python=python)
+        self.layer = lambda_.LayerVersion(
+            self,
+            names.DEPENDENCIES_LAYER_ID,
+            code=lambda_.Code.from_asset(
+                str(dependencies.path),
+                asset_hash=dependencies.digest,
+                asset_hash_type=AssetHashType.CUSTOM,
+            ),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[self.architecture],
+            description=f"Sundial runtime dependencies (requirements.txt, {architecture}, {RUNTIME.name})",
+        )
+
+        code = build_code()
+        self.code = lambda_.Code.from_asset(
+            str(code.path), asset_hash=code.digest, asset_hash_type=AssetHashType.CUSTOM
+        )
+
+
+def _requirement_files(requirements: Path) -> list[Path]:
+    """requirements.txt and every file it pulls in with -r/-c (their contents shape the layer)."""
+    seen: list[Path] = []
+    pending = [requirements.resolve()]
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.append(path)
+        for line in path.read_text().splitlines():
+            parts = line.split("#", 1)[0].split()
+            if len(parts) == 2 and parts[0] in {"-r", "--requirement", "-c", "--constraint"}:
+                pending.append((path.parent / parts[1]).resolve())
+    return seen
+
+
+def _cached(build_dir: Path, kind: str, key: str, fill: Callable[[Path], None]) -> Path:
+    target = build_dir / f"{kind}-{key[:20]}"
+    if target.is_dir():
+        os.utime(target)
+        return target
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(build_dir / f".{kind}.lock"):
+        if target.is_dir():  # another process built it while we waited for the lock
+            os.utime(target)
+            return target
+        for stale in build_dir.glob(f".{kind}-staging-*"):  # left by a build that was killed
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{kind}-staging-", dir=build_dir))
+        staging.chmod(0o755)  # mkdtemp makes it private; Lambda must read what we ship
+        try:
+            fill(staging)
+            staging.rename(target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        _prune(build_dir, kind)
+    return target
+
+
+def _prune(build_dir: Path, kind: str) -> None:
+    builds = sorted(build_dir.glob(f"{kind}-*"), key=lambda path: path.stat().st_mtime, reverse=True)
+    for old in builds[_KEEP:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    if sys.platform == "win32":  # no flock: the atomic rename alone keeps the cache consistent
+        yield
+        return
+    import fcntl  # noqa: PLC0415  (POSIX only)
+
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _say(message: str) -> None:
+    print(f"[sundial bundling] {message}", file=sys.stderr, flush=True)

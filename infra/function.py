@@ -1,0 +1,126 @@
+"""The Lambda baseline every Sundial function gets: its own role, log group and tracing.
+
+* **Its own role**, with no managed policies: the caller hands in the exact statements the
+  function needs; the construct adds writing to its own log group. The function gets the role
+  through ``without_policy_updates()``, so nothing (tracing, grants) can widen the role behind
+  our back -- every permission is one of the statements you can read here.
+* **Its own log group**, created explicitly with a retention (no implicit, never-expiring
+  ``/aws/lambda/...`` group).
+* **Active X-Ray tracing**, whose two write actions are in a separate policy because X-Ray
+  only accepts ``Resource: "*"``; the cdk-nag acknowledgment is scoped to that policy alone.
+* The Powertools service name and metrics namespace, and the shared settings in the
+  environment variables named by ``shared/settings.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from aws_cdk import Acknowledgment, Duration, Validations
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from infra import names
+from infra.bundling import LambdaBundle
+from infra.settings import DeploymentSettings
+from shared import settings as runtime_settings
+
+XRAY_WRITE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
+
+
+def sundial_environment(settings: DeploymentSettings, *, table_name: str) -> dict[str, str]:
+    """The variables ``shared.settings.from_env`` reads, for every function."""
+    return {
+        runtime_settings.ENV_TABLE_NAME: table_name,
+        runtime_settings.ENV_BUCKET_SHARDS: str(settings.bucket_shards),
+        runtime_settings.ENV_LIST_SHARDS: str(settings.list_shards),
+        runtime_settings.ENV_RUN_RETENTION_DAYS: str(settings.run_retention_days),
+        runtime_settings.ENV_DEFAULT_TENANT: settings.default_tenant,
+    }
+
+
+class ServiceFunction(Construct):
+    """One Lambda function with exactly the permissions it is given, and nothing else."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        bundle: LambdaBundle,
+        settings: DeploymentSettings,
+        handler: str,
+        description: str,
+        statements: Sequence[iam.PolicyStatement],
+        environment: Mapping[str, str],
+        memory_size: int,
+        timeout: Duration,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=settings.log_retention,
+            removal_policy=settings.cdk_removal_policy,
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"{description} (this function only)",
+        )
+        self.policy = iam.Policy(
+            self,
+            "Policy",
+            roles=[self.role],
+            statements=[
+                iam.PolicyStatement(
+                    actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                    resources=[self.log_group.log_group_arn],
+                ),
+                *statements,
+            ],
+        )
+        self.tracing_policy = iam.Policy(
+            self,
+            "TracingPolicy",
+            roles=[self.role],
+            statements=[iam.PolicyStatement(actions=list(XRAY_WRITE_ACTIONS), resources=["*"])],
+        )
+        tracing_resource = self.tracing_policy.node.default_child
+        assert tracing_resource is not None
+        Validations.of(tracing_resource).acknowledge(
+            Acknowledgment(
+                id="AwsSolutions-IAM5[Resource::*]",
+                reason=(
+                    "X-Ray trace segments are not resources: xray:PutTraceSegments and "
+                    "xray:PutTelemetryRecords support no resource-level permissions and require "
+                    '"*" (see the Service Authorization Reference for AWS X-Ray). This policy '
+                    "holds only those two write actions."
+                ),
+            )
+        )
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            description=description,
+            runtime=bundle.runtime,
+            architecture=bundle.architecture,
+            code=bundle.code,
+            layers=[bundle.layer],
+            handler=handler,
+            role=self.role.without_policy_updates(),
+            memory_size=memory_size,
+            timeout=timeout,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=self.log_group,
+            environment={
+                "POWERTOOLS_SERVICE_NAME": names.POWERTOOLS_SERVICE_NAME,
+                "POWERTOOLS_METRICS_NAMESPACE": names.POWERTOOLS_METRICS_NAMESPACE,
+                **environment,
+            },
+        )
+        # The permissions exist before the function does (its first invocations need them).
+        self.function.node.add_dependency(self.policy, self.tracing_policy)

@@ -1,0 +1,173 @@
+"""Deployment settings, read once from the CDK context (cdk.json "context" or `-c key=value`).
+
+Everything a team may want to change per deployment lives here with its default; the
+constructs take a :class:`DeploymentSettings` and never read the context themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Node
+
+from infra import names
+
+# CloudWatch Logs accepts only these retention periods (days).
+_RETENTION: dict[int, logs.RetentionDays] = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1096: logs.RetentionDays.THREE_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    2192: logs.RetentionDays.SIX_YEARS,
+    2557: logs.RetentionDays.SEVEN_YEARS,
+    2922: logs.RetentionDays.EIGHT_YEARS,
+    3288: logs.RetentionDays.NINE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+_ARCHITECTURES: dict[str, lambda_.Architecture] = {
+    "arm64": lambda_.Architecture.ARM_64,
+    "x86_64": lambda_.Architecture.X86_64,
+}
+_REMOVAL_POLICIES: dict[str, RemovalPolicy] = {
+    "retain": RemovalPolicy.RETAIN,
+    "destroy": RemovalPolicy.DESTROY,
+}
+
+
+class SettingsError(ValueError):
+    """A context value that cannot be used; the message names the key and what it accepts."""
+
+
+@dataclass(frozen=True)
+class DeploymentSettings:
+    bucket_shards: int = 16
+    """Partitions per minute bucket (SUNDIAL_BUCKET_SHARDS)."""
+    list_shards: int = 4
+    """Partitions per tenant in the listing index (SUNDIAL_LIST_SHARDS)."""
+    run_retention_days: int = 30
+    """Finished tasks and runs expire this long after they end (SUNDIAL_RUN_RETENTION_DAYS)."""
+    default_tenant: str = "default"
+    """The tenant of callers that carry none (SUNDIAL_DEFAULT_TENANT)."""
+    removal_policy: str = "retain"
+    """"retain" keeps the table (with deletion protection) and the log groups when the stack
+    is deleted; "destroy" removes them (throw-away development stacks only)."""
+    architecture: str = "arm64"
+    """Lambda architecture, "arm64" or "x86_64"; the dependency layer is built to match."""
+    log_retention_days: int = 30
+    """Retention of every log group the stack creates."""
+    api_throttle_rate: int = 500
+    """Steady-state requests per second the API stage accepts before answering 429."""
+    api_throttle_burst: int = 1000
+    """Burst the API stage accepts above the steady rate."""
+    api_gateway_cloudwatch_role: bool = True
+    """API Gateway writes access logs only once the region's account settings name a CloudWatch
+    role. True: the stack creates that role (kept when the stack is deleted, since every API in
+    the region uses it) and sets it. False: the account already has one (landing zones often
+    manage it centrally) and the stack leaves the setting alone."""
+
+    def __post_init__(self) -> None:
+        for key, value in (
+            (names.CTX_BUCKET_SHARDS, self.bucket_shards),
+            (names.CTX_LIST_SHARDS, self.list_shards),
+            (names.CTX_RUN_RETENTION_DAYS, self.run_retention_days),
+            (names.CTX_API_THROTTLE_RATE, self.api_throttle_rate),
+            (names.CTX_API_THROTTLE_BURST, self.api_throttle_burst),
+        ):
+            if value < 1:
+                raise SettingsError(f"{key} must be a positive integer, got {value!r}")
+        if not self.default_tenant:
+            raise SettingsError(f"{names.CTX_DEFAULT_TENANT} must not be empty")
+        _pick(names.CTX_REMOVAL_POLICY, self.removal_policy, _REMOVAL_POLICIES)
+        _pick(names.CTX_ARCHITECTURE, self.architecture, _ARCHITECTURES)
+        _pick(names.CTX_LOG_RETENTION_DAYS, self.log_retention_days, _RETENTION)
+
+    @classmethod
+    def from_context(cls, node: Node) -> DeploymentSettings:
+        base = cls()
+        return cls(
+            bucket_shards=_int(node, names.CTX_BUCKET_SHARDS, base.bucket_shards),
+            list_shards=_int(node, names.CTX_LIST_SHARDS, base.list_shards),
+            run_retention_days=_int(node, names.CTX_RUN_RETENTION_DAYS, base.run_retention_days),
+            default_tenant=_str(node, names.CTX_DEFAULT_TENANT, base.default_tenant),
+            removal_policy=_str(node, names.CTX_REMOVAL_POLICY, base.removal_policy),
+            architecture=_str(node, names.CTX_ARCHITECTURE, base.architecture),
+            log_retention_days=_int(node, names.CTX_LOG_RETENTION_DAYS, base.log_retention_days),
+            api_throttle_rate=_int(node, names.CTX_API_THROTTLE_RATE, base.api_throttle_rate),
+            api_throttle_burst=_int(node, names.CTX_API_THROTTLE_BURST, base.api_throttle_burst),
+            api_gateway_cloudwatch_role=_bool(
+                node, names.CTX_API_GATEWAY_CLOUDWATCH_ROLE, base.api_gateway_cloudwatch_role
+            ),
+        )
+
+    @property
+    def retain(self) -> bool:
+        return self.removal_policy == "retain"
+
+    @property
+    def cdk_removal_policy(self) -> RemovalPolicy:
+        return _REMOVAL_POLICIES[self.removal_policy]
+
+    @property
+    def lambda_architecture(self) -> lambda_.Architecture:
+        return _ARCHITECTURES[self.architecture]
+
+    @property
+    def log_retention(self) -> logs.RetentionDays:
+        return _RETENTION[self.log_retention_days]
+
+
+def _pick(key: str, value: Any, choices: dict[Any, Any]) -> Any:
+    if value not in choices:
+        accepted = ", ".join(repr(choice) for choice in choices)
+        raise SettingsError(f"{key} must be one of {accepted}, got {value!r}")
+    return choices[value]
+
+
+def _int(node: Node, key: str, default: int) -> int:
+    raw = node.try_get_context(key)
+    if raw is None:
+        return default
+    # `-c key=value` on the command line hands every value over as a string.
+    if isinstance(raw, bool) or not isinstance(raw, int | str):
+        raise SettingsError(f"{key} must be an integer, got {raw!r}")
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise SettingsError(f"{key} must be an integer, got {raw!r}") from exc
+
+
+def _bool(node: Node, key: str, default: bool) -> bool:
+    raw = node.try_get_context(key)
+    if raw is None:
+        return default
+    if isinstance(raw, bool):
+        return raw
+    if raw in ("true", "false"):  # from `-c key=value`
+        return raw == "true"
+    raise SettingsError(f"{key} must be true or false, got {raw!r}")
+
+
+def _str(node: Node, key: str, default: str) -> str:
+    raw = node.try_get_context(key)
+    if raw is None:
+        return default
+    if not isinstance(raw, str):
+        raise SettingsError(f"{key} must be a string, got {raw!r}")
+    return raw

@@ -1,0 +1,36 @@
+"""The Sundial stack: composes the constructs, owns nothing itself but the outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from infra import names
+from infra.api import Api
+from infra.bundling import LambdaBundle
+from infra.settings import DeploymentSettings
+from infra.storage import Storage
+
+
+class SundialStack(Stack):
+    def __init__(self, scope: Construct, construct_id: str, *, settings: DeploymentSettings, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, description=names.STACK_DESCRIPTION, **kwargs)
+        self.settings = settings
+        self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
+        self.storage = Storage(self, names.STORAGE_ID, settings=settings)
+        self.api = Api(self, names.API_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+
+        CfnOutput(
+            self,
+            names.OUTPUT_API_URL,
+            value=self.api.url,
+            description="Base URL of the REST API (requests must be SigV4-signed for execute-api)",
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_TABLE_NAME,
+            value=self.storage.table.table_name,
+            description="The DynamoDB table holding tasks",
+        )

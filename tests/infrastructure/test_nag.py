@@ -1,0 +1,92 @@
+"""cdk-nag (AwsSolutions) leaves nothing unacknowledged, and every acknowledgment is pinned.
+
+Adding an acknowledgment means adding it to ACKNOWLEDGED below, so a new suppression is always
+a reviewed change to this file as well.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from aws_cdk import App, CfnResource, Stack, Validations
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import AwsSolutionsChecks
+
+from infra import names
+from infra.app import build_app
+from tests.infrastructure.conftest import Synthesized
+
+pytestmark = pytest.mark.infrastructure
+
+ACKNOWLEDGED = {
+    ("Sundial/Api/Handler/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),
+    ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
+    ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
+    ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),
+    (
+        "Sundial/Api/RestApi/CloudWatchRole/Resource",
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+        "AmazonAPIGatewayPushToCloudWatchLogs]",
+    ),
+}
+
+
+def _acknowledgments(app: App) -> list[tuple[Any, str, str]]:
+    """(construct, rule id, reason) for every acknowledgment in the tree."""
+    found = []
+    for construct in app.node.find_all():
+        for entry in construct.node.metadata:
+            if entry.type == Validations.ACKNOWLEDGED_RULES_METADATA_KEY:
+                for rule, reason in entry.data.items():
+                    found.append((construct, rule.split("::", 1)[-1], reason))
+    return found
+
+
+def test_synth_left_no_violation_in_the_validation_report(synthesized: Synthesized) -> None:
+    report = synthesized.validation_report()
+    violations = [
+        (plugin["pluginName"], violation["ruleName"], violation["severity"])
+        for plugin in report["pluginReports"]
+        for violation in plugin["violations"]
+    ]
+    assert violations == []
+
+
+def test_cdk_nag_finds_nothing_unacknowledged_in_the_stack(synthesized: Synthesized) -> None:
+    result = AwsSolutionsChecks().validate_scope(synthesized.stack)
+    assert [violation.rule_name for violation in result.violations] == []
+    assert result.success
+
+
+def test_cdk_nag_is_live_and_reports_what_is_not_acknowledged() -> None:
+    """Guards the two tests above against a plugin that silently checks nothing."""
+    stack = Stack(App(), "Probe")
+    sqs.Queue(stack, "Queue")
+    result = AwsSolutionsChecks().validate_scope(stack)
+    assert {"AwsSolutions-SQS3", "AwsSolutions-SQS4"} <= {violation.rule_name for violation in result.violations}
+
+
+def test_every_acknowledgment_is_pinned_scoped_to_one_resource_and_reasoned(synthesized: Synthesized) -> None:
+    acknowledgments = _acknowledgments(synthesized.app)
+    for construct, rule, reason in acknowledgments:
+        assert isinstance(construct, CfnResource), f"{rule} must be acknowledged on one resource"
+        assert len(reason) >= 80, f"{rule} at {construct.node.path} needs a real reason"
+    assert {(construct.node.path, rule) for construct, rule, _ in acknowledgments} == ACKNOWLEDGED
+
+
+def test_every_acknowledgment_is_still_needed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build the app with acknowledging disabled: cdk-nag must find exactly the pinned findings.
+
+    (This builds the construct tree again but does not synthesize it.)
+    """
+    monkeypatch.setattr(Validations, "acknowledge", lambda self, *rules: None)
+    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
+    result = AwsSolutionsChecks().validate_scope(stack)
+    found = {
+        (resource.construct_path, violation.rule_name)
+        for violation in result.violations
+        for resource in violation.violating_resources
+    }
+    assert found == ACKNOWLEDGED

@@ -1,0 +1,102 @@
+"""Deployment settings: cdk.json, the defaults and the functions' own defaults agree."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from aws_cdk import App, CfnDeletionPolicy, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_lambda as lambda_
+
+from infra import names
+from infra.app import build_app, cdk_json_context
+from infra.settings import DeploymentSettings, SettingsError
+from infra.stack import SundialStack
+from shared import observability
+from shared.settings import Settings
+
+pytestmark = pytest.mark.infrastructure
+
+
+def _settings(context: dict[str, Any]) -> DeploymentSettings:
+    return DeploymentSettings.from_context(App(context=context).node)
+
+
+def test_cdk_json_states_the_defaults() -> None:
+    context = cdk_json_context()
+    sundial_keys = {key for key in context if key.startswith("sundial:")}
+    assert sundial_keys == {
+        value for key, value in vars(names).items() if key.startswith("CTX_") and isinstance(value, str)
+    }
+    assert _settings(context) == DeploymentSettings()
+
+
+def test_deployment_defaults_match_what_the_functions_assume() -> None:
+    functions = Settings()
+    deployment = DeploymentSettings()
+    for field in ("bucket_shards", "list_shards", "run_retention_days", "default_tenant"):
+        assert getattr(deployment, field) == getattr(functions, field), field
+
+
+def test_powertools_names_match_the_observability_module() -> None:
+    assert names.POWERTOOLS_SERVICE_NAME == observability.SERVICE
+    assert names.POWERTOOLS_METRICS_NAMESPACE == observability.NAMESPACE
+
+
+def test_command_line_strings_are_parsed() -> None:
+    settings = _settings(
+        {
+            names.CTX_BUCKET_SHARDS: "32",
+            names.CTX_ARCHITECTURE: "x86_64",
+            names.CTX_REMOVAL_POLICY: "destroy",
+            names.CTX_LOG_RETENTION_DAYS: "90",
+            names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: "false",
+        }
+    )
+    assert settings.bucket_shards == 32
+    assert settings.lambda_architecture.name == lambda_.Architecture.X86_64.name == "x86_64"
+    assert settings.cdk_removal_policy == RemovalPolicy.DESTROY
+    assert not settings.retain
+    assert settings.log_retention_days == 90
+    assert settings.api_gateway_cloudwatch_role is False
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        (names.CTX_ARCHITECTURE, "sparc"),
+        (names.CTX_REMOVAL_POLICY, "snapshot"),
+        (names.CTX_LOG_RETENTION_DAYS, 31),
+        (names.CTX_BUCKET_SHARDS, 0),
+        (names.CTX_LIST_SHARDS, "four"),
+        (names.CTX_API_THROTTLE_RATE, True),
+        (names.CTX_DEFAULT_TENANT, ""),
+        (names.CTX_API_GATEWAY_CLOUDWATCH_ROLE, "yes"),
+    ],
+)
+def test_bad_values_are_refused_with_the_key_named(key: str, value: Any) -> None:
+    with pytest.raises(SettingsError, match=key):
+        _settings({key: value})
+
+
+def test_settings_are_immutable() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DeploymentSettings().bucket_shards = 1  # type: ignore[misc]
+
+
+def test_context_reaches_the_constructs() -> None:
+    """Builds the construct tree with overrides (no synthesis) and reads the L1 properties."""
+    app = build_app(
+        nag=False,
+        overrides={names.CTX_REMOVAL_POLICY: "destroy", names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: False},
+    )
+    stack = app.node.find_child(names.STACK_NAME)
+    assert isinstance(stack, SundialStack)
+    table = stack.storage.table.node.default_child
+    assert isinstance(table, dynamodb.CfnTable)
+    assert table.deletion_protection_enabled is False
+    assert table.cfn_options.deletion_policy == CfnDeletionPolicy.DELETE
+    assert stack.api.rest_api.node.try_find_child("CloudWatchRole") is None
+    assert stack.api.rest_api.node.try_find_child("Account") is None

@@ -1,0 +1,74 @@
+"""`make synth`'s gate: any finding left in the validation report fails, templates come from the manifest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from infra import synth_check
+from tests.infrastructure.conftest import Synthesized
+
+pytestmark = pytest.mark.infrastructure
+
+
+def test_the_session_assembly_passes_the_gate(synthesized: Synthesized) -> None:
+    assert synth_check.unacknowledged_findings(synthesized.outdir) == []
+    templates = synth_check.stack_templates(synthesized.outdir)
+    assert [path.name for path in templates] == ["Sundial.template.json"]
+    assert all(path.is_file() for path in templates)
+
+
+def test_warnings_count_as_findings(tmp_path: Path) -> None:
+    report = {
+        "pluginReports": [
+            {
+                "pluginName": "AwsSolutions",
+                "violations": [
+                    {
+                        "ruleName": "AwsSolutions-DDB3",
+                        "severity": "warning",
+                        "description": "no PITR",
+                        "violatingConstructs": [{"constructPath": "Sundial/Other/Resource"}],
+                    }
+                ],
+            }
+        ]
+    }
+    (tmp_path / synth_check.VALIDATION_REPORT).write_text(json.dumps(report))
+    [finding] = synth_check.unacknowledged_findings(tmp_path)
+    assert "warning AwsSolutions-DDB3" in finding
+    assert "Sundial/Other/Resource" in finding
+
+
+def test_templates_of_nested_assemblies_are_linted_too(tmp_path: Path) -> None:
+    nested = tmp_path / "assembly-Stage"
+    nested.mkdir()
+    (tmp_path / "manifest.json").write_text(
+        json.dumps(
+            {
+                "artifacts": {
+                    "Top": {"type": "aws:cloudformation:stack", "properties": {"templateFile": "Top.template.json"}},
+                    "Stage": {"type": "cdk:cloud-assembly", "properties": {"directoryName": "assembly-Stage"}},
+                    "Tree": {"type": "cdk:tree", "properties": {"file": "tree.json"}},
+                }
+            }
+        )
+    )
+    (nested / "manifest.json").write_text(
+        json.dumps(
+            {
+                "artifacts": {
+                    "Inner": {
+                        "type": "aws:cloudformation:stack",
+                        "properties": {"templateFile": "Inner.template.json"},
+                    }
+                }
+            }
+        )
+    )
+    assert synth_check.stack_templates(tmp_path) == [
+        tmp_path / "Top.template.json",
+        nested / "Inner.template.json",
+    ]
