@@ -43,6 +43,8 @@ def _encode(value: int) -> str:
 def _decode(text: str) -> int:
     if len(text) != ID_LENGTH:
         raise ValueError("an id has 26 characters")
+    if not text.isascii():  # str.upper() maps some non-ASCII letters onto the alphabet (U+017F -> "S")
+        raise ValueError("an id is ASCII Crockford base32")
     value = 0
     for char in text.upper():
         if char not in _DECODE:
