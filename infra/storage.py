@@ -21,10 +21,7 @@ from pynamodb.models import Model
 
 from infra import names
 from infra.settings import DeploymentSettings
-from shared.store.models import TaskItem
-
-TABLE_MODELS: tuple[type[Model], ...] = (TaskItem,)
-"""Every model stored in the one table (add new item types here)."""
+from shared.store.models import TABLE_MODELS
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
-from shared.domain.states import TaskStatus
+from shared.domain.states import RunStatus, TaskStatus
 
 # Limits, published in the OpenAPI description (see shared/api/models.py).
 MAX_NAME_LENGTH = 200
@@ -86,6 +86,20 @@ class TaskSpec:
 
 
 @dataclass(frozen=True)
+class Run:
+    """One occurrence's run: what ``GET /v1/tasks/{id}/runs`` lists."""
+
+    run_id: str
+    task_id: str
+    scheduled_for: datetime
+    status: RunStatus
+    attempts: int = 0
+    fired_at: datetime | None = None
+    lateness_ms: int | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     tenant: str
@@ -105,6 +119,8 @@ class Task:
     version: int = 0
     expires_at: datetime | None = None
     """When a finished task is forgotten (DynamoDB TTL); ``None`` while it can still fire."""
+    run: Run | None = None
+    """The run of the current occurrence (a one-shot task's only run), once it has started."""
 
     @property
     def recurring(self) -> bool:

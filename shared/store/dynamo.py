@@ -21,11 +21,11 @@ from shared.domain.codec import (
 )
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, TaskNotFound
 from shared.domain.schedules import After, Every
-from shared.domain.states import TaskStatus
-from shared.domain.tasks import Misfire, Page, Task
+from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.tasks import Misfire, Page, Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
-from shared.store.models import TaskItem
+from shared.store.models import LIST_INDEX_NAME, TABLE_MODELS, BucketItem, RunLogItem, TaskItem
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 FILTERED_WINDOW = 50
@@ -66,18 +66,58 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         misfire=task.misfire.value,
         due_ms=to_ms(task.due_at),
         next_fire_ms=to_ms(task.next_fire_at) if task.next_fire_at else None,
+        version=task.version,
         created_ms=to_ms(task.created_at),
         updated_ms=to_ms(task.updated_at),
         expires_at=task.expires_at,
         lpk=list_pk(task.tenant, task.id, list_shards),
         lsk=list_sk(to_ms(task.created_at), task.id),
     )
-    if task.version:
-        item.version = task.version
+    run = task.run
+    if run is not None:
+        item.run_due_ms = to_ms(run.scheduled_for)
+        item.run_id = run.run_id
+        item.run_status = run.status.value
+        item.attempts = run.attempts
+        item.fired_ms = to_ms(run.fired_at) if run.fired_at else None
+        item.lateness_ms = run.lateness_ms
+        item.last_error = run.last_error
     return item
 
 
-def to_task(item: TaskItem) -> Task:
+def run_of(item: TaskItem) -> Run | None:
+    if item.run_id is None or item.run_due_ms is None or item.run_status is None:
+        return None
+    return Run(
+        run_id=item.run_id,
+        task_id=item.task_id,
+        scheduled_for=from_ms(int(item.run_due_ms)),
+        status=RunStatus(item.run_status),
+        attempts=int(item.attempts or 0),
+        fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
+        lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
+        last_error=item.last_error,
+    )
+
+
+def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
+    """The task an item holds. A one-shot run recorded in its batch's run log (``logs``, keyed
+    by log id) has succeeded and the task is complete (docs/design.md, section 2.4)."""
+    run = run_of(item)
+    status = TaskStatus(item.status)
+    next_fire: datetime | None = from_ms(int(item.next_fire_ms)) if item.next_fire_ms is not None else None
+    logged = (logs or {}).get(item.run_log or "")
+    if run is not None and run.status is RunStatus.FIRING and logged is not None and run.run_id in logged.runs:
+        entry = logged.runs[run.run_id]
+        run = replace(
+            run,
+            status=RunStatus.SUCCEEDED,
+            fired_at=from_ms(int(entry["fired_ms"])),
+            lateness_ms=int(entry["lateness_ms"]),
+            attempts=int(entry["attempts"]),
+        )
+        if status is TaskStatus.SCHEDULED and item.next_fire_ms == item.run_due_ms:
+            status, next_fire = TaskStatus.COMPLETED, None
     anchor = from_ms(int(item.anchor_ms)) if item.anchor_ms is not None else None
     expires: datetime | None = item.expires_at
     return Task(
@@ -90,14 +130,24 @@ def to_task(item: TaskItem) -> Task:
         payload=None if item.payload is None else json.loads(item.payload),
         retry=retry_from_dict(json.loads(item.retry)),
         misfire=Misfire(item.misfire),
-        status=TaskStatus(item.status),
+        status=status,
         due_at=from_ms(int(item.due_ms)),
-        next_fire_at=from_ms(int(item.next_fire_ms)) if item.next_fire_ms is not None else None,
+        next_fire_at=next_fire,
         created_at=from_ms(int(item.created_ms)),
         updated_at=from_ms(int(item.updated_ms)),
         version=int(item.version or 0),
         expires_at=expires,
+        run=run,
     )
+
+
+def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
+    """The run logs that may hold the outcome of these items' firing runs (one BatchGetItem)."""
+    wanted = {i.run_log for i in items if i.run_status == RunStatus.FIRING.value and i.run_log}
+    if not wanted:
+        return {}
+    keys = [(f"RL#{log}", "RL") for log in sorted(wanted)]
+    return {log.pk.removeprefix("RL#"): log for log in RunLogItem.batch_get(keys)}
 
 
 class DynamoTaskRepository:
@@ -105,7 +155,7 @@ class DynamoTaskRepository:
         self.list_shards = list_shards
 
     def create(self, task: Task) -> Task:
-        item = to_item(replace(task, version=0), self.list_shards)
+        item = to_item(replace(task, version=1), self.list_shards)
         try:
             item.save(condition=TaskItem.pk.does_not_exist())
         except PynamoDBException as exc:
@@ -117,19 +167,19 @@ class DynamoTaskRepository:
     def get(self, tenant: str, task_id: str) -> Task:
         pk, sk = task_key(task_id)
         try:
-            item = TaskItem.get(pk, sk, consistent_read=True)
+            item = BucketItem.get(pk, sk, consistent_read=True)
         except DoesNotExist as exc:
             raise TaskNotFound(f"task {task_id!r} not found") from exc
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
-        if item.tenant != tenant:
+        if not isinstance(item, TaskItem) or item.tenant != tenant:
             raise TaskNotFound(f"task {task_id!r} not found")
-        return to_task(item)
+        return to_task(item, run_logs([item]))
 
     def update(self, task: Task) -> Task:
-        item = to_item(task, self.list_shards)
+        item = to_item(replace(task, version=task.version + 1), self.list_shards)
         try:
-            item.save()  # the version attribute makes this conditional on task.version
+            item.save(condition=TaskItem.version == task.version)
         except PynamoDBException as exc:
             if _is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc
@@ -142,9 +192,26 @@ class DynamoTaskRepository:
         """Up to ``count`` (lsk, pk, sk) of the tenant's index entries older than ``before``."""
 
         def shard(k: int) -> Iterator[tuple[str, str, str]]:
+            # The low-level query: the model-level one filters on `kind`, which a keys-only
+            # index does not project.
             condition = TaskItem.lsk < before if before is not None else None
-            for entry in TaskItem.by_tenant.query(f"L#{tenant}#{k}", condition, scan_index_forward=False, limit=count):
-                yield entry.lsk, entry.pk, entry.sk
+            start: dict[str, Any] | None = None
+            remaining = count
+            while remaining > 0:
+                page = TaskItem._get_connection().query(
+                    f"L#{tenant}#{k}",
+                    range_key_condition=condition,
+                    index_name=LIST_INDEX_NAME,
+                    scan_index_forward=False,
+                    limit=remaining,
+                    exclusive_start_key=start,
+                )
+                for raw in page.get("Items", []):
+                    remaining -= 1
+                    yield raw["lsk"]["S"], raw["pk"]["S"], raw["sk"]["S"]
+                start = page.get("LastEvaluatedKey")
+                if start is None:
+                    break
 
         streams = [shard(k) for k in range(self.list_shards)]
         merged = heapq.merge(*streams, key=lambda entry: entry[0], reverse=True)
@@ -161,13 +228,15 @@ class DynamoTaskRepository:
                     return Page([task for _, task in found])
                 keys = [(pk, sk) for _, pk, sk in entries]
                 items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
+                logs = run_logs(list(items.values()))
                 for lsk, pk, sk in entries:
                     item = items.get((pk, sk))
                     position = lsk
                     if item is None or item.tenant != tenant:
                         continue
-                    if status is None or item.status == status.value:
-                        found.append((lsk, to_task(item)))
+                    task = to_task(item, logs)
+                    if status is None or task.status is status:
+                        found.append((lsk, task))
                     if len(found) > limit:
                         page = found[:limit]
                         return Page([task for _, task in page], encode_cursor(page[-1][0]))
@@ -183,7 +252,8 @@ class DynamoTaskRepository:
 def ensure_table(table_name: str | None = None) -> None:
     """Create the table from the models where it does not exist (the local runtime and tests)."""
     if table_name is not None:
-        TaskItem.Meta.table_name = table_name
+        for model in TABLE_MODELS:
+            model.Meta.table_name = table_name
     if not TaskItem.exists():
         TaskItem.create_table(wait=True)
 

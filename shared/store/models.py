@@ -1,14 +1,19 @@
 """PynamoDB models: the storage shape of every item (see docs/design.md, "Data model").
 
-One table, ``pk``/``sk`` strings:
+One table, ``pk``/``sk`` strings. Bucket partitions ``B#<YYYYMMDDHHMM>#<shard>`` hold two kinds of
+item, told apart by ``kind``:
 
-* ``B#<YYYYMMDDHHMM>#<shard>`` / ``<ulid>`` — a task's *home* item in the bucket of its first due
-  minute; the ULID sort key orders a bucket by due time, so a scanner reads a window of it
-  with one Query. The task id *is* that ULID (see shared/domain/ids.py).
+* ``task`` — a task's *home* item, in the bucket of its first due minute. The task id is its sort
+  key (a ULID stamped with that due time, see shared/domain/ids.py), so a bucket partition is
+  ordered by due time and a task is read by id with one GetItem.
+* ``occ`` — a pointer to a later occurrence of a recurring (or moved) task, in the bucket of
+  that occurrence: sort key ULID(due, the task's random bits).
 
-Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>``
-lists a tenant's tasks newest first, spread over a few partitions so a registration burst of one
-tenant never throttles.
+Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
+recurring task), ``RL#<batch>`` (one trigger batch's successful runs).
+
+Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
+a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    DiscriminatorAttribute,
+    MapAttribute,
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
-    VersionAttribute,
 )
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
@@ -29,7 +35,17 @@ DEFAULT_TABLE_NAME = "sundial"
 LIST_INDEX_NAME = "by_tenant"
 
 
-class ListIndex(GlobalSecondaryIndex["TaskItem"]):
+class _Table(Model):
+    class Meta:
+        table_name = DEFAULT_TABLE_NAME
+        billing_mode = "PAY_PER_REQUEST"
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+    expires_at = TTLAttribute(null=True)
+
+
+class ListIndex(GlobalSecondaryIndex["BucketItem"]):
     class Meta:
         index_name = LIST_INDEX_NAME
         projection = KeysOnlyProjection()
@@ -38,18 +54,22 @@ class ListIndex(GlobalSecondaryIndex["TaskItem"]):
     lsk = UnicodeAttribute(range_key=True)
 
 
-class TaskItem(Model):
-    """A task's home item: its definition, its state and its current occurrence."""
+class BucketItem(_Table):
+    """Anything in a bucket partition; the scanners read these."""
 
-    class Meta:
-        table_name = DEFAULT_TABLE_NAME
-        billing_mode = "PAY_PER_REQUEST"
+    kind = DiscriminatorAttribute()
+    task_id = UnicodeAttribute()
+    due_ms = NumberAttribute()
+    """The occurrence this item is due for."""
+    lpk = UnicodeAttribute(null=True)
+    lsk = UnicodeAttribute(null=True)
+    by_tenant = ListIndex()
 
-    pk = UnicodeAttribute(hash_key=True)
-    sk = UnicodeAttribute(range_key=True)
+
+class TaskItem(BucketItem, discriminator="task"):
+    """A task's home item: its definition, its state and its current occurrence's run."""
 
     tenant = UnicodeAttribute()
-    task_id = UnicodeAttribute()
     name = UnicodeAttribute(null=True)
     status = UnicodeAttribute()
     schedule = UnicodeAttribute()
@@ -63,22 +83,72 @@ class TaskItem(Model):
     """The payload as JSON text (absent when the task has none)."""
     retry = UnicodeAttribute()
     misfire = UnicodeAttribute()
-    due_ms = NumberAttribute()
-    """The occurrence this item is due for; the scanners stage it when its window comes."""
     next_fire_ms = NumberAttribute(null=True)
+    staged_ms = NumberAttribute(null=True)
+    """The due time its writer staged itself (the scanners skip it)."""
     created_ms = NumberAttribute()
     updated_ms = NumberAttribute()
-    version = VersionAttribute()
-    expires_at = TTLAttribute(null=True)
+    version = NumberAttribute(default=0)
+    """Bumped by every write; a client's update is conditional on the version it read."""
 
-    lpk = UnicodeAttribute()
-    lsk = UnicodeAttribute()
-    by_tenant = ListIndex()
+    # The run of the current occurrence (a one-shot task's only run).
+    run_due_ms = NumberAttribute(null=True)
+    run_id = UnicodeAttribute(null=True)
+    run_status = UnicodeAttribute(null=True)
+    attempts = NumberAttribute(null=True)
+    fired_ms = NumberAttribute(null=True)
+    lateness_ms = NumberAttribute(null=True)
+    lease_until_ms = NumberAttribute(null=True)
+    run_log = UnicodeAttribute(null=True)
+    """The trigger batch whose run log holds this run's success (docs/design.md, section 2.4)."""
+    last_error = UnicodeAttribute(null=True)
+    targets_done = NumberAttribute(null=True)
+    """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
 
 
-def bind_table(table_name: str, **connection: Any) -> None:
-    """Point the models at a deployment's table (called once per cold start)."""
-    for model in (TaskItem,):
+class OccurrenceItem(BucketItem, discriminator="occ"):
+    """A later occurrence of a task, in the bucket of its due minute: a pointer for the scanners."""
+
+
+class WatermarkItem(_Table):
+    """``W#<shard>``: every occurrence due before ``staged_until_ms`` has been staged."""
+
+    staged_until_ms = NumberAttribute()
+
+
+class RunItem(_Table):
+    """``R#<task id>`` / ``<scheduled ms>#<run id>``: one finished run of a recurring task."""
+
+    tenant = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    run_id = UnicodeAttribute()
+    status = UnicodeAttribute()
+    scheduled_ms = NumberAttribute()
+    fired_ms = NumberAttribute(null=True)
+    attempts = NumberAttribute(default=0)
+    lateness_ms = NumberAttribute(null=True)
+    last_error = UnicodeAttribute(null=True)
+
+
+class LoggedRun(MapAttribute[str, Any]):
+    fired_ms = NumberAttribute()
+    lateness_ms = NumberAttribute()
+    attempts = NumberAttribute()
+
+
+class RunLogItem(_Table):
+    """``RL#<batch id>``: the successful runs of one trigger batch, written once (1 write for up
+    to 10 runs instead of one per run)."""
+
+    runs = MapAttribute[str, Any]()
+    """run id -> {fired_ms, lateness_ms, attempts}."""
+
+
+TABLE_MODELS: tuple[type[Model], ...] = (BucketItem, TaskItem, OccurrenceItem, WatermarkItem, RunItem, RunLogItem)
+
+
+def bind_table(table_name: str) -> None:
+    """Point every model at a deployment's table (once per cold start, before any request)."""
+    for model in TABLE_MODELS:
         model.Meta.table_name = table_name
-        for key, value in connection.items():
-            setattr(model.Meta, key, value)
+        model._connection = None

@@ -1,0 +1,86 @@
+"""Pure rules of the firing pipeline: windows, delays, run ids, misfire, re-arming."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from shared.domain import schedules as sched
+from shared.domain.ids import parse_task_id, ulid
+from shared.domain.tasks import Misfire
+from shared.domain.times import from_ms, to_ms
+
+MAX_DELAY_SECONDS = 900
+"""SQS's largest DelaySeconds: nothing due further ahead is ever sent to a queue."""
+_RUN_MASK = (1 << 80) - 1 ^ 0x5A5A_5A5A_5A5A_5A5A_5A5A
+
+
+class Decision(StrEnum):
+    FIRE = "fire"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The pipeline's clock settings (milliseconds)."""
+
+    look_ahead_ms: int = 120_000
+    """Scanners stage what falls due within this much of now (a late tick still lands on time)."""
+    guard_ms: int = 60_000
+    """Writers stage themselves what falls due before now + look_ahead + guard."""
+    lead_ms: int = 1_000
+    """Messages arrive up to this much early; the trigger waits out the rest."""
+    misfire_tolerance_ms: int = 60_000
+    """An occurrence claimed later than this after its due time is a misfire."""
+    max_catch_up_ms: int = 3_600_000
+    """A scan covers at most this much of a backlog; the next scan continues from its mark."""
+
+
+def run_id_for(task_id: str, due_ms: int) -> str:
+    """The run id of a task's occurrence at ``due_ms``: the same for every copy of its message,
+    so two scanners staging one occurrence agree on it (and on the receiver's Idempotency-Key)."""
+    home = parse_task_id(task_id)
+    random_bits = int.from_bytes(task_id.encode()[-10:], "big") ^ home.shard ^ _RUN_MASK
+    return ulid(due_ms, random_bits)
+
+
+def delay_seconds(due_ms: int, now_ms: int, lead_ms: int) -> int:
+    """Whole seconds of SQS delay that land a message at most ``lead_ms`` (+1 s rounding) early."""
+    return max(0, min(MAX_DELAY_SECONDS, (due_ms - now_ms - lead_ms) // 1000))
+
+
+def writer_stages(due_ms: int, now_ms: int, timing: Timing) -> bool:
+    """Whether whoever writes an occurrence due at ``due_ms`` must stage it itself: the scanners
+    may already have passed its window (or be passing it now)."""
+    return due_ms < now_ms + timing.look_ahead_ms + timing.guard_ms
+
+
+def scan_window(watermark_ms: int | None, now_ms: int, timing: Timing) -> tuple[int, int]:
+    """The due times ``[start, end)`` a scan stages: from the shard's mark to now + look-ahead,
+    at most ``max_catch_up_ms`` of it at once. A first scan starts one look-ahead back."""
+    end = now_ms + timing.look_ahead_ms
+    start = watermark_ms if watermark_ms is not None else now_ms - timing.look_ahead_ms
+    start = min(start, end)
+    return start, min(end, start + timing.max_catch_up_ms)
+
+
+def misfire_decision(policy: Misfire, due_ms: int, now_ms: int, timing: Timing) -> Decision:
+    late = now_ms - due_ms > timing.misfire_tolerance_ms
+    return Decision.SKIP if late and policy is Misfire.SKIP else Decision.FIRE
+
+
+def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: Timing) -> int | None:
+    """The occurrence to arm after the one due at ``due_ms`` ran (or was skipped) at ``now_ms``.
+
+    The next occurrence normally; but when it is already past by more than the misfire tolerance
+    (an outage, a long pause) the first one from now on: a recurring task never fires a burst of
+    missed occurrences."""
+    following = sched.next_after(schedule, from_ms(due_ms))
+    if following is not None and to_ms(following) < now_ms - timing.misfire_tolerance_ms:
+        following = sched.at_or_after(schedule, from_ms(now_ms))
+    return to_ms(following) if following is not None else None
+
+
+def lateness_ms(due_ms: int, fired: datetime) -> int:
+    return to_ms(fired) - due_ms
