@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "local",
@@ -33,9 +32,8 @@ class MotoServer:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
-        executable = Path(sys.executable).with_name("moto_server")
         self._process = subprocess.Popen(
-            [str(executable), "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-m", "local.moto_process", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **FAKE_ENV},

@@ -17,3 +17,8 @@ for key, value in {
     os.environ[key] = value
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ.pop("AWS_PROFILE", None)
+
+# DynamoDB's conditional writes are atomic, moto's are not: make them so for every suite.
+from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
+
+make_dynamodb_writes_atomic()

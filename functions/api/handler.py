@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
 from shared.api.errors import from_pydantic, response_for
 from shared.api.models import Limit, TaskIn
-from shared.api.views import error_view, task_view
+from shared.api.views import error_view, run_view, task_view
 from shared.domain.errors import PayloadTooLarge, SundialError
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import MAX_BODY_BYTES
@@ -81,9 +81,8 @@ def list_runs(
     limit: Annotated[Limit, Query()] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[Any]:
-    service().get(tenant(), task_id)
-    # Runs are written by the firing pipeline, which has not landed yet: no task has run.
-    return json_response(200, {"items": [], "next_cursor": None})
+    page = service().runs(tenant(), task_id, limit=limit, cursor=cursor)
+    return json_response(200, {"items": [run_view(r) for r in page.items], "next_cursor": page.next_cursor})
 
 
 @app.get("/v1/openapi.json", include_in_schema=False)

@@ -22,7 +22,21 @@ from shared.domain.times import truncate_ms
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-RESERVED_HEADERS = {"content-type", "content-length", "host", "idempotency-key", "transfer-encoding"}
+RESERVED_HEADERS = {
+    "content-type",
+    "content-length",
+    "host",
+    "idempotency-key",
+    "transfer-encoding",
+    # hop-by-hop: they describe one connection, not the request
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "proxy-connection",
+}
 LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]+)?$")
 SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 QUEUE_URL = re.compile(r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$")
@@ -107,6 +121,8 @@ class HttpTargetIn(Model):
     def _url(cls, value: str) -> str:
         if not re.match(r"^https?://[^/\s?#]+", value) or any(c.isspace() for c in value):
             raise ValueError("must be an absolute http:// or https:// URL")
+        if "@" in value.split("/", 3)[2]:
+            raise ValueError("must not carry credentials (user:password@): put them in a header")
         return value
 
     @field_validator("headers")
@@ -150,8 +166,15 @@ class SnsTargetIn(Model):
 
 class EventBridgeTargetIn(Model):
     event_bus: str = Field(min_length=1, max_length=1600, description="Bus name or ARN.")
-    source: str = Field(min_length=1, max_length=256)
+    source: str = Field(min_length=1, max_length=256, description="Not starting with `aws.` (AWS's own).")
     detail_type: str = Field(min_length=1, max_length=128)
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        if value.startswith("aws."):
+            raise ValueError("sources starting with 'aws.' are reserved for AWS services")
+        return value
 
 
 class TargetIn(Model):

@@ -6,7 +6,7 @@ from typing import Any
 
 from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
 from shared.domain.errors import SundialError
-from shared.domain.tasks import Task
+from shared.domain.tasks import Run, Task
 from shared.domain.times import iso
 
 
@@ -33,6 +33,19 @@ def task_view(task: Task) -> dict[str, Any]:
         }
     )
     return view
+
+
+def run_view(run: Run) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "task_id": run.task_id,
+        "scheduled_for": iso(run.scheduled_for),
+        "fired_at": iso(run.fired_at) if run.fired_at else None,
+        "status": run.status.value,
+        "attempts": run.attempts,
+        "lateness_ms": run.lateness_ms,
+        "last_error": run.last_error,
+    }
 
 
 def error_view(error: SundialError) -> dict[str, Any]:

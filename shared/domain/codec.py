@@ -34,6 +34,10 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     return out
 
 
+def is_one_shot_spec(data: dict[str, Any]) -> bool:
+    return "at" in data or "after_seconds" in data
+
+
 def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> Schedule:
     start = _parse_time(data["start"]) if data.get("start") else None
     end = _parse_time(data["end"]) if data.get("end") else None

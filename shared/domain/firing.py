@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from shared.domain import schedules as sched
-from shared.domain.ids import parse_task_id, ulid
+from shared.domain.ids import parse_task_id, random_part, ulid
 from shared.domain.tasks import Misfire
 from shared.domain.times import from_ms, to_ms
 
@@ -35,6 +35,9 @@ class Timing:
     """An occurrence claimed later than this after its due time is a misfire."""
     max_catch_up_ms: int = 3_600_000
     """A scan covers at most this much of a backlog; the next scan continues from its mark."""
+    lease_ms: int = 90_000
+    """How long a claim holds a run from its due time: the slowest target's timeout (60 s at
+    most) and a margin. A crashed trigger's run is fired again once it has run out."""
 
 
 def run_id_for(task_id: str, due_ms: int) -> str:
@@ -84,3 +87,39 @@ def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: 
 
 def lateness_ms(due_ms: int, fired: datetime) -> int:
     return to_ms(fired) - due_ms
+
+
+@dataclass(frozen=True)
+class Staged:
+    """An occurrence on its way through the delay queue: what a staged message carries."""
+
+    task_id: str
+    due_ms: int
+    run_id: str
+    attempt: int = 1
+    one_shot: bool = True
+
+    def to_message(self) -> dict[str, object]:
+        return {"t": self.task_id, "d": self.due_ms, "r": self.run_id, "a": self.attempt, "o": self.one_shot}
+
+    @classmethod
+    def from_message(cls, body: dict[str, object]) -> Staged:
+        return cls(
+            task_id=str(body["t"]),
+            due_ms=int(str(body["d"])),
+            run_id=str(body["r"]),
+            attempt=int(str(body.get("a", 1))),
+            one_shot=bool(body.get("o", True)),
+        )
+
+    def next_attempt(self) -> Staged:
+        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot)
+
+
+def staged_for(task_id: str, due_ms: int, one_shot: bool) -> Staged:
+    return Staged(task_id, due_ms, run_id_for(task_id, due_ms), 1, one_shot)
+
+
+def occurrence_key(task_id: str, due_ms: int) -> str:
+    """The sort key of a later occurrence's pointer: ULID(due, the task's random bits)."""
+    return ulid(due_ms, random_part(task_id))

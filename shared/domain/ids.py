@@ -81,3 +81,19 @@ def parse_task_id(task_id: str) -> TaskKey:
 
 def new_run_id(now_ms: int, randbytes: Callable[[int], bytes] = os.urandom) -> str:
     return ulid(now_ms, _random80(randbytes))
+
+
+def random_part(task_id: str) -> int:
+    """The 80 random bits of an id (the shard included)."""
+    return _decode(task_id) & ((1 << _RANDOM_BITS) - 1)
+
+
+def ulid_floor(time_ms: int) -> str:
+    """The smallest ULID of a millisecond: ``ulid_floor(a) <= id < ulid_floor(b)`` selects the
+    ids stamped in ``[a, b)``."""
+    return ulid(time_ms, 0)
+
+
+def ulid_ceiling(time_ms: int) -> str:
+    """The largest ULID of a millisecond."""
+    return ulid(time_ms, (1 << _RANDOM_BITS) - 1)

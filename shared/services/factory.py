@@ -1,13 +1,23 @@
-"""Wiring: the real service from a deployment's settings (handlers call this once)."""
+"""Wiring: the real services from a deployment's settings (each handler calls one, once)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
+from shared.queues import ScanRequests, SqsStager
+from shared.services.firing import Scanner, Trigger
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.models import bind_table
+from shared.store.pipeline import DynamoPipelineStore
+
+
+def _stager(settings: Settings) -> SqsStager | None:
+    if not settings.delay_queue_urls:
+        return None
+    return SqsStager(settings.delay_queue_urls, settings.dead_letter_queue_url, settings.timing.lead_ms)
 
 
 def build_task_service(settings: Settings) -> TaskService:
@@ -16,4 +26,30 @@ def build_task_service(settings: Settings) -> TaskService:
         repository=DynamoTaskRepository(list_shards=settings.list_shards),
         bucket_shards=settings.bucket_shards,
         retention=timedelta(days=settings.run_retention_days),
+        stager=_stager(settings),
+        timing=settings.timing,
+    )
+
+
+def build_scan_requests(settings: Settings) -> ScanRequests:
+    return ScanRequests(settings.scan_queue_url)
+
+
+def build_scanner(settings: Settings) -> Scanner:
+    bind_table(settings.table_name)
+    stager = _stager(settings)
+    assert stager is not None, "the scanner needs SUNDIAL_DELAY_QUEUE_URLS"
+    return Scanner(DynamoPipelineStore(settings.retention_ms), stager, settings.timing)
+
+
+def build_trigger(settings: Settings) -> Trigger:
+    bind_table(settings.table_name)
+    stager = _stager(settings)
+    assert stager is not None, "the trigger needs SUNDIAL_DELAY_QUEUE_URLS"
+    http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
+    return Trigger(
+        DynamoPipelineStore(settings.retention_ms),
+        stager,
+        Deliverer(http, AwsDelivery()),
+        settings.timing,
     )

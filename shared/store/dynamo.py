@@ -25,7 +25,7 @@ from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Page, Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
-from shared.store.models import LIST_INDEX_NAME, TABLE_MODELS, BucketItem, RunLogItem, TaskItem
+from shared.store.models import LIST_INDEX_NAME, TABLE_MODELS, BucketItem, RunItem, RunLogItem, TaskItem
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 FILTERED_WINDOW = 50
@@ -141,6 +141,19 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
     )
 
 
+def run_from_item(item: RunItem) -> Run:
+    return Run(
+        run_id=item.run_id,
+        task_id=item.task_id,
+        scheduled_for=from_ms(int(item.scheduled_ms)),
+        status=RunStatus(item.status),
+        attempts=int(item.attempts or 0),
+        fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
+        lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
+        last_error=item.last_error,
+    )
+
+
 def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
     """The run logs that may hold the outcome of these items' firing runs (one BatchGetItem)."""
     wanted = {i.run_log for i in items if i.run_status == RunStatus.FIRING.value and i.run_log}
@@ -154,8 +167,10 @@ class DynamoTaskRepository:
     def __init__(self, list_shards: int) -> None:
         self.list_shards = list_shards
 
-    def create(self, task: Task) -> Task:
+    def create(self, task: Task, *, staged: bool = False) -> Task:
         item = to_item(replace(task, version=1), self.list_shards)
+        if staged:
+            item.staged_ms = to_ms(task.due_at)
         try:
             item.save(condition=TaskItem.pk.does_not_exist())
         except PynamoDBException as exc:
@@ -185,6 +200,26 @@ class DynamoTaskRepository:
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc
             raise _storage_error(exc) from exc
         return to_task(item)
+
+    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
+        """The task's runs, newest first: the current occurrence's, then the recorded ones."""
+        position = decode_cursor(cursor) if cursor else None
+        found: list[Run] = []
+        if position is None and task.run is not None:
+            found.append(task.run)
+        condition = RunItem.sk < position if position else None
+        try:
+            for item in RunItem.query(
+                f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1 - len(found)
+            ):
+                found.append(run_from_item(item))
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+        if len(found) <= limit:
+            return Page(found)
+        page = found[:limit]
+        last = page[-1]
+        return Page(page, encode_cursor(f"{to_ms(last.scheduled_for):013d}#{last.run_id}"))
 
     # Listing: merge the tenant's index partitions newest first, then read the items.
 

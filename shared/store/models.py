@@ -61,6 +61,8 @@ class BucketItem(_Table):
     task_id = UnicodeAttribute()
     due_ms = NumberAttribute()
     """The occurrence this item is due for."""
+    staged_ms = NumberAttribute(null=True)
+    """The due time its writer staged itself (the scanners skip it)."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
     by_tenant = ListIndex()
@@ -84,8 +86,6 @@ class TaskItem(BucketItem, discriminator="task"):
     retry = UnicodeAttribute()
     misfire = UnicodeAttribute()
     next_fire_ms = NumberAttribute(null=True)
-    staged_ms = NumberAttribute(null=True)
-    """The due time its writer staged itself (the scanners skip it)."""
     created_ms = NumberAttribute()
     updated_ms = NumberAttribute()
     version = NumberAttribute(default=0)

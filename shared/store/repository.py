@@ -8,14 +8,15 @@ from typing import Protocol
 
 from shared.domain.errors import ConcurrentUpdate, TaskNotFound
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Page, Task
+from shared.domain.tasks import Page, Run, Task
 from shared.domain.times import to_ms
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
 
 
 class TaskRepository(Protocol):
-    def create(self, task: Task) -> Task:
-        """Store a new task; returns it with its stored version."""
+    def create(self, task: Task, *, staged: bool = False) -> Task:
+        """Store a new task (``staged``: its writer already staged its first occurrence);
+        returns it with its stored version."""
         ...
 
     def get(self, tenant: str, task_id: str) -> Task:
@@ -30,6 +31,10 @@ class TaskRepository(Protocol):
         """Replace a task if nobody changed it since ``task.version``; :class:`ConcurrentUpdate` if so."""
         ...
 
+    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
+        """The task's runs, newest first."""
+        ...
+
 
 def _position(task: Task) -> str:
     return list_sk(to_ms(task.created_at), task.id)
@@ -41,7 +46,7 @@ class InMemoryTaskRepository:
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
 
-    def create(self, task: Task) -> Task:
+    def create(self, task: Task, *, staged: bool = False) -> Task:
         task_key(task.id)
         if task.id in self._tasks:
             raise ConcurrentUpdate(f"task {task.id} already exists")
@@ -75,3 +80,8 @@ class InMemoryTaskRepository:
         stored = replace(task, version=task.version + 1)
         self._tasks[task.id] = stored
         return copy.deepcopy(stored)
+
+    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
+        """The fake has no pipeline: a task's only run is the one it carries."""
+        items = [task.run] if task.run is not None and cursor is None else []
+        return Page(items[:limit])

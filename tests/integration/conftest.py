@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -46,3 +47,125 @@ def api(aws: None) -> Callable[..., Answer]:
         return Answer(raw["statusCode"], json.loads(text) if text else None, raw.get("headers") or {})
 
     return call
+
+
+# --- the firing pipeline ---------------------------------------------------------------------
+
+PIPELINE_ENV = {
+    "SUNDIAL_BUCKET_SHARDS": "2",
+    "SUNDIAL_LOOK_AHEAD_MS": "2000",
+    "SUNDIAL_GUARD_MS": "1000",
+    "SUNDIAL_LEAD_MS": "1000",
+    "SUNDIAL_LEASE_MS": "2000",
+    "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
+}
+DELAY_QUEUES = 2
+DELAY_VISIBILITY_S = 4
+"""Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
+
+
+@dataclass
+class Pipeline:
+    """The queues of the pipeline on moto, and Lambda's SQS event source over them."""
+
+    sqs: Any
+    urls: dict[str, str]
+    arns: dict[str, str]
+
+    def pump(self, queue: str, handler: Callable[..., Any], until: Callable[[], bool], timeout: float) -> bool:
+        """Feed ``queue``'s messages to ``handler`` in Lambda batches until ``until()`` or timeout."""
+        from local.sqs_lambda import invoke_batch, receive
+
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if until():
+                return True
+            messages = receive(self.sqs, self.urls[queue], wait_s=1)
+            invoke_batch(self.sqs, self.urls[queue], self.arns[queue], handler, messages)
+        return until()
+
+    def fire(self, until: Callable[[], bool], timeout: float = 15) -> bool:
+        """Run the trigger over every delay queue until ``until()``."""
+        from functions.trigger.handler import handler
+        from local.sqs_lambda import invoke_batch, receive
+
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if until():
+                return True
+            for i in range(DELAY_QUEUES):
+                name = f"delay-{i}"
+                messages = receive(self.sqs, self.urls[name], wait_s=0)
+                invoke_batch(self.sqs, self.urls[name], self.arns[name], handler, messages)
+            time.sleep(0.05)
+        return until()
+
+    def tick(self) -> None:
+        """The minute rule fires: tick, then every scan request through the scanner."""
+        from functions.scanner.handler import handler as scanner
+        from functions.tick.handler import handler as tick
+        from local.apigw import LocalContext
+        from local.sqs_lambda import invoke_batch, receive
+
+        tick({}, LocalContext())
+        while messages := receive(self.sqs, self.urls["scan-requests"], wait_s=0):
+            invoke_batch(self.sqs, self.urls["scan-requests"], self.arns["scan-requests"], scanner, messages)
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        answer = self.sqs.receive_message(QueueUrl=self.urls["dead-letters"], MaxNumberOfMessages=10, WaitTimeSeconds=0)
+        return [json.loads(m["Body"]) for m in answer.get("Messages", [])]
+
+
+@pytest.fixture
+def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
+    import boto3
+
+    from shared import queues as queues_module
+    from shared.topology import queues
+
+    sqs = boto3.client("sqs")
+    urls: dict[str, str] = {}
+    arns: dict[str, str] = {}
+    for spec in queues(DELAY_QUEUES, DELAY_VISIBILITY_S):
+        attributes = {"VisibilityTimeout": str(spec.visibility_timeout_s)}
+        if spec.dead_letter:
+            attributes["RedrivePolicy"] = json.dumps(
+                {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
+            )
+        urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
+        arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+    env = {
+        **PIPELINE_ENV,
+        "SUNDIAL_DELAY_QUEUE_URLS": ",".join(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
+        "SUNDIAL_DEAD_LETTER_QUEUE_URL": urls["dead-letters"],
+        "SUNDIAL_SCAN_QUEUE_URL": urls["scan-requests"],
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    queues_module._sqs.cache_clear()
+    _clear_function_caches()
+    yield Pipeline(sqs, urls, arns)
+    _clear_function_caches()
+    queues_module._sqs.cache_clear()
+
+
+def _clear_function_caches() -> None:
+    from functions.api import handler as api
+    from functions.scanner import handler as scanner
+    from functions.tick import handler as tick
+    from functions.trigger import handler as trigger
+
+    api.service.cache_clear()
+    scanner.scanner.cache_clear()
+    tick.scan_requests.cache_clear()
+    trigger.trigger.cache_clear()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Any]:
+    from tests.support.receiver import running_receiver
+
+    with running_receiver() as running:
+        yield running

@@ -78,6 +78,12 @@ CASES = {
     "ftp url": (spec(target=http(url="ftp://example.com/x")), "target.http.url"),
     "relative url": (spec(target=http(url="/hook")), "target.http.url"),
     "url too long": (spec(target=http(url="https://example.com/" + "a" * 2100)), "target.http.url"),
+    "credentials in url": (spec(target=http(url="https://user:pw@example.com/x")), "target.http.url"),
+    "hop-by-hop header": (spec(target=http(headers={"Connection": "close"})), "target.http.headers"),
+    "aws source": (
+        spec(target={"eventbridge": {"event_bus": "default", "source": "aws.ec2", "detail_type": "x"}}),
+        "target.eventbridge.source",
+    ),
     "bad method": (spec(target=http(method="TRACE")), "target.http.method"),
     "reserved header": (spec(target=http(headers={"Idempotency-Key": "x"})), "target.http.headers"),
     "sundial header": (spec(target=http(headers={"Sundial-Attempt": "9"})), "target.http.headers"),

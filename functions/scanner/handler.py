@@ -1,0 +1,39 @@
+"""Scanner: one scan request (one bucket shard) at a time, from the scan-request queue."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared.observability import logger, metrics, tracer
+from shared.services.factory import build_scanner
+from shared.services.firing import Scanner
+from shared.settings import from_env
+
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+@cache
+def scanner() -> Scanner:
+    return build_scanner(from_env())
+
+
+def scan(record: SQSRecord) -> int:
+    shard = int(json.loads(record.body)["shard"])
+    staged = scanner().scan(shard)
+    metrics.add_metric(name="Staged", unit=MetricUnit.Count, value=staged)
+    return staged
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    return process_partial_response(event=event, record_handler=scan, processor=processor, context=context)

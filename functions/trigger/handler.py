@@ -1,0 +1,64 @@
+"""Trigger: claims, fires and records each occurrence of a delay-queue batch, concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    AsyncBatchProcessor,
+    EventType,
+    async_process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared.domain.firing import Staged
+from shared.observability import logger, metrics, tracer
+from shared.services.factory import build_trigger
+from shared.services.firing import Fired, Result, Trigger
+from shared.settings import from_env
+
+processor = AsyncBatchProcessor(event_type=EventType.SQS)
+
+
+@cache
+def trigger() -> Trigger:
+    return build_trigger(from_env())
+
+
+def observe(fired: Fired) -> None:
+    ids = {"task_id": fired.staged.task_id, "run_id": fired.staged.run_id, "attempt": fired.staged.attempt}
+    metrics.add_metric(name=f"Runs_{fired.result.value}", unit=MetricUnit.Count, value=1)
+    if fired.lateness_ms is not None and fired.result is not Result.DROPPED:
+        metrics.add_metric(name="LatenessMs", unit=MetricUnit.Milliseconds, value=fired.lateness_ms)
+    if fired.result in (Result.SUCCEEDED, Result.DROPPED, Result.EARLY):
+        logger.debug("occurrence", extra={**ids, "result": fired.result.value, "lateness_ms": fired.lateness_ms})
+    else:
+        logger.warning("occurrence", extra={**ids, "result": fired.result.value, "reason": fired.reason})
+
+
+class LeaseHeld(Exception):
+    """Makes SQS deliver the message again later (a partial batch failure)."""
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    batch = trigger().new_batch()
+
+    async def fire(record: SQSRecord) -> str:
+        fired = await asyncio.to_thread(batch.fire, Staged.from_message(json.loads(record.body)))
+        observe(fired)
+        if fired.result is Result.IN_FLIGHT:
+            raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")
+        return fired.result.value
+
+    answer = async_process_partial_response(event=event, record_handler=fire, processor=processor, context=context)
+    batch.close()
+    return answer

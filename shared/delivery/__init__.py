@@ -1,0 +1,39 @@
+"""Calling a task's targets when an occurrence fires.
+
+Pure of Sundial's storage: no table, no environment variables. The trigger builds one
+:class:`Deliverer` per process (its settings passed in) and calls :meth:`Deliverer.deliver` for
+each target, from as many threads as it likes; the answer is an :class:`Outcome` that says
+whether the call succeeded and, when not, whether the task's retry policy should try again.
+"""
+
+from __future__ import annotations
+
+from shared.delivery.aws import AwsDelivery, ClientFactory
+from shared.delivery.envelope import Envelope
+from shared.delivery.http import HttpDelivery, Resolver
+from shared.delivery.outcome import Outcome
+from shared.domain.tasks import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+
+__all__ = ["AwsDelivery", "ClientFactory", "Deliverer", "Envelope", "HttpDelivery", "Outcome", "Resolver"]
+
+
+class Deliverer:
+    """Sends an envelope to any kind of target."""
+
+    def __init__(self, http: HttpDelivery | None = None, aws: AwsDelivery | None = None) -> None:
+        self.http = http if http is not None else HttpDelivery()
+        self.aws = aws if aws is not None else AwsDelivery()
+
+    @classmethod
+    def local(cls, clients: ClientFactory | None = None, *, allow_private: bool = False) -> Deliverer:
+        """The local runtime's (`make run`): HTTP targets may point at this machine (API.md, "Local
+        runtime"). Never for a deployed function: loopback there is the Lambda runtime API."""
+        return cls(HttpDelivery(allow_loopback=True, allow_private=allow_private), AwsDelivery(clients))
+
+    def deliver(self, target: Target, envelope: Envelope) -> Outcome:
+        """Call ``target`` once; never raises for a failed call (the outcome says why)."""
+        if isinstance(target, HttpTarget):
+            return self.http.call(target, envelope)
+        if isinstance(target, LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget):
+            return self.aws.call(target, envelope)
+        raise TypeError(f"unknown target type: {type(target).__name__}")

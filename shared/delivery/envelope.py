@@ -1,0 +1,70 @@
+"""What every target receives: the occurrence's identity and the task's payload.
+
+An HTTP target gets :meth:`Envelope.body` as the request body and :meth:`Envelope.headers`;
+queues, topics and buses get the same JSON as their message (see API.md, "What an HTTP target
+receives").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from shared.domain.times import iso
+
+CONTENT_TYPE = "application/json"
+IDEMPOTENCY_KEY = "Idempotency-Key"
+TASK_ID_HEADER = "Sundial-Task-Id"
+ATTEMPT_HEADER = "Sundial-Attempt"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):  # numbers read back from DynamoDB
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime):
+        return iso(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+@dataclass(frozen=True)
+class Envelope:
+    task_id: str
+    run_id: str
+    """The occurrence's id: the same on every attempt, so receivers can drop repeats."""
+    scheduled_for: datetime
+    fired_at: datetime
+    attempt: int
+    """1 for the first attempt of the occurrence."""
+    payload: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task_id,
+            "run_id": self.run_id,
+            "scheduled_for": iso(self.scheduled_for),
+            "fired_at": iso(self.fired_at),
+            "attempt": self.attempt,
+            "payload": self.payload,
+        }
+
+    def text(self) -> str:
+        """The envelope as JSON text (the message of SQS, SNS and EventBridge targets)."""
+        return json.dumps(
+            self.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=_json_default
+        )
+
+    def body(self) -> bytes:
+        """The envelope as a UTF-8 JSON request body."""
+        return self.text().encode("utf-8")
+
+    def headers(self) -> dict[str, str]:
+        """Headers an HTTP target receives; they win over the task's own headers."""
+        return {
+            "Content-Type": CONTENT_TYPE,
+            IDEMPOTENCY_KEY: self.run_id,
+            TASK_ID_HEADER: self.task_id,
+            ATTEMPT_HEADER: str(self.attempt),
+        }

@@ -1,0 +1,107 @@
+"""SQS: staging occurrences into the delay queues, retries, dead letters, scan requests."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+
+from shared.domain.errors import StorageUnavailable
+from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
+from shared.domain.times import iso
+
+BATCH = 10
+
+
+@cache
+def _sqs() -> Any:
+    return boto3.client("sqs")
+
+
+class SqsStager:
+    """Sends staged occurrences to the delay queues, ten per call, each with its own delay."""
+
+    def __init__(
+        self,
+        delay_queue_urls: Sequence[str],
+        dead_letter_queue_url: str,
+        lead_ms: int,
+        client: Callable[[], Any] = _sqs,
+    ) -> None:
+        if not delay_queue_urls:
+            raise ValueError("at least one delay queue")
+        self.queues = tuple(delay_queue_urls)
+        self.dead_letter_queue_url = dead_letter_queue_url
+        self.lead_ms = lead_ms
+        self._client = client
+
+    def queue_of(self, staged: Staged) -> str:
+        return self.queues[zlib.crc32(staged.run_id.encode()) % len(self.queues)]
+
+    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None:
+        """Every occurrence lands on its queue, visible ``lead_ms`` (+ < 1 s) before it is due."""
+        self.send([(staged, delay_seconds(staged.due_ms, now_ms, self.lead_ms)) for staged in occurrences])
+
+    def send(self, messages: Sequence[tuple[Staged, int]]) -> None:
+        by_queue: dict[str, list[tuple[Staged, int]]] = defaultdict(list)
+        for staged, delay in messages:
+            by_queue[self.queue_of(staged)].append((staged, max(0, min(MAX_DELAY_SECONDS, delay))))
+        for queue, entries in by_queue.items():
+            for start in range(0, len(entries), BATCH):
+                self._send_batch(queue, entries[start : start + BATCH])
+
+    def _send_batch(self, queue: str, entries: Sequence[tuple[Staged, int]]) -> None:
+        pending = {
+            str(i): {"Id": str(i), "MessageBody": json.dumps(s.to_message()), "DelaySeconds": d}
+            for i, (s, d) in enumerate(entries)
+        }
+        for _ in range(3):  # entries that failed are sent again; a failure after that is raised
+            try:
+                answer = self._client().send_message_batch(QueueUrl=queue, Entries=list(pending.values()))
+            except (BotoCoreError, ClientError) as exc:
+                raise StorageUnavailable(f"staging into {queue}: {exc}") from exc
+            pending = {f["Id"]: pending[f["Id"]] for f in answer.get("Failed", [])}
+            if not pending:
+                return
+        raise StorageUnavailable(f"staging into {queue}: {len(pending)} messages refused")
+
+    def dead_letter(self, staged: Staged, reason: str, failed_at: datetime | None = None) -> None:
+        body = {
+            **staged.to_message(),
+            "task_id": staged.task_id,
+            "run_id": staged.run_id,
+            "reason": reason,
+            "failed_at": iso(failed_at or datetime.now(UTC)),
+        }
+        try:
+            self._client().send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(body))
+        except (BotoCoreError, ClientError) as exc:
+            raise StorageUnavailable(f"dead-lettering {staged.run_id}: {exc}") from exc
+
+
+class ScanRequests:
+    """The tick's fan-out: one message per bucket shard onto the scan-request queue."""
+
+    def __init__(self, queue_url: str, client: Callable[[], Any] = _sqs) -> None:
+        self.queue_url = queue_url
+        self._client = client
+
+    def request(self, shards: Sequence[int], tick_ms: int) -> None:
+        for start in range(0, len(shards), BATCH):
+            entries = [
+                {"Id": str(shard), "MessageBody": json.dumps({"shard": shard, "tick_ms": tick_ms})}
+                for shard in shards[start : start + BATCH]
+            ]
+            try:
+                answer = self._client().send_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            except (BotoCoreError, ClientError) as exc:
+                raise StorageUnavailable(f"scan requests: {exc}") from exc
+            if answer.get("Failed"):
+                raise StorageUnavailable(f"scan requests: {len(answer['Failed'])} refused")

@@ -1,0 +1,237 @@
+"""The firing pipeline's use cases: tick, scan, trigger (docs/design.md, section 2)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from shared.delivery import Envelope, Outcome
+from shared.domain.errors import StorageUnavailable
+from shared.domain.firing import (
+    Decision,
+    Staged,
+    Timing,
+    misfire_decision,
+    next_occurrence,
+    scan_window,
+    staged_for,
+    writer_stages,
+)
+from shared.domain.states import RunStatus
+from shared.domain.tasks import Run, Target, Task
+from shared.domain.times import from_ms
+from shared.observability import logger
+from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Stager(Protocol):
+    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
+    def send(self, messages: Sequence[tuple[Staged, int]]) -> None: ...
+    def dead_letter(self, staged: Staged, reason: str) -> None: ...
+
+
+class Deliver(Protocol):
+    def deliver(self, target: Target, envelope: Envelope) -> Outcome: ...
+
+
+@dataclass
+class Scanner:
+    store: DynamoPipelineStore
+    stager: Stager
+    timing: Timing
+    clock: Callable[[], int] = now_ms
+
+    def scan(self, shard: int) -> int:
+        """Stage what ``shard`` has due from its mark to now + look-ahead; returns how many."""
+        now = self.clock()
+        mark = self.store.watermark(shard)
+        start, end = scan_window(mark, now, self.timing)
+        due = self.store.due(shard, start, end)
+        self.stager.stage(due, now)
+        if not self.store.advance_watermark(shard, mark, end):
+            logger.info("another scan moved the mark first", extra={"shard": shard})
+        return len(due)
+
+
+class Result(StrEnum):
+    SUCCEEDED = "succeeded"
+    RETRYING = "retrying"
+    FAILED = "failed"
+    DEAD_LETTERED = "dead_lettered"
+    SKIPPED = "skipped"
+    DROPPED = "dropped"
+    EARLY = "early"
+    IN_FLIGHT = "in_flight"
+    """Another trigger holds the run's lease: the message must come back after it (if that
+    trigger crashed, the redelivered message fires the occurrence once the lease runs out)."""
+
+
+@dataclass(frozen=True)
+class Fired:
+    staged: Staged
+    result: Result
+    lateness_ms: int | None = None
+    attempts: int = 0
+    reason: str | None = None
+    success: Success | None = None
+
+
+@dataclass
+class Trigger:
+    """Claims, fires and records the occurrences of one batch of delay-queue messages."""
+
+    store: DynamoPipelineStore
+    stager: Stager
+    deliverer: Deliver
+    timing: Timing
+    clock: Callable[[], int] = now_ms
+    sleep: Callable[[float], None] = time.sleep
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
+
+    def new_batch(self) -> Batch:
+        return Batch(self, uuid.uuid4().hex)
+
+    # One occurrence ----------------------------------------------------------------------
+
+    def fire(self, staged: Staged, log_id: str) -> Fired:
+        now = self.clock()
+        lease = max(now, staged.due_ms) + self.timing.lease_ms
+        claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+        if isinstance(claimed, Refusal):
+            return self._refused(staged, claimed)
+        task = claimed.task
+        if misfire_decision(task.misfire, staged.due_ms, now, self.timing) is Decision.SKIP:
+            run = Run(
+                staged.run_id,
+                task.id,
+                from_ms(staged.due_ms),
+                RunStatus.SKIPPED,
+                staged.attempt - 1,
+                last_error=f"missed by {now - staged.due_ms} ms (misfire: skip)",
+            )
+            self._finish(task, staged, run, claimed.targets_done)
+            return Fired(staged, Result.SKIPPED, reason=run.last_error)
+        wait = staged.due_ms - self.clock()
+        if wait > 0:
+            self.sleep(wait / 1000)
+        fired = self.clock()
+        done, outcomes = self._call(task, staged, claimed, fired)
+        lateness = fired - staged.due_ms
+        failures = [o for o in outcomes if not o.ok]
+        if not failures:
+            if staged.one_shot:
+                success = Success(staged.run_id, fired, lateness, staged.attempt)
+                return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt, success=success)
+            run = Run(
+                staged.run_id,
+                task.id,
+                from_ms(staged.due_ms),
+                RunStatus.SUCCEEDED,
+                staged.attempt,
+                from_ms(fired),
+                lateness,
+            )
+            self._finish(task, staged, run, done)
+            return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt)
+        error = "; ".join(o.error or "failed" for o in failures)
+        if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
+            delay = task.retry.delay_after(staged.attempt)
+            self.stager.send([(staged.next_attempt(), round(delay))])
+            self.store.record_retry(staged, error=error, targets_done=done, fired_ms=fired, lateness_ms=lateness)
+            return Fired(staged, Result.RETRYING, lateness, staged.attempt, reason=error)
+        exhausted = all(o.retryable for o in failures)
+        status = RunStatus.DEAD_LETTERED if exhausted else RunStatus.FAILED
+        reason = f"{'retries exhausted' if exhausted else 'failed'} after {staged.attempt} attempt(s): {error}"
+        self.stager.dead_letter(staged, reason)
+        run = Run(
+            staged.run_id, task.id, from_ms(staged.due_ms), status, staged.attempt, from_ms(fired), lateness, error
+        )
+        self._finish(task, staged, run, done)
+        return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
+
+    def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
+        if refusal is Refusal.EARLY:
+            # A retry that overtook the record of the attempt before it: look again shortly.
+            self.stager.send([(staged, 1)])
+            return Fired(staged, Result.EARLY, reason=refusal.value)
+        if refusal is Refusal.IN_FLIGHT:
+            return Fired(staged, Result.IN_FLIGHT, reason=refusal.value)
+        return Fired(staged, Result.DROPPED, reason=refusal.value)
+
+    def _call(self, task: Task, staged: Staged, claimed: Claimed, fired_ms: int) -> tuple[int, list[Outcome]]:
+        envelope = Envelope(
+            task.id, staged.run_id, from_ms(staged.due_ms), from_ms(fired_ms), staged.attempt, task.payload
+        )
+        pending = [(i, t) for i, t in enumerate(task.targets) if not claimed.targets_done & (1 << i)]
+        if len(pending) == 1:
+            outcomes = [self.deliverer.deliver(pending[0][1], envelope)]
+        else:
+            outcomes = list(self._pool.map(lambda it: self.deliverer.deliver(it[1], envelope), pending))
+        done = claimed.targets_done
+        for (index, _), outcome in zip(pending, outcomes, strict=True):
+            if outcome.ok:
+                done |= 1 << index
+        return done, outcomes
+
+    def _finish(self, task: Task, staged: Staged, run: Run, targets_done: int) -> None:
+        now = self.clock()
+        if staged.one_shot:
+            self.store.finish_one_shot(staged, run, now_ms=now, targets_done=targets_done)
+            return
+        following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
+        stage_it = following is not None and writer_stages(following, now, self.timing)
+        if following is not None and stage_it:
+            self.stager.stage([staged_for(task.id, following, one_shot=False)], now)
+        self.store.rearm(task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now)
+
+
+@dataclass
+class Batch:
+    """One trigger invocation: its occurrences share one run log (docs/design.md, 2.4)."""
+
+    trigger: Trigger
+    log_id: str
+    results: list[Fired] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fire(self, staged: Staged) -> Fired:
+        result = self.trigger.fire(staged, self.log_id)
+        with self._lock:
+            self.results.append(result)
+        return result
+
+    def close(self) -> None:
+        """Record the batch's one-shot successes: one write for all of them (or, if that write
+        keeps failing, one each: a success must be on record before its lease runs out)."""
+        successes = [r.success for r in self.results if r.success is not None]
+        store = self.trigger.store
+        for attempt in range(3):
+            try:
+                store.log_successes(self.log_id, successes, self.trigger.clock())
+                return
+            except StorageUnavailable:
+                logger.warning("run log write failed", extra={"log_id": self.log_id, "attempt": attempt + 1})
+                self.trigger.sleep(0.1 * 2**attempt)
+        for fired in self.results:
+            if fired.success is not None:
+                s = fired.success
+                run = Run(
+                    s.run_id,
+                    fired.staged.task_id,
+                    from_ms(fired.staged.due_ms),
+                    RunStatus.SUCCEEDED,
+                    s.attempts,
+                    from_ms(s.fired_ms),
+                    s.lateness_ms,
+                )
+                store.finish_one_shot(fired.staged, run, now_ms=self.trigger.clock(), targets_done=-1)

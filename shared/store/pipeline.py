@@ -1,0 +1,334 @@
+"""What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4).
+
+Every write here is conditional on the run it belongs to, so a duplicate delivery, a second
+scanner's copy or a late retry can never move an occurrence twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
+from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
+from shared.domain.codec import is_one_shot_spec
+from shared.domain.errors import StorageUnavailable
+from shared.domain.firing import Staged, occurrence_key, staged_for
+from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
+from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.tasks import Run, Task
+from shared.domain.times import from_ms, to_ms
+from shared.store.dynamo import run_logs, to_task
+from shared.store.keys import bucket_pk, task_key
+from shared.store.models import (
+    BucketItem,
+    OccurrenceItem,
+    RunItem,
+    RunLogItem,
+    TaskItem,
+    WatermarkItem,
+)
+
+FIRING = RunStatus.FIRING.value
+SCHEDULED = TaskStatus.SCHEDULED.value
+
+
+class Refusal(StrEnum):
+    """Why a staged occurrence was not claimed; in every case the message is dropped."""
+
+    STALE = "stale"
+    """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
+    DONE = "done"
+    """This run already finished (a duplicate delivery, or a redelivery after success)."""
+    IN_FLIGHT = "in_flight"
+    """Another trigger holds the run's lease right now."""
+    EARLY = "early"
+    """A retry arrived before the attempt before it was recorded: it must come back shortly."""
+
+
+@dataclass(frozen=True)
+class Claimed:
+    task: Task
+    targets_done: int
+    """Bit i set: target i already succeeded in an earlier attempt of this run."""
+    log_id: str
+
+
+@dataclass(frozen=True)
+class Success:
+    run_id: str
+    fired_ms: int
+    lateness_ms: int
+    attempts: int
+
+
+def _is_conflict(exc: PynamoDBException) -> bool:
+    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
+def _home(task_id: str) -> TaskItem:
+    pk, sk = task_key(task_id)
+    return TaskItem(pk, sk)
+
+
+def _same_run(staged: Staged) -> Condition:
+    return (
+        (TaskItem.run_id == staged.run_id)
+        & (TaskItem.run_due_ms == staged.due_ms)
+        & (TaskItem.attempts == staged.attempt)
+        & (TaskItem.run_status == FIRING)
+    )
+
+
+class DynamoPipelineStore:
+    def __init__(self, retention_ms: int) -> None:
+        self.retention_ms = retention_ms
+
+    # --- scanning -------------------------------------------------------------------------
+
+    def watermark(self, shard: int) -> int | None:
+        try:
+            return int(WatermarkItem.get(f"W#{shard}", "W", consistent_read=True).staged_until_ms)
+        except DoesNotExist:
+            return None
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
+
+    def advance_watermark(self, shard: int, old: int | None, new: int) -> bool:
+        """Move shard's mark from ``old`` to ``new``; False if another scan moved it meanwhile."""
+        item = WatermarkItem(f"W#{shard}", "W", staged_until_ms=new)
+        condition = WatermarkItem.pk.does_not_exist() if old is None else WatermarkItem.staged_until_ms == old
+        try:
+            item.save(condition=condition)
+        except PynamoDBException as exc:
+            if _is_conflict(exc):
+                return False
+            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
+        return True
+
+    def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]:
+        """Occurrences of ``shard`` due in ``[start_ms, end_ms)`` that nobody staged yet."""
+        found: list[Staged] = []
+        if end_ms <= start_ms:
+            return found
+        for minute in minutes_between(start_ms, end_ms - 1):
+            low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
+            condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
+            try:
+                for item in BucketItem.query(bucket_pk(minute, shard), condition):
+                    staged = self._stageable(item, low, high)
+                    if staged is not None:
+                        found.append(staged)
+            except PynamoDBException as exc:
+                raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
+        return found
+
+    @staticmethod
+    def _stageable(item: BucketItem, low: int, high: int) -> Staged | None:
+        due = int(item.due_ms)
+        if not low <= due < high or getattr(item, "staged_ms", None) == due:
+            return None
+        if isinstance(item, TaskItem):
+            armed_here = parse_task_id(item.task_id).due_ms == due
+            if item.status != SCHEDULED or not armed_here or item.run_due_ms == due:
+                return None
+            return staged_for(item.task_id, due, one_shot=is_one_shot_spec(json.loads(item.schedule)))
+        return staged_for(item.task_id, due, one_shot=False)
+
+    # --- claiming -------------------------------------------------------------------------
+
+    def claim(self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str) -> Claimed | Refusal:
+        """Take the run of a staged occurrence: one conditional write (docs/design.md, 2.4)."""
+        item = _home(staged.task_id)
+        armed = (TaskItem.status == SCHEDULED) & (TaskItem.due_ms == staged.due_ms)
+        if staged.attempt == 1:
+            mine = TaskItem.run_due_ms.does_not_exist() | (TaskItem.run_due_ms != staged.due_ms)
+            actions: list[Action] = [
+                TaskItem.targets_done.set(0),
+                TaskItem.last_error.remove(),
+                TaskItem.fired_ms.remove(),
+            ]
+        else:
+            mine = (
+                (TaskItem.run_id == staged.run_id)
+                & (TaskItem.run_due_ms == staged.due_ms)
+                & (TaskItem.run_status == RunStatus.RETRYING.value)
+                & (TaskItem.attempts == staged.attempt - 1)
+            )
+            actions = []
+        actions += [
+            TaskItem.run_due_ms.set(staged.due_ms),
+            TaskItem.run_id.set(staged.run_id),
+            TaskItem.run_status.set(FIRING),
+            TaskItem.attempts.set(staged.attempt),
+            TaskItem.lease_until_ms.set(lease_until_ms),
+            TaskItem.run_log.set(log_id),
+            TaskItem.version.add(1),
+        ]
+        if staged.one_shot:
+            actions.append(TaskItem.expires_at.set(self._expiry(now_ms)))
+        try:
+            item.update(actions=actions, condition=armed & mine)
+            return Claimed(to_task(item), int(item.targets_done or 0), log_id)
+        except PynamoDBException as exc:
+            if not _is_conflict(exc):
+                raise StorageUnavailable(f"claim of {staged.run_id}: {exc.msg}") from exc
+        return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id)
+
+    def _reclaim(self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str) -> Claimed | Refusal:
+        """A claim refused: a duplicate, a stale message, or a crashed run whose lease expired."""
+        try:
+            current = BucketItem.get(*task_key(staged.task_id), consistent_read=True)
+        except DoesNotExist:
+            return Refusal.STALE
+        if not isinstance(current, TaskItem) or current.status != SCHEDULED or current.due_ms != staged.due_ms:
+            return Refusal.STALE
+        if current.run_id != staged.run_id or current.run_due_ms != staged.due_ms:
+            return Refusal.STALE
+        if current.run_status == FIRING and current.attempts == staged.attempt - 1:
+            return Refusal.EARLY
+        if current.run_status != FIRING or current.attempts != staged.attempt:
+            return Refusal.DONE
+        if (current.lease_until_ms or 0) >= now_ms:
+            return Refusal.IN_FLIGHT
+        logs = run_logs([current])
+        if current.run_log in logs and staged.run_id in logs[current.run_log].runs:
+            return Refusal.DONE  # it succeeded; only its record was late or the message came again
+        try:
+            current.update(
+                actions=[
+                    TaskItem.lease_until_ms.set(lease_until_ms),
+                    TaskItem.run_log.set(log_id),
+                    TaskItem.version.add(1),
+                ],
+                condition=_same_run(staged)
+                & (TaskItem.lease_until_ms == current.lease_until_ms)
+                & (TaskItem.run_log == current.run_log),
+            )
+        except PynamoDBException as exc:
+            if _is_conflict(exc):
+                return Refusal.IN_FLIGHT
+            raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
+        return Claimed(to_task(current), int(current.targets_done or 0), log_id)
+
+    # --- recording ------------------------------------------------------------------------
+
+    def _expiry(self, now_ms: int) -> datetime:
+        return from_ms(now_ms + self.retention_ms)
+
+    def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None:
+        """One write for the successful one-shot runs of a trigger batch."""
+        if not successes:
+            return
+        runs: dict[str, Any] = {
+            s.run_id: {"fired_ms": s.fired_ms, "lateness_ms": s.lateness_ms, "attempts": s.attempts} for s in successes
+        }
+        try:
+            RunLogItem(f"RL#{log_id}", "RL", runs=runs, expires_at=self._expiry(now_ms)).save()
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"run log {log_id}: {exc.msg}") from exc
+
+    def record_retry(self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int) -> bool:
+        return self._update_run(
+            staged,
+            [
+                TaskItem.run_status.set(RunStatus.RETRYING.value),
+                TaskItem.last_error.set(error),
+                TaskItem.targets_done.set(targets_done),
+                TaskItem.fired_ms.set(TaskItem.fired_ms | fired_ms),
+                TaskItem.lateness_ms.set(TaskItem.lateness_ms | lateness_ms),
+                TaskItem.lease_until_ms.remove(),
+            ],
+        )
+
+    def finish_one_shot(self, staged: Staged, run: Run, *, now_ms: int, targets_done: int) -> bool:
+        """A one-shot task's final outcome other than success (failed, dead-lettered, skipped)."""
+        actions = [
+            TaskItem.status.set(TaskStatus.COMPLETED.value),
+            TaskItem.next_fire_ms.remove(),
+            TaskItem.run_status.set(run.status.value),
+            TaskItem.last_error.set(run.last_error) if run.last_error else TaskItem.last_error.remove(),
+            TaskItem.targets_done.set(targets_done),
+            TaskItem.lease_until_ms.remove(),
+            TaskItem.expires_at.set(self._expiry(now_ms)),
+        ]
+        if run.fired_at is not None:
+            actions.append(TaskItem.fired_ms.set(TaskItem.fired_ms | to_ms(run.fired_at)))
+            actions.append(TaskItem.lateness_ms.set(TaskItem.lateness_ms | (run.lateness_ms or 0)))
+        return self._update_run(staged, actions)
+
+    def _update_run(self, staged: Staged, actions: Sequence[Action]) -> bool:
+        try:
+            _home(staged.task_id).update(actions=[*actions, TaskItem.version.add(1)], condition=_same_run(staged))
+        except PynamoDBException as exc:
+            if _is_conflict(exc):
+                return False  # the run moved on without us (cancelled, reclaimed after our lease)
+            raise StorageUnavailable(f"run {staged.run_id}: {exc.msg}") from exc
+        return True
+
+    def rearm(
+        self, task: Task, staged: Staged, run: Run, *, next_due_ms: int | None, staged_next: bool, now_ms: int
+    ) -> bool:
+        """A recurring task's occurrence is over: keep its run, arm the next occurrence (or
+        complete the task). False if the task changed meanwhile (its writer re-armed it)."""
+        shard = parse_task_id(task.id).shard
+        expires = self._expiry(now_ms)
+        try:
+            RunItem(
+                f"R#{task.id}",
+                f"{staged.due_ms:013d}#{staged.run_id}",
+                tenant=task.tenant,
+                task_id=task.id,
+                run_id=run.run_id,
+                status=run.status.value,
+                scheduled_ms=staged.due_ms,
+                fired_ms=to_ms(run.fired_at) if run.fired_at else None,
+                attempts=run.attempts,
+                lateness_ms=run.lateness_ms,
+                last_error=run.last_error,
+                expires_at=expires,
+            ).save()
+            clear = [
+                TaskItem.run_status.remove(),
+                TaskItem.lease_until_ms.remove(),
+                TaskItem.run_log.remove(),
+                TaskItem.targets_done.remove(),
+                TaskItem.last_error.remove(),
+                TaskItem.fired_ms.remove(),
+                TaskItem.lateness_ms.remove(),
+            ]
+            if next_due_ms is None:
+                actions: list[Action] = [
+                    *clear,
+                    TaskItem.status.set(TaskStatus.COMPLETED.value),
+                    TaskItem.next_fire_ms.remove(),
+                    TaskItem.expires_at.set(expires),
+                ]
+            else:
+                actions = [
+                    *clear,
+                    TaskItem.due_ms.set(next_due_ms),
+                    TaskItem.next_fire_ms.set(next_due_ms),
+                    TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
+                ]
+            if not self._update_run(staged, actions):
+                return False
+            if next_due_ms is not None:
+                OccurrenceItem(
+                    bucket_pk(next_due_ms, shard),
+                    occurrence_key(task.id, next_due_ms),
+                    task_id=task.id,
+                    due_ms=next_due_ms,
+                    staged_ms=next_due_ms if staged_next else None,
+                    expires_at=self._expiry(next_due_ms),
+                ).save()
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"re-arming {task.id}: {exc.msg}") from exc
+        return True

@@ -1,0 +1,61 @@
+"""The queues and event sources of the pipeline, defined once.
+
+The CDK stack (infra/pipeline.py) builds its queues and Lambda event sources from these
+definitions and the local runtime (local/) creates its moto queues and pollers from the same
+ones, so the two cannot drift (tests/infrastructure checks the template against them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    name: str
+    """Suffix of the queue's name (the stack prefixes it)."""
+    visibility_timeout_s: int
+    retention_s: int = 4 * 86_400
+    dead_letter: str | None = None
+    """The queue messages go to after ``max_receive_count`` failed receives."""
+    max_receive_count: int = 5
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A Lambda function consuming a queue (SQS event source, partial batch failures on)."""
+
+    function: str
+    """The function's name in the stack and its handler module under functions/."""
+    queue: str
+    batch_size: int = 10
+    max_concurrency: int | None = None
+
+
+DEAD_LETTERS = QueueSpec("dead-letters", visibility_timeout_s=30, retention_s=14 * 86_400)
+SCAN_REQUESTS = QueueSpec("scan-requests", visibility_timeout_s=120, dead_letter=DEAD_LETTERS.name)
+DELAY_QUEUE = "delay"
+"""Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
+DELAY_VISIBILITY_TIMEOUT_S = 180
+"""Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
+expired, and the trigger function's timeout (120 s) fits inside it."""
+
+
+def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
+    return QueueSpec(
+        f"{DELAY_QUEUE}-{index}",
+        visibility_timeout_s=visibility_timeout_s,
+        dead_letter=DEAD_LETTERS.name,
+        max_receive_count=5,
+    )
+
+
+def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> list[QueueSpec]:
+    return [DEAD_LETTERS, SCAN_REQUESTS, *(delay_queue(i, delay_visibility_s) for i in range(delay_queues))]
+
+
+def consumers(delay_queues: int) -> list[ConsumerSpec]:
+    return [
+        ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
+        *(ConsumerSpec("trigger", f"{DELAY_QUEUE}-{i}") for i in range(delay_queues)),
+    ]

@@ -1,0 +1,208 @@
+"""The firing pipeline end to end on moto: the API handler, the tick, the scanners, real SQS
+delays, the trigger with Lambda's batch semantics, and a real HTTP receiver."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from datetime import datetime
+
+import boto3
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def register(api, url: str, **fields):
+    body = {"schedule": {"after_seconds": 1.5}, "target": {"http": {"url": url, "timeout_seconds": 1}}, **fields}
+    answer = api("POST", "/v1/tasks", body)
+    assert answer.status == 201, answer.body
+    return answer.body
+
+
+def runs(api, task_id: str) -> list[dict]:
+    answer = api("GET", f"/v1/tasks/{task_id}/runs")
+    assert answer.status == 200
+    return answer.body["items"]
+
+
+def test_a_one_shot_task_fires_once_on_time_with_the_api_body_and_headers(api, pipeline, receiver):
+    url = receiver.script("/hook", 200)
+    task = register(api, url, payload={"order_id": 123}, schedule={"after_seconds": 2.25})
+    due = parse(task["next_fire_at"]).timestamp()
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/hook")) >= 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)  # any duplicate would arrive now
+    (call,) = receiver.calls_to("/hook")
+    assert call.at >= due  # never early
+    assert call.method == "POST"
+    assert call.body["task_id"] == task["id"]
+    assert call.body["payload"] == {"order_id": 123}
+    assert call.body["attempt"] == 1
+    assert call.body["scheduled_for"] == task["next_fire_at"]
+    assert parse(call.body["fired_at"]).timestamp() >= due
+    assert call.headers["Content-Type"] == "application/json"
+    assert call.headers["Idempotency-Key"] == call.body["run_id"]
+    assert call.headers["Sundial-Task-Id"] == task["id"]
+    assert call.headers["Sundial-Attempt"] == "1"
+    after = api("GET", f"/v1/tasks/{task['id']}").body
+    assert after["status"] == "completed"
+    assert after["next_fire_at"] is None
+    (run,) = runs(api, task["id"])
+    assert run["run_id"] == call.body["run_id"]
+    assert run["status"] == "succeeded"
+    assert run["attempts"] == 1
+    assert run["scheduled_for"] == task["next_fire_at"]
+    assert 0 <= run["lateness_ms"] < 1000
+
+
+def test_a_task_beyond_the_writers_window_is_staged_by_the_scanners(api, pipeline, receiver):
+    url = receiver.script("/later", 200)
+    task = register(api, url, schedule={"after_seconds": 4})  # look-ahead 2 s + guard 1 s < 4 s
+    pipeline.tick()  # its window ends 2 s from now: the task is not in it
+    assert receiver.calls_to("/later") == []
+    time.sleep(2.3)
+    pipeline.tick()  # now the task's due time is inside the window
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/later")) == 1, timeout=10)
+    assert receiver.calls_to("/later")[0].at >= parse(task["next_fire_at"]).timestamp()
+
+
+def test_a_missed_tick_loses_nothing_and_fire_now_fires_once_late(api, pipeline, receiver):
+    url = receiver.script("/missed", 200)
+    pipeline.tick()  # the shards' marks start here
+    task = register(api, url, schedule={"after_seconds": 3.5})
+    time.sleep(4.5)  # no tick while it falls due
+    pipeline.tick()
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/missed")) == 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1)
+    assert len(receiver.calls_to("/missed")) == 1
+    (run,) = runs(api, task["id"])
+    assert run["status"] == "succeeded"
+    assert run["lateness_ms"] >= 900
+
+
+def test_a_cancelled_task_never_fires(api, pipeline, receiver):
+    url = receiver.script("/cancelled", 200)
+    task = register(api, url, schedule={"after_seconds": 2})
+    assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204
+    pipeline.fire(until=lambda: False, timeout=3.5)
+    assert receiver.calls_to("/cancelled") == []
+
+
+def test_the_same_message_delivered_twice_fires_once(api, pipeline, receiver):
+    url = receiver.script("/twice", 200)
+    register(api, url, schedule={"after_seconds": 1.5})
+    queue = next(q for q in ("delay-0", "delay-1") if _depth(pipeline, q))
+    # a copy of the staged message, as SQS's at-least-once delivery may hand out
+    message = pipeline.sqs.receive_message(QueueUrl=pipeline.urls[queue], WaitTimeSeconds=3)["Messages"][0]
+    for _ in range(2):
+        pipeline.sqs.send_message(QueueUrl=pipeline.urls[queue], MessageBody=message["Body"])
+    pipeline.sqs.delete_message(QueueUrl=pipeline.urls[queue], ReceiptHandle=message["ReceiptHandle"])
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/twice")) >= 1, timeout=5)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert len(receiver.calls_to("/twice")) == 1
+
+
+def _depth(pipeline, queue: str) -> int:
+    names = ["ApproximateNumberOfMessagesDelayed", "ApproximateNumberOfMessages"]
+    attributes = pipeline.sqs.get_queue_attributes(QueueUrl=pipeline.urls[queue], AttributeNames=names)["Attributes"]
+    return int(attributes["ApproximateNumberOfMessagesDelayed"]) + int(attributes["ApproximateNumberOfMessages"])
+
+
+def test_a_receiver_answering_500_500_200_gets_three_attempts_with_backoff(api, pipeline, receiver):
+    url = receiver.script("/flaky", 500, 500, 200)
+    task = register(api, url, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/flaky")) == 3, timeout=15)
+    calls = receiver.calls_to("/flaky")
+    assert [c.body["attempt"] for c in calls] == [1, 2, 3]
+    assert [c.headers["Sundial-Attempt"] for c in calls] == ["1", "2", "3"]
+    assert len({c.headers["Idempotency-Key"] for c in calls}) == 1
+    assert calls[1].at - calls[0].at >= 0.9
+    assert calls[2].at - calls[1].at >= 0.9
+    pipeline.fire(until=lambda: api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed", timeout=3)
+    (run,) = runs(api, task["id"])
+    assert run["status"] == "succeeded"
+    assert run["attempts"] == 3
+
+
+def test_a_400_fails_at_once_and_reaches_the_dead_letter_queue(api, pipeline, receiver):
+    url = receiver.script("/bad", 400)
+    task = register(api, url)
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["failed"])
+    assert len(receiver.calls_to("/bad")) == 1
+    (run,) = runs(api, task["id"])
+    assert run["attempts"] == 1
+    assert "400" in run["last_error"]
+    (letter,) = pipeline.dead_letters()
+    assert letter["task_id"] == task["id"]
+    assert "400" in letter["reason"]
+
+
+def test_exhausting_the_retries_dead_letters_the_occurrence(api, pipeline, receiver):
+    url = receiver.script("/down", 503)
+    task = register(api, url, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1})
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["dead_lettered"])
+    assert len(receiver.calls_to("/down")) == 2
+    (letter,) = pipeline.dead_letters()
+    assert letter["run_id"] == runs(api, task["id"])[0]["run_id"]
+    assert "retries exhausted" in letter["reason"]
+
+
+def test_a_crash_after_the_claim_fires_once_after_redelivery(api, pipeline, receiver, monkeypatch):
+    from shared.services import firing
+
+    url = receiver.script("/crash", 200)
+    task = register(api, url)
+    crashes = []
+    real_call = firing.Trigger._call
+
+    def crash_once(self, *args, **kwargs):
+        if not crashes:
+            crashes.append(time.time())
+            raise RuntimeError("the trigger died mid-callback")
+        return real_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(firing.Trigger, "_call", crash_once)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/crash")) == 1, timeout=15)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert crashes
+    assert len(receiver.calls_to("/crash")) == 1
+    assert runs(api, task["id"])[0]["status"] == "succeeded"
+
+
+def test_a_cron_task_fires_repeatedly_on_its_schedule(api, pipeline, receiver):
+    url = receiver.script("/cron", 200)
+    task = register(api, url, schedule={"cron": "* * * * * *"})  # every second
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/cron")) >= 3, timeout=10)
+    calls = receiver.calls_to("/cron")
+    fired = [parse(c.body["scheduled_for"]).timestamp() for c in calls]
+    assert fired == sorted(set(fired))  # one call per occurrence, in order
+    assert all(c.at >= s for c, s in zip(calls, fired, strict=True))
+    assert all(s == int(s) for s in fired)  # whole seconds, as the expression says
+    assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204
+    count = len(receiver.calls_to("/cron"))
+    pipeline.fire(until=lambda: False, timeout=2.5)
+    assert len(receiver.calls_to("/cron")) <= count + 1  # at most the one already claimed
+    history = runs(api, task["id"])
+    assert len(history) >= 3
+    assert all(r["status"] == "succeeded" for r in history)
+
+
+def test_an_every_seconds_task_fires_every_period(api, pipeline, receiver):
+    url = receiver.script("/every", 200)
+    register(api, url, schedule={"every_seconds": 1})
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/every")) >= 3, timeout=10)
+    times = [parse(c.body["scheduled_for"]).timestamp() for c in receiver.calls_to("/every")]
+    assert [round(b - a, 3) for a, b in itertools.pairwise(times)] == [1.0] * (len(times) - 1)
+
+
+def test_the_dead_letter_queue_is_where_poison_messages_end(pipeline):
+    # A message the trigger cannot even parse fails every receive and is redriven by SQS.
+    queue = pipeline.urls["delay-0"]
+    pipeline.sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"not": "a staged occurrence"}))
+    attributes = boto3.client("sqs").get_queue_attributes(QueueUrl=queue, AttributeNames=["RedrivePolicy"])
+    assert json.loads(attributes["Attributes"]["RedrivePolicy"])["maxReceiveCount"] == 5

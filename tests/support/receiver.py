@@ -1,0 +1,97 @@
+"""A real HTTP receiver on loopback that records every call and answers from a script."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Call:
+    path: str
+    method: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+    """time.time() when the request arrived."""
+
+
+@dataclass
+class Receiver:
+    url: str
+    calls: list[Call] = field(default_factory=list)
+    scripts: dict[str, list[int]] = field(default_factory=dict)
+    """Path -> the statuses to answer in turn (the last one repeats); 200 when not scripted."""
+    _served: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def script(self, path: str, *statuses: int) -> str:
+        self.scripts[path] = list(statuses)
+        return self.url + path
+
+    def calls_to(self, path: str) -> list[Call]:
+        with self.lock:
+            return [c for c in self.calls if c.path == path]
+
+    def wait_for(self, path: str, count: int, timeout: float) -> list[Call]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            calls = self.calls_to(path)
+            if len(calls) >= count:
+                return calls
+            time.sleep(0.05)
+        return self.calls_to(path)
+
+    def _answer(self, path: str) -> int:
+        with self.lock:
+            script = self.scripts.get(path, [200])
+            index = min(self._served[path], len(script) - 1)
+            self._served[path] += 1
+            return script[index]
+
+
+@contextmanager
+def running_receiver() -> Iterator[Receiver]:
+    receiver = Receiver(url="")
+
+    class Handle(BaseHTTPRequestHandler):
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode(errors="replace")
+            call = Call(self.path, self.command, dict(self.headers.items()), body, time.time())
+            with receiver.lock:
+                receiver.calls.append(call)
+            status = receiver._answer(self.path)
+            payload = b'{"ok": true}'
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
+    server.daemon_threads = True
+    receiver.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield receiver
+    finally:
+        server.shutdown()
+        server.server_close()
