@@ -200,9 +200,41 @@ def test_an_every_seconds_task_fires_every_period(api, pipeline, receiver):
     assert [round(b - a, 3) for a, b in itertools.pairwise(times)] == [1.0] * (len(times) - 1)
 
 
-def test_the_dead_letter_queue_is_where_poison_messages_end(pipeline):
-    # A message the trigger cannot even parse fails every receive and is redriven by SQS.
+def test_a_message_that_poisons_the_trigger_reaches_the_dead_letter_queue(pipeline):
     queue = pipeline.urls["delay-0"]
+    policy = {"deadLetterTargetArn": pipeline.arns["dead-letters"], "maxReceiveCount": "2"}
+    pipeline.sqs.set_queue_attributes(
+        QueueUrl=queue, Attributes={"VisibilityTimeout": "1", "RedrivePolicy": json.dumps(policy)}
+    )
     pipeline.sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"not": "a staged occurrence"}))
-    attributes = boto3.client("sqs").get_queue_attributes(QueueUrl=queue, AttributeNames=["RedrivePolicy"])
-    assert json.loads(attributes["Attributes"]["RedrivePolicy"])["maxReceiveCount"] == 5
+    letters: list[dict] = []
+    pipeline.fire(until=lambda: bool(letters.extend(pipeline.dead_letters()) or letters), timeout=8)
+    assert letters == [{"not": "a staged occurrence"}]
+
+
+def test_a_recurring_task_found_late_skips_and_never_fires_a_burst(api, pipeline, receiver, monkeypatch):
+    url = receiver.script("/burst", 200)
+    task = register(api, url, schedule={"every_seconds": 1})  # misfire defaults to skip
+    registered = parse(task["created_at"]).timestamp()
+    time.sleep(4)  # an outage: nothing fires for 4 periods
+    resumed = time.time()
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/burst")) >= 2, timeout=10)
+    calls = receiver.calls_to("/burst")
+    scheduled = [parse(c.body["scheduled_for"]).timestamp() for c in calls]
+    assert min(scheduled) >= resumed - 1.6  # nothing from the outage but what the tolerance allows
+    assert calls[1].at - calls[0].at >= 0.9  # one per period, no burst
+    history = runs(api, task["id"])
+    assert history[-1]["status"] == "skipped"
+    assert parse(history[-1]["scheduled_for"]).timestamp() < registered + 1.5
+
+
+def test_a_one_shot_found_late_with_skip_does_not_fire(api, pipeline, receiver):
+    url = receiver.script("/late-skip", 200)
+    pipeline.tick()
+    task = register(api, url, schedule={"after_seconds": 3.5}, misfire="skip")
+    time.sleep(6)  # a missed tick: found 2.5 s late, over the 1.5 s tolerance
+    pipeline.tick()
+    assert pipeline.fire(until=lambda: api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed")
+    assert receiver.calls_to("/late-skip") == []
+    (run,) = runs(api, task["id"])
+    assert run["status"] == "skipped"
