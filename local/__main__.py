@@ -1,8 +1,4 @@
-"""`make run`: Sundial on one machine.
-
-moto runs as its own process on loopback; the table is created from the same PynamoDB models
-the CDK stack is built from; the API Lambda handler answers on http://127.0.0.1:$SUNDIAL_PORT.
-"""
+"""`make run`: Sundial on one machine (see local/runtime.py)."""
 
 from __future__ import annotations
 
@@ -11,52 +7,49 @@ import signal
 import sys
 import threading
 from types import FrameType
+from typing import Any
 
-from local.http_adapter import make_server
-from local.moto_server import MotoServer, quiet_metrics
+from local.runtime import Runtime
+
+
+def print_fire(fired: Any) -> None:
+    staged, result = fired.staged, fired.result.value
+    if result in ("dropped", "early", "in_flight"):
+        return
+    lateness = f"{fired.lateness_ms} ms late" if fired.lateness_ms is not None else ""
+    reason = f"  ({fired.reason})" if fired.reason and result != "succeeded" else ""
+    print(
+        f"fired {staged.task_id} run {staged.run_id} attempt {staged.attempt}: {result} {lateness}{reason}", flush=True
+    )
 
 
 def main() -> int:
-    port = int(os.environ.get("SUNDIAL_PORT", "8080"))
-    moto = MotoServer(int(os.environ["SUNDIAL_MOTO_PORT"]) if os.environ.get("SUNDIAL_MOTO_PORT") else None)
-    moto.start()
-    moto.use()
-    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
-
-    # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
-    from functions.api.handler import handler
-    from shared.settings import from_env
-    from shared.store.dynamo import ensure_table
-
-    quiet_metrics()
-
-    settings = from_env()
-    ensure_table(settings.table_name)
-    server = make_server("127.0.0.1", port, handler)
-    stopping = threading.Event()
+    runtime = Runtime(
+        port=int(os.environ.get("SUNDIAL_PORT", "8080")),
+        tick_period_s=float(os.environ.get("SUNDIAL_TICK_PERIOD_S", "1")),
+        delay_queues=int(os.environ.get("SUNDIAL_LOCAL_DELAY_QUEUES", "4")),
+        moto_port=int(os.environ["SUNDIAL_MOTO_PORT"]) if os.environ.get("SUNDIAL_MOTO_PORT") else None,
+        on_fire=print_fire,
+    )
+    runtime.start()
+    stopped = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
-        if not stopping.is_set():
-            stopping.set()
-            threading.Thread(target=server.shutdown, daemon=True).start()
+        stopped.set()
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://127.0.0.1:{runtime.port}"
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  docs     {base}/v1/docs"
-        f"\n  OpenAPI  {base}/v1/openapi.json\n  moto     {moto.endpoint}"
-        f"  (aws --endpoint-url {moto.endpoint} dynamodb scan --table-name {settings.table_name})"
-        "\nCtrl-C stops it.",
+        f"\n  OpenAPI  {base}/v1/openapi.json\n  moto     {runtime.moto.endpoint}"
+        f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name sundial)"
+        "\nCtrl-C stops it. One line per fire follows.",
         flush=True,
     )
-    try:
-        server.serve_forever(poll_interval=0.2)
-    finally:
-        server.server_close()
-        moto.stop()
-        print("Sundial stopped.", flush=True)
+    stopped.wait()
+    runtime.stop()
+    print("Sundial stopped.", flush=True)
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -24,6 +25,8 @@ from shared.services.firing import Fired, Result, Trigger
 from shared.settings import from_env
 
 processor = AsyncBatchProcessor(event_type=EventType.SQS)
+observers: list[Callable[[Fired], None]] = []
+"""Called with every occurrence's result (the local runtime prints one line per fire)."""
 
 
 @cache
@@ -32,6 +35,8 @@ def trigger() -> Trigger:
 
 
 def observe(fired: Fired) -> None:
+    for observer in observers:
+        observer(fired)
     ids = {"task_id": fired.staged.task_id, "run_id": fired.staged.run_id, "attempt": fired.staged.attempt}
     metrics.add_metric(name=f"Runs_{fired.result.value}", unit=MetricUnit.Count, value=1)
     if fired.lateness_ms is not None and fired.result is not Result.DROPPED:

@@ -1,0 +1,171 @@
+"""The whole system on one machine: moto as its own process, the table and queues created from
+the same definitions as the stack (the PynamoDB models, shared/topology.py), and the real
+handlers behind the parts AWS would run: API Gateway, the minute rule, Lambda's SQS pollers."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from local.apigw import LocalContext
+from local.http_adapter import make_server
+from local.moto_server import MotoServer, quiet_metrics
+from local.sqs_lambda import invoke_batch, receive
+
+# Locally the tick is not AWS's minute: a short period and look-ahead keep moto's queues short
+# (moto scans a whole queue on every call). Each is a setting; see README "Local runtime".
+LOCAL_ENV = {
+    "SUNDIAL_BUCKET_SHARDS": "2",
+    "SUNDIAL_LOOK_AHEAD_MS": "3000",
+    "SUNDIAL_GUARD_MS": "2000",
+    "SUNDIAL_LEAD_MS": "2000",
+    "SUNDIAL_LEASE_MS": "15000",
+    "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
+    "SUNDIAL_ALLOW_PRIVATE_TARGETS": "1",
+    "POWERTOOLS_TRACE_DISABLED": "1",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+}
+DELAY_VISIBILITY_S = 20
+"""Longer than the local lease (15 s from the due time)."""
+
+
+@dataclass
+class Runtime:
+    port: int = 8080
+    tick_period_s: float = 1.0
+    delay_queues: int = 4
+    workers: int = 128
+    moto_port: int | None = None
+    on_fire: Callable[[Any], None] | None = None
+    moto: MotoServer = field(init=False)
+    stopping: threading.Event = field(default_factory=threading.Event)
+    _threads: list[threading.Thread] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+    _pool: ThreadPoolExecutor | None = None
+
+    def start(self) -> None:
+        self.moto = MotoServer(self.moto_port)
+        self.moto.start()
+        self.moto.use()
+        for key, value in LOCAL_ENV.items():
+            os.environ.setdefault(key, value)
+        urls, arns = self._create_resources()
+        # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
+        from functions.api.handler import handler as api
+        from functions.scanner.handler import handler as scanner
+        from functions.tick.handler import handler as tick
+        from functions.trigger import handler as trigger_module
+        from shared.topology import consumers
+
+        quiet_metrics()
+        self._warm()
+        if self.on_fire is not None:
+            trigger_module.observers.append(self.on_fire)
+        handlers = {"scanner": scanner, "trigger": trigger_module.handler}
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
+        self._server = make_server("127.0.0.1", self.port, api)
+        self._spawn("api", self._server.serve_forever, 0.2)
+        self._spawn("tick", self._tick_forever, tick)
+        for consumer in consumers(self.delay_queues):
+            name = consumer.queue
+            self._spawn(
+                f"poll-{name}",
+                self._poll_forever,
+                urls[name],
+                arns[name],
+                handlers[consumer.function],
+                consumer.batch_size,
+            )
+
+    @staticmethod
+    def _warm() -> None:
+        """What Lambda's init phase would have done before the first event: build each
+        function's services and open their connections, so the first fire is not a cold start."""
+        from functions.api.handler import service
+        from functions.scanner.handler import scanner
+        from functions.trigger.handler import trigger
+        from shared.store.models import TaskItem
+
+        service()
+        scanner()
+        built = trigger()
+        TaskItem.exists()
+        built.store.watermark(0)
+
+    def _create_resources(self) -> tuple[dict[str, str], dict[str, str]]:
+        import json
+
+        import boto3
+
+        from shared.settings import from_env
+        from shared.store.dynamo import ensure_table
+        from shared.topology import queues
+
+        sqs = boto3.client("sqs")
+        urls: dict[str, str] = {}
+        arns: dict[str, str] = {}
+        for spec in queues(self.delay_queues, DELAY_VISIBILITY_S):
+            attributes = {
+                "VisibilityTimeout": str(spec.visibility_timeout_s),
+                "MessageRetentionPeriod": str(spec.retention_s),
+            }
+            if spec.dead_letter:
+                policy = {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
+                attributes["RedrivePolicy"] = json.dumps(policy)
+            urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
+            arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])[
+                "Attributes"
+            ]["QueueArn"]
+        os.environ["SUNDIAL_DELAY_QUEUE_URLS"] = ",".join(urls[f"delay-{i}"] for i in range(self.delay_queues))
+        os.environ["SUNDIAL_DEAD_LETTER_QUEUE_URL"] = urls["dead-letters"]
+        os.environ["SUNDIAL_SCAN_QUEUE_URL"] = urls["scan-requests"]
+        ensure_table(from_env().table_name)
+        return urls, arns
+
+    def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _tick_forever(self, tick: Callable[..., Any]) -> None:
+        """The minute rule, every ``tick_period_s`` (aligned to the period), one tick at start."""
+        while not self.stopping.is_set():
+            try:
+                tick({}, LocalContext())
+            except Exception as exc:
+                print(f"tick failed: {exc}", flush=True)
+            period = self.tick_period_s
+            self.stopping.wait(period - time.time() % period)
+
+    def _poll_forever(self, url: str, arn: str, handler: Callable[..., Any], batch_size: int) -> None:
+        """Lambda's SQS poller: receive, hand the batch to a worker, go straight back."""
+        import boto3
+
+        sqs = boto3.client("sqs")
+        assert self._pool is not None
+        while not self.stopping.is_set():
+            try:
+                messages = receive(sqs, url, batch_size, wait_s=1)
+            except Exception:
+                if self.stopping.wait(0.5):
+                    return
+                continue
+            if messages:
+                self._pool.submit(invoke_batch, sqs, url, arn, handler, messages)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        for thread in self._threads:
+            thread.join(timeout=3)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self.moto.stop()
