@@ -29,6 +29,9 @@ from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
 
+CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
+"""Pauses between claim attempts refused as BEHIND or EARLY (the last attempt has none after it)."""
+
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -104,9 +107,14 @@ class Trigger:
     # One occurrence ----------------------------------------------------------------------
 
     def fire(self, staged: Staged, log_id: str) -> Fired:
-        now = self.clock()
-        lease = max(now, staged.due_ms) + self.timing.lease_ms
-        claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+        for pause in CLAIM_RETRY_PAUSES_S:
+            now = self.clock()
+            lease = max(now, staged.due_ms) + self.timing.lease_ms
+            claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+            if not isinstance(claimed, Refusal) or claimed not in (Refusal.BEHIND, Refusal.EARLY):
+                break
+            # The write this message overtook is usually milliseconds behind: look again.
+            self.sleep(pause)
         if isinstance(claimed, Refusal):
             return self._refused(staged, claimed)
         task = claimed.task
@@ -160,8 +168,11 @@ class Trigger:
         return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
 
     def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
-        if refusal is Refusal.EARLY:
-            # A retry that overtook the record of the attempt before it: look again shortly.
+        if refusal is Refusal.EARLY or (
+            refusal is Refusal.BEHIND and self.clock() < staged.due_ms + self.timing.misfire_tolerance_ms
+        ):
+            # Still not armed after the pauses: come back in a second (until the occurrence is
+            # past its misfire tolerance: then whoever should have armed it never did).
             self.stager.send([(staged, 1)])
             return Fired(staged, Result.EARLY, reason=refusal.value)
         if refusal is Refusal.IN_FLIGHT:

@@ -51,6 +51,9 @@ class Refusal(StrEnum):
     """Another trigger holds the run's lease right now."""
     EARLY = "early"
     """A retry arrived before the attempt before it was recorded: it must come back shortly."""
+    BEHIND = "behind"
+    """The task is not (yet) armed for this occurrence: its writer stages before it writes, so
+    the message can overtake the write by a few milliseconds."""
 
 
 @dataclass(frozen=True)
@@ -187,10 +190,18 @@ class DynamoPipelineStore:
         try:
             current = BucketItem.get(*task_key(staged.task_id), consistent_read=True)
         except DoesNotExist:
+            return Refusal.BEHIND
+        if not isinstance(current, TaskItem) or current.status != SCHEDULED:
             return Refusal.STALE
-        if not isinstance(current, TaskItem) or current.status != SCHEDULED or current.due_ms != staged.due_ms:
+        if current.due_ms < staged.due_ms:
+            return Refusal.BEHIND
+        if current.due_ms != staged.due_ms:
             return Refusal.STALE
-        if current.run_id != staged.run_id or current.run_due_ms != staged.due_ms:
+        if current.run_due_ms != staged.due_ms:
+            # Armed for this occurrence, not yet claimed: the item was written between our
+            # conditional write and this read. A first attempt claims it on the next try.
+            return Refusal.BEHIND if staged.attempt == 1 else Refusal.STALE
+        if current.run_id != staged.run_id:
             return Refusal.STALE
         if current.run_status == FIRING and current.attempts == staged.attempt - 1:
             return Refusal.EARLY

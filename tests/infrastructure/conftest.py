@@ -53,3 +53,36 @@ def template(synthesized: Synthesized) -> Template:
 def logical_id(stack: Stack, resource: Any) -> str:
     assert isinstance(resource, CfnResource)
     return stack.resolve(resource.logical_id)
+
+
+ALTERNATE_DELAY_QUEUES = 3
+ALTERNATE_ALARM_TOPIC = "arn:aws:sns:eu-west-1:123456789012:sundial-alarms"
+
+
+@dataclass(frozen=True)
+class Built:
+    """A stack built from settings other than the defaults (no cdk-nag, no assembly on disk)."""
+
+    stack: SundialStack
+    template: Template
+
+    def resources(self, type_name: str) -> dict[str, Any]:
+        return dict(self.template.find_resources(type_name))
+
+
+@pytest.fixture(scope="session")
+def alternate() -> Built:
+    """What the defaults leave out: several delay queues, an alarm topic, a throw-away stack
+    (removal policy "destroy") in an account that already has API Gateway's CloudWatch role."""
+    app = build_app(
+        nag=False,
+        overrides={
+            names.CTX_DELAY_QUEUES: ALTERNATE_DELAY_QUEUES,
+            names.CTX_ALARM_TOPIC_ARN: ALTERNATE_ALARM_TOPIC,
+            names.CTX_REMOVAL_POLICY: "destroy",
+            names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: False,
+        },
+    )
+    stack = app.node.find_child(names.STACK_NAME)
+    assert isinstance(stack, SundialStack)
+    return Built(stack=stack, template=Template.from_stack(stack))

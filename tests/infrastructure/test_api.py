@@ -55,9 +55,15 @@ def test_every_path_under_v1_is_proxied_to_the_api_function(synthesized: Synthes
 
 
 def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1(synthesized: Synthesized) -> None:
-    permissions = synthesized.resources("AWS::Lambda::Permission")
+    stack = synthesized.stack
+    function_id = logical_id(stack, stack.api.handler.function.node.default_child)
+    permissions = [
+        permission["Properties"]
+        for permission in synthesized.resources("AWS::Lambda::Permission").values()
+        if permission["Properties"]["FunctionName"] == {"Fn::GetAtt": [function_id, "Arn"]}
+    ]
     assert len(permissions) == 1, "no test-invoke permission, one permission for the live stage"
-    permission = next(iter(permissions.values()))["Properties"]
+    permission = permissions[0]
     assert permission["Principal"] == "apigateway.amazonaws.com"
     source_arn_parts = permission["SourceArn"]["Fn::Join"][1]
     assert source_arn_parts[-1] == f"/*/{names.API_VERSION_PATH}/*"
@@ -116,17 +122,25 @@ def test_function_runs_the_api_handler_on_the_newest_python(api_function: dict[s
     assert len(properties["Layers"]) == 1
 
 
-def test_function_environment_carries_the_table_name_and_settings(
+def test_function_environment_carries_the_table_the_delay_queues_and_settings(
     synthesized: Synthesized, api_function: dict[str, Any]
 ) -> None:
     defaults = DeploymentSettings()
-    table_id = logical_id(synthesized.stack, synthesized.stack.storage.table.node.default_child)
+    stack = synthesized.stack
+    table_id = logical_id(stack, stack.storage.table.node.default_child)
+    [delay_queue] = stack.pipeline.queues.delay  # one by default: the URL list is a single Ref
     assert api_function["Properties"]["Environment"]["Variables"] == {
         runtime_settings.ENV_TABLE_NAME: {"Ref": table_id},
         runtime_settings.ENV_BUCKET_SHARDS: str(defaults.bucket_shards),
         runtime_settings.ENV_LIST_SHARDS: str(defaults.list_shards),
         runtime_settings.ENV_RUN_RETENTION_DAYS: str(defaults.run_retention_days),
         runtime_settings.ENV_DEFAULT_TENANT: defaults.default_tenant,
+        runtime_settings.ENV_DELAY_QUEUE_URLS: {"Ref": logical_id(stack, delay_queue.node.default_child)},
+        runtime_settings.ENV_LOOK_AHEAD_MS: str(defaults.look_ahead_ms),
+        runtime_settings.ENV_GUARD_MS: str(defaults.guard_ms),
+        runtime_settings.ENV_LEAD_MS: str(defaults.lead_ms),
+        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(defaults.misfire_tolerance_ms),
+        runtime_settings.ENV_LEASE_MS: str(defaults.lease_ms),
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }
@@ -142,6 +156,12 @@ def test_function_logs_to_its_own_log_group_with_retention(
 
 def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> None:
     outputs = synthesized.template.find_outputs("*")
-    assert set(outputs) == {names.OUTPUT_API_URL, names.OUTPUT_TABLE_NAME}
+    assert set(outputs) == {
+        names.OUTPUT_API_URL,
+        names.OUTPUT_TABLE_NAME,
+        names.OUTPUT_DEAD_LETTER_QUEUE_URL,
+        names.OUTPUT_TRIGGER_ROLE_ARN,
+        names.OUTPUT_DASHBOARD_NAME,
+    }
     url_parts = outputs[names.OUTPUT_API_URL]["Value"]["Fn::Join"][1]
     assert url_parts[-1] == f"/{names.API_VERSION_PATH}"

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
 from infra.api import API_TABLE_ACTIONS
-from infra.function import XRAY_WRITE_ACTIONS
+from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
+from infra.pipeline import SCANNER_TABLE_ACTIONS, TARGET_ACTIONS, TRIGGER_TABLE_ACTIONS
 from shared.store.models import LIST_INDEX_NAME
-from tests.infrastructure.conftest import Synthesized, logical_id
+from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
 
@@ -18,7 +21,7 @@ def _listify(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
-def _function_roles(synthesized: Synthesized) -> dict[str, str]:
+def _function_roles(synthesized: Synthesized | Built) -> dict[str, str]:
     """Function logical id -> role logical id."""
     roles = {}
     for key, function in synthesized.resources("AWS::Lambda::Function").items():
@@ -28,7 +31,7 @@ def _function_roles(synthesized: Synthesized) -> dict[str, str]:
     return roles
 
 
-def _statements_of_role(synthesized: Synthesized, role_id: str) -> list[dict[str, Any]]:
+def _statements_of_role(synthesized: Synthesized | Built, role_id: str) -> list[dict[str, Any]]:
     statements = []
     for policy in synthesized.resources("AWS::IAM::Policy").values():
         if {"Ref": role_id} in policy["Properties"]["Roles"]:
@@ -130,3 +133,105 @@ def test_functions_exist_only_after_their_permissions(synthesized: Synthesized) 
     for function_id, role_id in _function_roles(synthesized).items():
         own_policies = {key for key, policy in policies.items() if {"Ref": role_id} in policy["Properties"]["Roles"]}
         assert own_policies <= set(functions[function_id].get("DependsOn", []))
+
+
+Grant = tuple[str, str]
+"""(action, resource as JSON): statements flattened, since CDK merges statements that share
+actions or resources (@aws-cdk/aws-iam:minimizePolicies)."""
+
+
+def _grants(synthesized: Synthesized | Built, role_id: str) -> set[Grant]:
+    """A role's grants beyond writing its own logs and X-Ray."""
+    found = set()
+    for statement in _statements_of_role(synthesized, role_id):
+        actions = _listify(statement["Action"])
+        if actions[0].startswith("logs:") or sorted(actions) == sorted(XRAY_WRITE_ACTIONS):
+            continue
+        for action in actions:
+            for resource in _listify(statement["Resource"]):
+                found.add((action, json.dumps(resource, sort_keys=True)))
+    return found
+
+
+def _arn(resource_id: str) -> str:
+    return json.dumps({"Fn::GetAtt": [resource_id, "Arn"]}, sort_keys=True)
+
+
+def _account_wide(service: str, resource: str) -> str:
+    parts = ["arn:", {"Ref": "AWS::Partition"}, f":{service}:", {"Ref": "AWS::Region"}, ":"]
+    return json.dumps({"Fn::Join": ["", [*parts, {"Ref": "AWS::AccountId"}, f":{resource}"]]}, sort_keys=True)
+
+
+class _Ids:
+    def __init__(self, built: Synthesized | Built) -> None:
+        stack = built.stack
+        self.built = built
+        self.table = logical_id(stack, stack.storage.table.node.default_child)
+        queues = stack.pipeline.queues
+        self.dead_letters = logical_id(stack, queues.dead_letters.node.default_child)
+        self.scan_requests = logical_id(stack, queues.scan_requests.node.default_child)
+        self.delay = [logical_id(stack, queue.node.default_child) for queue in queues.delay]
+        self.roles = _function_roles(built)
+
+    def role(self, function: ServiceFunction) -> str:
+        return self.roles[logical_id(self.built.stack, function.function.node.default_child)]
+
+
+def _on(actions: Iterable[str], *resource_ids: str) -> set[Grant]:
+    return {(action, _arn(resource_id)) for action in actions for resource_id in resource_ids}
+
+
+@pytest.mark.parametrize("which", ["synthesized", "alternate"])
+def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytest.FixtureRequest, which: str) -> None:
+    built = request.getfixturevalue(which)
+    ids = _Ids(built)
+    pipeline = built.stack.pipeline
+    send = ["sqs:SendMessage"]
+    assert _grants(built, ids.role(pipeline.tick)) == _on(send, ids.scan_requests)
+    assert _grants(built, ids.role(pipeline.scanner)) == {
+        *_on(SCANNER_TABLE_ACTIONS, ids.table),
+        *_on(send, *ids.delay),
+        *_on(CONSUME_ACTIONS, ids.scan_requests),
+    }
+    assert _grants(built, ids.role(pipeline.trigger)) == {
+        *_on(TRIGGER_TABLE_ACTIONS, ids.table),
+        *_on(send, *ids.delay, ids.dead_letters),
+        *_on(CONSUME_ACTIONS, *ids.delay),
+        ("lambda:InvokeFunction", _account_wide("lambda", "function:*")),
+        ("sqs:SendMessage", _account_wide("sqs", "*")),
+        ("sns:Publish", _account_wide("sns", "*")),
+        ("events:PutEvents", _account_wide("events", "event-bus/*")),
+    }
+    api_queue_grants = {
+        grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
+    }
+    assert api_queue_grants == _on(send, *ids.delay)
+
+
+def test_the_pipeline_uses_the_table_but_no_index() -> None:
+    assert set(SCANNER_TABLE_ACTIONS) == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
+    assert set(TRIGGER_TABLE_ACTIONS) == {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:BatchGetItem",
+    }
+
+
+def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synthesized) -> None:
+    """Only the trigger's target policy names resources by wildcard, and only in its own account
+    and region; that policy holds nothing else."""
+    stack = synthesized.stack
+    targets_policy = logical_id(stack, stack.pipeline.targets_policy.node.default_child)
+    for key, policy in synthesized.resources("AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            for resource in _listify(statement["Resource"]):
+                text = json.dumps(resource)
+                if resource == "*" or "*" not in text:
+                    continue
+                assert key == targets_policy, f"{key} grants {text}"
+                parts = resource["Fn::Join"][1]
+                assert {"Ref": "AWS::AccountId"} in parts
+                assert {"Ref": "AWS::Region"} in parts
+    statements = synthesized.resources("AWS::IAM::Policy")[targets_policy]["Properties"]["PolicyDocument"]["Statement"]
+    assert sorted(statement["Action"] for statement in statements) == sorted(TARGET_ACTIONS)

@@ -19,8 +19,20 @@ from tests.infrastructure.conftest import Synthesized
 
 pytestmark = pytest.mark.infrastructure
 
+_TARGETS = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resource}"
+
 ACKNOWLEDGED = {
-    ("Sundial/Api/Handler/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    *(
+        (f"Sundial/{function}/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
+        for function in ("Api/Handler", "Pipeline/Tick", "Pipeline/Scanner", "Pipeline/Trigger")
+    ),
+    *(
+        (
+            "Sundial/Pipeline/Trigger/TargetsPolicy/Resource",
+            f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service=service, resource=resource)}]",
+        )
+        for service, resource in (("lambda", "function:*"), ("sqs", "*"), ("sns", "*"), ("events", "event-bus/*"))
+    ),
     ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),
     ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),

@@ -11,11 +11,11 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 
 from infra import names
-from infra.app import build_app, cdk_json_context
+from infra.app import cdk_json_context
 from infra.settings import DeploymentSettings, SettingsError
-from infra.stack import SundialStack
 from shared import observability
 from shared.settings import Settings
+from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, ALTERNATE_DELAY_QUEUES, Built
 
 pytestmark = pytest.mark.infrastructure
 
@@ -38,6 +38,19 @@ def test_deployment_defaults_match_what_the_functions_assume() -> None:
     deployment = DeploymentSettings()
     for field in ("bucket_shards", "list_shards", "run_retention_days", "default_tenant"):
         assert getattr(deployment, field) == getattr(functions, field), field
+    assert deployment.timing == functions.timing
+
+
+def test_timing_defaults_are_the_documented_ones() -> None:
+    settings = DeploymentSettings()
+    assert (
+        settings.look_ahead_ms,
+        settings.guard_ms,
+        settings.lead_ms,
+        settings.misfire_tolerance_ms,
+        settings.lease_ms,
+    ) == (120_000, 60_000, 1_000, 60_000, 90_000)
+    assert (settings.delay_queues, settings.lateness_alarm_ms, settings.alarm_topic_arn) == (1, 1000, "")
 
 
 def test_powertools_names_match_the_observability_module() -> None:
@@ -53,6 +66,9 @@ def test_command_line_strings_are_parsed() -> None:
             names.CTX_REMOVAL_POLICY: "destroy",
             names.CTX_LOG_RETENTION_DAYS: "90",
             names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: "false",
+            names.CTX_DELAY_QUEUES: "3",
+            names.CTX_LEASE_MS: "120000",
+            names.CTX_ALARM_TOPIC_ARN: "arn:aws:sns:us-east-1:123456789012:ops",
         }
     )
     assert settings.bucket_shards == 32
@@ -61,6 +77,9 @@ def test_command_line_strings_are_parsed() -> None:
     assert not settings.retain
     assert settings.log_retention_days == 90
     assert settings.api_gateway_cloudwatch_role is False
+    assert settings.delay_queues == 3
+    assert settings.timing.lease_ms == 120_000
+    assert settings.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:ops"
 
 
 @pytest.mark.parametrize(
@@ -74,6 +93,21 @@ def test_command_line_strings_are_parsed() -> None:
         (names.CTX_API_THROTTLE_RATE, True),
         (names.CTX_DEFAULT_TENANT, ""),
         (names.CTX_API_GATEWAY_CLOUDWATCH_ROLE, "yes"),
+        (names.CTX_DELAY_QUEUES, 0),
+        (names.CTX_DELAY_QUEUES, 33),
+        (names.CTX_SCANNER_MAX_CONCURRENCY, 1),
+        (names.CTX_SCANNER_MAX_CONCURRENCY, 1001),
+        (names.CTX_LOOK_AHEAD_MS, 30_000),  # shorter than a tick period: tasks staged late
+        (names.CTX_LOOK_AHEAD_MS, 850_000),  # + guard beyond SQS's 900 s delay: messages early
+        (names.CTX_GUARD_MS, -1),
+        (names.CTX_LEAD_MS, -1),
+        (names.CTX_LEAD_MS, 10_001),
+        (names.CTX_MISFIRE_TOLERANCE_MS, -1),
+        (names.CTX_LEASE_MS, 0),
+        (names.CTX_LEASE_MS, 180_000),  # a redelivered message would find the lease still held
+        (names.CTX_LATENESS_ALARM_MS, 0),
+        (names.CTX_ALARM_TOPIC_ARN, "ops-alarms"),
+        (names.CTX_ALARM_TOPIC_ARN, "arn:aws:sqs:us-east-1:123456789012:ops"),
     ],
 )
 def test_bad_values_are_refused_with_the_key_named(key: str, value: Any) -> None:
@@ -86,17 +120,14 @@ def test_settings_are_immutable() -> None:
         DeploymentSettings().bucket_shards = 1  # type: ignore[misc]
 
 
-def test_context_reaches_the_constructs() -> None:
-    """Builds the construct tree with overrides (no synthesis) and reads the L1 properties."""
-    app = build_app(
-        nag=False,
-        overrides={names.CTX_REMOVAL_POLICY: "destroy", names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: False},
-    )
-    stack = app.node.find_child(names.STACK_NAME)
-    assert isinstance(stack, SundialStack)
+def test_context_reaches_the_constructs(alternate: Built) -> None:
+    """The session's stack built with overrides (see conftest), read through its L1 properties."""
+    stack = alternate.stack
     table = stack.storage.table.node.default_child
     assert isinstance(table, dynamodb.CfnTable)
     assert table.deletion_protection_enabled is False
     assert table.cfn_options.deletion_policy == CfnDeletionPolicy.DELETE
     assert stack.api.rest_api.node.try_find_child("CloudWatchRole") is None
     assert stack.api.rest_api.node.try_find_child("Account") is None
+    assert len(stack.pipeline.queues.delay) == ALTERNATE_DELAY_QUEUES
+    assert stack.settings.alarm_topic_arn == ALTERNATE_ALARM_TOPIC

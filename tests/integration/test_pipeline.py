@@ -8,7 +8,6 @@ import json
 import time
 from datetime import datetime
 
-import boto3
 import pytest
 
 pytestmark = pytest.mark.integration

@@ -1,0 +1,135 @@
+"""Alarms and the dashboard watch the metrics the pipeline really publishes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from functions.trigger.handler import observe
+from infra import names
+from infra.settings import DeploymentSettings
+from shared import observability
+from shared.domain.firing import Staged
+from shared.services.firing import Fired, Result
+from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, logical_id
+
+pytestmark = pytest.mark.infrastructure
+
+
+@pytest.fixture
+def emitted() -> Iterator[dict[str, Any]]:
+    """The EMF document the trigger's handler writes for one occurrence of every result."""
+    metrics = observability.metrics
+    metrics.clear_metrics()
+    try:
+        for result in Result:
+            observe(Fired(Staged("01TASK", 1_000, "01RUN"), result, lateness_ms=12))
+        yield metrics.serialize_metric_set()
+    finally:
+        metrics.clear_metrics()
+
+
+def _alarm(synthesized: Synthesized, name: str) -> dict[str, Any]:
+    [alarm] = [
+        alarm["Properties"]
+        for alarm in synthesized.resources("AWS::CloudWatch::Alarm").values()
+        if alarm["Properties"]["AlarmName"] == f"{names.STACK_NAME}-{name}"
+    ]
+    return alarm
+
+
+def _metric_stat(alarm: dict[str, Any]) -> dict[str, Any]:
+    [query] = alarm["Metrics"]
+    return query["MetricStat"]
+
+
+def test_the_trigger_publishes_what_the_alarms_and_the_dashboard_read(emitted: dict[str, Any]) -> None:
+    [directive] = emitted["_aws"]["CloudWatchMetrics"]
+    assert directive["Namespace"] == names.POWERTOOLS_METRICS_NAMESPACE
+    assert directive["Dimensions"] == [["service"]]
+    assert emitted["service"] == names.POWERTOOLS_SERVICE_NAME
+    published = {metric["Name"] for metric in directive["Metrics"]}
+    assert {"LatenessMs", "Runs_succeeded", "Runs_retrying", "Runs_dead_lettered", "Runs_failed"} <= published
+
+
+def test_dead_letters_alarm_on_the_first_message(synthesized: Synthesized) -> None:
+    stack = synthesized.stack
+    alarm = _alarm(synthesized, "dead-letters")
+    stat = _metric_stat(alarm)
+    assert stat["Metric"] == {
+        "Namespace": "AWS/SQS",
+        "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Dimensions": [
+            {
+                "Name": "QueueName",
+                "Value": {
+                    "Fn::GetAtt": [
+                        logical_id(stack, stack.pipeline.queues.dead_letters.node.default_child),
+                        "QueueName",
+                    ]
+                },
+            }
+        ],
+    }
+    assert stat["Stat"] == "Maximum"
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
+def test_lateness_alarms_on_the_p99_over_five_minutes(synthesized: Synthesized) -> None:
+    alarm = _alarm(synthesized, "lateness-p99")
+    stat = _metric_stat(alarm)
+    assert stat["Metric"] == {
+        "Namespace": observability.NAMESPACE,
+        "MetricName": "LatenessMs",
+        "Dimensions": [{"Name": "service", "Value": observability.SERVICE}],
+    }
+    assert (stat["Stat"], stat["Period"]) == ("p99", 300)
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 1000)
+    assert DeploymentSettings().lateness_alarm_ms == 1000
+
+
+@pytest.mark.parametrize("function", [names.TICK, names.SCANNER, names.TRIGGER])
+def test_pipeline_function_errors_alarm(synthesized: Synthesized, function: str) -> None:
+    stack = synthesized.stack
+    alarm = _alarm(synthesized, f"{function}-errors")
+    function_id = logical_id(stack, stack.pipeline.functions[function].function.node.default_child)
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == ("AWS/Lambda", "Errors", "Sum")
+    assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": function_id}}]
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
+
+
+def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
+    alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
+    assert len(alarms) == 5
+    for alarm in alarms:
+        assert "AlarmActions" not in alarm["Properties"]
+        assert "OKActions" not in alarm["Properties"]
+
+
+def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternate: Built) -> None:
+    alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
+    assert len(alarms) == 5
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [ALTERNATE_ALARM_TOPIC]
+        assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]
+
+
+def _dashboard_body(synthesized: Synthesized) -> str:
+    [dashboard] = synthesized.resources("AWS::CloudWatch::Dashboard").values()
+    body = dashboard["Properties"]["DashboardBody"]
+    parts = body["Fn::Join"][1] if isinstance(body, dict) else [body]
+    return "".join(part if isinstance(part, str) else json.dumps(part) for part in parts)
+
+
+def test_the_dashboard_shows_fires_lateness_and_dead_letters(synthesized: Synthesized) -> None:
+    body = _dashboard_body(synthesized)
+    for metric in ("Runs_succeeded", "Runs_retrying", "Runs_dead_lettered", "Runs_failed"):
+        assert f'"{observability.NAMESPACE}","{metric}","service","{observability.SERVICE}"' in body, metric
+    assert '"LatenessMs"' in body
+    assert '"stat":"p50"' in body
+    assert '"stat":"p99"' in body
+    assert '"ApproximateNumberOfMessagesVisible"' in body

@@ -1,0 +1,349 @@
+"""The firing pipeline: the minute rule, the queues and event sources of shared/topology.py, the
+functions' settings, their environment.
+
+The "no drift" tests compare the template with ``topology.queues(n)`` / ``topology.consumers(n)``
+both ways, for the default deployment and for one with several delay queues: every queue and
+every event source in the template has its definition, and every definition is in the template.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra import names
+from infra.settings import DeploymentSettings
+from shared import settings as runtime_settings
+from shared import topology
+from shared.domain.firing import Timing
+from tests.infrastructure.conftest import ALTERNATE_DELAY_QUEUES, Built, Synthesized, logical_id
+
+pytestmark = pytest.mark.infrastructure
+
+Deployment = Synthesized | Built
+
+
+@pytest.fixture(params=["default", "several delay queues"])
+def deployment(request: pytest.FixtureRequest) -> tuple[Deployment, int]:
+    """(the built stack, its number of delay queues)."""
+    if request.param == "default":
+        return request.getfixturevalue("synthesized"), DeploymentSettings().delay_queues
+    return request.getfixturevalue("alternate"), ALTERNATE_DELAY_QUEUES
+
+
+def _queue_names(built: Deployment) -> dict[str, str]:
+    """Queue logical id -> its name in the topology (the queue's name without the stack prefix)."""
+    prefix = f"{names.STACK_NAME}-"
+    found = {}
+    for key, queue in built.resources("AWS::SQS::Queue").items():
+        name = queue["Properties"]["QueueName"]
+        assert name.startswith(prefix), f"{key}: {name} is not named after the stack"
+        found[key] = name.removeprefix(prefix)
+    return found
+
+
+def _function_names(built: Deployment) -> dict[str, str]:
+    """Function logical id -> its name in the topology (the module under functions/ it runs)."""
+    found = {}
+    for key, function in built.resources("AWS::Lambda::Function").items():
+        module, _, attribute = function["Properties"]["Handler"].rpartition(".")
+        package, name, handler_module = module.split(".")
+        assert (package, handler_module, attribute) == ("functions", "handler", "handler")
+        found[key] = name
+    return found
+
+
+def _function(built: Deployment, name: str) -> tuple[str, dict[str, Any]]:
+    [key] = [key for key, function in _function_names(built).items() if function == name]
+    return key, built.resources("AWS::Lambda::Function")[key]["Properties"]
+
+
+def _queue_id(built: Deployment, name: str) -> str:
+    [key] = [key for key, queue in _queue_names(built).items() if queue == name]
+    return key
+
+
+# --- no drift ------------------------------------------------------------------------------
+
+
+def test_every_queue_is_a_topology_queue_and_the_other_way_round(deployment: tuple[Deployment, int]) -> None:
+    built, delay_queues = deployment
+    specs = {spec.name: spec for spec in topology.queues(delay_queues)}
+    queue_names = _queue_names(built)
+    assert sorted(queue_names.values()) == sorted(specs)
+    ids = {name: key for key, name in queue_names.items()}
+    for key, queue in built.resources("AWS::SQS::Queue").items():
+        spec = specs[queue_names[key]]
+        properties = queue["Properties"]
+        assert properties["VisibilityTimeout"] == spec.visibility_timeout_s, spec.name
+        assert properties["MessageRetentionPeriod"] == spec.retention_s, spec.name
+        if spec.dead_letter is None:
+            assert "RedrivePolicy" not in properties, spec.name
+        else:
+            assert properties["RedrivePolicy"] == {
+                "deadLetterTargetArn": {"Fn::GetAtt": [ids[spec.dead_letter], "Arn"]},
+                "maxReceiveCount": spec.max_receive_count,
+            }, spec.name
+
+
+def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
+    deployment: tuple[Deployment, int],
+) -> None:
+    built, delay_queues = deployment
+    settings = DeploymentSettings(delay_queues=delay_queues)
+    queue_names = _queue_names(built)
+    function_names = _function_names(built)
+    found = []
+    for mapping in built.resources("AWS::Lambda::EventSourceMapping").values():
+        properties = mapping["Properties"]
+        queue_id = properties["EventSourceArn"]["Fn::GetAtt"][0]
+        concurrency = properties.get("ScalingConfig", {}).get("MaximumConcurrency")
+        found.append(
+            (
+                function_names[properties["FunctionName"]["Ref"]],
+                queue_names[queue_id],
+                properties["BatchSize"],
+                concurrency,
+            )
+        )
+    expected = []
+    for consumer in topology.consumers(delay_queues):
+        concurrency = consumer.max_concurrency
+        if concurrency is None and consumer.function == names.SCANNER:
+            concurrency = settings.scanner_max_concurrency
+        expected.append((consumer.function, consumer.queue, consumer.batch_size, concurrency))
+    assert sorted(found, key=str) == sorted(expected, key=str)
+
+
+# --- the queues ------------------------------------------------------------------------------
+
+
+def test_every_delay_queue_redrives_to_the_dead_letter_queue(deployment: tuple[Deployment, int]) -> None:
+    built, delay_queues = deployment
+    dead_letters = _queue_id(built, topology.DEAD_LETTERS.name)
+    queues = built.resources("AWS::SQS::Queue")
+    for index in range(delay_queues):
+        spec = topology.delay_queue(index)
+        properties = queues[_queue_id(built, spec.name)]["Properties"]
+        assert properties["RedrivePolicy"] == {
+            "deadLetterTargetArn": {"Fn::GetAtt": [dead_letters, "Arn"]},
+            "maxReceiveCount": spec.max_receive_count,
+        }
+        assert properties["VisibilityTimeout"] == topology.DELAY_VISIBILITY_TIMEOUT_S
+
+
+def test_the_dead_letter_queue_keeps_messages_14_days(synthesized: Synthesized) -> None:
+    queue = synthesized.resources("AWS::SQS::Queue")[_queue_id(synthesized, topology.DEAD_LETTERS.name)]
+    assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 86_400 == topology.DEAD_LETTERS.retention_s
+
+
+def test_every_queue_is_encrypted_and_refuses_plain_http(synthesized: Synthesized) -> None:
+    queues = synthesized.resources("AWS::SQS::Queue")
+    tls_only = {}
+    for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
+        [queue] = policy["Properties"]["Queues"]
+        tls_only[queue["Ref"]] = policy["Properties"]["PolicyDocument"]["Statement"]
+    for key, queue in queues.items():
+        assert queue["Properties"]["SqsManagedSseEnabled"] is True, key
+        assert tls_only[key] == [
+            {
+                "Action": "sqs:*",
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                "Effect": "Deny",
+                "Principal": {"AWS": "*"},
+                "Resource": {"Fn::GetAtt": [key, "Arn"]},
+            }
+        ]
+
+
+# --- the event sources -----------------------------------------------------------------------
+
+
+def test_every_event_source_reports_partial_batch_failures_without_waiting(
+    deployment: tuple[Deployment, int],
+) -> None:
+    built, _ = deployment
+    mappings = built.resources("AWS::Lambda::EventSourceMapping")
+    assert mappings
+    for mapping in mappings.values():
+        properties = mapping["Properties"]
+        assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        assert properties["MaximumBatchingWindowInSeconds"] == 0
+        assert properties.get("Enabled", True) is True
+
+
+def test_the_scanners_consume_the_scan_requests_one_at_a_time(synthesized: Synthesized) -> None:
+    scanner_id, _ = _function(synthesized, names.SCANNER)
+    synthesized.template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "FunctionName": {"Ref": scanner_id},
+            "EventSourceArn": {"Fn::GetAtt": [_queue_id(synthesized, topology.SCAN_REQUESTS.name), "Arn"]},
+            "BatchSize": 1,
+            "ScalingConfig": {"MaximumConcurrency": DeploymentSettings().scanner_max_concurrency},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
+
+
+def test_the_trigger_consumes_every_delay_queue_ten_at_a_time(deployment: tuple[Deployment, int]) -> None:
+    built, delay_queues = deployment
+    trigger_id, _ = _function(built, names.TRIGGER)
+    consumed = {}
+    for mapping in built.resources("AWS::Lambda::EventSourceMapping").values():
+        properties = mapping["Properties"]
+        if properties["FunctionName"] == {"Ref": trigger_id}:
+            consumed[properties["EventSourceArn"]["Fn::GetAtt"][0]] = properties["BatchSize"]
+    expected = {_queue_id(built, topology.delay_queue(i).name): 10 for i in range(delay_queues)}
+    assert consumed == expected
+
+
+def test_every_consumer_finishes_before_its_queue_hands_the_message_out_again(
+    deployment: tuple[Deployment, int],
+) -> None:
+    built, _ = deployment
+    functions = built.resources("AWS::Lambda::Function")
+    queues = built.resources("AWS::SQS::Queue")
+    for mapping in built.resources("AWS::Lambda::EventSourceMapping").values():
+        properties = mapping["Properties"]
+        timeout = functions[properties["FunctionName"]["Ref"]]["Properties"]["Timeout"]
+        visibility = queues[properties["EventSourceArn"]["Fn::GetAtt"][0]]["Properties"]["VisibilityTimeout"]
+        assert timeout < visibility
+
+
+def test_the_trigger_times_out_before_a_delay_message_becomes_visible_again(synthesized: Synthesized) -> None:
+    _, trigger = _function(synthesized, names.TRIGGER)
+    assert trigger["Timeout"] == 120 < topology.DELAY_VISIBILITY_TIMEOUT_S == 180
+
+
+def test_a_claims_lease_runs_out_before_its_message_comes_back() -> None:
+    """A message redelivered after a crashed trigger must find the lease expired, or it is
+    refused as in flight until it is dead-lettered."""
+    assert DeploymentSettings().lease_ms < topology.DELAY_VISIBILITY_TIMEOUT_S * 1000
+
+
+# --- the tick --------------------------------------------------------------------------------
+
+
+def test_the_minute_rule_invokes_the_tick(synthesized: Synthesized) -> None:
+    tick_id, _ = _function(synthesized, names.TICK)
+    rules = synthesized.resources("AWS::Events::Rule")
+    assert len(rules) == 1
+    [(rule_id, rule)] = rules.items()
+    assert rule["Properties"]["ScheduleExpression"] == "rate(1 minute)"
+    assert rule["Properties"]["State"] == "ENABLED"
+    assert [target["Arn"] for target in rule["Properties"]["Targets"]] == [{"Fn::GetAtt": [tick_id, "Arn"]}]
+    synthesized.template.has_resource_properties(
+        "AWS::Lambda::Permission",
+        {
+            "Action": "lambda:InvokeFunction",
+            "FunctionName": {"Fn::GetAtt": [tick_id, "Arn"]},
+            "Principal": "events.amazonaws.com",
+            "SourceArn": {"Fn::GetAtt": [rule_id, "Arn"]},
+        },
+    )
+
+
+def test_a_failed_or_stale_tick_is_left_to_the_next_one(synthesized: Synthesized) -> None:
+    tick_id, _ = _function(synthesized, names.TICK)
+    synthesized.template.has_resource_properties(
+        "AWS::Lambda::EventInvokeConfig",
+        {"FunctionName": {"Ref": tick_id}, "MaximumRetryAttempts": 0, "MaximumEventAgeInSeconds": 60},
+    )
+
+
+# --- the functions -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "timeout", "memory"),
+    [(names.TICK, 30, 256), (names.SCANNER, 60, 256), (names.TRIGGER, 120, 256)],
+)
+def test_pipeline_functions_run_their_handlers(synthesized: Synthesized, name: str, timeout: int, memory: int) -> None:
+    _, function = _function(synthesized, name)
+    assert function["Handler"] == f"functions.{name}.handler.handler"
+    assert function["Timeout"] == timeout
+    assert function["MemorySize"] == memory
+    assert function["TracingConfig"] == {"Mode": "Active"}
+    assert function["Architectures"] == [DeploymentSettings().architecture]
+
+
+def _timing(timing: Timing) -> dict[str, str]:
+    return {
+        runtime_settings.ENV_LOOK_AHEAD_MS: str(timing.look_ahead_ms),
+        runtime_settings.ENV_GUARD_MS: str(timing.guard_ms),
+        runtime_settings.ENV_LEAD_MS: str(timing.lead_ms),
+        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(timing.misfire_tolerance_ms),
+        runtime_settings.ENV_LEASE_MS: str(timing.lease_ms),
+    }
+
+
+def _base(settings: DeploymentSettings) -> dict[str, str]:
+    return {
+        runtime_settings.ENV_BUCKET_SHARDS: str(settings.bucket_shards),
+        runtime_settings.ENV_LIST_SHARDS: str(settings.list_shards),
+        runtime_settings.ENV_RUN_RETENTION_DAYS: str(settings.run_retention_days),
+        runtime_settings.ENV_DEFAULT_TENANT: settings.default_tenant,
+        "POWERTOOLS_SERVICE_NAME": names.POWERTOOLS_SERVICE_NAME,
+        "POWERTOOLS_METRICS_NAMESPACE": names.POWERTOOLS_METRICS_NAMESPACE,
+    }
+
+
+def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesized) -> None:
+    settings = DeploymentSettings()
+    stack = synthesized.stack
+    table = {runtime_settings.ENV_TABLE_NAME: {"Ref": logical_id(stack, stack.storage.table.node.default_child)}}
+    delay = {runtime_settings.ENV_DELAY_QUEUE_URLS: {"Ref": _queue_id(synthesized, "delay-0")}}
+    timing = _timing(Timing())
+    scan = {"Ref": _queue_id(synthesized, topology.SCAN_REQUESTS.name)}
+    dead_letters = {"Ref": _queue_id(synthesized, topology.DEAD_LETTERS.name)}
+
+    def environment(name: str) -> dict[str, Any]:
+        return _function(synthesized, name)[1]["Environment"]["Variables"]
+
+    assert environment(names.TICK) == {**_base(settings), runtime_settings.ENV_SCAN_QUEUE_URL: scan}
+    assert environment(names.SCANNER) == {**_base(settings), **table, **delay, **timing}
+    assert environment(names.TRIGGER) == {
+        **_base(settings),
+        **table,
+        **delay,
+        **timing,
+        runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: dead_letters,
+        runtime_settings.ENV_ALLOW_LOOPBACK: "false",
+        runtime_settings.ENV_ALLOW_PRIVATE: "false",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+
+
+def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) -> None:
+    """The stagers pick a queue by its position in the list: every function must agree on it."""
+    urls = {
+        "Fn::Join": [
+            ",",
+            [{"Ref": _queue_id(alternate, topology.delay_queue(i).name)} for i in range(ALTERNATE_DELAY_QUEUES)],
+        ]
+    }
+    staging = {
+        name: function["Properties"]["Environment"]["Variables"].get(runtime_settings.ENV_DELAY_QUEUE_URLS)
+        for name, function in (
+            (_function_names(alternate)[key], function)
+            for key, function in alternate.resources("AWS::Lambda::Function").items()
+        )
+    }
+    assert staging == {"api": urls, names.SCANNER: urls, names.TRIGGER: urls, names.TICK: None}
+
+
+def test_the_environment_is_what_the_functions_read() -> None:
+    """Every variable the stack sets for the pipeline round-trips through shared.settings.from_env."""
+    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=500, lease_ms=100_000)
+    environ = {
+        **_base(settings),
+        **_timing(settings.timing),
+        runtime_settings.ENV_DELAY_QUEUE_URLS: "https://q/a,https://q/b",
+        runtime_settings.ENV_ALLOW_LOOPBACK: "false",
+    }
+    read = runtime_settings.from_env(environ)
+    assert read.timing == settings.timing
+    assert read.delay_queue_urls == ("https://q/a", "https://q/b")
+    assert read.allow_loopback_targets is False
