@@ -75,6 +75,16 @@ def cancel_task(task_id: str) -> Response[Any]:
     return Response(status_code=204)
 
 
+@app.post("/v1/tasks/<task_id>/pause", responses=RESPONSES["state"], summary="Pause a task")
+def pause_task(task_id: str) -> Response[Any]:
+    return json_response(200, task_view(service().pause(tenant(), task_id)))
+
+
+@app.post("/v1/tasks/<task_id>/resume", responses=RESPONSES["state"], summary="Resume a paused task")
+def resume_task(task_id: str) -> Response[Any]:
+    return json_response(200, task_view(service().resume(tenant(), task_id)))
+
+
 @app.get("/v1/tasks/<task_id>/runs", responses=RESPONSES["runs"], summary="A task's runs, newest first")
 def list_runs(
     task_id: str,

@@ -59,5 +59,6 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "list": {200: {"description": '{"items": [task...], "next_cursor": str | null}'}, **_errors(400)},
     "get": {200: {"description": "The task."}, **_errors(404)},
     "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(404, 409)},
+    "state": {200: {"description": "The task, paused or resumed."}, **_errors(404, 409)},
     "runs": {200: {"description": '{"items": [run...], "next_cursor": ...}, newest first'}, **_errors(404)},
 }

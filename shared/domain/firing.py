@@ -123,3 +123,17 @@ def staged_for(task_id: str, due_ms: int, one_shot: bool) -> Staged:
 def occurrence_key(task_id: str, due_ms: int) -> str:
     """The sort key of a later occurrence's pointer: ULID(due, the task's random bits)."""
     return ulid(due_ms, random_part(task_id))
+
+
+def resume_due(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int) -> int | None:
+    """The occurrence a task resumed at ``now_ms`` is armed for, given the one it was armed for
+    when paused: that one if it is still ahead; if it was missed, ``fire_now`` fires it once now
+    and ``skip`` moves to the first occurrence from now on (``None``: a one-shot skipped, done)."""
+    if due_ms >= now_ms:
+        return due_ms
+    if misfire is Misfire.FIRE_NOW:
+        return now_ms if not sched.is_recurring(schedule) else due_ms
+    if not sched.is_recurring(schedule):
+        return None
+    following = sched.at_or_after(schedule, from_ms(now_ms))
+    return to_ms(following) if following is not None else None

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from shared.domain.buckets import choose_shard
-from shared.domain.firing import Staged, Timing, staged_for, writer_stages
+from shared.domain.firing import Staged, Timing, resume_due, staged_for, writer_stages
 from shared.domain.registration import new_task
 from shared.domain.states import TaskStatus, check_task_transition
 from shared.domain.tasks import Page, Run, Task, TaskSpec
-from shared.domain.times import to_ms, truncate_ms
+from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.store.repository import TaskRepository
 
 
@@ -44,12 +44,7 @@ class TaskService:
         shard = choose_shard(secrets.randbits(32), self.bucket_shards)
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=shard, randbytes=self.randbytes)
-        due_ms = to_ms(task.due_at)
-        staged = self.stager is not None and writer_stages(due_ms, to_ms(now), self.timing)
-        if staged and self.stager is not None:
-            # The message goes first: if the write then fails, it finds no task and is dropped.
-            self.stager.stage([staged_for(task.id, due_ms, one_shot=not task.recurring)], to_ms(now))
-        return self.repository.create(task, staged=staged)
+        return self.repository.create(task, staged=self._stage(task, now))
 
     def get(self, tenant: str, task_id: str) -> Task:
         return self.repository.get(tenant, task_id)
@@ -60,6 +55,41 @@ class TaskService:
     def runs(self, tenant: str, task_id: str, *, limit: int, cursor: str | None) -> Page[Run]:
         task = self.repository.get(tenant, task_id)
         return self.repository.runs(task, limit=limit, cursor=cursor)
+
+    def pause(self, tenant: str, task_id: str) -> Task:
+        """Nothing fires while paused: a staged occurrence finds the task paused and is dropped."""
+        task = self.repository.get(tenant, task_id)
+        if task.status is TaskStatus.PAUSED:
+            return task
+        check_task_transition(task.status, TaskStatus.PAUSED)
+        return self.repository.update(replace(task, status=TaskStatus.PAUSED, updated_at=self._now()))
+
+    def resume(self, tenant: str, task_id: str) -> Task:
+        """Arm the task again, following its misfire policy for what it missed while paused."""
+        task = self.repository.get(tenant, task_id)
+        if task.status is TaskStatus.SCHEDULED:
+            return task
+        check_task_transition(task.status, TaskStatus.SCHEDULED)
+        now = self._now()
+        due = resume_due(task.schedule, to_ms(task.due_at), task.misfire, to_ms(now))
+        if due is None:
+            done = replace(
+                task, status=TaskStatus.COMPLETED, next_fire_at=None, updated_at=now, expires_at=now + self.retention
+            )
+            return self.repository.update(done)
+        resumed = replace(
+            task, status=TaskStatus.SCHEDULED, due_at=from_ms(due), next_fire_at=from_ms(due), updated_at=now
+        )
+        return self.repository.update(resumed, staged=self._stage(resumed, now))
+
+    def _stage(self, task: Task, now: datetime) -> bool:
+        """Stage the task's armed occurrence now if the scanners may already have passed it."""
+        due_ms = to_ms(task.due_at)
+        if self.stager is None or not writer_stages(due_ms, to_ms(now), self.timing):
+            return False
+        # The message goes first: if the write then fails, it finds no matching task and is dropped.
+        self.stager.stage([staged_for(task.id, due_ms, one_shot=not task.recurring)], to_ms(now))
+        return True
 
     def cancel(self, tenant: str, task_id: str) -> Task:
         """Cancel a task so that none of its occurrences fires; cancelling twice is harmless."""

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.expressions.update import Action
 
 from shared.domain.codec import (
     retry_from_dict,
@@ -20,12 +21,22 @@ from shared.domain.codec import (
     target_to_dict,
 )
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, TaskNotFound
+from shared.domain.firing import occurrence_key
+from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Page, Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
-from shared.store.models import LIST_INDEX_NAME, TABLE_MODELS, BucketItem, RunItem, RunLogItem, TaskItem
+from shared.store.models import (
+    LIST_INDEX_NAME,
+    TABLE_MODELS,
+    BucketItem,
+    OccurrenceItem,
+    RunItem,
+    RunLogItem,
+    TaskItem,
+)
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 FILTERED_WINDOW = 50
@@ -191,15 +202,39 @@ class DynamoTaskRepository:
             raise TaskNotFound(f"task {task_id!r} not found")
         return to_task(item, run_logs([item]))
 
-    def update(self, task: Task) -> Task:
-        item = to_item(replace(task, version=task.version + 1), self.list_shards)
+    def update(self, task: Task, *, staged: bool = False) -> Task:
+        """Write what a client owns (definition, status, the armed occurrence) with one
+        UpdateItem conditional on the version read; the pipeline's run fields are never
+        touched. An occurrence armed outside the home item's bucket gets a pointer there."""
+        fresh = to_item(task, self.list_shards)
+        due_ms = to_ms(task.due_at)
+        attributes = (
+            "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
+            "retry", "misfire", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
+        )  # fmt: skip
+        actions: list[Action] = []
+        for name in attributes:
+            attribute = TaskItem.get_attributes()[name]
+            value = getattr(fresh, name)
+            actions.append(attribute.remove() if value is None else attribute.set(value))
+        actions.append(TaskItem.staged_ms.set(due_ms) if staged else TaskItem.staged_ms.remove())
+        actions.append(TaskItem.version.add(1))
+        item = TaskItem(*task_key(task.id))
         try:
-            item.save(condition=TaskItem.version == task.version)
+            item.update(actions=actions, condition=TaskItem.version == task.version)
+            if parse_task_id(task.id).due_ms != due_ms and task.status is TaskStatus.SCHEDULED:
+                OccurrenceItem(
+                    bucket_pk(due_ms, parse_task_id(task.id).shard),
+                    occurrence_key(task.id, due_ms),
+                    task_id=task.id,
+                    due_ms=due_ms,
+                    staged_ms=due_ms if staged else None,
+                ).save()
         except PynamoDBException as exc:
             if _is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc
             raise _storage_error(exc) from exc
-        return to_task(item)
+        return to_task(item, run_logs([item]))
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
         """The task's runs, newest first: the current occurrence's, then the recorded ones."""

@@ -27,8 +27,10 @@ class TaskRepository(Protocol):
         """The tenant's tasks, newest first, ``limit`` at most per page."""
         ...
 
-    def update(self, task: Task) -> Task:
-        """Replace a task if nobody changed it since ``task.version``; :class:`ConcurrentUpdate` if so."""
+    def update(self, task: Task, *, staged: bool = False) -> Task:
+        """Write a task's definition, status and armed occurrence if nobody changed it since
+        ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
+        staged the armed occurrence itself."""
         ...
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
@@ -71,7 +73,7 @@ class InMemoryTaskRepository:
         more = len(matching) > limit
         return Page([copy.deepcopy(t) for t in page], encode_cursor(_position(page[-1])) if more else None)
 
-    def update(self, task: Task) -> Task:
+    def update(self, task: Task, *, staged: bool = False) -> Task:
         current = self._tasks.get(task.id)
         if current is None:
             raise TaskNotFound(f"task {task.id!r} not found")
