@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import json
 
-from aws_cdk import Acknowledgment, CfnResource, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_logs as logs
-from constructs import Construct, IConstruct
+from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, sundial_environment
+from infra.nag import acknowledge
+from infra.pipeline import Queues, timing_environment
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
 from shared.store.models import LIST_INDEX_NAME
@@ -76,6 +78,7 @@ class Api(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
+        queues: Queues,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = ServiceFunction(
@@ -85,8 +88,16 @@ class Api(Construct):
             settings=settings,
             handler=names.API_HANDLER,
             description="Sundial REST API: registers, lists and manages tasks",
-            statements=storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
-            environment=sundial_environment(settings, table_name=storage.table.table_name),
+            statements=[
+                *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
+                # A task due before the scanners' next pass is staged by the API itself.
+                *queues.staging_statements(),
+            ],
+            environment={
+                **sundial_environment(settings, table_name=storage.table.table_name),
+                **queues.staging_environment(),
+                **timing_environment(settings),
+            },
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,
         )
@@ -130,7 +141,7 @@ class Api(Construct):
     def _acknowledge_findings(self) -> None:
         method = self.proxy.any_method
         assert method is not None
-        _acknowledge(
+        acknowledge(
             method,
             "AwsSolutions-COG4",
             "Callers are services holding AWS credentials, not users: every method uses AWS_IAM "
@@ -139,7 +150,7 @@ class Api(Construct):
             "second identity system for machine callers; the planned tenant-aware authorizer "
             "will map callers to tenants.",
         )
-        _acknowledge(
+        acknowledge(
             self.rest_api,
             "AwsSolutions-APIG2",
             "The body of every route is validated by the API function (Powertools Event Handler "
@@ -148,7 +159,7 @@ class Api(Construct):
             "drift from it. The proxy resource has no request parameters to validate.",
         )
         stage = self.rest_api.deployment_stage
-        _acknowledge(
+        acknowledge(
             stage,
             "AwsSolutions-APIG3",
             "No WAF: only SigV4-signed requests from IAM principals of the account reach the "
@@ -156,7 +167,7 @@ class Api(Construct):
             "costs a fixed monthly fee against Sundial's near-zero idle cost. Add one in front "
             "of the stage if the API is ever opened to anonymous callers.",
         )
-        _acknowledge(
+        acknowledge(
             stage,
             "AwsSolutions-APIG6",
             "No execution logging: API Gateway writes it to a log group it creates itself "
@@ -167,7 +178,7 @@ class Api(Construct):
         )
         cloudwatch_role = self.rest_api.node.try_find_child("CloudWatchRole")
         if cloudwatch_role is not None:
-            _acknowledge(
+            acknowledge(
                 cloudwatch_role,
                 "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
                 "AmazonAPIGatewayPushToCloudWatchLogs]",
@@ -176,11 +187,3 @@ class Api(Construct):
                 "cannot be scoped to this stack's log groups; AmazonAPIGatewayPushToCloudWatchLogs "
                 "is the policy AWS documents for it. Only apigateway.amazonaws.com can assume it.",
             )
-
-
-def _acknowledge(construct: IConstruct | None, rule: str, reason: str) -> None:
-    """Acknowledge one cdk-nag rule on exactly one CloudFormation resource (an L2's own L1)."""
-    resource = construct if isinstance(construct, CfnResource) else construct and construct.node.default_child
-    if not isinstance(resource, CfnResource):
-        raise TypeError(f"acknowledge {rule} on a CloudFormation resource, got {construct!r}")
-    Validations.of(resource).acknowledge(Acknowledgment(id=rule, reason=reason))

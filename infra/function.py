@@ -8,6 +8,10 @@
   ``/aws/lambda/...`` group).
 * **Active X-Ray tracing**, whose two write actions are in a separate policy because X-Ray
   only accepts ``Resource: "*"``; the cdk-nag acknowledgment is scoped to that policy alone.
+* **A policy of its own for each concern that needs a cdk-nag acknowledgment**
+  (:meth:`ServiceFunction.add_policy`), so the acknowledgment covers those statements only.
+* **Queue consumption** (:meth:`ServiceFunction.consume`): the event source and the three
+  actions Lambda's poller needs on that one queue, added together.
 * The Powertools service name and metrics namespace, and the shared settings in the
   environment variables named by ``shared/settings.py``.
 """
@@ -16,24 +20,35 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Acknowledgment, Duration, Validations
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as event_sources
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
+from infra.nag import acknowledge
 from infra.settings import DeploymentSettings
 from shared import settings as runtime_settings
 
 XRAY_WRITE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
+CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+"""What Lambda's SQS poller does with the function's role (the actions of AWS's
+AWSLambdaSQSQueueExecutionRole); sqs:DeleteMessage covers DeleteMessageBatch."""
+NO_BATCHING_WINDOW = Duration.seconds(0)
+"""An event source hands a batch over as soon as it has one: a batching window would hold
+every message back by up to its length, and a late message is a late fire."""
 
 
-def sundial_environment(settings: DeploymentSettings, *, table_name: str) -> dict[str, str]:
-    """The variables ``shared.settings.from_env`` reads, for every function."""
+def sundial_environment(settings: DeploymentSettings, *, table_name: str | None) -> dict[str, str]:
+    """The variables ``shared.settings.from_env`` reads, for every function (the table's name
+    only for the functions that use the table)."""
+    table = {runtime_settings.ENV_TABLE_NAME: table_name} if table_name is not None else {}
     return {
-        runtime_settings.ENV_TABLE_NAME: table_name,
+        **table,
         runtime_settings.ENV_BUCKET_SHARDS: str(settings.bucket_shards),
         runtime_settings.ENV_LIST_SHARDS: str(settings.list_shards),
         runtime_settings.ENV_RUN_RETENTION_DAYS: str(settings.run_retention_days),
@@ -89,18 +104,13 @@ class ServiceFunction(Construct):
             roles=[self.role],
             statements=[iam.PolicyStatement(actions=list(XRAY_WRITE_ACTIONS), resources=["*"])],
         )
-        tracing_resource = self.tracing_policy.node.default_child
-        assert tracing_resource is not None
-        Validations.of(tracing_resource).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-IAM5[Resource::*]",
-                reason=(
-                    "X-Ray trace segments are not resources: xray:PutTraceSegments and "
-                    "xray:PutTelemetryRecords support no resource-level permissions and require "
-                    '"*" (see the Service Authorization Reference for AWS X-Ray). This policy '
-                    "holds only those two write actions."
-                ),
-            )
+        acknowledge(
+            self.tracing_policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "X-Ray trace segments are not resources: xray:PutTraceSegments and "
+            "xray:PutTelemetryRecords support no resource-level permissions and require "
+            '"*" (see the Service Authorization Reference for AWS X-Ray). This policy '
+            "holds only those two write actions.",
         )
         self.function = lambda_.Function(
             self,
@@ -124,3 +134,32 @@ class ServiceFunction(Construct):
         )
         # The permissions exist before the function does (its first invocations need them).
         self.function.node.add_dependency(self.policy, self.tracing_policy)
+
+    def add_policy(
+        self,
+        construct_id: str,
+        statements: Sequence[iam.PolicyStatement],
+        *,
+        acknowledgments: Mapping[str, str],
+    ) -> iam.Policy:
+        """Statements in a policy of their own, with the cdk-nag findings they raise
+        (finding id -> reason) acknowledged on that policy alone."""
+        policy = iam.Policy(self, construct_id, roles=[self.role], statements=list(statements))
+        for rule, reason in acknowledgments.items():
+            acknowledge(policy, rule, reason)
+        self.function.node.add_dependency(policy)
+        return policy
+
+    def consume(self, queue: sqs.IQueue, *, batch_size: int, max_concurrency: int | None) -> None:
+        """An SQS event source with partial batch failures, and the poller's permissions on
+        ``queue`` alone (the role takes no grants: ``SqsEventSource``'s own would be dropped)."""
+        self.policy.add_statements(iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queue.queue_arn]))
+        self.function.add_event_source(
+            event_sources.SqsEventSource(
+                queue,
+                batch_size=batch_size,
+                max_batching_window=NO_BATCHING_WINDOW,
+                max_concurrency=max_concurrency,
+                report_batch_item_failures=True,
+            )
+        )

@@ -6,6 +6,7 @@ constructs take a :class:`DeploymentSettings` and never read the context themsel
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,18 @@ from aws_cdk import aws_logs as logs
 from constructs import Node
 
 from infra import names
+from shared.domain.firing import MAX_DELAY_SECONDS, Timing
+from shared.topology import DELAY_VISIBILITY_TIMEOUT_S
+
+TICK_PERIOD_S = 60
+"""The tick rule's period: EventBridge's finest rate. Not a setting."""
+MAX_DELAY_QUEUES = 32
+"""Every function that stages gets every delay queue's URL in one environment variable, and a
+function's whole environment must fit in 4 KB."""
+MAX_LEAD_MS = 10_000
+"""The trigger waits out the lead on every batch: billed Lambda time, well inside its timeout."""
+_TIMING = Timing()
+_SNS_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$")
 
 # CloudWatch Logs accepts only these retention periods (days).
 _RETENTION: dict[int, logs.RetentionDays] = {
@@ -81,6 +94,30 @@ class DeploymentSettings:
     role. True: the stack creates that role (kept when the stack is deleted, since every API in
     the region uses it) and sets it. False: the account already has one (landing zones often
     manage it centrally) and the stack leaves the setting alone."""
+    delay_queues: int = 1
+    """Delay queues the occurrences are spread over, each with its own trigger event source.
+    Raise it when one queue's in-flight limit or one event source's pollers are not enough; never
+    lower it while messages may wait in the queues it removes (they go with the queue)."""
+    scanner_max_concurrency: int = 16
+    """Scanners running at once (the scan-request event source's maximum concurrency, 2-1000);
+    a tick's remaining shards wait in the queue. The default scans the 16 default shards at once."""
+    look_ahead_ms: int = _TIMING.look_ahead_ms
+    """Scanners stage what falls due this far ahead (SUNDIAL_LOOK_AHEAD_MS). At least one tick
+    period, so a tick up to that late still stages everything before it is due."""
+    guard_ms: int = _TIMING.guard_ms
+    """Writers stage themselves what falls due before now + look-ahead + guard (SUNDIAL_GUARD_MS)."""
+    lead_ms: int = _TIMING.lead_ms
+    """Staged messages arrive up to this much early; the trigger waits out the rest (SUNDIAL_LEAD_MS)."""
+    misfire_tolerance_ms: int = _TIMING.misfire_tolerance_ms
+    """A claim later than this after the due time is a misfire (SUNDIAL_MISFIRE_TOLERANCE_MS)."""
+    lease_ms: int = _TIMING.lease_ms
+    """How long a claim holds a run (SUNDIAL_LEASE_MS). Shorter than the delay queues' visibility
+    timeout, so a message redelivered after a crashed trigger finds the lease expired."""
+    lateness_alarm_ms: int = 1000
+    """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
+    alarm_topic_arn: str = ""
+    """An SNS topic the alarms notify (and tell when they recover); empty: alarms only show in
+    CloudWatch."""
 
     def __post_init__(self) -> None:
         for key, value in (
@@ -92,11 +129,36 @@ class DeploymentSettings:
         ):
             if value < 1:
                 raise SettingsError(f"{key} must be a positive integer, got {value!r}")
+        self._validate_pipeline()
         if not self.default_tenant:
             raise SettingsError(f"{names.CTX_DEFAULT_TENANT} must not be empty")
         _pick(names.CTX_REMOVAL_POLICY, self.removal_policy, _REMOVAL_POLICIES)
         _pick(names.CTX_ARCHITECTURE, self.architecture, _ARCHITECTURES)
         _pick(names.CTX_LOG_RETENTION_DAYS, self.log_retention_days, _RETENTION)
+
+    def _validate_pipeline(self) -> None:
+        _within(names.CTX_DELAY_QUEUES, self.delay_queues, 1, MAX_DELAY_QUEUES)
+        _within(names.CTX_SCANNER_MAX_CONCURRENCY, self.scanner_max_concurrency, 2, 1000)
+        _within(names.CTX_LATENESS_ALARM_MS, self.lateness_alarm_ms, 1, None)
+        _within(names.CTX_GUARD_MS, self.guard_ms, 0, None)
+        _within(names.CTX_LEAD_MS, self.lead_ms, 0, MAX_LEAD_MS)
+        _within(names.CTX_MISFIRE_TOLERANCE_MS, self.misfire_tolerance_ms, 0, None)
+        if self.look_ahead_ms < TICK_PERIOD_S * 1000:
+            raise SettingsError(
+                f"{names.CTX_LOOK_AHEAD_MS} must be at least the tick period ({TICK_PERIOD_S * 1000} ms), "
+                f"got {self.look_ahead_ms!r}: tasks due between two scans would be staged late"
+            )
+        if self.look_ahead_ms + self.guard_ms > MAX_DELAY_SECONDS * 1000:
+            raise SettingsError(
+                f"{names.CTX_LOOK_AHEAD_MS} + {names.CTX_GUARD_MS} must not exceed SQS's longest delay "
+                f"({MAX_DELAY_SECONDS * 1000} ms), got {self.look_ahead_ms + self.guard_ms}: "
+                "what is staged further ahead would arrive early"
+            )
+        _within(names.CTX_LEASE_MS, self.lease_ms, 1, DELAY_VISIBILITY_TIMEOUT_S * 1000 - 1)
+        if self.alarm_topic_arn and not _SNS_TOPIC_ARN.match(self.alarm_topic_arn):
+            raise SettingsError(
+                f"{names.CTX_ALARM_TOPIC_ARN} must be empty or an SNS topic ARN, got {self.alarm_topic_arn!r}"
+            )
 
     @classmethod
     def from_context(cls, node: Node) -> DeploymentSettings:
@@ -114,6 +176,15 @@ class DeploymentSettings:
             api_gateway_cloudwatch_role=_bool(
                 node, names.CTX_API_GATEWAY_CLOUDWATCH_ROLE, base.api_gateway_cloudwatch_role
             ),
+            delay_queues=_int(node, names.CTX_DELAY_QUEUES, base.delay_queues),
+            scanner_max_concurrency=_int(node, names.CTX_SCANNER_MAX_CONCURRENCY, base.scanner_max_concurrency),
+            look_ahead_ms=_int(node, names.CTX_LOOK_AHEAD_MS, base.look_ahead_ms),
+            guard_ms=_int(node, names.CTX_GUARD_MS, base.guard_ms),
+            lead_ms=_int(node, names.CTX_LEAD_MS, base.lead_ms),
+            misfire_tolerance_ms=_int(node, names.CTX_MISFIRE_TOLERANCE_MS, base.misfire_tolerance_ms),
+            lease_ms=_int(node, names.CTX_LEASE_MS, base.lease_ms),
+            lateness_alarm_ms=_int(node, names.CTX_LATENESS_ALARM_MS, base.lateness_alarm_ms),
+            alarm_topic_arn=_str(node, names.CTX_ALARM_TOPIC_ARN, base.alarm_topic_arn),
         )
 
     @property
@@ -131,6 +202,23 @@ class DeploymentSettings:
     @property
     def log_retention(self) -> logs.RetentionDays:
         return _RETENTION[self.log_retention_days]
+
+    @property
+    def timing(self) -> Timing:
+        """The pipeline's clock, as the functions build it from their environment."""
+        return Timing(
+            look_ahead_ms=self.look_ahead_ms,
+            guard_ms=self.guard_ms,
+            lead_ms=self.lead_ms,
+            misfire_tolerance_ms=self.misfire_tolerance_ms,
+            lease_ms=self.lease_ms,
+        )
+
+
+def _within(key: str, value: int, low: int, high: int | None) -> None:
+    if value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise SettingsError(f"{key} must be {bounds}, got {value!r}")
 
 
 def _pick(key: str, value: Any, choices: dict[Any, Any]) -> Any:

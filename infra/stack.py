@@ -10,6 +10,8 @@ from constructs import Construct
 from infra import names
 from infra.api import Api
 from infra.bundling import LambdaBundle
+from infra.monitoring import Monitoring
+from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
 
@@ -20,7 +22,16 @@ class SundialStack(Stack):
         self.settings = settings
         self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
         self.storage = Storage(self, names.STORAGE_ID, settings=settings)
-        self.api = Api(self, names.API_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+        self.pipeline = Pipeline(self, names.PIPELINE_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+        self.api = Api(
+            self,
+            names.API_ID,
+            settings=settings,
+            bundle=self.bundle,
+            storage=self.storage,
+            queues=self.pipeline.queues,
+        )
+        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline)
 
         CfnOutput(
             self,
@@ -33,4 +44,25 @@ class SundialStack(Stack):
             names.OUTPUT_TABLE_NAME,
             value=self.storage.table.table_name,
             description="The DynamoDB table holding tasks",
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_DEAD_LETTER_QUEUE_URL,
+            value=self.pipeline.queues.dead_letters.queue_url,
+            description="The dead-letter queue: occurrences that will not fire without help",
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_TRIGGER_ROLE_ARN,
+            value=self.pipeline.trigger.role.role_arn,
+            description=(
+                "The role that calls task targets: name it in the key policy of a target "
+                "encrypted with a customer managed KMS key"
+            ),
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_DASHBOARD_NAME,
+            value=self.monitoring.dashboard.dashboard_name,
+            description="The CloudWatch dashboard of the firing pipeline",
         )

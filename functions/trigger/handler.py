@@ -39,7 +39,7 @@ def observe(fired: Fired) -> None:
         observer(fired)
     ids = {"task_id": fired.staged.task_id, "run_id": fired.staged.run_id, "attempt": fired.staged.attempt}
     metrics.add_metric(name=f"Runs_{fired.result.value}", unit=MetricUnit.Count, value=1)
-    if fired.lateness_ms is not None and fired.result is not Result.DROPPED:
+    if fired.lateness_ms is not None and fired.staged.attempt == 1:  # a retry is late by its backoff
         metrics.add_metric(name="LatenessMs", unit=MetricUnit.Milliseconds, value=fired.lateness_ms)
     if fired.result in (Result.SUCCEEDED, Result.DROPPED, Result.EARLY):
         logger.debug("occurrence", extra={**ids, "result": fired.result.value, "lateness_ms": fired.lateness_ms})

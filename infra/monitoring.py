@@ -1,0 +1,165 @@
+"""Alarms and a dashboard for the firing pipeline.
+
+The trigger publishes its metrics as CloudWatch embedded metric format through Powertools
+(``shared/observability.py``): namespace ``Sundial``, dimension ``service=sundial``, one
+``Runs_<result>`` count per occurrence and ``LatenessMs`` per fire (functions/trigger/handler.py).
+
+Alarms (each notifies the SNS topic of ``sundial:alarmTopicArn`` when set, and again when it
+recovers):
+
+* **dead letters**: any message in the dead-letter queue -- an occurrence whose retries ran out,
+  a target that refused it for good, or a message the pipeline itself could not process;
+* **lateness**: the trigger's p99 lateness over 5 minutes above ``sundial:latenessAlarmMs``;
+* **errors** of the tick, the scanners and the trigger: an invocation that failed as a whole
+  (a partial batch failure is not an error; its messages come back and end in the dead letters).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from infra import names
+from infra.pipeline import Pipeline
+from infra.settings import DeploymentSettings
+from shared.services.firing import Result
+
+METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
+"""Powertools adds the service as the one default dimension of every metric."""
+LATENESS_METRIC = "LatenessMs"
+FIRED_RESULTS = (Result.SUCCEEDED, Result.RETRYING, Result.DEAD_LETTERED, Result.FAILED)
+"""The outcomes the dashboard counts per minute (``Runs_<result>``)."""
+LATENESS_WINDOW = Duration.minutes(5)
+ERRORS_WINDOW = Duration.minutes(5)
+MINUTE = Duration.minutes(1)
+
+
+def runs_metric(result: Result) -> str:
+    return f"Runs_{result.value}"
+
+
+def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -> cloudwatch.Metric:
+    return cloudwatch.Metric(
+        namespace=names.POWERTOOLS_METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map=METRIC_DIMENSIONS,
+        statistic=statistic,
+        period=period,
+        label=label,
+    )
+
+
+class Monitoring(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, settings: DeploymentSettings, pipeline: Pipeline
+    ) -> None:
+        super().__init__(scope, construct_id)
+        prefix = Stack.of(self).stack_name
+        dead_letters = pipeline.queues.dead_letters
+
+        dead_letter_depth = dead_letters.metric_approximate_number_of_messages_visible(
+            statistic=cloudwatch.Stats.MAXIMUM, period=MINUTE, label="dead letters"
+        )
+        self.dead_letters_alarm = cloudwatch.Alarm(
+            self,
+            names.DLQ_DEPTH_ALARM_ID,
+            alarm_name=f"{prefix}-dead-letters",
+            alarm_description=(
+                "Messages are waiting in the dead-letter queue: occurrences that will not fire "
+                "without help. Each task's run history says why (GET /v1/tasks/{id}/runs)."
+            ),
+            metric=dead_letter_depth,
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+        lateness_p99 = sundial_metric(
+            LATENESS_METRIC, statistic=cloudwatch.Stats.p(99), period=LATENESS_WINDOW, label="lateness p99"
+        )
+        self.lateness_alarm = cloudwatch.Alarm(
+            self,
+            names.LATENESS_ALARM_ID,
+            alarm_name=f"{prefix}-lateness-p99",
+            alarm_description=(
+                f"The trigger's p99 lateness over {LATENESS_WINDOW.to_minutes()} minutes is above "
+                f"{settings.lateness_alarm_ms} ms: occurrences fire late (a backlog in the delay "
+                "queues, throttled trigger concurrency, or slow targets)."
+            ),
+            metric=lateness_p99,
+            threshold=settings.lateness_alarm_ms,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+        self.errors_alarms: dict[str, cloudwatch.Alarm] = {}
+        for name, function in pipeline.functions.items():
+            self.errors_alarms[name] = cloudwatch.Alarm(
+                self,
+                f"{names.function_id(name)}Errors",
+                alarm_name=f"{prefix}-{name}-errors",
+                alarm_description=(
+                    f"The {name} function failed whole invocations in the last "
+                    f"{ERRORS_WINDOW.to_minutes()} minutes (see its log group)."
+                ),
+                metric=function.function.metric_errors(statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW),
+                threshold=0,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                evaluation_periods=1,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            )
+        self.alarms = [self.dead_letters_alarm, self.lateness_alarm, *self.errors_alarms.values()]
+
+        if settings.alarm_topic_arn:
+            topic = sns.Topic.from_topic_arn(self, names.ALARM_TOPIC_ID, settings.alarm_topic_arn)
+            action = cloudwatch_actions.SnsAction(topic)
+            for alarm in self.alarms:
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+
+        self.dashboard = cloudwatch.Dashboard(
+            self,
+            names.DASHBOARD_ID,
+            dashboard_name=prefix,
+            default_interval=Duration.hours(3),
+            widgets=[
+                [
+                    cloudwatch.GraphWidget(
+                        title="Occurrences per minute",
+                        left=[
+                            sundial_metric(
+                                runs_metric(result), statistic=cloudwatch.Stats.SUM, period=MINUTE, label=result.value
+                            )
+                            for result in FIRED_RESULTS
+                        ],
+                        width=12,
+                    ),
+                    cloudwatch.GraphWidget(
+                        title="Lateness (ms)",
+                        left=[
+                            sundial_metric(
+                                LATENESS_METRIC, statistic=cloudwatch.Stats.p(50), period=MINUTE, label="p50"
+                            ),
+                            sundial_metric(
+                                LATENESS_METRIC, statistic=cloudwatch.Stats.p(99), period=MINUTE, label="p99"
+                            ),
+                        ],
+                        left_annotations=[
+                            cloudwatch.HorizontalAnnotation(
+                                value=settings.lateness_alarm_ms, label="alarm (p99, 5 min)"
+                            )
+                        ],
+                        width=12,
+                    ),
+                ],
+                [
+                    cloudwatch.GraphWidget(title="Dead letters", left=[dead_letter_depth], width=12),
+                    cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12),
+                ],
+            ],
+        )

@@ -1,0 +1,19 @@
+"""cdk-nag acknowledgments, always on exactly one CloudFormation resource and with a reason."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, CfnResource, Validations
+from constructs import IConstruct
+
+
+def acknowledge(construct: IConstruct | None, rule: str, reason: str) -> None:
+    """Acknowledge one cdk-nag finding on one resource (an L2 construct's own L1 resource).
+
+    ``rule`` is a rule id (``AwsSolutions-SQS3``) or one finding of it
+    (``AwsSolutions-IAM5[Resource::*]``): name the finding when a rule can report several, so a
+    new finding of the same rule on the same resource still fails the synth.
+    """
+    resource = construct if isinstance(construct, CfnResource) else construct and construct.node.default_child
+    if not isinstance(resource, CfnResource):
+        raise TypeError(f"acknowledge {rule} on a CloudFormation resource, got {construct!r}")
+    Validations.of(resource).acknowledge(Acknowledgment(id=rule, reason=reason))

@@ -1,0 +1,301 @@
+"""The firing pipeline (docs/design.md, section 2): minute rule -> tick -> scan-request queue ->
+scanners -> delay queues -> trigger -> targets, with the dead-letter queue behind them.
+
+The queues and the event sources are built from ``shared/topology.py`` -- names, visibility
+timeouts, retention, redrive targets, receive counts and batch sizes -- the same definitions the
+local runtime builds its queues and pollers from; tests/infrastructure checks the template
+against them both ways. Nothing here restates one of those numbers.
+
+Each function has its own role with the exact actions it performs on the exact ARNs:
+
+=========  ==================================================  =============================
+function   table (no index)                                    queues
+=========  ==================================================  =============================
+tick       --                                                  send: scan requests
+scanner    GetItem, PutItem, Query (watermarks, buckets)       consume: scan requests;
+                                                               send: delay queues
+trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
+           (claims, run logs, runs, re-arming)                 send: dead letters
+=========  ==================================================  =============================
+
+The trigger also calls the targets users register (Lambda, SQS, SNS, EventBridge), whose ARNs
+are known only at run time: those four actions are granted on every resource of their kind in
+the deployment's own account and region, in a policy of their own (see :func:`target_resources`).
+Targets in other accounts or regions are refused (AccessDenied: a final failure of the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, Duration, Fn, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import names
+from infra.bundling import LambdaBundle
+from infra.function import ServiceFunction, sundial_environment
+from infra.settings import TICK_PERIOD_S, DeploymentSettings
+from infra.storage import Storage
+from shared import settings as runtime_settings
+from shared import topology
+
+SEND_ACTIONS = ("sqs:SendMessage",)
+"""Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
+
+SCANNER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
+"""Read a shard's watermark, query its buckets' due window, move the watermark (conditional put)."""
+TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
+"""Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
+the next occurrence, record retries and outcomes (conditional updates)."""
+
+TARGET_ACTIONS = ("lambda:InvokeFunction", "sqs:SendMessage", "sns:Publish", "events:PutEvents")
+
+
+@dataclass(frozen=True)
+class FunctionProfile:
+    description: str
+    timeout: Duration
+    memory_mb: int = 256
+
+
+PROFILES = {
+    names.TICK: FunctionProfile("Sundial tick: one scan request per bucket shard, every minute", Duration.seconds(30)),
+    names.SCANNER: FunctionProfile(
+        "Sundial scanner: stages a shard's due occurrences into the delay queues", Duration.seconds(60)
+    ),
+    names.TRIGGER: FunctionProfile(
+        "Sundial trigger: claims, fires and records staged occurrences", Duration.seconds(120)
+    ),
+}
+"""The trigger's timeout stays below the delay queues' visibility timeout
+(``topology.DELAY_VISIBILITY_TIMEOUT_S``): SQS never hands a message to a second trigger while
+the first may still be working on it. tests/infrastructure checks every consumer's."""
+
+TICK_MAX_EVENT_AGE = Duration.seconds(TICK_PERIOD_S)
+"""A tick that could not run within a period is superseded by the next one, which scans every
+shard from its watermark; retrying it would only scan twice."""
+
+
+class Queues(Construct):
+    """Every queue of ``topology.queues(delay_queues)``: SSE, TLS only, redrive as defined.
+
+    The dead-letter queue has no dead-letter queue of its own; cdk-nag (AwsSolutions-SQS3) sees
+    that the other queues redrive to it, so no acknowledgment is needed.
+    """
+
+    def __init__(self, scope: Construct, construct_id: str, *, settings: DeploymentSettings) -> None:
+        super().__init__(scope, construct_id)
+        self.specs = topology.queues(settings.delay_queues)
+        stack_name = Stack.of(self).stack_name
+        self.by_name: dict[str, sqs.Queue] = {}
+        pending = list(self.specs)
+        while pending:  # a queue after the queue it redrives to
+            ready = [spec for spec in pending if spec.dead_letter is None or spec.dead_letter in self.by_name]
+            if not ready:
+                raise ValueError(f"dead-letter targets missing or circular: {[spec.name for spec in pending]}")
+            for spec in ready:
+                self.by_name[spec.name] = self._queue(spec, stack_name)
+                pending.remove(spec)
+
+        self.dead_letters = self.by_name[topology.DEAD_LETTERS.name]
+        self.scan_requests = self.by_name[topology.SCAN_REQUESTS.name]
+        self.delay = [self.by_name[topology.delay_queue(i).name] for i in range(settings.delay_queues)]
+
+    def _queue(self, spec: topology.QueueSpec, stack_name: str) -> sqs.Queue:
+        redrive = None
+        if spec.dead_letter is not None:
+            redrive = sqs.DeadLetterQueue(
+                queue=self.by_name[spec.dead_letter], max_receive_count=spec.max_receive_count
+            )
+        # Queues go with the stack whatever the removal policy: their names are fixed (a retained
+        # queue would block the next deployment of the stack), and what a dead letter records
+        # is also on its task's item in the (retained) table.
+        return sqs.Queue(
+            self,
+            spec.name,
+            queue_name=f"{stack_name}-{spec.name}",
+            visibility_timeout=Duration.seconds(spec.visibility_timeout_s),
+            retention_period=Duration.seconds(spec.retention_s),
+            dead_letter_queue=redrive,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+
+    def staging_environment(self) -> dict[str, str]:
+        """What a function that stages occurrences needs to find the delay queues."""
+        return {runtime_settings.ENV_DELAY_QUEUE_URLS: Fn.join(",", [queue.queue_url for queue in self.delay])}
+
+    def staging_statements(self) -> list[iam.PolicyStatement]:
+        """Sending (one message or a batch) to the delay queues, and to nothing else."""
+        return [send_statement(self.delay)]
+
+
+def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=[queue.queue_arn for queue in queues])
+
+
+def timing_environment(settings: DeploymentSettings) -> dict[str, str]:
+    """The pipeline's clock (``shared.settings`` builds its ``Timing`` from these)."""
+    timing = settings.timing
+    return {
+        runtime_settings.ENV_LOOK_AHEAD_MS: str(timing.look_ahead_ms),
+        runtime_settings.ENV_GUARD_MS: str(timing.guard_ms),
+        runtime_settings.ENV_LEAD_MS: str(timing.lead_ms),
+        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(timing.misfire_tolerance_ms),
+        runtime_settings.ENV_LEASE_MS: str(timing.lease_ms),
+    }
+
+
+class Pipeline(Construct):
+    """The minute rule, the tick, the scanners and the trigger, over :class:`Queues`."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
+        table_name = storage.table.table_name
+        timing = timing_environment(settings)
+
+        self.tick = self._function(
+            names.TICK,
+            settings=settings,
+            bundle=bundle,
+            statements=[send_statement([queues.scan_requests])],
+            environment={
+                **sundial_environment(settings, table_name=None),
+                runtime_settings.ENV_SCAN_QUEUE_URL: queues.scan_requests.queue_url,
+            },
+        )
+        self.scanner = self._function(
+            names.SCANNER,
+            settings=settings,
+            bundle=bundle,
+            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), *queues.staging_statements()],
+            environment={
+                **sundial_environment(settings, table_name=table_name),
+                **queues.staging_environment(),
+                **timing,
+            },
+        )
+        self.trigger = self._function(
+            names.TRIGGER,
+            settings=settings,
+            bundle=bundle,
+            statements=[
+                *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
+                send_statement([*queues.delay, queues.dead_letters]),
+            ],
+            environment={
+                **sundial_environment(settings, table_name=table_name),
+                **queues.staging_environment(),
+                runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: queues.dead_letters.queue_url,
+                **timing,
+                # A deployed trigger never calls loopback (there it is the Lambda runtime API)
+                # or private addresses (it runs outside any VPC): refuse both, whatever a task says.
+                runtime_settings.ENV_ALLOW_LOOPBACK: "false",
+                runtime_settings.ENV_ALLOW_PRIVATE: "false",
+                # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
+                # failures are logged at WARNING.
+                "POWERTOOLS_LOG_LEVEL": "WARNING",
+            },
+        )
+        self.functions = {names.TICK: self.tick, names.SCANNER: self.scanner, names.TRIGGER: self.trigger}
+        self._grant_targets()
+
+        for consumer in topology.consumers(settings.delay_queues):
+            max_concurrency = consumer.max_concurrency
+            if max_concurrency is None and consumer.function == names.SCANNER:
+                max_concurrency = settings.scanner_max_concurrency
+            self.functions[consumer.function].consume(
+                queues.by_name[consumer.queue], batch_size=consumer.batch_size, max_concurrency=max_concurrency
+            )
+
+        self.rule = events.Rule(
+            self,
+            names.TICK_RULE_ID,
+            description="Sundial: the minute tick that drives the scanners",
+            schedule=events.Schedule.rate(Duration.seconds(TICK_PERIOD_S)),
+            targets=[events_targets.LambdaFunction(self.tick.function)],
+        )
+        self.tick.function.configure_async_invoke(retry_attempts=0, max_event_age=TICK_MAX_EVENT_AGE)
+
+    def _function(
+        self,
+        name: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        statements: Sequence[iam.PolicyStatement],
+        environment: dict[str, str],
+    ) -> ServiceFunction:
+        profile = PROFILES[name]
+        return ServiceFunction(
+            self,
+            names.function_id(name),
+            bundle=bundle,
+            settings=settings,
+            handler=names.handler(name),
+            description=profile.description,
+            statements=statements,
+            environment=environment,
+            memory_size=profile.memory_mb,
+            timeout=profile.timeout,
+        )
+
+    def _grant_targets(self) -> None:
+        resources = target_resources(Stack.of(self))
+        statements = [iam.PolicyStatement(actions=[action], resources=[resources[action]]) for action in TARGET_ACTIONS]
+        reason = (
+            "Task targets are ARNs users register through the API at run time, so no template can "
+            "name them. Each action is granted alone, on its own kind of resource, and only within "
+            "this deployment's account and region: {what}. The policy holds only these four target "
+            "actions and belongs to the trigger's role alone; targets elsewhere are refused."
+        )
+        self.targets_policy = self.trigger.add_policy(
+            names.TARGETS_POLICY_ID,
+            statements,
+            acknowledgments={
+                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
+                for action, what in (
+                    ("lambda:InvokeFunction", "lambda:InvokeFunction on functions (asynchronous invoke)"),
+                    ("sqs:SendMessage", "sqs:SendMessage on queues"),
+                    ("sns:Publish", "sns:Publish on topics"),
+                    ("events:PutEvents", "events:PutEvents on event buses"),
+                )
+            },
+        )
+
+
+def target_resources(stack: Stack) -> dict[str, str]:
+    """Action -> every resource of its kind in the stack's account and region."""
+    return {
+        "lambda:InvokeFunction": stack.format_arn(
+            service="lambda", resource="function", resource_name="*", arn_format=ArnFormat.COLON_RESOURCE_NAME
+        ),
+        "sqs:SendMessage": stack.format_arn(service="sqs", resource="*"),
+        "sns:Publish": stack.format_arn(service="sns", resource="*"),
+        "events:PutEvents": stack.format_arn(
+            service="events", resource="event-bus", resource_name="*", arn_format=ArnFormat.SLASH_RESOURCE_NAME
+        ),
+    }
+
+
+def _nag_form(stack: Stack, arn: str) -> str:
+    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``."""
+    resolved = stack.resolve(arn)
+    if isinstance(resolved, str):
+        return resolved
+    separator, parts = resolved["Fn::Join"]
+    return separator.join(part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts)
