@@ -1,23 +1,35 @@
-"""DynamoDB capacity from item sizes (moto reports a constant ConsumedCapacity), and AWS calls
-counted from what the code really sends (a botocore ``before-call`` hook on every client)."""
+"""AWS calls counted from what the code really sends (botocore hooks on every client), with
+DynamoDB capacity computed from item sizes (moto reports a constant ConsumedCapacity) and the
+public prices that turn them into a cost (docs/design.md, section 4)."""
 
 from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 import botocore.session
+from boto3.dynamodb.types import TypeDeserializer
 
-# Public us-east-1 prices (see docs/design.md, section 4).
+from local.attribution import current_function
+
+# Public us-east-1 prices.
 ON_DEMAND_PER_MILLION_WRU = 0.625
 ON_DEMAND_PER_MILLION_RRU = 0.125
 PROVISIONED_WCU_HOUR = 0.00065
+PROVISIONED_RCU_HOUR = 0.00013
 PROVISIONED_UTILISATION = 0.7
+SQS_PER_MILLION = 0.40
+LAMBDA_PER_MILLION = 0.20
+LAMBDA_GB_SECOND = 0.0000133334  # arm64
+EVENTBRIDGE_SCHEDULER_PER_MILLION = 1.00
+
+_deserialize = TypeDeserializer().deserialize
 
 
 def attribute_size(value: Any) -> int:
@@ -26,7 +38,7 @@ def attribute_size(value: Any) -> int:
         return 1
     if isinstance(value, str):
         return len(value.encode())
-    if isinstance(value, bytes):
+    if isinstance(value, bytes | bytearray):
         return len(value)
     if isinstance(value, int | float | Decimal):
         digits = len(str(abs(Decimal(str(value)))).replace(".", "").lstrip("0")) or 1
@@ -39,28 +51,106 @@ def attribute_size(value: Any) -> int:
 
 
 def item_size(item: dict[str, Any]) -> int:
-    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
+    """Size of an item, given plain values or DynamoDB's typed JSON ({"S": ...})."""
+    plain = {
+        k: _deserialize(v) if isinstance(v, dict) and len(v) == 1 and next(iter(v)) in _TYPES else v
+        for k, v in item.items()
+    }
+    return sum(len(name.encode()) + attribute_size(value) for name, value in plain.items())
+
+
+_TYPES = {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"}
 
 
 def write_units(size: int) -> int:
     return max(1, math.ceil(size / 1024))
 
 
+def read_units(size: int, consistent: bool) -> float:
+    units = max(1, math.ceil(size / 4096))
+    return float(units) if consistent else units / 2
+
+
 def provisioned_per_million_writes() -> float:
-    writes_per_wcu_hour = 3600 * PROVISIONED_UTILISATION
-    return PROVISIONED_WCU_HOUR / writes_per_wcu_hour * 1_000_000
+    return PROVISIONED_WCU_HOUR / (3600 * PROVISIONED_UTILISATION) * 1_000_000
+
+
+def provisioned_per_million_reads() -> float:
+    return PROVISIONED_RCU_HOUR / (3600 * PROVISIONED_UTILISATION) * 1_000_000
+
+
+@dataclass
+class Usage:
+    calls: Counter[tuple[str, str, str]]
+    """(function, service, operation) -> calls."""
+    wru: defaultdict[str, float]
+    """function -> DynamoDB write request units."""
+    rru: defaultdict[str, float]
 
 
 class CallCounter:
-    """Counts every AWS API call by (service, operation), from every client created while active."""
+    """Counts every AWS API call of clients created while active, per function and operation,
+    and the DynamoDB capacity each consumed (writes from item sizes; an UpdateItem bills the
+    larger of the item before and after: the item as it ends up is used, items here being
+    < 1 KB either way; a failed conditional write bills like a write)."""
 
-    def __init__(self) -> None:
-        self.calls: Counter[tuple[str, str]] = Counter()
+    def __init__(self, index_key: str = "lpk") -> None:
+        self.usage = Usage(Counter(), defaultdict(float), defaultdict(float))
+        self.index_key = index_key
         self._lock = threading.Lock()
 
-    def _count(self, model: Any, **_: Any) -> None:
+    def _before(self, model: Any, params: dict[str, Any], **_: Any) -> None:
+        """``params``: the call's API parameters (before-parameter-build), not the HTTP request."""
+        function = current_function.get()
+        service = model.service_model.service_name
         with self._lock:
-            self.calls[(model.service_model.service_name, model.name)] += 1
+            self.usage.calls[(function, service, model.name)] += 1
+        if service == "dynamodb":
+            self._params_local.params = params
+
+    _params_local = threading.local()
+
+    def _after(self, http_response: Any, parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        if model.service_model.service_name != "dynamodb":
+            return
+        params = getattr(self._params_local, "params", None)
+        if params is None:
+            return
+        function = current_function.get()
+        operation = model.name
+        wru, rru = self._capacity(operation, params, parsed)
+        with self._lock:
+            self.usage.wru[function] += wru
+            self.usage.rru[function] += rru
+
+    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> tuple[float, float]:
+        consistent = bool(params.get("ConsistentRead"))
+        if operation == "PutItem":
+            item = params["Item"]
+            index = 1 if self.index_key in item else 0
+            return write_units(item_size(item)) + index, 0
+        if operation in ("UpdateItem", "DeleteItem"):
+            after = parsed.get("Attributes") or {}
+            return write_units(item_size(after)) if after else 1, 0
+        if operation == "BatchWriteItem":
+            units = 0.0
+            for requests in params.get("RequestItems", {}).values():
+                for request in requests:
+                    item = request.get("PutRequest", {}).get("Item", {})
+                    units += write_units(item_size(item)) + (1 if self.index_key in item else 0)
+            return units, 0
+        if operation == "GetItem":
+            return 0, read_units(item_size(parsed.get("Item") or {}), consistent)
+        if operation in ("Query", "Scan"):
+            size = sum(item_size(i) for i in parsed.get("Items", []))
+            return 0, read_units(size, consistent)
+        if operation == "BatchGetItem":
+            reads = 0.0
+            for table, items in parsed.get("Responses", {}).items():
+                table_consistent = bool(params["RequestItems"][table].get("ConsistentRead"))
+                reads += sum(read_units(item_size(i), table_consistent) for i in items)
+            return 0, reads
+        return 0, 0
 
     @contextmanager
     def active(self) -> Iterator[CallCounter]:
@@ -69,7 +159,8 @@ class CallCounter:
 
         def create_client(session: botocore.session.Session, *args: Any, **kwargs: Any) -> Any:
             client = original(session, *args, **kwargs)
-            client.meta.events.register("before-call", counter._count)
+            client.meta.events.register("before-parameter-build", counter._before)
+            client.meta.events.register("after-call", counter._after)
             return client
 
         botocore.session.Session.create_client = create_client
@@ -77,3 +168,10 @@ class CallCounter:
             yield self
         finally:
             botocore.session.Session.create_client = original
+
+
+def by_function(usage: Usage) -> dict[str, dict[tuple[str, str], int]]:
+    table: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for (function, service, operation), calls in usage.calls.items():
+        table[function][(service, operation)] = calls
+    return table

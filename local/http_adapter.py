@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -13,6 +14,10 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
+    """Connections are served concurrently, the API function one request at a time: one Lambda
+    execution environment handles one event at a time (and Powertools' resolver relies on it)."""
+    one_at_a_time = threading.Lock()
+
     class Request(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -28,7 +33,9 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
                 body,
                 self.client_address[0],
             )
-            status, headers, raw = http_answer(handler(event, LocalContext()))
+            with one_at_a_time:
+                result = handler(event, LocalContext())
+            status, headers, raw = http_answer(result)
             self.send_response(status)
             for name, value in headers:
                 if name.lower() != "content-length":

@@ -1,4 +1,5 @@
-"""A real HTTP receiver on loopback that records every call and answers from a script."""
+"""A real HTTP receiver on loopback that records every call and answers from a script (the
+tests and the benchmark use it)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from local.apigw import LocalContext
+from local.attribution import attributed
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
 from local.sqs_lambda import invoke_batch, receive
@@ -67,11 +68,11 @@ class Runtime:
         self._warm()
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
-        handlers = {"scanner": scanner, "trigger": trigger_module.handler}
+        handlers = {"scanner": attributed("scanner", scanner), "trigger": attributed("trigger", trigger_module.handler)}
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
-        self._server = make_server("127.0.0.1", self.port, api)
+        self._server = make_server("127.0.0.1", self.port, attributed("api", api))
         self._spawn("api", self._server.serve_forever, 0.2)
-        self._spawn("tick", self._tick_forever, tick)
+        self._spawn("tick", self._tick_forever, attributed("tick", tick))
         for consumer in consumers(self.delay_queues):
             name = consumer.queue
             self._spawn(

@@ -17,8 +17,6 @@ from shared.services.factory import build_scanner
 from shared.services.firing import Scanner
 from shared.settings import from_env
 
-processor = BatchProcessor(event_type=EventType.SQS)
-
 
 @cache
 def scanner() -> Scanner:
@@ -36,4 +34,6 @@ def scan(record: SQSRecord) -> int:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    return process_partial_response(event=event, record_handler=scan, processor=processor, context=context)
+    return process_partial_response(
+        event=event, record_handler=scan, processor=BatchProcessor(event_type=EventType.SQS), context=context
+    )

@@ -24,7 +24,6 @@ from shared.services.factory import build_trigger
 from shared.services.firing import Fired, Result, Trigger
 from shared.settings import from_env
 
-processor = AsyncBatchProcessor(event_type=EventType.SQS)
 observers: list[Callable[[Fired], None]] = []
 """Called with every occurrence's result (the local runtime prints one line per fire)."""
 
@@ -64,6 +63,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
             raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")
         return fired.result.value
 
-    answer = async_process_partial_response(event=event, record_handler=fire, processor=processor, context=context)
+    answer = async_process_partial_response(
+        event=event, record_handler=fire, processor=AsyncBatchProcessor(event_type=EventType.SQS), context=context
+    )
     batch.close()
     return answer
