@@ -34,6 +34,5 @@ def scan(record: SQSRecord) -> int:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    return process_partial_response(
-        event=event, record_handler=scan, processor=BatchProcessor(event_type=EventType.SQS), context=context
-    )
+    processor = BatchProcessor(event_type=EventType.SQS)  # per invocation: it holds the batch's state
+    return process_partial_response(event=event, record_handler=scan, processor=processor, context=context)

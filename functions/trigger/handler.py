@@ -63,8 +63,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
             raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")
         return fired.result.value
 
-    answer = async_process_partial_response(
-        event=event, record_handler=fire, processor=AsyncBatchProcessor(event_type=EventType.SQS), context=context
-    )
+    processor = AsyncBatchProcessor(event_type=EventType.SQS)  # per invocation: it holds the batch's state
+    answer = async_process_partial_response(event=event, record_handler=fire, processor=processor, context=context)
     batch.close()
     return answer
