@@ -39,7 +39,7 @@ def main() -> None:
     parser.add_argument("--delay-queues", type=int, default=4, help="local delay queues (default 4)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent registration clients")
     args = parser.parse_args()
-    lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 40)
+    lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
     run(args.tasks, args.window, lead_in, args.delay_queues, args.clients)
 
 

@@ -118,12 +118,16 @@ class CallCounter:
             return
         function = current_function.get()
         operation = model.name
-        wru, rru = self._capacity(operation, params, parsed)
+        wru, rru = self._capacity(operation, params, parsed, len(getattr(http_response, "content", b"") or b""))
         with self._lock:
             self.usage.wru[function] += wru
             self.usage.rru[function] += rru
 
-    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> tuple[float, float]:
+    def _capacity(
+        self, operation: str, params: dict[str, Any], parsed: dict[str, Any], response_bytes: int
+    ) -> tuple[float, float]:
+        """Writes from item sizes; reads from the response's size (its JSON is larger than the
+        items DynamoDB bills, so reads are overestimated, cheaply: they are the small part)."""
         consistent = bool(params.get("ConsistentRead"))
         if operation == "PutItem":
             item = params["Item"]
@@ -139,17 +143,13 @@ class CallCounter:
                     item = request.get("PutRequest", {}).get("Item", {})
                     units += write_units(item_size(item)) + (1 if self.index_key in item else 0)
             return units, 0
-        if operation == "GetItem":
-            return 0, read_units(item_size(parsed.get("Item") or {}), consistent)
-        if operation in ("Query", "Scan"):
-            size = sum(item_size(i) for i in parsed.get("Items", []))
-            return 0, read_units(size, consistent)
+        if operation in ("GetItem", "Query", "Scan"):
+            return 0, read_units(response_bytes, consistent)
         if operation == "BatchGetItem":
-            reads = 0.0
-            for table, items in parsed.get("Responses", {}).items():
-                table_consistent = bool(params["RequestItems"][table].get("ConsistentRead"))
-                reads += sum(read_units(item_size(i), table_consistent) for i in items)
-            return 0, reads
+            items = sum(len(found) for found in parsed.get("Responses", {}).values())
+            per_item = response_bytes / max(items, 1)
+            table_consistent = any(t.get("ConsistentRead") for t in params.get("RequestItems", {}).values())
+            return 0, items * read_units(round(per_item), table_consistent)
         return 0, 0
 
     @contextmanager

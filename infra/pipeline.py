@@ -12,7 +12,7 @@ Each function has its own role with the exact actions it performs on the exact A
 function   table (no index)                                    queues
 =========  ==================================================  =============================
 tick       --                                                  send: scan requests
-scanner    GetItem, PutItem, Query (watermarks, buckets)       consume: scan requests;
+scanner    UpdateItem, Query (scan lease + mark, buckets)       consume: scan requests;
                                                                send: delay queues
 trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
            (claims, run logs, runs, re-arming)                 send: dead letters
@@ -47,8 +47,9 @@ from shared import topology
 SEND_ACTIONS = ("sqs:SendMessage",)
 """Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
 
-SCANNER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query")
-"""Read a shard's watermark, query its buckets' due window, move the watermark (conditional put)."""
+SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
+"""Take a shard's scan lease and read its mark (one conditional update), query its buckets' due
+window, move the mark and release the lease (a conditional update)."""
 TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
 """Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
 the next occurrence, record retries and outcomes (conditional updates)."""

@@ -34,6 +34,8 @@ class ConsumerSpec:
 
 DEAD_LETTERS = QueueSpec("dead-letters", visibility_timeout_s=30, retention_s=14 * 86_400)
 SCAN_REQUESTS = QueueSpec("scan-requests", visibility_timeout_s=120, dead_letter=DEAD_LETTERS.name)
+"""A standard queue: two scans of one shard never overlap because each takes the shard's scan
+lease first (shared/store/pipeline.py), and a request older than the shard's mark is skipped."""
 DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
 DELAY_VISIBILITY_TIMEOUT_S = 180
@@ -51,7 +53,11 @@ def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT
 
 
 def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> list[QueueSpec]:
-    return [DEAD_LETTERS, SCAN_REQUESTS, *(delay_queue(i, delay_visibility_s) for i in range(delay_queues))]
+    return [
+        DEAD_LETTERS,
+        SCAN_REQUESTS,
+        *(delay_queue(i, delay_visibility_s) for i in range(delay_queues)),
+    ]
 
 
 def consumers(delay_queues: int) -> list[ConsumerSpec]:

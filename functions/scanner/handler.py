@@ -24,8 +24,8 @@ def scanner() -> Scanner:
 
 
 def scan(record: SQSRecord) -> int:
-    shard = int(json.loads(record.body)["shard"])
-    staged = scanner().scan(shard)
+    request = json.loads(record.body)
+    staged = scanner().scan(int(request["shard"]), request.get("tick_ms"))
     metrics.add_metric(name="Staged", unit=MetricUnit.Count, value=staged)
     return staged
 

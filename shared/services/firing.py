@@ -29,6 +29,8 @@ from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
 
+SCAN_LEASE_MS = 50_000
+"""A scan holds its shard this long at most (the scanner function's timeout is 60 s)."""
 CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
 """Pauses between claim attempts refused as BEHIND or EARLY (the last attempt has none after it)."""
 
@@ -54,15 +56,24 @@ class Scanner:
     timing: Timing
     clock: Callable[[], int] = now_ms
 
-    def scan(self, shard: int) -> int:
-        """Stage what ``shard`` has due from its mark to now + look-ahead; returns how many."""
+    def scan(self, shard: int, tick_ms: int | None = None) -> int:
+        """Stage what ``shard`` has due from its mark to now + look-ahead; returns how many.
+
+        One scan of a shard at a time (a lease on its mark); a request whose tick is already
+        covered by the mark (requests that queued up behind a slow scan) does nothing."""
         now = self.clock()
-        mark = self.store.watermark(shard)
+        taken = self.store.begin_scan(shard, now, SCAN_LEASE_MS)
+        if taken is None:
+            return 0
+        mark, lease = taken
+        if tick_ms is not None and mark is not None and mark >= tick_ms + self.timing.look_ahead_ms:
+            self.store.end_scan(shard, lease, mark)
+            return 0
         start, end = scan_window(mark, now, self.timing)
         due = self.store.due(shard, start, end)
         self.stager.stage(due, now)
-        if not self.store.advance_watermark(shard, mark, end):
-            logger.info("another scan moved the mark first", extra={"shard": shard})
+        if not self.store.end_scan(shard, lease, end):
+            logger.warning("a scan outlived its lease", extra={"shard": shard})
         return len(due)
 
 

@@ -113,7 +113,9 @@ class OccurrenceItem(BucketItem, discriminator="occ"):
 class WatermarkItem(_Table):
     """``W#<shard>``: every occurrence due before ``staged_until_ms`` has been staged."""
 
-    staged_until_ms = NumberAttribute()
+    staged_until_ms = NumberAttribute(null=True)
+    scanning_until_ms = NumberAttribute(null=True)
+    """A scan's lease on the shard: no second scan starts before it ends or expires."""
 
 
 class RunItem(_Table):

@@ -98,14 +98,43 @@ class DynamoPipelineStore:
 
     def watermark(self, shard: int) -> int | None:
         try:
-            return int(WatermarkItem.get(f"W#{shard}", "W", consistent_read=True).staged_until_ms)
+            item = WatermarkItem.get(f"W#{shard}", "W", consistent_read=True)
         except DoesNotExist:
             return None
         except PynamoDBException as exc:
             raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
+        return int(item.staged_until_ms) if item.staged_until_ms is not None else None
+
+    def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:
+        """Take the shard's scan lease; returns (its mark, the lease) or None while another scan
+        holds it. Two scans reading the same mark would stage the same window twice."""
+        lease = now_ms + lease_ms
+        item = WatermarkItem(f"W#{shard}", "W")
+        free = WatermarkItem.scanning_until_ms.does_not_exist() | (WatermarkItem.scanning_until_ms < now_ms)
+        try:
+            item.update(actions=[WatermarkItem.scanning_until_ms.set(lease)], condition=free)
+        except PynamoDBException as exc:
+            if _is_conflict(exc):
+                return None
+            raise StorageUnavailable(f"scan lease of shard {shard}: {exc.msg}") from exc
+        mark = int(item.staged_until_ms) if item.staged_until_ms is not None else None
+        return mark, lease
+
+    def end_scan(self, shard: int, lease: int, mark: int) -> bool:
+        """Move the shard's mark and release the lease; False if the lease was lost meanwhile."""
+        try:
+            WatermarkItem(f"W#{shard}", "W").update(
+                actions=[WatermarkItem.staged_until_ms.set(mark), WatermarkItem.scanning_until_ms.remove()],
+                condition=WatermarkItem.scanning_until_ms == lease,
+            )
+        except PynamoDBException as exc:
+            if _is_conflict(exc):
+                return False
+            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
+        return True
 
     def advance_watermark(self, shard: int, old: int | None, new: int) -> bool:
-        """Move shard's mark from ``old`` to ``new``; False if another scan moved it meanwhile."""
+        """Move shard's mark from ``old`` to ``new`` outside a scan (tests, operators)."""
         item = WatermarkItem(f"W#{shard}", "W", staged_until_ms=new)
         condition = WatermarkItem.pk.does_not_exist() if old is None else WatermarkItem.staged_until_ms == old
         try:

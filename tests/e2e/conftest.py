@@ -1,0 +1,77 @@
+"""The local runtime in a subprocess, talked to only over HTTP, like a client would."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from local.moto_server import free_port
+
+
+@dataclass
+class Client:
+    base: str
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                text = answer.read()
+                return answer.status, json.loads(text) if text else None
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            return error.code, json.loads(text) if text else None
+
+
+@pytest.fixture(scope="session")
+def sundial() -> Iterator[Client]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SUNDIAL_"))}
+    env.update({"SUNDIAL_PORT": str(port), "PYTHONUNBUFFERED": "1"})
+    process = subprocess.Popen(
+        [sys.executable, "-W", "ignore", "-m", "local"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    client = Client(f"http://127.0.0.1:{port}")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"make run exited: {process.stdout.read() if process.stdout else ''}")
+        try:
+            if client.call("GET", "/v1/openapi.json")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        raise RuntimeError("the local runtime did not answer within 60 s")
+    yield client
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Any]:
+    from local.receiver import running_receiver
+
+    with running_receiver() as running:
+        yield running

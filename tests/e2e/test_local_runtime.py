@@ -1,0 +1,97 @@
+"""`make run` end to end: the API contract and the firing behaviour, over real HTTP only."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+
+def parse(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def register(sundial, url: str, **fields):
+    status, task = sundial.call(
+        "POST", "/v1/tasks", {"schedule": {"after_seconds": 2}, "target": {"http": {"url": url}}, **fields}
+    )
+    assert status == 201, task
+    return task
+
+
+def runs(sundial, task_id: str) -> list[dict]:
+    return sundial.call("GET", f"/v1/tasks/{task_id}/runs")[1]["items"]
+
+
+def wait(condition, timeout: float = 15) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def test_a_task_fires_once_on_time_with_the_contracts_body_and_headers(sundial, receiver):
+    url = receiver.script("/hook", 200)
+    task = register(sundial, url, payload={"order_id": 123}, schedule={"after_seconds": 4})  # via the scanners
+    calls = receiver.wait_for("/hook", 1, timeout=15)
+    time.sleep(1.5)
+    assert len(receiver.calls_to("/hook")) == 1
+    (call,) = calls
+    assert call.at >= parse(task["next_fire_at"])
+    assert call.at - parse(task["next_fire_at"]) < 1.0
+    assert call.body["task_id"] == task["id"]
+    assert call.body["payload"] == {"order_id": 123}
+    assert call.headers["Idempotency-Key"] == call.body["run_id"]
+    assert call.headers["Sundial-Attempt"] == "1"
+    assert wait(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["status"] == "completed", 5)
+    assert [r["status"] for r in runs(sundial, task["id"])] == ["succeeded"]
+
+
+def test_a_cancelled_task_does_not_fire(sundial, receiver):
+    url = receiver.script("/cancel", 200)
+    task = register(sundial, url, schedule={"after_seconds": 3})
+    assert sundial.call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
+    time.sleep(5)
+    assert receiver.calls_to("/cancel") == []
+
+
+def test_a_500_is_retried_and_a_400_is_not(sundial, receiver):
+    flaky = receiver.script("/flaky", 500, 200)
+    bad = receiver.script("/bad", 400)
+    retried = register(sundial, flaky, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    failed = register(sundial, bad)
+    assert len(receiver.wait_for("/flaky", 2, timeout=15)) == 2
+    assert wait(lambda: [r["status"] for r in runs(sundial, failed["id"])] == ["failed"])
+    assert len(receiver.calls_to("/bad")) == 1
+    assert wait(lambda: [r["status"] for r in runs(sundial, retried["id"])] == ["succeeded"])
+    assert runs(sundial, retried["id"])[0]["attempts"] == 2
+
+
+def test_exhausted_retries_are_dead_lettered(sundial, receiver):
+    url = receiver.script("/down", 503)
+    task = register(sundial, url, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1})
+    assert wait(lambda: [r["status"] for r in runs(sundial, task["id"])] == ["dead_lettered"], timeout=15)
+    assert len(receiver.calls_to("/down")) == 2
+
+
+def test_a_cron_task_fires_twice(sundial, receiver):
+    url = receiver.script("/cron", 200)
+    task = register(sundial, url, schedule={"cron": "*/2 * * * * *"})
+    calls = receiver.wait_for("/cron", 2, timeout=12)
+    assert len(calls) >= 2
+    scheduled = [parse(c.body["scheduled_for"]) for c in calls[:2]]
+    assert scheduled[1] - scheduled[0] == 2
+    assert sundial.call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
+
+
+def test_bad_input_is_a_400_naming_the_field(sundial):
+    status, body = sundial.call("POST", "/v1/tasks", {"schedule": {"cron": "61 * * * *"}, "target": {}})
+    assert status == 400
+    assert body["error"]["code"] == "validation_error"
+    assert "schedule.cron" in [d["field"] for d in body["error"]["details"]]
+    assert sundial.call("GET", "/v1/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV")[0] == 404
