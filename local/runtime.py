@@ -119,9 +119,7 @@ class Runtime:
             if spec.dead_letter:
                 policy = {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
                 attributes["RedrivePolicy"] = json.dumps(policy)
-            urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)[
-                "QueueUrl"
-            ]
+            urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
             arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])[
                 "Attributes"
             ]["QueueArn"]
