@@ -108,3 +108,21 @@ def test_a_stale_update_is_refused():
     svc.repository.update(replace(task, name="first"))
     with pytest.raises(ConcurrentUpdate):
         svc.repository.update(replace(task, name="second"))
+
+
+def test_state_changes_are_re_applied_when_the_pipeline_wrote_the_task_meanwhile():
+    svc = service()
+    task = svc.register("default", spec(Every(60)))
+    real_update = svc.repository.update
+    raced = []
+
+    def update_after_a_claim(changed, **kwargs):
+        if not raced:  # the trigger wrote the item between our read and our write
+            raced.append(real_update(replace(svc.repository.get("default", task.id), name="claimed")))
+        return real_update(changed, **kwargs)
+
+    svc.repository.update = update_after_a_claim
+    cancelled = svc.cancel("default", task.id)
+    assert raced
+    assert cancelled.status is TaskStatus.CANCELLED
+    assert cancelled.name == "claimed"  # re-read, not overwritten
