@@ -70,7 +70,7 @@ PROFILES = {
         "Sundial scanner: stages a shard's due occurrences into the delay queues", Duration.seconds(60)
     ),
     names.TRIGGER: FunctionProfile(
-        "Sundial trigger: claims, fires and records staged occurrences", Duration.seconds(120)
+        "Sundial trigger: claims, fires and records staged occurrences", Duration.seconds(topology.TRIGGER_TIMEOUT_S)
     ),
 }
 """The trigger's timeout stays below the delay queues' visibility timeout

@@ -17,7 +17,7 @@ from constructs import Node
 
 from infra import names
 from shared.domain.firing import MAX_DELAY_SECONDS, Timing
-from shared.topology import DELAY_VISIBILITY_TIMEOUT_S
+from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_TIMEOUT_S
 
 TICK_PERIOD_S = 60
 """The tick rule's period: EventBridge's finest rate. Not a setting."""
@@ -154,7 +154,14 @@ class DeploymentSettings:
                 f"({MAX_DELAY_SECONDS * 1000} ms), got {self.look_ahead_ms + self.guard_ms}: "
                 "what is staged further ahead would arrive early"
             )
-        _within(names.CTX_LEASE_MS, self.lease_ms, 1, DELAY_VISIBILITY_TIMEOUT_S * 1000 - 1)
+        # A live trigger is never overtaken (lease > its timeout + the lead), a crashed one's
+        # redelivered message finds the lease run out (lease < the visibility timeout).
+        _within(
+            names.CTX_LEASE_MS,
+            self.lease_ms,
+            (TRIGGER_TIMEOUT_S + 10) * 1000 + self.lead_ms,
+            DELAY_VISIBILITY_TIMEOUT_S * 1000 - 1,
+        )
         if self.alarm_topic_arn and not _SNS_TOPIC_ARN.match(self.alarm_topic_arn):
             raise SettingsError(
                 f"{names.CTX_ALARM_TOPIC_ARN} must be empty or an SNS topic ARN, got {self.alarm_topic_arn!r}"

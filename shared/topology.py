@@ -38,6 +38,8 @@ SCAN_REQUESTS = QueueSpec("scan-requests", visibility_timeout_s=120, dead_letter
 lease first (shared/store/pipeline.py), and a request older than the shard's mark is skipped."""
 DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
+TRIGGER_TIMEOUT_S = 120
+"""The trigger function's timeout."""
 DELAY_VISIBILITY_TIMEOUT_S = 180
 """Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
 expired, and the trigger function's timeout (120 s) fits inside it."""

@@ -35,9 +35,11 @@ class Timing:
     """An occurrence claimed later than this after its due time is a misfire."""
     max_catch_up_ms: int = 3_600_000
     """A scan covers at most this much of a backlog; the next scan continues from its mark."""
-    lease_ms: int = 90_000
-    """How long a claim holds a run from its due time: the slowest target's timeout (60 s at
-    most) and a margin. A crashed trigger's run is fired again once it has run out."""
+    lease_ms: int = 150_000
+    """How long a claim holds a run from its due time: longer than a trigger can live (its
+    function's 120 s timeout), so a live trigger is never overtaken; shorter than the delay
+    queues' visibility timeout (180 s), so the redelivered message of a crashed one finds it run
+    out and fires the occurrence."""
 
 
 def run_id_for(task_id: str, due_ms: int) -> str:

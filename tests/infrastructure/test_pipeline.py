@@ -336,7 +336,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
 
 def test_the_environment_is_what_the_functions_read() -> None:
     """Every variable the stack sets for the pipeline round-trips through shared.settings.from_env."""
-    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=500, lease_ms=100_000)
+    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=500, lease_ms=140_000)
     environ = {
         **_base(settings),
         **_timing(settings.timing),

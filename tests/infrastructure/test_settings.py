@@ -49,7 +49,7 @@ def test_timing_defaults_are_the_documented_ones() -> None:
         settings.lead_ms,
         settings.misfire_tolerance_ms,
         settings.lease_ms,
-    ) == (120_000, 60_000, 1_000, 60_000, 90_000)
+    ) == (120_000, 60_000, 1_000, 60_000, 150_000)
     assert (settings.delay_queues, settings.lateness_alarm_ms, settings.alarm_topic_arn) == (1, 1000, "")
 
 
@@ -67,7 +67,7 @@ def test_command_line_strings_are_parsed() -> None:
             names.CTX_LOG_RETENTION_DAYS: "90",
             names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: "false",
             names.CTX_DELAY_QUEUES: "3",
-            names.CTX_LEASE_MS: "120000",
+            names.CTX_LEASE_MS: "160000",
             names.CTX_ALARM_TOPIC_ARN: "arn:aws:sns:us-east-1:123456789012:ops",
         }
     )
@@ -78,7 +78,7 @@ def test_command_line_strings_are_parsed() -> None:
     assert settings.log_retention_days == 90
     assert settings.api_gateway_cloudwatch_role is False
     assert settings.delay_queues == 3
-    assert settings.timing.lease_ms == 120_000
+    assert settings.timing.lease_ms == 160_000
     assert settings.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:ops"
 
 
