@@ -65,6 +65,20 @@ DELAY_VISIBILITY_S = 4
 """Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
 
 
+LATENESS_MS: list[int] = []
+"""First attempts' lateness in the tests that fire on time (printed at the end of the run)."""
+LATE_BY_DESIGN = ("missed", "five_minutes", "late", "paused", "crash")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if LATENESS_MS:
+        ordered = sorted(LATENESS_MS)
+        p50, p99 = ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, round(len(ordered) * 0.99))]
+        terminalreporter.write_line(
+            f"pipeline lateness over {len(ordered)} on-time fires: p50 {p50} ms, p99 {p99} ms, max {ordered[-1]} ms"
+        )
+
+
 @dataclass
 class Pipeline:
     """The queues of the pipeline on moto, and Lambda's SQS event source over them."""
@@ -118,7 +132,7 @@ class Pipeline:
 
 
 @pytest.fixture
-def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
+def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Pipeline]:
     import boto3
 
     from shared import queues as queues_module
@@ -147,7 +161,16 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pipeline]:
         monkeypatch.setenv(key, value)
     queues_module._sqs.cache_clear()
     _clear_function_caches()
+    from functions.trigger import handler as trigger
+
+    def record(fired: Any) -> None:
+        on_time = not any(word in request.node.name for word in LATE_BY_DESIGN)
+        if on_time and fired.staged.attempt == 1 and fired.lateness_ms is not None:
+            LATENESS_MS.append(fired.lateness_ms)
+
+    trigger.observers.append(record)
     yield Pipeline(sqs, urls, arns)
+    trigger.observers.remove(record)
     _clear_function_caches()
     queues_module._sqs.cache_clear()
 
