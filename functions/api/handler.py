@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
-from shared.api.errors import from_pydantic, response_for
+from shared.api.errors import InternalError, RouteNotFound, from_pydantic, response_for
 from shared.api.models import Limit, TaskIn
 from shared.api.views import error_view, run_view, task_view
 from shared.domain.errors import PayloadTooLarge, SundialError
@@ -117,16 +117,6 @@ def invalid_request(error: RequestValidationError) -> Response[Any]:
 @app.not_found
 def no_route(_: Exception) -> Response[Any]:
     return response_for(RouteNotFound(f"no route {app.current_event.http_method} {app.current_event.path}"))
-
-
-class RouteNotFound(SundialError):
-    code = "route_not_found"
-    status = 404
-
-
-class InternalError(SundialError):
-    code = "internal_error"
-    status = 500
 
 
 @app.exception_handler(Exception)

@@ -11,6 +11,18 @@ from shared.api.views import error_view
 from shared.domain.errors import FieldError, SundialError, ValidationFailed
 
 
+class RouteNotFound(SundialError):
+    code = "route_not_found"
+    status = 404
+
+
+class InternalError(SundialError):
+    """Anything unexpected: logged, and answered in the error format (never a bare 500)."""
+
+    code = "internal_error"
+    status = 500
+
+
 def field_name(loc: Sequence[Any]) -> str:
     """A pydantic error location as the API names fields: ``targets[0].http.url``."""
     parts = list(loc)
