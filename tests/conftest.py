@@ -22,3 +22,14 @@ os.environ.pop("AWS_PROFILE", None)
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 
 make_dynamodb_writes_atomic()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.lateness import LATENESS_MS
+
+    if LATENESS_MS:
+        ordered = sorted(LATENESS_MS)
+        p50, p99 = ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, round(len(ordered) * 0.99))]
+        terminalreporter.write_line(
+            f"pipeline lateness over {len(ordered)} on-time fires: p50 {p50} ms, p99 {p99} ms, max {ordered[-1]} ms"
+        )

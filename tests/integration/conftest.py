@@ -12,6 +12,7 @@ import pytest
 from moto import mock_aws
 
 from tests.support.events import FakeLambdaContext, api_event
+from tests.support.lateness import LATENESS_MS
 
 
 @dataclass
@@ -65,18 +66,8 @@ DELAY_VISIBILITY_S = 4
 """Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
 
 
-LATENESS_MS: list[int] = []
-"""First attempts' lateness in the tests that fire on time (printed at the end of the run)."""
 LATE_BY_DESIGN = ("missed", "five_minutes", "late", "paused", "crash")
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if LATENESS_MS:
-        ordered = sorted(LATENESS_MS)
-        p50, p99 = ordered[len(ordered) // 2], ordered[min(len(ordered) - 1, round(len(ordered) * 0.99))]
-        terminalreporter.write_line(
-            f"pipeline lateness over {len(ordered)} on-time fires: p50 {p50} ms, p99 {p99} ms, max {ordered[-1]} ms"
-        )
+"""Tests whose occurrences fire late on purpose: left out of the lateness summary."""
 
 
 @dataclass
