@@ -123,7 +123,7 @@ def report(
     lateness = list(first.values())
     print(f"\nSundial firing benchmark: {count} one-shot tasks due over {window:.0f} s, {delay_queues} delay queues")
     print(f"  registered {len(registered)} in {reg_seconds:.1f} s: {len(registered) / reg_seconds:.0f} registrations/s")
-    print(f"  fired {fired}   lost {lost}   duplicated {duplicated}   early {early}")
+    print(f"  fired {fired}   lost (not fired by the end of the run) {lost}   duplicated {duplicated}   early {early}")
     if lateness:
         p50, p95, p99 = (percentile(lateness, p) for p in (50, 95, 99))
         print(f"  lateness ms: p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f}  max {max(lateness):.1f}")
