@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
 
 from shared.domain import schedules as sched
@@ -85,10 +84,6 @@ def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: 
     if following is not None and to_ms(following) < now_ms - timing.misfire_tolerance_ms:
         following = sched.at_or_after(schedule, from_ms(now_ms))
     return to_ms(following) if following is not None else None
-
-
-def lateness_ms(due_ms: int, fired: datetime) -> int:
-    return to_ms(fired) - due_ms
 
 
 @dataclass(frozen=True)
