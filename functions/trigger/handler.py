@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -63,7 +64,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
 
     async def fire(record: SQSRecord) -> str:
         staged = Staged.from_message(json.loads(record.body))
-        fired = await asyncio.get_running_loop().run_in_executor(threads, batch.fire, staged)
+        context = contextvars.copy_context()  # as asyncio.to_thread does
+        fired = await asyncio.get_running_loop().run_in_executor(threads, context.run, batch.fire, staged)
         observe(fired)
         if fired.result is Result.IN_FLIGHT:
             raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")
