@@ -168,10 +168,3 @@ class CallCounter:
             yield self
         finally:
             botocore.session.Session.create_client = original
-
-
-def by_function(usage: Usage) -> dict[str, dict[tuple[str, str], int]]:
-    table: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
-    for (function, service, operation), calls in usage.calls.items():
-        table[function][(service, operation)] = calls
-    return table

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
@@ -275,13 +274,3 @@ class ErrorBody(Model):
 
 class ErrorOut(Model):
     error: ErrorBody
-
-
-def parse_time_param(value: str, field: str) -> datetime:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValidationFailed.on(field, "must be an ISO 8601 time with an offset") from exc
-    if parsed.tzinfo is None:
-        raise ValidationFailed.on(field, "must carry a UTC offset or Z")
-    return truncate_ms(parsed)

@@ -133,18 +133,6 @@ class DynamoPipelineStore:
             raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
         return True
 
-    def advance_watermark(self, shard: int, old: int | None, new: int) -> bool:
-        """Move shard's mark from ``old`` to ``new`` outside a scan (tests, operators)."""
-        item = WatermarkItem(f"W#{shard}", "W", staged_until_ms=new)
-        condition = WatermarkItem.pk.does_not_exist() if old is None else WatermarkItem.staged_until_ms == old
-        try:
-            item.save(condition=condition)
-        except PynamoDBException as exc:
-            if _is_conflict(exc):
-                return False
-            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
-        return True
-
     def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]:
         """Occurrences of ``shard`` due in ``[start_ms, end_ms)`` that nobody staged yet."""
         found: list[Staged] = []

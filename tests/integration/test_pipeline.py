@@ -286,7 +286,10 @@ def test_a_tick_skipped_for_five_minutes_loses_nothing(api, pipeline, receiver):
     last_scan = datetime.now(UTC) - timedelta(minutes=6)
     store = DynamoPipelineStore(settings.retention_ms)
     for shard in range(settings.bucket_shards):
-        assert store.advance_watermark(shard, None, int(last_scan.timestamp() * 1000))
+        mark = int(last_scan.timestamp() * 1000)  # the last scan, six minutes ago, ended here
+        taken = store.begin_scan(shard, mark, 1_000)
+        assert taken is not None
+        assert store.end_scan(shard, taken[1], mark)
     # Registered before the outage, due during it (every 30 s for five minutes): no tick ran since.
     service = build_task_service(settings)
     service.stager, service.clock = None, lambda: last_scan
