@@ -50,8 +50,14 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     counter = cap.CallCounter()
+    woke: dict[str, float] = {}  # the trigger's own lateness: when it stopped waiting, before the HTTP call
+
+    def on_fire(fired: Any) -> None:
+        if fired.lateness_ms is not None and fired.staged.attempt == 1:
+            woke.setdefault(fired.staged.task_id, float(fired.lateness_ms))
+
     with counter.active(), running_receiver() as receiver:
-        runtime = Runtime(port=free_port(), delay_queues=delay_queues)
+        runtime = Runtime(port=free_port(), delay_queues=delay_queues, on_fire=on_fire)
         runtime.start()
         setup_calls = cap.Usage(
             counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
@@ -67,7 +73,9 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
             time.sleep(3)  # late duplicates, if any, arrive now
         finally:
             runtime.stop()
-    report(count, registered, reg_seconds, receiver.calls, counter, setup_calls, invocations, window, delay_queues)
+    report(
+        count, registered, reg_seconds, receiver.calls, counter, setup_calls, invocations, window, delay_queues, woke
+    )
 
 
 def register_all(port: int, url: str, due: list[datetime], clients: int) -> tuple[dict[str, datetime], float]:
@@ -106,6 +114,7 @@ def report(
     invocations: dict[str, list[float]],
     window: float,
     delay_queues: int,
+    woke: dict[str, float],
 ) -> None:
     first: dict[str, float] = {}
     per_task: dict[str, int] = {}
@@ -127,6 +136,14 @@ def report(
     if lateness:
         p50, p95, p99 = (percentile(lateness, p) for p in (50, 95, 99))
         print(f"  lateness ms: p50 {p50:.1f}  p95 {p95:.1f}  p99 {p99:.1f}  max {max(lateness):.1f}")
+    if woke:
+        waking = list(woke.values())
+        calling = [first[t] - w for t, w in woke.items() if t in first]
+        print(
+            f"    the trigger's wake-up (due to the call): p50 {percentile(waking, 50):.0f}  "
+            f"p99 {percentile(waking, 99):.0f}  max {max(waking):.0f};  the call (to the receiver): "
+            f"p50 {percentile(calling, 50):.0f}  p99 {percentile(calling, 99):.0f}  max {max(calling):.0f}"
+        )
     usage = counter.usage
     net_calls = usage.calls - setup.calls
     print(f"\n  AWS calls per fired task (n = {fired}), by function:")
