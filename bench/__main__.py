@@ -204,8 +204,12 @@ def aws_cost(
     scanner_variable_sqs = sum(
         n for (fn, s, op), n in net_calls.items() if fn == "scanner" and op == "SendMessageBatch"
     )
-    # the trigger's measured wall time includes the local 2 s lead; AWS's is 1 s
-    trigger_gb_s_aws = max(0.0, gb_seconds["trigger"] - lambda_requests["trigger"] * 1.0 * memory_gb)
+    # the trigger's measured wall time includes the local lead; AWS's may differ
+    from local.runtime import LOCAL_ENV
+    from shared.domain.firing import Timing
+
+    lead_difference_s = (int(LOCAL_ENV["SUNDIAL_LEAD_MS"]) - Timing().lead_ms) / 1000
+    trigger_gb_s_aws = max(0.0, gb_seconds["trigger"] - lambda_requests["trigger"] * lead_difference_s * memory_gb)
     # Lambda's event source polls (ReceiveMessage) and deletes (DeleteMessageBatch): measured locally
     poll_sqs = sum(n for (fn, s, _), n in net_calls.items() if fn == "runtime" and s == "sqs") / max(fired, 1)
     variable = {
@@ -236,7 +240,10 @@ def aws_cost(
         )
 
     registration = {"wru": wru["api"], "rru": rru["api"], "sqs": sqs["api"], "requests": 0.0, "gb_s": 0.0}
-    print(f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; 16 shards, 1 tick/min, 1 s lead),")
+    print(
+        f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; 16 shards, 1 tick/min, "
+        f"{Timing().lead_ms / 1000:.0f} s lead),"
+    )
     print(
         f"  per task: {total['wru']:.2f} WRU, {total['rru']:.2f} RRU, {total['sqs']:.2f} SQS requests, "
         f"{total['requests']:.3f} invocations, {total['gb_s']:.4f} GB-s"

@@ -38,9 +38,6 @@ XRAY_WRITE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
 CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
 """What Lambda's SQS poller does with the function's role (the actions of AWS's
 AWSLambdaSQSQueueExecutionRole); sqs:DeleteMessage covers DeleteMessageBatch."""
-NO_BATCHING_WINDOW = Duration.seconds(0)
-"""An event source hands a batch over as soon as it has one: a batching window would hold
-every message back by up to its length, and a late message is a late fire."""
 
 
 def sundial_environment(settings: DeploymentSettings, *, table_name: str | None) -> dict[str, str]:
@@ -150,7 +147,9 @@ class ServiceFunction(Construct):
         self.function.node.add_dependency(policy)
         return policy
 
-    def consume(self, queue: sqs.IQueue, *, batch_size: int, max_concurrency: int | None) -> None:
+    def consume(
+        self, queue: sqs.IQueue, *, batch_size: int, batching_window_s: int, max_concurrency: int | None
+    ) -> None:
         """An SQS event source with partial batch failures, and the poller's permissions on
         ``queue`` alone (the role takes no grants: ``SqsEventSource``'s own would be dropped)."""
         self.policy.add_statements(iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queue.queue_arn]))
@@ -158,7 +157,7 @@ class ServiceFunction(Construct):
             event_sources.SqsEventSource(
                 queue,
                 batch_size=batch_size,
-                max_batching_window=NO_BATCHING_WINDOW,
+                max_batching_window=Duration.seconds(batching_window_s),
                 max_concurrency=max_concurrency,
                 report_batch_item_failures=True,
             )

@@ -220,7 +220,10 @@ class Pipeline(Construct):
             if max_concurrency is None and consumer.function == names.SCANNER:
                 max_concurrency = settings.scanner_max_concurrency
             self.functions[consumer.function].consume(
-                queues.by_name[consumer.queue], batch_size=consumer.batch_size, max_concurrency=max_concurrency
+                queues.by_name[consumer.queue],
+                batch_size=consumer.batch_size,
+                batching_window_s=consumer.batching_window_s,
+                max_concurrency=max_concurrency,
             )
 
         self.rule = events.Rule(

@@ -17,13 +17,16 @@ from constructs import Node
 
 from infra import names
 from shared.domain.firing import MAX_DELAY_SECONDS, Timing
-from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_TIMEOUT_S
+from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_BATCHING_WINDOW_S, TRIGGER_TIMEOUT_S
 
 TICK_PERIOD_S = 60
 """The tick rule's period: EventBridge's finest rate. Not a setting."""
 MAX_DELAY_QUEUES = 32
 """Every function that stages gets every delay queue's URL in one environment variable, and a
 function's whole environment must fit in 4 KB."""
+MIN_LEAD_MS = TRIGGER_BATCHING_WINDOW_S * 1000 + 500
+"""The trigger's event source may hold a message for its batching window; half a second more
+covers its polling latency. A shorter lead would fire late."""
 MAX_LEAD_MS = 10_000
 """The trigger waits out the lead on every batch: billed Lambda time, well inside its timeout."""
 _TIMING = Timing()
@@ -141,7 +144,7 @@ class DeploymentSettings:
         _within(names.CTX_SCANNER_MAX_CONCURRENCY, self.scanner_max_concurrency, 2, 1000)
         _within(names.CTX_LATENESS_ALARM_MS, self.lateness_alarm_ms, 1, None)
         _within(names.CTX_GUARD_MS, self.guard_ms, 0, None)
-        _within(names.CTX_LEAD_MS, self.lead_ms, 0, MAX_LEAD_MS)
+        _within(names.CTX_LEAD_MS, self.lead_ms, MIN_LEAD_MS, MAX_LEAD_MS)
         _within(names.CTX_MISFIRE_TOLERANCE_MS, self.misfire_tolerance_ms, 0, None)
         if self.look_ahead_ms < TICK_PERIOD_S * 1000:
             raise SettingsError(

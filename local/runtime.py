@@ -18,7 +18,8 @@ from local.apigw import LocalContext
 from local.attribution import attributed
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
-from local.sqs_lambda import invoke_batch, receive
+from local.sqs_lambda import BatchingWindow, invoke_batch, receive
+from shared.topology import ConsumerSpec
 
 # Locally the tick is not AWS's minute: a short period and look-ahead keep moto's queues short
 # (moto scans a whole queue on every call). Each is a setting; see README "Local runtime".
@@ -75,7 +76,7 @@ class Runtime:
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
         self._server = make_server("127.0.0.1", self.port, attributed("api", api))
         pollers = [
-            (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c.batch_size)
+            (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
             for c in consumers(self.delay_queues)
         ]
         # Everything built so far lives as long as the process: keep it out of the collector's
@@ -150,18 +151,25 @@ class Runtime:
             period = self.tick_period_s
             self.stopping.wait(period - time.time() % period)
 
-    def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], batch_size: int) -> None:
-        """Lambda's SQS poller: receive, hand the batch to a worker, go straight back."""
-        assert self._pool is not None
+    def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], consumer: ConsumerSpec) -> None:
+        """Lambda's SQS poller: receive, hand the messages to the batching window (which hands
+        each batch to a worker), go straight back."""
+        pool = self._pool
+        assert pool is not None
+        window = BatchingWindow(
+            consumer.batch_size,
+            consumer.batching_window_s,
+            lambda batch: pool.submit(invoke_batch, sqs, url, arn, handler, batch),
+        )
         while not self.stopping.is_set():
             try:
-                messages = receive(sqs, url, batch_size, wait_s=1)
+                messages = receive(sqs, url, min(consumer.batch_size, 10), wait_s=1)
             except Exception:
                 if self.stopping.wait(0.5):
                     return
                 continue
             if messages:
-                self._pool.submit(invoke_batch, sqs, url, arn, handler, messages)
+                window.add(messages)
 
     def stop(self) -> None:
         self.stopping.set()

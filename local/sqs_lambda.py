@@ -6,6 +6,7 @@ receives SQS (moto) redrives them to the dead-letter queue."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -64,3 +65,47 @@ def invoke_batch(
             ],
         )
     return sorted(failed)
+
+
+class BatchingWindow:
+    """Lambda's batching window for one event source: a batch goes to ``dispatch`` as soon as it
+    holds ``size`` messages, or when its first message has waited ``window_s``, whichever comes
+    first. The poller hands messages over and goes straight back to receiving."""
+
+    def __init__(self, size: int, window_s: float, dispatch: Callable[[list[dict[str, Any]]], None]) -> None:
+        self.size = size
+        self.window_s = window_s
+        self._dispatch = dispatch
+        self._pending: list[dict[str, Any]] = []
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def add(self, messages: list[dict[str, Any]]) -> None:
+        ready: list[list[dict[str, Any]]] = []
+        with self._lock:
+            self._pending.extend(messages)
+            while len(self._pending) >= self.size:
+                ready.append(self._pending[: self.size])
+                del self._pending[: self.size]
+                self._stop_timer()
+            if self._pending and self.window_s <= 0:
+                ready.append(self._pending)
+                self._pending = []
+            elif self._pending and self._timer is None:
+                self._timer = threading.Timer(self.window_s, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+        for batch in ready:
+            self._dispatch(batch)
+
+    def flush(self) -> None:
+        with self._lock:
+            batch, self._pending = self._pending, []
+            self._stop_timer()
+        if batch:
+            self._dispatch(batch)
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

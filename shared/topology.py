@@ -29,6 +29,9 @@ class ConsumerSpec:
     """The function's name in the stack and its handler module under functions/."""
     queue: str
     batch_size: int = 10
+    batching_window_s: int = 0
+    """How long the event source may hold a batch that is not full (Lambda's
+    MaximumBatchingWindowInSeconds)."""
     max_concurrency: int | None = None
 
 
@@ -40,6 +43,10 @@ DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
 TRIGGER_TIMEOUT_S = 120
 """The trigger function's timeout."""
+TRIGGER_BATCHING_WINDOW_S = 1
+"""The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
+for up to a second first: one invocation, one poll, one delete and one run-log write then serve
+several occurrences (docs/design.md, section 4). The lead must cover the window."""
 DELAY_VISIBILITY_TIMEOUT_S = 180
 """Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
 expired, and the trigger function's timeout (120 s) fits inside it."""
@@ -65,5 +72,8 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
 def consumers(delay_queues: int) -> list[ConsumerSpec]:
     return [
         ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
-        *(ConsumerSpec("trigger", f"{DELAY_QUEUE}-{i}") for i in range(delay_queues)),
+        *(
+            ConsumerSpec("trigger", f"{DELAY_QUEUE}-{i}", batching_window_s=TRIGGER_BATCHING_WINDOW_S)
+            for i in range(delay_queues)
+        ),
     ]

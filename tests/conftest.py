@@ -18,10 +18,13 @@ for key, value in {
 os.environ.pop("AWS_ENDPOINT_URL", None)
 os.environ.pop("AWS_PROFILE", None)
 
-# DynamoDB's conditional writes are atomic, moto's are not: make them so for every suite.
+# Where moto differs from AWS in ways Sundial relies on (atomic conditional writes, prompt long
+# polling), make it behave like AWS for every suite.
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
+from local.moto_sqs import make_long_polling_prompt  # noqa: E402
 
 make_dynamodb_writes_atomic()
+make_long_polling_prompt()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]

@@ -28,8 +28,10 @@ class Timing:
     """Scanners stage what falls due within this much of now (a late tick still lands on time)."""
     guard_ms: int = 60_000
     """Writers stage themselves what falls due before now + look_ahead + guard."""
-    lead_ms: int = 1_000
-    """Messages arrive up to this much early; the trigger waits out the rest."""
+    lead_ms: int = 2_000
+    """Messages become receivable this much (+ < 1 s: SQS delays are whole seconds) before they
+    are due, and the trigger waits out the rest. It covers the trigger event source's batching
+    window (1 s, topology.TRIGGER_BATCHING_WINDOW_S) and its polling latency."""
     misfire_tolerance_ms: int = 60_000
     """An occurrence claimed later than this after its due time is a misfire."""
     max_catch_up_ms: int = 3_600_000

@@ -104,6 +104,7 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
                 function_names[properties["FunctionName"]["Ref"]],
                 queue_names[queue_id],
                 properties["BatchSize"],
+                properties.get("MaximumBatchingWindowInSeconds", 0),
                 concurrency,
             )
         )
@@ -112,7 +113,9 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
         concurrency = consumer.max_concurrency
         if concurrency is None and consumer.function == names.SCANNER:
             concurrency = settings.scanner_max_concurrency
-        expected.append((consumer.function, consumer.queue, consumer.batch_size, concurrency))
+        expected.append(
+            (consumer.function, consumer.queue, consumer.batch_size, consumer.batching_window_s, concurrency)
+        )
     assert sorted(found, key=str) == sorted(expected, key=str)
 
 
@@ -160,7 +163,7 @@ def test_every_queue_is_encrypted_and_refuses_plain_http(synthesized: Synthesize
 # --- the event sources -----------------------------------------------------------------------
 
 
-def test_every_event_source_reports_partial_batch_failures_without_waiting(
+def test_every_event_source_reports_partial_batch_failures_and_no_window_outlasts_the_lead(
     deployment: tuple[Deployment, int],
 ) -> None:
     built, _ = deployment
@@ -169,7 +172,8 @@ def test_every_event_source_reports_partial_batch_failures_without_waiting(
     for mapping in mappings.values():
         properties = mapping["Properties"]
         assert properties["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-        assert properties["MaximumBatchingWindowInSeconds"] == 0
+        # A batching window holds messages back: it must end well before the staging lead does.
+        assert properties["MaximumBatchingWindowInSeconds"] * 1000 <= DeploymentSettings().lead_ms - 500
         assert properties.get("Enabled", True) is True
 
 
@@ -336,7 +340,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
 
 def test_the_environment_is_what_the_functions_read() -> None:
     """Every variable the stack sets for the pipeline round-trips through shared.settings.from_env."""
-    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=500, lease_ms=140_000)
+    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=2_500, lease_ms=140_000)
     environ = {
         **_base(settings),
         **_timing(settings.timing),

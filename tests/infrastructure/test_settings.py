@@ -49,7 +49,7 @@ def test_timing_defaults_are_the_documented_ones() -> None:
         settings.lead_ms,
         settings.misfire_tolerance_ms,
         settings.lease_ms,
-    ) == (120_000, 60_000, 1_000, 60_000, 150_000)
+    ) == (120_000, 60_000, 2_000, 60_000, 150_000)
     assert (settings.delay_queues, settings.lateness_alarm_ms, settings.alarm_topic_arn) == (1, 1000, "")
 
 
@@ -100,7 +100,7 @@ def test_command_line_strings_are_parsed() -> None:
         (names.CTX_LOOK_AHEAD_MS, 30_000),  # shorter than a tick period: tasks staged late
         (names.CTX_LOOK_AHEAD_MS, 850_000),  # + guard beyond SQS's 900 s delay: messages early
         (names.CTX_GUARD_MS, -1),
-        (names.CTX_LEAD_MS, -1),
+        (names.CTX_LEAD_MS, 1_499),
         (names.CTX_LEAD_MS, 10_001),
         (names.CTX_MISFIRE_TOLERANCE_MS, -1),
         (names.CTX_LEASE_MS, 0),

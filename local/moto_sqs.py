@@ -1,0 +1,32 @@
+"""SQS long polling returns as soon as a message becomes receivable; moto's notices a message
+that was delayed (or whose visibility timeout ran out) only when its one-second wait ends, so a
+delayed message reached a poller up to a second late. Sundial's staging lead and the trigger
+consumers' batching window are sized for AWS's behaviour, so wherever moto stands in for SQS
+(the local runtime's moto process, the tests) a long poll wakes when the next message is due."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SLACK_S = 0.002
+"""moto's visibility check is strict (``now > visible_at``): wake just after the moment."""
+
+
+def make_long_polling_prompt() -> None:
+    from moto.core.utils import unix_time_millis
+    from moto.sqs.models import Queue
+
+    if getattr(Queue.wait_for_messages, "_sundial_prompt", False):
+        return
+
+    def wait_for_messages(self: Any, timeout: float) -> None:
+        now = unix_time_millis()
+        pending = [
+            at for message in list(self._messages) if (at := max(message.delayed_until, message.visible_at)) > now
+        ]
+        wait = timeout if not pending else min(timeout, (min(pending) - now) / 1000 + _SLACK_S)
+        with self._messages_lock:
+            self._messages_lock.wait_for(lambda: self.messages, timeout=wait)
+
+    wait_for_messages._sundial_prompt = True  # type: ignore[attr-defined]
+    Queue.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
