@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import threading
 import time
 import urllib.request
-from collections import Counter, defaultdict
+from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -36,16 +38,22 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=1000, help="one-shot tasks (default 1000)")
     parser.add_argument("--window", type=float, default=120, help="due times spread over this many seconds")
     parser.add_argument("--lead-in", type=float, default=None, help="seconds before the first due time")
-    parser.add_argument("--delay-queues", type=int, default=4, help="local delay queues (default 4)")
+    parser.add_argument("--delay-queues", type=int, default=1, help="local delay queues (default 1, as the stack)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent registration clients")
+    parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
     args = parser.parse_args()
+    if args.ceiling:
+        from bench.ceiling import ceiling
+
+        ceiling(min(args.tasks, 500))
+        return
     lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
     run(args.tasks, args.window, lead_in, args.delay_queues, args.clients)
 
 
 def run(count: int, window: float, lead_in: float, delay_queues: int, clients: int) -> None:
+    from bench.receiver import receiver_process
     from local.attribution import invocations
-    from local.receiver import running_receiver
     from local.runtime import Runtime
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
@@ -56,26 +64,25 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
         if fired.lateness_ms is not None and fired.staged.attempt == 1:
             woke.setdefault(fired.staged.task_id, float(fired.lateness_ms))
 
-    with counter.active(), running_receiver() as receiver:
+    with counter.active(), receiver_process() as receiver:
         runtime = Runtime(port=free_port(), delay_queues=delay_queues, on_fire=on_fire)
         runtime.start()
         setup_calls = cap.Usage(
             counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
         )
         try:
-            url = receiver.script("/hook", 200)
+            url = receiver.url + "/hook"
             start = datetime.now(UTC) + timedelta(seconds=lead_in)
             due = [start + timedelta(seconds=window * i / count) for i in range(count)]
             registered, reg_seconds = register_all(runtime.port, url, due, clients)
             deadline = time.time() + lead_in + window + 30
-            while time.time() < deadline and len({c.body["task_id"] for c in receiver.calls}) < count:
+            while time.time() < deadline and receiver.tasks_called() < count:
                 time.sleep(0.5)
             time.sleep(3)  # late duplicates, if any, arrive now
         finally:
             runtime.stop()
-    report(
-        count, registered, reg_seconds, receiver.calls, counter, setup_calls, invocations, window, delay_queues, woke
-    )
+            calls = receiver.calls()
+    report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke)
 
 
 def register_all(port: int, url: str, due: list[datetime], clients: int) -> tuple[dict[str, datetime], float]:
@@ -148,7 +155,7 @@ def report(
     net_calls = usage.calls - setup.calls
     print(f"\n  AWS calls per fired task (n = {fired}), by function:")
     for (function, service, operation), n in sorted(net_calls.items()):
-        print(f"    {function:8} {service:9} {operation:22} {n / max(fired, 1):7.3f}")
+        print(f"    {function:22} {service:9} {operation:22} {n / max(fired, 1):7.3f}")
     firing = ("tick", "scanner", "trigger")
     wru = {f: (usage.wru[f] - setup.wru[f]) / max(fired, 1) for f in (*firing, "api")}
     rru = {f: (usage.rru[f] - setup.rru[f]) / max(fired, 1) for f in (*firing, "api")}
@@ -159,106 +166,109 @@ def report(
     print("\n  DynamoDB capacity per fired task (from item sizes):")
     for f in (*firing, "api"):
         print(f"    {f:8} {wru[f]:.3f} WRU  {rru[f]:.3f} RRU  | SQS requests {sqs[f]:.3f}")
-    memory_gb = 0.25
+    from shared.topology import TRIGGER_MEMORY_MB
+
+    memory_gb = {"tick": 0.25, "scanner": 0.25, "trigger": TRIGGER_MEMORY_MB / 1024}  # infra/pipeline.py
     lambda_requests = {f: len(invocations.get(f, [])) / max(fired, 1) for f in firing}
-    gb_seconds = {f: sum(invocations.get(f, [])) * memory_gb / max(fired, 1) for f in firing}
+    seconds = {f: sum(invocations.get(f, [])) / max(fired, 1) for f in firing}
     print(
         "  Lambda per fired task: "
-        + ", ".join(f"{f} {lambda_requests[f]:.3f} invocations / {gb_seconds[f]:.4f} GB-s" for f in firing)
+        + ", ".join(f"{f} {lambda_requests[f]:.3f} invocations / {seconds[f]:.3f} s" for f in firing)
     )
-
-    aws_cost(count, window, fired, net_calls, wru, rru, sqs, lambda_requests, gb_seconds, memory_gb)
+    trigger_sqs = sqs["trigger"]
+    poll_sqs = sum(n for (fn, s, _), n in net_calls.items() if fn == "trigger event source") / max(fired, 1)
+    measured = Measured(
+        wru["trigger"],
+        rru["trigger"],
+        trigger_sqs + poll_sqs,
+        lambda_requests["trigger"],
+        seconds["trigger"],
+        memory_gb,
+    )
+    aws_cost(count / window * 60, measured, registration_wru=wru["api"])
     if lost or duplicated or early:
         raise SystemExit(f"FAILED: lost {lost}, duplicated {duplicated}, early {early}")
 
 
-def aws_cost(
-    count: int,
-    window: float,
-    fired: int,
-    net_calls: Counter[tuple[str, str, str]],
-    wru: dict[str, float],
-    rru: dict[str, float],
-    sqs: dict[str, float],
-    lambda_requests: dict[str, float],
-    gb_seconds: dict[str, float],
-    memory_gb: float,
-) -> None:
-    # AWS's cost model: the tick and the scanners' watermark work are fixed per minute (one tick,
-    # one scan per shard), the rest scales with the tasks. Locally the tick runs every second over
-    # 2 shards, so the measured fixed part is replaced by AWS's, spread over the benchmark's rate.
-    per_minute = count / window * 60
-    aws_shards = 16
-    scan_fixed = {  # one scan in AWS: watermark read + write, ~2 bucket queries, one 256 MB invocation of ~100 ms
-        "wru": 1.0,
-        "rru": 1.0 + 2 * 0.5,
-        "requests": 1.0,
-        "gb_s": 0.1 * memory_gb,
-    }
-    tick_fixed = {"sqs": aws_shards / 10, "requests": 1.0, "gb_s": 0.1 * memory_gb}
-    fixed_wru = aws_shards * scan_fixed["wru"] / per_minute
-    fixed_rru = aws_shards * scan_fixed["rru"] / per_minute
-    fixed_sqs = (tick_fixed["sqs"] + aws_shards) / per_minute  # scan requests out and received
-    fixed_requests = (aws_shards * scan_fixed["requests"] + tick_fixed["requests"]) / per_minute
-    fixed_gb_s = (aws_shards * scan_fixed["gb_s"] + tick_fixed["gb_s"]) / per_minute
-    scanner_variable_sqs = sum(
-        n for (fn, s, op), n in net_calls.items() if fn == "scanner" and op == "SendMessageBatch"
-    )
-    # the trigger's measured wall time includes the local lead; AWS's may differ
+@dataclass(frozen=True)
+class Measured:
+    """What the benchmark counted per fired task on the firing path's variable part."""
+
+    trigger_wru: float
+    trigger_rru: float
+    sqs_requests: float
+    """The trigger's own (retries, dead letters) and its event source's (receive, delete)."""
+    trigger_invocations: float
+    trigger_seconds: float
+    memory_gb: dict[str, float]
+
+
+AWS_SHARDS = 16
+AWS_DELAY_QUEUES = 1
+"""The stack's defaults (infra/settings.py)."""
+SCAN_SECONDS = 0.1
+SCAN_RRU = 1.0 + 2 * 0.5
+"""One scan in AWS: read the shard's mark (1 RRU, strongly consistent) and ~2 bucket queries."""
+
+
+def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
+    """The cost per task in AWS at this rate: the trigger's calls as measured; the tick and the
+    scans as AWS runs them (one tick a minute, one scan per shard a minute, the shard's minute
+    staged in batches of 10), because locally they run every second over 2 shards."""
     from local.runtime import LOCAL_ENV
     from shared.domain.firing import Timing
 
+    # The trigger's measured time includes the local lead; AWS's may differ.
     lead_difference_s = (int(LOCAL_ENV["SUNDIAL_LEAD_MS"]) - Timing().lead_ms) / 1000
-    trigger_gb_s_aws = max(0.0, gb_seconds["trigger"] - lambda_requests["trigger"] * lead_difference_s * memory_gb)
-    # Lambda's event source polls (ReceiveMessage) and deletes (DeleteMessageBatch): measured locally
-    poll_sqs = sum(n for (fn, s, _), n in net_calls.items() if fn == "runtime" and s == "sqs") / max(fired, 1)
-    variable = {
-        "wru": wru["trigger"],
-        "rru": rru["trigger"],
-        "sqs": sqs["trigger"] + scanner_variable_sqs / max(fired, 1) + poll_sqs,
-        "requests": lambda_requests["trigger"],
-        "gb_s": trigger_gb_s_aws,
+    trigger_gb_s = max(0.0, m.trigger_seconds - m.trigger_invocations * lead_difference_s) * m.memory_gb["trigger"]
+    per_shard_queue = per_minute / AWS_SHARDS / AWS_DELAY_QUEUES
+    scanner_sends = AWS_SHARDS * AWS_DELAY_QUEUES * math.ceil(per_shard_queue / 10) / per_minute
+    scans = AWS_SHARDS / per_minute  # per task
+    # scan requests: sent by the tick in batches of 10, received and deleted one by one
+    tick_sqs = (math.ceil(AWS_SHARDS / 10) + 2 * AWS_SHARDS) / per_minute
+    rows = {
+        "DynamoDB writes": (m.trigger_wru + scans * 2.0, "WRU", "claim + run log; the scans' lease and mark"),
+        "DynamoDB reads": (m.trigger_rru + scans * SCAN_RRU + 0.08, "RRU", "the scans' mark and queries"),
+        "SQS": (m.sqs_requests + scanner_sends + tick_sqs, "requests", "staging, receive, delete, scan requests"),
+        "Lambda requests": (m.trigger_invocations + scans + 1 / per_minute, "invocations", "trigger, scans, tick"),
+        "Lambda time": (
+            trigger_gb_s + (scans + 1 / per_minute) * SCAN_SECONDS * m.memory_gb["scanner"],
+            "GB-s",
+            f"the trigger at {m.memory_gb['trigger'] * 1024:.0f} MB waits out the lead",
+        ),
     }
-    total = {
-        "wru": variable["wru"] + fixed_wru,
-        "rru": variable["rru"] + fixed_rru + 0.08,  # the scanners' reads of the task items themselves
-        "sqs": variable["sqs"] + fixed_sqs,
-        "requests": variable["requests"] + fixed_requests,
-        "gb_s": variable["gb_s"] + fixed_gb_s,
+    on_demand = {
+        "DynamoDB writes": cap.ON_DEMAND_PER_MILLION_WRU,
+        "DynamoDB reads": cap.ON_DEMAND_PER_MILLION_RRU,
+        "SQS": cap.SQS_PER_MILLION,
+        "Lambda requests": cap.LAMBDA_PER_MILLION,
+        "Lambda time": cap.LAMBDA_GB_SECOND * 1e6,
     }
-
-    def dollars(t: dict[str, float], provisioned: bool) -> float:
-        if provisioned:
-            ddb = t["wru"] * cap.provisioned_per_million_writes() + t["rru"] * cap.provisioned_per_million_reads()
-        else:
-            ddb = t["wru"] * cap.ON_DEMAND_PER_MILLION_WRU + t["rru"] * cap.ON_DEMAND_PER_MILLION_RRU
-        return (
-            ddb
-            + t["sqs"] * cap.SQS_PER_MILLION
-            + t["requests"] * cap.LAMBDA_PER_MILLION
-            + (t["gb_s"] * cap.LAMBDA_GB_SECOND * 1e6)
+    provisioned = {
+        **on_demand,
+        "DynamoDB writes": cap.provisioned_per_million_writes(),
+        "DynamoDB reads": cap.provisioned_per_million_reads(),
+    }
+    print(
+        f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; {AWS_SHARDS} shards, {AWS_DELAY_QUEUES} delay "
+        f"queue, 1 tick/min, {Timing().lead_ms / 1000:.0f} s lead), per million one-shot tasks:"
+    )
+    print(f"    {'':16} {'per task':>20}   {'on-demand':>9}  {'provisioned':>11}")
+    for name, (amount, unit, what) in rows.items():
+        print(
+            f"    {name:16} {amount:8.4f} {unit:11}   ${amount * on_demand[name]:8.2f}  "
+            f"${amount * provisioned[name]:10.2f}   {what}"
         )
-
-    registration = {"wru": wru["api"], "rru": rru["api"], "sqs": sqs["api"], "requests": 0.0, "gb_s": 0.0}
+    total = sum(amount * on_demand[name] for name, (amount, _, _) in rows.items())
+    total_provisioned = sum(amount * provisioned[name] for name, (amount, _, _) in rows.items())
+    print(f"    {'scheduler overhead (PRODUCT.md)':37} ${total:8.2f}  ${total_provisioned:10.2f}")
+    reg_on_demand = registration_wru * cap.ON_DEMAND_PER_MILLION_WRU
+    reg_provisioned = registration_wru * cap.provisioned_per_million_writes()
     print(
-        f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; 16 shards, 1 tick/min, "
-        f"{Timing().lead_ms / 1000:.0f} s lead),"
+        f"    {'+ registration writes (' + format(registration_wru, '.2f') + ' WRU)':37} "
+        f"${total + reg_on_demand:8.2f}  ${total_provisioned + reg_provisioned:10.2f}"
     )
-    print(
-        f"  per task: {total['wru']:.2f} WRU, {total['rru']:.2f} RRU, {total['sqs']:.2f} SQS requests, "
-        f"{total['requests']:.3f} invocations, {total['gb_s']:.4f} GB-s"
-    )
-    print("  cost per million one-shot tasks (us-east-1 public prices, Lambda 256 MB arm64):")
-    print(
-        f"    scheduler overhead (PRODUCT.md's definition):  on-demand ${dollars(total, False):.2f}   "
-        f"provisioned ${dollars(total, True):.2f}"
-    )
-    both = {k: total[k] + registration[k] for k in total}
-    print(
-        f"    plus the registration's writes ({registration['wru']:.2f} WRU):      on-demand "
-        f"${dollars(both, False):.2f}   provisioned ${dollars(both, True):.2f}"
-    )
-    print(f"    EventBridge Scheduler, for comparison:          ${cap.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f}")
+    print(f"    EventBridge Scheduler, for comparison: ${cap.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f}")
 
 
 if __name__ == "__main__":

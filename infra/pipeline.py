@@ -70,7 +70,9 @@ PROFILES = {
         "Sundial scanner: stages a shard's due occurrences into the delay queues", Duration.seconds(60)
     ),
     names.TRIGGER: FunctionProfile(
-        "Sundial trigger: claims, fires and records staged occurrences", Duration.seconds(topology.TRIGGER_TIMEOUT_S)
+        "Sundial trigger: claims, fires and records staged occurrences",
+        Duration.seconds(topology.TRIGGER_TIMEOUT_S),
+        memory_mb=topology.TRIGGER_MEMORY_MB,
     ),
 }
 """The trigger's timeout stays below the delay queues' visibility timeout

@@ -29,3 +29,12 @@ def attributed(name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
             current_function.reset(token)
 
     return run
+
+
+def attributed_to(name: str, call: Callable[..., Any], *args: Any) -> Any:
+    """``call(*args)`` with its AWS calls attributed to ``name`` (not a function's invocation)."""
+    token = current_function.set(name)
+    try:
+        return call(*args)
+    finally:
+        current_function.reset(token)

@@ -63,6 +63,8 @@ def running_receiver() -> Iterator[Receiver]:
     receiver = Receiver(url="")
 
     class Handle(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as any production web server
+
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""

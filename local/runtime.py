@@ -15,11 +15,11 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from local.apigw import LocalContext
-from local.attribution import attributed
+from local.attribution import attributed, attributed_to, current_function
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
 from local.sqs_lambda import BatchingWindow, invoke_batch, receive
-from shared.topology import ConsumerSpec
+from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec
 
 # Locally the tick is not AWS's minute: a short period and look-ahead keep moto's queues short
 # (moto scans a whole queue on every call). Each is a setting; see README "Local runtime".
@@ -156,14 +156,16 @@ class Runtime:
         each batch to a worker), go straight back."""
         pool = self._pool
         assert pool is not None
-        window = BatchingWindow(
-            consumer.batch_size,
-            consumer.batching_window_s,
-            lambda batch: pool.submit(invoke_batch, sqs, url, arn, handler, batch),
-        )
+        source = f"{consumer.function} event source"  # the calls Lambda would make, for `make bench`
+        current_function.set(source)
+
+        def dispatch(batch: list[dict[str, Any]]) -> None:
+            pool.submit(attributed_to, source, invoke_batch, sqs, url, arn, handler, batch)
+
+        window = BatchingWindow(consumer.batch_size, consumer.batching_window_s, dispatch)
         while not self.stopping.is_set():
             try:
-                messages = receive(sqs, url, min(consumer.batch_size, 10), wait_s=1)
+                messages = receive(sqs, url, min(consumer.batch_size, 10), wait_s=EVENT_SOURCE_LONG_POLL_S)
             except Exception:
                 if self.stopping.wait(0.5):
                     return
@@ -176,8 +178,8 @@ class Runtime:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
-        for thread in self._threads:
-            thread.join(timeout=3)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
-        self.moto.stop()
+        self.moto.stop()  # ends the pollers' long polls
+        for thread in self._threads:
+            thread.join(timeout=3)

@@ -72,7 +72,7 @@ class BatchingWindow:
     holds ``size`` messages, or when its first message has waited ``window_s``, whichever comes
     first. The poller hands messages over and goes straight back to receiving."""
 
-    def __init__(self, size: int, window_s: float, dispatch: Callable[[list[dict[str, Any]]], None]) -> None:
+    def __init__(self, size: int, window_s: float, dispatch: Callable[[list[dict[str, Any]]], object]) -> None:
         self.size = size
         self.window_s = window_s
         self._dispatch = dispatch

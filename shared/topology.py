@@ -43,6 +43,12 @@ DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
 TRIGGER_TIMEOUT_S = 120
 """The trigger function's timeout."""
+TRIGGER_MEMORY_MB = 128
+"""The trigger mostly waits (the staging lead) and its process needs about 80 MB: the smallest
+size halves the Lambda time it is billed for, the largest part of a fire's cost (docs/design.md,
+section 4). Lambda gives 128 MB about 1/14 of a vCPU, enough for a batch's claims and calls."""
+EVENT_SOURCE_LONG_POLL_S = 20
+"""Lambda's SQS pollers long-poll for 20 seconds (the local runtime's pollers do the same)."""
 TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve

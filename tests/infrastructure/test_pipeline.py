@@ -262,7 +262,7 @@ def test_a_failed_or_stale_tick_is_left_to_the_next_one(synthesized: Synthesized
 
 @pytest.mark.parametrize(
     ("name", "timeout", "memory"),
-    [(names.TICK, 30, 256), (names.SCANNER, 60, 256), (names.TRIGGER, 120, 256)],
+    [(names.TICK, 30, 256), (names.SCANNER, 60, 256), (names.TRIGGER, 120, 128)],
 )
 def test_pipeline_functions_run_their_handlers(synthesized: Synthesized, name: str, timeout: int, memory: int) -> None:
     _, function = _function(synthesized, name)
