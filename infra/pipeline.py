@@ -72,7 +72,6 @@ PROFILES = {
     names.TRIGGER: FunctionProfile(
         "Sundial trigger: claims, fires and records staged occurrences",
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
-        memory_mb=topology.TRIGGER_MEMORY_MB,
     ),
 }
 """The trigger's timeout stays below the delay queues' visibility timeout
@@ -256,7 +255,7 @@ class Pipeline(Construct):
             description=profile.description,
             statements=statements,
             environment=environment,
-            memory_size=profile.memory_mb,
+            memory_size=settings.trigger_memory_mb if name == names.TRIGGER else profile.memory_mb,
             timeout=profile.timeout,
         )
 

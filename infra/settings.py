@@ -17,7 +17,12 @@ from constructs import Node
 
 from infra import names
 from shared.domain.firing import MAX_DELAY_SECONDS, Timing
-from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_BATCHING_WINDOW_S, TRIGGER_TIMEOUT_S
+from shared.topology import (
+    DELAY_VISIBILITY_TIMEOUT_S,
+    TRIGGER_BATCHING_WINDOW_S,
+    TRIGGER_MEMORY_MB,
+    TRIGGER_TIMEOUT_S,
+)
 
 TICK_PERIOD_S = 60
 """The tick rule's period: EventBridge's finest rate. Not a setting."""
@@ -104,6 +109,11 @@ class DeploymentSettings:
     scanner_max_concurrency: int = 16
     """Scanners running at once (the scan-request event source's maximum concurrency, 2-1000);
     a tick's remaining shards wait in the queue. The default scans the 16 default shards at once."""
+    trigger_memory_mb: int = TRIGGER_MEMORY_MB
+    """The trigger function's memory (128-10240 MB). The trigger mostly waits out the lead, so its
+    Lambda time is the largest part of a fire's cost and grows with this; Lambda's CPU grows with
+    it too, and a batch's claims and calls are CPU work: more memory, less lateness when batches
+    are full (docs/design.md, section 4)."""
     look_ahead_ms: int = _TIMING.look_ahead_ms
     """Scanners stage what falls due this far ahead (SUNDIAL_LOOK_AHEAD_MS). At least one tick
     period, so a tick up to that late still stages everything before it is due."""
@@ -141,6 +151,7 @@ class DeploymentSettings:
 
     def _validate_pipeline(self) -> None:
         _within(names.CTX_DELAY_QUEUES, self.delay_queues, 1, MAX_DELAY_QUEUES)
+        _within(names.CTX_TRIGGER_MEMORY_MB, self.trigger_memory_mb, 128, 10_240)
         _within(names.CTX_SCANNER_MAX_CONCURRENCY, self.scanner_max_concurrency, 2, 1000)
         _within(names.CTX_LATENESS_ALARM_MS, self.lateness_alarm_ms, 1, None)
         _within(names.CTX_GUARD_MS, self.guard_ms, 0, None)
@@ -188,6 +199,7 @@ class DeploymentSettings:
             ),
             delay_queues=_int(node, names.CTX_DELAY_QUEUES, base.delay_queues),
             scanner_max_concurrency=_int(node, names.CTX_SCANNER_MAX_CONCURRENCY, base.scanner_max_concurrency),
+            trigger_memory_mb=_int(node, names.CTX_TRIGGER_MEMORY_MB, base.trigger_memory_mb),
             look_ahead_ms=_int(node, names.CTX_LOOK_AHEAD_MS, base.look_ahead_ms),
             guard_ms=_int(node, names.CTX_GUARD_MS, base.guard_ms),
             lead_ms=_int(node, names.CTX_LEAD_MS, base.lead_ms),

@@ -44,9 +44,10 @@ DELAY_QUEUE = "delay"
 TRIGGER_TIMEOUT_S = 120
 """The trigger function's timeout."""
 TRIGGER_MEMORY_MB = 128
-"""The trigger mostly waits (the staging lead) and its process needs about 80 MB: the smallest
-size halves the Lambda time it is billed for, the largest part of a fire's cost (docs/design.md,
-section 4). Lambda gives 128 MB about 1/14 of a vCPU, enough for a batch's claims and calls."""
+"""The trigger's default memory (deployment setting ``sundial:triggerMemoryMb``). It mostly waits
+out the staging lead and its process needs about 80 MB: the smallest size halves the Lambda time
+billed, the largest part of a fire's cost (docs/design.md, section 4), at the price of CPU
+(1/14 of a vCPU) for a batch's claims and calls."""
 EVENT_SOURCE_LONG_POLL_S = 20
 """Lambda's SQS pollers long-poll for 20 seconds (the local runtime's pollers do the same)."""
 TRIGGER_BATCHING_WINDOW_S = 1

@@ -72,12 +72,13 @@ class Built:
 
 @pytest.fixture(scope="session")
 def alternate() -> Built:
-    """What the defaults leave out: several delay queues, an alarm topic, a throw-away stack
+    """What the defaults leave out: several delay queues, a larger trigger, an alarm topic, a throw-away stack
     (removal policy "destroy") in an account that already has API Gateway's CloudWatch role."""
     app = build_app(
         nag=False,
         overrides={
             names.CTX_DELAY_QUEUES: ALTERNATE_DELAY_QUEUES,
+            names.CTX_TRIGGER_MEMORY_MB: 512,
             names.CTX_ALARM_TOPIC_ARN: ALTERNATE_ALARM_TOPIC,
             names.CTX_REMOVAL_POLICY: "destroy",
             names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: False,

@@ -95,6 +95,8 @@ def test_command_line_strings_are_parsed() -> None:
         (names.CTX_API_GATEWAY_CLOUDWATCH_ROLE, "yes"),
         (names.CTX_DELAY_QUEUES, 0),
         (names.CTX_DELAY_QUEUES, 33),
+        (names.CTX_TRIGGER_MEMORY_MB, 127),
+        (names.CTX_TRIGGER_MEMORY_MB, 10_241),
         (names.CTX_SCANNER_MAX_CONCURRENCY, 1),
         (names.CTX_SCANNER_MAX_CONCURRENCY, 1001),
         (names.CTX_LOOK_AHEAD_MS, 30_000),  # shorter than a tick period: tasks staged late
@@ -130,4 +132,7 @@ def test_context_reaches_the_constructs(alternate: Built) -> None:
     assert stack.api.rest_api.node.try_find_child("CloudWatchRole") is None
     assert stack.api.rest_api.node.try_find_child("Account") is None
     assert len(stack.pipeline.queues.delay) == ALTERNATE_DELAY_QUEUES
+    trigger = stack.pipeline.trigger.function.node.default_child
+    assert isinstance(trigger, lambda_.CfnFunction)
+    assert trigger.memory_size == 512
     assert stack.settings.alarm_topic_arn == ALTERNATE_ALARM_TOPIC
