@@ -48,6 +48,14 @@ def observe(fired: Fired) -> None:
         logger.warning("occurrence", extra={**ids, "result": fired.result.value, "reason": fired.reason})
 
 
+def _staged(body: str) -> Staged | None:
+    """The occurrence a record carries, or None when it is malformed (its own handler fails it)."""
+    try:
+        return Staged.from_message(json.loads(body))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 class LeaseHeld(Exception):
     """Makes SQS deliver the message again later (a partial batch failure)."""
 
@@ -57,6 +65,8 @@ class LeaseHeld(Exception):
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     batch = trigger().new_batch()
+    staged_records = [(r["messageId"], _staged(r["body"])) for r in event.get("Records", [])]
+    batch.take_turns([(record_id, staged) for record_id, staged in staged_records if staged is not None])
     # One thread per record: each waits for its own due time. asyncio's default executor has
     # min(32, cores + 4) threads, which on a 2-core machine made the 7th record of a batch wait
     # for the first to finish.
@@ -65,7 +75,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     async def fire(record: SQSRecord) -> str:
         staged = Staged.from_message(json.loads(record.body))
         context = contextvars.copy_context()  # as asyncio.to_thread does
-        fired = await asyncio.get_running_loop().run_in_executor(threads, context.run, batch.fire, staged)
+        fired = await asyncio.get_running_loop().run_in_executor(
+            threads, context.run, batch.fire, staged, record.message_id
+        )
         observe(fired)
         if fired.result is Result.IN_FLIGHT:
             raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")

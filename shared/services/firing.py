@@ -117,11 +117,17 @@ class Trigger:
 
     # One occurrence ----------------------------------------------------------------------
 
-    def fire(self, staged: Staged, log_id: str) -> Fired:
-        for pause in CLAIM_RETRY_PAUSES_S:
+    def fire(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Fired:
+        if turn is not None:
+            turn.wait()
+        for attempt, pause in enumerate(CLAIM_RETRY_PAUSES_S):
             now = self.clock()
             lease = max(now, staged.due_ms) + self.timing.lease_ms
-            claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+            try:
+                claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+            finally:
+                if turn is not None and attempt == 0:
+                    turn.done()
             if not isinstance(claimed, Refusal) or claimed not in (Refusal.BEHIND, Refusal.EARLY):
                 break
             # The write this message overtook is usually milliseconds behind: look again.
@@ -217,6 +223,28 @@ class Trigger:
         self.store.rearm(task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now)
 
 
+CLAIM_TURN_WAIT_S = 1.0
+"""A claim waits at most this long for the claims due before it (a slow write must not hold
+up the rest of the batch)."""
+
+
+@dataclass
+class ClaimTurn:
+    """A batch's claims go in due order, one at a time: a claim is mostly CPU (serializing,
+    signing, parsing), and a small Lambda has a fraction of a vCPU, so claims running side by
+    side would all finish late together; in turn, the earliest due is claimed first."""
+
+    previous: threading.Event | None
+    claimed: threading.Event = field(default_factory=threading.Event)
+
+    def wait(self) -> None:
+        if self.previous is not None:
+            self.previous.wait(CLAIM_TURN_WAIT_S)
+
+    def done(self) -> None:
+        self.claimed.set()
+
+
 @dataclass
 class Batch:
     """One trigger invocation: its occurrences share one run log (docs/design.md, 2.4)."""
@@ -224,10 +252,19 @@ class Batch:
     trigger: Trigger
     log_id: str
     results: list[Fired] = field(default_factory=list)
+    turns: dict[str, ClaimTurn] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def fire(self, staged: Staged) -> Fired:
-        result = self.trigger.fire(staged, self.log_id)
+    def take_turns(self, records: Sequence[tuple[str, Staged]]) -> None:
+        """Order the claims of ``records`` (record id, occurrence) by due time."""
+        previous: threading.Event | None = None
+        for record_id, _ in sorted(records, key=lambda r: r[1].due_ms):
+            turn = ClaimTurn(previous)
+            self.turns[record_id] = turn
+            previous = turn.claimed
+
+    def fire(self, staged: Staged, record_id: str | None = None) -> Fired:
+        result = self.trigger.fire(staged, self.log_id, self.turns.get(record_id) if record_id else None)
         with self._lock:
             self.results.append(result)
         return result
