@@ -1,0 +1,215 @@
+"""The steps of a job's state machine (docs/jobs.md, section 2): what each Lambda task state
+does, behind ports for the job item, the job's objects and the processor, so the orchestration
+is tested without AWS. The Step Functions definition (infra/jobs.py) calls these in order:
+``pre`` once, ``shard`` for every shard of every level (levels in order), ``post`` once, and
+``fail`` when anything fails for good."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from shared.domain.sharding import Sharding, plan
+from shared.observability import logger
+
+JsonValue = Any
+
+
+class ProcessorRetryable(Exception):
+    """The processor failed in a way worth retrying (timeout, refused connection, 408/429/5xx).
+    The state machine's Retry blocks match this exception's name."""
+
+
+class ProcessorFailed(Exception):
+    """The processor refused the step (other 4xx, or an answer that is not the contract's)."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What a job's steps need from the job item."""
+
+    job_id: str
+    sharding: Sharding
+    notify_every_percent: int | None
+
+
+class JobStore(Protocol):
+    def spec(self, job_id: str) -> JobSpec: ...
+
+    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        """The job's shard counts are known: progress is counted against their sum."""
+
+    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+        """Count a shard as done once (a retried shard is not counted twice); returns
+        (done shards, total shards)."""
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        """True for exactly one caller per threshold: the one that moves the job's notified
+        percent up to ``percent``."""
+
+    def succeeded(self, job_id: str, result: JsonValue) -> None: ...
+
+    def failed(self, job_id: str, error: str) -> None: ...
+
+
+class Blobs(Protocol):
+    """The job's objects (S3): its levels, each shard's items, each shard's result."""
+
+    def put(self, key: str, value: JsonValue) -> None: ...
+
+    def get(self, key: str) -> JsonValue: ...
+
+
+class Processor(Protocol):
+    def call(self, job_id: str, body: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        """Send one phase's body to the job's processor and return its JSON answer, or raise
+        :class:`ProcessorRetryable` / :class:`ProcessorFailed`."""
+
+
+def levels_key(job_id: str) -> str:
+    return f"jobs/{job_id}/levels.json"
+
+
+def items_key(job_id: str, level: int, shard: int) -> str:
+    return f"jobs/{job_id}/L{level}/S{shard}.json"
+
+
+def result_key(job_id: str, level: int, shard: int) -> str:
+    return f"jobs/{job_id}/results/L{level}/S{shard}.json"
+
+
+@dataclass
+class JobSteps:
+    store: JobStore
+    blobs: Blobs
+    processor: Processor
+
+    def pre(self, job_id: str) -> dict[str, JsonValue]:
+        """Call ``pre`` with the submitted data; its answer's ``data`` (or the submitted data, if
+        it answers ``{}``) is split into shards, each written as its own object. Returns what the
+        Maps iterate over: per level, its shard numbers."""
+        spec = self.store.spec(job_id)
+        submitted = self.blobs.get(levels_key(job_id))
+        answer = self.processor.call(job_id, {"job_id": job_id, "phase": "pre", "data": submitted})
+        levels = answer.get("data", submitted)
+        if not isinstance(levels, list) or not all(isinstance(level, list) for level in levels):
+            raise ProcessorFailed("pre must answer {'data': [[...], ...]} (items grouped by level) or {}")
+        shards = plan(levels, spec.sharding)
+        for level, level_shards in enumerate(shards):
+            for shard, items in enumerate(level_shards):
+                self.blobs.put(items_key(job_id, level, shard), items)
+        counts = [len(level_shards) for level_shards in shards]
+        self.store.planned(job_id, counts)
+        return {
+            "job_id": job_id,
+            "levels": [{"level": level, "shard_count": n, "shards": list(range(n))} for level, n in enumerate(counts)],
+            "total_shards": sum(counts),
+        }
+
+    def shard(self, job_id: str, level: int, shard: int, shard_count: int) -> dict[str, JsonValue]:
+        """Call ``shard`` with the shard's items, keep its result, count it, notify on a crossing."""
+        items = self.blobs.get(items_key(job_id, level, shard))
+        body = {
+            "job_id": job_id,
+            "phase": "shard",
+            "level": level,
+            "shard": shard,
+            "shard_count": shard_count,
+            "items": items,
+        }
+        answer = self.processor.call(job_id, body)
+        self.blobs.put(result_key(job_id, level, shard), answer.get("result"))
+        done, total = self.store.shard_done(job_id, level, shard)
+        self._notify(job_id, done, total)
+        return {"job_id": job_id, "level": level, "shard": shard}
+
+    def _notify(self, job_id: str, done: int, total: int) -> None:
+        step = self.store.spec(job_id).notify_every_percent
+        if not step or total == 0:
+            return
+        percent = done * 100 // total
+        threshold = percent - percent % step
+        if threshold > 0 and self.store.claim_notification(job_id, threshold):
+            progress = {"done_shards": done, "total_shards": total, "percent": percent}
+            try:
+                self.processor.call(job_id, {"job_id": job_id, "phase": "notify", "progress": progress})
+            except (ProcessorRetryable, ProcessorFailed) as exc:
+                # best effort: the shard's work is done and counted, and the job goes on
+                logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
+
+    def post(self, job_id: str, shards_per_level: Sequence[int]) -> dict[str, JsonValue]:
+        """Call ``post`` with every shard's result in level and shard order; the job succeeds."""
+        results = [
+            self.blobs.get(result_key(job_id, level, shard))
+            for level, count in enumerate(shards_per_level)
+            for shard in range(count)
+        ]
+        answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
+        result = answer.get("result")
+        self.store.succeeded(job_id, result)
+        return {"job_id": job_id, "status": "succeeded"}
+
+    def fail(self, job_id: str, error: str, cause: str | None = None) -> dict[str, JsonValue]:
+        message = f"{error}: {cause}" if cause else error
+        self.store.failed(job_id, message)
+        return {"job_id": job_id, "status": "failed", "error": message}
+
+
+# --- in-memory adapters (unit tests; the DynamoDB and S3 ones implement the same ports) --------
+
+
+@dataclass
+class InMemoryJob:
+    spec: JobSpec
+    total: int = 0
+    done: frozenset[tuple[int, int]] = frozenset()
+    notified_percent: int = 0
+    status: str = "running"
+    result: JsonValue = None
+    error: str | None = None
+
+
+class InMemoryJobStore:
+    def __init__(self) -> None:
+        self.jobs: dict[str, InMemoryJob] = {}
+
+    def add(self, spec: JobSpec) -> None:
+        self.jobs[spec.job_id] = InMemoryJob(spec)
+
+    def spec(self, job_id: str) -> JobSpec:
+        return self.jobs[job_id].spec
+
+    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        self.jobs[job_id].total = sum(shards_per_level)
+
+    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+        job = self.jobs[job_id]
+        job.done = job.done | {(level, shard)}
+        return len(job.done), job.total
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        job = self.jobs[job_id]
+        if percent <= job.notified_percent:
+            return False
+        job.notified_percent = percent
+        return True
+
+    def succeeded(self, job_id: str, result: JsonValue) -> None:
+        job = self.jobs[job_id]
+        job.status, job.result = "succeeded", result
+
+    def failed(self, job_id: str, error: str) -> None:
+        job = self.jobs[job_id]
+        job.status, job.error = "failed", error
+
+
+class InMemoryBlobs:
+    def __init__(self) -> None:
+        self.objects: dict[str, JsonValue] = {}
+
+    def put(self, key: str, value: JsonValue) -> None:
+        self.objects[key] = value
+
+    def get(self, key: str) -> JsonValue:
+        return self.objects[key]

@@ -1,0 +1,122 @@
+"""A job's steps in the order the state machine runs them (shared/services/jobs.py), on the
+in-memory ports. The state machine itself (order of levels, parallel shards, retries) is tested
+on moto's Step Functions in tests/integration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shared.domain.errors import ValidationFailed
+from shared.domain.sharding import Sharding
+from shared.services.jobs import (
+    InMemoryBlobs,
+    InMemoryJobStore,
+    JobSpec,
+    JobSteps,
+    ProcessorFailed,
+    levels_key,
+)
+
+
+class ScriptedProcessor:
+    """Answers like a user's processor: pre keeps the data (or returns ``pre_data``), a shard
+    answers the sum of its items, post the list of results."""
+
+    def __init__(self, pre_data: Any = None) -> None:
+        self.pre_data = pre_data
+        self.calls: list[dict[str, Any]] = []
+
+    def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(body)
+        if body["phase"] == "pre":
+            return {} if self.pre_data is None else {"data": self.pre_data}
+        if body["phase"] == "shard":
+            return {"result": sum(body["items"])}
+        if body["phase"] == "post":
+            return {"result": {"total": sum(body["results"]), "shards": len(body["results"])}}
+        return {}
+
+    def phases(self) -> list[str]:
+        return [c["phase"] for c in self.calls]
+
+
+def _steps(data: Any, sharding: Sharding, notify: int | None = None, pre_data: Any = None) -> tuple[Any, ...]:
+    store, blobs, processor = InMemoryJobStore(), InMemoryBlobs(), ScriptedProcessor(pre_data)
+    store.add(JobSpec("job-1", sharding, notify))
+    blobs.put(levels_key("job-1"), data)
+    return JobSteps(store, blobs, processor), store, processor
+
+
+def _run(steps: JobSteps) -> dict[str, Any]:
+    planned = steps.pre("job-1")
+    for level in planned["levels"]:
+        for shard in level["shards"]:
+            steps.shard("job-1", level["level"], shard, level["shard_count"])
+    steps.post("job-1", [level["shard_count"] for level in planned["levels"]])
+    return planned
+
+
+def test_a_job_runs_pre_every_shard_with_its_items_and_post_with_every_result_in_order() -> None:
+    steps, store, processor = _steps([[1, 2, 3, 4, 5], [10, 20, 30]], Sharding(2, 2, 20))
+    planned = _run(steps)
+    assert [level["shard_count"] for level in planned["levels"]] == [3, 2]
+    shards = [c for c in processor.calls if c["phase"] == "shard"]
+    assert [(c["level"], c["shard"], c["shard_count"], c["items"]) for c in shards] == [
+        (0, 0, 3, [1, 2]),
+        (0, 1, 3, [3, 4]),
+        (0, 2, 3, [5]),
+        (1, 0, 2, [10, 20]),
+        (1, 1, 2, [30]),
+    ]
+    post = processor.calls[-1]
+    assert post == {"job_id": "job-1", "phase": "post", "results": [3, 7, 5, 30, 30]}
+    job = store.jobs["job-1"]
+    assert (job.status, job.result) == ("succeeded", {"total": 75, "shards": 5})
+
+
+def test_pre_may_replace_the_data() -> None:
+    steps, store, processor = _steps([["ref"]], Sharding(1, 100, 4), pre_data=[list(range(1, 101)), [7]])
+    planned = _run(steps)
+    assert [level["shard_count"] for level in planned["levels"]] == [4, 1]
+    assert store.jobs["job-1"].result == {"total": 5057, "shards": 5}
+    assert processor.calls[0] == {"job_id": "job-1", "phase": "pre", "data": [["ref"]]}
+
+
+def test_notify_is_called_once_per_crossed_threshold() -> None:
+    steps, _, processor = _steps([list(range(8))], Sharding(1, 1, 8), notify=25)
+    _run(steps)
+    notified = [c["progress"] for c in processor.calls if c["phase"] == "notify"]
+    assert [p["percent"] for p in notified] == [25, 50, 75, 100]
+    assert notified[0] == {"done_shards": 2, "total_shards": 8, "percent": 25}
+    assert processor.phases()[-1] == "post"
+
+
+def test_a_retried_shard_is_counted_once() -> None:
+    steps, store, _ = _steps([[1, 2]], Sharding(1, 1, 2), notify=50)
+    steps.pre("job-1")
+    steps.shard("job-1", 0, 0, 2)
+    steps.shard("job-1", 0, 0, 2)  # Step Functions retried it after the result was written
+    assert len(store.jobs["job-1"].done) == 1
+    assert store.jobs["job-1"].notified_percent == 50
+
+
+def test_an_answer_outside_the_contract_fails_the_step() -> None:
+    steps, _, _ = _steps([[1]], Sharding(), pre_data={"not": "levels"})
+    with pytest.raises(ProcessorFailed, match="pre must answer"):
+        steps.pre("job-1")
+
+
+def test_too_many_items_for_the_shards_fail_at_pre_naming_the_field() -> None:
+    steps, _, _ = _steps([list(range(300))], Sharding(1, 10, 5))
+    with pytest.raises(ValidationFailed) as raised:
+        steps.pre("job-1")
+    assert raised.value.details[0].field == "sharding.max_shards"
+
+
+def test_fail_records_the_error() -> None:
+    steps, store, _ = _steps([[1]], Sharding())
+    steps.fail("job-1", "ProcessorFailed", "shard 0 answered 400")
+    job = store.jobs["job-1"]
+    assert (job.status, job.error) == ("failed", "ProcessorFailed: shard 0 answered 400")
