@@ -10,7 +10,7 @@ item, told apart by ``kind``:
   that occurrence: sort key ULID(due, the task's random bits).
 
 Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
-recurring task), ``RL#<batch>`` (one trigger batch's successful runs).
+recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
 a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
@@ -27,6 +27,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
 )
 from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
@@ -146,7 +147,45 @@ class RunLogItem(_Table):
     """run id -> {fired_ms, lateness_ms, attempts}."""
 
 
-TABLE_MODELS: tuple[type[Model], ...] = (BucketItem, TaskItem, OccurrenceItem, WatermarkItem, RunItem, RunLogItem)
+class JobItem(_Table):
+    """``J#<job id>`` / ``J``: a sharded batch job (docs/jobs.md). Its data and results live in S3;
+    the item holds its definition, status and progress. Listed newest first through
+    ``by_tenant`` with ``lpk = LJ#<tenant>``."""
+
+    tenant = UnicodeAttribute()
+    name = UnicodeAttribute(null=True)
+    status = UnicodeAttribute()
+    processor = UnicodeAttribute()
+    """The processor target as JSON, in the API's form."""
+    sharding = UnicodeAttribute()
+    """The sharding rules as JSON."""
+    notify_every_percent = NumberAttribute(null=True)
+    retry = UnicodeAttribute()
+    shards_per_level = UnicodeAttribute(null=True)
+    """JSON list, once ``pre`` has planned the job."""
+    total_shards = NumberAttribute(null=True)
+    done = UnicodeSetAttribute(null=True)
+    """``<level>/<shard>`` of every shard done (a retried shard is counted once)."""
+    done_shards = NumberAttribute(default=0)
+    notified_percent = NumberAttribute(default=0)
+    result = UnicodeAttribute(null=True)
+    """The post step's result as JSON."""
+    error = UnicodeAttribute(null=True)
+    created_ms = NumberAttribute()
+    finished_ms = NumberAttribute(null=True)
+    lpk = UnicodeAttribute(null=True)
+    lsk = UnicodeAttribute(null=True)
+
+
+TABLE_MODELS: tuple[type[Model], ...] = (
+    BucketItem,
+    TaskItem,
+    OccurrenceItem,
+    WatermarkItem,
+    RunItem,
+    RunLogItem,
+    JobItem,
+)
 
 
 def bind_table(table_name: str) -> None:

@@ -25,15 +25,17 @@ class Answer:
 
 @pytest.fixture
 def aws() -> Iterator[None]:
-    from shared.store.models import TaskItem
+    from shared.store.models import TABLE_MODELS
 
     with mock_aws():
-        TaskItem._connection = None  # clients made under an earlier mock are not mocked
+        for model in TABLE_MODELS:
+            model._connection = None  # clients made under an earlier mock are not mocked
         from shared.store.dynamo import ensure_table
 
         ensure_table("sundial-test")
         yield
-        TaskItem._connection = None
+        for model in TABLE_MODELS:
+            model._connection = None
 
 
 @pytest.fixture

@@ -1,0 +1,144 @@
+"""Jobs in DynamoDB (the job item, ``JobItem``) and their objects in S3 (docs/jobs.md, section 1).
+Implements the ports of shared/services/jobs.py."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import boto3
+from pynamodb.exceptions import DoesNotExist, UpdateError
+
+from shared.domain.sharding import Sharding
+from shared.services.jobs import JobSpec, JsonValue
+from shared.store.models import JobItem
+
+COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
+RUNNING, SUCCEEDED, FAILED = "running", "succeeded", "failed"
+
+
+def job_pk(job_id: str) -> str:
+    return f"J#{job_id}"
+
+
+JOB_SK = "J"
+
+
+@dataclass(frozen=True)
+class NewJob:
+    job_id: str
+    tenant: str
+    name: str | None
+    processor: dict[str, Any]
+    sharding: Sharding
+    notify_every_percent: int | None
+    retry: dict[str, Any]
+    created_ms: int
+
+
+def _conditional_failure(error: UpdateError) -> bool:
+    cause = getattr(error, "cause_response_code", None)
+    return cause == "ConditionalCheckFailedException"
+
+
+class DynamoJobStore:
+    """The job item: its definition, status and progress."""
+
+    def create(self, job: NewJob) -> None:
+        item = JobItem(
+            job_pk(job.job_id),
+            JOB_SK,
+            tenant=job.tenant,
+            name=job.name,
+            status=RUNNING,
+            processor=json.dumps(job.processor, **COMPACT),
+            sharding=json.dumps(vars(job.sharding), **COMPACT),
+            notify_every_percent=job.notify_every_percent,
+            retry=json.dumps(job.retry, **COMPACT),
+            created_ms=job.created_ms,
+            lpk=f"LJ#{job.tenant}",
+            lsk=f"{job.created_ms:013d}#{job.job_id}",
+        )
+        item.save(condition=JobItem.pk.does_not_exist())
+
+    def item(self, job_id: str) -> JobItem | None:
+        try:
+            return JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
+        except DoesNotExist:
+            return None
+
+    def spec(self, job_id: str) -> JobSpec:
+        item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
+        return JobSpec(job_id, Sharding(**json.loads(item.sharding)), item.notify_every_percent)
+
+    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        JobItem(job_pk(job_id), JOB_SK).update(
+            actions=[
+                JobItem.shards_per_level.set(json.dumps(list(shards_per_level))),
+                JobItem.total_shards.set(sum(shards_per_level)),
+            ]
+        )
+
+    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+        key = f"{level}/{shard}"
+        item = JobItem(job_pk(job_id), JOB_SK)
+        try:
+            item.update(
+                actions=[JobItem.done.add({key}), JobItem.done_shards.add(1)],
+                condition=JobItem.done.does_not_exist() | ~JobItem.done.contains(key),
+            )
+        except UpdateError as error:
+            if not _conditional_failure(error):
+                raise
+            item.refresh(consistent_read=True)  # counted before: a retried shard
+        return int(item.done_shards or 0), int(item.total_shards or 0)
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        try:
+            JobItem(job_pk(job_id), JOB_SK).update(
+                actions=[JobItem.notified_percent.set(percent)],
+                condition=JobItem.notified_percent < percent,
+            )
+        except UpdateError as error:
+            if _conditional_failure(error):
+                return False
+            raise
+        return True
+
+    def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> None:
+        self._finish(job_id, SUCCEEDED, [JobItem.result.set(json.dumps(result, **COMPACT))], now_ms)
+
+    def failed(self, job_id: str, error: str, now_ms: int | None = None) -> None:
+        self._finish(job_id, FAILED, [JobItem.error.set(error[:2000])], now_ms)
+
+    def _finish(self, job_id: str, status: str, actions: list[Any], now_ms: int | None) -> None:
+        finished = now_ms if now_ms is not None else int(time.time() * 1000)
+        JobItem(job_pk(job_id), JOB_SK).update(
+            actions=[JobItem.status.set(status), JobItem.finished_ms.set(finished), *actions],
+            condition=JobItem.status == RUNNING,  # a job finishes once
+        )
+
+
+@cache
+def _s3() -> Any:
+    return boto3.client("s3")
+
+
+class S3Blobs:
+    """The job's objects, as JSON, in the jobs bucket."""
+
+    def __init__(self, bucket: str, client: Callable[[], Any] = _s3) -> None:
+        self.bucket = bucket
+        self._client = client
+
+    def put(self, key: str, value: JsonValue) -> None:
+        body = json.dumps(value, **COMPACT).encode()
+        self._client().put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
+
+    def get(self, key: str) -> JsonValue:
+        answer = self._client().get_object(Bucket=self.bucket, Key=key)
+        return json.loads(answer["Body"].read())
