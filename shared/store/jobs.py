@@ -17,7 +17,11 @@ from shared.domain.sharding import Sharding
 from shared.services.jobs import JobSpec, JsonValue
 from shared.store.models import JobItem
 
-COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
+
+def _json(value: JsonValue) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 RUNNING, SUCCEEDED, FAILED = "running", "succeeded", "failed"
 
 
@@ -55,10 +59,10 @@ class DynamoJobStore:
             tenant=job.tenant,
             name=job.name,
             status=RUNNING,
-            processor=json.dumps(job.processor, **COMPACT),
-            sharding=json.dumps(vars(job.sharding), **COMPACT),
+            processor=_json(job.processor),
+            sharding=_json(vars(job.sharding)),
             notify_every_percent=job.notify_every_percent,
-            retry=json.dumps(job.retry, **COMPACT),
+            retry=_json(job.retry),
             created_ms=job.created_ms,
             lpk=f"LJ#{job.tenant}",
             lsk=f"{job.created_ms:013d}#{job.job_id}",
@@ -73,7 +77,8 @@ class DynamoJobStore:
 
     def spec(self, job_id: str) -> JobSpec:
         item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
-        return JobSpec(job_id, Sharding(**json.loads(item.sharding)), item.notify_every_percent)
+        notify = item.notify_every_percent
+        return JobSpec(job_id, Sharding(**json.loads(item.sharding)), int(notify) if notify is not None else None)
 
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
         JobItem(job_pk(job_id), JOB_SK).update(
@@ -110,7 +115,7 @@ class DynamoJobStore:
         return True
 
     def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> None:
-        self._finish(job_id, SUCCEEDED, [JobItem.result.set(json.dumps(result, **COMPACT))], now_ms)
+        self._finish(job_id, SUCCEEDED, [JobItem.result.set(_json(result))], now_ms)
 
     def failed(self, job_id: str, error: str, now_ms: int | None = None) -> None:
         self._finish(job_id, FAILED, [JobItem.error.set(error[:2000])], now_ms)
@@ -136,7 +141,7 @@ class S3Blobs:
         self._client = client
 
     def put(self, key: str, value: JsonValue) -> None:
-        body = json.dumps(value, **COMPACT).encode()
+        body = _json(value).encode()
         self._client().put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
 
     def get(self, key: str) -> JsonValue:
