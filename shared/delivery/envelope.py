@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from shared.domain.times import iso
 
@@ -19,6 +19,14 @@ CONTENT_TYPE = "application/json"
 IDEMPOTENCY_KEY = "Idempotency-Key"
 TASK_ID_HEADER = "Sundial-Task-Id"
 ATTEMPT_HEADER = "Sundial-Attempt"
+
+
+class Message(Protocol):
+    """What the HTTP client sends: a task's :class:`Envelope`, or a job's phase call."""
+
+    def body(self) -> bytes: ...
+
+    def headers(self) -> dict[str, str]: ...
 
 
 def _json_default(value: Any) -> Any:

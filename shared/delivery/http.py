@@ -40,7 +40,7 @@ from urllib3.util import make_headers
 from urllib3.util.ssl_match_hostname import CertificateError
 
 from shared.delivery.addresses import IPAddress, parse_address, refusal
-from shared.delivery.envelope import Envelope
+from shared.delivery.envelope import Message
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger
@@ -318,7 +318,7 @@ class HttpDelivery:
         """Close every pooled connection."""
         self._pools.clear()
 
-    def call(self, target: HttpTarget, envelope: Envelope) -> Outcome:
+    def call(self, target: HttpTarget, envelope: Message) -> Outcome:
         """Send ``envelope`` to ``target``; never raises."""
         started = monotonic()
         timeout = float(target.timeout_seconds)
@@ -330,7 +330,7 @@ class HttpDelivery:
             outcome = Outcome.retry(f"unexpected error: {type(exc).__name__}")
         return outcome.timed(int((monotonic() - started) * 1000))
 
-    def _call(self, target: HttpTarget, envelope: Envelope, watch: _Watch, deadline: float, timeout: float) -> Outcome:
+    def _call(self, target: HttpTarget, envelope: Message, watch: _Watch, deadline: float, timeout: float) -> Outcome:
         method = target.method.upper()
         body = None if method in BODILESS_METHODS else envelope.body()
         try:
@@ -397,7 +397,7 @@ class HttpDelivery:
                 return Outcome.fail(f"refused: {url.host} resolves to {address}, {reason}")
         return addresses
 
-    def _headers(self, target: HttpTarget, envelope: Envelope, url: _Url, *, with_body: bool) -> dict[str, str]:
+    def _headers(self, target: HttpTarget, envelope: Message, url: _Url, *, with_body: bool) -> dict[str, str]:
         """The task's headers, then the envelope's (they win, whatever their case), then ``Host``."""
         merged: dict[str, tuple[str, str]] = {"user-agent": ("User-Agent", self._user_agent)}
         if url.auth is not None:

@@ -1,0 +1,75 @@
+"""A job's processor, called over HTTP through the same safe client as task callbacks
+(API.md "Sharded batch jobs"): one POST per phase step, a JSON body, a JSON answer."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
+from shared.delivery.http import HttpDelivery
+from shared.domain.tasks import HttpTarget
+from shared.services.jobs import ProcessorFailed, ProcessorRetryable
+
+JOB_ID_HEADER = "Sundial-Job-Id"
+PHASE_HEADER = "Sundial-Job-Phase"
+MAX_ANSWER_BYTES = 6 * 1024 * 1024
+"""A processor's answer may carry a level's items (pre) or a result: up to Lambda's own 6 MB."""
+
+
+@dataclass(frozen=True)
+class PhaseCall:
+    """One phase step's request; the idempotency key is the same on every retry of the step."""
+
+    job_id: str
+    content: dict[str, Any]
+
+    def step(self) -> str:
+        parts = [self.job_id, str(self.content["phase"])]
+        if self.content["phase"] == "shard":
+            parts += [str(self.content["level"]), str(self.content["shard"])]
+        if self.content["phase"] == "notify":
+            parts.append(str(self.content["progress"]["percent"]))
+        return ":".join(parts)
+
+    def body(self) -> bytes:
+        return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "Content-Type": CONTENT_TYPE,
+            IDEMPOTENCY_KEY: self.step(),
+            JOB_ID_HEADER: self.job_id,
+            PHASE_HEADER: str(self.content["phase"]),
+        }
+
+
+class HttpProcessor:
+    """Implements shared.services.jobs.Processor for an ``http`` processor target."""
+
+    def __init__(self, target: HttpTarget, client: HttpDelivery) -> None:
+        self.target = target
+        self.client = client
+
+    def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        call = PhaseCall(job_id, body)
+        outcome = self.client.call(self.target, call)
+        if not outcome.ok:
+            error = f"{call.step()}: {outcome.error}"
+            raise ProcessorRetryable(error) if outcome.retryable else ProcessorFailed(error)
+        if not outcome.body.strip():
+            return {}
+        try:
+            answer = json.loads(outcome.body)
+        except ValueError as exc:
+            raise ProcessorFailed(
+                f"{call.step()}: the answer is not JSON (or longer than {MAX_ANSWER_BYTES} bytes)"
+            ) from exc
+        if not isinstance(answer, dict):
+            raise ProcessorFailed(f"{call.step()}: the answer must be a JSON object")
+        return answer
+
+
+def http_client(*, allow_loopback: bool, allow_private: bool) -> HttpDelivery:
+    return HttpDelivery(allow_loopback=allow_loopback, allow_private=allow_private, max_response_bytes=MAX_ANSWER_BYTES)

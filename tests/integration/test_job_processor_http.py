@@ -1,0 +1,125 @@
+"""A job's HTTP processor over a real HTTP server (shared/delivery/processor.py)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from shared.delivery.processor import HttpProcessor, http_client
+from shared.domain.sharding import Sharding
+from shared.domain.tasks import HttpTarget
+from shared.services.jobs import (
+    InMemoryBlobs,
+    InMemoryJobStore,
+    JobSpec,
+    JobSteps,
+    ProcessorFailed,
+    ProcessorRetryable,
+    levels_key,
+)
+
+Answer = tuple[int, bytes]
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[tuple[dict[str, str], Any]], Callable[[Callable[[Any], Answer]], None]]]:
+    seen: list[tuple[dict[str, str], Any]] = []
+    answer: list[Callable[[Any], Answer]] = [lambda body: (200, b"{}")]
+
+    class Handle(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append((dict(self.headers.items()), body))
+            status, payload = answer[0](body)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+
+    def answering(how: Callable[[Any], Answer]) -> None:
+        answer[0] = how
+
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/process", seen, answering
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _processor(url: str) -> HttpProcessor:
+    return HttpProcessor(HttpTarget(url, timeout_seconds=5), http_client(allow_loopback=True, allow_private=False))
+
+
+def _counting(body: dict[str, Any]) -> Answer:
+    if body["phase"] == "pre":
+        return 200, json.dumps({"data": [list(range(1, 11)), [100]]}).encode()
+    if body["phase"] == "shard":
+        return 200, json.dumps({"result": sum(body["items"])}).encode()
+    if body["phase"] == "post":
+        return 200, json.dumps({"result": {"sum": sum(body["results"])}}).encode()
+    return 200, b""
+
+
+def test_a_job_runs_against_an_http_processor(server: Any) -> None:
+    url, seen, answering = server
+    answering(_counting)
+    store, blobs = InMemoryJobStore(), InMemoryBlobs()
+    store.add(JobSpec("job-9", Sharding(5, 5, 10), 50))
+    blobs.put(levels_key("job-9"), [["a reference"]])
+    steps = JobSteps(store, blobs, _processor(url))
+    planned = steps.pre("job-9")
+    for level in planned["levels"]:
+        for shard in level["shards"]:
+            steps.shard("job-9", level["level"], shard, level["shard_count"])
+    steps.post("job-9", [level["shard_count"] for level in planned["levels"]])
+    assert store.jobs["job-9"].result == {"sum": 155}
+    phases = [body["phase"] for _, body in seen]
+    assert phases == ["pre", "shard", "shard", "notify", "shard", "notify", "post"]
+    headers, first_shard = seen[1]
+    assert first_shard == {"job_id": "job-9", "phase": "shard", "level": 0, "shard": 0, "shard_count": 2,
+                           "items": [1, 2, 3, 4, 5]}  # fmt: skip
+    assert headers["Idempotency-Key"] == "job-9:shard:0:0"
+    assert headers["Sundial-Job-Id"] == "job-9"
+    assert headers["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    ("status", "payload", "error"),
+    [
+        (503, b"{}", ProcessorRetryable),
+        (429, b"{}", ProcessorRetryable),
+        (400, b'{"why": "bad"}', ProcessorFailed),
+        (200, b"not json", ProcessorFailed),
+        (200, b"[1, 2]", ProcessorFailed),
+    ],
+)
+def test_failures_are_told_apart(server: Any, status: int, payload: bytes, error: type[Exception]) -> None:
+    url, _, answering = server
+    answering(lambda body: (status, payload))
+    with pytest.raises(error, match="job-1:shard:0:1"):
+        _processor(url).call("job-1", {"job_id": "job-1", "phase": "shard", "level": 0, "shard": 1, "items": []})
+
+
+def test_a_processor_at_a_loopback_address_is_refused_unless_allowed(server: Any) -> None:
+    url, seen, _ = server
+    refusing = HttpProcessor(HttpTarget(url, timeout_seconds=5), http_client(allow_loopback=False, allow_private=False))
+    with pytest.raises(ProcessorFailed, match="refused"):
+        refusing.call("job-1", {"job_id": "job-1", "phase": "pre", "data": []})
+    assert seen == []
+
+
+def test_an_unreachable_processor_is_retryable() -> None:
+    with pytest.raises(ProcessorRetryable):
+        _processor("http://127.0.0.1:9/x").call("job-1", {"job_id": "job-1", "phase": "pre", "data": []})
