@@ -25,6 +25,7 @@ ENV_GUARD_MS = "SUNDIAL_GUARD_MS"
 ENV_LEAD_MS = "SUNDIAL_LEAD_MS"
 ENV_MISFIRE_TOLERANCE_MS = "SUNDIAL_MISFIRE_TOLERANCE_MS"
 ENV_LEASE_MS = "SUNDIAL_LEASE_MS"
+ENV_JOBS_BUCKET = "SUNDIAL_JOBS_BUCKET"
 ENV_ALLOW_LOOPBACK = "SUNDIAL_ALLOW_LOOPBACK_TARGETS"
 ENV_ALLOW_PRIVATE = "SUNDIAL_ALLOW_PRIVATE_TARGETS"
 
@@ -43,6 +44,8 @@ class Settings:
     """The delay queues occurrences are staged into (spread by run id)."""
     dead_letter_queue_url: str = ""
     scan_queue_url: str = ""
+    jobs_bucket: str = ""
+    """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     timing: Timing = field(default_factory=Timing)
     allow_loopback_targets: bool = False
     allow_private_targets: bool = False
@@ -75,6 +78,7 @@ def from_env(environ: dict[str, str] | None = None) -> Settings:
         delay_queue_urls=tuple(u for u in env.get(ENV_DELAY_QUEUE_URLS, "").split(",") if u),
         dead_letter_queue_url=env.get(ENV_DEAD_LETTER_QUEUE_URL, ""),
         scan_queue_url=env.get(ENV_SCAN_QUEUE_URL, ""),
+        jobs_bucket=env.get(ENV_JOBS_BUCKET, ""),
         timing=timing,
         allow_loopback_targets=_flag(env.get(ENV_ALLOW_LOOPBACK)),
         allow_private_targets=_flag(env.get(ENV_ALLOW_PRIVATE)),

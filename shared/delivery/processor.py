@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from shared.delivery.aws import classify_botocore_error, classify_client_error
 from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
-from shared.domain.tasks import HttpTarget
+from shared.delivery.outcome import Outcome
+from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.services.jobs import ProcessorFailed, ProcessorRetryable
 
 JOB_ID_HEADER = "Sundial-Job-Id"
@@ -69,6 +73,42 @@ class HttpProcessor:
         if not isinstance(answer, dict):
             raise ProcessorFailed(f"{call.step()}: the answer must be a JSON object")
         return answer
+
+
+class LambdaProcessor:
+    """Implements shared.services.jobs.Processor for a ``lambda`` processor target: a synchronous
+    invoke (RequestResponse) whose payload is the phase body and whose answer is the JSON the
+    function returns. A function error (an exception in the processor) is retried like a 5xx."""
+
+    def __init__(self, target: LambdaTarget, client: Any) -> None:
+        self.target = target
+        self.client = client
+
+    def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        call = PhaseCall(job_id, body)
+        try:
+            answer = self.client.invoke(
+                FunctionName=self.target.function_arn, InvocationType="RequestResponse", Payload=call.body()
+            )
+        except ClientError as exc:
+            _raise(call, classify_client_error(exc, "lambda Invoke"))
+        except BotoCoreError as exc:
+            _raise(call, classify_botocore_error(exc, "lambda Invoke"))
+        payload = answer["Payload"].read()
+        if answer.get("FunctionError"):
+            raise ProcessorRetryable(f"{call.step()}: the function failed: {payload[:300]!r}")
+        try:
+            result = json.loads(payload) if payload.strip() else {}
+        except ValueError as exc:
+            raise ProcessorFailed(f"{call.step()}: the function did not return JSON") from exc
+        if not isinstance(result, dict):
+            raise ProcessorFailed(f"{call.step()}: the function must return a JSON object")
+        return result
+
+
+def _raise(call: PhaseCall, outcome: Outcome) -> NoReturn:
+    error = f"{call.step()}: {outcome.error}"
+    raise ProcessorRetryable(error) if outcome.retryable else ProcessorFailed(error)
 
 
 def http_client(*, allow_loopback: bool, allow_private: bool) -> HttpDelivery:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
+from functools import cache
+from typing import Any
+
+import boto3
 
 from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
+from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
+from shared.domain.codec import target_from_dict
+from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
+from shared.services.jobs import JobSteps, Processor, ProcessorFailed
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dynamo import DynamoTaskRepository
+from shared.store.jobs import DynamoJobStore, S3Blobs
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 
@@ -53,3 +63,29 @@ def build_trigger(settings: Settings) -> Trigger:
         Deliverer(http, AwsDelivery()),
         settings.timing,
     )
+
+
+def build_job_steps(settings: Settings, job_id: str) -> JobSteps:
+    """The steps of one job: its processor is the job's own target (docs/jobs.md)."""
+    bind_table(settings.table_name)
+    store = DynamoJobStore()
+    item = store.item(job_id)
+    if item is None:
+        raise ProcessorFailed(f"job {job_id} does not exist")
+    target = target_from_dict(json.loads(item.processor))
+    processor: Processor
+    if isinstance(target, HttpTarget):
+        client = http_client(
+            allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets
+        )
+        processor = HttpProcessor(target, client)
+    elif isinstance(target, LambdaTarget):
+        processor = LambdaProcessor(target, _lambda_client())
+    else:
+        raise ProcessorFailed("a job's processor is an http or a lambda target")
+    return JobSteps(store, S3Blobs(settings.jobs_bucket), processor)
+
+
+@cache
+def _lambda_client() -> Any:
+    return boto3.client("lambda")

@@ -7,7 +7,7 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from shared.domain.sharding import Sharding, plan
@@ -39,6 +39,9 @@ class JobStore(Protocol):
 
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
         """The job's shard counts are known: progress is counted against their sum."""
+
+    def shards_per_level(self, job_id: str) -> list[int]:
+        """What :meth:`planned` recorded."""
 
     def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
         """Count a shard as done once (a retried shard is not counted twice); returns
@@ -138,8 +141,9 @@ class JobSteps:
                 # best effort: the shard's work is done and counted, and the job goes on
                 logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
 
-    def post(self, job_id: str, shards_per_level: Sequence[int]) -> dict[str, JsonValue]:
+    def post(self, job_id: str) -> dict[str, JsonValue]:
         """Call ``post`` with every shard's result in level and shard order; the job succeeds."""
+        shards_per_level = self.store.shards_per_level(job_id)
         results = [
             self.blobs.get(result_key(job_id, level, shard))
             for level, count in enumerate(shards_per_level)
@@ -162,6 +166,7 @@ class JobSteps:
 @dataclass
 class InMemoryJob:
     spec: JobSpec
+    levels: list[int] = field(default_factory=list)
     total: int = 0
     done: frozenset[tuple[int, int]] = frozenset()
     notified_percent: int = 0
@@ -181,7 +186,11 @@ class InMemoryJobStore:
         return self.jobs[job_id].spec
 
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        self.jobs[job_id].levels = list(shards_per_level)
         self.jobs[job_id].total = sum(shards_per_level)
+
+    def shards_per_level(self, job_id: str) -> list[int]:
+        return self.jobs[job_id].levels
 
     def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
         job = self.jobs[job_id]

@@ -88,6 +88,10 @@ class DynamoJobStore:
             ]
         )
 
+    def shards_per_level(self, job_id: str) -> list[int]:
+        item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
+        return [int(n) for n in json.loads(item.shards_per_level or "[]")]
+
     def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
         key = f"{level}/{shard}"
         item = JobItem(job_pk(job_id), JOB_SK)

@@ -1,0 +1,46 @@
+"""Jobs: every Lambda task state of the job state machine (infra/jobs.py) calls this function
+with ``{"step": "pre" | "shard" | "post" | "fail", "job_id": ..., ...}`` (docs/jobs.md).
+
+A processor failure worth retrying raises ``ProcessorRetryable``, whose name the state
+machine's Retry blocks match; anything else fails the job through the ``fail`` step."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared.observability import logger, tracer
+from shared.services.factory import build_job_steps
+from shared.settings import from_env
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    step, job_id = event["step"], str(event["job_id"])
+    logger.append_keys(job_id=job_id, step=step)
+    steps = build_job_steps(from_env(), job_id)
+    if step == "pre":
+        return steps.pre(job_id)
+    if step == "shard":
+        return steps.shard(job_id, int(event["level"]), int(event["shard"]), int(event["shard_count"]))
+    if step == "post":
+        return steps.post(job_id)
+    if step == "fail":
+        return steps.fail(job_id, str(event.get("error") or "failed"), _cause(event.get("cause")))
+    raise ValueError(f"unknown job step {step!r}")
+
+
+def _cause(cause: Any) -> str | None:
+    """Step Functions hands a failed Lambda's cause over as JSON text with an errorMessage."""
+    if not isinstance(cause, str):
+        return None
+    try:
+        parsed = json.loads(cause)
+    except ValueError:
+        return cause[:1000]
+    if isinstance(parsed, dict) and "errorMessage" in parsed:
+        return str(parsed["errorMessage"])[:1000]
+    return cause[:1000]

@@ -1,0 +1,102 @@
+"""The job function's steps as the state machine calls them, on moto (DynamoDB, S3) with a real
+HTTP processor. The order the state machine imposes is tested in test_job_state_machine.py."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from shared.delivery.processor import LambdaProcessor
+from shared.domain.sharding import Sharding
+from shared.domain.tasks import LambdaTarget
+from shared.services.jobs import ProcessorFailed, ProcessorRetryable, levels_key
+from shared.store.jobs import DynamoJobStore, NewJob, S3Blobs
+from tests.support.events import FakeLambdaContext
+
+BUCKET = "sundial-jobs-test"
+
+
+@pytest.fixture
+def jobs(aws: None, monkeypatch: pytest.MonkeyPatch) -> DynamoJobStore:
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
+    monkeypatch.setenv("SUNDIAL_ALLOW_LOOPBACK_TARGETS", "1")
+    return DynamoJobStore()
+
+
+def test_the_steps_run_a_job_against_an_http_processor(jobs: DynamoJobStore, receiver: Any) -> None:
+    from functions.jobs.handler import handler
+
+    url = receiver.script("/process", 200)
+    jobs.create(NewJob("job-h", "default", None, {"http": {"url": url}}, Sharding(2, 2, 10), None, {}, 1))
+    S3Blobs(BUCKET).put(levels_key("job-h"), [[1, 2, 3], [4]])
+    planned = handler({"step": "pre", "job_id": "job-h"}, FakeLambdaContext())
+    assert [(lv["level"], lv["shard_count"], lv["shards"]) for lv in planned["levels"]] == [(0, 2, [0, 1]), (1, 1, [0])]
+    for level in planned["levels"]:
+        for shard in level["shards"]:
+            event = {"step": "shard", "job_id": "job-h", "level": level["level"], "shard": shard}
+            handler({**event, "shard_count": level["shard_count"]}, FakeLambdaContext())
+    handler({"step": "post", "job_id": "job-h"}, FakeLambdaContext())
+    calls = receiver.calls_to("/process")
+    assert [c.body["phase"] for c in calls] == ["pre", "shard", "shard", "shard", "post"]
+    assert [c.body["items"] for c in calls if c.body["phase"] == "shard"] == [[1, 2], [3], [4]]
+    assert calls[-1].body["results"] == [None, None, None]  # the receiver answers {"ok": true}: no "result"
+    item = jobs.item("job-h")
+    assert item is not None
+    assert (item.status, item.done_shards, item.total_shards) == ("succeeded", 3, 3)
+
+
+def test_the_fail_step_records_the_lambda_error_message(jobs: DynamoJobStore) -> None:
+    from functions.jobs.handler import handler
+
+    jobs.create(NewJob("job-f", "default", "x", {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, {}, 1))
+    cause = json.dumps({"errorType": "ProcessorFailed", "errorMessage": "job-f:shard:0:0: HTTP 400"})
+    handler({"step": "fail", "job_id": "job-f", "error": "ProcessorFailed", "cause": cause}, FakeLambdaContext())
+    item = jobs.item("job-f")
+    assert item is not None
+    assert (item.status, item.error) == ("failed", "ProcessorFailed: job-f:shard:0:0: HTTP 400")
+
+
+class FakeLambda:
+    def __init__(self, answer: Any = None, error: Exception | None = None, function_error: bool = False) -> None:
+        self.answer, self.error, self.function_error = answer, error, function_error
+        self.payloads: list[Any] = []
+
+    def invoke(self, **kwargs: Any) -> dict[str, Any]:
+        self.payloads.append(json.loads(kwargs["Payload"]))
+        assert kwargs["InvocationType"] == "RequestResponse"
+        if self.error is not None:
+            raise self.error
+        answer: dict[str, Any] = {"StatusCode": 200, "Payload": io.BytesIO(json.dumps(self.answer).encode())}
+        if self.function_error:
+            answer["FunctionError"] = "Unhandled"
+        return answer
+
+
+TARGET = LambdaTarget("arn:aws:lambda:us-east-1:123456789012:function:processor")
+BODY = {"job_id": "j", "phase": "shard", "level": 0, "shard": 3, "items": [1]}
+
+
+def test_a_lambda_processor_answers_with_what_the_function_returns() -> None:
+    fake = FakeLambda({"result": 42})
+    assert LambdaProcessor(TARGET, fake).call("j", BODY) == {"result": 42}
+    assert fake.payloads == [BODY]
+
+
+@pytest.mark.parametrize(
+    ("fake", "error"),
+    [
+        (FakeLambda({"errorMessage": "boom"}, function_error=True), ProcessorRetryable),
+        (FakeLambda(error=ClientError({"Error": {"Code": "TooManyRequestsException"}}, "Invoke")), ProcessorRetryable),
+        (FakeLambda(error=ClientError({"Error": {"Code": "ResourceNotFoundException"}}, "Invoke")), ProcessorFailed),
+        (FakeLambda([1, 2]), ProcessorFailed),
+    ],
+)
+def test_lambda_processor_failures_are_told_apart(fake: FakeLambda, error: type[Exception]) -> None:
+    with pytest.raises(error, match="j:shard:0:3"):
+        LambdaProcessor(TARGET, fake).call("j", BODY)
