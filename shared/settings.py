@@ -26,6 +26,7 @@ ENV_LEAD_MS = "SUNDIAL_LEAD_MS"
 ENV_MISFIRE_TOLERANCE_MS = "SUNDIAL_MISFIRE_TOLERANCE_MS"
 ENV_LEASE_MS = "SUNDIAL_LEASE_MS"
 ENV_JOBS_BUCKET = "SUNDIAL_JOBS_BUCKET"
+ENV_JOB_STATE_MACHINE_ARN = "SUNDIAL_JOB_STATE_MACHINE_ARN"
 ENV_ALLOW_LOOPBACK = "SUNDIAL_ALLOW_LOOPBACK_TARGETS"
 ENV_ALLOW_PRIVATE = "SUNDIAL_ALLOW_PRIVATE_TARGETS"
 
@@ -45,6 +46,7 @@ class Settings:
     dead_letter_queue_url: str = ""
     scan_queue_url: str = ""
     jobs_bucket: str = ""
+    job_state_machine_arn: str = ""
     """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     timing: Timing = field(default_factory=Timing)
     allow_loopback_targets: bool = False
@@ -79,6 +81,7 @@ def from_env(environ: dict[str, str] | None = None) -> Settings:
         dead_letter_queue_url=env.get(ENV_DEAD_LETTER_QUEUE_URL, ""),
         scan_queue_url=env.get(ENV_SCAN_QUEUE_URL, ""),
         jobs_bucket=env.get(ENV_JOBS_BUCKET, ""),
+        job_state_machine_arn=env.get(ENV_JOB_STATE_MACHINE_ARN, ""),
         timing=timing,
         allow_loopback_targets=_flag(env.get(ENV_ALLOW_LOOPBACK)),
         allow_private_targets=_flag(env.get(ENV_ALLOW_PRIVATE)),

@@ -14,13 +14,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
 from shared.api.errors import InternalError, RouteNotFound, from_pydantic, response_for
-from shared.api.models import Limit, TaskIn
-from shared.api.views import error_view, run_view, task_view
+from shared.api.models import JobIn, Limit, TaskIn
+from shared.api.views import error_view, job_view, run_view, task_view
 from shared.domain.errors import PayloadTooLarge, SundialError
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import MAX_BODY_BYTES
 from shared.observability import logger, metrics, tracer
-from shared.services.factory import build_task_service
+from shared.services.factory import build_job_service, build_task_service
+from shared.services.jobs import JobService
 from shared.services.tasks import TaskService
 from shared.settings import from_env
 
@@ -32,6 +33,11 @@ app.enable_swagger(path="/v1/docs", title=TITLE, version=VERSION, description=DE
 @cache
 def service() -> TaskService:
     return build_task_service(from_env())
+
+
+@cache
+def jobs() -> JobService:
+    return build_job_service(from_env())
 
 
 def tenant() -> str:
@@ -62,6 +68,27 @@ def list_tasks(
 ) -> Response[Any]:
     page = service().list(tenant(), status=status, limit=limit, cursor=cursor)
     return json_response(200, {"items": [task_view(t) for t in page.items], "next_cursor": page.next_cursor})
+
+
+@app.post("/v1/jobs", status_code=201, responses=RESPONSES["create"], summary="Start a sharded batch job")
+def create_job(job: JobIn) -> Response[Any]:
+    started = jobs().start(tenant(), job.to_request())
+    logger.info("job started", extra={"job_id": started.id})
+    return json_response(201, job_view(started))
+
+
+@app.get("/v1/jobs", responses=RESPONSES["list"], summary="List jobs, newest first")
+def list_jobs(
+    limit: Annotated[Limit, Query()] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response[Any]:
+    page = jobs().list(tenant(), limit, cursor)
+    return json_response(200, {"items": [job_view(j) for j in page.items], "next_cursor": page.next_cursor})
+
+
+@app.get("/v1/jobs/<job_id>", responses=RESPONSES["get"], summary="Read a job and its progress")
+def get_job(job_id: str) -> Response[Any]:
+    return json_response(200, job_view(jobs().get(tenant(), job_id)))
 
 
 @app.get("/v1/tasks/<task_id>", responses=RESPONSES["get"], summary="Read a task")

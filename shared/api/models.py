@@ -15,9 +15,12 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
+from shared.domain.codec import target_to_dict
 from shared.domain.errors import FieldError, ValidationFailed
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
+from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding
 from shared.domain.times import truncate_ms
+from shared.services.jobs import JobRequest
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -255,6 +258,36 @@ class TaskIn(Model):
             payload=self.payload,
             retry=retry,
             misfire=self.misfire,
+        )
+
+
+class ShardingIn(Model):
+    min_items_per_shard: int = Field(1, ge=1)
+    max_items_per_shard: int = Field(100, ge=1)
+    max_shards: int = Field(20, ge=1, le=MAX_SHARDS_PER_LEVEL)
+
+
+class JobIn(Model):
+    """``POST /v1/jobs`` (API.md "Sharded batch jobs"). Processor calls are retried with the
+    task defaults (3 attempts, exponential from 2 s); a job has no ``retry`` of its own yet."""
+
+    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    processor: TargetIn
+    data: list[list[Any]] = Field(default_factory=list, description="Items grouped by priority level.")
+    sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
+    notify_every_percent: int | None = Field(None, ge=1, le=100)
+
+    def to_request(self) -> JobRequest:
+        processor = self.processor.to_domain("processor")
+        if not isinstance(processor, t.HttpTarget | t.LambdaTarget):
+            raise ValidationFailed.on("processor", "a job's processor is an http or a lambda target")
+        return JobRequest(
+            processor=processor,
+            processor_dict=target_to_dict(processor),
+            data=self.data,
+            sharding=Sharding(**self.sharding.model_dump()),
+            notify_every_percent=self.notify_every_percent,
+            name=self.name,
         )
 
 

@@ -7,7 +7,8 @@ from typing import Any
 from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
 from shared.domain.errors import SundialError
 from shared.domain.tasks import Run, Task
-from shared.domain.times import iso
+from shared.domain.times import from_ms, iso
+from shared.services.jobs import JobView
 
 
 def task_view(task: Task) -> dict[str, Any]:
@@ -53,3 +54,18 @@ def error_view(error: SundialError) -> dict[str, Any]:
     if error.details:
         body["details"] = [{"field": d.field, "message": d.message} for d in error.details]
     return {"error": body}
+
+
+def job_view(job: JobView) -> dict[str, Any]:
+    total = job.total_shards
+    percent = (job.done_shards * 100 // total) if total else (100 if job.status == "succeeded" else 0)
+    return {
+        "id": job.id,
+        "name": job.name,
+        "status": job.status,
+        "progress": {"done_shards": job.done_shards, "total_shards": total, "percent": percent, "level": job.level},
+        "result": job.result,
+        "error": job.error,
+        "created_at": iso(from_ms(job.created_ms)),
+        "finished_at": iso(from_ms(job.finished_ms)) if job.finished_ms is not None else None,
+    }

@@ -56,3 +56,8 @@ class ConcurrentUpdate(SundialError):
 class StorageUnavailable(SundialError):
     code = "storage_unavailable"
     status = 503
+
+
+class JobNotFound(SundialError):
+    code = "job_not_found"
+    status = 404

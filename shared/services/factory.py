@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 from functools import cache
 from typing import Any
@@ -12,10 +13,12 @@ import boto3
 from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
+from shared.domain.ids import new_run_id
 from shared.domain.tasks import HttpTarget, LambdaTarget
+from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
-from shared.services.jobs import JobSteps, Processor, ProcessorFailed
+from shared.services.jobs import JobService, JobSteps, Processor, ProcessorFailed
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dynamo import DynamoTaskRepository
@@ -89,3 +92,14 @@ def build_job_steps(settings: Settings, job_id: str) -> JobSteps:
 @cache
 def _lambda_client() -> Any:
     return boto3.client("lambda")
+
+
+def build_job_service(settings: Settings) -> JobService:
+    bind_table(settings.table_name)
+    return JobService(
+        DynamoJobStore(),
+        S3Blobs(settings.jobs_bucket),
+        SfnStarter(settings.job_state_machine_arn),
+        clock=lambda: int(time.time() * 1000),
+        new_id=new_run_id,
+    )

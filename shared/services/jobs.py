@@ -6,10 +6,11 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from shared.domain.errors import JobNotFound, StorageUnavailable
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
 
@@ -222,3 +223,111 @@ class InMemoryBlobs:
 
     def get(self, key: str) -> JsonValue:
         return self.objects[key]
+
+
+# --- starting and reading jobs (the API) -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """A validated ``POST /v1/jobs`` body."""
+
+    processor: Any
+    """An ``HttpTarget`` or ``LambdaTarget``."""
+    processor_dict: dict[str, Any]
+    data: list[list[JsonValue]]
+    sharding: Sharding
+    notify_every_percent: int | None
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class JobView:
+    id: str
+    name: str | None
+    status: str
+    done_shards: int
+    total_shards: int | None
+    level: int | None
+    result: JsonValue
+    error: str | None
+    created_ms: int
+    finished_ms: int | None
+
+
+@dataclass(frozen=True)
+class JobPage:
+    items: list[JobView]
+    next_cursor: str | None
+
+
+class JobRecords(Protocol):
+    def create(self, job: Any) -> None: ...
+
+    def view(self, tenant: str, job_id: str) -> JobView | None: ...
+
+    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage: ...
+
+    def failed(self, job_id: str, error: str) -> None: ...
+
+
+class Starter(Protocol):
+    def start(self, job_id: str) -> None:
+        """Start the job's state machine execution, named after the job (started once)."""
+
+
+@dataclass
+class JobService:
+    records: JobRecords
+    blobs: Blobs
+    starter: Starter
+    clock: Callable[[], int]
+    new_id: Callable[[int], str]
+
+    def start(self, tenant: str, request: JobRequest) -> JobView:
+        """Record the job, keep its data, start its execution. The submitted data is sharded
+        once here so a job that cannot be sharded is refused before anything runs (``pre`` may
+        still replace it)."""
+        plan(request.data, request.sharding)
+        now = self.clock()
+        job_id = self.new_id(now)
+        self.records.create(
+            NewJobRecord(
+                job_id,
+                tenant,
+                request.name,
+                request.processor_dict,
+                request.sharding,
+                request.notify_every_percent,
+                now,
+            )
+        )
+        self.blobs.put(levels_key(job_id), request.data)
+        try:
+            self.starter.start(job_id)
+        except Exception as exc:
+            self.records.failed(job_id, f"the job could not be started: {exc}")
+            raise StorageUnavailable(f"the job could not be started: {exc}") from exc
+        view = self.records.view(tenant, job_id)
+        assert view is not None
+        return view
+
+    def get(self, tenant: str, job_id: str) -> JobView:
+        view = self.records.view(tenant, job_id)
+        if view is None:
+            raise JobNotFound(f"no job {job_id}")
+        return view
+
+    def list(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
+        return self.records.views(tenant, limit, cursor)
+
+
+@dataclass(frozen=True)
+class NewJobRecord:
+    job_id: str
+    tenant: str
+    name: str | None
+    processor: dict[str, Any]
+    sharding: Sharding
+    notify_every_percent: int | None
+    created_ms: int

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -14,8 +13,9 @@ import boto3
 from pynamodb.exceptions import DoesNotExist, UpdateError
 
 from shared.domain.sharding import Sharding
-from shared.services.jobs import JobSpec, JsonValue
-from shared.store.models import JobItem
+from shared.services.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.store.keys import decode_cursor, encode_cursor
+from shared.store.models import LIST_INDEX_NAME, JobItem
 
 
 def _json(value: JsonValue) -> str:
@@ -32,18 +32,6 @@ def job_pk(job_id: str) -> str:
 JOB_SK = "J"
 
 
-@dataclass(frozen=True)
-class NewJob:
-    job_id: str
-    tenant: str
-    name: str | None
-    processor: dict[str, Any]
-    sharding: Sharding
-    notify_every_percent: int | None
-    retry: dict[str, Any]
-    created_ms: int
-
-
 def _conditional_failure(error: UpdateError) -> bool:
     cause = getattr(error, "cause_response_code", None)
     return cause == "ConditionalCheckFailedException"
@@ -52,7 +40,7 @@ def _conditional_failure(error: UpdateError) -> bool:
 class DynamoJobStore:
     """The job item: its definition, status and progress."""
 
-    def create(self, job: NewJob) -> None:
+    def create(self, job: NewJobRecord) -> None:
         item = JobItem(
             job_pk(job.job_id),
             JOB_SK,
@@ -62,7 +50,6 @@ class DynamoJobStore:
             processor=_json(job.processor),
             sharding=_json(vars(job.sharding)),
             notify_every_percent=job.notify_every_percent,
-            retry=_json(job.retry),
             created_ms=job.created_ms,
             lpk=f"LJ#{job.tenant}",
             lsk=f"{job.created_ms:013d}#{job.job_id}",
@@ -74,6 +61,31 @@ class DynamoJobStore:
             return JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
         except DoesNotExist:
             return None
+
+    def page(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[JobItem], str | None]:
+        """The tenant's jobs, newest first, ``limit`` at a time (one index query + one batch read)."""
+        before = decode_cursor(cursor) if cursor else None
+        page = JobItem._get_connection().query(
+            f"LJ#{tenant}",
+            range_key_condition=JobItem.lsk < before if before is not None else None,
+            index_name=LIST_INDEX_NAME,
+            scan_index_forward=False,
+            limit=limit + 1,
+        )
+        entries = [(raw["lsk"]["S"], raw["pk"]["S"]) for raw in page.get("Items", [])]
+        more = len(entries) > limit
+        entries = entries[:limit]
+        found = {item.pk: item for item in JobItem.batch_get([(pk, JOB_SK) for _, pk in entries])}
+        items = [found[pk] for _, pk in entries if pk in found and found[pk].tenant == tenant]
+        return items, (encode_cursor(entries[-1][0]) if more and entries else None)
+
+    def view(self, tenant: str, job_id: str) -> JobView | None:
+        item = self.item(job_id)
+        return to_view(item) if item is not None and item.tenant == tenant else None
+
+    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
+        items, next_cursor = self.page(tenant, limit, cursor)
+        return JobPage([to_view(item) for item in items], next_cursor)
 
     def spec(self, job_id: str) -> JobSpec:
         item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
@@ -130,6 +142,29 @@ class DynamoJobStore:
             actions=[JobItem.status.set(status), JobItem.finished_ms.set(finished), *actions],
             condition=JobItem.status == RUNNING,  # a job finishes once
         )
+
+
+def to_view(item: JobItem) -> JobView:
+    levels = [int(n) for n in json.loads(item.shards_per_level)] if item.shards_per_level else None
+    done = set(item.done or ())
+    level = None
+    if levels is not None:
+        level = next(
+            (lv for lv, n in enumerate(levels) if any(f"{lv}/{s}" not in done for s in range(n))),
+            max(len(levels) - 1, 0),
+        )
+    return JobView(
+        id=item.pk.removeprefix("J#"),
+        name=item.name,
+        status=item.status,
+        done_shards=int(item.done_shards or 0),
+        total_shards=int(item.total_shards) if item.total_shards is not None else None,
+        level=level,
+        result=json.loads(item.result) if item.result is not None else None,
+        error=item.error,
+        created_ms=int(item.created_ms),
+        finished_ms=int(item.finished_ms) if item.finished_ms is not None else None,
+    )
 
 
 @cache

@@ -160,7 +160,6 @@ class JobItem(_Table):
     sharding = UnicodeAttribute()
     """The sharding rules as JSON."""
     notify_every_percent = NumberAttribute(null=True)
-    retry = UnicodeAttribute()
     shards_per_level = UnicodeAttribute(null=True)
     """JSON list, once ``pre`` has planned the job."""
     total_shards = NumberAttribute(null=True)

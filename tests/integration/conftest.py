@@ -44,6 +44,7 @@ def api(aws: None) -> Callable[..., Answer]:
     from functions.api import handler as module
 
     module.service.cache_clear()
+    module.jobs.cache_clear()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
@@ -187,6 +188,7 @@ def _clear_function_caches() -> None:
     from functions.trigger import handler as trigger
 
     api.service.cache_clear()
+    api.jobs.cache_clear()
     scanner.scanner.cache_clear()
     tick.scan_requests.cache_clear()
     trigger.trigger.cache_clear()

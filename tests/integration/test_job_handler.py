@@ -14,8 +14,8 @@ from botocore.exceptions import ClientError
 from shared.delivery.processor import LambdaProcessor
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import LambdaTarget
-from shared.services.jobs import ProcessorFailed, ProcessorRetryable, levels_key
-from shared.store.jobs import DynamoJobStore, NewJob, S3Blobs
+from shared.services.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable, levels_key
+from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.support.events import FakeLambdaContext
 
 BUCKET = "sundial-jobs-test"
@@ -33,7 +33,7 @@ def test_the_steps_run_a_job_against_an_http_processor(jobs: DynamoJobStore, rec
     from functions.jobs.handler import handler
 
     url = receiver.script("/process", 200)
-    jobs.create(NewJob("job-h", "default", None, {"http": {"url": url}}, Sharding(2, 2, 10), None, {}, 1))
+    jobs.create(NewJobRecord("job-h", "default", None, {"http": {"url": url}}, Sharding(2, 2, 10), None, 1))
     S3Blobs(BUCKET).put(levels_key("job-h"), [[1, 2, 3], [4]])
     planned = handler({"step": "pre", "job_id": "job-h"}, FakeLambdaContext())
     assert [(lv["level"], lv["shard_count"], lv["shards"]) for lv in planned["levels"]] == [(0, 2, [0, 1]), (1, 1, [0])]
@@ -54,7 +54,7 @@ def test_the_steps_run_a_job_against_an_http_processor(jobs: DynamoJobStore, rec
 def test_the_fail_step_records_the_lambda_error_message(jobs: DynamoJobStore) -> None:
     from functions.jobs.handler import handler
 
-    jobs.create(NewJob("job-f", "default", "x", {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, {}, 1))
+    jobs.create(NewJobRecord("job-f", "default", "x", {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, 1))
     cause = json.dumps({"errorType": "ProcessorFailed", "errorMessage": "job-f:shard:0:0: HTTP 400"})
     handler({"step": "fail", "job_id": "job-f", "error": "ProcessorFailed", "cause": cause}, FakeLambdaContext())
     item = jobs.item("job-f")

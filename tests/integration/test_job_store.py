@@ -8,8 +8,8 @@ import boto3
 import pytest
 
 from shared.domain.sharding import Sharding
-from shared.services.jobs import JobSteps, levels_key
-from shared.store.jobs import DynamoJobStore, NewJob, S3Blobs
+from shared.services.jobs import JobSteps, NewJobRecord, levels_key
+from shared.store.jobs import DynamoJobStore, S3Blobs
 
 
 class Summing:
@@ -32,7 +32,7 @@ def store(aws: None) -> DynamoJobStore:
 
 
 def _new(store: DynamoJobStore, job_id: str = "job-1", notify: int | None = 50) -> None:
-    store.create(NewJob(job_id, "default", "sum", {"http": {"url": "http://x"}}, Sharding(1, 2, 10), notify, {}, 1))
+    store.create(NewJobRecord(job_id, "default", "sum", {"http": {"url": "http://x"}}, Sharding(1, 2, 10), notify, 1))
 
 
 def test_a_job_runs_through_its_steps_on_dynamodb_and_s3(store: DynamoJobStore) -> None:

@@ -1,0 +1,86 @@
+"""POST/GET /v1/jobs through the API handler (the execution itself: test_job_state_machine.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from shared.executions import SfnStarter
+
+BUCKET = "sundial-jobs-api"
+PROCESSOR = {"http": {"url": "https://example.com/import"}}
+
+
+@pytest.fixture
+def started(api: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
+    executions: list[str] = []
+    monkeypatch.setattr(SfnStarter, "start", lambda self, job_id: executions.append(job_id))
+    return executions
+
+
+def test_a_job_is_recorded_its_data_kept_and_its_execution_started(api: Any, started: list[str]) -> None:
+    body = {
+        "name": "import-users",
+        "processor": PROCESSOR,
+        "data": [["user-1", "user-2", {"id": 3}], ["ref-1", "ref-2"]],
+        "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 100, "max_shards": 20},
+        "notify_every_percent": 25,
+    }
+    answer = api("POST", "/v1/jobs", body)
+    assert answer.status == 201, answer.body
+    job = answer.body
+    assert started == [job["id"]]
+    assert (job["name"], job["status"], job["result"], job["error"], job["finished_at"]) == (
+        "import-users",
+        "running",
+        None,
+        None,
+        None,
+    )
+    assert job["progress"] == {"done_shards": 0, "total_shards": None, "percent": 0, "level": None}
+    stored = boto3.client("s3").get_object(Bucket=BUCKET, Key=f"jobs/{job['id']}/levels.json")["Body"].read()
+    assert stored == b'[["user-1","user-2",{"id":3}],["ref-1","ref-2"]]'
+    assert api("GET", f"/v1/jobs/{job['id']}").body == job
+    listed = api("GET", "/v1/jobs").body
+    assert [j["id"] for j in listed["items"]] == [job["id"]]
+
+
+def test_jobs_list_newest_first_in_pages(api: Any, started: list[str]) -> None:
+    ids = [api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(3)]
+    first = api("GET", "/v1/jobs?limit=2").body
+    second = api("GET", f"/v1/jobs?limit=2&cursor={first['next_cursor']}").body
+    assert [j["id"] for j in first["items"] + second["items"]] == ids[::-1]
+    assert second["next_cursor"] is None
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"processor": {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}}, "processor"),
+        ({"processor": PROCESSOR, "sharding": {"min_items_per_shard": 5, "max_items_per_shard": 4}},
+         "sharding.min_items_per_shard"),
+        ({"processor": PROCESSOR, "sharding": {"max_shards": 0}}, "sharding.max_shards"),
+        ({"processor": PROCESSOR, "data": [list(range(50))], "sharding": {"max_items_per_shard": 2, "max_shards": 3}},
+         "sharding.max_shards"),
+        ({"processor": PROCESSOR, "notify_every_percent": 0}, "notify_every_percent"),
+        ({"processor": PROCESSOR, "data": ["not a level"]}, "data[0]"),
+        ({"processor": PROCESSOR, "retry": {"max_attempts": 2}}, "retry"),
+        ({"data": [[1]]}, "processor"),
+    ],
+)  # fmt: skip
+def test_bad_jobs_are_refused_naming_the_field(api: Any, started: list[str], body: dict[str, Any], field: str) -> None:
+    answer = api("POST", "/v1/jobs", body)
+    assert answer.status == 400, answer.body
+    assert answer.body["error"]["code"] == "validation_error"
+    assert field in [d["field"] for d in answer.body["error"]["details"]], answer.body
+    assert started == []
+
+
+def test_an_unknown_job_is_404(api: Any, started: list[str]) -> None:
+    answer = api("GET", "/v1/jobs/01JNOSUCHJOB0000000000000")
+    assert answer.status == 404
+    assert answer.body["error"]["code"] == "job_not_found"
