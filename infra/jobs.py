@@ -1,0 +1,234 @@
+"""The state machine of sharded batch jobs (docs/jobs.md, section 2).
+
+::
+
+    Pre (job step "pre")               -> {"levels": [{"level": L, "shard_count": N, "shards": [0..N-1]}, ...]}
+    Levels: Map over $.levels, MaxConcurrency 1           (levels strictly in order)
+      Shards: Map over the level's shards, MaxConcurrency shard_concurrency
+        Shard (job step "shard")       -> discarded (the result goes to S3, progress to the job item)
+    Post (job step "post")             -> the job's result
+    Succeed
+    Catch on Pre, Levels (which fails when any shard does) and Post -> Failed (job step "fail") -> Fail
+
+Only references travel through the execution: the job id (always read from the execution's
+input, ``$$.Execution.Input.job_id``), a level, a shard number and the level's shard count. Pre
+answers each level's shard numbers as a list because an inline Map iterates over a list; a
+thousand small ints are a few kilobytes.
+
+Every Lambda state retries the step's ``ProcessorRetryable`` error (the step raises it for
+408/429/5xx/timeouts from the processor) and, as ``LambdaInvoke`` does by default, Lambda's own
+service errors. Any other error fails the job.
+
+One function runs every step (``functions.jobs.handler.handler``, dispatching on ``step``); it is
+handed in, not built here. The state machine has a role of its own with exactly three policies:
+invoking that one function, log delivery and X-Ray (the last two only work on ``"*"``: their
+cdk-nag findings are acknowledged on those policies alone).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from infra import names
+from infra.nag import acknowledge
+from infra.settings import DeploymentSettings
+
+JOB_HANDLER = names.handler("jobs")
+"""The handler of the job step function this construct is given (``functions.jobs.handler.handler``)."""
+RETRYABLE_ERROR = "ProcessorRetryable"
+JOB_ID = "$$.Execution.Input.job_id"
+"""Where every state reads the job id: the execution's input, whatever the state's input is."""
+
+LOG_DELIVERY_ACTIONS = (
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+)
+"""What Step Functions needs to deliver an execution's logs to CloudWatch Logs (vended logs)."""
+XRAY_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords", "xray:GetSamplingRules", "xray:GetSamplingTargets")
+
+# State names: the history and the tests name them.
+PRE = "Pre"
+LEVELS = "Levels"
+SHARDS = "Shards"
+SHARD = "Shard"
+POST = "Post"
+DONE = "Done"
+FAILED = "Failed"
+FAIL = "Fail"
+
+
+class Jobs(Construct):
+    """The jobs state machine (Standard), around a job step function it is given."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        function: lambda_.IFunction,
+        shard_concurrency: int = 10,
+        retry_interval: Duration | None = None,
+        retry_backoff_rate: float = 2,
+        retry_max_attempts: int = 2,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if not 1 <= shard_concurrency <= 40:
+            raise ValueError(f"shard_concurrency must be 1-40 (an inline Map's limit), got {shard_concurrency}")
+        self.function = function
+        self._retry_interval = retry_interval or Duration.seconds(1)
+        self._retry_backoff_rate = retry_backoff_rate
+        self._retry_max_attempts = retry_max_attempts
+
+        pre = self._step(PRE, {"step": "pre", "job_id": sfn.JsonPath.string_at("$.job_id")}, keep_output=True)
+        shard = self._step(
+            SHARD,
+            {
+                "step": "shard",
+                "job_id": sfn.JsonPath.string_at("$.job_id"),
+                "level": sfn.JsonPath.number_at("$.level"),
+                "shard": sfn.JsonPath.number_at("$.shard"),
+                "shard_count": sfn.JsonPath.number_at("$.shard_count"),
+            },
+            keep_output=False,
+        )
+        shards = sfn.Map(
+            self,
+            SHARDS,
+            items_path="$.shards",
+            max_concurrency=shard_concurrency,
+            item_selector={
+                "job_id": sfn.JsonPath.string_at("$.job_id"),
+                "level": sfn.JsonPath.number_at("$.level"),
+                "shard_count": sfn.JsonPath.number_at("$.shard_count"),
+                "shard": sfn.JsonPath.number_at("$$.Map.Item.Value"),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        shards.item_processor(shard)
+        levels = sfn.Map(
+            self,
+            LEVELS,
+            items_path="$.levels",
+            max_concurrency=1,
+            item_selector={
+                "job_id": sfn.JsonPath.string_at(JOB_ID),
+                "level": sfn.JsonPath.number_at("$$.Map.Item.Value.level"),
+                "shard_count": sfn.JsonPath.number_at("$$.Map.Item.Value.shard_count"),
+                "shards": sfn.JsonPath.list_at("$$.Map.Item.Value.shards"),
+            },
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        levels.item_processor(shards)
+        post = self._step(POST, {"step": "post", "job_id": sfn.JsonPath.string_at(JOB_ID)}, keep_output=True)
+
+        failed = self._step(
+            FAILED,
+            {
+                "step": "fail",
+                "job_id": sfn.JsonPath.string_at(JOB_ID),
+                "error": sfn.JsonPath.string_at("$.error.Error"),
+                "cause": sfn.JsonPath.string_at("$.error.Cause"),
+            },
+            keep_output=False,
+        ).next(sfn.Fail(self, FAIL, error_path="$.error.Error", cause_path="$.error.Cause"))
+        for state in (pre, levels, post):
+            state.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.error")
+
+        self.log_group = logs.LogGroup(
+            self, "Logs", retention=settings.log_retention, removal_policy=settings.cdk_removal_policy
+        )
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            description="Sundial jobs state machine (this state machine only)",
+        )
+        self.policy = iam.Policy(
+            self,
+            "Policy",
+            roles=[self.role],
+            statements=[iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[function.function_arn])],
+        )
+        self.logging_policy = iam.Policy(
+            self,
+            "LoggingPolicy",
+            roles=[self.role],
+            statements=[iam.PolicyStatement(actions=list(LOG_DELIVERY_ACTIONS), resources=["*"])],
+        )
+        acknowledge(
+            self.logging_policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "Step Functions delivers execution logs through CloudWatch Logs vended log delivery, whose "
+            'actions (logs:CreateLogDelivery and the rest) support no resource-level permissions and require "*" '
+            "(see the Step Functions developer guide, IAM policies for logging). This policy holds only those.",
+        )
+        self.tracing_policy = iam.Policy(
+            self,
+            "TracingPolicy",
+            roles=[self.role],
+            statements=[iam.PolicyStatement(actions=list(XRAY_ACTIONS), resources=["*"])],
+        )
+        acknowledge(
+            self.tracing_policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "X-Ray trace segments and sampling rules are not resources: the X-Ray write and sampling actions "
+            'support no resource-level permissions and require "*" (see the Service Authorization Reference '
+            "for AWS X-Ray). This policy holds only those four actions.",
+        )
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_chainable(
+                pre.next(levels).next(post).next(sfn.Succeed(self, DONE))
+            ),
+            role=self.role.without_policy_updates(),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
+        )
+        # The permissions exist before the state machine does (its first execution needs them).
+        self.state_machine.node.add_dependency(self.policy, self.logging_policy, self.tracing_policy)
+
+    def _step(self, name: str, payload: dict[str, Any], *, keep_output: bool) -> tasks.LambdaInvoke:
+        """A call of the job step function: the step's answer is the state's output when
+        ``keep_output``, else the state passes its input on (the answer is dropped)."""
+        step = tasks.LambdaInvoke(
+            self,
+            name,
+            lambda_function=self.function,
+            payload=sfn.TaskInput.from_object(payload),
+            output_path="$.Payload" if keep_output else None,
+            result_path=None if keep_output else sfn.JsonPath.DISCARD,
+            retry_on_service_exceptions=True,
+        )
+        step.add_retry(
+            errors=[RETRYABLE_ERROR],
+            interval=self._retry_interval,
+            backoff_rate=self._retry_backoff_rate,
+            max_attempts=self._retry_max_attempts,
+        )
+        return step
+
+    def definition(self) -> str:
+        """The definition as the template has it: a JSON string where the stack's tokens (the
+        function's ARN) are CloudFormation intrinsics (``Fn::Join``/``Fn::GetAtt``) -- resolve them
+        (``tests/support/stepfunctions.py`` does) before giving it to Step Functions."""
+        resource = self.state_machine.node.default_child
+        assert isinstance(resource, sfn.CfnStateMachine)
+        return json.dumps(Stack.of(self).resolve(resource.definition_string))
