@@ -7,13 +7,20 @@ machine's Retry blocks match; anything else fails the job through the ``fail`` s
 from __future__ import annotations
 
 import json
+from functools import cache
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.observability import logger, tracer
-from shared.services.factory import build_job_steps
+from shared.services.factory import JobStepsFactory, build_job_steps
+from shared.services.jobs import JobSteps
 from shared.settings import from_env
+
+
+@cache
+def factory() -> JobStepsFactory:
+    return build_job_steps(from_env())
 
 
 @logger.inject_lambda_context
@@ -21,7 +28,7 @@ from shared.settings import from_env
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step, job_id = event["step"], str(event["job_id"])
     logger.append_keys(job_id=job_id, step=step)
-    steps = build_job_steps(from_env(), job_id)
+    steps = steps_of(job_id)
     if step == "pre":
         return steps.pre(job_id)
     if step == "shard":
@@ -31,6 +38,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if step == "fail":
         return steps.fail(job_id, str(event.get("error") or "failed"), _cause(event.get("cause")))
     raise ValueError(f"unknown job step {step!r}")
+
+
+def steps_of(job_id: str) -> JobSteps:
+    return factory().for_job(job_id)
 
 
 def _cause(cause: Any) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 from typing import Any
@@ -68,25 +69,35 @@ def build_trigger(settings: Settings) -> Trigger:
     )
 
 
-def build_job_steps(settings: Settings, job_id: str) -> JobSteps:
-    """The steps of one job: its processor is the job's own target (docs/jobs.md)."""
+@dataclass(frozen=True)
+class JobStepsFactory:
+    """What every job step of a process shares (the store, the bucket, the clients); the
+    processor is each job's own."""
+
+    store: DynamoJobStore
+    blobs: S3Blobs
+    http: HttpDelivery
+
+    def for_job(self, job_id: str) -> JobSteps:
+        item = self.store.item(job_id)
+        if item is None:
+            raise ProcessorFailed(f"job {job_id} does not exist")
+        target = target_from_dict(json.loads(item.processor))
+        processor: Processor
+        if isinstance(target, HttpTarget):
+            processor = HttpProcessor(target, self.http)
+        elif isinstance(target, LambdaTarget):
+            processor = LambdaProcessor(target, _lambda_client())
+        else:
+            raise ProcessorFailed("a job's processor is an http or a lambda target")
+        return JobSteps(self.store, self.blobs, processor)
+
+
+def build_job_steps(settings: Settings) -> JobStepsFactory:
+    """Once per process (the job function's cold start)."""
     bind_table(settings.table_name)
-    store = DynamoJobStore()
-    item = store.item(job_id)
-    if item is None:
-        raise ProcessorFailed(f"job {job_id} does not exist")
-    target = target_from_dict(json.loads(item.processor))
-    processor: Processor
-    if isinstance(target, HttpTarget):
-        client = http_client(
-            allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets
-        )
-        processor = HttpProcessor(target, client)
-    elif isinstance(target, LambdaTarget):
-        processor = LambdaProcessor(target, _lambda_client())
-    else:
-        raise ProcessorFailed("a job's processor is an http or a lambda target")
-    return JobSteps(store, S3Blobs(settings.jobs_bucket), processor)
+    client = http_client(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
+    return JobStepsFactory(DynamoJobStore(), S3Blobs(settings.jobs_bucket), client)
 
 
 @cache

@@ -25,17 +25,20 @@ class Answer:
 
 @pytest.fixture
 def aws() -> Iterator[None]:
+    from functions.jobs import handler as jobs
     from shared.store.models import TABLE_MODELS
 
     with mock_aws():
         for model in TABLE_MODELS:
             model._connection = None  # clients made under an earlier mock are not mocked
+        jobs.factory.cache_clear()
         from shared.store.dynamo import ensure_table
 
         ensure_table("sundial-test")
         yield
         for model in TABLE_MODELS:
             model._connection = None
+        jobs.factory.cache_clear()
 
 
 @pytest.fixture
@@ -183,12 +186,14 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
 def _clear_function_caches() -> None:
     from functions.api import handler as api
+    from functions.jobs import handler as jobs
     from functions.scanner import handler as scanner
     from functions.tick import handler as tick
     from functions.trigger import handler as trigger
 
     api.service.cache_clear()
     api.jobs.cache_clear()
+    jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
     tick.scan_requests.cache_clear()
     trigger.trigger.cache_clear()

@@ -1,0 +1,161 @@
+"""A job from POST /v1/jobs to its result, with nothing faked but AWS: the API handler, the job
+item and objects on moto, the synthesized state machine run by moto's interpreter, the real job
+function for every Lambda task, and a real HTTP processor."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import boto3
+import pytest
+from aws_cdk import App, Duration, Stack
+from aws_cdk import aws_lambda as lambda_
+
+from infra.jobs import Jobs
+from infra.settings import DeploymentSettings
+from tests.support.events import FakeLambdaContext, api_event
+from tests.support.stepfunctions import definition_from_stack, state_machine
+
+pytestmark = pytest.mark.integration
+BUCKET = "sundial-jobs-e2e"
+
+
+@pytest.fixture(scope="module")
+def definition() -> str:
+    stack = Stack(App(), "JobsEndToEnd")
+    function = lambda_.Function(
+        stack,
+        "JobFunction",
+        runtime=lambda_.Runtime.PYTHON_3_12,
+        handler="functions.jobs.handler.handler",
+        code=lambda_.Code.from_inline("def handler(event, context): pass"),
+    )
+    Jobs(stack, "Jobs", settings=DeploymentSettings(), function=function, retry_interval=Duration.seconds(1))
+    return definition_from_stack(stack)
+
+
+class Processor:
+    """A user's processor: pre expands a reference into items, a shard sums its items (failing
+    once with 503 on its first call), post totals the results."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.failed_once = False
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
+        with self.lock:
+            self.calls.append(body)
+            if body["phase"] == "shard" and not self.failed_once:
+                self.failed_once = True
+                return 503, {"error": "busy"}
+        if body["phase"] == "pre":
+            count = body["data"][0][0]["expand"]
+            return 200, {"data": [list(range(1, count + 1)), [1000]]}
+        if body["phase"] == "shard":
+            return 200, {"result": sum(body["items"])}
+        if body["phase"] == "post":
+            return 200, {"result": {"total": sum(body["results"]), "shards": len(body["results"])}}
+        return 200, {}
+
+
+@pytest.fixture
+def processor() -> Iterator[tuple[str, Processor]]:
+    script = Processor()
+
+    class Handle(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            status, answer = script.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/process", script
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _job_step(event: dict[str, Any]) -> Any:
+    from functions.jobs.handler import handler
+
+    return handler(event, FakeLambdaContext())
+
+
+def _api() -> Callable[..., tuple[int, Any]]:
+    from functions.api import handler as module
+
+    module.service.cache_clear()
+    module.jobs.cache_clear()
+
+    def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        raw = module.handler(api_event(method, path, body), FakeLambdaContext())
+        return raw["statusCode"], json.loads(raw["body"]) if raw.get("body") else None
+
+    return call
+
+
+def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
+    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from functions.jobs import handler as jobs
+    from shared import executions
+    from shared.store.dynamo import ensure_table
+    from shared.store.models import TABLE_MODELS
+
+    url, script = processor
+    with state_machine(definition, _job_step) as runner:
+        for model in TABLE_MODELS:
+            model._connection = None
+        ensure_table("sundial-test")
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        executions._sfn.cache_clear()
+        jobs.factory.cache_clear()
+        monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
+        monkeypatch.setenv("SUNDIAL_JOB_STATE_MACHINE_ARN", runner.arn)
+        monkeypatch.setenv("SUNDIAL_ALLOW_LOOPBACK_TARGETS", "1")
+        api = _api()
+        body = {
+            "name": "sum",
+            "processor": {"http": {"url": url}},
+            "data": [[{"expand": 250}]],
+            "sharding": {"min_items_per_shard": 10, "max_items_per_shard": 50, "max_shards": 20},
+            "notify_every_percent": 25,
+        }
+        status, job = api("POST", "/v1/jobs", body)
+        assert status == 201, job
+        deadline = time.time() + 30
+        while job["status"] == "running" and time.time() < deadline:
+            time.sleep(0.2)
+            status, job = api("GET", f"/v1/jobs/{job['id']}")
+        for model in TABLE_MODELS:
+            model._connection = None
+        executions._sfn.cache_clear()
+        jobs.factory.cache_clear()
+
+    assert job["status"] == "succeeded", job
+    assert job["result"] == {"total": 250 * 251 // 2 + 1000, "shards": 21}
+    assert job["progress"] == {"done_shards": 21, "total_shards": 21, "percent": 100, "level": 1}
+    phases = [c["phase"] for c in script.calls]
+    assert phases[0] == "pre"
+    assert phases[-1] == "post"
+    shards = [c for c in script.calls if c["phase"] == "shard"]
+    assert len(shards) == 22  # 20 + 1 shards, one of them called twice (503, then retried)
+    level_of = [c["level"] for c in shards]
+    assert level_of.index(1) == len(level_of) - 1  # the second level only after the whole first
+    notified = [c["progress"]["percent"] for c in script.calls if c["phase"] == "notify"]
+    assert [p - p % 25 for p in notified] == [25, 50, 75, 100]  # each threshold once, the actual percent
