@@ -18,6 +18,7 @@ from constructs import Construct
 from infra import names
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, sundial_environment
+from infra.job_runner import JobRunner
 from infra.nag import acknowledge
 from infra.pipeline import Queues, timing_environment
 from infra.settings import DeploymentSettings
@@ -79,6 +80,7 @@ class Api(Construct):
         bundle: LambdaBundle,
         storage: Storage,
         queues: Queues,
+        jobs: JobRunner,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = ServiceFunction(
@@ -87,20 +89,24 @@ class Api(Construct):
             bundle=bundle,
             settings=settings,
             handler=names.API_HANDLER,
-            description="Sundial REST API: registers, lists and manages tasks",
+            description="Sundial REST API: registers, lists and manages tasks and jobs",
             statements=[
                 *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
                 # A task due before the scanners' next pass is staged by the API itself.
                 *queues.staging_statements(),
+                *jobs.api_statements(),
             ],
             environment={
                 **sundial_environment(settings, table_name=storage.table.table_name),
                 **queues.staging_environment(),
+                **jobs.api_environment(),
                 **timing_environment(settings),
             },
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,
         )
+
+        jobs.acknowledge_object_access(self.handler.policy)
 
         access_logs = logs.LogGroup(
             self,

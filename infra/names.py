@@ -20,6 +20,7 @@ BUNDLE_ID = "Bundle"
 STORAGE_ID = "Storage"
 API_ID = "Api"
 PIPELINE_ID = "Pipeline"
+JOBS_ID = "Jobs"
 MONITORING_ID = "Monitoring"
 
 # Construct ids: inside the constructs.

@@ -10,6 +10,7 @@ from constructs import Construct
 from infra import names
 from infra.api import Api
 from infra.bundling import LambdaBundle
+from infra.job_runner import JobRunner
 from infra.monitoring import Monitoring
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
@@ -23,6 +24,7 @@ class SundialStack(Stack):
         self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
         self.storage = Storage(self, names.STORAGE_ID, settings=settings)
         self.pipeline = Pipeline(self, names.PIPELINE_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+        self.jobs = JobRunner(self, names.JOBS_ID, settings=settings, bundle=self.bundle, storage=self.storage)
         self.api = Api(
             self,
             names.API_ID,
@@ -30,6 +32,7 @@ class SundialStack(Stack):
             bundle=self.bundle,
             storage=self.storage,
             queues=self.pipeline.queues,
+            jobs=self.jobs,
         )
         self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline)
 

@@ -122,7 +122,7 @@ def test_function_runs_the_api_handler_on_the_newest_python(api_function: dict[s
     assert len(properties["Layers"]) == 1
 
 
-def test_function_environment_carries_the_table_the_delay_queues_and_settings(
+def test_function_environment_carries_the_table_the_delay_queues_the_jobs_and_settings(
     synthesized: Synthesized, api_function: dict[str, Any]
 ) -> None:
     defaults = DeploymentSettings()
@@ -141,6 +141,10 @@ def test_function_environment_carries_the_table_the_delay_queues_and_settings(
         runtime_settings.ENV_LEAD_MS: str(defaults.lead_ms),
         runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(defaults.misfire_tolerance_ms),
         runtime_settings.ENV_LEASE_MS: str(defaults.lease_ms),
+        runtime_settings.ENV_JOBS_BUCKET: {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
+        runtime_settings.ENV_JOB_STATE_MACHINE_ARN: {
+            "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
+        },
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }

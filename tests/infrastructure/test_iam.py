@@ -219,17 +219,21 @@ def test_the_pipeline_uses_the_table_but_no_index() -> None:
 
 
 def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synthesized) -> None:
-    """Only the trigger's target policy names resources by wildcard, and only in its own account
-    and region; that policy holds nothing else."""
+    """Only the trigger's target policy (and the job function's Lambda processors) name resources
+    by wildcard, and only in their own account and region; a job's objects are granted under the
+    jobs bucket's own prefix. The target policy holds nothing else."""
     stack = synthesized.stack
     targets_policy = logical_id(stack, stack.pipeline.targets_policy.node.default_child)
+    processors_policy = logical_id(stack, stack.jobs.processors_policy.node.default_child)
+    bucket = logical_id(stack, stack.jobs.bucket.node.default_child)
+    jobs_objects = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/jobs/*"]]}
     for key, policy in synthesized.resources("AWS::IAM::Policy").items():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
             for resource in _listify(statement["Resource"]):
                 text = json.dumps(resource)
-                if resource == "*" or "*" not in text:
+                if resource == "*" or "*" not in text or resource == jobs_objects:
                     continue
-                assert key == targets_policy, f"{key} grants {text}"
+                assert key in (targets_policy, processors_policy), f"{key} grants {text}"
                 parts = resource["Fn::Join"][1]
                 assert {"Ref": "AWS::AccountId"} in parts
                 assert {"Ref": "AWS::Region"} in parts

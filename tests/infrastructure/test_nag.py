@@ -24,8 +24,19 @@ _TARGETS = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resou
 ACKNOWLEDGED = {
     *(
         (f"Sundial/{function}/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
-        for function in ("Api/Handler", "Pipeline/Tick", "Pipeline/Scanner", "Pipeline/Trigger")
+        for function in ("Api/Handler", "Pipeline/Tick", "Pipeline/Scanner", "Pipeline/Trigger", "Jobs/Function")
     ),
+    ("Sundial/Jobs/StateMachine/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    ("Sundial/Jobs/StateMachine/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    (
+        "Sundial/Jobs/Function/ProcessorsPolicy/Resource",
+        f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service='lambda', resource='function:*')}]",
+    ),
+    *(
+        (f"Sundial/{policy}/Resource", "AwsSolutions-IAM5[Resource::<JobsBucket264FE5C6.Arn>/jobs/*]")
+        for policy in ("Jobs/Function/Policy", "Api/Handler/Policy")
+    ),
+    ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
     *(
         (
             "Sundial/Pipeline/Trigger/TargetsPolicy/Resource",

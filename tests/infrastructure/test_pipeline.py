@@ -335,7 +335,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
             for key, function in alternate.resources("AWS::Lambda::Function").items()
         )
     }
-    assert staging == {"api": urls, names.SCANNER: urls, names.TRIGGER: urls, names.TICK: None}
+    assert staging == {"api": urls, names.SCANNER: urls, names.TRIGGER: urls, names.TICK: None, "jobs": None}
 
 
 def test_the_environment_is_what_the_functions_read() -> None:

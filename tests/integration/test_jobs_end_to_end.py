@@ -13,11 +13,10 @@ from typing import Any
 
 import boto3
 import pytest
-from aws_cdk import App, Duration, Stack
-from aws_cdk import aws_lambda as lambda_
+from aws_cdk import Stack
 
-from infra.jobs import Jobs
-from infra.settings import DeploymentSettings
+from infra import names
+from infra.app import build_app
 from tests.support.events import FakeLambdaContext, api_event
 from tests.support.stepfunctions import definition_from_stack, state_machine
 
@@ -27,15 +26,9 @@ BUCKET = "sundial-jobs-e2e"
 
 @pytest.fixture(scope="module")
 def definition() -> str:
-    stack = Stack(App(), "JobsEndToEnd")
-    function = lambda_.Function(
-        stack,
-        "JobFunction",
-        runtime=lambda_.Runtime.PYTHON_3_12,
-        handler="functions.jobs.handler.handler",
-        code=lambda_.Code.from_inline("def handler(event, context): pass"),
-    )
-    Jobs(stack, "Jobs", settings=DeploymentSettings(), function=function, retry_interval=Duration.seconds(1))
+    """The state machine of the Sundial stack itself, as `cdk deploy` would create it."""
+    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
+    assert isinstance(stack, Stack)
     return definition_from_stack(stack)
 
 

@@ -1,0 +1,122 @@
+"""Everything a job runs on (docs/jobs.md): the jobs bucket (its data, each shard's items and
+results), the job function (every step of the state machine) and the state machine itself
+(infra/jobs.py). The API gets what it needs to start a job from :meth:`JobRunner.api_statements`
+and :meth:`JobRunner.api_environment`."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra import names
+from infra.bundling import LambdaBundle
+from infra.function import ServiceFunction, sundial_environment
+from infra.jobs import Jobs
+from infra.nag import acknowledge
+from infra.pipeline import _nag_form, target_resources
+from infra.settings import DeploymentSettings
+from infra.storage import Storage
+from shared import settings as runtime_settings
+
+JOB_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
+"""Read the job item; record its plan, progress, notifications and outcome (conditional updates)."""
+JOB_FUNCTION_TIMEOUT = Duration.seconds(300)
+"""One processor call per invocation, at most its own timeout, plus the objects around it."""
+JOBS_PREFIX = "jobs/"
+
+
+class JobRunner(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            enforce_ssl=True,
+            versioned=False,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    prefix=JOBS_PREFIX,
+                    expiration=Duration.days(settings.run_retention_days),
+                    abort_incomplete_multipart_upload_after=Duration.days(1),
+                )
+            ],
+            removal_policy=settings.cdk_removal_policy,
+        )
+        acknowledge(
+            self.bucket,
+            "AwsSolutions-S1",
+            "The bucket holds a job's transient data (its items and each shard's result), written and "
+            "read only by this stack's job function and API through their roles, and expires with the "
+            "run history; S3 data events in CloudTrail record access where an account wants it.",
+        )
+        objects = self.bucket.arn_for_objects(f"{JOBS_PREFIX}*")
+        self.function = ServiceFunction(
+            self,
+            "Function",
+            bundle=bundle,
+            settings=settings,
+            handler=names.handler("jobs"),
+            description="Sundial jobs: every step of a sharded batch job (pre, shard, post, fail)",
+            statements=[
+                *storage.access_statements(actions=JOB_TABLE_ACTIONS),
+                iam.PolicyStatement(actions=["s3:GetObject", "s3:PutObject"], resources=[objects]),
+            ],
+            environment={
+                **sundial_environment(settings, table_name=storage.table.table_name),
+                runtime_settings.ENV_JOBS_BUCKET: self.bucket.bucket_name,
+            },
+            memory_size=256,
+            timeout=JOB_FUNCTION_TIMEOUT,
+        )
+        self.acknowledge_object_access(self.function.policy)
+        lambda_functions = target_resources(Stack.of(self))["lambda:InvokeFunction"]
+        self.processors_policy = self.function.add_policy(
+            "ProcessorsPolicy",
+            [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[lambda_functions])],
+            acknowledgments={
+                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), lambda_functions)}]": (
+                    "A job's processor may be a Lambda function users name through the API at run "
+                    "time, so no template can name it: lambda:InvokeFunction alone, on functions of "
+                    "this deployment's account and region only."
+                )
+            },
+        )
+        self.jobs = Jobs(self, "StateMachine", settings=settings, function=self.function.function)
+
+    def api_statements(self) -> list[iam.PolicyStatement]:
+        """Starting a job: its data into the bucket, its execution started."""
+        return [
+            iam.PolicyStatement(actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{JOBS_PREFIX}*")]),
+            iam.PolicyStatement(
+                actions=["states:StartExecution"], resources=[self.jobs.state_machine.state_machine_arn]
+            ),
+        ]
+
+    def acknowledge_object_access(self, policy: iam.Policy) -> None:
+        """A job's objects are many, under one prefix: access to ``jobs/*`` of this bucket alone."""
+        stack = Stack.of(self)
+        bucket = stack.resolve(stack.get_logical_id(self.bucket.node.default_child))  # type: ignore[arg-type]
+        acknowledge(
+            policy,
+            f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{JOBS_PREFIX}*]",
+            "A job writes one object per shard (its items, its result) under jobs/<job id>/: the "
+            "grant covers that prefix of this stack's jobs bucket and nothing else.",
+        )
+
+    def api_environment(self) -> dict[str, str]:
+        return {
+            runtime_settings.ENV_JOBS_BUCKET: self.bucket.bucket_name,
+            runtime_settings.ENV_JOB_STATE_MACHINE_ARN: self.jobs.state_machine.state_machine_arn,
+        }
