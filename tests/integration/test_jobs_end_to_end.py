@@ -102,15 +102,13 @@ def _api() -> Callable[..., tuple[int, Any]]:
     return call
 
 
-def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
-    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch, timeout: float) -> dict[str, Any]:
+    """POST the job, follow it with GET until it finishes; everything on one mocked account."""
     from functions.jobs import handler as jobs
     from shared import executions
     from shared.store.dynamo import ensure_table
     from shared.store.models import TABLE_MODELS
 
-    url, script = processor
     with state_machine(definition, _job_step) as runner:
         for model in TABLE_MODELS:
             model._connection = None
@@ -122,24 +120,41 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
         monkeypatch.setenv("SUNDIAL_JOB_STATE_MACHINE_ARN", runner.arn)
         monkeypatch.setenv("SUNDIAL_ALLOW_LOOPBACK_TARGETS", "1")
         api = _api()
-        body = {
-            "name": "sum",
-            "processor": {"http": {"url": url}},
-            "data": [[{"expand": 250}]],
-            "sharding": {"min_items_per_shard": 10, "max_items_per_shard": 50, "max_shards": 20},
-            "notify_every_percent": 25,
-        }
         status, job = api("POST", "/v1/jobs", body)
         assert status == 201, job
-        deadline = time.time() + 30
+        deadline = time.time() + timeout
         while job["status"] == "running" and time.time() < deadline:
             time.sleep(0.2)
             status, job = api("GET", f"/v1/jobs/{job['id']}")
+        history = runner.client.get_execution_history(
+            executionArn=runner.client.list_executions(stateMachineArn=runner.arn)["executions"][0]["executionArn"],
+            maxResults=1000,
+        )["events"]
+        job["_largest_state_payload"] = max(
+            len(json.dumps(detail).encode())
+            for event in history
+            for key, detail in event.items()
+            if key.endswith("EventDetails")
+        )
         for model in TABLE_MODELS:
             model._connection = None
         executions._sfn.cache_clear()
         jobs.factory.cache_clear()
+    return job
 
+
+def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
+    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, script = processor
+    body = {
+        "name": "sum",
+        "processor": {"http": {"url": url}},
+        "data": [[{"expand": 250}]],
+        "sharding": {"min_items_per_shard": 10, "max_items_per_shard": 50, "max_shards": 20},
+        "notify_every_percent": 25,
+    }
+    job = _run_job(definition, body, monkeypatch, timeout=30)
     assert job["status"] == "succeeded", job
     assert job["result"] == {"total": 250 * 251 // 2 + 1000, "shards": 21}
     assert job["progress"] == {"done_shards": 21, "total_shards": 21, "percent": 100, "level": 1}
@@ -152,3 +167,24 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
     assert level_of.index(1) == len(level_of) - 1  # the second level only after the whole first
     notified = [c["progress"]["percent"] for c in script.calls if c["phase"] == "notify"]
     assert [p - p % 25 for p in notified] == [25, 50, 75, 100]  # each threshold once, the actual percent
+
+
+def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(
+    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url, script = processor
+    body = {
+        "processor": {"http": {"url": url}},
+        "data": [[{"expand": 100_000}]],
+        # 100 shards of 1,000 items: the 1,000-shard scale is test_job_state_machine.py's (the
+        # real job function takes ~85 ms a shard on in-process moto: 1,000 of them, 85 s)
+        "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 100},
+    }
+    started = time.perf_counter()
+    job = _run_job(definition, body, monkeypatch, timeout=240)
+    print(f"100,000 items in 101 shards: {time.perf_counter() - started:.1f} s")
+    assert job["status"] == "succeeded", job
+    assert job["result"] == {"total": 100_000 * 100_001 // 2 + 1000, "shards": 101}
+    assert job["progress"]["done_shards"] == job["progress"]["total_shards"] == 101
+    assert len([c for c in script.calls if c["phase"] == "shard"]) == 102  # one retried after a 503
+    assert job["_largest_state_payload"] < 16 * 1024  # Step Functions allows 256 KiB
