@@ -94,12 +94,12 @@ class Api(Construct):
                 *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
                 # A task due before the scanners' next pass is staged by the API itself.
                 *queues.staging_statements(),
-                *jobs.api_statements(),
+                *jobs.starter_statements(),
             ],
             environment={
                 **sundial_environment(settings, table_name=storage.table.table_name),
                 **queues.staging_environment(),
-                **jobs.api_environment(),
+                **jobs.starter_environment(),
                 **timing_environment(settings),
             },
             memory_size=API_MEMORY_MB,

@@ -1,7 +1,7 @@
 """Everything a job runs on (docs/jobs.md): the jobs bucket (its data, each shard's items and
 results), the job function (every step of the state machine) and the state machine itself
-(infra/jobs.py). The API gets what it needs to start a job from :meth:`JobRunner.api_statements`
-and :meth:`JobRunner.api_environment`."""
+(infra/jobs.py). Whoever starts jobs (the API; the trigger, for tasks whose target is a job) gets
+what it needs from :meth:`JobRunner.starter_statements` and :meth:`JobRunner.starter_environment`."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class JobRunner(Construct):
         )
         self.jobs = Jobs(self, "StateMachine", settings=settings, function=self.function.function)
 
-    def api_statements(self) -> list[iam.PolicyStatement]:
+    def starter_statements(self) -> list[iam.PolicyStatement]:
         """Starting a job: its data into the bucket, its execution started."""
         return [
             iam.PolicyStatement(actions=["s3:PutObject"], resources=[self.bucket.arn_for_objects(f"{JOBS_PREFIX}*")]),
@@ -115,7 +115,7 @@ class JobRunner(Construct):
             "grant covers that prefix of this stack's jobs bucket and nothing else.",
         )
 
-    def api_environment(self) -> dict[str, str]:
+    def starter_environment(self) -> dict[str, str]:
         return {
             runtime_settings.ENV_JOBS_BUCKET: self.bucket.bucket_name,
             runtime_settings.ENV_JOB_STATE_MACHINE_ARN: self.jobs.state_machine.state_machine_arn,

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_cdk import ArnFormat, Duration, Fn, Stack
 from aws_cdk import aws_events as events
@@ -43,6 +44,9 @@ from infra.settings import TICK_PERIOD_S, DeploymentSettings
 from infra.storage import Storage
 from shared import settings as runtime_settings
 from shared import topology
+
+if TYPE_CHECKING:
+    from infra.job_runner import JobRunner
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 """Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
@@ -164,6 +168,7 @@ class Pipeline(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
+        jobs: JobRunner,
     ) -> None:
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
@@ -198,10 +203,13 @@ class Pipeline(Construct):
             statements=[
                 *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
                 send_statement([*queues.delay, queues.dead_letters]),
+                # a task whose target is a job starts it
+                *jobs.starter_statements(),
             ],
             environment={
                 **sundial_environment(settings, table_name=table_name),
                 **queues.staging_environment(),
+                **jobs.starter_environment(),
                 runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: queues.dead_letters.queue_url,
                 **timing,
                 # A deployed trigger never calls loopback (there it is the Lambda runtime API)
@@ -213,6 +221,7 @@ class Pipeline(Construct):
                 "POWERTOOLS_LOG_LEVEL": "WARNING",
             },
         )
+        jobs.acknowledge_object_access(self.trigger.policy)
         self.functions = {names.TICK: self.tick, names.SCANNER: self.scanner, names.TRIGGER: self.trigger}
         self._grant_targets()
 

@@ -23,8 +23,10 @@ class SundialStack(Stack):
         self.settings = settings
         self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
         self.storage = Storage(self, names.STORAGE_ID, settings=settings)
-        self.pipeline = Pipeline(self, names.PIPELINE_ID, settings=settings, bundle=self.bundle, storage=self.storage)
         self.jobs = JobRunner(self, names.JOBS_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+        self.pipeline = Pipeline(
+            self, names.PIPELINE_ID, settings=settings, bundle=self.bundle, storage=self.storage, jobs=self.jobs
+        )
         self.api = Api(
             self,
             names.API_ID,

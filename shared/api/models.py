@@ -15,10 +15,10 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
-from shared.domain.codec import target_to_dict
+from shared.domain.codec import canonical_job, target_to_dict
 from shared.domain.errors import FieldError, ValidationFailed
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
-from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding
+from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
 from shared.domain.times import truncate_ms
 from shared.services.jobs import JobRequest
 
@@ -187,13 +187,21 @@ class TargetIn(Model):
     sqs: SqsTargetIn | None = None
     sns: SnsTargetIn | None = None
     eventbridge: EventBridgeTargetIn | None = None
+    job: JobIn | None = Field(None, description="Start this sharded batch job at every occurrence.")
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     def to_domain(self, field: str) -> t.Target:
-        given = [k for k in ("http", "lambda_", "sqs", "sns", "eventbridge") if getattr(self, k) is not None]
+        given = [k for k in ("http", "lambda_", "sqs", "sns", "eventbridge", "job") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValidationFailed.on(field, "give exactly one of http, lambda, sqs, sns, eventbridge")
+            raise ValidationFailed.on(field, "give exactly one of http, lambda, sqs, sns, eventbridge, job")
+        if self.job is not None:
+            try:
+                self.job.to_request()
+            except ValidationFailed as exc:
+                details = [FieldError(f"{field}.job.{d.field}", d.message) for d in exc.details]
+                raise ValidationFailed("; ".join(f"{d.field}: {d.message}" for d in details), details) from exc
+            return t.JobTarget(canonical_job(self.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
         if self.http is not None:
             h = self.http
             return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds)
@@ -281,15 +289,19 @@ class JobIn(Model):
         processor = self.processor.to_domain("processor")
         if not isinstance(processor, t.HttpTarget | t.LambdaTarget):
             raise ValidationFailed.on("processor", "a job's processor is an http or a lambda target")
+        sharding = Sharding(**self.sharding.model_dump())
+        plan(self.data, sharding)  # a job that cannot be sharded is refused now, not when it runs
         return JobRequest(
             processor=processor,
             processor_dict=target_to_dict(processor),
             data=self.data,
-            sharding=Sharding(**self.sharding.model_dump()),
+            sharding=sharding,
             notify_every_percent=self.notify_every_percent,
             name=self.name,
         )
 
+
+TargetIn.model_rebuild()  # its ``job`` is a JobIn, whose processor is a TargetIn
 
 Limit = Annotated[int, Field(ge=1, le=100)]
 

@@ -8,21 +8,31 @@ whether the call succeeded and, when not, whether the task's retry policy should
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from shared.delivery.aws import AwsDelivery, ClientFactory
 from shared.delivery.envelope import Envelope
 from shared.delivery.http import HttpDelivery, Resolver
 from shared.delivery.outcome import Outcome
-from shared.domain.tasks import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+from shared.domain.tasks import EventBridgeTarget, HttpTarget, JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
 
 __all__ = ["AwsDelivery", "ClientFactory", "Deliverer", "Envelope", "HttpDelivery", "Outcome", "Resolver"]
+
+
+class JobStarter(Protocol):
+    def start_for(self, job_json: str, run_id: str) -> tuple[bool, str | None]:
+        """Start the job of a ``job`` target for the run ``run_id``: (started, why not)."""
 
 
 class Deliverer:
     """Sends an envelope to any kind of target."""
 
-    def __init__(self, http: HttpDelivery | None = None, aws: AwsDelivery | None = None) -> None:
+    def __init__(
+        self, http: HttpDelivery | None = None, aws: AwsDelivery | None = None, jobs: JobStarter | None = None
+    ) -> None:
         self.http = http if http is not None else HttpDelivery()
         self.aws = aws if aws is not None else AwsDelivery()
+        self.jobs = jobs
 
     @classmethod
     def local(cls, clients: ClientFactory | None = None, *, allow_private: bool = False) -> Deliverer:
@@ -36,4 +46,9 @@ class Deliverer:
             return self.http.call(target, envelope)
         if isinstance(target, LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget):
             return self.aws.call(target, envelope)
+        if isinstance(target, JobTarget):
+            if self.jobs is None:
+                return Outcome.fail("this deployment does not run jobs")
+            started, why = self.jobs.start_for(target.job, envelope.run_id)
+            return Outcome.success() if started else Outcome.retry(why or "the job could not be started")
         raise TypeError(f"unknown target type: {type(target).__name__}")

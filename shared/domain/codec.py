@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import After, At, Cron, Every, Schedule
-from shared.domain.tasks import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+from shared.domain.tasks import (
+    EventBridgeTarget,
+    HttpTarget,
+    JobTarget,
+    LambdaTarget,
+    SnsTarget,
+    SqsTarget,
+    Target,
+)
 from shared.domain.times import iso
 
 
@@ -60,6 +69,8 @@ _TARGET_KINDS: dict[type, str] = {
 
 
 def target_to_dict(target: Target) -> dict[str, Any]:
+    if isinstance(target, JobTarget):
+        return {"job": json.loads(target.job)}
     kind = _TARGET_KINDS[type(target)]
     return {kind: dict(vars(target))}
 
@@ -79,7 +90,13 @@ def target_from_dict(data: dict[str, Any]) -> Target:
         return SqsTarget(body["queue_url"])
     if kind == "sns":
         return SnsTarget(body["topic_arn"])
+    if kind == "job":
+        return JobTarget(canonical_job(body))
     return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
+
+
+def canonical_job(body: dict[str, Any]) -> str:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
 def retry_to_dict(retry: RetryPolicy) -> dict[str, Any]:

@@ -64,7 +64,15 @@ class EventBridgeTarget:
     detail_type: str
 
 
-Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget
+@dataclass(frozen=True)
+class JobTarget:
+    """Start a sharded batch job at every occurrence (API.md "Sharded batch jobs"): ``job`` is
+    the ``POST /v1/jobs`` body, validated at registration, as canonical JSON text."""
+
+    job: str
+
+
+Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
 
 
 @dataclass(frozen=True)

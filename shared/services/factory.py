@@ -19,7 +19,7 @@ from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
-from shared.services.jobs import JobService, JobSteps, Processor, ProcessorFailed
+from shared.services.jobs import JobService, JobSteps, JobTargetStarter, Processor, ProcessorFailed
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dynamo import DynamoTaskRepository
@@ -64,9 +64,17 @@ def build_trigger(settings: Settings) -> Trigger:
     return Trigger(
         DynamoPipelineStore(settings.retention_ms),
         stager,
-        Deliverer(http, AwsDelivery()),
+        Deliverer(http, AwsDelivery(), _job_starter(settings)),
         settings.timing,
     )
+
+
+def _job_starter(settings: Settings) -> JobTargetStarter | None:
+    """Tasks whose target is a job start it from the trigger (when the deployment runs jobs).
+    Until authentication lands every task is the default tenant's, so its jobs are too."""
+    if not settings.job_state_machine_arn:
+        return None
+    return JobTargetStarter(build_job_service(settings), settings.default_tenant)
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,12 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from shared.domain.codec import target_from_dict
 from shared.domain.errors import JobNotFound, StorageUnavailable
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
@@ -262,7 +264,8 @@ class JobPage:
 
 
 class JobRecords(Protocol):
-    def create(self, job: Any) -> None: ...
+    def create(self, job: Any) -> bool:
+        """False when the job exists already."""
 
     def view(self, tenant: str, job_id: str) -> JobView | None: ...
 
@@ -291,6 +294,16 @@ class JobService:
         plan(request.data, request.sharding)
         now = self.clock()
         job_id = self.new_id(now)
+        try:
+            return self.start_as(tenant, job_id, request, now)
+        except StorageUnavailable as exc:
+            self.records.failed(job_id, exc.message)  # the client was told; nothing runs it
+            raise
+
+    def start_as(self, tenant: str, job_id: str, request: JobRequest, now: int | None = None) -> JobView:
+        """Start the job ``job_id`` once, however often this is called (a task's occurrence
+        delivered twice, or retried, starts one job: its id is the run id)."""
+        now = self.clock() if now is None else now
         self.records.create(
             NewJobRecord(
                 job_id,
@@ -306,7 +319,6 @@ class JobService:
         try:
             self.starter.start(job_id)
         except Exception as exc:
-            self.records.failed(job_id, f"the job could not be started: {exc}")
             raise StorageUnavailable(f"the job could not be started: {exc}") from exc
         view = self.records.view(tenant, job_id)
         assert view is not None
@@ -331,3 +343,33 @@ class NewJobRecord:
     sharding: Sharding
     notify_every_percent: int | None
     created_ms: int
+
+
+def job_request_from_dict(body: dict[str, Any]) -> JobRequest:
+    """A job body validated at registration (a task's ``job`` target), read back."""
+    processor = target_from_dict(body["processor"])
+    return JobRequest(
+        processor=processor,
+        processor_dict=body["processor"],
+        data=body.get("data") or [],
+        sharding=Sharding(**(body.get("sharding") or {})),
+        notify_every_percent=body.get("notify_every_percent"),
+        name=body.get("name"),
+    )
+
+
+@dataclass
+class JobTargetStarter:
+    """Delivers a task's ``job`` target: starts the job whose id is the occurrence's run id, so
+    every attempt and every copy of the occurrence starts the same, single job."""
+
+    service: JobService
+    tenant: str
+
+    def start_for(self, job_json: str, run_id: str) -> tuple[bool, str | None]:
+        """(started, why not): a failure to start is worth retrying."""
+        try:
+            self.service.start_as(self.tenant, run_id, job_request_from_dict(json.loads(job_json)))
+        except StorageUnavailable as exc:
+            return False, exc.message
+        return True, None

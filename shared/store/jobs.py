@@ -10,7 +10,7 @@ from functools import cache
 from typing import Any
 
 import boto3
-from pynamodb.exceptions import DoesNotExist, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from shared.domain.sharding import Sharding
 from shared.services.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
@@ -40,7 +40,8 @@ def _conditional_failure(error: UpdateError) -> bool:
 class DynamoJobStore:
     """The job item: its definition, status and progress."""
 
-    def create(self, job: NewJobRecord) -> None:
+    def create(self, job: NewJobRecord) -> bool:
+        """Record a new job; False when a job of that id exists already (a repeated start)."""
         item = JobItem(
             job_pk(job.job_id),
             JOB_SK,
@@ -54,7 +55,13 @@ class DynamoJobStore:
             lpk=f"LJ#{job.tenant}",
             lsk=f"{job.created_ms:013d}#{job.job_id}",
         )
-        item.save(condition=JobItem.pk.does_not_exist())
+        try:
+            item.save(condition=JobItem.pk.does_not_exist())
+        except PutError as error:
+            if getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def item(self, job_id: str) -> JobItem | None:
         try:

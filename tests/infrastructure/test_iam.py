@@ -181,6 +181,18 @@ def _on(actions: Iterable[str], *resource_ids: str) -> set[Grant]:
     return {(action, _arn(resource_id)) for action in actions for resource_id in resource_ids}
 
 
+def _job_starter(built: Synthesized | Built) -> set[Grant]:
+    """What starting a job takes: its data under jobs/ of the jobs bucket, its execution."""
+    stack = built.stack
+    bucket = logical_id(stack, stack.jobs.bucket.node.default_child)
+    objects = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/jobs/*"]]}
+    state_machine = {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)}
+    return {
+        ("s3:PutObject", json.dumps(objects, sort_keys=True)),
+        ("states:StartExecution", json.dumps(state_machine, sort_keys=True)),
+    }
+
+
 @pytest.mark.parametrize("which", ["synthesized", "alternate"])
 def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytest.FixtureRequest, which: str) -> None:
     built = request.getfixturevalue(which)
@@ -201,7 +213,9 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         ("sqs:SendMessage", _account_wide("sqs", "*")),
         ("sns:Publish", _account_wide("sns", "*")),
         ("events:PutEvents", _account_wide("events", "event-bus/*")),
+        *_job_starter(built),
     }
+    assert _job_starter(built) <= _grants(built, ids.role(built.stack.api.handler))
     api_queue_grants = {
         grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
     }

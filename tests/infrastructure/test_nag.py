@@ -34,7 +34,7 @@ ACKNOWLEDGED = {
     ),
     *(
         (f"Sundial/{policy}/Resource", "AwsSolutions-IAM5[Resource::<JobsBucket264FE5C6.Arn>/jobs/*]")
-        for policy in ("Jobs/Function/Policy", "Api/Handler/Policy")
+        for policy in ("Jobs/Function/Policy", "Api/Handler/Policy", "Pipeline/Trigger/Policy")
     ),
     ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
     *(

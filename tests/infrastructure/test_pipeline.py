@@ -314,6 +314,10 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
         **delay,
         **timing,
         runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: dead_letters,
+        runtime_settings.ENV_JOBS_BUCKET: {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
+        runtime_settings.ENV_JOB_STATE_MACHINE_ARN: {
+            "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
+        },
         runtime_settings.ENV_ALLOW_LOOPBACK: "false",
         runtime_settings.ENV_ALLOW_PRIVATE: "false",
         "POWERTOOLS_LOG_LEVEL": "WARNING",

@@ -1,0 +1,63 @@
+"""A task whose target is a job: every occurrence starts one job (its id is the run id)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+import pytest
+
+from shared.executions import SfnStarter
+
+BUCKET = "sundial-jobs-target"
+SQS = {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}
+JOB = {
+    "name": "nightly-reindex",
+    "processor": {"http": {"url": "https://example.com/reindex"}},
+    "data": [["a", "b"], ["c"]],
+    "sharding": {"max_items_per_shard": 1},
+}
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    executions: list[str] = []
+    monkeypatch.setattr(SfnStarter, "start", lambda self, job_id: executions.append(job_id))
+    return executions
+
+
+def test_an_occurrence_starts_its_job_once(
+    api: Any, pipeline: Any, started: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
+    monkeypatch.setenv("SUNDIAL_JOB_STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:jobs")
+    task = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 1.5}, "target": {"job": JOB}})
+    assert task.status == 201, task.body
+    assert task.body["target"]["job"]["processor"]["http"]["url"] == "https://example.com/reindex"
+    assert pipeline.fire(until=lambda: len(started) >= 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)  # a duplicate would start a second job now
+    (run,) = api("GET", f"/v1/tasks/{task.body['id']}/runs").body["items"]
+    assert run["status"] == "succeeded"
+    assert started == [run["run_id"]]
+    job = api("GET", f"/v1/jobs/{run['run_id']}").body
+    assert (job["name"], job["status"]) == ("nightly-reindex", "running")
+    stored = boto3.client("s3").get_object(Bucket=BUCKET, Key=f"jobs/{run['run_id']}/levels.json")["Body"].read()
+    assert stored == b'[["a","b"],["c"]]'
+
+
+@pytest.mark.parametrize(
+    ("job", "field"),
+    [
+        ({**JOB, "processor": SQS}, "target.job.processor"),
+        ({**JOB, "sharding": {"min_items_per_shard": 3, "max_items_per_shard": 2}},
+         "target.job.sharding.min_items_per_shard"),
+        ({**JOB, "data": [["x"] * 30], "sharding": {"max_items_per_shard": 1, "max_shards": 20}},
+         "target.job.sharding.max_shards"),
+        ({**JOB, "notify_every_percent": 101}, "target.job.notify_every_percent"),
+    ],
+)  # fmt: skip
+def test_a_bad_job_target_is_refused_naming_the_field(api: Any, job: dict[str, Any], field: str) -> None:
+    answer = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 60}, "target": {"job": job}})
+    assert answer.status == 400, answer.body
+    assert field in [d["field"] for d in answer.body["error"]["details"]], answer.body
