@@ -41,7 +41,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     base = f"http://127.0.0.1:{runtime.port}"
     print(
-        f"Sundial is running\n  API      {base}/v1/tasks\n  docs     {base}/v1/docs"
+        f"Sundial is running\n  API      {base}/v1/tasks\n  jobs     {base}/v1/jobs"
+        f"  (state machine {os.environ['SUNDIAL_JOB_STATE_MACHINE_ARN']})\n  docs     {base}/v1/docs"
         f"\n  OpenAPI  {base}/v1/openapi.json\n  moto     {runtime.moto.endpoint}"
         f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name sundial)"
         "\nCtrl-C stops it. One line per fire follows.",

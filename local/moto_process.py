@@ -1,16 +1,21 @@
-"""`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes and
-prompt SQS long polling."""
+"""`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
+prompt SQS long polling and, when the runtime gives it a URL to forward Lambda invocations to
+(local/functions.py), Step Functions executing state machines with their Lambda tasks."""
 
 from __future__ import annotations
 
+import os
 import sys
 
+from local.functions import FUNCTIONS_URL_ENV, install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_sqs import make_long_polling_prompt
 
 if __name__ == "__main__":
     make_dynamodb_writes_atomic()
     make_long_polling_prompt()
+    if os.environ.get(FUNCTIONS_URL_ENV):
+        install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main
 
     main(sys.argv[1:])

@@ -26,8 +26,9 @@ def free_port() -> int:
 
 
 class MotoServer:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, env: dict[str, str] | None = None) -> None:
         self.port = port or free_port()
+        self.env = env or {}
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -36,7 +37,7 @@ class MotoServer:
             [sys.executable, "-m", "local.moto_process", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, **FAKE_ENV},
+            env={**os.environ, **FAKE_ENV, **self.env},
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -1,6 +1,8 @@
 """The whole system on one machine: moto as its own process, the table and queues created from
-the same definitions as the stack (the PynamoDB models, shared/topology.py), and the real
-handlers behind the parts AWS would run: API Gateway, the minute rule, Lambda's SQS pollers."""
+the same definitions as the stack (the PynamoDB models, shared/topology.py), the jobs state
+machine synthesized from the stack's own construct (infra/jobs.py) and executed by moto's Step
+Functions, and the real handlers behind the parts AWS would run: API Gateway, the minute rule,
+Lambda's SQS pollers, the job function Step Functions invokes (local/functions.py)."""
 
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ from typing import Any
 
 from local.apigw import LocalContext
 from local.attribution import attributed, attributed_to, current_function
+from local.functions import FUNCTIONS_URL_ENV, FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
 from local.sqs_lambda import BatchingWindow, invoke_batch, receive
+from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec
 
 # Locally the tick is not AWS's minute: a short period and look-ahead keep moto's queues short
@@ -31,9 +35,11 @@ LOCAL_ENV = {
     "SUNDIAL_LEASE_MS": "15000",
     "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
     "SUNDIAL_ALLOW_PRIVATE_TARGETS": "1",
+    "SUNDIAL_JOBS_BUCKET": "sundial-jobs",
     "POWERTOOLS_TRACE_DISABLED": "1",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
 }
+JOB_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
 DELAY_VISIBILITY_S = 20
 """Longer than the local lease (15 s from the due time)."""
 
@@ -47,22 +53,32 @@ class Runtime:
     moto_port: int | None = None
     on_fire: Callable[[Any], None] | None = None
     moto: MotoServer = field(init=False)
+    functions: FunctionServer = field(init=False)
     stopping: threading.Event = field(default_factory=threading.Event)
     _threads: list[threading.Thread] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _pool: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
-        self.moto = MotoServer(self.moto_port)
+        synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
+        self.functions = FunctionServer()
+        self.functions.start()
+        self.moto = MotoServer(self.moto_port, env={FUNCTIONS_URL_ENV: self.functions.url})
         self.moto.start()
         self.moto.use()
         for key, value in LOCAL_ENV.items():
             os.environ.setdefault(key, value)
+        # moto's first state machine costs it ~1.5 s (it imports its ASL parser): done meanwhile.
+        os.environ["SUNDIAL_JOB_STATE_MACHINE_ARN"] = JOB_STATE_MACHINE_ARN
+        jobs_setup = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobs-setup")
+        jobs_created = jobs_setup.submit(self._create_jobs, synth)
+        jobs_setup.shutdown(wait=False)
         urls, arns = self._create_resources()
         # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
         import boto3
 
         from functions.api.handler import handler as api
+        from functions.jobs.handler import handler as job_step
         from functions.scanner.handler import handler as scanner
         from functions.tick.handler import handler as tick
         from functions.trigger import handler as trigger_module
@@ -70,9 +86,11 @@ class Runtime:
 
         quiet_metrics()
         self._warm()
+        jobs_created.result()
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
         handlers = {"scanner": attributed("scanner", scanner), "trigger": attributed("trigger", trigger_module.handler)}
+        self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
         self._server = make_server("127.0.0.1", self.port, attributed("api", api))
         pollers = [
@@ -93,13 +111,16 @@ class Runtime:
     def _warm() -> None:
         """What Lambda's init phase would have done before the first event: build each
         function's services and open their connections, so the first fire is not a cold start."""
-        from functions.api.handler import service
+        from functions.api.handler import jobs, service
+        from functions.jobs.handler import factory
         from functions.scanner.handler import scanner
         from functions.tick.handler import scan_requests
         from functions.trigger.handler import trigger
         from shared.store.models import TaskItem
 
         service()
+        jobs()
+        factory()
         scan_requests()
         scanner()
         built = trigger()
@@ -135,6 +156,20 @@ class Runtime:
         os.environ["SUNDIAL_SCAN_QUEUE_URL"] = urls["scan-requests"]
         ensure_table(from_env().table_name)
         return urls, arns
+
+    @staticmethod
+    def _create_jobs(definition: JobsDefinition) -> None:
+        """The jobs bucket (``SUNDIAL_JOBS_BUCKET``) and state machine (at ``JOB_STATE_MACHINE_ARN``),
+        on a thread of its own: a session of its own (the default one is not thread-safe)."""
+        import boto3
+
+        session = boto3.session.Session()
+        session.client("s3").create_bucket(Bucket=os.environ["SUNDIAL_JOBS_BUCKET"])
+        arn = session.client("stepfunctions").create_state_machine(
+            name=STATE_MACHINE_NAME, definition=definition.result(), roleArn=ROLE_ARN
+        )["stateMachineArn"]
+        if arn != JOB_STATE_MACHINE_ARN:
+            raise RuntimeError(f"moto created the jobs state machine as {arn}, not {JOB_STATE_MACHINE_ARN}")
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)
@@ -181,5 +216,6 @@ class Runtime:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self.moto.stop()  # ends the pollers' long polls
+        self.functions.stop()
         for thread in self._threads:
             thread.join(timeout=3)

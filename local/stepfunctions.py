@@ -1,0 +1,223 @@
+"""The jobs state machine on moto: its definition synthesized from the stack's own construct
+(infra/jobs.py), and moto's Step Functions interpreter made to call the real job function.
+
+* **The definition** is the template's ``DefinitionString``: a ``Fn::Join`` of JSON text and
+  intrinsics. :func:`resolve` turns it into plain text: ``Ref`` of a pseudo parameter
+  (``AWS::Partition``, ``AWS::Region``, ``AWS::AccountId``) and ``Fn::GetAtt [<a Lambda
+  function>, Arn]`` become this account's values; anything else is refused, so a new token in the
+  definition fails loudly here rather than reaching Step Functions as ``[object Object]``.
+  :func:`jobs_definition` synthesizes the ``Jobs`` construct in a throwaway stack (about 2 s, most
+  of it importing the CDK); ``python -m local.stepfunctions`` prints it, which is how the local
+  runtime gets it (:class:`JobsDefinition`) without keeping the CDK (and its node process) in its
+  own, cached in .build/ while its sources and the CDK's version are unchanged.
+* **moto's interpreter** runs an execution for real (``execute_state_machine``) in its own
+  threads. Its ``lambda:invoke`` integration calls Lambda through boto3, which lands in
+  ``LambdaSimpleBackend.invoke`` (no Docker); the tests patch that with
+  :func:`dispatching_invoke` (an in-process handler), the local runtime with a forwarder
+  (local/functions.py).
+* **Errors** go back the way Lambda reports an unhandled exception: the payload
+  ``{"errorType": <the exception's class name>, "errorMessage": ...}`` with the
+  ``X-Amz-Function-Error: Unhandled`` header (:func:`lambda_error`). moto then fails the task with
+  error = ``errorType`` (``StateTaskServiceLambda._from_error``), which is what ``Retry``/``Catch``
+  match on -- as in AWS, where ``raise ProcessorRetryable()`` in a Lambda surfaces as error
+  ``ProcessorRetryable``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from unittest import mock
+
+if TYPE_CHECKING:
+    from aws_cdk import Stack
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+FUNCTION_NAME = "sundial-jobs"
+FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{FUNCTION_NAME}"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/sundial-jobs-state-machine"
+STATE_MACHINE_NAME = "sundial-jobs"
+PSEUDO = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::URLSuffix": "amazonaws.com"}
+MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+BUILD_DIR = PROJECT_ROOT / ".build"
+
+Handler = Callable[[dict[str, Any]], Any]
+
+
+def resolve(value: Any, attributes: Mapping[str, str]) -> Any:
+    """A CloudFormation value with its intrinsics replaced: ``attributes`` maps
+    ``"<logical id>.<attribute>"`` to a string; pseudo parameters are this account's."""
+    if isinstance(value, list):
+        return [resolve(item, attributes) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {"Fn::Join"}:
+        separator, parts = value["Fn::Join"]
+        return separator.join(str(resolve(part, attributes)) for part in parts)
+    if set(value) == {"Ref"}:
+        name = value["Ref"]
+        if name in PSEUDO:
+            return PSEUDO[name]
+        if name in attributes:
+            return attributes[name]
+        raise KeyError(f"no value for Ref {name}")
+    if set(value) == {"Fn::GetAtt"}:
+        logical_id, attribute = value["Fn::GetAtt"]
+        key = f"{logical_id}.{attribute}"
+        if key not in attributes:
+            raise KeyError(f"no value for Fn::GetAtt {key}")
+        return attributes[key]
+    if any(key.startswith("Fn::") for key in value):
+        raise ValueError(f"unsupported intrinsic {sorted(value)}")
+    return {key: resolve(item, attributes) for key, item in value.items()}
+
+
+def definition_from_stack(stack: Stack, function_arn: str = FUNCTION_ARN) -> str:
+    """The one state machine's definition in ``stack``'s template, every Lambda function's ARN
+    resolved to ``function_arn``."""
+    from aws_cdk.assertions import Template
+
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    machines = [r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    assert len(machines) == 1, f"expected one state machine, found {len(machines)}"
+    attributes = {f"{lid}.Arn": function_arn for lid, r in resources.items() if r["Type"] == "AWS::Lambda::Function"}
+    return definition_from_json(json.dumps(machines[0]["Properties"]["DefinitionString"]), attributes)
+
+
+def definition_from_json(text: str, attributes: Mapping[str, str]) -> str:
+    """A ``DefinitionString`` as JSON text (``Jobs.definition()``), its intrinsics resolved
+    (``attributes`` as :func:`resolve` takes them)."""
+    definition = resolve(json.loads(text), attributes)
+    if not isinstance(definition, str):
+        raise TypeError(f"a definition resolves to text, not {type(definition).__name__}")
+    json.loads(definition)  # plain JSON now
+    return definition
+
+
+def jobs_definition(function_arn: str = FUNCTION_ARN) -> str:
+    """The ``Jobs`` construct's definition with the deployment's default settings, synthesized in a
+    throwaway stack around the function ``function_arn`` (a plain ARN: no template needed)."""
+    from aws_cdk import App
+    from aws_cdk import Stack as CdkStack
+    from aws_cdk import aws_lambda as lambda_
+
+    from infra.jobs import Jobs
+    from infra.settings import DeploymentSettings
+
+    stack = CdkStack(App(), "SundialLocalJobs")
+    function = lambda_.Function.from_function_arn(stack, "JobFunction", function_arn)
+    return definition_from_json(Jobs(stack, "Jobs", settings=DeploymentSettings(), function=function).definition(), {})
+
+
+class JobsDefinition:
+    """:func:`jobs_definition`, read from .build/ when it was synthesized from the same sources
+    (infra/, the shared/ it imports, this module) and CDK version; else synthesized by a subprocess started now (so it
+    runs while the caller does something else) and cached when it succeeds."""
+
+    def __init__(self) -> None:
+        digest = hashlib.sha256(metadata.version("aws-cdk-lib").encode())
+        sources = [*(PROJECT_ROOT / "infra").rglob("*.py"), *(PROJECT_ROOT / "shared").rglob("*.py")]
+        for source in sorted([*sources, Path(__file__).resolve()]):
+            digest.update(str(source.relative_to(PROJECT_ROOT)).encode() + b"\0" + source.read_bytes())
+        self.path = BUILD_DIR / f"local-jobs-definition-{digest.hexdigest()[:20]}.json"
+        self._process: subprocess.Popen[str] | None = None
+        if not self.path.exists():
+            env = {"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "CDK_DISABLE_VERSION_CHECK": "1"}
+            self._process = subprocess.Popen(
+                [sys.executable, "-W", "ignore", "-m", "local.stepfunctions"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**env, **os.environ},
+                cwd=PROJECT_ROOT,
+            )
+
+    def result(self, timeout: float = 120) -> str:
+        if self._process is None:
+            return self.path.read_text()
+        definition, errors = self._process.communicate(timeout=timeout)
+        if self._process.returncode != 0:
+            raise RuntimeError(f"synthesizing the jobs state machine failed:\n{errors[-3000:]}")
+        json.loads(definition)
+        BUILD_DIR.mkdir(exist_ok=True)
+        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(definition)
+        partial.replace(self.path)
+        return definition
+
+
+def lambda_error(exc: BaseException) -> bytes:
+    """Lambda's payload for an unhandled exception (sent with ``X-Amz-Function-Error: Unhandled``)."""
+    return json.dumps(
+        {
+            "errorType": type(exc).__name__,
+            "errorMessage": str(exc),
+            "stackTrace": traceback.format_exception(exc)[-3:],
+        }
+    ).encode()
+
+
+def function_name_of(name_or_arn: str) -> str:
+    """``sundial-jobs`` for the function's name or ARN (``arn:aws:lambda:<region>:<account>:function:<name>``)."""
+    return name_or_arn.split(":")[6] if name_or_arn.startswith("arn:") else name_or_arn
+
+
+def dispatching_invoke(handlers: Mapping[str, Handler]) -> Callable[..., bytes | None]:
+    """A ``LambdaSimpleBackend.invoke`` that calls ``handlers[<function name>](event)`` in-process."""
+
+    def invoke(
+        self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
+    ) -> bytes | None:
+        handler = handlers.get(function_name) or handlers.get(function_name_of(function_name))
+        if handler is None:
+            return None  # moto answers 404, as Lambda does for a function that does not exist
+        event = json.loads(body) if body else {}
+        try:
+            answer = handler(event)
+        except Exception as exc:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return lambda_error(exc)
+        return json.dumps(answer).encode()
+
+    return invoke
+
+
+def interpreter_speedups() -> list[Any]:
+    """Patches (``mock.patch.object``, to enter or ``start()``) that make moto's interpreter cheaper
+    per state, the same calls otherwise:
+
+    * moto builds a boto3 client for every Lambda task (~20 ms each); one per region and service
+      does (clients are thread-safe), 5x faster over 1,000 shards;
+    * moto builds a JSONPath parser (a ply grammar) for every path it evaluates: parse each once.
+    """
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.utils import json_path
+
+    clients: dict[tuple[str, str], Any] = {}
+    make_client = lambda_eval_utils.boto_client_for
+
+    def cached_client(region: str, service: str, state_credentials: Any = None) -> Any:
+        key = (region, service)
+        if key not in clients:
+            clients[key] = make_client(region=region, service=service, state_credentials=state_credentials)
+        return clients[key]
+
+    return [
+        mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
+        mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=None)(json_path.parse)),
+    ]
+
+
+if __name__ == "__main__":
+    sys.stdout.write(jobs_definition())
