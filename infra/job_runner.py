@@ -93,7 +93,13 @@ class JobRunner(Construct):
                 )
             },
         )
-        self.jobs = Jobs(self, "StateMachine", settings=settings, function=self.function.function)
+        self.jobs = Jobs(
+            self,
+            "StateMachine",
+            settings=settings,
+            function=self.function.function,
+            shard_concurrency=settings.job_shard_concurrency,
+        )
 
     def starter_statements(self) -> list[iam.PolicyStatement]:
         """Starting a job: its data into the bucket, its execution started."""

@@ -109,6 +109,9 @@ class DeploymentSettings:
     scanner_max_concurrency: int = 16
     """Scanners running at once (the scan-request event source's maximum concurrency, 2-1000);
     a tick's remaining shards wait in the queue. The default scans the 16 default shards at once."""
+    job_shard_concurrency: int = 10
+    """Shards of one job level processed at once (1-40, an inline Map's limit): how hard a job
+    may hit its processor."""
     trigger_memory_mb: int = TRIGGER_MEMORY_MB
     """The trigger function's memory (128-10240 MB). The trigger mostly waits out the lead, so its
     Lambda time is the largest part of a fire's cost and grows with this; Lambda's CPU grows with
@@ -152,6 +155,7 @@ class DeploymentSettings:
     def _validate_pipeline(self) -> None:
         _within(names.CTX_DELAY_QUEUES, self.delay_queues, 1, MAX_DELAY_QUEUES)
         _within(names.CTX_TRIGGER_MEMORY_MB, self.trigger_memory_mb, 128, 10_240)
+        _within(names.CTX_JOB_SHARD_CONCURRENCY, self.job_shard_concurrency, 1, 40)
         _within(names.CTX_SCANNER_MAX_CONCURRENCY, self.scanner_max_concurrency, 2, 1000)
         _within(names.CTX_LATENESS_ALARM_MS, self.lateness_alarm_ms, 1, None)
         _within(names.CTX_GUARD_MS, self.guard_ms, 0, None)
@@ -200,6 +204,7 @@ class DeploymentSettings:
             delay_queues=_int(node, names.CTX_DELAY_QUEUES, base.delay_queues),
             scanner_max_concurrency=_int(node, names.CTX_SCANNER_MAX_CONCURRENCY, base.scanner_max_concurrency),
             trigger_memory_mb=_int(node, names.CTX_TRIGGER_MEMORY_MB, base.trigger_memory_mb),
+            job_shard_concurrency=_int(node, names.CTX_JOB_SHARD_CONCURRENCY, base.job_shard_concurrency),
             look_ahead_ms=_int(node, names.CTX_LOOK_AHEAD_MS, base.look_ahead_ms),
             guard_ms=_int(node, names.CTX_GUARD_MS, base.guard_ms),
             lead_ms=_int(node, names.CTX_LEAD_MS, base.lead_ms),

@@ -96,6 +96,8 @@ def test_command_line_strings_are_parsed() -> None:
         (names.CTX_DELAY_QUEUES, 0),
         (names.CTX_DELAY_QUEUES, 33),
         (names.CTX_TRIGGER_MEMORY_MB, 127),
+        (names.CTX_JOB_SHARD_CONCURRENCY, 0),
+        (names.CTX_JOB_SHARD_CONCURRENCY, 41),
         (names.CTX_TRIGGER_MEMORY_MB, 10_241),
         (names.CTX_SCANNER_MAX_CONCURRENCY, 1),
         (names.CTX_SCANNER_MAX_CONCURRENCY, 1001),

@@ -17,6 +17,7 @@ from aws_cdk import Stack
 
 from infra import names
 from infra.app import build_app
+from shared.domain.sharding import split
 from tests.support.events import FakeLambdaContext, api_event
 from tests.support.stepfunctions import definition_from_stack, state_machine
 
@@ -167,6 +168,9 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
     assert level_of.index(1) == len(level_of) - 1  # the second level only after the whole first
     notified = [c["progress"]["percent"] for c in script.calls if c["phase"] == "notify"]
     assert [p - p % 25 for p in notified] == [25, 50, 75, 100]  # each threshold once, the actual percent
+    # post gets every shard's result in level and shard order, whatever order the shards ran in
+    expected = [sum(shard) for shard in split(list(range(1, 251)), 20)] + [1000]
+    assert script.calls[-1]["results"] == expected
 
 
 def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(
