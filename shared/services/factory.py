@@ -23,7 +23,7 @@ from shared.services.jobs import JobService, JobSteps, JobTargetStarter, Process
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dynamo import DynamoTaskRepository
-from shared.store.jobs import DynamoJobStore, S3Blobs
+from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 
@@ -98,7 +98,7 @@ class JobStepsFactory:
             processor = LambdaProcessor(target, _lambda_client())
         else:
             raise ProcessorFailed("a job's processor is an http or a lambda target")
-        return JobSteps(self.store, self.blobs, processor)
+        return JobSteps(self.store, self.blobs, processor, spec_of(job_id, item))
 
 
 def build_job_steps(settings: Settings) -> JobStepsFactory:

@@ -90,12 +90,19 @@ class JobSteps:
     store: JobStore
     blobs: Blobs
     processor: Processor
+    known: JobSpec | None = None
+    """The job's spec when whoever built the steps has just read it (one read less a step)."""
+
+    def _spec(self, job_id: str) -> JobSpec:
+        if self.known is not None and self.known.job_id == job_id:
+            return self.known
+        return self.store.spec(job_id)
 
     def pre(self, job_id: str) -> dict[str, JsonValue]:
         """Call ``pre`` with the submitted data; its answer's ``data`` (or the submitted data, if
         it answers ``{}``) is split into shards, each written as its own object. Returns what the
         Maps iterate over: per level, its shard numbers."""
-        spec = self.store.spec(job_id)
+        spec = self._spec(job_id)
         submitted = self.blobs.get(levels_key(job_id))
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "pre", "data": submitted})
         levels = answer.get("data", submitted)
@@ -131,7 +138,7 @@ class JobSteps:
         return {"job_id": job_id, "level": level, "shard": shard}
 
     def _notify(self, job_id: str, done: int, total: int) -> None:
-        step = self.store.spec(job_id).notify_every_percent
+        step = self._spec(job_id).notify_every_percent
         if not step or total == 0:
             return
         percent = done * 100 // total

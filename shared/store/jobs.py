@@ -95,9 +95,7 @@ class DynamoJobStore:
         return JobPage([to_view(item) for item in items], next_cursor)
 
     def spec(self, job_id: str) -> JobSpec:
-        item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
-        notify = item.notify_every_percent
-        return JobSpec(job_id, Sharding(**json.loads(item.sharding)), int(notify) if notify is not None else None)
+        return spec_of(job_id, JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True))
 
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
         JobItem(job_pk(job_id), JOB_SK).update(
@@ -149,6 +147,11 @@ class DynamoJobStore:
             actions=[JobItem.status.set(status), JobItem.finished_ms.set(finished), *actions],
             condition=JobItem.status == RUNNING,  # a job finishes once
         )
+
+
+def spec_of(job_id: str, item: JobItem) -> JobSpec:
+    notify = item.notify_every_percent
+    return JobSpec(job_id, Sharding(**json.loads(item.sharding)), int(notify) if notify is not None else None)
 
 
 def to_view(item: JobItem) -> JobView:
