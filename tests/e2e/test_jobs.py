@@ -3,69 +3,22 @@ Functions, the job function for every step, and a real HTTP processor run here; 
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
+from tests.support.processor import SummingProcessor, running_processor
+
 pytestmark = pytest.mark.e2e
 
 
-class Processor:
-    """pre expands a reference into two levels of items, a shard sums its items (the first shard
-    call answers 503 once: the state machine's Retry of ProcessorRetryable), post totals."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.failed_once = False
-
-    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
-        with self.lock:
-            self.calls.append(body)
-            if body["phase"] == "shard" and not self.failed_once:
-                self.failed_once = True
-                return 503, {"error": "busy"}
-        if body["phase"] == "pre" and body["data"] == [["refuse"]]:
-            return 400, {"error": "no such reference"}
-        if body["phase"] == "pre":
-            count = body["data"][0][0]["expand"]
-            return 200, {"data": [list(range(1, count + 1)), [1000]]}
-        if body["phase"] == "shard":
-            return 200, {"result": sum(body["items"])}
-        if body["phase"] == "post":
-            return 200, {"result": {"total": sum(body["results"]), "shards": len(body["results"])}}
-        return 200, {}
-
-
 @pytest.fixture
-def processor() -> Iterator[tuple[str, Processor]]:
-    script = Processor()
-
-    class Handle(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            status, answer = script.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            payload = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/process", script
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def processor() -> Iterator[tuple[str, SummingProcessor]]:
+    script = SummingProcessor()
+    with running_processor(script) as (url, _):
+        yield url, script
 
 
 def finished(sundial, body: dict[str, Any], timeout: float = 15) -> dict[str, Any]:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -22,40 +20,18 @@ from shared.services.jobs import (
     ProcessorRetryable,
     levels_key,
 )
-
-Answer = tuple[int, bytes]
+from tests.support.processor import Answer, running_processor
 
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[tuple[dict[str, str], Any]], Callable[[Callable[[Any], Answer]], None]]]:
-    seen: list[tuple[dict[str, str], Any]] = []
     answer: list[Callable[[Any], Answer]] = [lambda body: (200, b"{}")]
-
-    class Handle(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            seen.append((dict(self.headers.items()), body))
-            status, payload = answer[0](body)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
 
     def answering(how: Callable[[Any], Answer]) -> None:
         answer[0] = how
 
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/process", seen, answering
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with running_processor(lambda body: answer[0](body)) as (url, seen):  # noqa: PLW0108 - read at each call
+        yield url, seen, answering
 
 
 def _processor(url: str) -> HttpProcessor:

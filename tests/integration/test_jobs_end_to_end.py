@@ -5,10 +5,8 @@ function for every Lambda task, and a real HTTP processor."""
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import boto3
@@ -19,6 +17,7 @@ from infra import names
 from infra.app import build_app
 from shared.domain.sharding import split
 from tests.support.events import FakeLambdaContext, api_event
+from tests.support.processor import SummingProcessor, running_processor
 from tests.support.stepfunctions import definition_from_stack, state_machine
 
 pytestmark = pytest.mark.integration
@@ -33,55 +32,11 @@ def definition() -> str:
     return definition_from_stack(stack)
 
 
-class Processor:
-    """A user's processor: pre expands a reference into items, a shard sums its items (failing
-    once with 503 on its first call), post totals the results."""
-
-    def __init__(self) -> None:
-        self.calls: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        self.failed_once = False
-
-    def answer(self, body: dict[str, Any]) -> tuple[int, Any]:
-        with self.lock:
-            self.calls.append(body)
-            if body["phase"] == "shard" and not self.failed_once:
-                self.failed_once = True
-                return 503, {"error": "busy"}
-        if body["phase"] == "pre":
-            count = body["data"][0][0]["expand"]
-            return 200, {"data": [list(range(1, count + 1)), [1000]]}
-        if body["phase"] == "shard":
-            return 200, {"result": sum(body["items"])}
-        if body["phase"] == "post":
-            return 200, {"result": {"total": sum(body["results"]), "shards": len(body["results"])}}
-        return 200, {}
-
-
 @pytest.fixture
-def processor() -> Iterator[tuple[str, Processor]]:
-    script = Processor()
-
-    class Handle(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            status, answer = script.answer(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            payload = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/process", script
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+def processor() -> Iterator[tuple[str, SummingProcessor]]:
+    script = SummingProcessor()
+    with running_processor(script) as (url, _):
+        yield url, script
 
 
 def _job_step(event: dict[str, Any]) -> Any:
@@ -145,7 +100,7 @@ def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPa
 
 
 def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
-    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
+    definition: str, processor: tuple[str, SummingProcessor], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, script = processor
     body = {
@@ -174,7 +129,7 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
 
 
 def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(
-    definition: str, processor: tuple[str, Processor], monkeypatch: pytest.MonkeyPatch
+    definition: str, processor: tuple[str, SummingProcessor], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, script = processor
     body = {
