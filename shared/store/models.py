@@ -192,6 +192,11 @@ def bind_table(table_name: str) -> None:
 
     The models share one connection, so a process makes one botocore client, not one per model
     class (each costs tens of milliseconds and ~40,000 objects the first time a model is used)."""
+    current = BucketItem._connection
+    if current is not None and all(
+        model.Meta.table_name == table_name and model._connection is current for model in TABLE_MODELS
+    ):
+        return  # bound already (a function building several services binds once)
     for model in TABLE_MODELS:
         model.Meta.table_name = table_name
         model._connection = None
