@@ -72,10 +72,14 @@ class SqsStager:
                 return
         raise StorageUnavailable(f"staging into {queue}: {len(pending)} messages refused")
 
-    def dead_letter(self, staged: Staged, reason: str, failed_at: datetime | None = None) -> None:
+    def dead_letter(
+        self, staged: Staged, reason: str, task_id: str | None = None, failed_at: datetime | None = None
+    ) -> None:
+        """The raw message, for the DLQ's alarm and for operators; ``task_id``: the task the
+        occurrence belongs to (an extra run's parent), the API lists it from the table."""
         body = {
             **staged.to_message(),
-            "task_id": staged.task_id,
+            "task_id": task_id or staged.task_id,
             "run_id": staged.run_id,
             "reason": reason,
             "failed_at": iso(failed_at or datetime.now(UTC)),

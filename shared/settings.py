@@ -29,6 +29,7 @@ ENV_JOBS_BUCKET = "SUNDIAL_JOBS_BUCKET"
 ENV_JOB_STATE_MACHINE_ARN = "SUNDIAL_JOB_STATE_MACHINE_ARN"
 ENV_ALLOW_LOOPBACK = "SUNDIAL_ALLOW_LOOPBACK_TARGETS"
 ENV_ALLOW_PRIVATE = "SUNDIAL_ALLOW_PRIVATE_TARGETS"
+ENV_IDEMPOTENCY_TABLE = "SUNDIAL_IDEMPOTENCY_TABLE"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class Settings:
     timing: Timing = field(default_factory=Timing)
     allow_loopback_targets: bool = False
     allow_private_targets: bool = False
+    idempotency_table: str = "sundial-idempotency"
+    """The table of Powertools' idempotency records (the API's ``Idempotency-Key`` header)."""
 
     @property
     def retention_ms(self) -> int:
@@ -85,4 +88,5 @@ def from_env(environ: dict[str, str] | None = None) -> Settings:
         timing=timing,
         allow_loopback_targets=_flag(env.get(ENV_ALLOW_LOOPBACK)),
         allow_private_targets=_flag(env.get(ENV_ALLOW_PRIVATE)),
+        idempotency_table=env.get(ENV_IDEMPOTENCY_TABLE, base.idempotency_table),
     )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -14,15 +15,30 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
 from shared.api.errors import InternalError, RouteNotFound, from_pydantic, response_for
-from shared.api.models import JobIn, Limit, TaskIn
-from shared.api.views import error_view, job_view, run_view, task_view
-from shared.domain.errors import PayloadTooLarge, SundialError
+from shared.api.models import (
+    IDEMPOTENCY_KEY,
+    MAX_IDEMPOTENCY_KEY,
+    BatchIn,
+    JobIn,
+    Limit,
+    PreviewIn,
+    RedriveIn,
+    TaskIn,
+    TaskPatchIn,
+    spec_or_error,
+)
+from shared.api.replay import Replay
+from shared.api.views import dead_letter_view, error_view, job_view, run_view, task_view
+from shared.domain import tasks as t
+from shared.domain.errors import PayloadTooLarge, SundialError, ValidationFailed
+from shared.domain.registration import preview
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import MAX_BODY_BYTES
+from shared.domain.tasks import MAX_BODY_BYTES, Task
+from shared.domain.times import iso, truncate_ms
 from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_job_service, build_task_service
 from shared.services.jobs import JobService
-from shared.services.tasks import TaskService
+from shared.services.tasks import Change, TaskService, utc_now
 from shared.settings import from_env
 
 app = APIGatewayRestResolver(enable_validation=True)
@@ -52,29 +68,122 @@ def json_response(status: int, body: Any) -> Response[Any]:
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
 
 
+@cache
+def replay() -> Replay:
+    return Replay(from_env().idempotency_table)
+
+
+def replayable(route: str, work: Callable[[], tuple[int, Any]]) -> Response[Any]:
+    """Answer ``work()``; with an ``Idempotency-Key`` header, a retry gets the first answer."""
+    event = app.current_event
+    key = event.get_header_value(IDEMPOTENCY_KEY)
+    if key is None:
+        return json_response(*work())
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise ValidationFailed.on(IDEMPOTENCY_KEY, f"is 1 to {MAX_IDEMPOTENCY_KEY} printable characters")
+    body = json.loads(event.body) if event.body else None
+    status, answer, replayed = replay()(tenant=tenant(), route=route, key=key, body=body, work=work)
+    response = json_response(status, answer)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response
+
+
 @app.post("/v1/tasks", status_code=201, responses=RESPONSES["create"], summary="Register a task")
 def create_task(task: TaskIn) -> Response[Any]:
-    created = service().register(tenant(), task.to_spec())
-    metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
-    logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
-    return json_response(201, task_view(created))
+    def register() -> tuple[int, Any]:
+        created = service().register(tenant(), task.to_spec())
+        metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
+        logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
+        return 201, task_view(created)
+
+    return replayable("POST /v1/tasks", register)
+
+
+@app.post("/v1/tasks:batch", responses=RESPONSES["batch"], summary="Register up to 100 tasks, each on its own")
+def create_tasks(batch: BatchIn) -> Response[Any]:
+    def register() -> tuple[int, Any]:
+        answers = service().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
+        items: list[dict[str, Any]] = []
+        for index, answer in enumerate(answers):
+            if isinstance(answer, Task):
+                items.append({"index": index, "task": task_view(answer)})
+            else:
+                items.append({"index": index, **error_view(answer)})
+        accepted = sum(1 for a in answers if isinstance(a, Task))
+        metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=accepted)
+        return 200, {"items": items}
+
+    return replayable("POST /v1/tasks:batch", register)
+
+
+@app.post("/v1/schedules:preview", responses=RESPONSES["preview"], summary="The next occurrences of a schedule")
+def preview_schedule(request: PreviewIn) -> Response[Any]:
+    after = truncate_ms(request.after) if request.after else None
+    times = preview(request.schedule.to_domain(), request.count, truncate_ms(utc_now()), after)
+    return json_response(200, {"times": [iso(t) for t in times]})
 
 
 @app.get("/v1/tasks", responses=RESPONSES["list"], summary="List tasks, newest first")
 def list_tasks(
     status: Annotated[TaskStatus | None, Query()] = None,
+    name_prefix: Annotated[str | None, Query(min_length=1, max_length=t.MAX_NAME_LENGTH)] = None,
     limit: Annotated[Limit, Query()] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[Any]:
-    page = service().list(tenant(), status=status, limit=limit, cursor=cursor)
+    page = service().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
     return json_response(200, {"items": [task_view(t) for t in page.items], "next_cursor": page.next_cursor})
+
+
+@app.patch("/v1/tasks/<task_id>", responses=RESPONSES["state"], summary="Change a task (a new schedule re-arms it)")
+def update_task(task_id: str, patch: TaskPatchIn) -> Response[Any]:
+    def change(task: Task) -> Change:
+        return Change(*patch.apply(task_view(task)))
+
+    return json_response(200, task_view(service().update(tenant(), task_id, change)))
+
+
+@app.post("/v1/tasks/<task_id>/run", status_code=202, responses=RESPONSES["run"], summary="Run a task once now")
+def run_task(task_id: str) -> Response[Any]:
+    def run() -> tuple[int, Any]:
+        return 202, {"run_id": service().run_now(tenant(), task_id)}
+
+    return replayable(f"POST /v1/tasks/{task_id.upper()}/run", run)
+
+
+@app.get("/v1/dead-letters", responses=RESPONSES["list"], summary="Dead letters, newest first")
+def list_dead_letters(
+    status: Annotated[Literal["dead_lettered", "redriven"] | None, Query()] = None,
+    limit: Annotated[Limit, Query()] = 50,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response[Any]:
+    page = service().dead_letters(tenant(), limit=limit, cursor=cursor, status=status)
+    return json_response(200, {"items": [dead_letter_view(d) for d in page.items], "next_cursor": page.next_cursor})
+
+
+@app.get("/v1/dead-letters/<letter_id>", responses=RESPONSES["dead_letter"], summary="One dead letter")
+def get_dead_letter(letter_id: str) -> Response[Any]:
+    return json_response(200, dead_letter_view(service().dead_letter(tenant(), letter_id)))
+
+
+@app.post("/v1/dead-letters/redrive", responses=RESPONSES["redrive"], summary="Fire dead letters once more")
+def redrive_dead_letters(request: RedriveIn) -> Response[Any]:
+    def redrive() -> tuple[int, Any]:
+        done = service().redrive(tenant(), request.chosen())
+        runs = [{"id": letter.id, "task_id": letter.task_id, "run_id": run_id} for letter, run_id in done]
+        return 200, {"redriven": len(done), "runs": runs}
+
+    return replayable("POST /v1/dead-letters/redrive", redrive)
 
 
 @app.post("/v1/jobs", status_code=201, responses=RESPONSES["create"], summary="Start a sharded batch job")
 def create_job(job: JobIn) -> Response[Any]:
-    started = jobs().start(tenant(), job.to_request())
-    logger.info("job started", extra={"job_id": started.id})
-    return json_response(201, job_view(started))
+    def start() -> tuple[int, Any]:
+        started = jobs().start(tenant(), job.to_request())
+        logger.info("job started", extra={"job_id": started.id})
+        return 201, job_view(started)
+
+    return replayable("POST /v1/jobs", start)
 
 
 @app.get("/v1/jobs", responses=RESPONSES["list"], summary="List jobs, newest first")

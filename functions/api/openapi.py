@@ -47,15 +47,27 @@ _ERROR: Any = {"application/json": {"model": ErrorOut}}
 def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
     meaning = {
         400: "validation_error: the field named in details",
-        404: "task_not_found",
-        409: "invalid_state or concurrent_update",
+        404: "task_not_found (dead_letter_not_found)",
+        409: "invalid_state, concurrent_update or idempotency_in_progress",
+        422: "idempotency_key_reused: the Idempotency-Key came with another body",
         413: "payload_too_large",
     }
     return {code: {"description": meaning[code], "content": _ERROR} for code in codes}
 
 
 RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
-    "create": {201: {"description": "The task, registered."}, **_errors(400, 413)},
+    "create": {201: {"description": "The task, registered."}, **_errors(400, 409, 413, 422)},
+    "batch": {
+        200: {"description": '{"items": [{"index", "task"} | {"index", "error"}]}: each spec on its own'},
+        **_errors(400, 409, 413, 422),
+    },
+    "preview": {200: {"description": '{"times": [TIME, ...]}'}, **_errors(400)},
+    "run": {202: {"description": '{"run_id": ...}: one extra run, now'}, **_errors(404, 409, 422)},
+    "dead_letter": {200: {"description": "The dead letter."}, **_errors(404)},
+    "redrive": {
+        200: {"description": '{"redriven": N, "runs": [{"id", "task_id", "run_id"}]}'},
+        **_errors(400, 404, 409, 422),
+    },
     "list": {200: {"description": '{"items": [task...], "next_cursor": str | null}'}, **_errors(400)},
     "get": {200: {"description": "The task."}, **_errors(404)},
     "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(404, 409)},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -40,7 +40,7 @@ def field_name(loc: Sequence[Any]) -> str:
     return name or "body"
 
 
-def from_pydantic(errors: Sequence[dict[str, Any]]) -> ValidationFailed:
+def from_pydantic(errors: Sequence[Mapping[str, Any]]) -> ValidationFailed:
     details = []
     for error in errors:
         message = str(error.get("msg", "is not valid"))

@@ -11,8 +11,9 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from shared.api.errors import from_pydantic
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.codec import canonical_job, target_to_dict
@@ -304,6 +305,89 @@ class JobIn(Model):
 TargetIn.model_rebuild()  # its ``job`` is a JobIn, whose processor is a TargetIn
 
 Limit = Annotated[int, Field(ge=1, le=100)]
+MAX_BATCH = 100
+MAX_PREVIEW = 100
+IDEMPOTENCY_KEY = "Idempotency-Key"
+MAX_IDEMPOTENCY_KEY = 255
+
+
+class TaskPatchIn(Model):
+    """``PATCH /v1/tasks/{id}``: any of these fields; those given replace the task's. A new
+    ``schedule`` (even the same one) re-arms the task; ``target`` replaces ``targets`` and the
+    other way round."""
+
+    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    schedule: ScheduleIn | None = None
+    target: TargetIn | None = None
+    targets: list[TargetIn] | None = Field(None, min_length=1, max_length=t.MAX_TARGETS)
+    payload: Any = None
+    retry: RetryIn | None = None
+    misfire: t.Misfire | None = None
+
+    def apply(self, current: dict[str, Any]) -> tuple[t.TaskSpec, bool]:
+        """The spec of a task whose API form is ``current`` once this patch is applied, and
+        whether it gives a schedule."""
+        given = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        if not given:
+            raise ValidationFailed.on("body", "give at least one of " + ", ".join(TaskPatchIn.model_fields))
+        if "target" in given and "targets" in given:
+            raise ValidationFailed.on("target", "give target or targets, not both")
+        merged = {k: v for k, v in current.items() if k in TaskIn.model_fields}
+        if "target" in given:
+            merged.pop("targets", None)
+        if "targets" in given:
+            merged.pop("target", None)
+        merged.update(given)
+        if merged.get("name") is None:
+            merged.pop("name", None)
+        try:
+            spec = TaskIn.model_validate(merged).to_spec()
+        except ValidationError as exc:
+            raise from_pydantic(exc.errors()) from exc
+        return spec, "schedule" in given
+
+
+class BatchIn(Model):
+    """``POST /v1/tasks:batch``: each spec is validated and registered on its own."""
+
+    tasks: list[dict[str, Any]] = Field(
+        min_length=1, max_length=MAX_BATCH, description="Task specs, as POST /v1/tasks."
+    )
+
+
+def spec_or_error(raw: dict[str, Any]) -> t.TaskSpec | ValidationFailed:
+    """One batch item as a spec, or the error that answers its index (fields named within it)."""
+    try:
+        return TaskIn.model_validate(raw).to_spec()
+    except ValidationError as exc:
+        return from_pydantic(exc.errors())
+    except ValidationFailed as exc:
+        return exc
+
+
+class PreviewIn(Model):
+    """``POST /v1/schedules:preview``: the next occurrences of a schedule, without registering."""
+
+    schedule: ScheduleIn
+    count: int = Field(5, ge=1, le=MAX_PREVIEW)
+    after: AwareDatetime | None = Field(
+        None,
+        description="Occurrences at or after this instant; without it, from now, as if registered now "
+        "(the first time is then the task's next_fire_at).",
+    )
+
+
+class RedriveIn(Model):
+    """``POST /v1/dead-letters/redrive``: ``{"ids": [...]}`` or ``{"all": true}``."""
+
+    ids: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(None, min_length=1, max_length=100)
+    all: bool | None = None
+
+    def chosen(self) -> list[str] | None:
+        """The ids to redrive, or ``None`` for every one not redriven yet."""
+        if (self.ids is None) == (self.all is not True):
+            raise ValidationFailed.on("ids", 'give {"ids": [...]} or {"all": true}')
+        return self.ids
 
 
 class ErrorDetail(Model):

@@ -6,9 +6,14 @@ from typing import Any
 
 from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
 from shared.domain.errors import SundialError
-from shared.domain.tasks import Run, Task
+from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms, iso
 from shared.services.jobs import JobView
+
+
+def targets_view(targets: tuple[Target, ...], multicast: bool) -> dict[str, Any]:
+    as_dicts = [target_to_dict(target) for target in targets]
+    return {"targets": as_dicts} if multicast else {"target": as_dicts[0]}
 
 
 def task_view(task: Task) -> dict[str, Any]:
@@ -18,11 +23,7 @@ def task_view(task: Task) -> dict[str, Any]:
         "status": task.status.value,
         "schedule": schedule_to_dict(task.schedule),
     }
-    targets = [target_to_dict(target) for target in task.targets]
-    if task.multicast:
-        view["targets"] = targets
-    else:
-        view["target"] = targets[0]
+    view.update(targets_view(task.targets, task.multicast))
     view.update(
         {
             "payload": task.payload,
@@ -31,9 +32,29 @@ def task_view(task: Task) -> dict[str, Any]:
             "next_fire_at": iso(task.next_fire_at) if task.next_fire_at else None,
             "created_at": iso(task.created_at),
             "updated_at": iso(task.updated_at),
+            "version": task.version,
         }
     )
     return view
+
+
+def dead_letter_view(letter: DeadLetter) -> dict[str, Any]:
+    return {
+        "id": letter.id,
+        "task_id": letter.task_id,
+        "run_id": letter.run_id,
+        "name": letter.name,
+        "status": letter.status,
+        "reason": letter.reason,
+        "scheduled_for": iso(letter.scheduled_for),
+        "failed_at": iso(letter.failed_at),
+        "attempts": letter.attempts,
+        **targets_view(letter.targets, letter.multicast),
+        "payload": letter.payload,
+        "retry": retry_to_dict(letter.retry),
+        "redriven_run_id": letter.redriven_run_id,
+        "redriven_at": iso(letter.redriven_at) if letter.redriven_at else None,
+    }
 
 
 def run_view(run: Run) -> dict[str, Any]:

@@ -61,3 +61,22 @@ class StorageUnavailable(SundialError):
 class JobNotFound(SundialError):
     code = "job_not_found"
     status = 404
+
+
+class DeadLetterNotFound(SundialError):
+    code = "dead_letter_not_found"
+    status = 404
+
+
+class IdempotencyKeyReused(SundialError):
+    """The same ``Idempotency-Key`` came with a different request."""
+
+    code = "idempotency_key_reused"
+    status = 422
+
+
+class IdempotencyInProgress(SundialError):
+    """The first request with this ``Idempotency-Key`` is still being answered."""
+
+    code = "idempotency_in_progress"
+    status = 409

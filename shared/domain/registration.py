@@ -68,3 +68,19 @@ def new_task(
         created_at=now,
         updated_at=now,
     )
+
+
+def preview(schedule: sched.Schedule, count: int, now: datetime, after: datetime | None = None) -> list[datetime]:
+    """The next ``count`` occurrences of a schedule registered ``now``: from ``after`` on (at or
+    after it), or else exactly as a task registered now would fire (its first time is the
+    task's ``next_fire_at``; the same checks refuse what registration refuses)."""
+    schedule = sched.anchored(schedule, now)
+    if after is None:
+        first: datetime | None = first_due(
+            schedule, Misfire.FIRE_NOW if not sched.is_recurring(schedule) else Misfire.SKIP, now
+        )
+    else:
+        first = sched.at_or_after(schedule, after)
+    if first is None:
+        return []
+    return [first, *sched.upcoming(schedule, first, count - 1)]

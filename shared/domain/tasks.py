@@ -129,13 +129,48 @@ class Task:
     """When a finished task is forgotten (DynamoDB TTL); ``None`` while it can still fire."""
     run: Run | None = None
     """The run of the current occurrence (a one-shot task's only run), once it has started."""
+    parent_id: str | None = None
+    """Set on an extra run (run now, a redriven dead letter): it is a one-shot task of its own,
+    unlisted, that fires its parent's targets and reports as its parent (docs/management.md)."""
 
     @property
     def recurring(self) -> bool:
         return is_recurring(self.schedule)
+
+    @property
+    def owner_id(self) -> str:
+        """The task a receiver, the run history and the dead letters know this one as."""
+        return self.parent_id or self.id
 
 
 @dataclass(frozen=True)
 class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None = None
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """An occurrence that failed for good (``GET /v1/dead-letters``): what failed, why, and
+    what it fired, so a redrive fires the same targets and payload once more."""
+
+    id: str
+    """The failed run's id (one run dead-letters once)."""
+    tenant: str
+    task_id: str
+    run_id: str
+    scheduled_for: datetime
+    failed_at: datetime
+    attempts: int
+    reason: str
+    targets: tuple[Target, ...]
+    multicast: bool
+    payload: Any
+    retry: RetryPolicy
+    name: str | None = None
+    redriven_run_id: str | None = None
+    redriven_at: datetime | None = None
+
+    @property
+    def status(self) -> str:
+        return "redriven" if self.redriven_run_id else "dead_lettered"

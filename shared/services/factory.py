@@ -22,6 +22,7 @@ from shared.services.firing import Scanner, Trigger
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter, Processor, ProcessorFailed
 from shared.services.tasks import TaskService
 from shared.settings import Settings
+from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.models import bind_table
@@ -37,7 +38,10 @@ def _stager(settings: Settings) -> SqsStager | None:
 def build_task_service(settings: Settings) -> TaskService:
     bind_table(settings.table_name)
     return TaskService(
-        repository=DynamoTaskRepository(list_shards=settings.list_shards),
+        repository=DynamoTaskRepository(
+            list_shards=settings.list_shards, retention=timedelta(days=settings.run_retention_days)
+        ),
+        dead_letters_store=DynamoDeadLetters(settings.retention_ms),
         bucket_shards=settings.bucket_shards,
         retention=timedelta(days=settings.run_retention_days),
         stager=_stager(settings),
@@ -66,6 +70,7 @@ def build_trigger(settings: Settings) -> Trigger:
         stager,
         Deliverer(http, AwsDelivery(), _job_starter(settings)),
         settings.timing,
+        DynamoDeadLetters(settings.retention_ms),
     )
 
 

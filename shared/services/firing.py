@@ -24,7 +24,7 @@ from shared.domain.firing import (
     writer_stages,
 )
 from shared.domain.states import RunStatus
-from shared.domain.tasks import Run, Target, Task
+from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
@@ -42,7 +42,11 @@ def now_ms() -> int:
 class Stager(Protocol):
     def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
     def send(self, messages: Sequence[tuple[Staged, int]]) -> None: ...
-    def dead_letter(self, staged: Staged, reason: str) -> None: ...
+    def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None: ...
+
+
+class DeadLetters(Protocol):
+    def record(self, letter: DeadLetter) -> None: ...
 
 
 class Deliver(Protocol):
@@ -77,6 +81,25 @@ class Scanner:
         return len(due)
 
 
+def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> DeadLetter:
+    """The record of an occurrence that failed for good, with what it fired (for a redrive)."""
+    return DeadLetter(
+        id=staged.run_id,
+        tenant=task.tenant,
+        task_id=task.owner_id,
+        run_id=staged.run_id,
+        scheduled_for=from_ms(staged.due_ms),
+        failed_at=from_ms(failed_ms),
+        attempts=staged.attempt,
+        reason=reason,
+        targets=task.targets,
+        multicast=task.multicast,
+        payload=task.payload,
+        retry=task.retry,
+        name=task.name,
+    )
+
+
 class Result(StrEnum):
     SUCCEEDED = "succeeded"
     RETRYING = "retrying"
@@ -108,6 +131,7 @@ class Trigger:
     stager: Stager
     deliverer: Deliver
     timing: Timing
+    dead_letters: DeadLetters
     clock: Callable[[], int] = now_ms
     sleep: Callable[[float], None] = time.sleep
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
@@ -177,7 +201,8 @@ class Trigger:
         exhausted = all(o.retryable for o in failures)
         status = RunStatus.DEAD_LETTERED if exhausted else RunStatus.FAILED
         reason = f"{'retries exhausted' if exhausted else 'failed'} after {staged.attempt} attempt(s): {error}"
-        self.stager.dead_letter(staged, reason)
+        self.stager.dead_letter(staged, reason, task.owner_id)
+        self.dead_letters.record(dead_letter(task, staged, reason, self.clock()))
         run = Run(
             staged.run_id, task.id, from_ms(staged.due_ms), status, staged.attempt, from_ms(fired), lateness, error
         )
@@ -198,7 +223,7 @@ class Trigger:
 
     def _call(self, task: Task, staged: Staged, claimed: Claimed, fired_ms: int) -> tuple[int, list[Outcome]]:
         envelope = Envelope(
-            task.id, staged.run_id, from_ms(staged.due_ms), from_ms(fired_ms), staged.attempt, task.payload
+            task.owner_id, staged.run_id, from_ms(staged.due_ms), from_ms(fired_ms), staged.attempt, task.payload
         )
         pending = [(i, t) for i, t in enumerate(task.targets) if not claimed.targets_done & (1 << i)]
         if len(pending) == 1:

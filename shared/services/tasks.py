@@ -9,16 +9,26 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from shared.domain import schedules as sched
 from shared.domain.buckets import choose_shard
-from shared.domain.errors import ConcurrentUpdate
-from shared.domain.firing import Staged, Timing, resume_due, staged_for, writer_stages
-from shared.domain.registration import new_task
+from shared.domain.errors import (
+    ConcurrentUpdate,
+    InvalidTransition,
+    StorageUnavailable,
+    SundialError,
+    ValidationFailed,
+)
+from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.registration import first_due, new_task
+from shared.domain.schedules import At
 from shared.domain.states import TaskStatus, check_task_transition
-from shared.domain.tasks import Page, Run, Task, TaskSpec
+from shared.domain.tasks import DeadLetter, Misfire, Page, Run, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
-from shared.store.repository import TaskRepository
+from shared.store.repository import DeadLetterRef, TaskRepository
 
 CHANGE_ATTEMPTS = 5
+MAX_REDRIVE = 100
+"""Dead letters one ``{"all": true}`` redrive fires at most (the answer says how many)."""
 
 
 def utc_now() -> datetime:
@@ -29,6 +39,20 @@ class Stager(Protocol):
     def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
 
 
+class DeadLetterStore(Protocol):
+    def get(self, tenant: str, letter_id: str) -> DeadLetter: ...
+    def list(self, tenant: str, *, limit: int, cursor: str | None, status: str | None = None) -> Page[DeadLetter]: ...
+
+
+@dataclass(frozen=True)
+class Change:
+    """A client's change to a task: the task's spec after it, and whether its schedule was
+    given (a new schedule re-arms the task, even one equal to the old)."""
+
+    spec: TaskSpec
+    reschedule: bool
+
+
 @dataclass
 class TaskService:
     repository: TaskRepository
@@ -36,6 +60,7 @@ class TaskService:
     retention: timedelta
     stager: Stager | None = None
     """Where a task due before the scanners' next window is staged by its writer."""
+    dead_letters_store: DeadLetterStore | None = None
     timing: Timing = field(default_factory=Timing)
     clock: Callable[[], datetime] = utc_now
     randbytes: Callable[[int], bytes] = os.urandom
@@ -43,17 +68,139 @@ class TaskService:
     def _now(self) -> datetime:
         return truncate_ms(self.clock())
 
+    def _shard(self) -> int:
+        return choose_shard(secrets.randbits(32), self.bucket_shards)
+
     def register(self, tenant: str, spec: TaskSpec) -> Task:
-        shard = choose_shard(secrets.randbits(32), self.bucket_shards)
         now = self._now()
-        task = new_task(spec, tenant=tenant, now=now, shard=shard, randbytes=self.randbytes)
+        task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
+
+    def register_many(self, tenant: str, specs: Sequence[TaskSpec | SundialError]) -> list[Task | SundialError]:
+        """Register each spec on its own (an error in, or found now, answers its index only),
+        with one staging pass and batched writes for all of them."""
+        now = self._now()
+        answers: list[Task | SundialError] = []
+        for spec in specs:
+            if isinstance(spec, SundialError):
+                answers.append(spec)
+                continue
+            try:
+                answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
+            except ValidationFailed as exc:
+                answers.append(exc)
+        tasks = [a for a in answers if isinstance(a, Task)]
+        staged = {t.id for t in tasks if self._must_stage(t, now)}
+        if staged and self.stager is not None:
+            # The messages go first: if the write then fails, they find no task and are dropped.
+            occurrences = [staged_for(t.id, to_ms(t.due_at), one_shot=not t.recurring) for t in tasks if t.id in staged]
+            self.stager.stage(occurrences, to_ms(now))
+        stored = {t.id: t for t in self.repository.create_many([(t, t.id in staged) for t in tasks])}
+        return [stored[a.id] if isinstance(a, Task) else a for a in answers]
+
+    def update(self, tenant: str, task_id: str, change: Callable[[Task], Change]) -> Task:
+        """Apply a client's change to the task as it is now (read again and re-applied if the
+        pipeline or another client wrote it meanwhile: concurrent changes never lose each
+        other). A new schedule re-arms the task: the occurrence staged under the old one no
+        longer matches it and is dropped by the trigger's claim."""
+
+        def update(task: Task, now: datetime) -> Task | None:
+            if task.status not in (TaskStatus.SCHEDULED, TaskStatus.PAUSED):
+                raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
+            wanted = change(task)
+            spec = wanted.spec
+            misfire = spec.misfire or task.misfire
+            schedule, due = task.schedule, task.due_at
+            if wanted.reschedule:
+                schedule = sched.anchored(spec.schedule, now)
+                due = first_due(schedule, misfire, now)
+            changed = replace(
+                task,
+                name=spec.name,
+                schedule=schedule,
+                targets=spec.targets,
+                multicast=spec.multicast,
+                payload=spec.payload,
+                retry=spec.retry,
+                misfire=misfire,
+                due_at=due,
+                next_fire_at=due,
+                updated_at=now,
+            )
+            if not wanted.reschedule:
+                return self.repository.update(changed, staged=False)
+            staged = changed.status is TaskStatus.SCHEDULED and self._stage(changed, now)
+            return self.repository.update(changed, staged=staged)
+
+        return self._change(tenant, task_id, update)
+
+    def run_now(self, tenant: str, task_id: str) -> str:
+        """One extra occurrence now, outside the schedule: a run of its own (its own run id,
+        claimed, retried and dead-lettered like any other); returns its run id."""
+        task = self.repository.get(tenant, task_id)
+        if task.status in (TaskStatus.PAUSED, TaskStatus.CANCELLED):
+            raise InvalidTransition(
+                f"a {task.status.value} task does not run"
+                + ("; resume it first" if task.status is TaskStatus.PAUSED else "")
+            )
+        return self._extra_run(
+            tenant,
+            task.id,
+            TaskSpec(At(self._now()), task.targets, task.multicast, task.name, task.payload, task.retry),
+        )
+
+    def _extra_run(self, tenant: str, parent_id: str, spec: TaskSpec, redrive: DeadLetterRef | None = None) -> str:
+        now = self._now()
+        spec = replace(spec, schedule=At(now), misfire=Misfire.FIRE_NOW)
+        run = replace(
+            new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes), parent_id=parent_id
+        )
+        self.repository.create_run(run, staged=self._stage(run, now), redrive=redrive)
+        return run_id_for(run.id, to_ms(run.due_at))
+
+    # Dead letters --------------------------------------------------------------------------
+
+    def dead_letters(self, tenant: str, *, limit: int, cursor: str | None, status: str | None) -> Page[DeadLetter]:
+        return self._letters().list(tenant, limit=limit, cursor=cursor, status=status)
+
+    def dead_letter(self, tenant: str, letter_id: str) -> DeadLetter:
+        return self._letters().get(tenant, letter_id)
+
+    def redrive(self, tenant: str, letter_ids: Sequence[str] | None) -> list[tuple[DeadLetter, str]]:
+        """Fire each dead letter once more (``None``: every one not redriven yet, up to
+        MAX_REDRIVE): a new run of its task with what it fired, marked on the letter in the
+        same write, so two redrives of one letter fire it once. Returns (letter, new run id)."""
+        letters = self._letters()
+        if letter_ids is None:
+            chosen = letters.list(tenant, limit=MAX_REDRIVE, cursor=None, status="dead_lettered").items
+        else:
+            chosen = [letters.get(tenant, letter_id) for letter_id in dict.fromkeys(i.upper() for i in letter_ids)]
+        redriven: list[tuple[DeadLetter, str]] = []
+        for letter in chosen:
+            if letter.redriven_run_id is not None:
+                continue
+            spec = TaskSpec(
+                At(self._now()), letter.targets, letter.multicast, letter.name, letter.payload, letter.retry
+            )
+            try:
+                run_id = self._extra_run(tenant, letter.task_id, spec, DeadLetterRef(tenant, letter.run_id))
+            except ConcurrentUpdate:
+                continue  # redriven by someone else meanwhile: it fires once, from there
+            redriven.append((letter, run_id))
+        return redriven
+
+    def _letters(self) -> DeadLetterStore:
+        if self.dead_letters_store is None:
+            raise StorageUnavailable("this deployment keeps no dead letters")
+        return self.dead_letters_store
 
     def get(self, tenant: str, task_id: str) -> Task:
         return self.repository.get(tenant, task_id)
 
-    def list(self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None) -> Page[Task]:
-        return self.repository.list(tenant, status=status, limit=limit, cursor=cursor)
+    def list(
+        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+    ) -> Page[Task]:
+        return self.repository.list(tenant, status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
 
     def runs(self, tenant: str, task_id: str, *, limit: int, cursor: str | None) -> Page[Run]:
         task = self.repository.get(tenant, task_id)
@@ -107,10 +254,13 @@ class TaskService:
 
         return self._change(tenant, task_id, resume)
 
+    def _must_stage(self, task: Task, now: datetime) -> bool:
+        return self.stager is not None and writer_stages(to_ms(task.due_at), to_ms(now), self.timing)
+
     def _stage(self, task: Task, now: datetime) -> bool:
         """Stage the task's armed occurrence now if the scanners may already have passed it."""
         due_ms = to_ms(task.due_at)
-        if self.stager is None or not writer_stages(due_ms, to_ms(now), self.timing):
+        if self.stager is None or not self._must_stage(task, now):
             return False
         # The message goes first: if the write then fails, it finds no matching task and is dropped.
         self.stager.stage([staged_for(task.id, due_ms, one_shot=not task.recurring)], to_ms(now))

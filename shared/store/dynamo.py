@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.expressions.update import Action
+from pynamodb.transactions import TransactWrite
 
 from shared.domain.codec import (
     retry_from_dict,
@@ -21,7 +22,7 @@ from shared.domain.codec import (
     target_to_dict,
 )
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, TaskNotFound
-from shared.domain.firing import occurrence_key
+from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import RunStatus, TaskStatus
@@ -32,11 +33,13 @@ from shared.store.models import (
     LIST_INDEX_NAME,
     TABLE_MODELS,
     BucketItem,
+    DeadLetterItem,
     OccurrenceItem,
     RunItem,
     RunLogItem,
     TaskItem,
 )
+from shared.store.repository import DeadLetterRef, matches
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 FILTERED_WINDOW = 50
@@ -81,8 +84,9 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         created_ms=to_ms(task.created_at),
         updated_ms=to_ms(task.updated_at),
         expires_at=task.expires_at,
-        lpk=list_pk(task.tenant, task.id, list_shards),
-        lsk=list_sk(to_ms(task.created_at), task.id),
+        parent_id=task.parent_id,
+        lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
+        lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
     run = task.run
     if run is not None:
@@ -149,6 +153,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         version=int(item.version or 0),
         expires_at=expires,
         run=run,
+        parent_id=item.parent_id,
     )
 
 
@@ -174,9 +179,14 @@ def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
     return {log.pk.removeprefix("RL#"): log for log in RunLogItem.batch_get(keys)}
 
 
+REDRIVEN = "redriven"
+DEAD_LETTERED = RunStatus.DEAD_LETTERED.value
+
+
 class DynamoTaskRepository:
-    def __init__(self, list_shards: int) -> None:
+    def __init__(self, list_shards: int, retention: timedelta = timedelta(days=30)) -> None:
         self.list_shards = list_shards
+        self.retention = retention
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
         item = to_item(replace(task, version=1), self.list_shards)
@@ -198,8 +208,8 @@ class DynamoTaskRepository:
             raise TaskNotFound(f"task {task_id!r} not found") from exc
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
-        if not isinstance(item, TaskItem) or item.tenant != tenant:
-            raise TaskNotFound(f"task {task_id!r} not found")
+        if not isinstance(item, TaskItem) or item.tenant != tenant or item.parent_id:
+            raise TaskNotFound(f"task {task_id!r} not found")  # an extra run is not a task
         return to_task(item, run_logs([item]))
 
     def update(self, task: Task, *, staged: bool = False) -> Task:
@@ -237,24 +247,97 @@ class DynamoTaskRepository:
         return to_task(item, run_logs([item]))
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The task's runs, newest first: the current occurrence's, then the recorded ones."""
+        """The task's runs, newest first: the current occurrence's, then the recorded ones
+        (an extra run's record points at the one-shot item that holds its state)."""
         position = decode_cursor(cursor) if cursor else None
         found: list[Run] = []
         if position is None and task.run is not None:
             found.append(task.run)
         condition = RunItem.sk < position if position else None
         try:
-            for item in RunItem.query(
-                f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1 - len(found)
-            ):
-                found.append(run_from_item(item))
+            items = list(
+                RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1 - len(found))
+            )
+            children = {i.child for i in items if i.child}
+            held = {c.task_id: c for c in TaskItem.batch_get([task_key(c) for c in sorted(children)])}
+            logs = run_logs(list(held.values()))
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
+        for item in items:
+            run = run_from_item(item)
+            child = held.get(item.child or "")
+            if child is not None:
+                current = to_task(child, logs).run
+                run = replace(current, task_id=task.id) if current is not None else run
+            found.append(run)
         if len(found) <= limit:
             return Page(found)
         page = found[:limit]
         last = page[-1]
         return Page(page, encode_cursor(f"{to_ms(last.scheduled_for):013d}#{last.run_id}"))
+
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
+        """Store new tasks, (task, staged) each, 25 per BatchWriteItem call. Not conditional
+        (BatchWriteItem takes no conditions): their ids are fresh ULIDs with 80 random bits."""
+        items = []
+        for task, staged in tasks:
+            item = to_item(replace(task, version=1), self.list_shards)
+            if staged:
+                item.staged_ms = to_ms(task.due_at)
+            items.append(item)
+        try:
+            with TaskItem.batch_write() as batch:
+                for item in items:
+                    batch.save(item)
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+        return [to_task(item) for item in items]
+
+    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its
+        parent's history, in one transaction; with ``redrive``, the dead letter it redrives is
+        marked in the same transaction, so a dead letter is redriven once (ConcurrentUpdate if
+        it was already)."""
+        if run.parent_id is None:
+            raise ValueError("an extra run has a parent task")
+        item = to_item(replace(run, version=1), self.list_shards)
+        if staged:
+            item.staged_ms = to_ms(run.due_at)
+        due_ms = to_ms(run.due_at)
+        run_id = run_id_for(run.id, due_ms)
+        record = RunItem(
+            f"R#{run.parent_id}",
+            f"{due_ms:013d}#{run_id}",
+            tenant=run.tenant,
+            task_id=run.parent_id,
+            run_id=run_id,
+            status=RunStatus.STAGED.value,
+            scheduled_ms=due_ms,
+            child=run.id,
+            expires_at=from_ms(due_ms) + self.retention,
+        )
+        try:
+            with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
+                transaction.save(item, condition=TaskItem.pk.does_not_exist())
+                transaction.save(record)
+                if redrive is not None:
+                    letter = DeadLetterItem(f"DL#{redrive.tenant}", redrive.run_id)
+                    transaction.update(
+                        letter,
+                        actions=[
+                            DeadLetterItem.status.set(REDRIVEN),
+                            DeadLetterItem.redriven_run_id.set(run_id),
+                            DeadLetterItem.redriven_ms.set(to_ms(run.created_at)),
+                        ],
+                        condition=DeadLetterItem.status == DEAD_LETTERED,
+                    )
+        except TransactWriteError as exc:
+            if "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or _is_conflict(exc):
+                raise ConcurrentUpdate("that dead letter was redriven already") from exc
+            raise _storage_error(exc) from exc
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+        return to_task(item)
 
     # Listing: merge the tenant's index partitions newest first, then read the items.
 
@@ -287,9 +370,21 @@ class DynamoTaskRepository:
         merged = heapq.merge(*streams, key=lambda entry: entry[0], reverse=True)
         return [entry for _, entry in zip(range(count), merged, strict=False)]
 
-    def list(self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None) -> Page[Task]:
+    def list(
+        self,
+        tenant: str,
+        *,
+        status: TaskStatus | None,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None = None,
+    ) -> Page[Task]:
+        """Newest first through the listing index (never a scan). Filters are applied to the
+        items read, a window at a time, for at most MAX_ROUNDS windows per request: a page may
+        come back short, with a cursor to go on from."""
         position = decode_cursor(cursor) if cursor else None
-        window = limit + 1 if status is None else max(limit + 1, FILTERED_WINDOW)
+        filtered = status is not None or name_prefix is not None
+        window = max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1
         found: list[tuple[str, Task]] = []
         try:
             for _ in range(MAX_ROUNDS):
@@ -305,7 +400,7 @@ class DynamoTaskRepository:
                     if item is None or item.tenant != tenant:
                         continue
                     task = to_task(item, logs)
-                    if status is None or task.status is status:
+                    if matches(task, status, name_prefix):
                         found.append((lsk, task))
                     if len(found) > limit:
                         page = found[:limit]

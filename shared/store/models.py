@@ -10,7 +10,8 @@ item, told apart by ``kind``:
   that occurrence: sort key ULID(due, the task's random bits).
 
 Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
-recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job).
+recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job),
+``DL#<tenant>`` (a tenant's dead letters).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
 a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
@@ -105,6 +106,8 @@ class TaskItem(BucketItem, discriminator="task"):
     last_error = UnicodeAttribute(null=True)
     targets_done = NumberAttribute(null=True)
     """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
+    parent_id = UnicodeAttribute(null=True)
+    """An extra run's task (run now, redrive): the task it runs for. Such items are unlisted."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):
@@ -131,6 +134,33 @@ class RunItem(_Table):
     attempts = NumberAttribute(default=0)
     lateness_ms = NumberAttribute(null=True)
     last_error = UnicodeAttribute(null=True)
+    child = UnicodeAttribute(null=True)
+    """An extra run (run now, redrive): the one-shot task that carries it, whose item holds
+    its state; this item only places it in the history."""
+
+
+class DeadLetterItem(_Table):
+    """``DL#<tenant>`` / ``<run id>``: an occurrence that failed for good, with what it fired
+    (targets, payload, retry) so that a redrive fires the same thing even if its task changed
+    or ended since. Run ids are ULIDs of the due time: a query lists them newest first."""
+
+    tenant = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    """The task the occurrence belongs to (an extra run's parent)."""
+    run_id = UnicodeAttribute()
+    due_ms = NumberAttribute()
+    failed_ms = NumberAttribute()
+    attempts = NumberAttribute()
+    reason = UnicodeAttribute()
+    status = UnicodeAttribute()
+    """``dead_lettered``, then ``redriven`` (once: the redrive is conditional on it)."""
+    redriven_run_id = UnicodeAttribute(null=True)
+    redriven_ms = NumberAttribute(null=True)
+    name = UnicodeAttribute(null=True)
+    targets = UnicodeAttribute()
+    multicast = BooleanAttribute(default=False)
+    payload = UnicodeAttribute(null=True)
+    retry = UnicodeAttribute()
 
 
 class LoggedRun(MapAttribute[str, Any]):
@@ -184,6 +214,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     RunItem,
     RunLogItem,
     JobItem,
+    DeadLetterItem,
 )
 
 

@@ -292,9 +292,10 @@ class DynamoPipelineStore:
             actions.append(TaskItem.lateness_ms.set(TaskItem.lateness_ms | (run.lateness_ms or 0)))
         return self._update_run(staged, actions)
 
-    def _update_run(self, staged: Staged, actions: Sequence[Action]) -> bool:
+    def _update_run(self, staged: Staged, actions: Sequence[Action], also: Condition | None = None) -> bool:
+        condition = _same_run(staged) if also is None else _same_run(staged) & also
         try:
-            _home(staged.task_id).update(actions=[*actions, TaskItem.version.add(1)], condition=_same_run(staged))
+            _home(staged.task_id).update(actions=[*actions, TaskItem.version.add(1)], condition=condition)
         except PynamoDBException as exc:
             if _is_conflict(exc):
                 return False  # the run moved on without us (cancelled, reclaimed after our lease)
@@ -346,7 +347,10 @@ class DynamoPipelineStore:
                     TaskItem.next_fire_ms.set(next_due_ms),
                     TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
                 ]
-            if not self._update_run(staged, actions):
+            # Re-armed only if still armed for this occurrence: a client who rescheduled the
+            # task meanwhile (PATCH) armed it already; then the run is only put away.
+            if not self._update_run(staged, actions, also=TaskItem.due_ms == staged.due_ms):
+                self._update_run(staged, clear)
                 return False
             if next_due_ms is not None:
                 OccurrenceItem(

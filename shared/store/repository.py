@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from shared.domain.errors import ConcurrentUpdate, TaskNotFound
@@ -23,8 +24,18 @@ class TaskRepository(Protocol):
         """The tenant's task, or :class:`TaskNotFound` (also for another tenant's task)."""
         ...
 
-    def list(self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None) -> Page[Task]:
+    def list(
+        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+    ) -> Page[Task]:
         """The tenant's tasks, newest first, ``limit`` at most per page."""
+        ...
+
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
+        """Store new tasks, (task, staged) each, in as few calls as the store allows."""
+        ...
+
+    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven."""
         ...
 
     def update(self, task: Task, *, staged: bool = False) -> Task:
@@ -38,6 +49,21 @@ class TaskRepository(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class DeadLetterRef:
+    """A dead letter being redriven: the tenant's partition and its run id."""
+
+    tenant: str
+    run_id: str
+
+
+def matches(task: Task, status: TaskStatus | None, name_prefix: str | None) -> bool:
+    """Whether a task passes the listing's filters."""
+    if status is not None and task.status is not status:
+        return False
+    return name_prefix is None or (task.name or "").startswith(name_prefix)
+
+
 def _position(task: Task) -> str:
     return list_sk(to_ms(task.created_at), task.id)
 
@@ -47,6 +73,7 @@ class InMemoryTaskRepository:
 
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
+        self.redriven: set[str] = set()
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
         task_key(task.id)
@@ -59,16 +86,19 @@ class InMemoryTaskRepository:
     def get(self, tenant: str, task_id: str) -> Task:
         task_key(task_id)
         task = self._tasks.get(task_id.upper())
-        if task is None or task.tenant != tenant:
+        if task is None or task.tenant != tenant or task.parent_id is not None:
             raise TaskNotFound(f"task {task_id!r} not found")
         return copy.deepcopy(task)
 
-    def list(self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None) -> Page[Task]:
+    def list(
+        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+    ) -> Page[Task]:
         after = decode_cursor(cursor) if cursor else None
-        mine = sorted((t for t in self._tasks.values() if t.tenant == tenant), key=_position, reverse=True)
+        listed = (t for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
+        mine = sorted(listed, key=_position, reverse=True)
         if after is not None:
             mine = [t for t in mine if _position(t) < after]
-        matching = [t for t in mine if status is None or t.status is status]
+        matching = [t for t in mine if matches(t, status, name_prefix)]
         page = matching[:limit]
         more = len(matching) > limit
         return Page([copy.deepcopy(t) for t in page], encode_cursor(_position(page[-1])) if more else None)
@@ -83,7 +113,18 @@ class InMemoryTaskRepository:
         self._tasks[task.id] = stored
         return copy.deepcopy(stored)
 
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
+        return [self.create(task, staged=staged) for task, staged in tasks]
+
+    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        if redrive is not None:
+            if redrive.run_id in self.redriven:
+                raise ConcurrentUpdate("that dead letter was redriven already")
+            self.redriven.add(redrive.run_id)
+        return self.create(run, staged=staged)
+
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The fake has no pipeline: a task's only run is the one it carries."""
-        items = [task.run] if task.run is not None and cursor is None else []
+        """The fake has no pipeline: a task's runs are the one it carries and its extra runs'."""
+        extra = [t.run for t in self._tasks.values() if t.parent_id == task.id and t.run is not None]
+        items = ([task.run] if task.run is not None else []) + extra if cursor is None else []
         return Page(items[:limit])

@@ -1,0 +1,115 @@
+"""Dead letters in DynamoDB: ``DL#<tenant>`` / ``<run id>`` (see DeadLetterItem).
+
+The SQS dead-letter queue keeps the raw message (and drives the DLQ-depth alarm); this item is
+what the API lists, shows and redrives. A tenant's dead letters share a partition: they are
+rare by nature (a run that failed every attempt), far below a partition's 1,000 writes/s.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pynamodb.exceptions import DoesNotExist, PynamoDBException
+
+from shared.domain.codec import retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
+from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
+from shared.domain.tasks import DeadLetter, Page
+from shared.domain.times import from_ms, to_ms
+from shared.store.keys import decode_cursor, encode_cursor
+from shared.store.models import DeadLetterItem
+
+COMPACT = (",", ":")
+REDRIVEN = "redriven"
+DEAD_LETTERED = "dead_lettered"
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=COMPACT, ensure_ascii=False)
+
+
+def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
+    return DeadLetterItem(
+        f"DL#{letter.tenant}",
+        letter.run_id,
+        tenant=letter.tenant,
+        task_id=letter.task_id,
+        run_id=letter.run_id,
+        due_ms=to_ms(letter.scheduled_for),
+        failed_ms=to_ms(letter.failed_at),
+        attempts=letter.attempts,
+        reason=letter.reason[:2000],
+        status=letter.status,
+        name=letter.name,
+        targets=_json([target_to_dict(t) for t in letter.targets]),
+        multicast=letter.multicast,
+        payload=None if letter.payload is None else _json(letter.payload),
+        retry=_json(retry_to_dict(letter.retry)),
+        expires_at=from_ms(expires_ms),
+    )
+
+
+def from_item(item: DeadLetterItem) -> DeadLetter:
+    return DeadLetter(
+        id=item.run_id,
+        tenant=item.tenant,
+        task_id=item.task_id,
+        run_id=item.run_id,
+        scheduled_for=from_ms(int(item.due_ms)),
+        failed_at=from_ms(int(item.failed_ms)),
+        attempts=int(item.attempts),
+        reason=item.reason,
+        targets=tuple(target_from_dict(t) for t in json.loads(item.targets)),
+        multicast=bool(item.multicast),
+        payload=None if item.payload is None else json.loads(item.payload),
+        retry=retry_from_dict(json.loads(item.retry)),
+        name=item.name,
+        redriven_run_id=item.redriven_run_id,
+        redriven_at=from_ms(int(item.redriven_ms)) if item.redriven_ms is not None else None,
+    )
+
+
+class DynamoDeadLetters:
+    def __init__(self, retention_ms: int) -> None:
+        self.retention_ms = retention_ms
+
+    def record(self, letter: DeadLetter) -> None:
+        """Written once per run: a redelivered copy of the same failure changes nothing."""
+        item = to_item(letter, to_ms(letter.failed_at) + self.retention_ms)
+        try:
+            item.save(condition=DeadLetterItem.pk.does_not_exist())
+        except PynamoDBException as exc:
+            if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+                return
+            raise StorageUnavailable(f"dead letter {letter.run_id}: {exc.msg}") from exc
+
+    def get(self, tenant: str, letter_id: str) -> DeadLetter:
+        try:
+            return from_item(DeadLetterItem.get(f"DL#{tenant}", letter_id.upper(), consistent_read=True))
+        except DoesNotExist as exc:
+            raise DeadLetterNotFound(f"dead letter {letter_id!r} not found") from exc
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"dead letter {letter_id}: {exc.msg}") from exc
+
+    def list(self, tenant: str, *, limit: int, cursor: str | None, status: str | None = None) -> Page[DeadLetter]:
+        """Newest first (run ids are ULIDs of the due time); ``status`` filters on the server."""
+        position = decode_cursor(cursor) if cursor else None
+        condition = DeadLetterItem.sk < position if position else None
+        found: list[DeadLetter] = []
+        try:
+            query = DeadLetterItem.query(
+                f"DL#{tenant}",
+                condition,
+                filter_condition=(DeadLetterItem.status == status) if status else None,
+                scan_index_forward=False,
+                page_size=max(limit + 1, 25),
+            )
+            for item in query:
+                found.append(from_item(item))
+                if len(found) > limit:
+                    break
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
+        if len(found) <= limit:
+            return Page(found)
+        page = found[:limit]
+        return Page(page, encode_cursor(page[-1].run_id))

@@ -1,0 +1,436 @@
+"""Managing tasks through the API handler, with the firing pipeline on moto and a real HTTP
+receiver (API.md "Managing tasks"): update, run now, batch registration, idempotent
+registration, listing, dead letters and their redrive."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def spec(url: str, **fields):
+    return {"schedule": {"after_seconds": 1.5}, "target": {"http": {"url": url, "timeout_seconds": 1}}, **fields}
+
+
+def register(api, url: str, **fields):
+    answer = api("POST", "/v1/tasks", spec(url, **fields))
+    assert answer.status == 201, answer.body
+    return answer.body
+
+
+def runs(api, task_id: str) -> list[dict]:
+    answer = api("GET", f"/v1/tasks/{task_id}/runs")
+    assert answer.status == 200, answer.body
+    return answer.body["items"]
+
+
+FAR_CRON = {"cron": "0 0 1 1 *"}
+"""Next fires on New Year's Day: never during a test."""
+
+
+# --- update -----------------------------------------------------------------------------------
+
+
+def test_an_update_moves_the_next_fire_and_the_occurrence_staged_before_does_not_fire(api, pipeline, receiver):
+    url = receiver.script("/moved", 200)
+    task = register(api, url, schedule={"after_seconds": 1.5})  # staged by its writer right away
+    moved = api("PATCH", f"/v1/tasks/{task['id']}", {"schedule": {"after_seconds": 2.8}})
+    assert moved.status == 200, moved.body
+    new_due = parse(moved.body["next_fire_at"])
+    assert (new_due - parse(task["next_fire_at"])).total_seconds() >= 1.2
+    assert moved.body["schedule"] == {"after_seconds": 2.8}
+    assert moved.body["version"] > task["version"]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/moved")) == 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    (call,) = receiver.calls_to("/moved")  # the old occurrence (1.5 s) never fired
+    assert call.at >= new_due.timestamp()
+    assert call.body["scheduled_for"] == moved.body["next_fire_at"]
+    assert [r["status"] for r in runs(api, task["id"])] == ["succeeded"]
+
+
+def test_an_update_without_a_schedule_keeps_the_fire_time_and_fires_the_new_payload(api, pipeline, receiver):
+    url = receiver.script("/payload", 200)
+    other = receiver.script("/other", 200)
+    task = register(api, url, payload={"v": 1}, name="before")
+    changed = api(
+        "PATCH", f"/v1/tasks/{task['id']}", {"payload": {"v": 2}, "name": "after", "target": {"http": {"url": other}}}
+    )
+    assert changed.status == 200, changed.body
+    assert changed.body["next_fire_at"] == task["next_fire_at"]
+    assert changed.body["name"] == "after"
+    assert changed.body["target"]["http"]["url"] == other
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/other")) == 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1)
+    assert receiver.calls_to("/payload") == []
+    (call,) = receiver.calls_to("/other")
+    assert call.body["payload"] == {"v": 2}
+
+
+def test_an_update_to_a_recurring_schedule_re_arms_it(api, pipeline, receiver):
+    url = receiver.script("/rearm", 200)
+    task = register(api, url, schedule=FAR_CRON)
+    changed = api("PATCH", f"/v1/tasks/{task['id']}", {"schedule": {"every_seconds": 1}})
+    assert changed.status == 200, changed.body
+    assert parse(changed.body["next_fire_at"]) < parse(task["next_fire_at"])
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/rearm")) >= 2, timeout=8)
+    times = [c.body["scheduled_for"] for c in receiver.calls_to("/rearm")]
+    assert len(times) == len(set(times))  # each occurrence once
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({}, "body"),
+        ({"schedule": {"cron": "not a cron"}}, "schedule.cron"),
+        ({"retry": {"max_attempts": 0}}, "retry.max_attempts"),
+        ({"target": {"http": {"url": "ftp://x"}}}, "target.http.url"),
+        (
+            {"target": {"http": {"url": "http://a.example"}}, "targets": [{"http": {"url": "http://b.example"}}]},
+            "target",
+        ),
+        ({"status": "paused"}, "status"),
+    ],
+)
+def test_a_bad_update_is_refused_naming_the_field_and_changes_nothing(api, body, field):
+    task = register(api, "http://example.com/hook", schedule=FAR_CRON)
+    answer = api("PATCH", f"/v1/tasks/{task['id']}", body)
+    assert answer.status == 400, answer.body
+    assert answer.body["error"]["code"] == "validation_error"
+    assert field in [d["field"] for d in answer.body["error"]["details"]]
+    assert api("GET", f"/v1/tasks/{task['id']}").body == task
+
+
+def test_a_cancelled_task_cannot_be_updated_and_an_unknown_one_is_not_found(api):
+    task = register(api, "http://example.com/hook", schedule=FAR_CRON)
+    assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204
+    refused = api("PATCH", f"/v1/tasks/{task['id']}", {"name": "x"})
+    assert refused.status == 409
+    assert refused.body["error"]["code"] == "invalid_state"
+    missing = api("PATCH", "/v1/tasks/01J0000000000000000000000Z", {"name": "x"})
+    assert missing.status == 404
+    assert missing.body["error"]["code"] == "task_not_found"
+
+
+def test_concurrent_updates_never_lose_each_other(api):
+    """Each PATCH is applied to the task as it is when written (a lost race is read again):
+    four clients changing four different things all see their change kept."""
+    task = register(api, "http://example.com/hook", schedule=FAR_CRON, payload={})
+    barrier = threading.Barrier(4)
+    answers = []
+
+    def change(i: int) -> None:
+        barrier.wait()
+        body = {"name": f"n{i}"} if i == 0 else {"retry": {"max_attempts": 5}} if i == 1 else None
+        if body is None:
+            body = {"misfire": "fire_now"} if i == 2 else {"payload": {"from": i}}
+        answers.append(api("PATCH", f"/v1/tasks/{task['id']}", body).status)
+
+    threads = [threading.Thread(target=change, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [200] * 4
+    final = api("GET", f"/v1/tasks/{task['id']}").body
+    assert final["name"] == "n0"
+    assert final["retry"]["max_attempts"] == 5
+    assert final["misfire"] == "fire_now"
+    assert final["payload"] == {"from": 3}
+    assert final["version"] >= task["version"] + 4
+
+
+def test_a_lost_race_is_read_again_and_re_applied(aws):
+    """The optimistic lock itself: a change computed on a version that moved is written again
+    on the new one, keeping what the other writer did."""
+    from functions.api.handler import service
+    from shared.domain.schedules import Cron
+    from shared.domain.tasks import HttpTarget, TaskSpec
+    from shared.services.tasks import Change
+
+    service.cache_clear()
+    svc = service()
+    created = svc.register("t", TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("http://example.com"),)))
+    calls = []
+
+    def rename(task):
+        calls.append(task.version)
+        if len(calls) == 1:  # another client writes between our read and our write
+            svc.update("t", created.id, lambda t: Change(TaskSpec(t.schedule, t.targets, payload={"x": 1}), False))
+        return Change(TaskSpec(task.schedule, task.targets, name="renamed", payload=task.payload), False)
+
+    final = svc.update("t", created.id, rename)
+    assert len(calls) == 2
+    assert calls[1] > calls[0]
+    assert final.name == "renamed"
+    assert final.payload == {"x": 1}
+    service.cache_clear()
+
+
+# --- run now ----------------------------------------------------------------------------------
+
+
+def test_run_now_fires_one_extra_run_with_its_own_id_and_leaves_the_schedule_alone(api, pipeline, receiver):
+    url = receiver.script("/now", 200)
+    task = register(api, url, schedule=FAR_CRON, payload={"k": "v"})
+    first = api("POST", f"/v1/tasks/{task['id']}/run")
+    assert first.status == 202, first.body
+    second = api("POST", f"/v1/tasks/{task['id']}/run")
+    assert first.body["run_id"] != second.body["run_id"]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/now")) == 2, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    calls = receiver.calls_to("/now")
+    assert sorted(c.body["run_id"] for c in calls) == sorted([first.body["run_id"], second.body["run_id"]])
+    for call in calls:
+        assert call.body["task_id"] == task["id"]
+        assert call.headers["Sundial-Task-Id"] == task["id"]
+        assert call.headers["Idempotency-Key"] == call.body["run_id"]
+        assert call.body["payload"] == {"k": "v"}
+    after = api("GET", f"/v1/tasks/{task['id']}").body
+    assert after["next_fire_at"] == task["next_fire_at"]
+    assert after["status"] == "scheduled"
+    history = runs(api, task["id"])
+    assert {r["run_id"] for r in history} == {first.body["run_id"], second.body["run_id"]}
+    assert {r["status"] for r in history} == {"succeeded"}
+    assert all(r["task_id"] == task["id"] for r in history)
+    listed = api("GET", "/v1/tasks").body["items"]
+    assert [t["id"] for t in listed] == [task["id"]]  # an extra run is not a task of its own
+
+
+def test_run_now_is_refused_for_a_paused_or_cancelled_task(api):
+    task = register(api, "http://example.com/hook", schedule=FAR_CRON)
+    api("POST", f"/v1/tasks/{task['id']}/pause")
+    paused = api("POST", f"/v1/tasks/{task['id']}/run")
+    assert paused.status == 409
+    assert "resume" in paused.body["error"]["message"]
+    api("DELETE", f"/v1/tasks/{task['id']}")
+    assert api("POST", f"/v1/tasks/{task['id']}/run").status == 409
+    assert api("POST", "/v1/tasks/01J0000000000000000000000Z/run").status == 404
+
+
+def test_run_now_retries_and_its_run_shows_in_the_history(api, pipeline, receiver):
+    url = receiver.script("/flaky-now", 500, 200)
+    task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    run_id = api("POST", f"/v1/tasks/{task['id']}/run").body["run_id"]
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["succeeded"], timeout=12)
+    (run,) = runs(api, task["id"])
+    assert run["run_id"] == run_id
+    assert run["attempts"] == 2
+    assert [c.body["attempt"] for c in receiver.calls_to("/flaky-now")] == [1, 2]
+
+
+# --- batch ------------------------------------------------------------------------------------
+
+
+def test_a_batch_accepts_the_good_specs_and_rejects_the_bad_ones_each_on_its_own(api, pipeline, receiver):
+    url = receiver.script("/batch", 200)
+    body = {
+        "tasks": [
+            spec(url, name="good-0"),
+            {**spec(url), "schedule": {"cron": "61 * * * *"}},
+            spec(url, name="good-2", schedule=FAR_CRON),
+            {"schedule": {"at": "2020-01-01T00:00:00Z"}, "target": {"http": {"url": url}}},
+            {"target": {"http": {"url": url}}},
+        ]
+    }
+    answer = api("POST", "/v1/tasks:batch", body)
+    assert answer.status == 200, answer.body
+    items = answer.body["items"]
+    assert [i["index"] for i in items] == [0, 1, 2, 3, 4]
+    assert [("task" in i) for i in items] == [True, False, True, False, False]
+    assert items[1]["error"]["code"] == "validation_error"
+    assert [d["field"] for d in items[1]["error"]["details"]] == ["schedule.cron"]
+    assert [d["field"] for d in items[3]["error"]["details"]] == ["schedule.at"]
+    assert [d["field"] for d in items[4]["error"]["details"]] == ["schedule"]
+    for item in (items[0], items[2]):
+        stored = api("GET", f"/v1/tasks/{item['task']['id']}")
+        assert stored.status == 200
+        assert stored.body == item["task"]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/batch")) == 1, timeout=10)
+    assert receiver.calls_to("/batch")[0].body["task_id"] == items[0]["task"]["id"]
+
+
+def test_a_batch_of_100_is_written_in_batches_and_over_100_is_refused(api, monkeypatch):
+    from pynamodb.connection.base import Connection
+
+    calls = []
+    real = Connection.batch_write_item
+
+    def counting(self, *args, **kwargs):
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "batch_write_item", counting)
+    many = {"tasks": [spec("http://example.com/hook", name=f"b{i}", schedule=FAR_CRON) for i in range(100)]}
+    answer = api("POST", "/v1/tasks:batch", many)
+    assert answer.status == 200
+    assert all("task" in i for i in answer.body["items"])
+    assert len(calls) == 4  # 25 items per BatchWriteItem, not 100 writes
+    too_many = api("POST", "/v1/tasks:batch", {"tasks": many["tasks"] + [many["tasks"][0]]})
+    assert too_many.status == 400
+    assert too_many.body["error"]["details"][0]["field"] == "tasks"
+
+
+# --- idempotent registration -----------------------------------------------------------------
+
+
+def test_the_same_idempotency_key_twice_creates_one_task(api, pipeline, receiver):
+    url = receiver.script("/once", 200)
+    body = spec(url, name="idem")
+    first = api("POST", "/v1/tasks", body, {"Idempotency-Key": "order-123"})
+    again = api("POST", "/v1/tasks", body, {"Idempotency-Key": "order-123"})
+    assert first.status == again.status == 201
+    assert again.body == first.body
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert "Idempotent-Replayed" not in first.headers
+    assert [t["id"] for t in api("GET", "/v1/tasks").body["items"]] == [first.body["id"]]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/once")) == 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1)
+    assert len(receiver.calls_to("/once")) == 1
+
+
+def test_an_idempotency_key_reused_for_another_body_is_refused(api):
+    body = spec("http://example.com/hook", schedule=FAR_CRON)
+    assert api("POST", "/v1/tasks", body, {"Idempotency-Key": "k1"}).status == 201
+    other = api("POST", "/v1/tasks", {**body, "name": "other"}, {"Idempotency-Key": "k1"})
+    assert other.status == 422
+    assert other.body["error"]["code"] == "idempotency_key_reused"
+    fresh = api("POST", "/v1/tasks", {**body, "name": "other"}, {"Idempotency-Key": "k2"})
+    assert fresh.status == 201
+    assert len(api("GET", "/v1/tasks").body["items"]) == 2
+
+
+def test_a_refused_request_stores_nothing_and_its_retry_runs_again(api):
+    bad = {**spec("http://example.com/hook"), "schedule": {"cron": "nope"}}
+    assert api("POST", "/v1/tasks", bad, {"Idempotency-Key": "k"}).status == 400
+    good = api("POST", "/v1/tasks", bad | {"schedule": FAR_CRON}, {"Idempotency-Key": "k"})
+    assert good.status == 201  # another body, but the first attempt left no answer behind
+
+
+def test_idempotency_keys_cover_batches_and_run_now_and_are_checked(api):
+    batch = {"tasks": [spec("http://example.com/hook", schedule=FAR_CRON)]}
+    first = api("POST", "/v1/tasks:batch", batch, {"Idempotency-Key": "b"})
+    again = api("POST", "/v1/tasks:batch", batch, {"Idempotency-Key": "b"})
+    assert again.body == first.body
+    task_id = first.body["items"][0]["task"]["id"]
+    run = api("POST", f"/v1/tasks/{task_id}/run", None, {"Idempotency-Key": "r"})
+    assert api("POST", f"/v1/tasks/{task_id}/run", None, {"Idempotency-Key": "r"}).body == run.body
+    too_long = api("POST", "/v1/tasks", batch["tasks"][0], {"Idempotency-Key": "x" * 256})
+    assert too_long.status == 400
+    assert too_long.body["error"]["details"][0]["field"] == "Idempotency-Key"
+
+
+# --- listing ----------------------------------------------------------------------------------
+
+
+def test_paging_returns_every_task_exactly_once_newest_first(api):
+    created = []
+    for i in range(23):
+        answer = api(
+            "POST", "/v1/tasks", spec("http://example.com/hook", name=f"{'a' if i % 3 else 'b'}-{i}", schedule=FAR_CRON)
+        )
+        created.append(answer.body["id"])
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        query = f"?limit=5&cursor={cursor}" if cursor else "?limit=5"
+        page = api("GET", f"/v1/tasks{query}").body
+        seen += [t["id"] for t in page["items"]]
+        pages += 1
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == 5
+    assert seen == list(reversed(created))
+
+
+def test_listing_filters_by_name_prefix_and_status_across_pages(api):
+    ids = {}
+    for i in range(12):
+        name = f"{'orders' if i % 2 else 'billing'}-{i}"
+        ids[name] = api("POST", "/v1/tasks", spec("http://example.com/hook", name=name, schedule=FAR_CRON)).body["id"]
+    api("POST", f"/v1/tasks/{ids['orders-3']}/pause")
+    api("POST", f"/v1/tasks/{ids['billing-4']}/pause")
+    orders, cursor = [], None
+    while True:
+        page = api("GET", "/v1/tasks?name_prefix=orders&limit=2" + (f"&cursor={cursor}" if cursor else "")).body
+        orders += [t["name"] for t in page["items"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert orders == [f"orders-{i}" for i in (11, 9, 7, 5, 3, 1)]
+    paused = api("GET", "/v1/tasks?status=paused&name_prefix=orders").body["items"]
+    assert [t["name"] for t in paused] == ["orders-3"]
+    assert api("GET", "/v1/tasks?name_prefix=").status == 400
+
+
+# --- dead letters -----------------------------------------------------------------------------
+
+
+def test_a_dead_letter_redriven_after_its_receiver_recovers_fires_once_and_succeeds(api, pipeline, receiver):
+    url = receiver.script("/recovering", 503, 503, 200)
+    task = register(api, url, payload={"p": 1}, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1})
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["dead_lettered"], timeout=12)
+    listed = api("GET", "/v1/dead-letters").body
+    (letter,) = listed["items"]
+    assert listed["next_cursor"] is None
+    assert letter["task_id"] == task["id"]
+    assert letter["status"] == "dead_lettered"
+    assert letter["attempts"] == 2
+    assert "retries exhausted" in letter["reason"]
+    assert letter["payload"] == {"p": 1}
+    assert api("GET", f"/v1/dead-letters/{letter['id']}").body == letter
+    assert api("GET", "/v1/dead-letters/01J0000000000000000000000Z").status == 404
+    redriven = api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]})
+    assert redriven.status == 200, redriven.body
+    assert redriven.body["redriven"] == 1
+    new_run = redriven.body["runs"][0]["run_id"]
+    assert api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]}).body["redriven"] == 0
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/recovering")) == 3, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    calls = receiver.calls_to("/recovering")
+    assert len(calls) == 3  # two failed attempts, then the redrive once
+    assert calls[2].body["run_id"] == new_run
+    assert calls[2].body["task_id"] == task["id"]
+    assert calls[2].body["payload"] == {"p": 1}
+    history = {r["run_id"]: r["status"] for r in runs(api, task["id"])}
+    assert history == {letter["run_id"]: "dead_lettered", new_run: "succeeded"}
+    shown = api("GET", f"/v1/dead-letters/{letter['id']}").body
+    assert shown["status"] == "redriven"
+    assert shown["redriven_run_id"] == new_run
+    assert api("GET", "/v1/dead-letters?status=dead_lettered").body["items"] == []
+
+
+def test_redrive_all_fires_each_dead_letter_once_even_when_asked_twice_at_once(api, pipeline, receiver):
+    url = receiver.script("/all", 400, 400, 200)
+    tasks = [register(api, url, name=f"t{i}") for i in range(2)]
+    assert pipeline.fire(until=lambda: len(api("GET", "/v1/dead-letters").body["items"]) == 2, timeout=12)
+    answers = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(api("POST", "/v1/dead-letters/redrive", {"all": True})))
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(a.body["redriven"] for a in answers) in ([0, 2], [1, 1])
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/all")) == 4, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert len(receiver.calls_to("/all")) == 4
+    assert {c.body["task_id"] for c in receiver.calls_to("/all")[2:]} == {t["id"] for t in tasks}
+
+
+def test_a_redrive_request_must_say_what_to_redrive(api):
+    for body in ({}, {"all": False}, {"ids": []}, {"ids": ["x"], "all": True}):
+        answer = api("POST", "/v1/dead-letters/redrive", body)
+        assert answer.status == 400, body
+    assert api("POST", "/v1/dead-letters/redrive", {"ids": ["01J0000000000000000000000Z"]}).status == 404
