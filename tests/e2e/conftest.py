@@ -23,17 +23,26 @@ from local.moto_server import free_port
 class Client:
     base: str
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        status, answer, _ = self.exchange(method, path, body, headers)
+        return status, answer
+
+    def exchange(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, dict[str, str]]:
+        """(status, JSON body, response headers)."""
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base + path, data=data, method=method)
         request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
         try:
             with urllib.request.urlopen(request, timeout=10) as answer:
                 text = answer.read()
-                return answer.status, json.loads(text) if text else None
+                return answer.status, json.loads(text) if text else None, dict(answer.headers.items())
         except urllib.error.HTTPError as error:
             text = error.read()
-            return error.code, json.loads(text) if text else None
+            return error.code, json.loads(text) if text else None, dict(error.headers.items())
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,163 @@
+"""`make run` end to end: managing tasks over real HTTP (API.md "Managing tasks").
+
+The runtime is shared by the whole session: every test names its tasks with a prefix of its
+own and lists with ``name_prefix``."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from datetime import datetime
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+FAR_CRON = {"cron": "0 0 1 1 *"}
+
+
+def parse(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def spec(url: str, **fields):
+    return {"schedule": {"after_seconds": 2}, "target": {"http": {"url": url}}, **fields}
+
+
+def register(sundial, url: str, **fields):
+    status, task = sundial.call("POST", "/v1/tasks", spec(url, **fields))
+    assert status == 201, task
+    return task
+
+
+def runs(sundial, task_id: str) -> list[dict]:
+    return sundial.call("GET", f"/v1/tasks/{task_id}/runs")[1]["items"]
+
+
+def wait(condition, timeout: float = 15) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def prefix() -> str:
+    return f"m-{uuid.uuid4().hex[:8]}-"
+
+
+def test_an_update_moves_the_fire_and_the_old_staged_occurrence_never_fires(sundial, receiver):
+    url = receiver.script("/e2e-moved", 200)
+    task = register(sundial, url, schedule={"after_seconds": 2})  # staged by its writer at once
+    status, moved = sundial.call("PATCH", f"/v1/tasks/{task['id']}", {"schedule": {"after_seconds": 5}})
+    assert status == 200, moved
+    assert parse(moved["next_fire_at"]) - parse(task["next_fire_at"]) > 2.5
+    (call,) = receiver.wait_for("/e2e-moved", 1, timeout=15)
+    time.sleep(1.5)
+    assert len(receiver.calls_to("/e2e-moved")) == 1
+    assert call.at >= parse(moved["next_fire_at"])
+    assert call.body["scheduled_for"] == moved["next_fire_at"]
+
+
+def test_pause_stops_fires_and_resume_follows_the_misfire_policy(sundial, receiver):
+    recurring = register(sundial, receiver.script("/e2e-every", 200), schedule={"every_seconds": 1})
+    assert receiver.wait_for("/e2e-every", 2, timeout=10)
+    one_shot = register(sundial, receiver.script("/e2e-paused", 200), schedule={"after_seconds": 2})
+    for task in (one_shot, recurring):
+        status, paused = sundial.call("POST", f"/v1/tasks/{task['id']}/pause")
+        assert status == 200
+        assert paused["status"] == "paused"
+    settled = len(receiver.calls_to("/e2e-every"))
+    time.sleep(4)  # the one-shot's time passes while paused
+    assert receiver.calls_to("/e2e-paused") == []
+    assert len(receiver.calls_to("/e2e-every")) <= settled + 1  # at most the one in flight
+    stopped = len(receiver.calls_to("/e2e-every"))
+    resumed_at = time.time()
+    _, resumed = sundial.call("POST", f"/v1/tasks/{one_shot['id']}/resume")
+    assert resumed["status"] == "scheduled"  # fire_now (the one-shot default): fires once, now
+    sundial.call("POST", f"/v1/tasks/{recurring['id']}/resume")  # skip: from now on
+    assert receiver.wait_for("/e2e-paused", 1, timeout=10)
+    assert receiver.wait_for("/e2e-every", stopped + 2, timeout=10)
+    time.sleep(1)
+    assert len(receiver.calls_to("/e2e-paused")) == 1
+    later = [parse(c.body["scheduled_for"]) for c in receiver.calls_to("/e2e-every")[stopped:]]
+    assert min(later) >= resumed_at - 0.01  # nothing missed while paused fires
+    sundial.call("DELETE", f"/v1/tasks/{recurring['id']}")
+
+
+def test_run_now_fires_once_with_its_own_run_id(sundial, receiver):
+    url = receiver.script("/e2e-now", 200)
+    task = register(sundial, url, schedule=FAR_CRON)
+    status, answer = sundial.call("POST", f"/v1/tasks/{task['id']}/run")
+    assert status == 202
+    (call,) = receiver.wait_for("/e2e-now", 1, timeout=10)
+    time.sleep(1.5)
+    assert len(receiver.calls_to("/e2e-now")) == 1
+    assert call.body["run_id"] == answer["run_id"]
+    assert call.body["task_id"] == task["id"]
+    assert wait(lambda: [r["status"] for r in runs(sundial, task["id"])] == ["succeeded"], 5)
+    assert sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["next_fire_at"] == task["next_fire_at"]
+
+
+def test_a_batch_accepts_the_good_specs_and_rejects_the_bad(sundial, receiver):
+    url = receiver.script("/e2e-batch", 200)
+    name = prefix()
+    body = {"tasks": [spec(url, name=name + "0"), {**spec(url), "schedule": {"cron": "x"}}, spec(url, name=name + "2")]}
+    status, answer = sundial.call("POST", "/v1/tasks:batch", body)
+    assert status == 200, answer
+    items = answer["items"]
+    assert ["task" in i for i in items] == [True, False, True]
+    assert items[1]["error"]["details"][0]["field"] == "schedule.cron"
+    assert len(receiver.wait_for("/e2e-batch", 2, timeout=10)) == 2
+    listed = sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]
+    assert {t["id"] for t in listed} == {items[0]["task"]["id"], items[2]["task"]["id"]}
+
+
+def test_the_same_idempotency_key_twice_creates_one_task(sundial, receiver):
+    url = receiver.script("/e2e-idem", 200)
+    name = prefix()
+    key = {"Idempotency-Key": uuid.uuid4().hex}
+    first = sundial.exchange("POST", "/v1/tasks", spec(url, name=name), key)
+    again = sundial.exchange("POST", "/v1/tasks", spec(url, name=name), key)
+    assert first[0] == again[0] == 201
+    assert again[1] == first[1]
+    assert again[2].get("Idempotent-Replayed") == "true"
+    assert len(sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]) == 1
+    receiver.wait_for("/e2e-idem", 1, timeout=10)
+    time.sleep(1.5)
+    assert len(receiver.calls_to("/e2e-idem")) == 1
+
+
+def test_paging_returns_every_task_exactly_once(sundial):
+    name = prefix()
+    batch = {"tasks": [spec("http://127.0.0.1:9/x", name=f"{name}{i:02d}", schedule=FAR_CRON) for i in range(12)]}
+    created = [i["task"]["id"] for i in sundial.call("POST", "/v1/tasks:batch", batch)[1]["items"]]
+    seen: list[str] = []
+    cursor = None
+    while True:
+        query = f"/v1/tasks?name_prefix={name}&limit=5" + (f"&cursor={cursor}" if cursor else "")
+        page = sundial.call("GET", query)[1]
+        seen += [t["id"] for t in page["items"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(created)
+    assert len(seen) == len(set(seen)) == 12
+
+
+def test_a_dead_letter_redriven_after_the_receiver_recovers_fires_once_and_succeeds(sundial, receiver):
+    url = receiver.script("/e2e-dead", 503, 503, 200)
+    task = register(sundial, url, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1})
+    assert wait(lambda: [r["status"] for r in runs(sundial, task["id"])] == ["dead_lettered"], 20)
+    letters = sundial.call("GET", "/v1/dead-letters?status=dead_lettered&limit=100")[1]["items"]
+    (letter,) = [d for d in letters if d["task_id"] == task["id"]]
+    status, answer = sundial.call("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]})
+    assert status == 200
+    assert answer["redriven"] == 1
+    calls = receiver.wait_for("/e2e-dead", 3, timeout=10)
+    time.sleep(1.5)
+    assert len(receiver.calls_to("/e2e-dead")) == 3
+    assert calls[2].body["run_id"] == answer["runs"][0]["run_id"]
+    assert wait(lambda: {r["status"] for r in runs(sundial, task["id"])} == {"dead_lettered", "succeeded"}, 5)
+    assert sundial.call("GET", f"/v1/dead-letters/{letter['id']}")[1]["status"] == "redriven"
