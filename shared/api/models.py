@@ -16,6 +16,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from shared.api.errors import from_pydantic
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
+from shared.domain.calendars import repeat_from_api
 from shared.domain.codec import canonical_job, target_to_dict
 from shared.domain.errors import FieldError, ValidationFailed
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
@@ -78,19 +79,26 @@ class ScheduleIn(Model):
     )
     start: AwareDatetime | None = Field(None, description="cron/every: no occurrence before it.")
     end: AwareDatetime | None = Field(None, description="cron/every: no occurrence after it.")
-    repeat: dict[str, Any] | None = Field(None, description="Calendar rules: not available yet (400).")
+    repeat: dict[str, Any] | None = Field(
+        None,
+        description='Calendar rule: {"level": "hour|day|week|month|year|workday", "interval": 1, "days": [..], '
+        '"time": "HH:MM[:SS]", "start": TIME, "timezone": IANA, "calendar": "CN", "end": TIME}. '
+        "The time of day is `time`, else the local time of `start` (default: registration); `start` is the "
+        "first occurrence when it matches. `interval` counts levels from start's: `month` with `days` "
+        "[3, 5, 23] fires on those days (days a month lacks are skipped); `week` takes ISO weekdays "
+        "(1 = Monday); `workday` fires on every Nth workday, a weekday that is not a public holiday "
+        "of `calendar` (working days the calendar moves onto weekends count).",
+    )
 
     def to_domain(self) -> sched.Schedule:
         kinds = [k for k in ("at", "after_seconds", "cron", "every_seconds", "repeat") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValidationFailed.on(
                 "schedule",
-                "give exactly one of at, after_seconds, cron, every_seconds"
+                "give exactly one of at, after_seconds, cron, every_seconds, repeat"
                 + (f" (got {', '.join(kinds)})" if kinds else ""),
             )
         kind = kinds[0]
-        if kind == "repeat":
-            raise ValidationFailed.on("schedule.repeat", "calendar rules are not supported yet")
         if self.timezone is not None and kind != "cron":
             raise ValidationFailed.on("schedule.timezone", "only a cron schedule takes a time zone")
         for name in ("start", "end"):
@@ -100,6 +108,8 @@ class ScheduleIn(Model):
         end = truncate_ms(self.end) if self.end else None
         if start and end and end <= start:
             raise ValidationFailed.on("schedule.end", "must be after start")
+        if self.repeat is not None:
+            return repeat_from_api(self.repeat)
         if self.at is not None:
             return sched.At(truncate_ms(self.at))
         if self.after_seconds is not None:

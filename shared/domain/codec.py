@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
+from shared.domain.calendars import Repeat, repeat_from_api, repeat_to_api
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import After, At, Cron, Every, Schedule
 from shared.domain.tasks import (
@@ -29,6 +30,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         return {"at": iso(schedule.at)}
     if isinstance(schedule, After):
         return {"after_seconds": schedule.seconds}
+    if isinstance(schedule, Repeat):
+        return {"repeat": repeat_to_api(schedule)}
     out: dict[str, Any]
     if isinstance(schedule, Cron):
         out = {"cron": schedule.expression, "timezone": schedule.timezone}
@@ -54,6 +57,8 @@ def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> 
         return At(_parse_time(data["at"]))
     if "after_seconds" in data:
         return After(float(data["after_seconds"]), anchor)
+    if "repeat" in data:
+        return repeat_from_api(data["repeat"])
     if "cron" in data:
         return Cron(data["cron"], data.get("timezone", "UTC"), start, end)
     return Every(float(data["every_seconds"]), start, end, anchor)

@@ -21,6 +21,8 @@ def _field_of(schedule: sched.Schedule) -> str:
         return "schedule.after_seconds"
     if isinstance(schedule, sched.Cron):
         return "schedule.cron"
+    if isinstance(schedule, sched.Repeat):
+        return "schedule.repeat"
     return "schedule.every_seconds"
 
 

@@ -17,13 +17,15 @@ clocks change:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import datetime, timedelta
 
 from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError, croniter
 
+from shared.domain.calendars import Repeat, repeat_at_or_after
 from shared.domain.errors import ValidationFailed
 from shared.domain.times import from_ms, to_ms
+from shared.domain.wallclock import localize as _localize
+from shared.domain.wallclock import zone_of
 
 ONE_MS = timedelta(milliseconds=1)
 MIN_EVERY_SECONDS = 1
@@ -85,26 +87,22 @@ class Every:
         return self.anchor + timedelta(milliseconds=self.period_ms)
 
 
-Schedule = At | After | Cron | Every
+Schedule = At | After | Cron | Every | Repeat
 
 
 def is_recurring(schedule: Schedule) -> bool:
-    return isinstance(schedule, Cron | Every)
+    return isinstance(schedule, Cron | Every | Repeat)
 
 
 def anchored(schedule: Schedule, anchor: datetime) -> Schedule:
-    """The schedule with relative times (``after_seconds``, ``every_seconds`` without start)
-    counted from ``anchor``, the instant the schedule was registered or replaced."""
+    """The schedule with relative times (``after_seconds``, ``every_seconds`` without start, a
+    calendar rule without start) counted from ``anchor``, the instant the schedule was
+    registered or replaced."""
     if isinstance(schedule, After | Every) and schedule.anchor is None:
         return replace(schedule, anchor=anchor)
+    if isinstance(schedule, Repeat) and schedule.start is None:
+        return replace(schedule, start=anchor)
     return schedule
-
-
-def zone_of(name: str, field: str = "schedule.timezone") -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValidationFailed.on(field, f"unknown time zone {name!r} (use an IANA name)") from exc
 
 
 def check_cron(expression: str, field: str = "schedule.cron") -> None:
@@ -117,20 +115,6 @@ def check_cron(expression: str, field: str = "schedule.cron") -> None:
         croniter(expression, datetime(2000, 1, 1), second_at_beginning=len(fields) == 6)
     except (CroniterBadCronError, CroniterError, ValueError, KeyError) as exc:
         raise ValidationFailed.on(field, f"invalid cron expression: {exc}") from exc
-
-
-def _localize(naive: datetime, zone: ZoneInfo) -> datetime:
-    """The instant of a wall time; a skipped wall time maps to the first instant after the gap."""
-    utc = naive.replace(tzinfo=zone, fold=0).astimezone(UTC)
-    if utc.astimezone(zone).replace(tzinfo=None) == naive:
-        return utc
-    probe = naive.replace(second=0, microsecond=0)
-    for _ in range(48 * 60):
-        probe += timedelta(minutes=1)
-        utc = probe.replace(tzinfo=zone, fold=0).astimezone(UTC)
-        if utc.astimezone(zone).replace(tzinfo=None) == probe:
-            return utc
-    raise ValueError(f"no valid wall time after {naive} in {zone.key}")  # pragma: no cover
 
 
 def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
@@ -174,6 +158,8 @@ def at_or_after(schedule: Schedule, instant: datetime) -> datetime | None:
         return schedule.at if schedule.at >= instant else None
     if isinstance(schedule, Cron):
         return _cron_at_or_after(schedule, instant)
+    if isinstance(schedule, Repeat):
+        return repeat_at_or_after(schedule, instant)
     return _every_at_or_after(schedule, instant)
 
 
