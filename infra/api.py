@@ -92,12 +92,15 @@ class Api(Construct):
             description="Sundial REST API: registers, lists and manages tasks and jobs",
             statements=[
                 *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
+                # The Idempotency-Key header: Powertools' records, in a table of their own.
+                *storage.idempotency_statements(),
                 # A task due before the scanners' next pass is staged by the API itself.
                 *queues.staging_statements(),
                 *jobs.starter_statements(),
             ],
             environment={
                 **sundial_environment(settings, table_name=storage.table.table_name),
+                **storage.idempotency_environment(),
                 **queues.staging_environment(),
                 **jobs.starter_environment(),
                 **timing_environment(settings),

@@ -56,7 +56,7 @@ SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
 window, move the mark and release the lease (a conditional update)."""
 TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
 """Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
-the next occurrence, record retries and outcomes (conditional updates)."""
+the next occurrence, record retries and outcomes (conditional updates) and dead letters."""
 
 TARGET_ACTIONS = ("lambda:InvokeFunction", "sqs:SendMessage", "sns:Publish", "events:PutEvents")
 

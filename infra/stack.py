@@ -52,6 +52,12 @@ class SundialStack(Stack):
         )
         CfnOutput(
             self,
+            names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
+            value=self.storage.idempotency_table.table_name,
+            description="The DynamoDB table of the API's idempotency records (the Idempotency-Key header)",
+        )
+        CfnOutput(
+            self,
             names.OUTPUT_DEAD_LETTER_QUEUE_URL,
             value=self.pipeline.queues.dead_letters.queue_url,
             description="The dead-letter queue: occurrences that will not fire without help",

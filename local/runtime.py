@@ -134,6 +134,7 @@ class Runtime:
 
         from shared.settings import from_env
         from shared.store.dynamo import ensure_table
+        from shared.store.idempotency import ensure_idempotency_table
         from shared.topology import queues
 
         sqs = boto3.client("sqs")
@@ -154,7 +155,9 @@ class Runtime:
         os.environ["SUNDIAL_DELAY_QUEUE_URLS"] = ",".join(urls[f"delay-{i}"] for i in range(self.delay_queues))
         os.environ["SUNDIAL_DEAD_LETTER_QUEUE_URL"] = urls["dead-letters"]
         os.environ["SUNDIAL_SCAN_QUEUE_URL"] = urls["scan-requests"]
-        ensure_table(from_env().table_name)
+        settings = from_env()
+        ensure_table(settings.table_name)
+        ensure_idempotency_table(settings.idempotency_table)
         return urls, arns
 
     @staticmethod

@@ -122,7 +122,7 @@ def test_function_runs_the_api_handler_on_the_newest_python(api_function: dict[s
     assert len(properties["Layers"]) == 1
 
 
-def test_function_environment_carries_the_table_the_delay_queues_the_jobs_and_settings(
+def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_settings(
     synthesized: Synthesized, api_function: dict[str, Any]
 ) -> None:
     defaults = DeploymentSettings()
@@ -131,6 +131,9 @@ def test_function_environment_carries_the_table_the_delay_queues_the_jobs_and_se
     [delay_queue] = stack.pipeline.queues.delay  # one by default: the URL list is a single Ref
     assert api_function["Properties"]["Environment"]["Variables"] == {
         runtime_settings.ENV_TABLE_NAME: {"Ref": table_id},
+        runtime_settings.ENV_IDEMPOTENCY_TABLE: {
+            "Ref": logical_id(stack, stack.storage.idempotency_table.node.default_child)
+        },
         runtime_settings.ENV_BUCKET_SHARDS: str(defaults.bucket_shards),
         runtime_settings.ENV_LIST_SHARDS: str(defaults.list_shards),
         runtime_settings.ENV_RUN_RETENTION_DAYS: str(defaults.run_retention_days),
@@ -163,6 +166,7 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
     assert set(outputs) == {
         names.OUTPUT_API_URL,
         names.OUTPUT_TABLE_NAME,
+        names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
         names.OUTPUT_DEAD_LETTER_QUEUE_URL,
         names.OUTPUT_TRIGGER_ROLE_ARN,
         names.OUTPUT_DASHBOARD_NAME,

@@ -11,6 +11,7 @@ import pytest
 from infra.api import API_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
 from infra.pipeline import SCANNER_TABLE_ACTIONS, TARGET_ACTIONS, TRIGGER_TABLE_ACTIONS
+from infra.storage import IDEMPOTENCY_ACTIONS
 from shared.store.models import LIST_INDEX_NAME
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
@@ -78,10 +79,11 @@ def test_no_wildcard_actions_and_star_resources_only_for_xray(synthesized: Synth
                 assert sorted(actions) == sorted(XRAY_WRITE_ACTIONS), f"{role_id}: Resource * beyond X-Ray"
 
 
-def test_api_function_may_only_touch_the_table_and_the_listing_index(synthesized: Synthesized) -> None:
+def test_api_function_may_only_touch_the_tables_and_the_listing_index(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
     table_id = logical_id(stack, stack.storage.table.node.default_child)
+    idempotency_id = logical_id(stack, stack.storage.idempotency_table.node.default_child)
     role_id = _function_roles(synthesized)[function_id]
     dynamodb = [
         statement
@@ -94,6 +96,11 @@ def test_api_function_may_only_touch_the_table_and_the_listing_index(synthesized
         [
             {"Action": sorted(API_TABLE_ACTIONS), "Effect": "Allow", "Resource": table_arn},
             {"Action": "dynamodb:Query", "Effect": "Allow", "Resource": index_arn},
+            {
+                "Action": sorted(IDEMPOTENCY_ACTIONS),
+                "Effect": "Allow",
+                "Resource": {"Fn::GetAtt": [idempotency_id, "Arn"]},
+            },
         ],
         key=str,
     )

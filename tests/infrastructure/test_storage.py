@@ -16,7 +16,7 @@ from pynamodb.models import Model
 
 from infra.storage import TABLE_MODELS
 from shared.store.models import LIST_INDEX_NAME, TaskItem
-from tests.infrastructure.conftest import Synthesized
+from tests.infrastructure.conftest import Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
 
@@ -64,8 +64,12 @@ def _expected_attribute_definitions(models: tuple[type[Model], ...]) -> list[dic
 @pytest.fixture(scope="module")
 def table(synthesized: Synthesized) -> dict[str, Any]:
     tables = synthesized.resources("AWS::DynamoDB::Table")
-    assert len(tables) == 1, "Sundial keeps every item in one table"
-    return next(iter(tables.values()))
+    stack = synthesized.stack
+    task_table = logical_id(stack, stack.storage.table.node.default_child)
+    idempotency_table = logical_id(stack, stack.storage.idempotency_table.node.default_child)
+    # Every item of Sundial's own in one table; Powertools' idempotency records in another.
+    assert set(tables) == {task_table, idempotency_table}
+    return tables[task_table]
 
 
 def test_the_models_sharing_the_table_are_the_ones_the_stack_builds() -> None:

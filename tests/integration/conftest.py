@@ -32,9 +32,12 @@ def aws() -> Iterator[None]:
         for model in TABLE_MODELS:
             model._connection = None  # clients made under an earlier mock are not mocked
         jobs.factory.cache_clear()
+        from shared.settings import from_env
         from shared.store.dynamo import ensure_table
+        from shared.store.idempotency import ensure_idempotency_table
 
         ensure_table("sundial-test")
+        ensure_idempotency_table(from_env().idempotency_table)
         yield
         for model in TABLE_MODELS:
             model._connection = None
@@ -48,11 +51,13 @@ def api(aws: None) -> Callable[..., Answer]:
 
     module.service.cache_clear()
     module.jobs.cache_clear()
+    module.replay.cache_clear()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
         text = raw.get("body")
-        return Answer(raw["statusCode"], json.loads(text) if text else None, raw.get("headers") or {})
+        headers = {**{k: v[-1] for k, v in (raw.get("multiValueHeaders") or {}).items()}, **(raw.get("headers") or {})}
+        return Answer(raw["statusCode"], json.loads(text) if text else None, headers)
 
     return call
 
@@ -193,6 +198,7 @@ def _clear_function_caches() -> None:
 
     api.service.cache_clear()
     api.jobs.cache_clear()
+    api.replay.cache_clear()
     jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
     tick.scan_requests.cache_clear()

@@ -204,6 +204,15 @@ def test_the_openapi_document_describes_the_routes_and_the_limits(api):
     assert answer.status == 200
     paths = answer.body["paths"]
     assert {"/v1/tasks", "/v1/tasks/{task_id}", "/v1/tasks/{task_id}/runs"} <= set(paths)
+    assert {
+        "/v1/tasks:batch",
+        "/v1/schedules:preview",
+        "/v1/tasks/{task_id}/run",
+        "/v1/dead-letters",
+        "/v1/dead-letters/{letter_id}",
+        "/v1/dead-letters/redrive",
+    } <= set(paths)
+    assert {"get", "patch", "delete"} <= set(paths["/v1/tasks/{task_id}"])
     assert {"post", "get"} <= set(paths["/v1/tasks"])
     assert "32768 bytes" in answer.body["info"]["description"]
     assert "TaskIn" in answer.body["components"]["schemas"]
