@@ -25,6 +25,7 @@ from shared.api.models import (
     RedriveIn,
     TaskIn,
     TaskPatchIn,
+    parse_version,
     spec_or_error,
 )
 from shared.api.replay import Replay
@@ -135,12 +136,14 @@ def list_tasks(
     return json_response(200, {"items": [task_view(t) for t in page.items], "next_cursor": page.next_cursor})
 
 
-@app.patch("/v1/tasks/<task_id>", responses=RESPONSES["state"], summary="Change a task (a new schedule re-arms it)")
+@app.patch("/v1/tasks/<task_id>", responses=RESPONSES["update"], summary="Change a task (a new schedule re-arms it)")
 def update_task(task_id: str, patch: TaskPatchIn) -> Response[Any]:
     def change(task: Task) -> Change:
         return Change(*patch.apply(task_view(task)))
 
-    return json_response(200, task_view(service().update(tenant(), task_id, change)))
+    expected = app.current_event.get_header_value("If-Match")
+    version = parse_version(expected) if expected is not None else None
+    return json_response(200, task_view(service().update(tenant(), task_id, change, version)))
 
 
 @app.post("/v1/tasks/<task_id>/run", status_code=202, responses=RESPONSES["run"], summary="Run a task once now")
@@ -202,7 +205,10 @@ def get_job(job_id: str) -> Response[Any]:
 
 @app.get("/v1/tasks/<task_id>", responses=RESPONSES["get"], summary="Read a task")
 def get_task(task_id: str) -> Response[Any]:
-    return json_response(200, task_view(service().get(tenant(), task_id)))
+    task = service().get(tenant(), task_id)
+    response = json_response(200, task_view(task))
+    response.headers["ETag"] = f'"{task.version}"'
+    return response
 
 
 @app.delete("/v1/tasks/<task_id>", status_code=204, responses=RESPONSES["cancel"], summary="Cancel a task")

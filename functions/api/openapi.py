@@ -50,6 +50,7 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
         404: "task_not_found (dead_letter_not_found)",
         409: "invalid_state, concurrent_update or idempotency_in_progress",
         422: "idempotency_key_reused: the Idempotency-Key came with another body",
+        412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
     }
     return {code: {"description": meaning[code], "content": _ERROR} for code in codes}
@@ -72,5 +73,6 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "get": {200: {"description": "The task."}, **_errors(404)},
     "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(404, 409)},
     "state": {200: {"description": "The task, paused or resumed."}, **_errors(404, 409)},
+    "update": {200: {"description": "The task, changed (re-armed on a new schedule)."}, **_errors(400, 404, 409, 412)},
     "runs": {200: {"description": '{"items": [run...], "next_cursor": ...}, newest first'}, **_errors(404)},
 }

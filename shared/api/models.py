@@ -357,16 +357,24 @@ class TaskPatchIn(Model):
         return spec, "schedule" in given
 
 
+def parse_version(header: str) -> int:
+    """An ``If-Match`` header: the task's ``version`` (as its ``ETag``, quoted or not)."""
+    text = header.strip().removeprefix("W/").strip('"')
+    if not text.isdigit():
+        raise ValidationFailed.on("If-Match", 'is the task\'s version, as GET returns it in ETag (e.g. "3")')
+    return int(text)
+
+
 class BatchIn(Model):
     """``POST /v1/tasks:batch``: each spec is validated and registered on its own."""
 
-    tasks: list[dict[str, Any]] = Field(
-        min_length=1, max_length=MAX_BATCH, description="Task specs, as POST /v1/tasks."
-    )
+    tasks: list[Any] = Field(min_length=1, max_length=MAX_BATCH, description="Task specs, as POST /v1/tasks.")
 
 
-def spec_or_error(raw: dict[str, Any]) -> t.TaskSpec | ValidationFailed:
+def spec_or_error(raw: Any) -> t.TaskSpec | ValidationFailed:
     """One batch item as a spec, or the error that answers its index (fields named within it)."""
+    if not isinstance(raw, dict):
+        return ValidationFailed.on("body", "a task spec is a JSON object")
     try:
         return TaskIn.model_validate(raw).to_spec()
     except ValidationError as exc:

@@ -80,3 +80,10 @@ class IdempotencyInProgress(SundialError):
 
     code = "idempotency_in_progress"
     status = 409
+
+
+class VersionMismatch(SundialError):
+    """``If-Match`` named a version the task no longer has."""
+
+    code = "version_mismatch"
+    status = 412

@@ -17,6 +17,7 @@ from shared.domain.errors import (
     StorageUnavailable,
     SundialError,
     ValidationFailed,
+    VersionMismatch,
 )
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.registration import first_due, new_task
@@ -98,13 +99,20 @@ class TaskService:
         stored = {t.id: t for t in self.repository.create_many([(t, t.id in staged) for t in tasks])}
         return [stored[a.id] if isinstance(a, Task) else a for a in answers]
 
-    def update(self, tenant: str, task_id: str, change: Callable[[Task], Change]) -> Task:
+    def update(
+        self, tenant: str, task_id: str, change: Callable[[Task], Change], if_version: int | None = None
+    ) -> Task:
         """Apply a client's change to the task as it is now (read again and re-applied if the
         pipeline or another client wrote it meanwhile: concurrent changes never lose each
         other). A new schedule re-arms the task: the occurrence staged under the old one no
-        longer matches it and is dropped by the trigger's claim."""
+        longer matches it and is dropped by the trigger's claim. ``if_version`` (a client's
+        ``If-Match``): change it only if it is still at that version."""
 
         def update(task: Task, now: datetime) -> Task | None:
+            if if_version is not None and task.version != if_version:
+                raise VersionMismatch(
+                    f"the task is at version {task.version}, not {if_version}: read it again and reapply your change"
+                )
             if task.status not in (TaskStatus.SCHEDULED, TaskStatus.PAUSED):
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
             wanted = change(task)

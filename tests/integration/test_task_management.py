@@ -85,6 +85,31 @@ def test_an_update_to_a_recurring_schedule_re_arms_it(api, pipeline, receiver):
     assert len(times) == len(set(times))  # each occurrence once
 
 
+def test_an_update_while_an_occurrence_is_firing_is_not_undone_by_its_re_arm(api, pipeline, receiver, monkeypatch):
+    """The run in flight finishes and is recorded; its re-arm (the next occurrence of the old
+    schedule) must not overwrite the schedule the client set meanwhile."""
+    from shared.services import firing
+
+    url = receiver.script("/inflight", 200)
+    task = register(api, url, schedule={"every_seconds": 1})
+    real_call = firing.Trigger._call
+    changed = []
+
+    def change_mid_call(self, *args, **kwargs):
+        if not changed:
+            changed.append(api("PATCH", f"/v1/tasks/{task['id']}", {"schedule": FAR_CRON}).body)
+        return real_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(firing.Trigger, "_call", change_mid_call)
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["succeeded"], timeout=10)
+    pipeline.fire(until=lambda: False, timeout=2.5)
+    assert len(receiver.calls_to("/inflight")) == 1  # the old every-second schedule is gone
+    after = api("GET", f"/v1/tasks/{task['id']}").body
+    assert after["schedule"] == FAR_CRON | {"timezone": "UTC"}
+    assert after["next_fire_at"] == changed[0]["next_fire_at"]
+    assert after["status"] == "scheduled"
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -145,6 +170,27 @@ def test_concurrent_updates_never_lose_each_other(api):
     assert final["misfire"] == "fire_now"
     assert final["payload"] == {"from": 3}
     assert final["version"] >= task["version"] + 4
+
+
+def test_if_match_refuses_a_change_computed_on_an_old_version(api):
+    """A client doing read-modify-write names the version it read: a change made meanwhile by
+    someone else is not overwritten."""
+    task = register(api, "http://example.com/hook", schedule=FAR_CRON, payload={"n": 1})
+    read = api("GET", f"/v1/tasks/{task['id']}")
+    assert read.headers["ETag"] == f'"{task["version"]}"'
+    assert api("PATCH", f"/v1/tasks/{task['id']}", {"name": "other-client"}).status == 200
+    stale = api("PATCH", f"/v1/tasks/{task['id']}", {"payload": {"n": 2}}, {"If-Match": read.headers["ETag"]})
+    assert stale.status == 412
+    assert stale.body["error"]["code"] == "version_mismatch"
+    fresh = api("GET", f"/v1/tasks/{task['id']}")
+    assert fresh.body["payload"] == {"n": 1}
+    ok = api("PATCH", f"/v1/tasks/{task['id']}", {"payload": {"n": 2}}, {"If-Match": fresh.headers["ETag"]})
+    assert ok.status == 200
+    assert ok.body["payload"] == {"n": 2}
+    assert ok.body["name"] == "other-client"
+    bad = api("PATCH", f"/v1/tasks/{task['id']}", {"name": "x"}, {"If-Match": "yesterday"})
+    assert bad.status == 400
+    assert bad.body["error"]["details"][0]["field"] == "If-Match"
 
 
 def test_a_lost_race_is_read_again_and_re_applied(aws):
@@ -238,13 +284,15 @@ def test_a_batch_accepts_the_good_specs_and_rejects_the_bad_ones_each_on_its_own
             spec(url, name="good-2", schedule=FAR_CRON),
             {"schedule": {"at": "2020-01-01T00:00:00Z"}, "target": {"http": {"url": url}}},
             {"target": {"http": {"url": url}}},
+            "not a spec",
         ]
     }
     answer = api("POST", "/v1/tasks:batch", body)
     assert answer.status == 200, answer.body
     items = answer.body["items"]
-    assert [i["index"] for i in items] == [0, 1, 2, 3, 4]
-    assert [("task" in i) for i in items] == [True, False, True, False, False]
+    assert [i["index"] for i in items] == [0, 1, 2, 3, 4, 5]
+    assert [("task" in i) for i in items] == [True, False, True, False, False, False]
+    assert items[5]["error"]["code"] == "validation_error"
     assert items[1]["error"]["code"] == "validation_error"
     assert [d["field"] for d in items[1]["error"]["details"]] == ["schedule.cron"]
     assert [d["field"] for d in items[3]["error"]["details"]] == ["schedule.at"]
