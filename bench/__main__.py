@@ -40,6 +40,9 @@ def main() -> None:
     parser.add_argument("--lead-in", type=float, default=None, help="seconds before the first due time")
     parser.add_argument("--delay-queues", type=int, default=1, help="local delay queues (default 1, as the stack)")
     parser.add_argument("--clients", type=int, default=8, help="concurrent registration clients")
+    parser.add_argument(
+        "--batch", type=int, default=0, help="register through POST /v1/tasks:batch, this many per request (max 100)"
+    )
     parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
     args = parser.parse_args()
     if args.ceiling:
@@ -48,10 +51,10 @@ def main() -> None:
         ceiling(min(args.tasks, 500))
         return
     lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
-    run(args.tasks, args.window, lead_in, args.delay_queues, args.clients)
+    run(args.tasks, args.window, lead_in, args.delay_queues, args.clients, min(max(args.batch, 0), 100))
 
 
-def run(count: int, window: float, lead_in: float, delay_queues: int, clients: int) -> None:
+def run(count: int, window: float, lead_in: float, delay_queues: int, clients: int, batch: int = 0) -> None:
     from bench.receiver import receiver_process
     from local.attribution import invocations
     from local.runtime import Runtime
@@ -74,7 +77,7 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
             url = receiver.url + "/hook"
             start = datetime.now(UTC) + timedelta(seconds=lead_in)
             due = [start + timedelta(seconds=window * i / count) for i in range(count)]
-            registered, reg_seconds = register_all(runtime.port, url, due, clients)
+            registered, reg_seconds = register_all(runtime.port, url, due, clients, batch)
             deadline = time.time() + lead_in + window + 30
             while time.time() < deadline and receiver.tasks_called() < count:
                 time.sleep(0.5)
@@ -85,29 +88,48 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
     report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke)
 
 
-def register_all(port: int, url: str, due: list[datetime], clients: int) -> tuple[dict[str, datetime], float]:
+def register_all(
+    port: int, url: str, due: list[datetime], clients: int, batch: int = 0
+) -> tuple[dict[str, datetime], float]:
+    """Register a one-shot task per due time: one request each, or ``batch`` per request."""
     from shared.domain.times import iso
 
     registered: dict[str, datetime] = {}
     lock = threading.Lock()
 
-    def one(at: datetime) -> None:
-        body = json.dumps(
-            {
-                "schedule": {"at": iso(at)},
-                "target": {"http": {"url": url, "timeout_seconds": 5}},
-                "payload": {"bench": True},
-            }
-        ).encode()
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/tasks", data=body, method="POST")
+    def spec(at: datetime) -> dict[str, Any]:
+        return {
+            "schedule": {"at": iso(at)},
+            "target": {"http": {"url": url, "timeout_seconds": 5}},
+            "payload": {"bench": True},
+        }
+
+    def post(path: str, body: Any) -> Any:
+        data = json.dumps(body).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method="POST")
         with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
-            task = json.loads(answer.read())
+            return json.loads(answer.read())
+
+    def record(tasks: list[dict[str, Any]]) -> None:
         with lock:
-            registered[task["id"]] = datetime.fromisoformat(task["next_fire_at"].replace("Z", "+00:00"))
+            for task in tasks:
+                registered[task["id"]] = datetime.fromisoformat(task["next_fire_at"].replace("Z", "+00:00"))
+
+    def one(at: datetime) -> None:
+        record([post("/v1/tasks", spec(at))])
+
+    def many(times: list[datetime]) -> None:
+        items = post("/v1/tasks:batch", {"tasks": [spec(at) for at in times]})["items"]
+        if any("error" in item for item in items):
+            raise RuntimeError(f"the batch refused specs: {[i for i in items if 'error' in i][:3]}")
+        record([item["task"] for item in items])
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=clients) as pool:
-        list(pool.map(one, due))
+        if batch:
+            list(pool.map(many, [due[i : i + batch] for i in range(0, len(due), batch)]))
+        else:
+            list(pool.map(one, due))
     return registered, time.perf_counter() - started
 
 

@@ -6,9 +6,10 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from shared.api.models import ErrorOut
+from shared.api.models import MAX_BATCH, MAX_IDEMPOTENCY_KEY, MAX_PREVIEW, ErrorOut
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
+from shared.domain.calendars import MAX_INTERVAL
 from shared.domain.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS
 
 TITLE = "Sundial"
@@ -38,7 +39,13 @@ bad input is `400 validation_error` naming the field, an unknown id `404 task_no
   (IANA, default UTC); a wall time skipped by a DST change fires at the end of the gap, a
   repeated one fires once;
 - `retry.max_attempts`: 1 to {MAX_ATTEMPTS}; a retry waits at most {int(MAX_DELAY_SECONDS)} s;
-- list `limit`: 1 to 100 (default 50).
+- `schedule.repeat`: `interval` 1 to {MAX_INTERVAL}; `days` for `week` (1-7) and `month` (1-31)
+  only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on
+  `workday` only;
+- list `limit`: 1 to 100 (default 50); `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
+  `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
+- `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
+  route; `If-Match` on `PATCH`: the task's `version` (its `ETag`).
 """
 
 _ERROR: Any = {"application/json": {"model": ErrorOut}}

@@ -5,6 +5,7 @@ registration, listing, dead letters and their redrive."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -482,3 +483,44 @@ def test_a_redrive_request_must_say_what_to_redrive(api):
         answer = api("POST", "/v1/dead-letters/redrive", body)
         assert answer.status == 400, body
     assert api("POST", "/v1/dead-letters/redrive", {"ids": ["01J0000000000000000000000Z"]}).status == 404
+
+
+def test_a_dead_letter_is_redriven_by_one_transaction_only(aws):
+    """Two redrives that both read the letter before either wrote: the second transaction is
+    refused as a whole (no second run, no second history entry)."""
+    from datetime import UTC, timedelta
+
+    from shared.domain.errors import ConcurrentUpdate
+    from shared.domain.registration import new_task
+    from shared.domain.retry import RetryPolicy
+    from shared.domain.schedules import At
+    from shared.domain.tasks import DeadLetter, HttpTarget, TaskSpec
+    from shared.domain.times import truncate_ms
+    from shared.store.dead_letters import DynamoDeadLetters
+    from shared.store.dynamo import DynamoTaskRepository
+    from shared.store.keys import task_key
+    from shared.store.models import RunItem, TaskItem
+    from shared.store.repository import DeadLetterRef
+
+    now = truncate_ms(datetime.now(UTC))
+    targets = (HttpTarget("http://example.com"),)
+    letters = DynamoDeadLetters(retention_ms=86_400_000)
+    letter = DeadLetter(
+        "01KA0000000000000000000000", "t", "01KA0000000000000000000001", "01KA0000000000000000000000",
+        now - timedelta(minutes=1), now, 3, "retries exhausted", targets, False, {"a": 1}, RetryPolicy(),
+    )  # fmt: skip
+    letters.record(letter)
+    repository = DynamoTaskRepository(list_shards=2)
+
+    def extra_run() -> object:
+        run = new_task(TaskSpec(At(now), targets), tenant="t", now=now, shard=0)
+        return replace(run, parent_id=letter.task_id)
+
+    first, second = extra_run(), extra_run()
+    repository.create_run(first, staged=False, redrive=DeadLetterRef("t", letter.id))
+    with pytest.raises(ConcurrentUpdate):
+        repository.create_run(second, staged=False, redrive=DeadLetterRef("t", letter.id))
+    assert letters.get("t", letter.id).status == "redriven"
+    assert [i.child for i in RunItem.query(f"R#{letter.task_id}")] == [first.id]
+    pk, sk = task_key(second.id)
+    assert TaskItem.count(pk, TaskItem.sk == sk) == 0
