@@ -122,7 +122,7 @@ def create_tasks(batch: BatchIn) -> Response[Any]:
 def preview_schedule(request: PreviewIn) -> Response[Any]:
     after = truncate_ms(request.after) if request.after else None
     times = preview(request.schedule.to_domain(), request.count, truncate_ms(utc_now()), after)
-    return json_response(200, {"times": [iso(t) for t in times]})
+    return json_response(200, {"times": [iso(instant) for instant in times]})
 
 
 @app.get("/v1/tasks", responses=RESPONSES["list"], summary="List tasks, newest first")
@@ -274,6 +274,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if len((event.get("body") or "").encode()) > MAX_BODY_BYTES:  # before anything parses it
         too_large = PayloadTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(error_view(too_large))}
+    replay().register_context(context)
     return app.resolve(as_json(event), context)
 
 

@@ -5,7 +5,8 @@ does the work: the first request with a key runs and its answer (status and body
 a day; a retry with the same key and body gets that answer back without running again; the same
 key with another body is refused (``422 idempotency_key_reused``); a retry while the first is
 still running is told so (``409 idempotency_in_progress``). A request that fails (4xx, 5xx)
-stores nothing: its retry runs again. Keys are per tenant and per route.
+stores nothing: its retry runs again. Keys are per tenant and per route. A stored answer is at
+most a batch of views whose payloads fit the 128 KB request limit: well under DynamoDB's 400 KB.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyValidationError,
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.errors import IdempotencyInProgress, IdempotencyKeyReused, StorageUnavailable
 from shared.store.idempotency import persistence_layer
@@ -41,13 +43,22 @@ class Replay:
         self.expires_after_s = expires_after_s
 
     @cached_property
-    def _once(self) -> Callable[..., dict[str, Any]]:
-        config = IdempotencyConfig(
+    def config(self) -> IdempotencyConfig:
+        return IdempotencyConfig(
             event_key_jmespath="[tenant, route, key]",
             payload_validation_jmespath="body",
             expires_after_seconds=self.expires_after_s,
             response_hook=_mark_replayed,
         )
+
+    def register_context(self, context: LambdaContext) -> None:
+        """Per invocation: a request cut off by the function's timeout then holds its key only
+        until that timeout, not for the record's whole day (its retry runs again)."""
+        self.config.register_lambda_context(context)
+
+    @cached_property
+    def _once(self) -> Callable[..., dict[str, Any]]:
+        config = self.config
 
         def answer(request: dict[str, Any], work: Work) -> dict[str, Any]:
             status, body = work()
