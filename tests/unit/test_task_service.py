@@ -126,3 +126,111 @@ def test_state_changes_are_re_applied_when_the_pipeline_wrote_the_task_meanwhile
     assert raced
     assert cancelled.status is TaskStatus.CANCELLED
     assert cancelled.name == "claimed"  # re-read, not overwritten
+
+
+# --- management: update, run now, batches, redrive ---------------------------------------------
+
+
+class RecordingStager:
+    def __init__(self) -> None:
+        self.staged: list[object] = []
+
+    def stage(self, occurrences, now_ms: int) -> None:
+        self.staged.extend(occurrences)
+
+
+class Letters:
+    def __init__(self, *letters) -> None:
+        self.letters = {letter.id: letter for letter in letters}
+
+    def get(self, tenant, letter_id):
+        return self.letters[letter_id]
+
+    def list(self, tenant, *, limit, cursor, status=None):
+        from shared.domain.tasks import Page
+
+        return Page([d for d in self.letters.values() if status is None or d.status == status][:limit])
+
+
+def test_an_update_with_a_schedule_re_arms_and_stages_what_is_due_soon():
+    from shared.services.tasks import Change
+
+    stager = RecordingStager()
+    svc = replace(service(), stager=stager)
+    task = svc.register("default", spec(Cron("0 0 1 1 *")))
+    moved = svc.update("default", task.id, lambda t: Change(replace(spec(After(30)), payload={"a": 1}), True))
+    assert moved.next_fire_at == NOW + timedelta(seconds=30)
+    assert moved.due_at == moved.next_fire_at
+    assert moved.schedule == After(30, NOW)
+    assert moved.version == task.version + 1
+    assert [s.due_ms for s in stager.staged] == [to_ms(NOW + timedelta(seconds=30))]
+
+
+def test_an_update_without_a_schedule_keeps_the_armed_occurrence():
+    from shared.services.tasks import Change
+
+    svc = service()
+    task = svc.register("default", spec(Cron("0 0 1 1 *")))
+    kept = svc.update("default", task.id, lambda t: Change(replace(spec(t.schedule), name="renamed"), False))
+    assert kept.name == "renamed"
+    assert kept.due_at == task.due_at
+    assert kept.schedule == task.schedule
+
+
+def test_a_cancelled_task_cannot_be_updated_and_if_match_guards_the_version():
+    from shared.domain.errors import VersionMismatch
+    from shared.services.tasks import Change
+
+    svc = service()
+    task = svc.register("default", spec(Cron("0 0 1 1 *")))
+    same = lambda t: Change(spec(t.schedule), False)  # noqa: E731
+    with pytest.raises(VersionMismatch):
+        svc.update("default", task.id, same, if_version=task.version + 7)
+    svc.cancel("default", task.id)
+    with pytest.raises(InvalidTransition):
+        svc.update("default", task.id, same)
+
+
+def test_run_now_is_an_unlisted_one_shot_run_of_the_task_staged_at_once():
+    stager = RecordingStager()
+    svc = replace(service(), stager=stager)
+    task = svc.register("default", spec(Cron("0 0 1 1 *"), payload={"p": 1}))
+    run_id = svc.run_now("default", task.id)
+    (staged,) = stager.staged
+    assert staged.run_id == run_id
+    assert staged.due_ms == to_ms(NOW)
+    assert staged.one_shot
+    assert [t.id for t in svc.list("default", status=None, limit=10, cursor=None).items] == [task.id]
+    with pytest.raises(TaskNotFound):
+        svc.get("default", staged.task_id)  # the run is not a task of its own
+    svc.pause("default", task.id)
+    with pytest.raises(InvalidTransition):
+        svc.run_now("default", task.id)
+
+
+def test_a_batch_answers_each_spec_on_its_own():
+    svc = service()
+    refused = ValidationFailed.on("schedule.cron", "bad")
+    answers = svc.register_many(
+        "default", [spec(After(5)), refused, spec(At(NOW - timedelta(days=3))), spec(Every(60))]
+    )
+    assert [type(a).__name__ for a in answers] == ["Task", "ValidationFailed", "ValidationFailed", "Task"]
+    assert answers[1] is refused
+    assert answers[2].details[0].field == "schedule.at"
+    assert {t.id for t in svc.list("default", status=None, limit=10, cursor=None).items} == {
+        answers[0].id,
+        answers[3].id,
+    }
+
+
+def test_a_dead_letter_is_redriven_once():
+    from shared.domain.tasks import DeadLetter
+
+    letter = DeadLetter(
+        "01KA0000000000000000000000", "default", "01KA0000000000000000000001", "01KA0000000000000000000000",
+        NOW, NOW, 3, "retries exhausted", HOOK, False, {"a": 1}, RetryPolicy(),
+    )  # fmt: skip
+    svc = replace(service(), dead_letters_store=Letters(letter))
+    (done,) = svc.redrive("default", [letter.id])
+    assert done[0] is letter
+    assert svc.redrive("default", None) == []  # the fake's transaction refuses a second redrive
