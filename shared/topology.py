@@ -59,12 +59,18 @@ DELAY_VISIBILITY_TIMEOUT_S = 180
 expired, and the trigger function's timeout (120 s) fits inside it."""
 
 
+DELAY_MAX_RECEIVES = 5
+"""Deliveries of one delay-queue message before SQS moves it to the dead-letter queue. The
+trigger gives an occurrence up on its last delivery (dead-lettered in the table as well, where
+it can be redriven), so only a trigger that cannot reach the table leaves one behind."""
+
+
 def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
     return QueueSpec(
         f"{DELAY_QUEUE}-{index}",
         visibility_timeout_s=visibility_timeout_s,
         dead_letter=DEAD_LETTERS.name,
-        max_receive_count=5,
+        max_receive_count=DELAY_MAX_RECEIVES,
     )
 
 

@@ -25,6 +25,7 @@ from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_trigger
 from shared.services.firing import Fired, Result, Trigger
 from shared.settings import from_env
+from shared.topology import DELAY_MAX_RECEIVES
 
 observers: list[Callable[[Fired], None]] = []
 """Called with every occurrence's result (the local runtime prints one line per fire)."""
@@ -33,6 +34,11 @@ observers: list[Callable[[Fired], None]] = []
 @cache
 def trigger() -> Trigger:
     return build_trigger(from_env())
+
+
+def max_receives() -> int:
+    """Deliveries of a delay-queue message before SQS dead-letters it (the queues' setting)."""
+    return DELAY_MAX_RECEIVES
 
 
 def observe(fired: Fired) -> None:
@@ -75,9 +81,20 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     async def fire(record: SQSRecord) -> str:
         staged = Staged.from_message(json.loads(record.body))
         context = contextvars.copy_context()  # as asyncio.to_thread does
-        fired = await asyncio.get_running_loop().run_in_executor(
-            threads, context.run, batch.fire, staged, record.message_id
-        )
+        loop = asyncio.get_running_loop()
+        try:
+            fired = await loop.run_in_executor(threads, context.run, batch.fire, staged, record.message_id)
+        except Exception as exc:
+            receives = int(record.attributes.approximate_receive_count or 1)
+            if receives < max_receives():
+                raise
+            # The last delivery: SQS would move the message to the DLQ and the task would wait
+            # on a run nobody finishes. Give it up as a dead letter the API can redrive.
+            reason = f"the trigger failed on it {receives} times: {type(exc).__name__}: {exc}"
+            logger.exception("giving an occurrence up", extra={"run_id": staged.run_id})
+            fired = await loop.run_in_executor(
+                threads, contextvars.copy_context().run, trigger().abandon, staged, reason, batch.log_id
+            )
         observe(fired)
         if fired.result is Result.IN_FLIGHT:
             raise LeaseHeld(f"run {fired.staged.run_id} is held by another trigger; retry after its lease")

@@ -209,6 +209,28 @@ class Trigger:
         self._finish(task, staged, run, done)
         return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
 
+    def abandon(self, staged: Staged, reason: str, log_id: str) -> Fired:
+        """Give up an occurrence the trigger kept failing on (its message's last delivery):
+        take its run, record it dead-lettered (in the table, where it can be redriven, and in
+        the DLQ) and move the task on, as after a last failed attempt. Nothing is done when
+        the run is over or stale (dropped), or cannot be taken now (``IN_FLIGHT``: the message
+        fails once more and SQS moves it to the DLQ itself). ``log_id``: the batch whose
+        attempt just failed; the lease that attempt took is taken over."""
+        now = self.clock()
+        lease = now + self.timing.lease_ms
+        claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id, take_own=True)
+        if isinstance(claimed, Refusal):
+            over = claimed in (Refusal.STALE, Refusal.DONE)
+            return Fired(staged, Result.DROPPED if over else Result.IN_FLIGHT, reason=claimed.value)
+        task = claimed.task
+        self.stager.dead_letter(staged, reason, task.owner_id)
+        self.dead_letters.record(dead_letter(task, staged, reason, now))
+        run = Run(
+            staged.run_id, task.id, from_ms(staged.due_ms), RunStatus.DEAD_LETTERED, staged.attempt, last_error=reason
+        )
+        self._finish(task, staged, run, claimed.targets_done)
+        return Fired(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason)
+
     def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
         if refusal is Refusal.EARLY or (
             refusal is Refusal.BEHIND and self.clock() < staged.due_ms + self.timing.misfire_tolerance_ms

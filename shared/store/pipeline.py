@@ -164,8 +164,12 @@ class DynamoPipelineStore:
 
     # --- claiming -------------------------------------------------------------------------
 
-    def claim(self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str) -> Claimed | Refusal:
-        """Take the run of a staged occurrence: one conditional write (docs/design.md, 2.4)."""
+    def claim(
+        self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
+    ) -> Claimed | Refusal:
+        """Take the run of a staged occurrence: one conditional write (docs/design.md, 2.4).
+        ``take_own``: a lease held under ``log_id`` (this trigger batch's, a failed attempt of
+        its own) does not stop the claim."""
         item = _home(staged.task_id)
         armed = (TaskItem.status == SCHEDULED) & (TaskItem.due_ms == staged.due_ms)
         if staged.attempt == 1:
@@ -200,9 +204,11 @@ class DynamoPipelineStore:
         except PynamoDBException as exc:
             if not _is_conflict(exc):
                 raise StorageUnavailable(f"claim of {staged.run_id}: {exc.msg}") from exc
-        return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id)
+        return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own)
 
-    def _reclaim(self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str) -> Claimed | Refusal:
+    def _reclaim(
+        self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
+    ) -> Claimed | Refusal:
         """A claim refused: a duplicate, a stale message, or a crashed run whose lease expired."""
         try:
             current = BucketItem.get(*task_key(staged.task_id), consistent_read=True)
@@ -224,7 +230,7 @@ class DynamoPipelineStore:
             return Refusal.EARLY
         if current.run_status != FIRING or current.attempts != staged.attempt:
             return Refusal.DONE
-        if (current.lease_until_ms or 0) >= now_ms:
+        if (current.lease_until_ms or 0) >= now_ms and not (take_own and current.run_log == log_id):
             return Refusal.IN_FLIGHT
         logs = run_logs([current])
         if current.run_log in logs and staged.run_id in logs[current.run_log].runs:

@@ -458,6 +458,52 @@ def test_a_dead_letter_redriven_after_its_receiver_recovers_fires_once_and_succe
     assert api("GET", "/v1/dead-letters?status=dead_lettered").body["items"] == []
 
 
+def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter_and_redriven(
+    api, pipeline, receiver, monkeypatch
+):
+    """A bug (or an outage) that fails the trigger on every delivery: on the last one the
+    occurrence is dead-lettered in the table and in the DLQ (not left "firing" for ever), and
+    fires once when redriven after the fix."""
+    import json
+
+    from functions.trigger import handler as trigger_handler
+    from shared.services import firing
+
+    for i in range(2):
+        policy = {"deadLetterTargetArn": pipeline.arns["dead-letters"], "maxReceiveCount": "3"}
+        pipeline.sqs.set_queue_attributes(
+            QueueUrl=pipeline.urls[f"delay-{i}"],
+            Attributes={"VisibilityTimeout": "4", "RedrivePolicy": json.dumps(policy)},  # > the 2 s lease
+        )
+    monkeypatch.setattr(trigger_handler, "max_receives", lambda: 2)
+    real_call = firing.Trigger._call
+    broken = [True]
+
+    def buggy(self, *args, **kwargs):
+        if broken[0]:
+            raise RuntimeError("a bug in delivery")
+        return real_call(self, *args, **kwargs)
+
+    monkeypatch.setattr(firing.Trigger, "_call", buggy)
+    url = receiver.script("/buggy", 200)
+    task = register(api, url)
+    assert pipeline.fire(until=lambda: bool(api("GET", "/v1/dead-letters").body["items"]), timeout=15)
+    (letter,) = api("GET", "/v1/dead-letters").body["items"]
+    assert letter["task_id"] == task["id"]
+    assert "failed on it 2 times" in letter["reason"]
+    assert "a bug in delivery" in letter["reason"]
+    assert [r["status"] for r in runs(api, task["id"])] == ["dead_lettered"]
+    assert api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed"
+    (queued,) = pipeline.dead_letters()
+    assert queued["run_id"] == letter["run_id"]
+    assert receiver.calls_to("/buggy") == []
+    broken[0] = False  # the fix is deployed
+    assert api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]}).body["redriven"] == 1
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/buggy")) == 1, timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert len(receiver.calls_to("/buggy")) == 1
+
+
 def test_redrive_all_fires_each_dead_letter_once_even_when_asked_twice_at_once(api, pipeline, receiver):
     url = receiver.script("/all", 400, 400, 200)
     tasks = [register(api, url, name=f"t{i}") for i in range(2)]
