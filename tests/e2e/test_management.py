@@ -7,40 +7,18 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import datetime
 
 import pytest
+
+from tests.e2e.test_local_runtime import parse, register, runs, wait
 
 pytestmark = pytest.mark.e2e
 
 FAR_CRON = {"cron": "0 0 1 1 *"}
 
 
-def parse(text: str) -> float:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
-
-
 def spec(url: str, **fields):
     return {"schedule": {"after_seconds": 2}, "target": {"http": {"url": url}}, **fields}
-
-
-def register(sundial, url: str, **fields):
-    status, task = sundial.call("POST", "/v1/tasks", spec(url, **fields))
-    assert status == 201, task
-    return task
-
-
-def runs(sundial, task_id: str) -> list[dict]:
-    return sundial.call("GET", f"/v1/tasks/{task_id}/runs")[1]["items"]
-
-
-def wait(condition, timeout: float = 15) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return True
-        time.sleep(0.1)
-    return condition()
 
 
 def prefix() -> str:
@@ -161,3 +139,34 @@ def test_a_dead_letter_redriven_after_the_receiver_recovers_fires_once_and_succe
     assert calls[2].body["run_id"] == answer["runs"][0]["run_id"]
     assert wait(lambda: {r["status"] for r in runs(sundial, task["id"])} == {"dead_lettered", "succeeded"}, 5)
     assert sundial.call("GET", f"/v1/dead-letters/{letter['id']}")[1]["status"] == "redriven"
+
+
+def test_preview_and_next_fire_at_agree_for_a_calendar_rule(sundial):
+    rule = {
+        "repeat": {
+            "level": "workday",
+            "interval": 2,
+            "calendar": "CN",
+            "time": "09:00",
+            "timezone": "Asia/Shanghai",
+            "start": "2026-09-28T00:00:00+08:00",
+        }
+    }
+    status, answer = sundial.call("POST", "/v1/schedules:preview", {"schedule": rule, "count": 4})
+    assert status == 200, answer
+    assert parse(answer["times"][0]) > time.time()  # without "after": from now on, as if registered now
+    task = register(sundial, "http://127.0.0.1:9/none", schedule=rule, name=prefix())
+    assert task["next_fire_at"] == answer["times"][0]
+    # Workdays from Mon 28 Sep 2026: 28, 29, 30 Sep, (1-7 Oct: National Day), 8, 9, Sat 10 Oct
+    # (a working day), 12, 13, 14: every second one
+    past = sundial.call(
+        "POST", "/v1/schedules:preview", {"schedule": rule, "count": 5, "after": "2026-09-28T00:00:00Z"}
+    )
+    assert past[1]["times"] == [
+        "2026-09-28T01:00:00.000Z",
+        "2026-09-30T01:00:00.000Z",
+        "2026-10-09T01:00:00.000Z",
+        "2026-10-12T01:00:00.000Z",
+        "2026-10-14T01:00:00.000Z",
+    ]
+    sundial.call("DELETE", f"/v1/tasks/{task['id']}")
