@@ -29,7 +29,7 @@ from shared.api.models import (
     spec_or_error,
 )
 from shared.api.replay import Replay
-from shared.api.views import dead_letter_view, error_view, job_view, run_view, task_view
+from shared.api.views import batch_view, dead_letter_view, error_view, job_view, redrive_view, run_view, task_view
 from shared.domain import tasks as t
 from shared.domain.errors import PayloadTooLarge, SundialError, ValidationFailed
 from shared.domain.registration import preview
@@ -105,15 +105,10 @@ def create_task(task: TaskIn) -> Response[Any]:
 def create_tasks(batch: BatchIn) -> Response[Any]:
     def register() -> tuple[int, Any]:
         answers = service().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
-        items: list[dict[str, Any]] = []
-        for index, answer in enumerate(answers):
-            if isinstance(answer, Task):
-                items.append({"index": index, "task": task_view(answer)})
-            else:
-                items.append({"index": index, **error_view(answer)})
-        accepted = sum(1 for a in answers if isinstance(a, Task))
-        metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=accepted)
-        return 200, {"items": items}
+        metrics.add_metric(
+            name="TasksRegistered", unit=MetricUnit.Count, value=sum(isinstance(a, Task) for a in answers)
+        )
+        return 200, batch_view(answers)
 
     return replayable("POST /v1/tasks:batch", register)
 
@@ -172,9 +167,7 @@ def get_dead_letter(letter_id: str) -> Response[Any]:
 @app.post("/v1/dead-letters/redrive", responses=RESPONSES["redrive"], summary="Fire dead letters once more")
 def redrive_dead_letters(request: RedriveIn) -> Response[Any]:
     def redrive() -> tuple[int, Any]:
-        done = service().redrive(tenant(), request.chosen())
-        runs = [{"id": letter.id, "task_id": letter.task_id, "run_id": run_id} for letter, run_id in done]
-        return 200, {"redriven": len(done), "runs": runs}
+        return 200, redrive_view(service().redrive(tenant(), request.chosen()))
 
     return replayable("POST /v1/dead-letters/redrive", redrive)
 

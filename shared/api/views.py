@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
@@ -90,3 +91,18 @@ def job_view(job: JobView) -> dict[str, Any]:
         "created_at": iso(from_ms(job.created_ms)),
         "finished_at": iso(from_ms(job.finished_ms)) if job.finished_ms is not None else None,
     }
+
+
+def batch_view(answers: Sequence[Task | SundialError]) -> dict[str, Any]:
+    """``POST /v1/tasks:batch``: each spec's task or error, by its index."""
+    return {
+        "items": [
+            {"index": i, "task": task_view(a)} if isinstance(a, Task) else {"index": i, **error_view(a)}
+            for i, a in enumerate(answers)
+        ]
+    }
+
+
+def redrive_view(done: Sequence[tuple[DeadLetter, str]]) -> dict[str, Any]:
+    runs = [{"id": letter.id, "task_id": letter.task_id, "run_id": run_id} for letter, run_id in done]
+    return {"redriven": len(done), "runs": runs}
