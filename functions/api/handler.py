@@ -31,6 +31,7 @@ from shared.api.models import (
 from shared.api.replay import Replay
 from shared.api.views import batch_view, dead_letter_view, error_view, job_view, redrive_view, run_view, task_view
 from shared.domain import tasks as t
+from shared.domain.calendars import Repeat, calendar_notes
 from shared.domain.errors import PayloadTooLarge, SundialError, ValidationFailed
 from shared.domain.registration import preview
 from shared.domain.states import TaskStatus
@@ -116,8 +117,10 @@ def create_tasks(batch: BatchIn) -> Response[Any]:
 @app.post("/v1/schedules:preview", responses=RESPONSES["preview"], summary="The next occurrences of a schedule")
 def preview_schedule(request: PreviewIn) -> Response[Any]:
     after = truncate_ms(request.after) if request.after else None
-    times = preview(request.schedule.to_domain(), request.count, truncate_ms(utc_now()), after)
-    return json_response(200, {"times": [iso(instant) for instant in times]})
+    schedule = request.schedule.to_domain()
+    times = preview(schedule, request.count, truncate_ms(utc_now()), after)
+    notes = calendar_notes(schedule, times) if isinstance(schedule, Repeat) else []
+    return json_response(200, {"times": [iso(instant) for instant in times], "notes": notes})
 
 
 @app.get("/v1/tasks", responses=RESPONSES["list"], summary="List tasks, newest first")

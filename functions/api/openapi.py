@@ -69,7 +69,10 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         200: {"description": '{"items": [{"index", "task"} | {"index", "error"}]}: each spec on its own'},
         **_errors(400, 409, 413, 422),
     },
-    "preview": {200: {"description": '{"times": [TIME, ...]}'}, **_errors(400)},
+    "preview": {
+        200: {"description": '{"times": [TIME, ...], "notes": [str]}: notes warn of holiday data not yet published'},
+        **_errors(400),
+    },
     "run": {202: {"description": '{"run_id": ...}: one extra run, now'}, **_errors(404, 409, 422)},
     "dead_letter": {200: {"description": "The dead letter."}, **_errors(404)},
     "redrive": {

@@ -304,6 +304,39 @@ def _holidays_of(code: str) -> holidays.HolidayBase:
     return holidays.country_holidays(code)
 
 
+@cache
+def published_through(calendar: str) -> int | None:
+    """The last year whose official schedule the holiday data has, for a calendar whose
+    government moves working days year by year (China's working weekends); ``None`` for a
+    calendar fixed by rules, known for any year. A later year's workdays are only its
+    weekdays without its rule-based holidays: the moves are published a few weeks before the
+    year starts, and reach Sundial with a newer ``holidays`` package."""
+    country = _holidays_of(calendar)
+    specials: dict[Any, Any] = getattr(country, "special_public_holidays", None) or {}
+    if not specials:
+        return None
+    latest = max(int(year) for year in specials)
+    _ = date(latest, 1, 1) in country  # fills the year in
+    moves: set[date] = getattr(country, "weekend_workdays", set())
+    return latest if any(day.year == latest for day in moves) else None
+
+
+def calendar_notes(rule: Repeat, times: list[datetime]) -> list[str]:
+    """What a user should know about these occurrences of ``rule``: workdays counted in years
+    the holiday data does not have the official schedule of yet."""
+    if rule.level is not Level.WORKDAY or rule.calendar is None:
+        return []
+    last = published_through(rule.calendar)
+    if last is None or not any(t.astimezone(zone_of(rule.timezone)).year > last for t in times):
+        return []
+    return [
+        f"calendar {rule.calendar}: the holiday data (holidays {holidays.__version__}) has the official "
+        f"schedule up to {last}; in later years the workdays are the weekdays without the rule-based "
+        "holidays, and days the government moves (bridge days, working weekends) count once Sundial is "
+        "deployed with a holidays package that has them"
+    ]
+
+
 @lru_cache(maxsize=1024)
 def _workdays_in(calendar: str | None, year: int) -> tuple[int, ...]:
     """The ordinals of a year's workdays, in order."""

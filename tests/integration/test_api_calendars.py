@@ -12,10 +12,15 @@ from shared.domain.times import iso
 pytestmark = pytest.mark.integration
 
 
-def preview(api, schedule, count=5, after=None):
+def preview(api, schedule, count=5, after=None, notes: tuple[str, ...] | list[str] | None = ()):
+    """The previewed times; ``notes``: words each note must hold (``None``: not checked)."""
     body = {"schedule": schedule, "count": count, **({"after": after} if after else {})}
     answer = api("POST", "/v1/schedules:preview", body)
     assert answer.status == 200, answer.body
+    if notes is not None:
+        assert len(answer.body["notes"]) == len(notes)
+        for note, words in zip(answer.body["notes"], notes, strict=True):
+            assert words in note
     return answer.body["times"]
 
 
@@ -75,6 +80,13 @@ def test_a_workday_rule_follows_chinas_published_2025_spring_festival_calendar(a
         "2025-02-07T01:00:00.000Z",
         "2025-02-08T01:00:00.000Z",  # Saturday, a working day
     ]
+
+
+def test_a_workday_rule_in_a_year_china_has_not_published_says_so(api):
+    rule = {"repeat": {"level": "workday", "calendar": "CN", "time": "09:00", "timezone": "Asia/Shanghai",
+                       "start": "2027-01-04T00:00:00+08:00"}}  # fmt: skip
+    times = preview(api, rule, 3, after="2027-01-04T00:00:00Z", notes=["official schedule up to 2026"])
+    assert times == ["2027-01-04T01:00:00.000Z", "2027-01-05T01:00:00.000Z", "2027-01-06T01:00:00.000Z"]
 
 
 def test_every_second_workday_across_us_thanksgiving(api):
@@ -163,11 +175,11 @@ def test_preview_answers_every_schedule_kind(api):
     ],
 )
 def test_next_fire_at_agrees_with_the_preview(api, schedule):
-    times = preview(api, schedule, 3)
+    times = preview(api, schedule, 3, notes=None)
     task = api("POST", "/v1/tasks", {"schedule": schedule, "target": {"http": {"url": "http://example.com/x"}}})
     assert task.status == 201, task.body
     assert task.body["next_fire_at"] == times[0]
-    assert preview(api, task.body["schedule"], 3) == times  # the stored form previews the same
+    assert preview(api, task.body["schedule"], 3, notes=None) == times  # the stored form previews the same
 
 
 def test_a_rule_without_start_counts_from_registration(api):

@@ -663,3 +663,17 @@ def test_validation_uses_the_given_field_prefix() -> None:
 def test_hourly_time_message_explains_why() -> None:
     with pytest.raises(ValidationFailed, match="minute and second"):
         repeat_from_api({"level": "hour", "time": "09:00"})
+
+
+def test_a_calendar_whose_moves_are_published_yearly_says_how_far_its_data_goes() -> None:
+    from shared.domain.calendars import calendar_notes, published_through
+
+    assert published_through("CN") == 2026  # holidays 0.109: the State Council's 2026 notice
+    assert published_through("US") is None  # rule-based: every year is known
+    rule = repeat_from_api({"level": "workday", "calendar": "CN", "start": "2026-12-30T09:00:00+08:00"})
+    in_2026 = [datetime(2026, 12, 30, 1, tzinfo=UTC)]
+    in_2027 = [*in_2026, datetime(2027, 1, 4, 1, tzinfo=UTC)]
+    assert calendar_notes(rule, in_2026) == []
+    (note,) = calendar_notes(rule, in_2027)
+    assert "up to 2026" in note
+    assert calendar_notes(repeat_from_api({"level": "day", "start": "2027-01-01T00:00:00Z"}), in_2027) == []
