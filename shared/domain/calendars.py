@@ -36,6 +36,7 @@ workdays from ``start`` (year by year, cached), for at most :data:`WORKDAY_HORIZ
 from __future__ import annotations
 
 import calendar as gregorian
+import importlib
 import re
 from bisect import bisect_left
 from collections.abc import Iterator
@@ -44,13 +45,23 @@ from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock_time
 from enum import StrEnum
 from functools import cache, lru_cache
-from typing import Any
-
-import holidays
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from shared.domain.errors import ValidationFailed
 from shared.domain.times import iso, truncate_ms
 from shared.domain.wallclock import localize, zone_of
+
+if TYPE_CHECKING:
+    from holidays import HolidayBase
+
+
+@cache
+def _library() -> ModuleType:
+    """The ``holidays`` package, imported on first use (about 60 ms): a function that never
+    meets a workday rule (most triggers, the scanners) does not pay for it at cold start."""
+    return importlib.import_module("holidays")
+
 
 MAX_INTERVAL = 1000
 """The largest ``interval`` of any level (1,000 hours is 41 days; 1,000 workdays about 4 years)."""
@@ -185,7 +196,7 @@ def _timezone_of(data: dict[str, Any], field: str) -> str:
 
 @cache
 def _countries() -> frozenset[str]:
-    return frozenset(holidays.list_supported_countries())
+    return frozenset(_library().list_supported_countries())
 
 
 def _calendar_of(data: dict[str, Any], level: Level, field: str) -> str | None:
@@ -299,9 +310,10 @@ def _year_dates(rule: Repeat, start: date, first: int) -> Iterator[int]:
 
 
 @lru_cache(maxsize=64)
-def _holidays_of(code: str) -> holidays.HolidayBase:
+def _holidays_of(code: str) -> HolidayBase:
     """One holidays object per calendar: it fills in the years it is asked about."""
-    return holidays.country_holidays(code)
+    country: HolidayBase = _library().country_holidays(code)
+    return country
 
 
 @cache
@@ -330,7 +342,7 @@ def calendar_notes(rule: Repeat, times: list[datetime]) -> list[str]:
     if last is None or not any(t.astimezone(zone_of(rule.timezone)).year > last for t in times):
         return []
     return [
-        f"calendar {rule.calendar}: the holiday data (holidays {holidays.__version__}) has the official "
+        f"calendar {rule.calendar}: the holiday data (holidays {_library().__version__}) has the official "
         f"schedule up to {last}; in later years the workdays are the weekdays without the rule-based "
         "holidays, and days the government moves (bridge days, working weekends) count once Sundial is "
         "deployed with a holidays package that has them"
