@@ -170,6 +170,11 @@ def run_from_item(item: RunItem) -> Run:
     )
 
 
+def run_position(run: Run) -> str:
+    """Where a run sorts in its task's history: the sort key of its ``R#`` item."""
+    return f"{to_ms(run.scheduled_for):013d}#{run.run_id}"
+
+
 def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
     """The run logs that may hold the outcome of these items' firing runs (one BatchGetItem)."""
     wanted = {i.run_log for i in items if i.run_status == RunStatus.FIRING.value and i.run_log}
@@ -247,22 +252,19 @@ class DynamoTaskRepository:
         return to_task(item, run_logs([item]))
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The task's runs, newest first: the current occurrence's, then the recorded ones
-        (an extra run's record points at the one-shot item that holds its state)."""
+        """The task's runs, newest first by scheduled time: the recorded ones (an extra run's
+        record points at the one-shot item that holds its state) and the current occurrence's,
+        which the home item holds, in its place among them."""
         position = decode_cursor(cursor) if cursor else None
-        found: list[Run] = []
-        if position is None and task.run is not None:
-            found.append(task.run)
         condition = RunItem.sk < position if position else None
         try:
-            items = list(
-                RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1 - len(found))
-            )
+            items = list(RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1))
             children = {i.child for i in items if i.child}
             held = {c.task_id: c for c in TaskItem.batch_get([task_key(c) for c in sorted(children)])}
             logs = run_logs(list(held.values()))
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
+        found: list[Run] = []
         for item in items:
             run = run_from_item(item)
             child = held.get(item.child or "")
@@ -270,11 +272,18 @@ class DynamoTaskRepository:
                 current = to_task(child, logs).run
                 run = replace(current, task_id=task.id) if current is not None else run
             found.append(run)
+        current = task.run
+        if (
+            current is not None
+            and (position is None or run_position(current) < position)
+            and all(r.run_id != current.run_id for r in found)  # recorded already: the record is final
+        ):
+            found.append(current)
+        found.sort(key=run_position, reverse=True)
         if len(found) <= limit:
             return Page(found)
         page = found[:limit]
-        last = page[-1]
-        return Page(page, encode_cursor(f"{to_ms(last.scheduled_for):013d}#{last.run_id}"))
+        return Page(page, encode_cursor(run_position(page[-1])))
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
         """Store new tasks, (task, staged) each, 25 per BatchWriteItem call. Not conditional

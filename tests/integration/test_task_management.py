@@ -251,6 +251,24 @@ def test_run_now_fires_one_extra_run_with_its_own_id_and_leaves_the_schedule_alo
     assert [t["id"] for t in listed] == [task["id"]]  # an extra run is not a task of its own
 
 
+def test_run_now_of_a_finished_one_shot_task_comes_first_in_its_history(api, pipeline, receiver):
+    """A failed run fired again by hand: the history stays newest first across pages."""
+    url = receiver.script("/again", 400, 200)
+    task = register(api, url)
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["failed"], timeout=10)
+    again = api("POST", f"/v1/tasks/{task['id']}/run")
+    assert again.status == 202  # a completed task runs by hand
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/again")) == 2, timeout=10)
+    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "succeeded", timeout=5)
+    history = runs(api, task["id"])
+    assert [r["status"] for r in history] == ["succeeded", "failed"]
+    assert history[0]["run_id"] == again.body["run_id"]
+    first = api("GET", f"/v1/tasks/{task['id']}/runs?limit=1").body
+    second = api("GET", f"/v1/tasks/{task['id']}/runs?limit=1&cursor={first['next_cursor']}").body
+    assert [r["run_id"] for r in first["items"] + second["items"]] == [r["run_id"] for r in history]
+    assert second["next_cursor"] is None
+
+
 def test_run_now_is_refused_for_a_paused_or_cancelled_task(api):
     task = register(api, "http://example.com/hook", schedule=FAR_CRON)
     api("POST", f"/v1/tasks/{task['id']}/pause")
