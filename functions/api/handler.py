@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -34,7 +34,7 @@ from shared.domain import tasks as t
 from shared.domain.calendars import Repeat, calendar_notes
 from shared.domain.errors import PayloadTooLarge, SundialError, ValidationFailed
 from shared.domain.registration import preview
-from shared.domain.states import TaskStatus
+from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import MAX_BODY_BYTES, Task
 from shared.domain.times import iso, truncate_ms
 from shared.observability import logger, metrics, tracer
@@ -154,7 +154,7 @@ def run_task(task_id: str) -> Response[Any]:
 
 @app.get("/v1/dead-letters", responses=RESPONSES["list"], summary="Dead letters, newest first")
 def list_dead_letters(
-    status: Annotated[Literal["dead_lettered", "redriven"] | None, Query()] = None,
+    status: Annotated[LetterStatus | None, Query()] = None,
     limit: Annotated[Limit, Query()] = 50,
     cursor: Annotated[str | None, Query(max_length=512)] = None,
 ) -> Response[Any]:

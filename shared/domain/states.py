@@ -24,6 +24,13 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"
 
 
+class LetterStatus(StrEnum):
+    """A dead letter's: failed for good, then redriven (once)."""
+
+    DEAD_LETTERED = "dead_lettered"
+    REDRIVEN = "redriven"
+
+
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
     TaskStatus.SCHEDULED: frozenset({TaskStatus.PAUSED, TaskStatus.COMPLETED, TaskStatus.CANCELLED}),
     TaskStatus.PAUSED: frozenset({TaskStatus.SCHEDULED, TaskStatus.CANCELLED}),

@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar
 
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
-from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 
 # Limits, published in the OpenAPI description (see shared/api/models.py).
 MAX_NAME_LENGTH = 200
@@ -172,5 +172,5 @@ class DeadLetter:
     redriven_at: datetime | None = None
 
     @property
-    def status(self) -> str:
-        return "redriven" if self.redriven_run_id else "dead_lettered"
+    def status(self) -> LetterStatus:
+        return LetterStatus.REDRIVEN if self.redriven_run_id else LetterStatus.DEAD_LETTERED

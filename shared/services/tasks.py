@@ -22,7 +22,7 @@ from shared.domain.errors import (
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
-from shared.domain.states import TaskStatus, check_task_transition
+from shared.domain.states import LetterStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, Misfire, Page, Run, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.store.repository import DeadLetterRef, TaskRepository
@@ -42,7 +42,9 @@ class Stager(Protocol):
 
 class DeadLetterStore(Protocol):
     def get(self, tenant: str, letter_id: str) -> DeadLetter: ...
-    def list(self, tenant: str, *, limit: int, cursor: str | None, status: str | None = None) -> Page[DeadLetter]: ...
+    def list(
+        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
+    ) -> Page[DeadLetter]: ...
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,9 @@ class TaskService:
 
     # Dead letters --------------------------------------------------------------------------
 
-    def dead_letters(self, tenant: str, *, limit: int, cursor: str | None, status: str | None) -> Page[DeadLetter]:
+    def dead_letters(
+        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None
+    ) -> Page[DeadLetter]:
         return self._letters().list(tenant, limit=limit, cursor=cursor, status=status)
 
     def dead_letter(self, tenant: str, letter_id: str) -> DeadLetter:
@@ -180,7 +184,7 @@ class TaskService:
         same write, so two redrives of one letter fire it once. Returns (letter, new run id)."""
         letters = self._letters()
         if letter_ids is None:
-            chosen = letters.list(tenant, limit=MAX_REDRIVE, cursor=None, status="dead_lettered").items
+            chosen = letters.list(tenant, limit=MAX_REDRIVE, cursor=None, status=LetterStatus.DEAD_LETTERED).items
         else:
             chosen = [letters.get(tenant, letter_id) for letter_id in dict.fromkeys(i.upper() for i in letter_ids)]
         redriven: list[tuple[DeadLetter, str]] = []

@@ -13,14 +13,13 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from shared.domain.codec import retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
 from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
+from shared.domain.states import LetterStatus
 from shared.domain.tasks import DeadLetter, Page
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import DeadLetterItem
 
 COMPACT = (",", ":")
-REDRIVEN = "redriven"
-DEAD_LETTERED = "dead_lettered"
 
 
 def _json(value: object) -> str:
@@ -38,7 +37,7 @@ def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
         failed_ms=to_ms(letter.failed_at),
         attempts=letter.attempts,
         reason=letter.reason[:2000],
-        status=letter.status,
+        status=letter.status.value,
         name=letter.name,
         targets=_json([target_to_dict(t) for t in letter.targets]),
         multicast=letter.multicast,
@@ -90,7 +89,9 @@ class DynamoDeadLetters:
         except PynamoDBException as exc:
             raise StorageUnavailable(f"dead letter {letter_id}: {exc.msg}") from exc
 
-    def list(self, tenant: str, *, limit: int, cursor: str | None, status: str | None = None) -> Page[DeadLetter]:
+    def list(
+        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
+    ) -> Page[DeadLetter]:
         """Newest first (run ids are ULIDs of the due time); ``status`` filters on the server."""
         position = decode_cursor(cursor) if cursor else None
         condition = DeadLetterItem.sk < position if position else None

@@ -25,7 +25,7 @@ from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, TaskNotFo
 from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
-from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Page, Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
@@ -184,10 +184,6 @@ def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
     return {log.pk.removeprefix("RL#"): log for log in RunLogItem.batch_get(keys)}
 
 
-REDRIVEN = "redriven"
-DEAD_LETTERED = RunStatus.DEAD_LETTERED.value
-
-
 class DynamoTaskRepository:
     def __init__(self, list_shards: int, retention: timedelta = timedelta(days=30)) -> None:
         self.list_shards = list_shards
@@ -334,11 +330,11 @@ class DynamoTaskRepository:
                     transaction.update(
                         letter,
                         actions=[
-                            DeadLetterItem.status.set(REDRIVEN),
+                            DeadLetterItem.status.set(LetterStatus.REDRIVEN),
                             DeadLetterItem.redriven_run_id.set(run_id),
                             DeadLetterItem.redriven_ms.set(to_ms(run.created_at)),
                         ],
-                        condition=DeadLetterItem.status == DEAD_LETTERED,
+                        condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )
         except TransactWriteError as exc:
             if "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or _is_conflict(exc):
