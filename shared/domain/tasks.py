@@ -132,6 +132,9 @@ class Task:
     parent_id: str | None = None
     """Set on an extra run (run now, a redriven dead letter): it is a one-shot task of its own,
     unlisted, that fires its parent's targets and reports as its parent (docs/management.md)."""
+    stops_with_parent: bool = False
+    """An extra run that the parent's pause or cancel stops until it is claimed (run now); a
+    redriven dead letter fires regardless of what became of its task."""
 
     @property
     def recurring(self) -> bool:

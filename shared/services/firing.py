@@ -23,7 +23,7 @@ from shared.domain.firing import (
     staged_for,
     writer_stages,
 )
-from shared.domain.states import RunStatus
+from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
@@ -159,14 +159,15 @@ class Trigger:
         if isinstance(claimed, Refusal):
             return self._refused(staged, claimed)
         task = claimed.task
-        if misfire_decision(task.misfire, staged.due_ms, now, self.timing) is Decision.SKIP:
+        skipped = self._skip_reason(task, staged, now)
+        if skipped is not None:
             run = Run(
                 staged.run_id,
                 task.id,
                 from_ms(staged.due_ms),
                 RunStatus.SKIPPED,
                 staged.attempt - 1,
-                last_error=f"missed by {now - staged.due_ms} ms (misfire: skip)",
+                last_error=skipped,
             )
             self._finish(task, staged, run, claimed.targets_done)
             return Fired(staged, Result.SKIPPED, reason=run.last_error)
@@ -208,6 +209,18 @@ class Trigger:
         )
         self._finish(task, staged, run, done)
         return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
+
+    def _skip_reason(self, task: Task, staged: Staged, now: int) -> str | None:
+        """Why a claimed occurrence is not fired (``None``: it fires): missed under the skip
+        misfire policy, or a run now whose task was paused or cancelled before this claim (read
+        after the claim, so a pause that answered before it is always seen)."""
+        if misfire_decision(task.misfire, staged.due_ms, now, self.timing) is Decision.SKIP:
+            return f"missed by {now - staged.due_ms} ms (misfire: skip)"
+        if task.stops_with_parent and task.parent_id is not None:
+            parent = self.store.status_of(task.parent_id)
+            if parent in (TaskStatus.PAUSED, TaskStatus.CANCELLED, None):
+                return f"its task was {parent.value if parent else 'deleted'} before this run fired"
+        return None
 
     def abandon(self, staged: Staged, reason: str, log_id: str) -> Fired:
         """Give up an occurrence the trigger kept failing on (its message's last delivery):

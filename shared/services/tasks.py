@@ -160,10 +160,14 @@ class TaskService:
         )
 
     def _extra_run(self, tenant: str, parent_id: str, spec: TaskSpec, redrive: DeadLetterRef | None = None) -> str:
+        """A run now stops if its task is paused or cancelled before it is claimed; a redrive
+        (``redrive`` given) fires what its dead letter recorded whatever became of the task."""
         now = self._now()
         spec = replace(spec, schedule=At(now), misfire=Misfire.FIRE_NOW)
         run = replace(
-            new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes), parent_id=parent_id
+            new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes),
+            parent_id=parent_id,
+            stops_with_parent=redrive is None,
         )
         self.repository.create_run(run, staged=self._stage(run, now), redrive=redrive)
         return run_id_for(run.id, to_ms(run.due_at))

@@ -85,6 +85,7 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         updated_ms=to_ms(task.updated_at),
         expires_at=task.expires_at,
         parent_id=task.parent_id,
+        stops_with_parent=task.stops_with_parent or None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -154,6 +155,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         expires_at=expires,
         run=run,
         parent_id=item.parent_id,
+        stops_with_parent=bool(item.stops_with_parent),
     )
 
 

@@ -108,6 +108,8 @@ class TaskItem(BucketItem, discriminator="task"):
     """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
     parent_id = UnicodeAttribute(null=True)
     """An extra run's task (run now, redrive): the task it runs for. Such items are unlisted."""
+    stops_with_parent = BooleanAttribute(null=True)
+    """A run now: its claim finds out whether the parent was paused or cancelled since."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):

@@ -252,6 +252,17 @@ class DynamoPipelineStore:
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
         return Claimed(to_task(current), int(current.targets_done or 0), log_id)
 
+    def status_of(self, task_id: str) -> TaskStatus | None:
+        """A task's status as it is now (a consistent read of its home item: 1 RRU up to 4 KB,
+        which a projection would not lower); ``None`` once the task is gone."""
+        try:
+            item = BucketItem.get(*task_key(task_id), consistent_read=True)
+        except DoesNotExist:
+            return None
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"status of {task_id}: {exc.msg}") from exc
+        return TaskStatus(item.status) if isinstance(item, TaskItem) else None
+
     # --- recording ------------------------------------------------------------------------
 
     def _expiry(self, now_ms: int) -> datetime:
@@ -288,6 +299,7 @@ class DynamoPipelineStore:
             TaskItem.status.set(TaskStatus.COMPLETED.value),
             TaskItem.next_fire_ms.remove(),
             TaskItem.run_status.set(run.status.value),
+            TaskItem.attempts.set(run.attempts),  # a skipped run made one attempt fewer than its claim
             TaskItem.last_error.set(run.last_error) if run.last_error else TaskItem.last_error.remove(),
             TaskItem.targets_done.set(targets_done),
             TaskItem.lease_until_ms.remove(),

@@ -237,6 +237,7 @@ def test_a_one_shot_found_late_with_skip_does_not_fire(api, pipeline, receiver):
     assert receiver.calls_to("/late-skip") == []
     (run,) = runs(api, task["id"])
     assert run["status"] == "skipped"
+    assert run["attempts"] == 0  # nothing was called
 
 
 def test_a_paused_task_does_not_fire_and_fires_after_resume(api, pipeline, receiver):

@@ -291,6 +291,50 @@ def test_run_now_retries_and_its_run_shows_in_the_history(api, pipeline, receive
     assert [c.body["attempt"] for c in receiver.calls_to("/flaky-now")] == [1, 2]
 
 
+@pytest.mark.parametrize("stop", ["pause", "cancel"])
+def test_a_run_now_not_fired_before_its_task_is_paused_or_cancelled_never_fires(api, pipeline, receiver, stop):
+    url = receiver.script("/stopped", 200)
+    task = register(api, url, schedule=FAR_CRON)
+    run_id = api("POST", f"/v1/tasks/{task['id']}/run").body["run_id"]  # staged at once
+    if stop == "pause":
+        assert api("POST", f"/v1/tasks/{task['id']}/pause").status == 200
+    else:
+        assert api("DELETE", f"/v1/tasks/{task['id']}").status == 204
+    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=10)
+    if stop == "pause":
+        assert api("POST", f"/v1/tasks/{task['id']}/resume").status == 200  # does not bring it back
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert receiver.calls_to("/stopped") == []
+    (run,) = runs(api, task["id"])
+    assert run["run_id"] == run_id
+    assert run["attempts"] == 0
+    assert run["last_error"] == f"its task was {'paused' if stop == 'pause' else 'cancelled'} before this run fired"
+
+
+def test_a_pause_stops_the_retries_of_a_run_now(api, pipeline, receiver):
+    url = receiver.script("/paused-retry", 500, 200)
+    task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    api("POST", f"/v1/tasks/{task['id']}/run")
+    assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["retrying"], timeout=10)
+    api("POST", f"/v1/tasks/{task['id']}/pause")
+    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=10)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert [c.body["attempt"] for c in receiver.calls_to("/paused-retry")] == [1]
+    (run,) = runs(api, task["id"])
+    assert run["attempts"] == 1
+    assert "paused" in run["last_error"]
+
+
+def test_a_run_now_of_a_task_resumed_before_its_claim_fires(api, pipeline, receiver):
+    url = receiver.script("/resumed", 200)
+    task = register(api, url, schedule=FAR_CRON)
+    run_id = api("POST", f"/v1/tasks/{task['id']}/run").body["run_id"]
+    api("POST", f"/v1/tasks/{task['id']}/pause")
+    api("POST", f"/v1/tasks/{task['id']}/resume")
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/resumed")) == 1, timeout=10)
+    assert receiver.calls_to("/resumed")[0].body["run_id"] == run_id
+
+
 # --- batch ------------------------------------------------------------------------------------
 
 
@@ -474,6 +518,20 @@ def test_a_dead_letter_redriven_after_its_receiver_recovers_fires_once_and_succe
     assert shown["status"] == "redriven"
     assert shown["redriven_run_id"] == new_run
     assert api("GET", "/v1/dead-letters?status=dead_lettered").body["items"] == []
+
+
+def test_a_redrive_fires_what_the_dead_letter_recorded_even_when_its_task_is_paused(api, pipeline, receiver):
+    """A redrive is an operator's explicit act on a dead letter: unlike a run now, a pause of
+    its task does not stop it (the letter would be marked redriven and never fire)."""
+    url = receiver.script("/paused-redrive", 503, 200)
+    task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 1})
+    api("POST", f"/v1/tasks/{task['id']}/run")
+    assert pipeline.fire(until=lambda: api("GET", "/v1/dead-letters").body["items"] != [], timeout=10)
+    api("POST", f"/v1/tasks/{task['id']}/pause")
+    redriven = api("POST", "/v1/dead-letters/redrive", {"all": True}).body
+    assert redriven["redriven"] == 1
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/paused-redrive")) == 2, timeout=10)
+    assert receiver.calls_to("/paused-redrive")[1].body["run_id"] == redriven["runs"][0]["run_id"]
 
 
 def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter_and_redriven(
