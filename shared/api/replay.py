@@ -5,7 +5,9 @@ does the work: the first request with a key runs and its answer (status and body
 a day; a retry with the same key and body gets that answer back without running again; the same
 key with another body is refused (``422 idempotency_key_reused``); a retry while the first is
 still running is told so (``409 idempotency_in_progress``). A request that fails (4xx, 5xx)
-stores nothing: its retry runs again. Keys are per tenant and per route. A stored answer is at
+stores nothing: its retry runs again. When the store fails after the work ran, the work's own
+answer (or error) is returned; only a retry after the in-progress record lapses (at the
+function's timeout) would run again. Keys are per tenant and per route. A stored answer is at
 most a batch of views whose payloads fit the 128 KB request limit: well under DynamoDB's 400 KB.
 """
 
@@ -25,6 +27,7 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import D
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.errors import IdempotencyInProgress, IdempotencyKeyReused, StorageUnavailable
+from shared.observability import logger
 from shared.store.idempotency import persistence_layer
 
 EXPIRES_AFTER_S = 24 * 3600
@@ -72,8 +75,19 @@ class Replay:
     def __call__(self, *, tenant: str, route: str, key: str, body: Any, work: Work) -> tuple[int, Any, bool]:
         """(status, body, whether it is the stored answer of an earlier request)."""
         request = {"tenant": tenant, "route": route, "key": key, "body": body}
+        ran: list[tuple[int, Any] | Exception] = []
+
+        def recorded() -> tuple[int, Any]:
+            try:
+                result = work()
+            except Exception as exc:
+                ran.append(exc)
+                raise
+            ran.append(result)
+            return result
+
         try:
-            answer = self._once(request=request, work=work)
+            answer = self._once(request=request, work=recorded)
         except IdempotencyValidationError as exc:
             raise IdempotencyKeyReused(
                 "this Idempotency-Key came with another request body; use a new key for a new request"
@@ -83,5 +97,13 @@ class Replay:
                 "the first request with this Idempotency-Key is still being answered; retry shortly"
             ) from exc
         except IdempotencyPersistenceLayerError as exc:
-            raise StorageUnavailable(f"the idempotency store did not answer: {exc}") from exc
+            if not ran:
+                raise StorageUnavailable(f"the idempotency store did not answer: {exc}") from exc
+            # The work is done; only its record was not written (or not cleared): the client
+            # gets the work's own answer, not a 503 that would make it retry what succeeded.
+            logger.warning("idempotency record not written", extra={"route": route, "error": str(exc)})
+            outcome = ran[0]
+            if isinstance(outcome, Exception):
+                raise outcome from exc
+            return outcome[0], outcome[1], False
         return int(answer["status"]), answer["body"], bool(answer.get("replayed"))

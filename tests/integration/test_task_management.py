@@ -425,6 +425,37 @@ def test_a_refused_request_stores_nothing_and_its_retry_runs_again(api):
     assert good.status == 201  # another body, but the first attempt left no answer behind
 
 
+def test_a_store_failing_after_the_work_returns_the_works_own_answer(api, monkeypatch):
+    """The task exists: a 503 would make the client retry what succeeded."""
+    from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
+
+    def fail(self, record):
+        raise RuntimeError("throttled")
+
+    monkeypatch.setattr(DynamoDBPersistenceLayer, "_update_record", fail)
+    monkeypatch.setattr(DynamoDBPersistenceLayer, "_delete_record", fail)
+    created = api("POST", "/v1/tasks", spec("http://example.com/hook"), {"Idempotency-Key": "kept"})
+    assert created.status == 201, created.body
+    assert api("GET", f"/v1/tasks/{created.body['id']}").status == 200
+    bad = {**spec("http://example.com/hook"), "schedule": {"cron": "nope"}}
+    refused = api("POST", "/v1/tasks", bad, {"Idempotency-Key": "refused"})
+    assert refused.status == 400  # the work's own error, not the store's
+    assert refused.body["error"]["details"][0]["field"] == "schedule.cron"
+
+
+def test_a_store_failing_before_the_work_runs_nothing(api, monkeypatch):
+    from aws_lambda_powertools.utilities.idempotency.persistence.dynamodb import DynamoDBPersistenceLayer
+
+    def fail(self, record):
+        raise RuntimeError("throttled")
+
+    monkeypatch.setattr(DynamoDBPersistenceLayer, "_put_record", fail)
+    answer = api("POST", "/v1/tasks", spec("http://example.com/hook"), {"Idempotency-Key": "never"})
+    assert answer.status == 503
+    assert answer.body["error"]["code"] == "storage_unavailable"
+    assert api("GET", "/v1/tasks").body["items"] == []
+
+
 def test_idempotency_keys_cover_batches_and_run_now_and_are_checked(api):
     batch = {"tasks": [spec("http://example.com/hook", schedule=FAR_CRON)]}
     first = api("POST", "/v1/tasks:batch", batch, {"Idempotency-Key": "b"})
