@@ -73,7 +73,10 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         200: {"description": '{"times": [TIME, ...], "notes": [str]}: notes warn of holiday data not yet published'},
         **_errors(400),
     },
-    "run": {202: {"description": '{"run_id": ...}: one extra run, now'}, **_errors(404, 409, 422)},
+    "run": {
+        202: {"description": '{"run_id": ...}: one extra run, now (skipped if the task is paused or cancelled first)'},
+        **_errors(404, 409, 422),
+    },
     "dead_letter": {200: {"description": "The dead letter."}, **_errors(404)},
     "redrive": {
         200: {"description": '{"redriven": N, "runs": [{"id", "task_id", "run_id"}]}'},
