@@ -98,7 +98,8 @@ class TaskService:
             # The messages go first: if the write then fails, they find no task and are dropped.
             occurrences = [staged_for(t.id, to_ms(t.due_at), one_shot=not t.recurring) for t in tasks if t.id in staged]
             self.stager.stage(occurrences, to_ms(now))
-        stored = {t.id: t for t in self.repository.create_many([(t, t.id in staged) for t in tasks])}
+        written = self.repository.create_many([(t, t.id in staged) for t in tasks])
+        stored = {task.id: outcome for task, outcome in zip(tasks, written, strict=True)}
         return [stored[a.id] if isinstance(a, Task) else a for a in answers]
 
     def update(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from shared.domain.codec import (
     target_from_dict,
     target_to_dict,
 )
-from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, TaskNotFound
+from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, SundialError, TaskNotFound
 from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
@@ -42,6 +43,11 @@ from shared.store.models import (
 from shared.store.repository import DeadLetterRef, matches
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
+BATCH_WRITE_ITEMS = 25
+"""Items per BatchWriteItem call (DynamoDB's limit)."""
+BATCH_WRITE_ROUNDS = 5
+BATCH_WRITE_FIRST_PAUSE_S = 0.05
+"""Unprocessed items are sent again after 50, 100, 200, 400 ms (0.75 s in all at most)."""
 FILTERED_WINDOW = 50
 """Index entries read per round when a status filter may discard some."""
 MAX_ROUNDS = 20
@@ -186,10 +192,17 @@ def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
     return {log.pk.removeprefix("RL#"): log for log in RunLogItem.batch_get(keys)}
 
 
+def _task_id_of(serialized: dict[str, Any]) -> str:
+    return str(serialized["task_id"]["S"])
+
+
 class DynamoTaskRepository:
-    def __init__(self, list_shards: int, retention: timedelta = timedelta(days=30)) -> None:
+    def __init__(
+        self, list_shards: int, retention: timedelta = timedelta(days=30), sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         self.list_shards = list_shards
         self.retention = retention
+        self.sleep = sleep
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
         item = to_item(replace(task, version=1), self.list_shards)
@@ -283,8 +296,11 @@ class DynamoTaskRepository:
         page = found[:limit]
         return Page(page, encode_cursor(run_position(page[-1])))
 
-    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
-        """Store new tasks, (task, staged) each, 25 per BatchWriteItem call. Not conditional
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
+        """Store new tasks, (task, staged) each, 25 per BatchWriteItem call; the answer says of
+        each whether it was written (the task) or not (StorageUnavailable), so that a client
+        is never told a written task failed. Items DynamoDB leaves unprocessed (throttling)
+        are sent again with a doubling pause, BATCH_WRITE_ROUNDS times in all. Not conditional
         (BatchWriteItem takes no conditions): their ids are fresh ULIDs with 80 random bits."""
         items = []
         for task, staged in tasks:
@@ -292,13 +308,33 @@ class DynamoTaskRepository:
             if staged:
                 item.staged_ms = to_ms(task.due_at)
             items.append(item)
-        try:
-            with TaskItem.batch_write() as batch:
-                for item in items:
-                    batch.save(item)
-        except PynamoDBException as exc:
-            raise _storage_error(exc) from exc
-        return [to_task(item) for item in items]
+        unwritten: dict[str, StorageUnavailable] = {}
+        for start in range(0, len(items), BATCH_WRITE_ITEMS):
+            unwritten.update(self._write_batch(items[start : start + BATCH_WRITE_ITEMS]))
+        return [unwritten.get(item.task_id) or to_task(item) for item in items]
+
+    def _write_batch(self, items: Sequence[TaskItem]) -> dict[str, StorageUnavailable]:
+        """Write up to 25 items; the ids of those not written, with why."""
+        connection = TaskItem._get_connection()
+        pending = [item.serialize() for item in items]
+        pause = BATCH_WRITE_FIRST_PAUSE_S
+        for round_ in range(1, BATCH_WRITE_ROUNDS + 1):
+            try:
+                answer = connection.batch_write_item(put_items=pending) or {}
+            except PynamoDBException as exc:
+                error = _storage_error(exc)
+                return {_task_id_of(item): error for item in pending}
+            unprocessed = answer.get("UnprocessedItems", {}).get(TaskItem.Meta.table_name, [])
+            pending = [request["PutRequest"]["Item"] for request in unprocessed]
+            if not pending:
+                return {}
+            if round_ < BATCH_WRITE_ROUNDS:
+                self.sleep(pause)
+                pause *= 2
+        error = StorageUnavailable(
+            f"the task store left this task unwritten {BATCH_WRITE_ROUNDS} times (throttled); register it again"
+        )
+        return {_task_id_of(item): error for item in pending}
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its

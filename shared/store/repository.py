@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from shared.domain.errors import ConcurrentUpdate, TaskNotFound
+from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Page, Run, Task
 from shared.domain.times import to_ms
@@ -30,8 +30,9 @@ class TaskRepository(Protocol):
         """The tenant's tasks, newest first, ``limit`` at most per page."""
         ...
 
-    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
-        """Store new tasks, (task, staged) each, in as few calls as the store allows."""
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
+        """Store new tasks, (task, staged) each, in as few calls as the store allows; each
+        answered in order by the stored task or the error that kept it out (nothing written)."""
         ...
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
@@ -113,7 +114,7 @@ class InMemoryTaskRepository:
         self._tasks[task.id] = stored
         return copy.deepcopy(stored)
 
-    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task]:
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         return [self.create(task, staged=staged) for task, staged in tasks]
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:

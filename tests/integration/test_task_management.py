@@ -389,6 +389,40 @@ def test_a_batch_of_100_is_written_in_batches_and_over_100_is_refused(api, monke
     assert too_many.body["error"]["details"][0]["field"] == "tasks"
 
 
+
+def test_a_batch_the_store_writes_only_in_part_answers_each_task_as_it_is(api, monkeypatch):
+    """Throttling: unwritten items are sent again; those still unwritten, and a whole call that
+    fails, answer their index with an error; every task answered as registered exists."""
+    from pynamodb.connection.base import Connection
+    from pynamodb.exceptions import PutError
+
+    real = Connection.batch_write_item
+    seen: set[str] = set()
+
+    def throttled(self, table_name, put_items=None, **kwargs):
+        names = [item["name"]["S"] for item in put_items]
+        if "b30" in names:
+            raise PutError("ProvisionedThroughputExceededException")
+        left = [i for i, n in zip(put_items, names) if n == "b3" or (n == "b7" and n not in seen)]
+        seen.update(names)
+        written = [i for i in put_items if i not in left]
+        answer = real(self, table_name, put_items=written, **kwargs) if written else {}
+        return {**answer, "UnprocessedItems": {table_name: [{"PutRequest": {"Item": i}} for i in left]}}
+
+    monkeypatch.setattr(Connection, "batch_write_item", throttled)
+    many = {"tasks": [spec("http://example.com/hook", name=f"b{i}", schedule=FAR_CRON) for i in range(100)]}
+    answer = api("POST", "/v1/tasks:batch", many)
+    assert answer.status == 200, answer.body
+    items = answer.body["items"]
+    refused = {i["index"] for i in items if "error" in i}
+    assert refused == {3, *range(25, 50)}  # b7 went through on its second send
+    assert {items[i]["error"]["code"] for i in refused} == {"storage_unavailable"}
+    monkeypatch.undo()
+    listed = api("GET", "/v1/tasks?limit=100").body
+    assert sorted(t["id"] for t in listed["items"]) == sorted(i["task"]["id"] for i in items if "task" in i)
+    assert len(listed["items"]) == 74
+
+
 # --- idempotent registration -----------------------------------------------------------------
 
 
