@@ -389,7 +389,6 @@ def test_a_batch_of_100_is_written_in_batches_and_over_100_is_refused(api, monke
     assert too_many.body["error"]["details"][0]["field"] == "tasks"
 
 
-
 def test_a_batch_the_store_writes_only_in_part_answers_each_task_as_it_is(api, monkeypatch):
     """Throttling: unwritten items are sent again; those still unwritten, and a whole call that
     fails, answer their index with an error; every task answered as registered exists."""
@@ -403,7 +402,7 @@ def test_a_batch_the_store_writes_only_in_part_answers_each_task_as_it_is(api, m
         names = [item["name"]["S"] for item in put_items]
         if "b30" in names:
             raise PutError("ProvisionedThroughputExceededException")
-        left = [i for i, n in zip(put_items, names) if n == "b3" or (n == "b7" and n not in seen)]
+        left = [i for i, n in zip(put_items, names, strict=True) if n == "b3" or (n == "b7" and n not in seen)]
         seen.update(names)
         written = [i for i in put_items if i not in left]
         answer = real(self, table_name, put_items=written, **kwargs) if written else {}
