@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from aws_cdk import ArnFormat, Duration, Fn, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
@@ -39,10 +39,9 @@ from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, sundial_environment
+from infra.function import ServiceFunction, function_environment
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
 from infra.storage import Storage
-from shared import settings as runtime_settings
 from shared import topology
 
 if TYPE_CHECKING:
@@ -132,9 +131,10 @@ class Queues(Construct):
             enforce_ssl=True,
         )
 
-    def staging_environment(self) -> dict[str, str]:
-        """What a function that stages occurrences needs to find the delay queues."""
-        return {runtime_settings.ENV_DELAY_QUEUE_URLS: Fn.join(",", [queue.queue_url for queue in self.delay])}
+    def staging_resources(self) -> dict[str, Any]:
+        """What a function that stages occurrences needs to find the delay queues (in index order:
+        the stagers pick a queue by its position)."""
+        return {"delay_queue_urls": tuple(queue.queue_url for queue in self.delay)}
 
     def staging_statements(self) -> list[iam.PolicyStatement]:
         """Sending (one message or a batch) to the delay queues, and to nothing else."""
@@ -143,18 +143,6 @@ class Queues(Construct):
 
 def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=[queue.queue_arn for queue in queues])
-
-
-def timing_environment(settings: DeploymentSettings) -> dict[str, str]:
-    """The pipeline's clock (``shared.settings`` builds its ``Timing`` from these)."""
-    timing = settings.timing
-    return {
-        runtime_settings.ENV_LOOK_AHEAD_MS: str(timing.look_ahead_ms),
-        runtime_settings.ENV_GUARD_MS: str(timing.guard_ms),
-        runtime_settings.ENV_LEAD_MS: str(timing.lead_ms),
-        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(timing.misfire_tolerance_ms),
-        runtime_settings.ENV_LEASE_MS: str(timing.lease_ms),
-    }
 
 
 class Pipeline(Construct):
@@ -173,28 +161,20 @@ class Pipeline(Construct):
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
         table_name = storage.table.table_name
-        timing = timing_environment(settings)
 
         self.tick = self._function(
             names.TICK,
             settings=settings,
             bundle=bundle,
             statements=[send_statement([queues.scan_requests])],
-            environment={
-                **sundial_environment(settings, table_name=None),
-                runtime_settings.ENV_SCAN_QUEUE_URL: queues.scan_requests.queue_url,
-            },
+            environment=function_environment(settings, scan_queue_url=queues.scan_requests.queue_url),
         )
         self.scanner = self._function(
             names.SCANNER,
             settings=settings,
             bundle=bundle,
             statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), *queues.staging_statements()],
-            environment={
-                **sundial_environment(settings, table_name=table_name),
-                **queues.staging_environment(),
-                **timing,
-            },
+            environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
         )
         self.trigger = self._function(
             names.TRIGGER,
@@ -207,15 +187,16 @@ class Pipeline(Construct):
                 *jobs.starter_statements(),
             ],
             environment={
-                **sundial_environment(settings, table_name=table_name),
-                **queues.staging_environment(),
-                **jobs.starter_environment(),
-                runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: queues.dead_letters.queue_url,
-                **timing,
                 # A deployed trigger never calls loopback (there it is the Lambda runtime API)
-                # or private addresses (it runs outside any VPC): refuse both, whatever a task says.
-                runtime_settings.ENV_ALLOW_LOOPBACK: "false",
-                runtime_settings.ENV_ALLOW_PRIVATE: "false",
+                # or private addresses (it runs outside any VPC): every function's settings say
+                # so (allow_loopback_targets and allow_private_targets are false), whatever a task says.
+                **function_environment(
+                    settings,
+                    table_name=table_name,
+                    dead_letter_queue_url=queues.dead_letters.queue_url,
+                    **queues.staging_resources(),
+                    **jobs.starter_resources(),
+                ),
                 # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
                 # failures are logged at WARNING.
                 "POWERTOOLS_LOG_LEVEL": "WARNING",

@@ -26,7 +26,7 @@ class SfnStarter:
 
     def start(self, job_id: str) -> None:
         if not self.state_machine_arn:
-            raise RuntimeError("this deployment has no job state machine (SUNDIAL_JOB_STATE_MACHINE_ARN)")
+            raise RuntimeError("this deployment has no job state machine (settings.job_state_machine_arn)")
         try:
             self._client().start_execution(
                 stateMachineArn=self.state_machine_arn, name=job_id, input=json.dumps({"job_id": job_id})

@@ -56,14 +56,14 @@ def build_scan_requests(settings: Settings) -> ScanRequests:
 def build_scanner(settings: Settings) -> Scanner:
     bind_table(settings.table_name)
     stager = _stager(settings)
-    assert stager is not None, "the scanner needs SUNDIAL_DELAY_QUEUE_URLS"
+    assert stager is not None, "the scanner needs the delay queues (settings.delay_queue_urls)"
     return Scanner(DynamoPipelineStore(settings.retention_ms), stager, settings.timing)
 
 
 def build_trigger(settings: Settings) -> Trigger:
     bind_table(settings.table_name)
     stager = _stager(settings)
-    assert stager is not None, "the trigger needs SUNDIAL_DELAY_QUEUE_URLS"
+    assert stager is not None, "the trigger needs the delay queues (settings.delay_queue_urls)"
     http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
     return Trigger(
         DynamoPipelineStore(settings.retention_ms),

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from shared.settings import Platform, Settings, from_env
 from tests.support.events import FakeLambdaContext, api_event
 from tests.support.lateness import LATENESS_MS
 
@@ -32,11 +33,10 @@ def aws() -> Iterator[None]:
         for model in TABLE_MODELS:
             model._connection = None  # clients made under an earlier mock are not mocked
         jobs.factory.cache_clear()
-        from shared.settings import from_env
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
 
-        ensure_table("sundial-test")
+        ensure_table(from_env().table_name)
         ensure_idempotency_table(from_env().idempotency_table)
         yield
         for model in TABLE_MODELS:
@@ -64,18 +64,32 @@ def api(aws: None) -> Callable[..., Answer]:
 
 # --- the firing pipeline ---------------------------------------------------------------------
 
-PIPELINE_ENV = {
-    "SUNDIAL_BUCKET_SHARDS": "2",
-    "SUNDIAL_LOOK_AHEAD_MS": "2000",
-    "SUNDIAL_GUARD_MS": "1000",
-    "SUNDIAL_LEAD_MS": "1000",
-    "SUNDIAL_LEASE_MS": "2000",
-    "SUNDIAL_MISFIRE_TOLERANCE_MS": "1500",
-    "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
-}
 DELAY_QUEUES = 2
 DELAY_VISIBILITY_S = 4
 """Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
+PIPELINE: dict[str, Any] = {
+    "bucket_shards": 2,
+    "look_ahead_ms": 2000,
+    "guard_ms": 1000,
+    "lead_ms": 1000,
+    "lease_ms": 2000,
+    "misfire_tolerance_ms": 1500,
+    "allow_loopback_targets": True,
+}
+"""The pipeline's settings in these tests (fields of ``shared.settings.Settings``): short, so
+the tests are; the tests tick by hand and pump the queues with no batching window."""
+PIPELINE_PLATFORM = Platform(
+    tick_period_ms=None, batching_window_ms=0, visibility_timeout_ms=DELAY_VISIBILITY_S * 1000, trigger_timeout_ms=None
+)
+
+
+def use_settings(monkeypatch: pytest.MonkeyPatch, **fields: Any) -> Settings:
+    """The functions' environment with ``fields`` (of ``shared.settings.Settings``) changed, as
+    the stack would write it; what they will read back."""
+    settings = from_env().with_resources(**fields)
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    return settings
 
 
 LATE_BY_DESIGN = ("missed", "five_minutes", "late", "paused", "crash")
@@ -165,14 +179,14 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
         arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
         ]
-    env = {
-        **PIPELINE_ENV,
-        "SUNDIAL_DELAY_QUEUE_URLS": ",".join(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
-        "SUNDIAL_DEAD_LETTER_QUEUE_URL": urls["dead-letters"],
-        "SUNDIAL_SCAN_QUEUE_URL": urls["scan-requests"],
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+    settings = use_settings(
+        monkeypatch,
+        **PIPELINE,
+        delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
+        dead_letter_queue_url=urls["dead-letters"],
+        scan_queue_url=urls["scan-requests"],
+    )
+    assert not settings.platform_problems(PIPELINE_PLATFORM), settings.platform_problems(PIPELINE_PLATFORM)
     queues_module._sqs.cache_clear()
     _clear_function_caches()
     from functions.trigger import handler as trigger
