@@ -160,7 +160,7 @@ def _problem(error: ErrorDetails) -> str:
 class SettingsModel(BaseModel):
     """A frozen model of settings whose errors name each setting as it was given."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     @classmethod
     def setting_name(cls, field: str) -> str:

@@ -316,12 +316,9 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
 
 def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) -> None:
     """The stagers pick a queue by its position in the list: every function must agree on it."""
-    urls = {
-        "Fn::Join": [
-            ",",
-            [{"Ref": _queue_id(alternate, topology.delay_queue(i).name)} for i in range(ALTERNATE_DELAY_QUEUES)],
-        ]
-    }
+    refs = [{"Ref": _queue_id(alternate, topology.delay_queue(i).name)} for i in range(ALTERNATE_DELAY_QUEUES)]
+    # the URLs joined by commas (as Settings.to_env joins them), resolved at deployment
+    urls = {"Fn::Join": ["", [part for i, ref in enumerate(refs) for part in ([",", ref] if i else [ref])]]}
     staging = {
         name: function["Properties"]["Environment"]["Variables"].get(env_name("delay_queue_urls"))
         for name, function in (
