@@ -128,16 +128,19 @@ Int = Annotated[int, BeforeValidator(_integer)]
 Flag = Annotated[bool, BeforeValidator(_boolean)]
 Text = Annotated[str, Strict()]
 
-_BOUND_REASONS = {
+_WHY_AT_MOST = {
     "bucket_shards": f"a task id holds its bucket shard in {MAX_SHARDS.bit_length() - 1} bits",
     "list_shards": "a page of a listing queries every list shard",
     "delay_queues": "every delay queue's URL goes into one variable of a 4 KB environment",
     "delay_queue_urls": "every delay queue's URL goes into one variable of a 4 KB environment",
     "lead_ms": "the trigger waits out the lead on every batch",
-    "scanner_max_concurrency": "the limits of an SQS event source's maximum concurrency",
-    "job_shard_concurrency": "an inline Map's concurrency limit",
+}
+_WHY = {
+    "scanner_max_concurrency": "an SQS event source's maximum concurrency",
+    "job_shard_concurrency": "an inline Map's concurrency",
     "trigger_memory_mb": "Lambda's memory sizes",
 }
+"""Why a bound is where it is, told with the error (upper bounds only / both bounds)."""
 
 
 def _problem(error: ErrorDetails) -> str:
@@ -146,6 +149,8 @@ def _problem(error: ErrorDetails) -> str:
         return f"must be at least {ctx['ge']}"
     if kind == "less_than_equal":
         return f"must be at most {ctx['le']}"
+    if kind == "too_long":
+        return f"must have at most {ctx['max_length']} items"
     if kind == "literal_error":
         return f"must be one of {ctx['expected']}"
     if kind == "string_too_short":
@@ -185,8 +190,10 @@ def _describe(model: type[SettingsModel], exc: ValidationError) -> str:
             continue
         field = str(error["loc"][0])
         problem = _problem(error)
-        reason = _BOUND_REASONS.get(field)
-        if reason and error["type"] in ("less_than_equal", "greater_than_equal"):
+        reason = _WHY_AT_MOST.get(field) if error["type"] in ("less_than_equal", "too_long") else None
+        if error["type"] in ("less_than_equal", "greater_than_equal"):
+            reason = reason or _WHY.get(field)
+        if reason:
             problem += f" ({reason})"
         lines.append(f"{model.setting_name(field)} {problem}, got {error['input']!r}")
     return "; ".join(lines)
