@@ -47,11 +47,12 @@ def aws() -> Iterator[None]:
 @pytest.fixture
 def api(aws: None) -> Callable[..., Answer]:
     """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``."""
+    from functions.api import common
     from functions.api import handler as module
 
-    module.service.cache_clear()
-    module.jobs.cache_clear()
-    module.replay.cache_clear()
+    common.service.cache_clear()
+    common.jobs.cache_clear()
+    common.replay.cache_clear()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
@@ -190,7 +191,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
 
 def _clear_function_caches() -> None:
-    from functions.api import handler as api
+    from functions.api import common as api
     from functions.jobs import handler as jobs
     from functions.scanner import handler as scanner
     from functions.tick import handler as tick

@@ -197,7 +197,7 @@ def test_if_match_refuses_a_change_computed_on_an_old_version(api):
 def test_a_lost_race_is_read_again_and_re_applied(aws):
     """The optimistic lock itself: a change computed on a version that moved is written again
     on the new one, keeping what the other writer did."""
-    from functions.api.handler import service
+    from functions.api.common import service
     from shared.domain.schedules import Cron
     from shared.domain.tasks import HttpTarget, TaskSpec
     from shared.services.tasks import Change
