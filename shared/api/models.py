@@ -68,7 +68,11 @@ class ScheduleIn(Model):
         None,
         min_length=1,
         max_length=200,
-        description="Cron expression: 5 fields (min hour dom mon dow) or 6 with seconds first.",
+        description="Cron expression: 5 fields (min hour dom mon dow) or 6 with seconds first. The day "
+        "fields combine as in Linux (Vixie) cron: when both are restricted a day matches if either "
+        "does ('30 4 1,15 * 5': the 1st, the 15th and every Friday); when either starts with '*' "
+        "(even '*/5') or is '?', a day must match both ('0 0 */5 * 1': the Mondays that fall on "
+        "the 1st, 6th, 11th, ... of a month).",
     )
     timezone: str | None = Field(None, max_length=64, description="IANA zone for cron (default UTC).")
     every_seconds: float | None = Field(
