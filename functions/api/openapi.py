@@ -43,9 +43,11 @@ documented as optional when they have no value.
 - `schedule.every_seconds`: at least {sched.MIN_EVERY_SECONDS} s; the first fire of any
   schedule lies at most {sched.MAX_AHEAD.days} days ahead;
 - `schedule.cron`: 5 fields (`min hour dom mon dow`) or 6 with seconds first, in `timezone`
-  (IANA, default UTC); the day fields follow Vixie cron (both restricted: either matches; one
-  starting with `*`: both must match); a wall time skipped by a DST change fires at the end of
-  the gap, a repeated one fires once;
+  (IANA, default UTC); a wall time skipped by a DST change fires at the end of the gap, a
+  repeated one fires once; the day fields combine as in Linux (Vixie) cron: both restricted,
+  a day matches if either does (`30 4 1,15 * 5`: the 1st, the 15th and every Friday); either
+  starting with `*` (even `*/5`) or `?`, a day must match both (`0 0 */5 * 1`: the Mondays on
+  the 1st, 6th, 11th, ... of a month);
 - `retry.max_attempts`: 1 to {MAX_ATTEMPTS}; a retry waits at most {int(MAX_DELAY_SECONDS)} s;
 - `schedule.repeat`: `interval` 1 to {MAX_INTERVAL}; `days` for `week` (1-7) and `month` (1-31)
   only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on

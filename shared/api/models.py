@@ -64,8 +64,10 @@ CRON_DESCRIPTION = (
     "Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
     "first, evaluated in `timezone`. Fields take numbers, ranges (`1-5`), steps (`*/15`, `10-50/10`), "
     "lists (`1,15`) and names (`JAN`, `MON`); day-of-week 0 or 7 is Sunday. The two day fields "
-    "follow Vixie cron (Debian, Ubuntu, RHEL): when both are restricted (neither starts with `*`) "
-    "a day matches if either matches; when one of them starts with `*` (`*`, `*/5`) both must match."
+    "follow Vixie cron (Debian, Ubuntu, RHEL): when both are restricted (neither starts with `*` or `?`) "
+    "a day matches if either matches (`30 4 1,15 * 5`: the 1st, the 15th and every Friday); when one "
+    "of them starts with `*` (`*`, `*/5`) or is `?`, both must match (`0 0 */5 * 1`: Mondays that "
+    "are the 1st, 6th, 11th... of a month)."
 )
 
 
