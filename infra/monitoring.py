@@ -25,7 +25,7 @@ from constructs import Construct
 from infra import names
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
-from shared.services.firing import Result
+from shared.domain.claims import Result
 
 METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
 """Powertools adds the service as the one default dimension of every metric."""

@@ -20,10 +20,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
 from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_trigger
-from shared.services.firing import Fired, Result, Trigger
+from shared.services.firing import Trigger
 from shared.settings import from_env
 from shared.topology import DELAY_MAX_RECEIVES
 

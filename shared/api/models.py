@@ -19,10 +19,10 @@ from shared.domain import tasks as t
 from shared.domain.calendars import repeat_from_api
 from shared.domain.codec import canonical_job, target_to_dict
 from shared.domain.errors import FieldError, ValidationFailed
+from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
 from shared.domain.times import truncate_ms
-from shared.services.jobs import JobRequest
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

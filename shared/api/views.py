@@ -7,9 +7,9 @@ from typing import Any
 
 from shared.domain.codec import retry_to_dict, schedule_to_dict, target_to_dict
 from shared.domain.errors import SundialError
+from shared.domain.jobs import JobView
 from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms, iso
-from shared.services.jobs import JobView
 
 
 def targets_view(targets: tuple[Target, ...], multicast: bool) -> dict[str, Any]:

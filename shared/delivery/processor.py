@@ -13,8 +13,8 @@ from shared.delivery.aws import classify_botocore_error, classify_client_error
 from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
+from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
 from shared.domain.tasks import HttpTarget, LambdaTarget
-from shared.services.jobs import ProcessorFailed, ProcessorRetryable
 
 JOB_ID_HEADER = "Sundial-Job-Id"
 PHASE_HEADER = "Sundial-Job-Phase"
@@ -50,7 +50,7 @@ class PhaseCall:
 
 
 class HttpProcessor:
-    """Implements shared.services.jobs.Processor for an ``http`` processor target."""
+    """Implements shared.services.ports.Processor for an ``http`` processor target."""
 
     def __init__(self, target: HttpTarget, client: HttpDelivery) -> None:
         self.target = target
@@ -76,7 +76,7 @@ class HttpProcessor:
 
 
 class LambdaProcessor:
-    """Implements shared.services.jobs.Processor for a ``lambda`` processor target: a synchronous
+    """Implements shared.services.ports.Processor for a ``lambda`` processor target: a synchronous
     invoke (RequestResponse) whose payload is the phase body and whose answer is the JSON the
     function returns. A function error (an exception in the processor) is retried like a 5xx."""
 

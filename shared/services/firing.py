@@ -8,10 +8,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Protocol
 
 from shared.delivery import Envelope, Outcome
+from shared.domain.claims import Claimed, Fired, Refusal, Result, Success
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import (
     Decision,
@@ -24,10 +23,10 @@ from shared.domain.firing import (
     writer_stages,
 )
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetter, Run, Target, Task
+from shared.domain.tasks import DeadLetter, Run, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
-from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
+from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
 
 SCAN_LEASE_MS = 50_000
 """A scan holds its shard this long at most (the scanner function's timeout is 60 s)."""
@@ -39,23 +38,9 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Stager(Protocol):
-    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
-    def send(self, messages: Sequence[tuple[Staged, int]]) -> None: ...
-    def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None: ...
-
-
-class DeadLetters(Protocol):
-    def record(self, letter: DeadLetter) -> None: ...
-
-
-class Deliver(Protocol):
-    def deliver(self, target: Target, envelope: Envelope) -> Outcome: ...
-
-
 @dataclass
 class Scanner:
-    store: DynamoPipelineStore
+    store: PipelineStore
     stager: Stager
     timing: Timing
     clock: Callable[[], int] = now_ms
@@ -100,36 +85,13 @@ def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> Dead
     )
 
 
-class Result(StrEnum):
-    SUCCEEDED = "succeeded"
-    RETRYING = "retrying"
-    FAILED = "failed"
-    DEAD_LETTERED = "dead_lettered"
-    SKIPPED = "skipped"
-    DROPPED = "dropped"
-    EARLY = "early"
-    IN_FLIGHT = "in_flight"
-    """Another trigger holds the run's lease: the message must come back after it (if that
-    trigger crashed, the redelivered message fires the occurrence once the lease runs out)."""
-
-
-@dataclass(frozen=True)
-class Fired:
-    staged: Staged
-    result: Result
-    lateness_ms: int | None = None
-    attempts: int = 0
-    reason: str | None = None
-    success: Success | None = None
-
-
 @dataclass
 class Trigger:
     """Claims, fires and records the occurrences of one batch of delay-queue messages."""
 
-    store: DynamoPipelineStore
-    stager: Stager
-    deliverer: Deliver
+    store: PipelineStore
+    stager: DelayQueues
+    deliverer: Delivery
     timing: Timing
     dead_letters: DeadLetters
     clock: Callable[[], int] = now_ms

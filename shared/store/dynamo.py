@@ -27,7 +27,7 @@ from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import Misfire, Page, Run, Task
+from shared.domain.tasks import DeadLetterRef, Misfire, Page, Run, Task, matches
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
 from shared.store.models import (
@@ -40,7 +40,6 @@ from shared.store.models import (
     RunLogItem,
     TaskItem,
 )
-from shared.store.repository import DeadLetterRef, matches
 
 COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 BATCH_WRITE_ITEMS = 25

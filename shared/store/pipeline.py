@@ -1,4 +1,5 @@
-"""What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4).
+"""What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4); implements
+shared.services.ports.PipelineStore.
 
 Every write here is conditional on the run it belongs to, so a duplicate delivery, a second
 scanner's copy or a late retry can never move an occurrence twice.
@@ -8,9 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
@@ -18,6 +17,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
+from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, occurrence_key, staged_for
@@ -38,38 +38,6 @@ from shared.store.models import (
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
-
-
-class Refusal(StrEnum):
-    """Why a staged occurrence was not claimed; in every case the message is dropped."""
-
-    STALE = "stale"
-    """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
-    DONE = "done"
-    """This run already finished (a duplicate delivery, or a redelivery after success)."""
-    IN_FLIGHT = "in_flight"
-    """Another trigger holds the run's lease right now."""
-    EARLY = "early"
-    """A retry arrived before the attempt before it was recorded: it must come back shortly."""
-    BEHIND = "behind"
-    """The task is not (yet) armed for this occurrence: its writer stages before it writes, so
-    the message can overtake the write by a few milliseconds."""
-
-
-@dataclass(frozen=True)
-class Claimed:
-    task: Task
-    targets_done: int
-    """Bit i set: target i already succeeded in an earlier attempt of this run."""
-    log_id: str
-
-
-@dataclass(frozen=True)
-class Success:
-    run_id: str
-    fired_ms: int
-    lateness_ms: int
-    attempts: int
 
 
 def _is_conflict(exc: PynamoDBException) -> bool:

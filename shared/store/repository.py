@@ -4,65 +4,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import replace
 
 from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Page, Run, Task
+from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.times import to_ms
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
-
-
-class TaskRepository(Protocol):
-    def create(self, task: Task, *, staged: bool = False) -> Task:
-        """Store a new task (``staged``: its writer already staged its first occurrence);
-        returns it with its stored version."""
-        ...
-
-    def get(self, tenant: str, task_id: str) -> Task:
-        """The tenant's task, or :class:`TaskNotFound` (also for another tenant's task)."""
-        ...
-
-    def list(
-        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
-    ) -> Page[Task]:
-        """The tenant's tasks, newest first, ``limit`` at most per page."""
-        ...
-
-    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
-        """Store new tasks, (task, staged) each, in as few calls as the store allows; each
-        answered in order by the stored task or the error that kept it out (nothing written)."""
-        ...
-
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
-        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven."""
-        ...
-
-    def update(self, task: Task, *, staged: bool = False) -> Task:
-        """Write a task's definition, status and armed occurrence if nobody changed it since
-        ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
-        staged the armed occurrence itself."""
-        ...
-
-    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The task's runs, newest first."""
-        ...
-
-
-@dataclass(frozen=True)
-class DeadLetterRef:
-    """A dead letter being redriven: the tenant's partition and its run id."""
-
-    tenant: str
-    run_id: str
-
-
-def matches(task: Task, status: TaskStatus | None, name_prefix: str | None) -> bool:
-    """Whether a task passes the listing's filters."""
-    if status is not None and task.status is not status:
-        return False
-    return name_prefix is None or (task.name or "").startswith(name_prefix)
 
 
 def _position(task: Task) -> str:

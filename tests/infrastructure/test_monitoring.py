@@ -12,8 +12,8 @@ from functions.trigger.handler import observe
 from infra import names
 from infra.settings import DeploymentSettings
 from shared import observability
+from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
-from shared.services.firing import Fired, Result
 from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure

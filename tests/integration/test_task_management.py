@@ -680,13 +680,12 @@ def test_a_dead_letter_is_redriven_by_one_transaction_only(aws):
     from shared.domain.registration import new_task
     from shared.domain.retry import RetryPolicy
     from shared.domain.schedules import At
-    from shared.domain.tasks import DeadLetter, HttpTarget, TaskSpec
+    from shared.domain.tasks import DeadLetter, DeadLetterRef, HttpTarget, TaskSpec
     from shared.domain.times import truncate_ms
     from shared.store.dead_letters import DynamoDeadLetters
     from shared.store.dynamo import DynamoTaskRepository
     from shared.store.keys import task_key
     from shared.store.models import RunItem, TaskItem
-    from shared.store.repository import DeadLetterRef
 
     now = truncate_ms(datetime.now(UTC))
     targets = (HttpTarget("http://example.com"),)

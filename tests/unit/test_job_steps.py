@@ -9,15 +9,9 @@ from typing import Any
 import pytest
 
 from shared.domain.errors import ValidationFailed
+from shared.domain.jobs import JobSpec, ProcessorFailed
 from shared.domain.sharding import Sharding
-from shared.services.jobs import (
-    InMemoryBlobs,
-    InMemoryJobStore,
-    JobSpec,
-    JobSteps,
-    ProcessorFailed,
-    levels_key,
-)
+from shared.services.jobs import InMemoryBlobs, InMemoryJobStore, JobSteps, levels_key
 
 
 class ScriptedProcessor:
