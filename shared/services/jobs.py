@@ -7,8 +7,8 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from shared.domain.codec import target_from_dict
@@ -17,7 +17,6 @@ from shared.domain.jobs import (
     JobPage,
     JobRequest,
     JobSpec,
-    JobStatus,
     JobView,
     JsonValue,
     NewJobRecord,
@@ -124,70 +123,6 @@ class JobSteps:
         message = f"{error}: {cause}" if cause else error
         self.store.failed(job_id, message)
         return {"job_id": job_id, "status": "failed", "error": message}
-
-
-# --- in-memory adapters (unit tests; the DynamoDB and S3 ones implement the same ports) --------
-
-
-@dataclass
-class InMemoryJob:
-    spec: JobSpec
-    levels: list[int] = field(default_factory=list)
-    total: int = 0
-    done: frozenset[tuple[int, int]] = frozenset()
-    notified_percent: int = 0
-    status: JobStatus = JobStatus.RUNNING
-    result: JsonValue = None
-    error: str | None = None
-
-
-class InMemoryJobStore:
-    def __init__(self) -> None:
-        self.jobs: dict[str, InMemoryJob] = {}
-
-    def add(self, spec: JobSpec) -> None:
-        self.jobs[spec.job_id] = InMemoryJob(spec)
-
-    def spec(self, job_id: str) -> JobSpec:
-        return self.jobs[job_id].spec
-
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
-        self.jobs[job_id].levels = list(shards_per_level)
-        self.jobs[job_id].total = sum(shards_per_level)
-
-    def shards_per_level(self, job_id: str) -> list[int]:
-        return self.jobs[job_id].levels
-
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
-        job = self.jobs[job_id]
-        job.done = job.done | {(level, shard)}
-        return len(job.done), job.total
-
-    def claim_notification(self, job_id: str, percent: int) -> bool:
-        job = self.jobs[job_id]
-        if percent <= job.notified_percent:
-            return False
-        job.notified_percent = percent
-        return True
-
-    def succeeded(self, job_id: str, result: JsonValue) -> None:
-        job = self.jobs[job_id]
-        job.status, job.result = JobStatus.SUCCEEDED, result
-
-    def failed(self, job_id: str, error: str) -> None:
-        job = self.jobs[job_id]
-        job.status, job.error = JobStatus.FAILED, error
-
-
-class InMemoryBlobs:
-    def __init__(self) -> None:
-        self.objects: dict[str, JsonValue] = {}
-
-    def put(self, key: str, value: JsonValue) -> None:
-        self.objects[key] = value
-
-    def get(self, key: str) -> JsonValue:
-        return self.objects[key]
 
 
 # --- starting and reading jobs (the API) -----------------------------------------------------

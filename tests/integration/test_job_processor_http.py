@@ -12,7 +12,8 @@ from shared.delivery.processor import HttpProcessor, http_client
 from shared.domain.jobs import JobSpec, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import HttpTarget
-from shared.services.jobs import InMemoryBlobs, InMemoryJobStore, JobSteps, levels_key
+from shared.services.jobs import JobSteps, levels_key
+from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 from tests.support.processor import Answer, running_processor
 
 
