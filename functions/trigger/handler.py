@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
-from shared.observability import logger, metrics, tracer
+from shared.observability import LATENESS_METRIC, logger, metrics, runs_metric, tracer
 from shared.services.factory import build_trigger
 from shared.services.firing import Trigger
 from shared.settings import from_env
@@ -46,9 +46,9 @@ def observe(fired: Fired) -> None:
     for observer in observers:
         observer(fired)
     ids = {"task_id": fired.staged.task_id, "run_id": fired.staged.run_id, "attempt": fired.staged.attempt}
-    metrics.add_metric(name=f"Runs_{fired.result.value}", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=runs_metric(fired.result), unit=MetricUnit.Count, value=1)
     if fired.lateness_ms is not None and fired.staged.attempt == 1:  # a retry is late by its backoff
-        metrics.add_metric(name="LatenessMs", unit=MetricUnit.Milliseconds, value=fired.lateness_ms)
+        metrics.add_metric(name=LATENESS_METRIC, unit=MetricUnit.Milliseconds, value=fired.lateness_ms)
     if fired.result in (Result.SUCCEEDED, Result.DROPPED, Result.EARLY):
         logger.debug("occurrence", extra={**ids, "result": fired.result.value, "lateness_ms": fired.lateness_ms})
     else:

@@ -13,6 +13,7 @@ from shared.delivery.aws import classify_botocore_error, classify_client_error
 from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
+from shared.domain.codec import compact_json
 from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
 from shared.domain.tasks import HttpTarget, LambdaTarget
 
@@ -38,7 +39,7 @@ class PhaseCall:
         return ":".join(parts)
 
     def body(self) -> bytes:
-        return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+        return compact_json(self.content).encode()
 
     def headers(self) -> dict[str, str]:
         return {

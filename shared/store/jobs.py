@@ -12,14 +12,11 @@ from typing import Any
 import boto3
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
+from shared.domain.codec import compact_json
 from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord
 from shared.domain.sharding import Sharding
 from shared.store.keys import decode_cursor, encode_cursor
-from shared.store.models import LIST_INDEX_NAME, JobItem
-
-
-def _json(value: JsonValue) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+from shared.store.models import LIST_INDEX_NAME, JobItem, is_conflict
 
 
 def job_pk(job_id: str) -> str:
@@ -27,11 +24,6 @@ def job_pk(job_id: str) -> str:
 
 
 JOB_SK = "J"
-
-
-def _conditional_failure(error: UpdateError) -> bool:
-    cause = getattr(error, "cause_response_code", None)
-    return cause == "ConditionalCheckFailedException"
 
 
 class DynamoJobStore:
@@ -45,8 +37,8 @@ class DynamoJobStore:
             tenant=job.tenant,
             name=job.name,
             status=JobStatus.RUNNING.value,
-            processor=_json(job.processor),
-            sharding=_json(vars(job.sharding)),
+            processor=compact_json(job.processor),
+            sharding=compact_json(vars(job.sharding)),
             notify_every_percent=job.notify_every_percent,
             created_ms=job.created_ms,
             lpk=f"LJ#{job.tenant}",
@@ -55,7 +47,7 @@ class DynamoJobStore:
         try:
             item.save(condition=JobItem.pk.does_not_exist())
         except PutError as error:
-            if getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException":
+            if is_conflict(error):
                 return False
             raise
         return True
@@ -115,7 +107,7 @@ class DynamoJobStore:
                 condition=JobItem.done.does_not_exist() | ~JobItem.done.contains(key),
             )
         except UpdateError as error:
-            if not _conditional_failure(error):
+            if not is_conflict(error):
                 raise
             item.refresh(consistent_read=True)  # counted before: a retried shard
         return int(item.done_shards or 0), int(item.total_shards or 0)
@@ -127,13 +119,13 @@ class DynamoJobStore:
                 condition=JobItem.notified_percent < percent,
             )
         except UpdateError as error:
-            if _conditional_failure(error):
+            if is_conflict(error):
                 return False
             raise
         return True
 
     def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> None:
-        self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(_json(result))], now_ms)
+        self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(compact_json(result))], now_ms)
 
     def failed(self, job_id: str, error: str, now_ms: int | None = None) -> None:
         self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
@@ -187,7 +179,7 @@ class S3Blobs:
         self._client = client
 
     def put(self, key: str, value: JsonValue) -> None:
-        body = _json(value).encode()
+        body = compact_json(value).encode()
         self._client().put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
 
     def get(self, key: str) -> JsonValue:

@@ -34,14 +34,11 @@ from shared.store.models import (
     RunLogItem,
     TaskItem,
     WatermarkItem,
+    is_conflict,
 )
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
-
-
-def _is_conflict(exc: PynamoDBException) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 def _home(task_id: str) -> TaskItem:
@@ -82,7 +79,7 @@ class DynamoPipelineStore:
         try:
             item.update(actions=[WatermarkItem.scanning_until_ms.set(lease)], condition=free)
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return None
             raise StorageUnavailable(f"scan lease of shard {shard}: {exc.msg}") from exc
         mark = int(item.staged_until_ms) if item.staged_until_ms is not None else None
@@ -96,7 +93,7 @@ class DynamoPipelineStore:
                 condition=WatermarkItem.scanning_until_ms == lease,
             )
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return False
             raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
         return True
@@ -170,7 +167,7 @@ class DynamoPipelineStore:
             item.update(actions=actions, condition=armed & mine)
             return Claimed(to_task(item), int(item.targets_done or 0), log_id)
         except PynamoDBException as exc:
-            if not _is_conflict(exc):
+            if not is_conflict(exc):
                 raise StorageUnavailable(f"claim of {staged.run_id}: {exc.msg}") from exc
         return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own)
 
@@ -215,7 +212,7 @@ class DynamoPipelineStore:
                 & (TaskItem.run_log == current.run_log),
             )
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return Refusal.IN_FLIGHT
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
         return Claimed(to_task(current), int(current.targets_done or 0), log_id)
@@ -283,7 +280,7 @@ class DynamoPipelineStore:
         try:
             _home(staged.task_id).update(actions=[*actions, TaskItem.version.add(1)], condition=condition)
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return False  # the run moved on without us (cancelled, reclaimed after our lease)
             raise StorageUnavailable(f"run {staged.run_id}: {exc.msg}") from exc
         return True
