@@ -615,7 +615,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
             QueueUrl=pipeline.urls[f"delay-{i}"],
             Attributes={"VisibilityTimeout": "4", "RedrivePolicy": json.dumps(policy)},  # > the 2 s lease
         )
-    monkeypatch.setattr(trigger_handler, "max_receives", lambda: 2)
+    monkeypatch.setattr(trigger_handler.trigger(), "max_receives", 2)
     real_call = firing.Trigger._call
     broken = [True]
 
