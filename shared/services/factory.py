@@ -21,7 +21,7 @@ from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
-from shared.services.ports import Processor
+from shared.services.ports import Processor, ScanRequester
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dead_letters import DynamoDeadLetters
@@ -51,7 +51,7 @@ def build_task_service(settings: Settings) -> TaskService:
     )
 
 
-def build_scan_requests(settings: Settings) -> ScanRequests:
+def build_scan_requests(settings: Settings) -> ScanRequester:
     return ScanRequests(settings.scan_queue_url)
 
 
