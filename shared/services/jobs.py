@@ -17,6 +17,7 @@ from shared.domain.jobs import (
     JobPage,
     JobRequest,
     JobSpec,
+    JobStatus,
     JobView,
     JsonValue,
     NewJobRecord,
@@ -117,12 +118,12 @@ class JobSteps:
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
         result = answer.get("result")
         self.store.succeeded(job_id, result)
-        return {"job_id": job_id, "status": "succeeded"}
+        return {"job_id": job_id, "status": JobStatus.SUCCEEDED.value}
 
     def fail(self, job_id: str, error: str, cause: str | None = None) -> dict[str, JsonValue]:
         message = f"{error}: {cause}" if cause else error
         self.store.failed(job_id, message)
-        return {"job_id": job_id, "status": "failed", "error": message}
+        return {"job_id": job_id, "status": JobStatus.FAILED.value, "error": message}
 
 
 # --- starting and reading jobs (the API) -----------------------------------------------------
