@@ -24,10 +24,10 @@ from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
 from shared.domain.codec import canonical_job, repeat_to_api, retry_to_dict, target_to_dict
 from shared.domain.errors import ValidationFailed
+from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
 from shared.domain.wallclock import zone_of
-from shared.services.jobs import JobRequest
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
 MAX_BATCH = 100

@@ -5,12 +5,13 @@ task read back can be sent again as it is. :mod:`shared.api.views` builds these 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, Tag
 
 from shared.api.models import ScheduleIn, TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
+from shared.domain.jobs import JobStatus
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire
@@ -160,7 +161,7 @@ class JobProgress(Model):
 class JobOut(Model):
     id: str
     name: str | None
-    status: Literal["running", "succeeded", "failed"]
+    status: JobStatus
     progress: JobProgress
     result: Any = Field(description="post's result once succeeded.")
     error: str | None

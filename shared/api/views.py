@@ -22,10 +22,10 @@ from shared.api.responses import (
     TaskOut,
 )
 from shared.domain.errors import SundialError
+from shared.domain.jobs import JobStatus, JobView
 from shared.domain.retry import RetryPolicy
 from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms
-from shared.services.jobs import JobView
 
 
 def _targets(targets: tuple[Target, ...], multicast: bool) -> dict[str, object]:
@@ -101,7 +101,7 @@ def error_view(error: SundialError) -> ErrorOut:
 
 def job_view(job: JobView) -> JobOut:
     total = job.total_shards
-    percent = (job.done_shards * 100 // total) if total else (100 if job.status == "succeeded" else 0)
+    percent = (job.done_shards * 100 // total) if total else (100 if job.status is JobStatus.SUCCEEDED else 0)
     return JobOut.model_validate(
         {
             "id": job.id,

@@ -150,22 +150,12 @@ class Pipeline:
 def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Pipeline]:
     import boto3
 
+    from local.queues import create_queues
     from shared import queues as queues_module
     from shared.topology import queues
 
     sqs = boto3.client("sqs")
-    urls: dict[str, str] = {}
-    arns: dict[str, str] = {}
-    for spec in queues(DELAY_QUEUES, DELAY_VISIBILITY_S):
-        attributes = {"VisibilityTimeout": str(spec.visibility_timeout_s)}
-        if spec.dead_letter:
-            attributes["RedrivePolicy"] = json.dumps(
-                {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
-            )
-        urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
-        arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
+    urls, arns = create_queues(sqs, queues(DELAY_QUEUES, DELAY_VISIBILITY_S))
     env = {
         **PIPELINE_ENV,
         "SUNDIAL_DELAY_QUEUE_URLS": ",".join(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
