@@ -14,10 +14,10 @@ from infra import names
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
 from infra.jobs import Jobs
-from infra.nag import acknowledge
-from infra.pipeline import _nag_form, target_resources
+from infra.nag import acknowledge, nag_form
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
+from infra.targets import target_resources
 
 JOB_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """Read the job item; record its plan, progress, notifications and outcome (conditional updates)."""
@@ -84,7 +84,7 @@ class JobRunner(Construct):
             "ProcessorsPolicy",
             [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[lambda_functions])],
             acknowledgments={
-                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), lambda_functions)}]": (
+                f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), lambda_functions)}]": (
                     "A job's processor may be a Lambda function users name through the API at run "
                     "time, so no template can name it: lambda:InvokeFunction alone, on functions of "
                     "this deployment's account and region only."

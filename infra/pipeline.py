@@ -20,7 +20,7 @@ trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: d
 
 The trigger also calls the targets users register (Lambda, SQS, SNS, EventBridge), whose ARNs
 are known only at run time: those four actions are granted on every resource of their kind in
-the deployment's own account and region, in a policy of their own (see :func:`target_resources`).
+the deployment's own account and region, in a policy of their own (see infra/targets.py).
 Targets in other accounts or regions are refused (AccessDenied: a final failure of the run).
 """
 
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
@@ -40,12 +40,23 @@ from constructs import Construct
 from infra import names
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
+from infra.nag import nag_form
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
 from infra.storage import Storage
+from infra.targets import TARGET_ACTIONS, target_resources
 from shared import topology
 
-if TYPE_CHECKING:
-    from infra.job_runner import JobRunner
+
+class JobStarting(Protocol):
+    """What the trigger needs to start the jobs of tasks whose target is a job: infra/job_runner.py's
+    ``JobRunner``, composed by infra/stack.py (the pipeline does not import it: no import cycle)."""
+
+    def starter_statements(self) -> list[iam.PolicyStatement]: ...
+
+    def starter_resources(self) -> dict[str, str]: ...
+
+    def acknowledge_object_access(self, policy: iam.Policy) -> None: ...
+
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 """Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
@@ -56,8 +67,6 @@ window, move the mark and release the lease (a conditional update)."""
 TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
 """Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
 the next occurrence, record retries and outcomes (conditional updates) and dead letters."""
-
-TARGET_ACTIONS = ("lambda:InvokeFunction", "sqs:SendMessage", "sns:Publish", "events:PutEvents")
 
 
 @dataclass(frozen=True)
@@ -156,7 +165,7 @@ class Pipeline(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
-        jobs: JobRunner,
+        jobs: JobStarting,
     ) -> None:
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
@@ -262,7 +271,7 @@ class Pipeline(Construct):
             names.TARGETS_POLICY_ID,
             statements,
             acknowledgments={
-                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
+                f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
                 for action, what in (
                     ("lambda:InvokeFunction", "lambda:InvokeFunction on functions (asynchronous invoke)"),
                     ("sqs:SendMessage", "sqs:SendMessage on queues"),
@@ -271,26 +280,3 @@ class Pipeline(Construct):
                 )
             },
         )
-
-
-def target_resources(stack: Stack) -> dict[str, str]:
-    """Action -> every resource of its kind in the stack's account and region."""
-    return {
-        "lambda:InvokeFunction": stack.format_arn(
-            service="lambda", resource="function", resource_name="*", arn_format=ArnFormat.COLON_RESOURCE_NAME
-        ),
-        "sqs:SendMessage": stack.format_arn(service="sqs", resource="*"),
-        "sns:Publish": stack.format_arn(service="sns", resource="*"),
-        "events:PutEvents": stack.format_arn(
-            service="events", resource="event-bus", resource_name="*", arn_format=ArnFormat.SLASH_RESOURCE_NAME
-        ),
-    }
-
-
-def _nag_form(stack: Stack, arn: str) -> str:
-    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``."""
-    resolved = stack.resolve(arn)
-    if isinstance(resolved, str):
-        return resolved
-    separator, parts = resolved["Fn::Join"]
-    return separator.join(part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts)

@@ -112,7 +112,7 @@ class Runtime:
     def _warm() -> None:
         """What Lambda's init phase would have done before the first event: build each
         function's services and open their connections, so the first fire is not a cold start."""
-        from functions.api.handler import jobs, service
+        from functions.api.common import jobs, service
         from functions.jobs.handler import factory
         from functions.scanner.handler import scanner
         from functions.tick.handler import scan_requests
@@ -129,29 +129,14 @@ class Runtime:
         built.store.watermark(0)
 
     def _create_resources(self) -> tuple[dict[str, str], dict[str, str]]:
-        import json
-
         import boto3
 
+        from local.queues import create_queues
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
         from shared.topology import queues
 
-        sqs = boto3.client("sqs")
-        urls: dict[str, str] = {}
-        arns: dict[str, str] = {}
-        for spec in queues(self.delay_queues, DELAY_VISIBILITY_S):
-            attributes = {
-                "VisibilityTimeout": str(spec.visibility_timeout_s),
-                "MessageRetentionPeriod": str(spec.retention_s),
-            }
-            if spec.dead_letter:
-                policy = {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
-                attributes["RedrivePolicy"] = json.dumps(policy)
-            urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
-            arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])[
-                "Attributes"
-            ]["QueueArn"]
+        urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
         settings = self.function_settings.with_resources(
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
             dead_letter_queue_url=urls["dead-letters"],

@@ -1,4 +1,8 @@
-"""Step Functions: starting a job's execution (docs/jobs.md, section 4)."""
+"""Step Functions: starting a job's execution (docs/jobs.md, section 4).
+
+An adapter of the port ``ExecutionStarter`` (shared/services/ports.py), in the layer of
+shared/store and shared/delivery (below the services: pyproject.toml's import contracts); kept
+top-level because a state machine is neither the table nor a task's target."""
 
 from __future__ import annotations
 

@@ -15,11 +15,13 @@ from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
 from shared.domain.ids import new_run_id
+from shared.domain.jobs import ProcessorFailed
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
-from shared.services.jobs import JobService, JobSteps, JobTargetStarter, Processor, ProcessorFailed
+from shared.services.jobs import JobService, JobSteps, JobTargetStarter
+from shared.services.ports import Processor, ScanRequester
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dead_letters import DynamoDeadLetters
@@ -49,7 +51,7 @@ def build_task_service(settings: Settings) -> TaskService:
     )
 
 
-def build_scan_requests(settings: Settings) -> ScanRequests:
+def build_scan_requests(settings: Settings) -> ScanRequester:
     return ScanRequests(settings.scan_queue_url)
 
 

@@ -47,11 +47,12 @@ def aws() -> Iterator[None]:
 @pytest.fixture
 def api(aws: None) -> Callable[..., Answer]:
     """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``."""
+    from functions.api import common
     from functions.api import handler as module
 
-    module.service.cache_clear()
-    module.jobs.cache_clear()
-    module.replay.cache_clear()
+    common.service.cache_clear()
+    common.jobs.cache_clear()
+    common.replay.cache_clear()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
@@ -163,22 +164,12 @@ class Pipeline:
 def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Pipeline]:
     import boto3
 
+    from local.queues import create_queues
     from shared import queues as queues_module
     from shared.topology import queues
 
     sqs = boto3.client("sqs")
-    urls: dict[str, str] = {}
-    arns: dict[str, str] = {}
-    for spec in queues(DELAY_QUEUES, DELAY_VISIBILITY_S):
-        attributes = {"VisibilityTimeout": str(spec.visibility_timeout_s)}
-        if spec.dead_letter:
-            attributes["RedrivePolicy"] = json.dumps(
-                {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
-            )
-        urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
-        arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
+    urls, arns = create_queues(sqs, queues(DELAY_QUEUES, DELAY_VISIBILITY_S))
     settings = use_settings(
         monkeypatch,
         **PIPELINE,
@@ -204,7 +195,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
 
 def _clear_function_caches() -> None:
-    from functions.api import handler as api
+    from functions.api import common as api
     from functions.jobs import handler as jobs
     from functions.scanner import handler as scanner
     from functions.tick import handler as tick

@@ -12,9 +12,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from shared.delivery.processor import LambdaProcessor
+from shared.domain.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import LambdaTarget
-from shared.services.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable, levels_key
+from shared.services.jobs import levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.integration.conftest import use_settings
 from tests.support.events import FakeLambdaContext

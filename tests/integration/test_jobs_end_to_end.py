@@ -47,10 +47,11 @@ def _job_step(event: dict[str, Any]) -> Any:
 
 
 def _api() -> Callable[..., tuple[int, Any]]:
+    from functions.api import common
     from functions.api import handler as module
 
-    module.service.cache_clear()
-    module.jobs.cache_clear()
+    common.service.cache_clear()
+    common.jobs.cache_clear()
 
     def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
         raw = module.handler(api_event(method, path, body), FakeLambdaContext())
