@@ -19,29 +19,41 @@ from shared.domain.errors import SundialError, ValidationFailed
 from shared.services.factory import build_job_service, build_task_service
 from shared.services.jobs import JobService
 from shared.services.tasks import TaskService
-from shared.settings import from_env
+from shared.settings import Settings, from_env
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
 
 
 @cache
+def settings() -> Settings:
+    """This function's settings, read from its environment once (at cold start)."""
+    return from_env()
+
+
+@cache
 def service() -> TaskService:
-    return build_task_service(from_env())
+    return build_task_service(settings())
 
 
 @cache
 def jobs() -> JobService:
-    return build_job_service(from_env())
+    return build_job_service(settings())
 
 
 @cache
 def replay() -> Replay:
-    return Replay(from_env().idempotency_table)
+    return Replay(settings().idempotency_table)
+
+
+def reset() -> None:
+    """Forget the settings and the services built from them (tests that change the environment)."""
+    for cached in (settings, service, jobs, replay):
+        cached.cache_clear()
 
 
 def tenant() -> str:
     """The caller's tenant. Until authentication lands every caller is the default tenant."""
-    return from_env().default_tenant
+    return settings().default_tenant
 
 
 def as_json(body: BaseModel) -> Any:

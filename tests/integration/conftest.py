@@ -50,9 +50,7 @@ def api(aws: None) -> Callable[..., Answer]:
     from functions.api import common
     from functions.api import handler as module
 
-    common.service.cache_clear()
-    common.jobs.cache_clear()
-    common.replay.cache_clear()
+    common.reset()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
@@ -201,9 +199,7 @@ def _clear_function_caches() -> None:
     from functions.tick import handler as tick
     from functions.trigger import handler as trigger
 
-    api.service.cache_clear()
-    api.jobs.cache_clear()
-    api.replay.cache_clear()
+    api.reset()
     jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
     tick.scan_requests.cache_clear()

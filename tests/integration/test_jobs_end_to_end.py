@@ -50,8 +50,7 @@ def _api() -> Callable[..., tuple[int, Any]]:
     from functions.api import common
     from functions.api import handler as module
 
-    common.service.cache_clear()
-    common.jobs.cache_clear()
+    common.reset()
 
     def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
         raw = module.handler(api_event(method, path, body), FakeLambdaContext())
