@@ -188,7 +188,11 @@ def test_a_cron_task_fires_repeatedly_on_its_schedule(api, pipeline, receiver):
     assert len(receiver.calls_to("/cron")) <= count + 1  # at most the one already claimed
     history = runs(api, task["id"])
     assert len(history) >= 3
-    assert all(r["status"] == "succeeded" for r in history)
+    # every occurrence succeeded, except the one staged when the cancel came: under load it may
+    # be claimed after the cancel, and is then skipped (never fired)
+    statuses = [r["status"] for r in history]
+    assert statuses.count("succeeded") >= 3, statuses
+    assert set(statuses) <= {"succeeded", "skipped"} and statuses.count("skipped") <= 1, statuses
 
 
 def test_an_every_seconds_task_fires_every_period(api, pipeline, receiver):
