@@ -9,6 +9,8 @@ import pytest
 
 from shared.executions import SfnStarter
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-api"
 PROCESSOR = {"http": {"url": "https://example.com/import"}}
 

@@ -18,6 +18,8 @@ from shared.services.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryab
 from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.support.events import FakeLambdaContext
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-test"
 
 

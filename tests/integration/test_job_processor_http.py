@@ -22,6 +22,8 @@ from shared.services.jobs import (
 )
 from tests.support.processor import Answer, running_processor
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[tuple[dict[str, str], Any]], Callable[[Callable[[Any], Answer]], None]]]:

@@ -9,6 +9,8 @@ import pytest
 
 from shared.executions import SfnStarter
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-target"
 SQS = {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}
 JOB = {

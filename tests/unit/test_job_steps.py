@@ -19,6 +19,8 @@ from shared.services.jobs import (
     levels_key,
 )
 
+pytestmark = pytest.mark.unit
+
 
 class ScriptedProcessor:
     """Answers like a user's processor: pre keeps the data (or returns ``pre_data``), a shard
