@@ -37,3 +37,51 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         terminalreporter.write_line(
             f"pipeline lateness over {len(ordered)} on-time fires: p50 {p50} ms, p99 {p99} ms, max {worst} ms ({test})"
         )
+
+
+# --- the suites: every test carries its directory's marker; parallel runs (pytest-xdist) -------
+
+import pytest  # noqa: E402
+
+from tests.support.suites import SHARED_PROCESS, marker_problem, suite_of  # noqa: E402
+
+SUITE_PROBLEM = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group markers into --dist loadgroup groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail the run when a test lacks exactly its directory's suite marker (so ``-m unit`` is the
+    whole unit suite); keep each suite whose tests share one costly session fixture in one group."""
+    problems = {}
+    for item in items:
+        problem = marker_problem(item.path, (mark.name for mark in item.iter_markers()))
+        if problem:
+            problems[item.nodeid] = item.stash[SUITE_PROBLEM] = problem
+        group = SHARED_PROCESS.get(suite_of(item.path) or "")
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+    # An xdist worker cannot stop the run with a message: there each such test fails at setup.
+    if problems and not hasattr(config, "workerinput"):
+        listed = "\n  ".join(f"{nodeid} {problem}" for nodeid, problem in problems.items())
+        raise pytest.UsageError(f"every test carries its suite's marker:\n  {listed}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if SUITE_PROBLEM in item.stash:
+        pytest.fail(f"every test carries its suite's marker: this one {item.stash[SUITE_PROBLEM]}", pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands the lateness it recorded to the controller, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from tests.support.lateness import LATENESS_MS
+
+        workeroutput["lateness_ms"] = [[ms, test] for ms, test in LATENESS_MS]
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: called on the controller as each worker ends
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.lateness import LATENESS_MS
+
+    LATENESS_MS.extend((int(ms), str(test)) for ms, test in getattr(node, "workeroutput", {}).get("lateness_ms", []))
