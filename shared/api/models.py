@@ -287,8 +287,8 @@ class ShardingIn(Model):
 
 
 class JobIn(Model):
-    """``POST /v1/jobs`` (API.md "Sharded batch jobs"). Processor calls are retried with the
-    task defaults (3 attempts, exponential from 2 s); a job has no ``retry`` of its own yet."""
+    """``POST /v1/jobs`` (docs/api.md "Jobs"). Processor calls are retried by the state machine
+    (infra/jobs.py: 3 attempts in all, 1 s then 2 s apart); a job has no ``retry`` of its own."""
 
     name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
     processor: TargetIn

@@ -1,5 +1,5 @@
 """A job's processor, called over HTTP through the same safe client as task callbacks
-(API.md "Sharded batch jobs"): one POST per phase step, a JSON body, a JSON answer."""
+(docs/api.md "Jobs"): one POST per phase step, a JSON body, a JSON answer."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ class EventBridgeTarget:
 
 @dataclass(frozen=True)
 class JobTarget:
-    """Start a sharded batch job at every occurrence (API.md "Sharded batch jobs"): ``job`` is
+    """Start a sharded batch job at every occurrence (docs/api.md "Jobs"): ``job`` is
     the ``POST /v1/jobs`` body, validated at registration, as canonical JSON text."""
 
     job: str

@@ -1,5 +1,5 @@
 """Managing tasks through the API handler, with the firing pipeline on moto and a real HTTP
-receiver (API.md "Managing tasks"): update, run now, batch registration, idempotent
+receiver (docs/management.md): update, run now, batch registration, idempotent
 registration, listing, dead letters and their redrive."""
 
 from __future__ import annotations
