@@ -24,8 +24,19 @@ $(NODE_STAMP): package.json
 run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_PORT:-8080}
 	$(PY) -W ignore::UserWarning -m local
 
-test: $(STAMP) lint  ## lint, then every suite
-	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning tests
+# `make test` lints while the suites run, the suites spread over TEST_WORKERS processes
+# (pytest-xdist, one per core up to 4; TEST_WORKERS=0 runs them in this process). Tests that share
+# a costly session fixture run in one worker (tests/support/suites.py: --dist loadgroup).
+TEST_WORKERS ?= auto
+test: $(STAMP)  ## lint and every suite (unit, integration, infrastructure, e2e), in parallel
+	@lint_log=$$(mktemp); \
+	$(MAKE) --no-print-directory lint >$$lint_log 2>&1 & lint=$$!; \
+	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
+		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup tests; suites=$$?; \
+	wait $$lint; linted=$$?; \
+	echo "--- make lint (ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
+	cat $$lint_log; rm -f $$lint_log; \
+	exit $$(( suites || linted ))
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
