@@ -41,25 +41,36 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
 
 # --- the suites: every test carries its directory's marker; parallel runs (pytest-xdist) -------
 
+from typing import Any  # noqa: E402
+
 import pytest  # noqa: E402
 
-from tests.support.suites import SHARED_PROCESS, marker_problem, suite_of  # noqa: E402
+from tests.support.suites import marker_problem  # noqa: E402
 
 SUITE_PROBLEM = pytest.StashKey[str]()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist turns xdist_group markers into --dist loadgroup groups
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller's scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, its groups taken from the tests' paths (tests/support/suites.py): a
+    suite sharing one costly session fixture goes to one worker as a whole, every other test to
+    whichever worker is free. (xdist 3.8 groups by ``xdist_group`` markers by renaming node ids,
+    which pytest 9 no longer allows: every test would go its own way.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.suites import SuiteScheduling
+
+    return SuiteScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Fail the run when a test lacks exactly its directory's suite marker (so ``-m unit`` is the
-    whole unit suite); keep each suite whose tests share one costly session fixture in one group."""
+    whole unit suite)."""
     problems = {}
     for item in items:
         problem = marker_problem(item.path, (mark.name for mark in item.iter_markers()))
         if problem:
             problems[item.nodeid] = item.stash[SUITE_PROBLEM] = problem
-        group = SHARED_PROCESS.get(suite_of(item.path) or "")
-        if group:
-            item.add_marker(pytest.mark.xdist_group(group))
     # An xdist worker cannot stop the run with a message: there each such test fails at setup.
     if problems and not hasattr(config, "workerinput"):
         listed = "\n  ".join(f"{nodeid} {problem}" for nodeid, problem in problems.items())

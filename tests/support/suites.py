@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from xdist.scheduler import LoadScopeScheduling
+
 SUITES = ("unit", "integration", "infrastructure", "e2e")
 """The suites, one directory under tests/ and one marker (declared in pyproject.toml) each."""
 
@@ -42,6 +44,23 @@ SHARED_PROCESS = {
     "infrastructure": "infrastructure",
     "e2e": "e2e",
 }
-"""Suites whose tests share a costly session fixture, run by one xdist worker (``--dist
-loadgroup``): infrastructure's synthesis of the app (tens of seconds), e2e's local runtime (one
-``make run`` in a subprocess). Other tests go to whichever worker is free."""
+"""Suites whose tests share a costly session fixture, each run by one xdist worker as a whole:
+infrastructure's synthesis of the app (tens of seconds), e2e's local runtime (``make run`` in a
+subprocess, with its own moto). Every other test goes to whichever worker is free."""
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work an xdist worker takes a test in: its suite, for a suite in
+    ``SHARED_PROCESS``; else the test alone."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    if len(parts) > 2 and parts[0] == TESTS_ROOT.name and parts[1] in SHARED_PROCESS:
+        return SHARED_PROCESS[parts[1]]
+    return nodeid
+
+
+class SuiteScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling over :func:`scope_of`: the largest units (the shared-process
+    suites) are handed out first, then the single tests as workers free up."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.suites import SUITES, TESTS_ROOT, marker_problem, suite_of
+from tests.support.suites import SUITES, TESTS_ROOT, marker_problem, scope_of, suite_of
 
 pytestmark = pytest.mark.unit
 
@@ -44,3 +44,11 @@ def test_every_suite_is_a_marker_declared_in_pyproject_and_a_directory(pytestcon
 
 def test_this_module_is_collected_as_a_unit_test(request: pytest.FixtureRequest) -> None:
     assert [mark.name for mark in request.node.iter_markers() if mark.name in SUITES] == ["unit"]
+
+
+def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own() -> None:
+    assert scope_of("tests/infrastructure/test_api.py::test_a") == scope_of("tests/infrastructure/test_iam.py::test_b")
+    assert scope_of("tests/e2e/test_jobs.py::test_a") == scope_of("tests/e2e/test_management.py::test_b[x]")
+    assert scope_of("tests/e2e/test_jobs.py::test_a") != scope_of("tests/infrastructure/test_api.py::test_a")
+    single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
+    assert [scope_of(nodeid) for nodeid in single] == single
