@@ -30,18 +30,17 @@ run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_P
 TEST_WORKERS ?= auto
 test: $(STAMP)  ## lint and every suite (unit, integration, infrastructure, e2e), in parallel
 	@lint_log=$$(mktemp); \
-	$(MAKE) --no-print-directory lint >$$lint_log 2>&1 & lint=$$!; \
+	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
 		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup tests; suites=$$?; \
 	wait $$lint; linted=$$?; \
-	echo "--- make lint (ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
+	echo "--- make lint (ruff check, ruff format --check, mypy; ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
 	cat $$lint_log; rm -f $$lint_log; \
 	exit $$(( suites || linted ))
 
+LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
+	$(LINT)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
