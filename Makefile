@@ -24,14 +24,23 @@ $(NODE_STAMP): package.json
 run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_PORT:-8080}
 	$(PY) -W ignore::UserWarning -m local
 
-test: $(STAMP) lint  ## lint, then every suite
-	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning tests
+# `make test` lints while the suites run, the suites spread over TEST_WORKERS processes
+# (pytest-xdist, one per core up to 4; TEST_WORKERS=0 runs them in this process). Tests that share
+# a costly session fixture run in one worker (tests/support/suites.py: --dist loadgroup).
+TEST_WORKERS ?= auto
+test: $(STAMP)  ## lint and every suite (unit, integration, infrastructure, e2e), in parallel
+	@lint_log=$$(mktemp); \
+	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
+	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
+		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup tests; suites=$$?; \
+	wait $$lint; linted=$$?; \
+	echo "--- make lint (ruff check, ruff format --check, mypy, lint-imports; ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
+	cat $$lint_log; rm -f $$lint_log; \
+	exit $$(( suites || linted ))
 
+LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy && $(VENV)/bin/lint-imports --no-logo
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy
-	$(VENV)/bin/lint-imports --no-logo
+	$(LINT)
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
@@ -47,4 +56,4 @@ bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--h
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
 
 clean:
-	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache

@@ -285,7 +285,7 @@ def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
         )
     total = sum(amount * on_demand[name] for name, (amount, _, _) in rows.items())
     total_provisioned = sum(amount * provisioned[name] for name, (amount, _, _) in rows.items())
-    print(f"    {'scheduler overhead (PRODUCT.md)':37} ${total:8.2f}  ${total_provisioned:10.2f}")
+    print(f"    {'scheduler overhead (docs/design.md)':37} ${total:8.2f}  ${total_provisioned:10.2f}")
     reg_on_demand = registration_wru * cap.ON_DEMAND_PER_MILLION_WRU
     reg_provisioned = registration_wru * cap.provisioned_per_million_writes()
     print(

@@ -1,17 +1,45 @@
 """`python -m local.echo [PORT]`: a receiver for the tour. Prints every callback it gets and
-answers 200, or the status a path asks for: `/status/500` answers 500."""
+answers 200, or the status a path asks for: `/status/500` answers 500.
+
+Each printed line comes from one clock reading: the time it shows and how long after the
+callback's ``scheduled_for`` it arrived are the same instant (two readings either side of a
+second's boundary would print a callback up to a second before it happened).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MS = timedelta(milliseconds=1)
+
+
+def describe(now_ns: int, method: str, path: str, status: int, headers: dict[str, str], body: Any) -> str:
+    """What the receiver prints for one call received at ``now_ns`` (``time.time_ns()``): every
+    time in it is that one reading."""
+    now_ms = now_ns // 1_000_000
+    stamp = time.strftime("%H:%M:%S", time.gmtime(now_ms // 1000)) + f".{now_ms % 1000:03d}Z"
+    after = ""
+    scheduled = body.get("scheduled_for") if isinstance(body, dict) else None
+    if isinstance(scheduled, str):
+        try:
+            scheduled_ms = (datetime.fromisoformat(scheduled.replace("Z", "+00:00")) - EPOCH) // MS
+        except (TypeError, ValueError):  # not a time, or one without an offset
+            pass
+        else:
+            gap = now_ms - scheduled_ms
+            after = f"  ({gap} ms after scheduled_for)" if gap >= 0 else f"  ({-gap} ms BEFORE scheduled_for)"
+    return f"{stamp} {method} {path} -> {status}  {headers}{after}\n    {json.dumps(body)}"
 
 
 class Echo(BaseHTTPRequestHandler):
     def _serve(self) -> None:
+        now_ns = time.time_ns()  # the one reading this call's line is printed from
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -21,8 +49,7 @@ class Echo(BaseHTTPRequestHandler):
         parts = self.path.strip("/").split("/")
         status = int(parts[1]) if len(parts) >= 2 and parts[0] == "status" and parts[1].isdigit() else 200
         sundial = {k: v for k, v in self.headers.items() if k.lower().startswith(("sundial-", "idempotency-"))}
-        stamp = time.strftime("%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
-        print(f"{stamp} {self.command} {self.path} -> {status}  {sundial}\n    {json.dumps(body)}", flush=True)
+        print(describe(now_ns, self.command, self.path, status, sundial, body), flush=True)
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()

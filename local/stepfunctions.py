@@ -9,7 +9,8 @@
   :func:`jobs_definition` synthesizes the ``Jobs`` construct in a throwaway stack (about 2 s, most
   of it importing the CDK); ``python -m local.stepfunctions`` prints it, which is how the local
   runtime gets it (:class:`JobsDefinition`) without keeping the CDK (and its node process) in its
-  own, cached in .build/ while its sources and the CDK's version are unchanged.
+  own, cached in .build/ until anything it is built from changes (:func:`definition_key`: infra/,
+  shared/, this module, the CDK libraries' versions).
 * **moto's interpreter** runs an execution for real (``execute_state_machine``) in its own
   threads. Its ``lambda:invoke`` integration calls Lambda through boto3, which lands in
   ``LambdaSimpleBackend.invoke`` (no Docker); the tests patch that with
@@ -51,6 +52,7 @@ PSEUDO = {"AWS::Partition": "aws", "AWS::Region": REGION, "AWS::AccountId": ACCO
 MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = PROJECT_ROOT / ".build"
+THIS_MODULE = Path(__file__).resolve()
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -120,17 +122,34 @@ def jobs_definition(function_arn: str = FUNCTION_ARN) -> str:
     return definition_from_json(Jobs(stack, "Jobs", settings=DeploymentSettings(), function=function).definition(), {})
 
 
+DEFINITION_PACKAGES = ("infra", "shared")
+"""The project's code the definition is built from: the ``Jobs`` construct and what it imports."""
+DEFINITION_DISTRIBUTIONS = ("aws-cdk-lib", "constructs", "jsii")
+"""The libraries that synthesize it."""
+
+
+def definition_key(root: Path = PROJECT_ROOT, module: Path = THIS_MODULE) -> str:
+    """A hash of everything the cached definition is built from: every ``.py`` file under
+    ``DEFINITION_PACKAGES`` (name and content), this module, and the versions of
+    ``DEFINITION_DISTRIBUTIONS``. Any change to one of them makes a new key (the next ``make run``
+    synthesizes again); nothing else does."""
+    digest = hashlib.sha256()
+    for distribution in DEFINITION_DISTRIBUTIONS:
+        digest.update(f"{distribution}=={metadata.version(distribution)}".encode() + b"\0")
+    sources = [path for package in DEFINITION_PACKAGES for path in (root / package).rglob("*.py")]
+    for source in sorted([*sources, module]):
+        name = source.relative_to(root) if source.is_relative_to(root) else Path(source.name)
+        digest.update(name.as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 class JobsDefinition:
-    """:func:`jobs_definition`, read from .build/ when it was synthesized from the same sources
-    (infra/, the shared/ it imports, this module) and CDK version; else synthesized by a subprocess started now (so it
-    runs while the caller does something else) and cached when it succeeds."""
+    """:func:`jobs_definition`, read from .build/ when it was synthesized from the same inputs
+    (:func:`definition_key`); else synthesized by a subprocess started now (so it runs while the
+    caller does something else) and cached when it succeeds."""
 
     def __init__(self) -> None:
-        digest = hashlib.sha256(metadata.version("aws-cdk-lib").encode())
-        sources = [*(PROJECT_ROOT / "infra").rglob("*.py"), *(PROJECT_ROOT / "shared").rglob("*.py")]
-        for source in sorted([*sources, Path(__file__).resolve()]):
-            digest.update(str(source.relative_to(PROJECT_ROOT)).encode() + b"\0" + source.read_bytes())
-        self.path = BUILD_DIR / f"local-jobs-definition-{digest.hexdigest()[:20]}.json"
+        self.path = BUILD_DIR / f"local-jobs-definition-{definition_key()[:20]}.json"
         self._process: subprocess.Popen[str] | None = None
         if not self.path.exists():
             env = {"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "CDK_DISABLE_VERSION_CHECK": "1"}

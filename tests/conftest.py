@@ -39,3 +39,62 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
         terminalreporter.write_line(
             f"pipeline lateness over {len(ordered)} on-time fires: p50 {p50} ms, p99 {p99} ms, max {worst} ms ({test})"
         )
+
+
+# --- the suites: every test carries its directory's marker; parallel runs (pytest-xdist) -------
+
+from typing import Any  # noqa: E402
+
+import pytest  # noqa: E402
+
+from tests.support.suites import marker_problem  # noqa: E402
+
+SUITE_PROBLEM = pytest.StashKey[str]()
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: the controller's scheduler
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, its groups taken from the tests' paths (tests/support/suites.py): a
+    suite sharing one costly session fixture goes to one worker as a whole, every other test to
+    whichever worker is free. (xdist 3.8 groups by ``xdist_group`` markers by renaming node ids,
+    which pytest 9 no longer allows: every test would go its own way.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.support.suites import SuiteScheduling
+
+    return SuiteScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail the run when a test lacks exactly its directory's suite marker (so ``-m unit`` is the
+    whole unit suite)."""
+    problems = {}
+    for item in items:
+        problem = marker_problem(item.path, (mark.name for mark in item.iter_markers()))
+        if problem:
+            problems[item.nodeid] = item.stash[SUITE_PROBLEM] = problem
+    # An xdist worker cannot stop the run with a message: there each such test fails at setup.
+    if problems and not hasattr(config, "workerinput"):
+        listed = "\n  ".join(f"{nodeid} {problem}" for nodeid, problem in problems.items())
+        raise pytest.UsageError(f"every test carries its suite's marker:\n  {listed}")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if SUITE_PROBLEM in item.stash:
+        pytest.fail(f"every test carries its suite's marker: this one {item.stash[SUITE_PROBLEM]}", pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker hands the lateness it recorded to the controller, which prints the summary."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        from tests.support.lateness import LATENESS_MS
+
+        workeroutput["lateness_ms"] = [[ms, test] for ms, test in LATENESS_MS]
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: called on the controller as each worker ends
+def pytest_testnodedown(node, error) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.lateness import LATENESS_MS
+
+    LATENESS_MS.extend((int(ms), str(test)) for ms, test in getattr(node, "workeroutput", {}).get("lateness_ms", []))

@@ -1,4 +1,4 @@
-"""The ``Idempotency-Key`` header (API.md "Tasks"): a retried POST gets the first answer.
+"""The ``Idempotency-Key`` header (docs/api.md "Idempotency keys"): a retried POST gets the first answer.
 
 Powertools' idempotency utility with its DynamoDB persistence layer (shared/store/idempotency.py)
 does the work: the first request with a key runs and its answer (status and body) is stored for

@@ -1,7 +1,8 @@
 """What every target receives: the occurrence's identity and the task's payload.
 
 An HTTP target gets :meth:`Envelope.body` as the request body and :meth:`Envelope.headers`;
-queues, topics and buses get the same JSON as their message (this module is its definition).
+queues, topics and buses get the same JSON as their message (docs/api.md, "What a target
+receives").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`make run` end to end: managing tasks over real HTTP (API.md "Managing tasks").
+"""`make run` end to end: managing tasks over real HTTP (docs/management.md).
 
 The runtime is shared by the whole session: every test names its tasks with a prefix of its
 own and lists with ``name_prefix``."""

@@ -1,5 +1,5 @@
-"""Calendar rules and schedule previews through the API handler (API.md "Tasks", "Managing
-tasks"): every answer here was checked by hand against a calendar."""
+"""Calendar rules and schedule previews through the API handler (docs/api.md "Tasks",
+docs/management.md): every answer here was checked by hand against a calendar."""
 
 from __future__ import annotations
 

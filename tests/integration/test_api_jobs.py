@@ -10,6 +10,8 @@ import pytest
 from shared.executions import SfnStarter
 from tests.integration.conftest import use_settings
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-api"
 PROCESSOR = {"http": {"url": "https://example.com/import"}}
 

@@ -20,6 +20,8 @@ from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.integration.conftest import use_settings
 from tests.support.events import FakeLambdaContext
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-test"
 
 

@@ -16,6 +16,8 @@ from shared.services.jobs import JobSteps, levels_key
 from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 from tests.support.processor import Answer, running_processor
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def server() -> Iterator[tuple[str, list[tuple[dict[str, str], Any]], Callable[[Callable[[Any], Answer]], None]]]:

@@ -12,6 +12,8 @@ from shared.domain.sharding import Sharding
 from shared.services.jobs import JobSteps, levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 
+pytestmark = pytest.mark.integration
+
 
 class Summing:
     def __init__(self) -> None:

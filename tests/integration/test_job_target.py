@@ -10,6 +10,8 @@ import pytest
 from shared.executions import SfnStarter
 from tests.integration.conftest import use_settings
 
+pytestmark = pytest.mark.integration
+
 BUCKET = "sundial-jobs-target"
 SQS = {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}
 JOB = {

@@ -10,6 +10,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def queue() -> tuple[object, str]:

@@ -6,7 +6,11 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from local.sqs_lambda import BatchingWindow
+
+pytestmark = pytest.mark.unit
 
 
 def _messages(*ids: int) -> list[dict[str, Any]]:

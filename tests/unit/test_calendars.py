@@ -34,6 +34,8 @@ from shared.domain.calendars import (
 from shared.domain.errors import ValidationFailed
 from shared.domain.times import iso, truncate_ms
 
+pytestmark = pytest.mark.unit
+
 MS = timedelta(milliseconds=1)
 
 

@@ -7,8 +7,12 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from shared.domain.firing import Staged
 from shared.services.firing import CLAIM_TURN_WAIT_S, Batch, ClaimTurn
+
+pytestmark = pytest.mark.unit
 
 
 def _staged(task_id: str, due_ms: int) -> Staged:

@@ -14,6 +14,8 @@ from shared.domain.sharding import Sharding
 from shared.services.jobs import JobSteps, levels_key
 from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 
+pytestmark = pytest.mark.unit
+
 
 class ScriptedProcessor:
     """Answers like a user's processor: pre keeps the data (or returns ``pre_data``), a shard

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from shared.domain.errors import ValidationFailed
 from shared.domain.sharding import MAX_SHARDS_PER_JOB, Sharding, plan, shard_count, split
 
+pytestmark = pytest.mark.unit
+
 rules_strategy = st.builds(
     lambda a, extra, m: Sharding(a, a + extra, m),
     st.integers(1, 50),

@@ -1,0 +1,66 @@
+"""Which suite a test belongs to: the directory under tests/ it lives in, named by its marker.
+
+tests/conftest.py fails the run when a collected test does not carry exactly its directory's
+suite marker (``pytestmark = pytest.mark.unit`` in tests/unit, and so on), so ``pytest -m unit``
+always selects the whole unit suite and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from xdist.scheduler import LoadScopeScheduling
+
+SUITES = ("unit", "integration", "infrastructure", "e2e")
+"""The suites, one directory under tests/ and one marker (declared in pyproject.toml) each."""
+
+TESTS_ROOT = Path(__file__).resolve().parent.parent
+
+
+def suite_of(path: Path, root: Path = TESTS_ROOT) -> str | None:
+    """The suite a test file belongs to, or None when it lies in no suite's directory."""
+    try:
+        parts = path.resolve().relative_to(root).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] in SUITES else None
+
+
+def marker_problem(path: Path, markers: Iterable[str], root: Path = TESTS_ROOT) -> str | None:
+    """What is wrong with a test's suite markers (None when it carries exactly its suite's)."""
+    suite = suite_of(path, root)
+    carried = sorted(set(markers) & set(SUITES))
+    if suite is None:
+        return f"lies in no suite's directory (tests/{{{','.join(SUITES)}}}/)"
+    if carried == [suite]:
+        return None
+    if not carried:
+        return f"has no suite marker: add `pytestmark = pytest.mark.{suite}` to its module"
+    return f"is marked {', '.join(carried)}, not just {suite} (its directory's suite)"
+
+
+SHARED_PROCESS = {
+    "infrastructure": "infrastructure",
+    "e2e": "e2e",
+}
+"""Suites whose tests share a costly session fixture, each run by one xdist worker as a whole:
+infrastructure's synthesis of the app (tens of seconds), e2e's local runtime (``make run`` in a
+subprocess, with its own moto). Every other test goes to whichever worker is free."""
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work an xdist worker takes a test in: its suite, for a suite in
+    ``SHARED_PROCESS``; else the test alone."""
+    parts = nodeid.split("::", 1)[0].split("/")
+    if len(parts) > 2 and parts[0] == TESTS_ROOT.name and parts[1] in SHARED_PROCESS:
+        return SHARED_PROCESS[parts[1]]
+    return nodeid
+
+
+class SuiteScheduling(LoadScopeScheduling):
+    """xdist's scope scheduling over :func:`scope_of`: the largest units (the shared-process
+    suites) are handed out first, then the single tests as workers free up."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid)
