@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.api.openapi import DESCRIPTION, RESPONSES, TITLE, VERSION
 from shared.api.errors import InternalError, RouteNotFound, from_pydantic, response_for
+from shared.api.hostile import refusal
 from shared.api.models import (
     IDEMPOTENCY_KEY,
     MAX_IDEMPOTENCY_KEY,
@@ -270,6 +271,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if len((event.get("body") or "").encode()) > MAX_BODY_BYTES:  # before anything parses it
         too_large = PayloadTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(error_view(too_large))}
+    if (hostile := refusal(event.get("body"))) is not None:  # nesting, huge integers, lone surrogates
+        return hostile
     replay().register_context(context)
     return app.resolve(as_json(event), context)
 
