@@ -1,0 +1,98 @@
+"""Schemathesis hooks for Sundial's API, loaded by ``schemathesis.toml``.
+
+``positive_data_acceptance`` fails when the API refuses a request its OpenAPI document allows.
+Most such refusals are gaps in the document (a rule the schema could state but does not), and
+those must stay failures. A few rules cannot be written in JSON Schema at all: each is listed in
+:data:`ACCEPTED` with its reason, and a refusal is dropped only when it is a 400
+``validation_error`` whose every detail matches an accepted rule for that operation. Nothing else
+is filtered.
+
+With ``SUNDIAL_FUZZ_REJECTIONS`` set to a file, every refusal of schema-valid data is appended to it
+as one JSON line (operation, status, error details, the accepted rule's reason or null), so a run
+says what it dropped and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import schemathesis
+from schemathesis.openapi.checks import RejectedPositiveData
+
+
+@dataclass(frozen=True)
+class Accepted:
+    operations: str
+    """A regular expression for the operations' labels (``GET /v1/tasks``)."""
+    field: str
+    """A regular expression for the refused field, as the API names it (``targets[0].http.url``)."""
+    message: str
+    """A regular expression for the detail's message."""
+    reason: str
+    """Why no schema can say it."""
+
+    def matches(self, operation: str, detail: dict[str, Any]) -> bool:
+        return bool(
+            re.fullmatch(self.operations, operation)
+            and re.fullmatch(self.field, str(detail.get("field", "")))
+            and re.search(self.message, str(detail.get("message", "")))
+        )
+
+
+LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs)"
+
+ACCEPTED: tuple[Accepted, ...] = (
+    Accepted(
+        LISTS,
+        "cursor",
+        "is not a cursor this API returned",
+        "a cursor is an opaque token from the previous page's next_cursor; a schema can bound its length but "
+        "cannot say which strings the API issued, so any made-up cursor is refused",
+    ),
+)
+
+
+def accepted_reason(operation: str, status: int, body: Any) -> str | None:
+    """The reason a refusal is expected, when every one of its details matches an accepted rule."""
+    if status != 400 or not isinstance(body, dict) or not isinstance(body.get("error"), dict):
+        return None
+    error = body["error"]
+    details = error.get("details") or [{"field": "", "message": error.get("message", "")}]
+    if error.get("code") != "validation_error" or not isinstance(details, list):
+        return None
+    reasons = []
+    for detail in details:
+        rule = next((rule for rule in ACCEPTED if isinstance(detail, dict) and rule.matches(operation, detail)), None)
+        if rule is None:
+            return None
+        reasons.append(rule.reason)
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def _body(response: Any) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+@schemathesis.hook
+def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
+    if not isinstance(failure, RejectedPositiveData):
+        return True
+    operation = case.operation.label
+    body = _body(response)
+    reason = accepted_reason(operation, response.status_code, body)
+    log = os.environ.get("SUNDIAL_FUZZ_REJECTIONS")
+    if log:
+        error = body.get("error") if isinstance(body, dict) else None
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(
+                json.dumps({"operation": operation, "status": response.status_code, "error": error, "accepted": reason})
+                + "\n"
+            )
+    return reason is None
