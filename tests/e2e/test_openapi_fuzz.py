@@ -26,27 +26,31 @@ ROOT = Path(__file__).resolve().parents[2]
 BUDGET_S = 300
 
 
-def namespace_problem() -> str | None:
-    """Why a loopback-only network namespace cannot be made here, if it cannot."""
+def namespace_command() -> tuple[list[str], str]:
+    """The command prefix that runs a program in a new network namespace (as root, or as root of a
+    new user namespace when user namespaces are allowed), or why there is none."""
     unshare = shutil.which("unshare")
     if unshare is None:
-        return "`unshare` (util-linux) is not installed"
-    probe = subprocess.run([unshare, "-n", "true"], check=False, capture_output=True, text=True, timeout=10)
-    if probe.returncode != 0:
-        return f"`unshare -n` is not permitted here (needs root or user namespaces): {probe.stderr.strip()}"
-    return None
+        return [], "`unshare` (util-linux) is not installed"
+    problems = []
+    for prefix in ([unshare, "-n"], [unshare, "-r", "-n"]):
+        probe = subprocess.run([*prefix, "true"], check=False, capture_output=True, text=True, timeout=10)
+        if probe.returncode == 0:
+            return prefix, ""
+        problems.append(f"`{' '.join(prefix[1:])}`: {probe.stderr.strip()}")
+    return [], "unshare is not permitted here (needs root or user namespaces): " + "; ".join(problems)
 
 
 def test_schemathesis_finds_nothing_against_the_local_runtime(tmp_path) -> None:
-    problem = namespace_problem()
-    if problem:
+    unshare, problem = namespace_command()
+    if not unshare:
         pytest.skip(f"the fuzzer only runs in a loopback-only network namespace, and {problem}")
     report, refusals, runtime_log = tmp_path / "report.json", tmp_path / "refusals.jsonl", tmp_path / "runtime.log"
     env = {**os.environ, "SUNDIAL_FUZZ_REJECTIONS": str(refusals), "SUNDIAL_FUZZ_RUNTIME_LOG": str(runtime_log)}
     started = time.monotonic()
     options = ["--report", "json", "--report-json-path", str(report), "--no-color"]
     done = subprocess.run(
-        ["unshare", "-n", sys.executable, "tests/support/fuzz_run.py", *options],
+        [*unshare, sys.executable, "tests/support/fuzz_run.py", *options],
         check=False,
         cwd=ROOT,
         env=env,

@@ -44,6 +44,10 @@ class Accepted:
 
 
 LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs)"
+SCHEDULES = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}|POST /v1/schedules:preview"
+TASKS = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}"
+JOBS = r"POST /v1/jobs"
+TARGETS = r"(target|targets\[\d+\])"
 
 ACCEPTED: tuple[Accepted, ...] = (
     Accepted(
@@ -51,7 +55,53 @@ ACCEPTED: tuple[Accepted, ...] = (
         "cursor",
         "is not a cursor this API returned",
         "a cursor is an opaque token from the previous page's next_cursor; a schema can bound its length but "
-        "cannot say which strings the API issued, so any made-up cursor is refused",
+        "cannot say which strings the API issued",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.\w+",
+        r"more than 24 hours in the past|is in the past and misfire is skip|more than \d+ days ahead"
+        r"|has no occurrence from now on",
+        "when a schedule first fires is measured from the time of the request (not more than a day in the past, "
+        "not more than a year ahead, at least once from now): a schema has no clock",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule(\.repeat)?\.end",
+        "must be after start",
+        "end after start compares two values of the request; JSON Schema constrains values one at a time",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.cron",
+        "invalid cron expression",
+        "each cron field's values, ranges, steps and names (croniter's grammar) are beyond a pattern anyone could "
+        "maintain (how many fields there are is a pattern, and that refusal is not accepted here)",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule(\.repeat)?\.timezone",
+        "unknown time zone",
+        "the IANA zone names are those of the installed tz database, which changes with its releases",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.repeat\.calendar",
+        "unknown calendar",
+        "the holiday calendars are the countries the installed holidays package knows, which changes with it",
+    ),
+    Accepted(
+        TASKS,
+        "payload",
+        r"bytes as JSON; the limit is",
+        "the payload limit is on its size as JSON text; JSON Schema can bound a string's length, not the size "
+        "of an arbitrary value's serialization",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
+        rf"({TARGETS}\.job\.)?sharding(\.\w+)?",
+        r"must not exceed max_items_per_shard|need \d+ shards|shards in all",
+        "how many shards a job needs depends on its data and on two sharding values together",
     ),
 )
 
