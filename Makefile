@@ -31,6 +31,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-logo
 
 format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
@@ -46,4 +47,4 @@ bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--h
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
 
 clean:
-	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -23,6 +23,7 @@ from typing import Any
 
 from bench import capacity as cap
 from local.moto_server import free_port
+from shared.settings import DeploymentSettings
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -58,6 +59,7 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
     from bench.receiver import receiver_process
     from local.attribution import invocations
     from local.runtime import Runtime
+    from local.settings import LocalSettings
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     counter = cap.CallCounter()
@@ -68,7 +70,7 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
             woke.setdefault(fired.staged.task_id, float(fired.lateness_ms))
 
     with counter.active(), receiver_process() as receiver:
-        runtime = Runtime(port=free_port(), delay_queues=delay_queues, on_fire=on_fire)
+        runtime = Runtime(LocalSettings.from_env(port=free_port(), delay_queues=delay_queues), on_fire=on_fire)
         runtime.start()
         setup_calls = cap.Usage(
             counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
@@ -225,9 +227,10 @@ class Measured:
     memory_gb: dict[str, float]
 
 
-AWS_SHARDS = 16
-AWS_DELAY_QUEUES = 1
-"""The stack's defaults (infra/settings.py)."""
+AWS = DeploymentSettings()
+"""The stack's defaults."""
+AWS_SHARDS = AWS.bucket_shards
+AWS_DELAY_QUEUES = AWS.delay_queues
 SCAN_SECONDS = 0.1
 SCAN_RRU = 1.0 + 2 * 0.5
 """One scan in AWS: read the shard's mark (1 RRU, strongly consistent) and ~2 bucket queries."""
@@ -237,11 +240,10 @@ def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
     """The cost per task in AWS at this rate: the trigger's calls as measured; the tick and the
     scans as AWS runs them (one tick a minute, one scan per shard a minute, the shard's minute
     staged in batches of 10), because locally they run every second over 2 shards."""
-    from local.runtime import LOCAL_ENV
-    from shared.domain.firing import Timing
+    from local.settings import LocalSettings
 
     # The trigger's measured time includes the local lead; AWS's may differ.
-    lead_difference_s = (int(LOCAL_ENV["SUNDIAL_LEAD_MS"]) - Timing().lead_ms) / 1000
+    lead_difference_s = (LocalSettings.from_env().functions.lead_ms - AWS.lead_ms) / 1000
     trigger_gb_s = max(0.0, m.trigger_seconds - m.trigger_invocations * lead_difference_s) * m.memory_gb["trigger"]
     per_shard_queue = per_minute / AWS_SHARDS / AWS_DELAY_QUEUES
     scanner_sends = AWS_SHARDS * AWS_DELAY_QUEUES * math.ceil(per_shard_queue / 10) / per_minute
@@ -273,7 +275,7 @@ def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
     }
     print(
         f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; {AWS_SHARDS} shards, {AWS_DELAY_QUEUES} delay "
-        f"queue, 1 tick/min, {Timing().lead_ms / 1000:.0f} s lead), per million one-shot tasks:"
+        f"queue, 1 tick/min, {AWS.lead_ms / 1000:.0f} s lead), per million one-shot tasks:"
     )
     print(f"    {'':16} {'per task':>20}   {'on-demand':>9}  {'provisioned':>11}")
     for name, (amount, unit, what) in rows.items():

@@ -19,8 +19,9 @@ from local.moto_server import free_port
 
 def ceiling(count: int) -> None:
     from local.runtime import Runtime
+    from local.settings import LocalSettings
 
-    runtime = Runtime(port=free_port(), delay_queues=1)
+    runtime = Runtime(LocalSettings.from_env(port=free_port(), delay_queues=1))
     runtime.start()
     try:
         from functions.trigger.handler import trigger

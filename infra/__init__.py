@@ -9,6 +9,7 @@ api        API Gateway (IAM-authorized) and the API function
 pipeline   the firing pipeline: minute rule, tick, scanners, trigger, and the queues of
            shared/topology.py
 monitoring alarms (dead letters, lateness, errors) and the dashboard
+targets    where user-registered targets may be (the trigger's and the job processors' grants)
 nag        cdk-nag acknowledgments, one resource and one reason each
 stack      composes the constructs; app builds the app with cdk-nag; synth_check is `make synth`
 """

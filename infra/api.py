@@ -17,10 +17,10 @@ from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, sundial_environment
+from infra.function import ServiceFunction, function_environment
 from infra.job_runner import JobRunner
 from infra.nag import acknowledge
-from infra.pipeline import Queues, timing_environment
+from infra.pipeline import Queues
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
 from shared.store.models import LIST_INDEX_NAME
@@ -98,13 +98,13 @@ class Api(Construct):
                 *queues.staging_statements(),
                 *jobs.starter_statements(),
             ],
-            environment={
-                **sundial_environment(settings, table_name=storage.table.table_name),
-                **storage.idempotency_environment(),
-                **queues.staging_environment(),
-                **jobs.starter_environment(),
-                **timing_environment(settings),
-            },
+            environment=function_environment(
+                settings,
+                table_name=storage.table.table_name,
+                **storage.idempotency_resources(),
+                **queues.staging_resources(),
+                **jobs.starter_resources(),
+            ),
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,
         )

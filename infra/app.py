@@ -17,7 +17,7 @@ from aws_cdk import App, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
 from infra import names
-from infra.settings import DeploymentSettings
+from infra.settings import from_context
 from infra.stack import SundialStack
 
 CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
@@ -51,7 +51,7 @@ def build_app(
         post_cli_context=dict(overrides or {}),
         builtin_cloud_formation_validation=cfn_validate,
     )
-    settings = DeploymentSettings.from_context(app.node)
+    settings = from_context(app.node)
     SundialStack(app, names.STACK_NAME, settings=settings)
     Tags.of(app).add(*names.PROJECT_TAG)
     if nag:

@@ -12,13 +12,14 @@
   (:meth:`ServiceFunction.add_policy`), so the acknowledgment covers those statements only.
 * **Queue consumption** (:meth:`ServiceFunction.consume`): the event source and the three
   actions Lambda's poller needs on that one queue, added together.
-* The Powertools service name and metrics namespace, and the shared settings in the
-  environment variables named by ``shared/settings.py``.
+* The Powertools service name and metrics namespace, and the function's settings
+  (:func:`function_environment`: ``shared.settings.Settings.to_env``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
@@ -40,17 +41,11 @@ CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttri
 AWSLambdaSQSQueueExecutionRole); sqs:DeleteMessage covers DeleteMessageBatch."""
 
 
-def sundial_environment(settings: DeploymentSettings, *, table_name: str | None) -> dict[str, str]:
-    """The variables ``shared.settings.from_env`` reads, for every function (the table's name
-    only for the functions that use the table)."""
-    table = {runtime_settings.ENV_TABLE_NAME: table_name} if table_name is not None else {}
-    return {
-        **table,
-        runtime_settings.ENV_BUCKET_SHARDS: str(settings.bucket_shards),
-        runtime_settings.ENV_LIST_SHARDS: str(settings.list_shards),
-        runtime_settings.ENV_RUN_RETENTION_DAYS: str(settings.run_retention_days),
-        runtime_settings.ENV_DEFAULT_TENANT: settings.default_tenant,
-    }
+def function_environment(settings: DeploymentSettings, **resources: Any) -> dict[str, str]:
+    """A function's settings as ``shared.settings.from_env`` reads them: the deployment's tuning
+    (shards, retention, the default tenant, the pipeline's clock) for every function, and the
+    ``resources`` (fields of ``shared.settings.Settings``: table, queues, bucket...) it uses."""
+    return runtime_settings.Settings.of(settings, **resources).to_env()
 
 
 class ServiceFunction(Construct):

@@ -1,7 +1,7 @@
 """Everything a job runs on (docs/jobs.md): the jobs bucket (its data, each shard's items and
 results), the job function (every step of the state machine) and the state machine itself
 (infra/jobs.py). Whoever starts jobs (the API; the trigger, for tasks whose target is a job) gets
-what it needs from :meth:`JobRunner.starter_statements` and :meth:`JobRunner.starter_environment`."""
+what it needs from :meth:`JobRunner.starter_statements` and :meth:`JobRunner.starter_resources`."""
 
 from __future__ import annotations
 
@@ -12,13 +12,12 @@ from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, sundial_environment
+from infra.function import ServiceFunction, function_environment
 from infra.jobs import Jobs
-from infra.nag import acknowledge
-from infra.pipeline import _nag_form, target_resources
+from infra.nag import acknowledge, nag_form
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
-from shared import settings as runtime_settings
+from infra.targets import target_resources
 
 JOB_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """Read the job item; record its plan, progress, notifications and outcome (conditional updates)."""
@@ -73,10 +72,9 @@ class JobRunner(Construct):
                 *storage.access_statements(actions=JOB_TABLE_ACTIONS),
                 iam.PolicyStatement(actions=["s3:GetObject", "s3:PutObject"], resources=[objects]),
             ],
-            environment={
-                **sundial_environment(settings, table_name=storage.table.table_name),
-                runtime_settings.ENV_JOBS_BUCKET: self.bucket.bucket_name,
-            },
+            environment=function_environment(
+                settings, table_name=storage.table.table_name, jobs_bucket=self.bucket.bucket_name
+            ),
             memory_size=256,
             timeout=JOB_FUNCTION_TIMEOUT,
         )
@@ -86,7 +84,7 @@ class JobRunner(Construct):
             "ProcessorsPolicy",
             [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[lambda_functions])],
             acknowledgments={
-                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), lambda_functions)}]": (
+                f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), lambda_functions)}]": (
                     "A job's processor may be a Lambda function users name through the API at run "
                     "time, so no template can name it: lambda:InvokeFunction alone, on functions of "
                     "this deployment's account and region only."
@@ -121,8 +119,9 @@ class JobRunner(Construct):
             "grant covers that prefix of this stack's jobs bucket and nothing else.",
         )
 
-    def starter_environment(self) -> dict[str, str]:
+    def starter_resources(self) -> dict[str, str]:
+        """What a function that starts jobs needs (fields of ``shared.settings.Settings``)."""
         return {
-            runtime_settings.ENV_JOBS_BUCKET: self.bucket.bucket_name,
-            runtime_settings.ENV_JOB_STATE_MACHINE_ARN: self.jobs.state_machine.state_machine_arn,
+            "jobs_bucket": self.bucket.bucket_name,
+            "job_state_machine_arn": self.jobs.state_machine.state_machine_arn,
         }

@@ -25,20 +25,16 @@ from constructs import Construct
 from infra import names
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
-from shared.services.firing import Result
+from shared.domain.claims import Result
+from shared.observability import LATENESS_METRIC, runs_metric
 
 METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
 """Powertools adds the service as the one default dimension of every metric."""
-LATENESS_METRIC = "LatenessMs"
 FIRED_RESULTS = (Result.SUCCEEDED, Result.RETRYING, Result.DEAD_LETTERED, Result.FAILED)
 """The outcomes the dashboard counts per minute (``Runs_<result>``)."""
 LATENESS_WINDOW = Duration.minutes(5)
 ERRORS_WINDOW = Duration.minutes(5)
 MINUTE = Duration.minutes(1)
-
-
-def runs_metric(result: Result) -> str:
-    return f"Runs_{result.value}"
 
 
 def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -> cloudwatch.Metric:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, CfnResource, Validations
+from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
 
@@ -17,3 +17,12 @@ def acknowledge(construct: IConstruct | None, rule: str, reason: str) -> None:
     if not isinstance(resource, CfnResource):
         raise TypeError(f"acknowledge {rule} on a CloudFormation resource, got {construct!r}")
     Validations.of(resource).acknowledge(Acknowledgment(id=rule, reason=reason))
+
+
+def nag_form(stack: Stack, arn: str) -> str:
+    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``."""
+    resolved = stack.resolve(arn)
+    if isinstance(resolved, str):
+        return resolved
+    separator, parts = resolved["Fn::Join"]
+    return separator.join(part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts)

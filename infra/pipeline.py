@@ -20,7 +20,7 @@ trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: d
 
 The trigger also calls the targets users register (Lambda, SQS, SNS, EventBridge), whose ARNs
 are known only at run time: those four actions are granted on every resource of their kind in
-the deployment's own account and region, in a policy of their own (see :func:`target_resources`).
+the deployment's own account and region, in a policy of their own (see infra/targets.py).
 Targets in other accounts or regions are refused (AccessDenied: a final failure of the run).
 """
 
@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from aws_cdk import ArnFormat, Duration, Fn, Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
@@ -39,14 +39,24 @@ from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, sundial_environment
+from infra.function import ServiceFunction, function_environment
+from infra.nag import nag_form
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
 from infra.storage import Storage
-from shared import settings as runtime_settings
+from infra.targets import TARGET_ACTIONS, target_resources
 from shared import topology
 
-if TYPE_CHECKING:
-    from infra.job_runner import JobRunner
+
+class JobStarting(Protocol):
+    """What the trigger needs to start the jobs of tasks whose target is a job: infra/job_runner.py's
+    ``JobRunner``, composed by infra/stack.py (the pipeline does not import it: no import cycle)."""
+
+    def starter_statements(self) -> list[iam.PolicyStatement]: ...
+
+    def starter_resources(self) -> dict[str, str]: ...
+
+    def acknowledge_object_access(self, policy: iam.Policy) -> None: ...
+
 
 SEND_ACTIONS = ("sqs:SendMessage",)
 """Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
@@ -57,8 +67,6 @@ window, move the mark and release the lease (a conditional update)."""
 TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
 """Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
 the next occurrence, record retries and outcomes (conditional updates) and dead letters."""
-
-TARGET_ACTIONS = ("lambda:InvokeFunction", "sqs:SendMessage", "sns:Publish", "events:PutEvents")
 
 
 @dataclass(frozen=True)
@@ -132,9 +140,10 @@ class Queues(Construct):
             enforce_ssl=True,
         )
 
-    def staging_environment(self) -> dict[str, str]:
-        """What a function that stages occurrences needs to find the delay queues."""
-        return {runtime_settings.ENV_DELAY_QUEUE_URLS: Fn.join(",", [queue.queue_url for queue in self.delay])}
+    def staging_resources(self) -> dict[str, Any]:
+        """What a function that stages occurrences needs to find the delay queues (in index order:
+        the stagers pick a queue by its position)."""
+        return {"delay_queue_urls": tuple(queue.queue_url for queue in self.delay)}
 
     def staging_statements(self) -> list[iam.PolicyStatement]:
         """Sending (one message or a batch) to the delay queues, and to nothing else."""
@@ -143,18 +152,6 @@ class Queues(Construct):
 
 def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=[queue.queue_arn for queue in queues])
-
-
-def timing_environment(settings: DeploymentSettings) -> dict[str, str]:
-    """The pipeline's clock (``shared.settings`` builds its ``Timing`` from these)."""
-    timing = settings.timing
-    return {
-        runtime_settings.ENV_LOOK_AHEAD_MS: str(timing.look_ahead_ms),
-        runtime_settings.ENV_GUARD_MS: str(timing.guard_ms),
-        runtime_settings.ENV_LEAD_MS: str(timing.lead_ms),
-        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(timing.misfire_tolerance_ms),
-        runtime_settings.ENV_LEASE_MS: str(timing.lease_ms),
-    }
 
 
 class Pipeline(Construct):
@@ -168,33 +165,25 @@ class Pipeline(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
-        jobs: JobRunner,
+        jobs: JobStarting,
     ) -> None:
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
         table_name = storage.table.table_name
-        timing = timing_environment(settings)
 
         self.tick = self._function(
             names.TICK,
             settings=settings,
             bundle=bundle,
             statements=[send_statement([queues.scan_requests])],
-            environment={
-                **sundial_environment(settings, table_name=None),
-                runtime_settings.ENV_SCAN_QUEUE_URL: queues.scan_requests.queue_url,
-            },
+            environment=function_environment(settings, scan_queue_url=queues.scan_requests.queue_url),
         )
         self.scanner = self._function(
             names.SCANNER,
             settings=settings,
             bundle=bundle,
             statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), *queues.staging_statements()],
-            environment={
-                **sundial_environment(settings, table_name=table_name),
-                **queues.staging_environment(),
-                **timing,
-            },
+            environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
         )
         self.trigger = self._function(
             names.TRIGGER,
@@ -207,15 +196,16 @@ class Pipeline(Construct):
                 *jobs.starter_statements(),
             ],
             environment={
-                **sundial_environment(settings, table_name=table_name),
-                **queues.staging_environment(),
-                **jobs.starter_environment(),
-                runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: queues.dead_letters.queue_url,
-                **timing,
                 # A deployed trigger never calls loopback (there it is the Lambda runtime API)
-                # or private addresses (it runs outside any VPC): refuse both, whatever a task says.
-                runtime_settings.ENV_ALLOW_LOOPBACK: "false",
-                runtime_settings.ENV_ALLOW_PRIVATE: "false",
+                # or private addresses (it runs outside any VPC): every function's settings say
+                # so (allow_loopback_targets and allow_private_targets are false), whatever a task says.
+                **function_environment(
+                    settings,
+                    table_name=table_name,
+                    dead_letter_queue_url=queues.dead_letters.queue_url,
+                    **queues.staging_resources(),
+                    **jobs.starter_resources(),
+                ),
                 # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
                 # failures are logged at WARNING.
                 "POWERTOOLS_LOG_LEVEL": "WARNING",
@@ -281,7 +271,7 @@ class Pipeline(Construct):
             names.TARGETS_POLICY_ID,
             statements,
             acknowledgments={
-                f"AwsSolutions-IAM5[Resource::{_nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
+                f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
                 for action, what in (
                     ("lambda:InvokeFunction", "lambda:InvokeFunction on functions (asynchronous invoke)"),
                     ("sqs:SendMessage", "sqs:SendMessage on queues"),
@@ -290,26 +280,3 @@ class Pipeline(Construct):
                 )
             },
         )
-
-
-def target_resources(stack: Stack) -> dict[str, str]:
-    """Action -> every resource of its kind in the stack's account and region."""
-    return {
-        "lambda:InvokeFunction": stack.format_arn(
-            service="lambda", resource="function", resource_name="*", arn_format=ArnFormat.COLON_RESOURCE_NAME
-        ),
-        "sqs:SendMessage": stack.format_arn(service="sqs", resource="*"),
-        "sns:Publish": stack.format_arn(service="sns", resource="*"),
-        "events:PutEvents": stack.format_arn(
-            service="events", resource="event-bus", resource_name="*", arn_format=ArnFormat.SLASH_RESOURCE_NAME
-        ),
-    }
-
-
-def _nag_form(stack: Stack, arn: str) -> str:
-    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``."""
-    resolved = stack.resolve(arn)
-    if isinstance(resolved, str):
-        return resolved
-    separator, parts = resolved["Fn::Join"]
-    return separator.join(part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts)

@@ -26,7 +26,6 @@ from pynamodb.models import Model
 
 from infra import names
 from infra.settings import DeploymentSettings
-from shared import settings as runtime_settings
 from shared.store.idempotency import EXPIRY_ATTR as IDEMPOTENCY_EXPIRY_ATTR
 from shared.store.idempotency import KEY_ATTR as IDEMPOTENCY_KEY_ATTR
 from shared.store.models import TABLE_MODELS
@@ -199,9 +198,9 @@ class Storage(Construct):
         table alone (it has no index)."""
         return [iam.PolicyStatement(actions=list(IDEMPOTENCY_ACTIONS), resources=[self.idempotency_table.table_arn])]
 
-    def idempotency_environment(self) -> dict[str, str]:
-        """The idempotency table's name, as ``shared.settings.from_env`` reads it."""
-        return {runtime_settings.ENV_IDEMPOTENCY_TABLE: self.idempotency_table.table_name}
+    def idempotency_resources(self) -> dict[str, str]:
+        """The idempotency table, for a function's settings (``shared.settings.Settings``)."""
+        return {"idempotency_table": self.idempotency_table.table_name}
 
 
 def _model_schema(model: type[Model]) -> TableSchema:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -10,6 +9,8 @@ from types import FrameType
 from typing import Any
 
 from local.runtime import Runtime
+from local.settings import LocalSettings
+from shared.settings import SettingsError
 
 
 def print_fire(fired: Any) -> None:
@@ -24,13 +25,11 @@ def print_fire(fired: Any) -> None:
 
 
 def main() -> int:
-    runtime = Runtime(
-        port=int(os.environ.get("SUNDIAL_PORT", "8080")),
-        tick_period_s=float(os.environ.get("SUNDIAL_TICK_PERIOD_S", "1")),
-        delay_queues=int(os.environ.get("SUNDIAL_LOCAL_DELAY_QUEUES", "4")),
-        moto_port=int(os.environ["SUNDIAL_MOTO_PORT"]) if os.environ.get("SUNDIAL_MOTO_PORT") else None,
-        on_fire=print_fire,
-    )
+    try:
+        settings = LocalSettings.from_env()
+    except SettingsError as exc:
+        raise SystemExit(f"make run: {exc}") from None
+    runtime = Runtime(settings, on_fire=print_fire)
     runtime.start()
     stopped = threading.Event()
 
@@ -40,11 +39,12 @@ def main() -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     base = f"http://127.0.0.1:{runtime.port}"
+    functions = runtime.function_settings
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  jobs     {base}/v1/jobs"
-        f"  (state machine {os.environ['SUNDIAL_JOB_STATE_MACHINE_ARN']})\n  docs     {base}/v1/docs"
+        f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
         f"\n  OpenAPI  {base}/v1/openapi.json\n  moto     {runtime.moto.endpoint}"
-        f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name sundial)"
+        f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name {functions.table_name})"
         "\nCtrl-C stops it. One line per fire follows.",
         flush=True,
     )

@@ -49,7 +49,8 @@ def proxy_event(
         "requestContext": {
             "resourcePath": "/v1/{proxy+}",
             "httpMethod": method.upper(),
-            "path": f"/{STAGE}{path}",
+            # as behind a custom domain: the stage is not part of the path the API answers on
+            "path": path,
             "stage": STAGE,
             "requestId": str(uuid.uuid4()),
             "identity": {"sourceIp": source_ip, "userAgent": headers.get("User-Agent", "")},

@@ -26,8 +26,6 @@ from typing import Any
 from local.apigw import LocalContext
 from local.stepfunctions import ACCOUNT, REGION, function_name_of, lambda_error
 
-FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
-"""Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
 PATH_PREFIX = "/2015-03-31/functions/"
 FUNCTION_ERROR = "X-Amz-Function-Error"
 INVOKE_TIMEOUT_S = 900.0

@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 import sys
 
-from local.functions import FUNCTIONS_URL_ENV, install_forwarding
+from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_sqs import make_long_polling_prompt
+from local.settings import FUNCTIONS_URL_ENV
 
 if __name__ == "__main__":
     make_dynamodb_writes_atomic()

@@ -18,40 +18,28 @@ from typing import Any
 
 from local.apigw import LocalContext
 from local.attribution import attributed, attributed_to, current_function
-from local.functions import FUNCTIONS_URL_ENV, FunctionServer
+from local.functions import FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
+from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACHINE_ARN, LocalSettings
 from local.sqs_lambda import BatchingWindow, invoke_batch, receive
-from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
+from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
+from shared.settings import Settings
 from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec
 
-# Locally the tick is not AWS's minute: a short period and look-ahead keep moto's queues short
-# (moto scans a whole queue on every call). Each is a setting; see README "Local runtime".
-LOCAL_ENV = {
-    "SUNDIAL_BUCKET_SHARDS": "2",
-    "SUNDIAL_LOOK_AHEAD_MS": "3000",
-    "SUNDIAL_GUARD_MS": "2000",
-    "SUNDIAL_LEAD_MS": "2000",
-    "SUNDIAL_LEASE_MS": "15000",
-    "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
-    "SUNDIAL_ALLOW_PRIVATE_TARGETS": "1",
-    "SUNDIAL_JOBS_BUCKET": "sundial-jobs",
-    "POWERTOOLS_TRACE_DISABLED": "1",
-    "POWERTOOLS_LOG_LEVEL": "WARNING",
-}
-JOB_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
-DELAY_VISIBILITY_S = 20
-"""Longer than the local lease (15 s from the due time)."""
+POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
 
 @dataclass
 class Runtime:
-    port: int = 8080
-    tick_period_s: float = 1.0
-    delay_queues: int = 4
+    """The whole system, run with ``settings`` (local/settings.py; see README "Local runtime")."""
+
+    settings: LocalSettings = field(default_factory=LocalSettings)
     workers: int = 128
-    moto_port: int | None = None
     on_fire: Callable[[Any], None] | None = None
+    function_settings: Settings = field(init=False)
+    """What the functions run with: ``settings.functions`` and the queues' URLs, in their
+    environment (``os.environ``, as Lambda would have it)."""
     moto: MotoServer = field(init=False)
     functions: FunctionServer = field(init=False)
     stopping: threading.Event = field(default_factory=threading.Event)
@@ -59,17 +47,25 @@ class Runtime:
     _server: ThreadingHTTPServer | None = None
     _pool: ThreadPoolExecutor | None = None
 
+    @property
+    def port(self) -> int:
+        return self.settings.port
+
+    @property
+    def delay_queues(self) -> int:
+        return self.settings.delay_queues
+
     def start(self) -> None:
         synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
         self.functions = FunctionServer()
         self.functions.start()
-        self.moto = MotoServer(self.moto_port, env={FUNCTIONS_URL_ENV: self.functions.url})
+        self.moto = MotoServer(self.settings.moto_port, env={FUNCTIONS_URL_ENV: self.functions.url})
         self.moto.start()
         self.moto.use()
-        for key, value in LOCAL_ENV.items():
+        for key, value in POWERTOOLS_ENV.items():
             os.environ.setdefault(key, value)
+        self._use(self.settings.functions)
         # moto's first state machine costs it ~1.5 s (it imports its ASL parser): done meanwhile.
-        os.environ["SUNDIAL_JOB_STATE_MACHINE_ARN"] = JOB_STATE_MACHINE_ARN
         jobs_setup = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobs-setup")
         jobs_created = jobs_setup.submit(self._create_jobs, synth)
         jobs_setup.shutdown(wait=False)
@@ -107,11 +103,16 @@ class Runtime:
         for name, *args in pollers:
             self._spawn(name, self._poll_forever, *args)
 
+    def _use(self, settings: Settings) -> None:
+        """The functions' environment (what ``shared.settings.from_env`` reads back)."""
+        self.function_settings = settings
+        os.environ.update(settings.to_env())
+
     @staticmethod
     def _warm() -> None:
         """What Lambda's init phase would have done before the first event: build each
         function's services and open their connections, so the first fire is not a cold start."""
-        from functions.api.handler import jobs, service
+        from functions.api.common import jobs, service
         from functions.jobs.handler import factory
         from functions.scanner.handler import scanner
         from functions.tick.handler import scan_requests
@@ -128,46 +129,32 @@ class Runtime:
         built.store.watermark(0)
 
     def _create_resources(self) -> tuple[dict[str, str], dict[str, str]]:
-        import json
-
         import boto3
 
-        from shared.settings import from_env
+        from local.queues import create_queues
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
         from shared.topology import queues
 
-        sqs = boto3.client("sqs")
-        urls: dict[str, str] = {}
-        arns: dict[str, str] = {}
-        for spec in queues(self.delay_queues, DELAY_VISIBILITY_S):
-            attributes = {
-                "VisibilityTimeout": str(spec.visibility_timeout_s),
-                "MessageRetentionPeriod": str(spec.retention_s),
-            }
-            if spec.dead_letter:
-                policy = {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
-                attributes["RedrivePolicy"] = json.dumps(policy)
-            urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
-            arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])[
-                "Attributes"
-            ]["QueueArn"]
-        os.environ["SUNDIAL_DELAY_QUEUE_URLS"] = ",".join(urls[f"delay-{i}"] for i in range(self.delay_queues))
-        os.environ["SUNDIAL_DEAD_LETTER_QUEUE_URL"] = urls["dead-letters"]
-        os.environ["SUNDIAL_SCAN_QUEUE_URL"] = urls["scan-requests"]
-        settings = from_env()
+        urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
+        settings = self.function_settings.with_resources(
+            delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
+            dead_letter_queue_url=urls["dead-letters"],
+            scan_queue_url=urls["scan-requests"],
+        )
+        self._use(settings)
         ensure_table(settings.table_name)
         ensure_idempotency_table(settings.idempotency_table)
         return urls, arns
 
-    @staticmethod
-    def _create_jobs(definition: JobsDefinition) -> None:
-        """The jobs bucket (``SUNDIAL_JOBS_BUCKET``) and state machine (at ``JOB_STATE_MACHINE_ARN``),
-        on a thread of its own: a session of its own (the default one is not thread-safe)."""
+    def _create_jobs(self, definition: JobsDefinition) -> None:
+        """The jobs bucket and state machine (at ``JOB_STATE_MACHINE_ARN``, which the functions'
+        settings name), on a thread of its own: a session of its own (the default one is not
+        thread-safe)."""
         import boto3
 
         session = boto3.session.Session()
-        session.client("s3").create_bucket(Bucket=os.environ["SUNDIAL_JOBS_BUCKET"])
+        session.client("s3").create_bucket(Bucket=self.settings.functions.jobs_bucket)
         arn = session.client("stepfunctions").create_state_machine(
             name=STATE_MACHINE_NAME, definition=definition.result(), roleArn=ROLE_ARN
         )["stateMachineArn"]
@@ -186,7 +173,7 @@ class Runtime:
                 tick({}, LocalContext())
             except Exception as exc:
                 print(f"tick failed: {exc}", flush=True)
-            period = self.tick_period_s
+            period = self.settings.tick_period_s
             self.stopping.wait(period - time.time() % period)
 
     def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], consumer: ConsumerSpec) -> None:

@@ -1,4 +1,8 @@
-"""Step Functions: starting a job's execution (docs/jobs.md, section 4)."""
+"""Step Functions: starting a job's execution (docs/jobs.md, section 4).
+
+An adapter of the port ``ExecutionStarter`` (shared/services/ports.py), in the layer of
+shared/store and shared/delivery (below the services: pyproject.toml's import contracts); kept
+top-level because a state machine is neither the table nor a task's target."""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ class SfnStarter:
 
     def start(self, job_id: str) -> None:
         if not self.state_machine_arn:
-            raise RuntimeError("this deployment has no job state machine (SUNDIAL_JOB_STATE_MACHINE_ARN)")
+            raise RuntimeError("this deployment has no job state machine (settings.job_state_machine_arn)")
         try:
             self._client().start_execution(
                 stateMachineArn=self.state_machine_arn, name=job_id, input=json.dumps({"job_id": job_id})

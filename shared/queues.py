@@ -1,4 +1,8 @@
-"""SQS: staging occurrences into the delay queues, retries, dead letters, scan requests."""
+"""SQS: staging occurrences into the delay queues, retries, dead letters, scan requests.
+
+An adapter of the ports ``DelayQueues`` and ``ScanRequester`` (shared/services/ports.py), in the
+layer of shared/store and shared/delivery (below the services: pyproject.toml's import
+contracts); kept top-level because its queues are neither the table nor a task's target."""
 
 from __future__ import annotations
 

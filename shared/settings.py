@@ -1,92 +1,475 @@
-"""One settings object per function, read from the environment once at cold start.
+"""Sundial's settings, defined once: their defaults, their bounds and the rules between them.
 
-The domain never reads ``os.environ``: handlers build a :class:`Settings` with
-:func:`from_env` and hand it (or the values in it) to the services.
+* :class:`DeploymentSettings` is what a deployment sets in the CDK context (cdk.json
+  ``"context"``, or ``cdk synth -c sundial:bucketShards=32``); the CDK app reads it with
+  :meth:`DeploymentSettings.from_context` and refuses a synth whose settings break a rule, naming
+  the context key. infra/settings.py only maps the validated values to CDK types.
+* :class:`Settings` is what one function runs with: the deployment's :class:`Tuning` and the
+  resources that function uses. :meth:`Settings.to_env` writes it into a function's environment
+  (the stack, the local runtime and the tests all go through it) and :func:`from_env` reads it
+  back at cold start: the only place the ``SUNDIAL_*`` variable names are spelled.
+
+Both share :class:`Tuning`, so a bound holds wherever a setting is read. The rules that depend
+on what surrounds the functions (the tick's period, the trigger's timeout and batching window,
+the delay queues' visibility timeout) take a :class:`Platform`: :data:`AWS` at synth, the local
+runtime its own (local/settings.py).
+
+The domain never reads ``os.environ``: handlers build a :class:`Settings` with :func:`from_env`
+and hand it (or the values in it) to the services.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal, Self
 
-from shared.domain.firing import Timing
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
-# Environment variable names: the CDK stack (infra/) and the local runtime set exactly these.
-ENV_TABLE_NAME = "SUNDIAL_TABLE_NAME"
-ENV_BUCKET_SHARDS = "SUNDIAL_BUCKET_SHARDS"
-ENV_LIST_SHARDS = "SUNDIAL_LIST_SHARDS"
-ENV_RUN_RETENTION_DAYS = "SUNDIAL_RUN_RETENTION_DAYS"
-ENV_DEFAULT_TENANT = "SUNDIAL_DEFAULT_TENANT"
-ENV_DELAY_QUEUE_URLS = "SUNDIAL_DELAY_QUEUE_URLS"
-ENV_DEAD_LETTER_QUEUE_URL = "SUNDIAL_DEAD_LETTER_QUEUE_URL"
-ENV_SCAN_QUEUE_URL = "SUNDIAL_SCAN_QUEUE_URL"
-ENV_LOOK_AHEAD_MS = "SUNDIAL_LOOK_AHEAD_MS"
-ENV_GUARD_MS = "SUNDIAL_GUARD_MS"
-ENV_LEAD_MS = "SUNDIAL_LEAD_MS"
-ENV_MISFIRE_TOLERANCE_MS = "SUNDIAL_MISFIRE_TOLERANCE_MS"
-ENV_LEASE_MS = "SUNDIAL_LEASE_MS"
-ENV_JOBS_BUCKET = "SUNDIAL_JOBS_BUCKET"
-ENV_JOB_STATE_MACHINE_ARN = "SUNDIAL_JOB_STATE_MACHINE_ARN"
-ENV_ALLOW_LOOPBACK = "SUNDIAL_ALLOW_LOOPBACK_TARGETS"
-ENV_ALLOW_PRIVATE = "SUNDIAL_ALLOW_PRIVATE_TARGETS"
-ENV_IDEMPOTENCY_TABLE = "SUNDIAL_IDEMPOTENCY_TABLE"
+from shared.domain.firing import MAX_DELAY_SECONDS, Timing
+from shared.domain.ids import MAX_SHARDS
+from shared.topology import (
+    DELAY_VISIBILITY_TIMEOUT_S,
+    TRIGGER_BATCHING_WINDOW_S,
+    TRIGGER_MEMORY_MB,
+    TRIGGER_TIMEOUT_S,
+)
+
+ENV_PREFIX = "SUNDIAL_"
+"""Every function variable is ``SUNDIAL_`` + the setting's name in capitals."""
+CONTEXT_PREFIX = "sundial:"
+"""Every context key is ``sundial:`` + the setting's name in camel case."""
+
+TICK_PERIOD_S = 60
+"""The tick rule's period in AWS: EventBridge's finest rate. Not a setting."""
+MAX_DELAY_QUEUES = 32
+"""Every function that stages gets every delay queue's URL in one environment variable, and a
+function's whole environment must fit in 4 KB."""
+LEAD_MARGIN_MS = 500
+"""The trigger's event source polls with some latency on top of its batching window."""
+MIN_LEAD_MS = TRIGGER_BATCHING_WINDOW_S * 1000 + LEAD_MARGIN_MS
+"""In AWS: the trigger's event source may hold a message for its batching window, and half a
+second more covers its polling latency. A shorter lead would fire late."""
+MAX_LEAD_MS = 10_000
+"""The trigger waits out the lead on every batch: billed Lambda time, well inside its timeout."""
+LEASE_MARGIN_MS = 10_000
+"""A lease outlives the trigger's timeout (and the lead it waits out) by this much."""
+MAX_LIST_SHARDS = 64
+"""A page of a listing queries every list shard of the tenant."""
+LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)  # noqa: E501  # fmt: skip
+"""The retention periods CloudWatch Logs accepts (days)."""
+SNS_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$")
+
+_TIMING = Timing()
+
+
+class SettingsError(ValueError):
+    """Settings that cannot be used; the message names each setting (as it was given: context
+    key or environment variable) and what it accepts."""
 
 
 @dataclass(frozen=True)
-class Settings:
-    table_name: str = "sundial"
-    bucket_shards: int = 16
-    """Partitions per minute bucket; see docs/design.md for how to size it."""
-    list_shards: int = 4
+class Platform:
+    """What surrounds the functions, which the pipeline's clock must fit (milliseconds)."""
+
+    tick_period_ms: int | None
+    """How often the tick runs (None: the caller ticks by hand)."""
+    batching_window_ms: int
+    """How long the trigger's event source may hold a message."""
+    visibility_timeout_ms: int
+    """The delay queues' visibility timeout."""
+    trigger_timeout_ms: int | None
+    """The trigger's timeout (None: it has none)."""
+
+
+AWS = Platform(
+    tick_period_ms=TICK_PERIOD_S * 1000,
+    batching_window_ms=TRIGGER_BATCHING_WINDOW_S * 1000,
+    visibility_timeout_ms=DELAY_VISIBILITY_TIMEOUT_S * 1000,
+    trigger_timeout_ms=TRIGGER_TIMEOUT_S * 1000,
+)
+"""The stack's: a tick a minute, the trigger's 1 s batching window and 120 s timeout, the delay
+queues' 180 s visibility timeout (shared/topology.py)."""
+
+
+# --- how values are read: JSON (cdk.json) or text (`-c key=value`, the environment) -------------
+
+
+def _integer(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("must be an integer")
+    if isinstance(value, str):
+        if not re.fullmatch(r"\s*-?[0-9]+\s*", value):
+            raise ValueError("must be an integer")
+        return int(value)
+    if not isinstance(value, int):
+        raise ValueError("must be an integer")
+    return value
+
+
+def _boolean(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError("must be true or false")
+
+
+def _urls(value: Any) -> Any:
+    if isinstance(value, str):
+        return tuple(url for url in value.split(",") if url)
+    return value
+
+
+Int = Annotated[int, BeforeValidator(_integer)]
+Flag = Annotated[bool, BeforeValidator(_boolean)]
+Text = Annotated[str, Strict()]
+
+_WHY_AT_MOST = {
+    "bucket_shards": f"a task id holds its bucket shard in {MAX_SHARDS.bit_length() - 1} bits",
+    "list_shards": "a page of a listing queries every list shard",
+    "delay_queues": "every delay queue's URL goes into one variable of a 4 KB environment",
+    "delay_queue_urls": "every delay queue's URL goes into one variable of a 4 KB environment",
+    "lead_ms": "the trigger waits out the lead on every batch",
+}
+_WHY = {
+    "scanner_max_concurrency": "an SQS event source's maximum concurrency",
+    "job_shard_concurrency": "an inline Map's concurrency",
+    "trigger_memory_mb": "Lambda's memory sizes",
+}
+"""Why a bound is where it is, told with the error (upper bounds only / both bounds)."""
+
+
+def _problem(error: ErrorDetails) -> str:
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx['ge']}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx['le']}"
+    if kind == "too_long":
+        return f"must have at most {ctx['max_length']} items"
+    if kind == "literal_error":
+        return f"must be one of {ctx['expected']}"
+    if kind == "string_too_short":
+        return "must not be empty"
+    if kind == "string_type":
+        return "must be a string"
+    if kind == "value_error":
+        return str(ctx["error"])
+    return error["msg"]
+
+
+class SettingsModel(BaseModel):
+    """A frozen model of settings whose errors name each setting as it was given."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @classmethod
+    def setting_name(cls, field: str) -> str:
+        """How a setting is named where this model is read from (in error messages)."""
+        return field
+
+    @classmethod
+    def validated(cls, values: Mapping[str, Any]) -> Self:
+        """``values`` (field -> raw value) as this model, or a :class:`SettingsError` naming
+        every setting that is wrong, its bound and the value given."""
+        try:
+            return cls.model_validate(dict(values))
+        except ValidationError as exc:
+            raise SettingsError(_describe(cls, exc)) from None
+
+
+def _describe(model: type[SettingsModel], exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        if not error["loc"]:  # a rule between settings: its message names them
+            lines.append(_problem(error))
+            continue
+        field = str(error["loc"][0])
+        problem = _problem(error)
+        reason = _WHY_AT_MOST.get(field) if error["type"] in ("less_than_equal", "too_long") else None
+        if error["type"] in ("less_than_equal", "greater_than_equal"):
+            reason = reason or _WHY.get(field)
+        if reason:
+            problem += f" ({reason})"
+        lines.append(f"{model.setting_name(field)} {problem}, got {error['input']!r}")
+    return "; ".join(lines)
+
+
+# --- the settings ------------------------------------------------------------------------------
+
+
+class Tuning(SettingsModel):
+    """What a deployment sets for every function: shards, retention, the default tenant and the
+    pipeline's clock."""
+
+    bucket_shards: Annotated[Int, Field(ge=1, le=MAX_SHARDS)] = 16
+    """Partitions per minute bucket (docs/design.md says how to size it). A task id carries its
+    shard (shared/domain/ids.py), so at most ``ids.MAX_SHARDS``."""
+    list_shards: Annotated[Int, Field(ge=1, le=MAX_LIST_SHARDS)] = 4
     """Partitions per tenant in the listing index (spreads registration bursts)."""
-    run_retention_days: int = 30
-    """Finished tasks and runs expire (DynamoDB TTL) this long after they end."""
-    default_tenant: str = "default"
-    delay_queue_urls: tuple[str, ...] = ()
-    """The delay queues occurrences are staged into (spread by run id)."""
-    dead_letter_queue_url: str = ""
-    scan_queue_url: str = ""
-    jobs_bucket: str = ""
-    job_state_machine_arn: str = ""
-    """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
-    timing: Timing = field(default_factory=Timing)
-    allow_loopback_targets: bool = False
-    allow_private_targets: bool = False
-    idempotency_table: str = "sundial-idempotency"
-    """The table of Powertools' idempotency records (the API's ``Idempotency-Key`` header)."""
+    run_retention_days: Annotated[Int, Field(ge=1)] = 30
+    """Finished tasks and runs expire (DynamoDB TTL, the jobs' S3 objects) this long after they end."""
+    default_tenant: Annotated[Text, Field(min_length=1)] = "default"
+    """The tenant of callers that carry none."""
+    look_ahead_ms: Annotated[Int, Field(ge=1)] = _TIMING.look_ahead_ms
+    """Scanners stage what falls due this far ahead. At least one tick period, so a tick up to that
+    late still stages everything before it is due."""
+    guard_ms: Annotated[Int, Field(ge=0)] = _TIMING.guard_ms
+    """Writers stage themselves what falls due before now + look-ahead + guard."""
+    lead_ms: Annotated[Int, Field(ge=0, le=MAX_LEAD_MS)] = _TIMING.lead_ms
+    """Staged messages arrive up to this much early; the trigger waits out the rest. It covers the
+    trigger event source's batching window and its polling latency."""
+    misfire_tolerance_ms: Annotated[Int, Field(ge=0)] = _TIMING.misfire_tolerance_ms
+    """A claim later than this after the due time is a misfire."""
+    lease_ms: Annotated[Int, Field(ge=1)] = _TIMING.lease_ms
+    """How long a claim holds a run from its due time: longer than a trigger can live, shorter
+    than the delay queues' visibility timeout (so a message redelivered after a crashed trigger
+    finds the lease expired)."""
+
+    @model_validator(mode="after")
+    def _clock_fits_sqs(self) -> Self:
+        name = self.setting_name
+        if self.look_ahead_ms + self.guard_ms > MAX_DELAY_SECONDS * 1000:
+            raise ValueError(
+                f"{name('look_ahead_ms')} + {name('guard_ms')} must be at most SQS's longest delay "
+                f"({MAX_DELAY_SECONDS * 1000} ms), got {self.look_ahead_ms + self.guard_ms}: "
+                "what is staged further ahead would arrive early"
+            )
+        return self
+
+    def platform_problems(self, platform: Platform) -> list[str]:
+        """The rules between the clock and what surrounds the functions, broken on ``platform``."""
+        name = self.setting_name
+        problems = []
+        if platform.tick_period_ms is not None and self.look_ahead_ms < platform.tick_period_ms:
+            problems.append(
+                f"{name('look_ahead_ms')} must be at least the tick period ({platform.tick_period_ms} ms), "
+                f"got {self.look_ahead_ms}: tasks due between two scans would be staged late"
+            )
+        shortest_lead = platform.batching_window_ms + LEAD_MARGIN_MS
+        if self.lead_ms < shortest_lead:
+            problems.append(
+                f"{name('lead_ms')} must be at least the trigger's batching window + {LEAD_MARGIN_MS} ms "
+                f"({shortest_lead} ms), got {self.lead_ms}: messages held that long would fire late"
+            )
+        if platform.trigger_timeout_ms is not None:
+            shortest_lease = platform.trigger_timeout_ms + LEASE_MARGIN_MS + self.lead_ms
+            if self.lease_ms < shortest_lease:
+                problems.append(
+                    f"{name('lease_ms')} must be at least the trigger's timeout + {LEASE_MARGIN_MS} ms + "
+                    f"{name('lead_ms')} ({shortest_lease} ms), got {self.lease_ms}: "
+                    "a live trigger's claim could be taken over"
+                )
+        if self.lease_ms >= platform.visibility_timeout_ms:
+            problems.append(
+                f"{name('lease_ms')} must be less than the delay queues' visibility timeout "
+                f"({platform.visibility_timeout_ms} ms), got {self.lease_ms}: a message redelivered "
+                "after a crashed trigger would find the lease still held"
+            )
+        return problems
+
+    def tuning(self) -> dict[str, Any]:
+        """The values of :class:`Tuning`'s fields (what a deployment hands every function)."""
+        return {field: getattr(self, field) for field in Tuning.model_fields}
+
+    @property
+    def timing(self) -> Timing:
+        """The pipeline's clock."""
+        return Timing(
+            look_ahead_ms=self.look_ahead_ms,
+            guard_ms=self.guard_ms,
+            lead_ms=self.lead_ms,
+            misfire_tolerance_ms=self.misfire_tolerance_ms,
+            lease_ms=self.lease_ms,
+        )
 
     @property
     def retention_ms(self) -> int:
         return self.run_retention_days * 86_400_000
 
 
-def _flag(value: str | None) -> bool:
-    return (value or "").strip().lower() in {"1", "true", "yes", "on"}
+def context_key(field: str) -> str:
+    """``bucket_shards`` -> ``sundial:bucketShards``."""
+    if field in _CONTEXT_SPELLINGS:
+        return CONTEXT_PREFIX + _CONTEXT_SPELLINGS[field]
+    head, *rest = field.split("_")
+    return CONTEXT_PREFIX + head + "".join(part.capitalize() for part in rest)
 
 
-def from_env(environ: dict[str, str] | None = None) -> Settings:
-    env = os.environ if environ is None else environ
-    base = Settings()
-    timing = Timing(
-        look_ahead_ms=int(env.get(ENV_LOOK_AHEAD_MS, base.timing.look_ahead_ms)),
-        guard_ms=int(env.get(ENV_GUARD_MS, base.timing.guard_ms)),
-        lead_ms=int(env.get(ENV_LEAD_MS, base.timing.lead_ms)),
-        misfire_tolerance_ms=int(env.get(ENV_MISFIRE_TOLERANCE_MS, base.timing.misfire_tolerance_ms)),
-        lease_ms=int(env.get(ENV_LEASE_MS, base.timing.lease_ms)),
+_CONTEXT_SPELLINGS = {"api_gateway_cloudwatch_role": "apiGatewayCloudWatchRole"}
+
+
+class DeploymentSettings(Tuning):
+    """A deployment's settings: the CDK context's ``sundial:*`` keys, each a field here."""
+
+    removal_policy: Literal["retain", "destroy"] = "retain"
+    """"retain" keeps the table (with deletion protection) and the log groups when the stack
+    is deleted; "destroy" removes them (throw-away development stacks only)."""
+    architecture: Literal["arm64", "x86_64"] = "arm64"
+    """Lambda architecture; the dependency layer is built to match."""
+    log_retention_days: Annotated[Literal[LOG_RETENTION_DAYS], BeforeValidator(_integer)] = 30  # type: ignore[valid-type]
+    """Retention of every log group the stack creates (one of CloudWatch Logs' periods)."""
+    api_throttle_rate: Annotated[Int, Field(ge=1)] = 500
+    """Steady-state requests per second the API stage accepts before answering 429."""
+    api_throttle_burst: Annotated[Int, Field(ge=1)] = 1000
+    """Burst the API stage accepts above the steady rate."""
+    api_gateway_cloudwatch_role: Flag = True
+    """API Gateway writes access logs only once the region's account settings name a CloudWatch
+    role. True: the stack creates that role (kept when the stack is deleted, since every API in
+    the region uses it) and sets it. False: the account already has one (landing zones often
+    manage it centrally) and the stack leaves the setting alone."""
+    delay_queues: Annotated[Int, Field(ge=1, le=MAX_DELAY_QUEUES)] = 1
+    """Delay queues the occurrences are spread over, each with its own trigger event source.
+    Raise it when one queue's in-flight limit or one event source's pollers are not enough; never
+    lower it while messages may wait in the queues it removes (they go with the queue)."""
+    scanner_max_concurrency: Annotated[Int, Field(ge=2, le=1000)] = 16
+    """Scanners running at once (the scan-request event source's maximum concurrency); a tick's
+    remaining shards wait in the queue. The default scans the 16 default shards at once."""
+    job_shard_concurrency: Annotated[Int, Field(ge=1, le=40)] = 10
+    """Shards of one job level processed at once: how hard a job may hit its processor."""
+    trigger_memory_mb: Annotated[Int, Field(ge=128, le=10_240)] = TRIGGER_MEMORY_MB
+    """The trigger function's memory. The trigger mostly waits out the lead, so its Lambda time is
+    the largest part of a fire's cost and grows with this; Lambda's CPU grows with it too, and a
+    batch's claims and calls are CPU work: more memory, less lateness when batches are full
+    (docs/design.md, section 4)."""
+    lateness_alarm_ms: Annotated[Int, Field(ge=1)] = 1000
+    """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
+    alarm_topic_arn: Text = ""
+    """An SNS topic the alarms notify (and tell when they recover); empty: alarms only show in
+    CloudWatch."""
+
+    @classmethod
+    def setting_name(cls, field: str) -> str:
+        return context_key(field)
+
+    @classmethod
+    def context_keys(cls) -> dict[str, str]:
+        """Context key -> field, for every setting."""
+        return {context_key(field): field for field in cls.model_fields}
+
+    @classmethod
+    def from_context(cls, context: Mapping[str, Any]) -> Self:
+        """The settings a CDK context states (every ``sundial:*`` key of it; the others are the
+        CDK's own). An unknown ``sundial:*`` key is refused too: a misspelt one would be ignored."""
+        keys = cls.context_keys()
+        unknown = sorted(key for key in context if key.startswith(CONTEXT_PREFIX) and key not in keys)
+        if unknown:
+            raise SettingsError(f"unknown setting {', '.join(unknown)} (the settings are {', '.join(sorted(keys))})")
+        return cls.validated({keys[key]: value for key, value in context.items() if key in keys})
+
+    def context(self) -> dict[str, Any]:
+        """Every setting under its context key (what cdk.json states)."""
+        return {context_key(field): value for field, value in self.model_dump().items()}
+
+    @model_validator(mode="after")
+    def _fits_aws(self) -> Self:
+        problems = self.platform_problems(AWS)
+        if self.alarm_topic_arn and not SNS_TOPIC_ARN.match(self.alarm_topic_arn):
+            problems.append(
+                f"{self.setting_name('alarm_topic_arn')} must be empty or an SNS topic ARN, "
+                f"got {self.alarm_topic_arn!r}"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def retain(self) -> bool:
+        return self.removal_policy == "retain"
+
+
+def env_name(field: str) -> str:
+    """The variable a function reads ``field`` of its :class:`Settings` from."""
+    if field not in Settings.model_fields:
+        raise KeyError(f"{field} is not a function setting")
+    return ENV_PREFIX + field.upper()
+
+
+class Settings(Tuning):
+    """What one function runs with: the deployment's tuning and the resources it uses."""
+
+    table_name: Annotated[Text, Field(min_length=1)] = "sundial"
+    idempotency_table: Annotated[Text, Field(min_length=1)] = "sundial-idempotency"
+    """The table of Powertools' idempotency records (the API's ``Idempotency-Key`` header)."""
+    delay_queue_urls: Annotated[tuple[Text, ...], BeforeValidator(_urls), Field(max_length=MAX_DELAY_QUEUES)] = ()
+    """The delay queues occurrences are staged into (spread by run id), in index order."""
+    dead_letter_queue_url: Text = ""
+    scan_queue_url: Text = ""
+    jobs_bucket: Text = ""
+    """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
+    job_state_machine_arn: Text = ""
+    allow_loopback_targets: Flag = False
+    """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
+    allow_private_targets: Flag = False
+    """HTTP targets may be private addresses (the local runtime only)."""
+
+    RESOURCE_FIELDS: ClassVar[tuple[str, ...]] = (
+        "table_name",
+        "idempotency_table",
+        "delay_queue_urls",
+        "dead_letter_queue_url",
+        "scan_queue_url",
+        "jobs_bucket",
+        "job_state_machine_arn",
     )
-    return Settings(
-        table_name=env.get(ENV_TABLE_NAME, base.table_name),
-        bucket_shards=int(env.get(ENV_BUCKET_SHARDS, base.bucket_shards)),
-        list_shards=int(env.get(ENV_LIST_SHARDS, base.list_shards)),
-        run_retention_days=int(env.get(ENV_RUN_RETENTION_DAYS, base.run_retention_days)),
-        default_tenant=env.get(ENV_DEFAULT_TENANT, base.default_tenant),
-        delay_queue_urls=tuple(u for u in env.get(ENV_DELAY_QUEUE_URLS, "").split(",") if u),
-        dead_letter_queue_url=env.get(ENV_DEAD_LETTER_QUEUE_URL, ""),
-        scan_queue_url=env.get(ENV_SCAN_QUEUE_URL, ""),
-        jobs_bucket=env.get(ENV_JOBS_BUCKET, ""),
-        job_state_machine_arn=env.get(ENV_JOB_STATE_MACHINE_ARN, ""),
-        timing=timing,
-        allow_loopback_targets=_flag(env.get(ENV_ALLOW_LOOPBACK)),
-        allow_private_targets=_flag(env.get(ENV_ALLOW_PRIVATE)),
-        idempotency_table=env.get(ENV_IDEMPOTENCY_TABLE, base.idempotency_table),
-    )
+    """A function's environment names only the resources it uses: one left at its default is not
+    written (and reads back as the default)."""
+
+    @classmethod
+    def setting_name(cls, field: str) -> str:
+        return env_name(field)
+
+    @classmethod
+    def env_names(cls) -> frozenset[str]:
+        return frozenset(env_name(field) for field in cls.model_fields)
+
+    @classmethod
+    def of(cls, tuning: Tuning, **resources: Any) -> Self:
+        """A function's settings in a deployment: its tuning, and the resources the function uses."""
+        return cls.validated({**tuning.tuning(), **resources})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Self:
+        """The settings :meth:`to_env` wrote (``os.environ`` unless ``environ``); a variable that
+        is not there is the default, a value out of bounds a :class:`SettingsError` naming it."""
+        env = os.environ if environ is None else environ
+        return cls.validated({field: env[env_name(field)] for field in cls.model_fields if env_name(field) in env})
+
+    @model_validator(mode="after")
+    def _urls_are_separable(self) -> Self:
+        if any(not url or "," in url for url in self.delay_queue_urls):
+            raise ValueError(
+                f"{env_name('delay_queue_urls')} must be URLs without commas, got {self.delay_queue_urls!r}"
+            )
+        return self
+
+    def to_env(self) -> dict[str, str]:
+        """The function's environment: every setting, and each resource the function uses. The
+        one place the variables are written (:func:`from_env` reads them)."""
+        env = {}
+        for field, value in self:
+            if field in self.RESOURCE_FIELDS and value == type(self).model_fields[field].default:
+                continue
+            env[env_name(field)] = _text(value)
+        return env
+
+    def with_resources(self, **resources: Any) -> Self:
+        """These settings with more resources (validated)."""
+        return self.validated({**dict(self), **resources})
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(str(url) for url in value)
+    return str(value)
+
+
+def from_env(environ: Mapping[str, str] | None = None) -> Settings:
+    """A function's settings, from its environment (at cold start)."""
+    return Settings.from_env(environ)

@@ -2,6 +2,8 @@
 
 import os
 
+from shared.settings import env_name
+
 for key, value in {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -12,7 +14,7 @@ for key, value in {
     "POWERTOOLS_TRACE_DISABLED": "1",
     "POWERTOOLS_METRICS_NAMESPACE": "Sundial",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
-    "SUNDIAL_TABLE_NAME": "sundial-test",
+    env_name("table_name"): "sundial-test",
 }.items():
     os.environ[key] = value
 os.environ.pop("AWS_ENDPOINT_URL", None)

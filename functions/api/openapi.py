@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Annotated, Any
 
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
+from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from shared.api.models import MAX_BATCH, MAX_IDEMPOTENCY_KEY, MAX_PREVIEW, ErrorOut
+from shared.api.models import MAX_BATCH, MAX_IDEMPOTENCY_KEY, MAX_PREVIEW
+from shared.api.responses import ErrorOut
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL
@@ -21,6 +26,8 @@ retries what fails and keeps the history.
 Times are ISO 8601 with an offset or `Z`, millisecond precision, returned in UTC.
 Every error answer is `{{"error": {{"code", "message", "details": [{{"field", "message"}}]}}}}`;
 bad input is `400 validation_error` naming the field, an unknown id `404 task_not_found`.
+Optional members may be left out or sent as `null` (the same thing); answers leave out members
+documented as optional when they have no value.
 
 **Limits**
 - request body: {t.MAX_BODY_BYTES} bytes (`413 payload_too_large` above it);
@@ -37,7 +44,10 @@ bad input is `400 validation_error` naming the field, an unknown id `404 task_no
   schedule lies at most {sched.MAX_AHEAD.days} days ahead;
 - `schedule.cron`: 5 fields (`min hour dom mon dow`) or 6 with seconds first, in `timezone`
   (IANA, default UTC); a wall time skipped by a DST change fires at the end of the gap, a
-  repeated one fires once;
+  repeated one fires once; the day fields combine as in Linux (Vixie) cron: both restricted,
+  a day matches if either does (`30 4 1,15 * 5`: the 1st, the 15th and every Friday); either
+  starting with `*` (even `*/5`) or `?`, a day must match both (`0 0 */5 * 1`: the Mondays on
+  the 1st, 6th, 11th, ... of a month);
 - `retry.max_attempts`: 1 to {MAX_ATTEMPTS}; a retry waits at most {int(MAX_DELAY_SECONDS)} s;
 - `schedule.repeat`: `interval` 1 to {MAX_INTERVAL}; `days` for `week` (1-7) and `month` (1-31)
   only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on
@@ -48,44 +58,80 @@ bad input is `400 validation_error` naming the field, an unknown id `404 task_no
   route; `If-Match` on `PATCH`: the task's `version` (its `ETag`).
 """
 
+TaskId = Annotated[str, Path(min_length=1, max_length=64, description="The task's id (a ULID).")]
+
 _ERROR: Any = {"application/json": {"model": ErrorOut}}
 
 
 def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
     meaning = {
         400: "validation_error: the field named in details",
-        404: "task_not_found (dead_letter_not_found)",
+        404: "task_not_found, job_not_found or dead_letter_not_found",
         409: "invalid_state, concurrent_update or idempotency_in_progress",
-        422: "idempotency_key_reused: the Idempotency-Key came with another body",
         412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
+        422: "idempotency_key_reused: the Idempotency-Key came with another body",
+        500: "internal_error: logged; not the client's fault",
+        503: "storage_unavailable: try again",
     }
-    return {code: {"description": meaning[code], "content": _ERROR} for code in codes}
+    return {code: {"description": meaning[code], "content": _ERROR} for code in (*codes, 500, 503)}
 
 
 RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "create": {201: {"description": "The task, registered."}, **_errors(400, 409, 413, 422)},
-    "batch": {
-        200: {"description": '{"items": [{"index", "task"} | {"index", "error"}]}: each spec on its own'},
-        **_errors(400, 409, 413, 422),
-    },
-    "preview": {
-        200: {"description": '{"times": [TIME, ...], "notes": [str]}: notes warn of holiday data not yet published'},
-        **_errors(400),
-    },
+    "batch": {200: {"description": "Each spec's task or error, by index."}, **_errors(400, 409, 413, 422)},
+    "preview": {200: {"description": "The next times; notes warn of holiday data not yet published."}, **_errors(400)},
     "run": {
-        202: {"description": '{"run_id": ...}: one extra run, now (skipped if the task is paused or cancelled first)'},
-        **_errors(404, 409, 422),
-    },
-    "dead_letter": {200: {"description": "The dead letter."}, **_errors(404)},
-    "redrive": {
-        200: {"description": '{"redriven": N, "runs": [{"id", "task_id", "run_id"}]}'},
+        202: {"description": "One extra run, now (skipped if the task is paused or cancelled first)."},
         **_errors(400, 404, 409, 422),
     },
-    "list": {200: {"description": '{"items": [task...], "next_cursor": str | null}'}, **_errors(400)},
-    "get": {200: {"description": "The task."}, **_errors(404)},
-    "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(404, 409)},
-    "state": {200: {"description": "The task, paused or resumed."}, **_errors(404, 409)},
-    "update": {200: {"description": "The task, changed (re-armed on a new schedule)."}, **_errors(400, 404, 409, 412)},
-    "runs": {200: {"description": '{"items": [run...], "next_cursor": ...}, newest first'}, **_errors(404)},
+    "dead_letter": {200: {"description": "The dead letter."}, **_errors(400, 404)},
+    "redrive": {200: {"description": "The runs started, one per letter."}, **_errors(400, 404, 409, 422)},
+    "list": {200: {"description": "A page, newest first."}, **_errors(400)},
+    "get": {200: {"description": "The task."}, **_errors(400, 404)},
+    "cancel": {204: {"description": "Cancelled: no occurrence fires from now on."}, **_errors(400, 404, 409)},
+    "state": {200: {"description": "The task, paused or resumed."}, **_errors(400, 404, 409)},
+    "update": {
+        200: {"description": "The task, changed (re-armed on a new schedule)."},
+        **_errors(400, 404, 409, 412),
+    },
+    "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
+    "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 413, 422)},
+    "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
 }
+
+
+_POWERTOOLS_ONLY = {"HTTPValidationError", "ValidationError", "ResponseValidationError"}
+
+
+def _ours(document: dict[str, Any]) -> dict[str, Any]:
+    """Powertools documents a ``422`` of its own on every route and a ``500`` of its own for a
+    response that fails validation; Sundial answers neither: bad input is a ``400`` and any
+    failure is a ``500``, both in the error format. Replace them with what the API answers."""
+    error = {"description": _errors()[500]["description"], "content": {"application/json": {"schema": _ERROR_REF}}}
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            for code, response in list(responses.items()):
+                ref = json.dumps(response.get("content", {}))
+                if any(name in ref for name in _POWERTOOLS_ONLY):
+                    if str(code) == "500":
+                        responses[code] = error
+                    else:
+                        del responses[code]
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in _POWERTOOLS_ONLY:
+        schemas.pop(name, None)
+    return document
+
+
+_ERROR_REF = {"$ref": "#/components/schemas/ErrorOut"}
+
+
+class Resolver(APIGatewayRestResolver):
+    """Powertools' REST resolver whose OpenAPI document (``/v1/openapi.json`` and Swagger UI)
+    shows the answers Sundial gives."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> OpenAPI:
+        document = super().get_openapi_schema(**kwargs).model_dump(mode="json", by_alias=True, exclude_none=True)
+        return OpenAPI.model_validate(_ours(document))

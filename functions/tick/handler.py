@@ -9,14 +9,14 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.observability import logger, metrics, tracer
-from shared.queues import ScanRequests
 from shared.services.factory import build_scan_requests
 from shared.services.firing import now_ms
+from shared.services.ports import ScanRequester
 from shared.settings import from_env
 
 
 @cache
-def scan_requests() -> ScanRequests:
+def scan_requests() -> ScanRequester:
     return build_scan_requests(from_env())
 
 

@@ -1,19 +1,23 @@
-"""Every error answer in one shape: ``{"error": {"code", "message", "details"?}}``."""
+"""Errors the API adds to the domain's, and pydantic's validation errors in the API's terms:
+``{"field": "targets[0].http.url", "message": ...}``."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response, content_types
-
-from shared.api.views import error_view
+from shared.api.types import Problem
 from shared.domain.errors import FieldError, SundialError, ValidationFailed
 
 
 class RouteNotFound(SundialError):
     code = "route_not_found"
     status = 404
+
+
+class MethodNotAllowed(SundialError):
+    code = "method_not_allowed"
+    status = 405
 
 
 class InternalError(SundialError):
@@ -28,37 +32,43 @@ def field_name(loc: Sequence[Any]) -> str:
     parts = list(loc)
     if parts and parts[0] in ("body", "query", "path", "header"):
         parts = parts[1:]
-    # pydantic adds the model or union member name for some errors; the API's field is the rest
     name = ""
     for part in parts:
         if isinstance(part, int):
             name += f"[{part}]"
-        elif str(part).startswith(("function-", "json-or-python")):
+        # pydantic adds union member tags (ours start with ~) and validator names to some locations
+        elif str(part).startswith(("~", "function-", "json-or-python")) or part == "[key]":
             continue
         else:
             name += ("." if name else "") + ("lambda" if part == "lambda_" else str(part))
-    return name or "body"
+    return name
+
+
+def _joined(name: str, member: str) -> str:
+    if not member:
+        return name
+    if not name or member.startswith("["):
+        return name + member
+    return f"{name}.{member}"
 
 
 def from_pydantic(errors: Sequence[Mapping[str, Any]]) -> ValidationFailed:
     details = []
     for error in errors:
-        message = str(error.get("msg", "is not valid"))
-        if error.get("type") == "missing":
-            message = "is required"
-        elif error.get("type") == "extra_forbidden":
-            message = "is not a known field"
+        message = str(error.get("msg", "is not valid")).removeprefix("Value error, ")
         name = field_name(error.get("loc", ()))
-        if error.get("type") == "json_invalid":
+        problem = (error.get("ctx") or {}).get("error")
+        kind = error.get("type")
+        if isinstance(problem, Problem):
+            name, message = _joined(name, problem.member), problem.message
+        elif kind == "missing":
+            message = "is required"
+        elif kind == "extra_forbidden":
+            message = "is not a known field"
+        elif kind == "string_pattern_mismatch":
+            message = f"does not have the form this field takes (the pattern {(error.get('ctx') or {}).get('pattern')})"
+        elif kind == "json_invalid":
             name, message = "body", "is not valid JSON"
-        details.append(FieldError(name, message.removeprefix("Value error, ")))
+        details.append(FieldError(name or "body", message))
     summary = "; ".join(f"{d.field}: {d.message}" for d in details)
     return ValidationFailed(f"the request is not valid: {summary}", details)
-
-
-def response_for(error: SundialError) -> Response:
-    return Response(
-        status_code=error.status,
-        content_type=content_types.APPLICATION_JSON,
-        body=error_view(error),
-    )

@@ -124,6 +124,6 @@ def refusal(body: str | None) -> dict[str, Any] | None:
         return {
             "statusCode": error.status,
             "headers": {"Content-Type": "application/json"},
-            "body": json.dumps(error_view(error)),
+            "body": json.dumps(error_view(error).model_dump(mode="json", by_alias=True)),
         }
     return None

@@ -1,30 +1,43 @@
-"""The HTTP API's request models (pydantic) and their conversion to domain specs.
+"""The HTTP API's request models (pydantic): they are the contract the OpenAPI document shows.
 
-Pydantic checks each field on its own (types, ranges, lengths); :meth:`TaskIn.to_spec` checks
-what spans fields (exactly one schedule kind, ``target`` xor ``targets``...) and names the field
-it is about. Responses are built from the domain by :mod:`shared.api.views`.
+"Exactly one of" is a union with a discriminator (``oneOf`` in the document); rules across
+fields are model validators raising :class:`~shared.api.types.Problem` with the member they are
+about; the domain's own checks (a cron expression, a calendar rule, a job's sharding) run in
+those validators, so a model that validates converts to the domain without another error. The
+schedule and target models are also how tasks are answered: whatever the API returns, it
+accepts back.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, Tag, ValidationError, field_validator, model_validator
 
 from shared.api.errors import from_pydantic
+from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
-from shared.domain.calendars import repeat_from_api
-from shared.domain.codec import canonical_job, target_to_dict
-from shared.domain.errors import FieldError, ValidationFailed
+from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
+from shared.domain.codec import canonical_job, repeat_to_api, retry_to_dict, target_to_dict
+from shared.domain.errors import ValidationFailed
+from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
-from shared.domain.times import truncate_ms
-from shared.services.jobs import JobRequest
+from shared.domain.wallclock import zone_of
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
+MAX_BATCH = 100
+MAX_PREVIEW = 100
+MAX_PAGE = 100
+IDEMPOTENCY_KEY = "Idempotency-Key"
+MAX_IDEMPOTENCY_KEY = 255
+MAX_CRON_LENGTH = 200
+MAX_ZONE_LENGTH = 64
+
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 RESERVED_HEADERS = {
     "content-type",
@@ -41,99 +54,215 @@ RESERVED_HEADERS = {
     "expect",
     "proxy-connection",
 }
-LAMBDA_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]+)?$")
-SNS_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
-QUEUE_URL = re.compile(r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$")
+LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
+SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
+QUEUE_URL = r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
+HTTP_URL = r"^https?://[^/\s?#@]+([/?#]\S*)?$"
+ZONE = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
 
-Strict = ConfigDict(extra="forbid")
+CRON_DESCRIPTION = (
+    "Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
+    "first, evaluated in `timezone`. Fields take numbers, ranges (`1-5`), steps (`*/15`, `10-50/10`), "
+    "lists (`1,15`) and names (`JAN`, `MON`); day-of-week 0 or 7 is Sunday. The two day fields "
+    "follow Vixie cron (Debian, Ubuntu, RHEL): when both are restricted (neither starts with `*` or `?`) "
+    "a day matches if either matches (`30 4 1,15 * 5`: the 1st, the 15th and every Friday); when one "
+    "of them starts with `*` (`*`, `*/5`) or is `?`, both must match (`0 0 */5 * 1`: Mondays that "
+    "are the 1st, 6th, 11th... of a month)."
+)
 
 
-class Model(BaseModel):
-    model_config = Strict
+# --- schedules -----------------------------------------------------------------------------------
 
 
-class ScheduleIn(Model):
-    """Exactly one of ``at``, ``after_seconds``, ``cron`` or ``every_seconds``."""
+def _end_after_start(start: Any, end: Any) -> None:
+    if start is not None and end is not None and end <= start:
+        raise Problem("end", "must be after start")
 
-    at: AwareDatetime | None = Field(
-        None,
+
+class AtSchedule(Model):
+    """One shot, at an instant."""
+
+    at: Instant = Field(
         description="One-shot instant with a UTC offset, millisecond precision. At most 366 days ahead; "
         "a time in the past (up to 24 h) fires at once when misfire is fire_now and is rejected "
         "otherwise; further back is rejected.",
     )
-    after_seconds: float | None = Field(
-        None, gt=0, le=MAX_AFTER_SECONDS, description="One-shot delay from registration, in seconds."
+
+
+class AfterSchedule(Model):
+    """One shot, a delay after registration."""
+
+    after_seconds: float = Field(
+        gt=0, le=MAX_AFTER_SECONDS, description="One-shot delay from registration, in seconds."
     )
-    cron: str | None = Field(
+
+
+class CronSchedule(Model):
+    """Cron, in a time zone, optionally between ``start`` and ``end``."""
+
+    cron: str = Field(min_length=1, max_length=MAX_CRON_LENGTH, description=CRON_DESCRIPTION)
+    timezone: str = Field(
+        "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
+    )
+    start: Instant | None = Field(None, exclude_if=is_none, description="No occurrence before it.")
+    end: Instant | None = Field(None, exclude_if=is_none, description="No occurrence after it.")
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        with named("cron"):
+            sched.check_cron(value, "cron")
+        return " ".join(value.split())
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        with named("timezone"):
+            zone_of(value, "timezone")
+        return value
+
+    @model_validator(mode="after")
+    def _window(self) -> CronSchedule:
+        _end_after_start(self.start, self.end)
+        return self
+
+
+class EverySchedule(Model):
+    """A fixed rate; without ``start`` the first fire is one period after registration."""
+
+    every_seconds: float = Field(
+        ge=sched.MIN_EVERY_SECONDS, le=sched.MAX_EVERY_SECONDS, description="The period, in seconds."
+    )
+    start: Instant | None = Field(
+        None, exclude_if=is_none, description="The first occurrence (the grid counts from it)."
+    )
+    end: Instant | None = Field(None, exclude_if=is_none, description="No occurrence after it.")
+
+    @model_validator(mode="after")
+    def _window(self) -> EverySchedule:
+        _end_after_start(self.start, self.end)
+        return self
+
+
+class RepeatRule(Model):
+    """A calendar rule: "every 2nd month on the 3rd, 5th and 23rd at 09:00"."""
+
+    level: Level = Field(description="The unit the rule counts in.")
+    interval: int = Field(1, ge=1, le=MAX_INTERVAL, description="Every Nth unit, counted from start's unit.")
+    days: list[Annotated[int, Field(ge=1, le=31)]] | None = Field(
         None,
+        exclude_if=is_none,
         min_length=1,
-        max_length=200,
-        description="Cron expression: 5 fields (min hour dom mon dow) or 6 with seconds first.",
+        max_length=31,
+        description="ISO weekdays (1 = Monday to 7) for `week`, days of month (1-31) for `month`; "
+        "days a month lacks are skipped. Only for those two levels.",
     )
-    timezone: str | None = Field(None, max_length=64, description="IANA zone for cron (default UTC).")
-    every_seconds: float | None = Field(
+    time: str | None = Field(
         None,
-        ge=sched.MIN_EVERY_SECONDS,
-        le=sched.MAX_EVERY_SECONDS,
-        description="Fixed rate; without start, the first fire is one period after registration.",
+        exclude_if=is_none,
+        pattern=r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$",
+        description="Local time of day HH:MM[:SS]; default start's local time. Not on `hour`.",
     )
-    start: AwareDatetime | None = Field(None, description="cron/every: no occurrence before it.")
-    end: AwareDatetime | None = Field(None, description="cron/every: no occurrence after it.")
-    repeat: dict[str, Any] | None = Field(
+    start: Instant | None = Field(
         None,
-        description='Calendar rule: {"level": "hour|day|week|month|year|workday", "interval": 1, "days": [..], '
-        '"time": "HH:MM[:SS]", "start": TIME, "timezone": IANA, "calendar": "CN", "end": TIME}. '
-        "The time of day is `time`, else the local time of `start` (default: registration); `start` is the "
-        "first occurrence when it matches. `interval` counts levels from start's: `month` with `days` "
-        "[3, 5, 23] fires on those days (days a month lacks are skipped); `week` takes ISO weekdays "
-        "(1 = Monday); `workday` fires on every Nth workday, a weekday that is not a public holiday "
-        "of `calendar` (working days the calendar moves onto weekends count).",
+        exclude_if=is_none,
+        description="The first occurrence when it matches the rule; the count starts here (default: now).",
+    )
+    end: Instant | None = Field(None, exclude_if=is_none, description="No occurrence after it.")
+    timezone: str = Field(
+        "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
+    )
+    calendar: str | None = Field(
+        None,
+        exclude_if=is_none,
+        min_length=2,
+        max_length=3,
+        pattern=r"^[A-Z]{2,3}$",
+        description="`workday` only: a country code whose public holidays are not workdays (working days it "
+        "moves onto weekends are).",
     )
 
-    def to_domain(self) -> sched.Schedule:
-        kinds = [k for k in ("at", "after_seconds", "cron", "every_seconds", "repeat") if getattr(self, k) is not None]
-        if len(kinds) != 1:
-            raise ValidationFailed.on(
-                "schedule",
-                "give exactly one of at, after_seconds, cron, every_seconds, repeat"
-                + (f" (got {', '.join(kinds)})" if kinds else ""),
-            )
-        kind = kinds[0]
-        if self.timezone is not None and kind != "cron":
-            raise ValidationFailed.on("schedule.timezone", "only a cron schedule takes a time zone")
-        for name in ("start", "end"):
-            if getattr(self, name) is not None and kind not in ("cron", "every_seconds"):
-                raise ValidationFailed.on(f"schedule.{name}", f"only cron and every_seconds take {name}")
-        start = truncate_ms(self.start) if self.start else None
-        end = truncate_ms(self.end) if self.end else None
-        if start and end and end <= start:
-            raise ValidationFailed.on("schedule.end", "must be after start")
-        if self.repeat is not None:
-            return repeat_from_api(self.repeat)
-        if self.at is not None:
-            return sched.At(truncate_ms(self.at))
-        if self.after_seconds is not None:
-            return sched.After(self.after_seconds)
-        if self.cron is not None:
-            sched.check_cron(self.cron)
-            zone = self.timezone or "UTC"
-            sched.zone_of(zone)
-            return sched.Cron(" ".join(self.cron.split()), zone, start, end)
-        assert self.every_seconds is not None
-        return sched.Every(self.every_seconds, start, end)
+    @model_validator(mode="after")
+    def _rule(self) -> RepeatRule:
+        with named("repeat"):
+            repeat_from_api(self.model_dump(mode="json", exclude_none=True), "repeat")
+        return self
 
 
-class HttpTargetIn(Model):
-    url: str = Field(min_length=1, max_length=t.MAX_URL_LENGTH, description="http or https URL.")
+class RepeatSchedule(Model):
+    """A calendar rule (hour, day, week, month, year, workday)."""
+
+    repeat: RepeatRule
+
+    def rule(self) -> sched.Schedule:
+        return repeat_from_api(self.repeat.model_dump(mode="json", exclude_none=True))
+
+
+ScheduleIn = Annotated[
+    Annotated[AtSchedule, Tag(tag("at"))]
+    | Annotated[AfterSchedule, Tag(tag("after_seconds"))]
+    | Annotated[CronSchedule, Tag(tag("cron"))]
+    | Annotated[EverySchedule, Tag(tag("every_seconds"))]
+    | Annotated[RepeatSchedule, Tag(tag("repeat"))],
+    one_of(("at", "after_seconds", "cron", "every_seconds", "repeat"), "the schedule's kind"),
+]
+"""Exactly one of ``at``, ``after_seconds``, ``cron``, ``every_seconds``, ``repeat``."""
+
+Schedules = AtSchedule | AfterSchedule | CronSchedule | EverySchedule | RepeatSchedule
+
+
+def schedule_to_domain(schedule: Schedules) -> sched.Schedule:
+    if isinstance(schedule, AtSchedule):
+        return sched.At(schedule.at)
+    if isinstance(schedule, AfterSchedule):
+        return sched.After(schedule.after_seconds)
+    if isinstance(schedule, CronSchedule):
+        return sched.Cron(schedule.cron, schedule.timezone, schedule.start, schedule.end)
+    if isinstance(schedule, EverySchedule):
+        return sched.Every(schedule.every_seconds, schedule.start, schedule.end)
+    return schedule.rule()
+
+
+def schedule_of(schedule: sched.Schedule) -> Schedules:
+    """A domain schedule as the API shows it."""
+    if isinstance(schedule, sched.At):
+        return AtSchedule(at=schedule.at)
+    if isinstance(schedule, sched.After):
+        return AfterSchedule(after_seconds=schedule.seconds)
+    if isinstance(schedule, sched.Cron):
+        return CronSchedule(
+            cron=schedule.expression, timezone=schedule.timezone, start=schedule.start, end=schedule.end
+        )
+    if isinstance(schedule, sched.Every):
+        return EverySchedule(every_seconds=schedule.seconds, start=schedule.start, end=schedule.end)
+    return RepeatSchedule(repeat=RepeatRule.model_validate(repeat_to_api(schedule)))
+
+
+# --- targets -------------------------------------------------------------------------------------
+
+
+class HttpCall(Model):
+    url: str = Field(
+        min_length=1,
+        max_length=t.MAX_URL_LENGTH,
+        pattern=HTTP_URL,
+        description="Absolute http:// or https:// URL, without user:password@ (put credentials in a header).",
+    )
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict, description=f"At most {t.MAX_HEADERS} headers.")
+    headers: dict[
+        Annotated[str, Field(min_length=1, max_length=t.MAX_HEADER_NAME, pattern=HEADER_NAME.pattern)],
+        Annotated[str, Field(max_length=t.MAX_HEADER_VALUE, pattern=r"^[^\r\n]*$")],
+    ] = Field(
+        default_factory=dict,
+        max_length=t.MAX_HEADERS,
+        description=f"At most {t.MAX_HEADERS} headers; Content-Type, Host, Idempotency-Key, hop-by-hop "
+        "headers and Sundial-* are Sundial's.",
+    )
     timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)
 
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if not re.match(r"^https?://[^/\s?#]+", value) or any(c.isspace() for c in value):
-            raise ValueError("must be an absolute http:// or https:// URL")
         if "@" in value.split("/", 3)[2]:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
         return value
@@ -141,45 +270,32 @@ class HttpTargetIn(Model):
     @field_validator("headers")
     @classmethod
     def _headers(cls, value: dict[str, str]) -> dict[str, str]:
-        if len(value) > t.MAX_HEADERS:
-            raise ValueError(f"at most {t.MAX_HEADERS} headers")
-        for name, text in value.items():
-            if not HEADER_NAME.match(name) or len(name) > t.MAX_HEADER_NAME:
-                raise ValueError(f"{name!r} is not a valid header name")
+        for name in value:
             if name.lower() in RESERVED_HEADERS or name.lower().startswith("sundial-"):
                 raise ValueError(f"{name!r} is set by Sundial and cannot be overridden")
-            if len(text) > t.MAX_HEADER_VALUE or "\r" in text or "\n" in text:
-                raise ValueError(f"the value of {name!r} is too long or has a line break")
         return value
 
 
-def _matching(pattern: re.Pattern[str], what: str) -> Any:
-    def check(cls: type, value: str) -> str:
-        if not pattern.match(value):
-            raise ValueError(f"must be {what}")
-        return value
-
-    return classmethod(check)
+class LambdaCall(Model):
+    function_arn: str = Field(max_length=256, pattern=LAMBDA_ARN)
 
 
-class LambdaTargetIn(Model):
-    function_arn: str = Field(max_length=256)
-    _check = field_validator("function_arn")(_matching(LAMBDA_ARN, "a Lambda function ARN"))
+class SqsSend(Model):
+    queue_url: str = Field(max_length=512, pattern=QUEUE_URL)
 
 
-class SqsTargetIn(Model):
-    queue_url: str = Field(max_length=512)
-    _check = field_validator("queue_url")(_matching(QUEUE_URL, "an SQS queue URL"))
+class SnsPublish(Model):
+    topic_arn: str = Field(max_length=300, pattern=SNS_ARN)
 
 
-class SnsTargetIn(Model):
-    topic_arn: str = Field(max_length=300)
-    _check = field_validator("topic_arn")(_matching(SNS_ARN, "an SNS topic ARN"))
-
-
-class EventBridgeTargetIn(Model):
+class EventBridgePut(Model):
     event_bus: str = Field(min_length=1, max_length=1600, description="Bus name or ARN.")
-    source: str = Field(min_length=1, max_length=256, description="Not starting with `aws.` (AWS's own).")
+    source: str = Field(
+        min_length=1,
+        max_length=256,
+        description="Not starting with `aws.` (AWS's own).",
+        json_schema_extra={"pattern": r"^(?!aws\.)"},
+    )
     detail_type: str = Field(min_length=1, max_length=128)
 
     @field_validator("source")
@@ -190,41 +306,125 @@ class EventBridgeTargetIn(Model):
         return value
 
 
-class TargetIn(Model):
-    """Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``."""
+class HttpTarget(Model):
+    http: HttpCall
 
-    http: HttpTargetIn | None = None
-    lambda_: LambdaTargetIn | None = Field(None, alias="lambda")
-    sqs: SqsTargetIn | None = None
-    sns: SnsTargetIn | None = None
-    eventbridge: EventBridgeTargetIn | None = None
-    job: JobIn | None = Field(None, description="Start this sharded batch job at every occurrence.")
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class LambdaTarget(Model):
+    lambda_: LambdaCall = Field(alias="lambda")
 
-    def to_domain(self, field: str) -> t.Target:
-        given = [k for k in ("http", "lambda_", "sqs", "sns", "eventbridge", "job") if getattr(self, k) is not None]
-        if len(given) != 1:
-            raise ValidationFailed.on(field, "give exactly one of http, lambda, sqs, sns, eventbridge, job")
-        if self.job is not None:
-            try:
-                self.job.to_request()
-            except ValidationFailed as exc:
-                details = [FieldError(f"{field}.job.{d.field}", d.message) for d in exc.details]
-                raise ValidationFailed("; ".join(f"{d.field}: {d.message}" for d in details), details) from exc
-            return t.JobTarget(canonical_job(self.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
-        if self.http is not None:
-            h = self.http
-            return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds)
-        if self.lambda_ is not None:
-            return t.LambdaTarget(self.lambda_.function_arn)
-        if self.sqs is not None:
-            return t.SqsTarget(self.sqs.queue_url)
-        if self.sns is not None:
-            return t.SnsTarget(self.sns.topic_arn)
-        assert self.eventbridge is not None
-        e = self.eventbridge
+
+class SqsTarget(Model):
+    sqs: SqsSend
+
+
+class SnsTarget(Model):
+    sns: SnsPublish
+
+
+class EventBridgeTarget(Model):
+    eventbridge: EventBridgePut
+
+
+class ShardingIn(Model):
+    min_items_per_shard: int = Field(1, ge=1, le=1_000_000)
+    max_items_per_shard: int = Field(100, ge=1, le=1_000_000)
+    max_shards: int = Field(20, ge=1, le=MAX_SHARDS_PER_LEVEL)
+
+
+ProcessorIn = Annotated[
+    Annotated[HttpTarget, Tag(tag("http"))] | Annotated[LambdaTarget, Tag(tag("lambda"))],
+    one_of(("http", "lambda"), "a job's processor"),
+]
+
+
+class JobIn(Model):
+    """``POST /v1/jobs``, and a task's ``job`` target. Processor calls are retried by the state
+    machine (3 attempts in all, 1 s then 2 s apart); a job has no ``retry`` of its own."""
+
+    name: str | None = Field(None, exclude_if=is_none, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    processor: ProcessorIn
+    data: list[list[Any]] = Field(default_factory=list, description="Items grouped by priority level.")
+    sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
+    notify_every_percent: int | None = Field(None, exclude_if=is_none, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _shardable(self) -> JobIn:
+        with named(""):
+            plan(self.data, Sharding(**self.sharding.model_dump()))  # a job that cannot be sharded is refused now
+        return self
+
+    def to_request(self) -> JobRequest:
+        processor = target_to_domain(self.processor)
+        assert isinstance(processor, t.HttpTarget | t.LambdaTarget)
+        return JobRequest(
+            processor=processor,
+            processor_dict=target_to_dict(processor),
+            data=self.data,
+            sharding=Sharding(**self.sharding.model_dump()),
+            notify_every_percent=self.notify_every_percent,
+            name=self.name,
+        )
+
+
+class JobTarget(Model):
+    job: JobIn = Field(description="Start this sharded batch job at every occurrence.")
+
+
+TargetIn = Annotated[
+    Annotated[HttpTarget, Tag(tag("http"))]
+    | Annotated[LambdaTarget, Tag(tag("lambda"))]
+    | Annotated[SqsTarget, Tag(tag("sqs"))]
+    | Annotated[SnsTarget, Tag(tag("sns"))]
+    | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
+    | Annotated[JobTarget, Tag(tag("job"))],
+    one_of(("http", "lambda", "sqs", "sns", "eventbridge", "job"), "the target's kind"),
+]
+"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``."""
+
+Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
+
+
+def target_to_domain(target: Targets) -> t.Target:
+    if isinstance(target, HttpTarget):
+        h = target.http
+        return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds)
+    if isinstance(target, LambdaTarget):
+        return t.LambdaTarget(target.lambda_.function_arn)
+    if isinstance(target, SqsTarget):
+        return t.SqsTarget(target.sqs.queue_url)
+    if isinstance(target, SnsTarget):
+        return t.SnsTarget(target.sns.topic_arn)
+    if isinstance(target, EventBridgeTarget):
+        e = target.eventbridge
         return t.EventBridgeTarget(e.event_bus, e.source, e.detail_type)
+    return t.JobTarget(canonical_job(target.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
+
+
+def target_of(target: t.Target) -> Targets:
+    """A domain target as the API shows it."""
+    if isinstance(target, t.HttpTarget):
+        call = {
+            "url": target.url,
+            "method": target.method,
+            "headers": target.headers,
+            "timeout": target.timeout_seconds,
+        }
+        return HttpTarget(http=HttpCall.model_validate(call | {"timeout_seconds": call.pop("timeout")}))
+    if isinstance(target, t.LambdaTarget):
+        return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
+    if isinstance(target, t.SqsTarget):
+        return SqsTarget(sqs=SqsSend(queue_url=target.queue_url))
+    if isinstance(target, t.SnsTarget):
+        return SnsTarget(sns=SnsPublish(topic_arn=target.topic_arn))
+    if isinstance(target, t.EventBridgeTarget):
+        return EventBridgeTarget(
+            eventbridge=EventBridgePut(event_bus=target.event_bus, source=target.source, detail_type=target.detail_type)
+        )
+    return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
+
+
+# --- tasks ---------------------------------------------------------------------------------------
 
 
 class RetryIn(Model):
@@ -234,141 +434,137 @@ class RetryIn(Model):
         2.0, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
     )
 
+    @classmethod
+    def of(cls, retry: RetryPolicy) -> RetryIn:
+        return cls.model_validate(retry_to_dict(retry))
+
+    def to_domain(self) -> RetryPolicy:
+        return RetryPolicy(**self.model_dump())
+
+
+def _payload_fits(payload: Any) -> Any:
+    size = len(json.dumps(payload, separators=(",", ":")).encode())
+    if size > t.MAX_PAYLOAD_BYTES:
+        raise ValueError(f"is {size} bytes as JSON; the limit is {t.MAX_PAYLOAD_BYTES}")
+    return payload
+
+
+Name = Annotated[str, Field(min_length=1, max_length=t.MAX_NAME_LENGTH)]
+TargetList = Annotated[list[TargetIn], Field(min_length=1, max_length=t.MAX_TARGETS)]
+PAYLOAD = f"Any JSON value, at most {t.MAX_PAYLOAD_BYTES} bytes as compact JSON."
+
 
 class TaskIn(Model):
-    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    """``POST /v1/tasks``: a schedule, and ``target`` (one) or ``targets`` (multicast)."""
+
+    model_config = Model.model_config | {
+        "json_schema_extra": exactly_one_schema("target", "targets", types={"target": "object", "targets": "array"})
+    }
+
+    name: Name | None = None
     schedule: ScheduleIn
-    target: TargetIn | None = None
-    targets: list[TargetIn] | None = Field(None, min_length=1, max_length=t.MAX_TARGETS)
-    payload: Any = Field(None, description=f"Any JSON value, at most {t.MAX_PAYLOAD_BYTES} bytes as JSON.")
-    retry: RetryIn | None = None
-    misfire: t.Misfire | None = None
+    target: TargetIn | None = Field(None, description="The one target (exactly one of target and targets).")
+    targets: TargetList | None = Field(None, description=f"Multicast: 1 to {t.MAX_TARGETS} targets.")
+    payload: Any = Field(None, description=PAYLOAD)
+    retry: RetryIn | None = Field(None, description="Default: 3 attempts, exponential from 2 s.")
+    misfire: t.Misfire | None = Field(None, description="Default: fire_now for one-shot, skip for recurring.")
+
+    _payload = field_validator("payload")(_payload_fits)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> TaskIn:
+        if (self.target is None) == (self.targets is None):
+            raise Problem("target", "give exactly one of target or targets")
+        return self
 
     def to_spec(self) -> t.TaskSpec:
-        errors: list[FieldError] = []
-        schedule: sched.Schedule | None = None
-        targets: list[t.Target] = []
-        try:
-            schedule = self.schedule.to_domain()
-        except ValidationFailed as exc:
-            errors.extend(exc.details)
-        if (self.target is None) == (self.targets is None):
-            errors.append(FieldError("target", "give exactly one of target or targets"))
-        for index, target in enumerate(self.targets or ([self.target] if self.target else [])):
-            field = f"targets[{index}]" if self.targets is not None else "target"
-            try:
-                targets.append(target.to_domain(field))
-            except ValidationFailed as exc:
-                errors.extend(exc.details)
-        if self.payload is not None:
-            size = len(json.dumps(self.payload, separators=(",", ":")).encode())
-            if size > t.MAX_PAYLOAD_BYTES:
-                errors.append(FieldError("payload", f"is {size} bytes as JSON; the limit is {t.MAX_PAYLOAD_BYTES}"))
-        if errors or schedule is None:
-            raise ValidationFailed(
-                "the task is not valid: " + "; ".join(f"{e.field}: {e.message}" for e in errors), errors
-            )
-        retry = RetryPolicy() if self.retry is None else RetryPolicy(**self.retry.model_dump())
+        chosen = self.targets if self.targets is not None else [self.target]
         return t.TaskSpec(
-            schedule=schedule,
-            targets=tuple(targets),
+            schedule=schedule_to_domain(self.schedule),
+            targets=tuple(target_to_domain(target) for target in chosen if target is not None),
             multicast=self.targets is not None,
             name=self.name,
             payload=self.payload,
-            retry=retry,
+            retry=RetryPolicy() if self.retry is None else self.retry.to_domain(),
             misfire=self.misfire,
         )
 
 
-class ShardingIn(Model):
-    min_items_per_shard: int = Field(1, ge=1)
-    max_items_per_shard: int = Field(100, ge=1)
-    max_shards: int = Field(20, ge=1, le=MAX_SHARDS_PER_LEVEL)
-
-
-class JobIn(Model):
-    """``POST /v1/jobs`` (API.md "Sharded batch jobs"). Processor calls are retried with the
-    task defaults (3 attempts, exponential from 2 s); a job has no ``retry`` of its own yet."""
-
-    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
-    processor: TargetIn
-    data: list[list[Any]] = Field(default_factory=list, description="Items grouped by priority level.")
-    sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
-    notify_every_percent: int | None = Field(None, ge=1, le=100)
-
-    def to_request(self) -> JobRequest:
-        processor = self.processor.to_domain("processor")
-        if not isinstance(processor, t.HttpTarget | t.LambdaTarget):
-            raise ValidationFailed.on("processor", "a job's processor is an http or a lambda target")
-        sharding = Sharding(**self.sharding.model_dump())
-        plan(self.data, sharding)  # a job that cannot be sharded is refused now, not when it runs
-        return JobRequest(
-            processor=processor,
-            processor_dict=target_to_dict(processor),
-            data=self.data,
-            sharding=sharding,
-            notify_every_percent=self.notify_every_percent,
-            name=self.name,
-        )
-
-
-TargetIn.model_rebuild()  # its ``job`` is a JobIn, whose processor is a TargetIn
-
-Limit = Annotated[int, Field(ge=1, le=100)]
-MAX_BATCH = 100
-MAX_PREVIEW = 100
-IDEMPOTENCY_KEY = "Idempotency-Key"
-MAX_IDEMPOTENCY_KEY = 255
-
-
 class TaskPatchIn(Model):
-    """``PATCH /v1/tasks/{id}``: any of these fields; those given replace the task's. A new
+    """``PATCH /v1/tasks/{id}``: any of these members; those given replace the task's. A new
     ``schedule`` (even the same one) re-arms the task; ``target`` replaces ``targets`` and the
-    other way round."""
+    other way round. ``null`` clears ``name`` and ``payload``, resets ``retry`` to the default
+    and leaves ``misfire`` as it is."""
 
-    name: str | None = Field(None, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    name: Name | None = None
     schedule: ScheduleIn | None = None
     target: TargetIn | None = None
-    targets: list[TargetIn] | None = Field(None, min_length=1, max_length=t.MAX_TARGETS)
-    payload: Any = None
+    targets: TargetList | None = None
+    payload: Any = Field(None, description=PAYLOAD)
     retry: RetryIn | None = None
     misfire: t.Misfire | None = None
 
-    def apply(self, current: dict[str, Any]) -> tuple[t.TaskSpec, bool]:
-        """The spec of a task whose API form is ``current`` once this patch is applied, and
-        whether it gives a schedule."""
-        given = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    _payload = field_validator("payload")(_payload_fits)
+
+    @model_validator(mode="after")
+    def _coherent(self) -> TaskPatchIn:
+        given = self.model_fields_set
         if not given:
-            raise ValidationFailed.on("body", "give at least one of " + ", ".join(TaskPatchIn.model_fields))
+            raise Problem("", "give at least one of " + ", ".join(TaskPatchIn.model_fields))
         if "target" in given and "targets" in given:
-            raise ValidationFailed.on("target", "give target or targets, not both")
-        merged = {k: v for k, v in current.items() if k in TaskIn.model_fields}
-        if "target" in given:
-            merged.pop("targets", None)
-        if "targets" in given:
-            merged.pop("target", None)
-        merged.update(given)
-        if merged.get("name") is None:
-            merged.pop("name", None)
-        try:
-            spec = TaskIn.model_validate(merged).to_spec()
-        except ValidationError as exc:
-            raise from_pydantic(exc.errors()) from exc
+            raise Problem("target", "give target or targets, not both")
+        for member in ("schedule", "target", "targets"):
+            if member in given and getattr(self, member) is None:
+                raise Problem(member, "cannot be null")
+        return self
+
+    def change(self, task: t.Task) -> tuple[t.TaskSpec, bool]:
+        """The task's spec once this patch is applied, and whether it gives a schedule."""
+        given = self.model_fields_set
+        spec = t.TaskSpec(
+            schedule=task.schedule,
+            targets=task.targets,
+            multicast=task.multicast,
+            name=task.name,
+            payload=task.payload,
+            retry=task.retry,
+            misfire=task.misfire,
+        )
+        if self.schedule is not None:
+            spec = replace(spec, schedule=schedule_to_domain(self.schedule))
+        if self.target is not None:
+            spec = replace(spec, targets=(target_to_domain(self.target),), multicast=False)
+        if self.targets is not None:
+            spec = replace(spec, targets=tuple(target_to_domain(x) for x in self.targets), multicast=True)
+        if "name" in given:
+            spec = replace(spec, name=self.name)
+        if "payload" in given:
+            spec = replace(spec, payload=self.payload)
+        if "retry" in given:
+            spec = replace(spec, retry=RetryPolicy() if self.retry is None else self.retry.to_domain())
+        if self.misfire is not None:
+            spec = replace(spec, misfire=self.misfire)
         return spec, "schedule" in given
 
 
 def parse_version(header: str) -> int:
     """An ``If-Match`` header: the task's ``version`` (as its ``ETag``, quoted or not)."""
     text = header.strip().removeprefix("W/").strip('"')
-    if not text.isdigit():
+    if not text.isdigit() or len(text) > 18:
         raise ValidationFailed.on("If-Match", 'is the task\'s version, as GET returns it in ETag (e.g. "3")')
     return int(text)
 
 
 class BatchIn(Model):
-    """``POST /v1/tasks:batch``: each spec is validated and registered on its own."""
+    """``POST /v1/tasks:batch``: each spec is validated and registered on its own; a spec that is
+    not valid is answered at its index and does not stop the others."""
 
-    tasks: list[Any] = Field(min_length=1, max_length=MAX_BATCH, description="Task specs, as POST /v1/tasks.")
+    tasks: list[Any] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description="Task specs, each as the body of POST /v1/tasks (TaskIn).",
+        json_schema_extra={"items": {"type": "object"}},
+    )
 
 
 def spec_or_error(raw: Any) -> t.TaskSpec | ValidationFailed:
@@ -379,8 +575,6 @@ def spec_or_error(raw: Any) -> t.TaskSpec | ValidationFailed:
         return TaskIn.model_validate(raw).to_spec()
     except ValidationError as exc:
         return from_pydantic(exc.errors())
-    except ValidationFailed as exc:
-        return exc
 
 
 class PreviewIn(Model):
@@ -388,36 +582,32 @@ class PreviewIn(Model):
 
     schedule: ScheduleIn
     count: int = Field(5, ge=1, le=MAX_PREVIEW)
-    after: AwareDatetime | None = Field(
+    after: Instant | None = Field(
         None,
         description="Occurrences at or after this instant; without it, from now, as if registered now "
         "(the first time is then the task's next_fire_at).",
     )
 
 
+LetterId = Annotated[str, Field(min_length=1, max_length=64)]
+
+
 class RedriveIn(Model):
     """``POST /v1/dead-letters/redrive``: ``{"ids": [...]}`` or ``{"all": true}``."""
 
-    ids: list[Annotated[str, Field(min_length=1, max_length=64)]] | None = Field(None, min_length=1, max_length=100)
-    all: bool | None = None
+    model_config = Model.model_config | {
+        "json_schema_extra": exactly_one_schema("ids", "all", types={"ids": "array", "all": "boolean"})
+    }
+
+    ids: list[LetterId] | None = Field(None, min_length=1, max_length=100, description="Up to 100 letter ids.")
+    all: Literal[True] | None = Field(None, description="Every letter not redriven yet (up to 100 a call).")
+
+    @model_validator(mode="after")
+    def _one(self) -> RedriveIn:
+        if (self.ids is None) == (self.all is None):
+            raise Problem("ids", 'give {"ids": [...]} or {"all": true}')
+        return self
 
     def chosen(self) -> list[str] | None:
         """The ids to redrive, or ``None`` for every one not redriven yet."""
-        if (self.ids is None) == (self.all is not True):
-            raise ValidationFailed.on("ids", 'give {"ids": [...]} or {"all": true}')
         return self.ids
-
-
-class ErrorDetail(Model):
-    field: str
-    message: str
-
-
-class ErrorBody(Model):
-    code: str
-    message: str
-    details: list[ErrorDetail] | None = None
-
-
-class ErrorOut(Model):
-    error: ErrorBody

@@ -36,7 +36,7 @@ class Deliverer:
 
     @classmethod
     def local(cls, clients: ClientFactory | None = None, *, allow_private: bool = False) -> Deliverer:
-        """The local runtime's (`make run`): HTTP targets may point at this machine (API.md, "Local
+        """The local runtime's (`make run`): HTTP targets may point at this machine (README.md, "Local
         runtime"). Never for a deployed function: loopback there is the Lambda runtime API."""
         return cls(HttpDelivery(allow_loopback=True, allow_private=allow_private), AwsDelivery(clients))
 

@@ -1,8 +1,7 @@
 """What every target receives: the occurrence's identity and the task's payload.
 
 An HTTP target gets :meth:`Envelope.body` as the request body and :meth:`Envelope.headers`;
-queues, topics and buses get the same JSON as their message (see API.md, "What an HTTP target
-receives").
+queues, topics and buses get the same JSON as their message (this module is its definition).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A job's processor, called over HTTP through the same safe client as task callbacks
-(API.md "Sharded batch jobs"): one POST per phase step, a JSON body, a JSON answer."""
+(docs/jobs.md, section 2): one POST per phase step, a JSON body, a JSON answer."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from shared.delivery.aws import classify_botocore_error, classify_client_error
 from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
+from shared.domain.codec import compact_json
+from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
 from shared.domain.tasks import HttpTarget, LambdaTarget
-from shared.services.jobs import ProcessorFailed, ProcessorRetryable
 
 JOB_ID_HEADER = "Sundial-Job-Id"
 PHASE_HEADER = "Sundial-Job-Phase"
@@ -38,7 +39,7 @@ class PhaseCall:
         return ":".join(parts)
 
     def body(self) -> bytes:
-        return json.dumps(self.content, separators=(",", ":"), ensure_ascii=False).encode()
+        return compact_json(self.content).encode()
 
     def headers(self) -> dict[str, str]:
         return {
@@ -50,7 +51,7 @@ class PhaseCall:
 
 
 class HttpProcessor:
-    """Implements shared.services.jobs.Processor for an ``http`` processor target."""
+    """Implements shared.services.ports.Processor for an ``http`` processor target."""
 
     def __init__(self, target: HttpTarget, client: HttpDelivery) -> None:
         self.target = target
@@ -76,7 +77,7 @@ class HttpProcessor:
 
 
 class LambdaProcessor:
-    """Implements shared.services.jobs.Processor for a ``lambda`` processor target: a synchronous
+    """Implements shared.services.ports.Processor for a ``lambda`` processor target: a synchronous
     invoke (RequestResponse) whose payload is the phase body and whose answer is the JSON the
     function returns. A function error (an exception in the processor) is retried like a 5xx."""
 

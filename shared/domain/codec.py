@@ -100,8 +100,13 @@ def target_from_dict(data: dict[str, Any]) -> Target:
     return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
 
 
+def compact_json(value: Any, *, sort_keys: bool = False) -> str:
+    """JSON without spaces, text as it is (not escaped): how items, objects and bodies keep it."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
+
+
 def canonical_job(body: dict[str, Any]) -> str:
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return compact_json(body, sort_keys=True)
 
 
 def retry_to_dict(retry: RetryPolicy) -> dict[str, Any]:

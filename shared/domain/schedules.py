@@ -12,14 +12,23 @@ clocks change:
   instant after the gap (e.g. 03:00 new time);
 * a wall time that happens twice (the hour repeated when clocks go back) fires once, at its
   first occurrence.
+
+The two day fields combine as in Linux (Vixie) cron, the cron of Debian, Ubuntu and RHEL: a day
+field whose text starts with ``*`` (``*``, ``*/5``) or is ``?`` leaves the day unrestricted, and
+then a day must match both fields; only when both are restricted does a day match if either field
+matches. So ``30 4 1,15 * 5`` fires on the 1st, the 15th and every Friday, while ``0 0 */5 * 1``
+fires on the Mondays that fall on the 1st, 6th, 11th, ... of a month. A range whose two ends are
+the same value (``1-1``, ``mon-mon``) is that one value, as in cron.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError, croniter
+from croniter.croniter import DAY_FIELD, DOW_FIELD
 
 from shared.domain.calendars import Repeat, repeat_at_or_after
 from shared.domain.errors import ValidationFailed
@@ -112,9 +121,59 @@ def check_cron(expression: str, field: str = "schedule.cron") -> None:
             field, "a cron expression has 5 fields, or 6 with seconds first (sec min hour dom mon dow)"
         )
     try:
-        croniter(expression, datetime(2000, 1, 1), second_at_beginning=len(fields) == 6)
+        _cron_iterator(expression, datetime(2000, 1, 1))
     except (CroniterBadCronError, CroniterError, ValueError, KeyError) as exc:
         raise ValidationFailed.on(field, f"invalid cron expression: {exc}") from exc
+
+
+def day_fields_ored(expression: str) -> bool:
+    """Whether a day matches when either day field matches (Vixie cron's rule): only when neither
+    the day-of-month nor the day-of-week text starts with ``*`` or is ``?``. Otherwise a day
+    must match both (a field starting with ``*`` is unrestricted for this choice, even ``*/5``)."""
+    fields = expression.split()
+    return not (_unrestricted(fields[-3]) or _unrestricted(fields[-1]))
+
+
+def _unrestricted(day_field: str) -> bool:
+    return day_field.startswith(("*", "?"))
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+_NAMES = {3: {name: number for number, name in enumerate(_MONTHS, 1)}, 4: dict(zip(_WEEKDAYS, range(7), strict=True))}
+"""Month and day-of-week names by field index (seconds, if any, not counted)."""
+_RANGE = re.compile(r"^([0-9]+|[a-z]+)-([0-9]+|[a-z]+)(?:/[0-9]+)?$", re.IGNORECASE)
+
+
+def _one_value_ranges(text: str, names: dict[str, int]) -> str:
+    """The field with each range whose ends are one value (``5-5``, ``mon-mon/2``) written as
+    that value: cron reads it so, croniter as the whole field."""
+
+    def value(end: str) -> int | str:
+        return int(end) if end.isdigit() else names.get(end.lower(), end.lower())
+
+    def one(item: str) -> str:
+        match = _RANGE.match(item)
+        return match[1] if match and value(match[1]) == value(match[2]) else item
+
+    return ",".join(one(item) for item in text.split(","))
+
+
+def _cron_iterator(expression: str, start: datetime) -> croniter:
+    """A croniter over ``expression`` from the naive wall time ``start``, reading the
+    expression as Vixie cron does (see the module's description)."""
+    fields = expression.split()
+    seconds = [_one_value_ranges(text, {}) for text in fields[:-5]]
+    rest = [_one_value_ranges(text, _NAMES.get(index, {})) for index, text in enumerate(fields[-5:])]
+    ored = day_fields_ored(expression)
+    iterator = croniter(" ".join(seconds + rest), start, day_or=ored, second_at_beginning=bool(seconds))
+    if ored and ["*"] in (iterator.expanded[DAY_FIELD], iterator.expanded[DOW_FIELD]):
+        # One restricted day field covers every day (``1-31``, ``0-6``) and croniter, seeing a
+        # ``*`` further on in the other field, read it as ``*`` and would AND the two. Ored with
+        # a field that covers every day, any day matches.
+        rest[2] = rest[4] = "*"
+        iterator = croniter(" ".join(seconds + rest), start, day_or=False, second_at_beginning=bool(seconds))
+    return iterator
 
 
 def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
@@ -125,7 +184,7 @@ def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
     # wall clock): when `lower` is the first instant after a spring-forward gap, the skipped wall
     # times that fire there lie between the two.
     naive = (lower.replace(microsecond=0) - timedelta(seconds=1)).astimezone(zone).replace(tzinfo=None)
-    iterator = croniter(cron.expression, naive, second_at_beginning=cron.has_seconds)
+    iterator = _cron_iterator(cron.expression, naive)
     previous_naive = naive
     for _ in range(10_000):
         try:

@@ -66,7 +66,7 @@ class EventBridgeTarget:
 
 @dataclass(frozen=True)
 class JobTarget:
-    """Start a sharded batch job at every occurrence (API.md "Sharded batch jobs"): ``job`` is
+    """Start a sharded batch job at every occurrence (docs/jobs.md): ``job`` is
     the ``POST /v1/jobs`` body, validated at registration, as canonical JSON text."""
 
     job: str
@@ -177,3 +177,18 @@ class DeadLetter:
     @property
     def status(self) -> LetterStatus:
         return LetterStatus.REDRIVEN if self.redriven_run_id else LetterStatus.DEAD_LETTERED
+
+
+@dataclass(frozen=True)
+class DeadLetterRef:
+    """A dead letter being redriven: the tenant's partition and its run id."""
+
+    tenant: str
+    run_id: str
+
+
+def matches(task: Task, status: TaskStatus | None, name_prefix: str | None) -> bool:
+    """Whether a task passes the listing's filters."""
+    if status is not None and task.status is not status:
+        return False
+    return name_prefix is None or (task.name or "").startswith(name_prefix)

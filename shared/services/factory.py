@@ -15,11 +15,13 @@ from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
 from shared.domain.ids import new_run_id
+from shared.domain.jobs import ProcessorFailed
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
-from shared.services.jobs import JobService, JobSteps, JobTargetStarter, Processor, ProcessorFailed
+from shared.services.jobs import JobService, JobSteps, JobTargetStarter
+from shared.services.ports import Processor, ScanRequester
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dead_letters import DynamoDeadLetters
@@ -49,21 +51,21 @@ def build_task_service(settings: Settings) -> TaskService:
     )
 
 
-def build_scan_requests(settings: Settings) -> ScanRequests:
+def build_scan_requests(settings: Settings) -> ScanRequester:
     return ScanRequests(settings.scan_queue_url)
 
 
 def build_scanner(settings: Settings) -> Scanner:
     bind_table(settings.table_name)
     stager = _stager(settings)
-    assert stager is not None, "the scanner needs SUNDIAL_DELAY_QUEUE_URLS"
+    assert stager is not None, "the scanner needs the delay queues (settings.delay_queue_urls)"
     return Scanner(DynamoPipelineStore(settings.retention_ms), stager, settings.timing)
 
 
 def build_trigger(settings: Settings) -> Trigger:
     bind_table(settings.table_name)
     stager = _stager(settings)
-    assert stager is not None, "the trigger needs SUNDIAL_DELAY_QUEUE_URLS"
+    assert stager is not None, "the trigger needs the delay queues (settings.delay_queue_urls)"
     http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
     return Trigger(
         DynamoPipelineStore(settings.retention_ms),

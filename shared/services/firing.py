@@ -8,10 +8,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Protocol
 
 from shared.delivery import Envelope, Outcome
+from shared.domain.claims import Claimed, Fired, Refusal, Result, Success
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import (
     Decision,
@@ -24,10 +23,11 @@ from shared.domain.firing import (
     writer_stages,
 )
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetter, Run, Target, Task
+from shared.domain.tasks import DeadLetter, Run, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
-from shared.store.pipeline import Claimed, DynamoPipelineStore, Refusal, Success
+from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
+from shared.topology import DELAY_MAX_RECEIVES
 
 SCAN_LEASE_MS = 50_000
 """A scan holds its shard this long at most (the scanner function's timeout is 60 s)."""
@@ -39,23 +39,9 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class Stager(Protocol):
-    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
-    def send(self, messages: Sequence[tuple[Staged, int]]) -> None: ...
-    def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None: ...
-
-
-class DeadLetters(Protocol):
-    def record(self, letter: DeadLetter) -> None: ...
-
-
-class Deliver(Protocol):
-    def deliver(self, target: Target, envelope: Envelope) -> Outcome: ...
-
-
 @dataclass
 class Scanner:
-    store: DynamoPipelineStore
+    store: PipelineStore
     stager: Stager
     timing: Timing
     clock: Callable[[], int] = now_ms
@@ -100,48 +86,60 @@ def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> Dead
     )
 
 
-class Result(StrEnum):
-    SUCCEEDED = "succeeded"
-    RETRYING = "retrying"
-    FAILED = "failed"
-    DEAD_LETTERED = "dead_lettered"
-    SKIPPED = "skipped"
-    DROPPED = "dropped"
-    EARLY = "early"
-    IN_FLIGHT = "in_flight"
-    """Another trigger holds the run's lease: the message must come back after it (if that
-    trigger crashed, the redelivered message fires the occurrence once the lease runs out)."""
+@dataclass(frozen=True)
+class Claim:
+    """An occurrence whose run this trigger took: it is ours until the lease runs out."""
+
+    staged: Staged
+    claimed: Claimed
+    at_ms: int
+    """When the claim was taken: whether the occurrence was missed is judged from it."""
 
 
 @dataclass(frozen=True)
-class Fired:
-    staged: Staged
-    result: Result
-    lateness_ms: int | None = None
-    attempts: int = 0
-    reason: str | None = None
-    success: Success | None = None
+class Ran:
+    """What running a claimed occurrence did: skipped (and why), or fired at ``fired_ms``."""
+
+    targets_done: int
+    """Bit i set: target i has succeeded in this run (in this attempt or an earlier one)."""
+    skipped: str | None = None
+    fired_ms: int = 0
+    outcomes: tuple[Outcome, ...] = ()
+    """The outcome of each target this attempt called."""
 
 
 @dataclass
 class Trigger:
     """Claims, fires and records the occurrences of one batch of delay-queue messages."""
 
-    store: DynamoPipelineStore
-    stager: Stager
-    deliverer: Deliver
+    store: PipelineStore
+    stager: DelayQueues
+    deliverer: Delivery
     timing: Timing
     dead_letters: DeadLetters
     clock: Callable[[], int] = now_ms
     sleep: Callable[[float], None] = time.sleep
+    max_receives: int = DELAY_MAX_RECEIVES
+    """Deliveries of a delay-queue message before SQS dead-letters it (the queues' setting): on
+    the last one a batch gives the occurrence up (:meth:`Batch.fire`)."""
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
+    """Calls the targets of a task with several, side by side."""
 
     def new_batch(self) -> Batch:
-        return Batch(self, uuid.uuid4().hex)
+        return Batch(self, uuid.uuid4().hex, max_receives=self.max_receives)
 
-    # One occurrence ----------------------------------------------------------------------
+    # One occurrence: claim, run, settle --------------------------------------------------
 
     def fire(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Fired:
+        claim = self.claim(staged, log_id, turn)
+        if isinstance(claim, Fired):
+            return claim
+        return self.settle(claim, self.run(claim))
+
+    def claim(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Claim | Fired:
+        """Take the occurrence's run, in the batch's due order (``turn``). A claim refused
+        because the message overtook the write that arms the task is tried again after a short
+        pause; any other refusal is the occurrence's answer (:class:`Fired`) at once."""
         if turn is not None:
             turn.wait()
         for attempt, pause in enumerate(CLAIM_RETRY_PAUSES_S):
@@ -158,26 +156,41 @@ class Trigger:
             self.sleep(pause)
         if isinstance(claimed, Refusal):
             return self._refused(staged, claimed)
-        task = claimed.task
-        skipped = self._skip_reason(task, staged, now)
+        return Claim(staged, claimed, now)
+
+    def run(self, claim: Claim) -> Ran:
+        """Skip the claimed occurrence (see :meth:`_skip_reason`), or wait for its due time and
+        call the targets that have not succeeded yet in this run."""
+        task, staged = claim.claimed.task, claim.staged
+        skipped = self._skip_reason(task, staged, claim.at_ms)
         if skipped is not None:
+            return Ran(claim.claimed.targets_done, skipped=skipped)
+        wait = staged.due_ms - self.clock()
+        if wait > 0:
+            self.sleep(wait / 1000)
+        fired = self.clock()
+        done, outcomes = self._call(task, staged, claim.claimed, fired)
+        return Ran(done, fired_ms=fired, outcomes=tuple(outcomes))
+
+    def settle(self, claim: Claim, ran: Ran) -> Fired:
+        """Record what the run did: skipped; succeeded (a one-shot's success waits for the
+        batch's run log, :meth:`Batch.close`); retried later (every failure worth retrying and
+        an attempt left); or failed for good (dead-lettered when its retries ran out)."""
+        task, staged = claim.claimed.task, claim.staged
+        if ran.skipped is not None:
             run = Run(
                 staged.run_id,
                 task.id,
                 from_ms(staged.due_ms),
                 RunStatus.SKIPPED,
                 staged.attempt - 1,
-                last_error=skipped,
+                last_error=ran.skipped,
             )
-            self._finish(task, staged, run, claimed.targets_done)
+            self._finish(task, staged, run, ran.targets_done)
             return Fired(staged, Result.SKIPPED, reason=run.last_error)
-        wait = staged.due_ms - self.clock()
-        if wait > 0:
-            self.sleep(wait / 1000)
-        fired = self.clock()
-        done, outcomes = self._call(task, staged, claimed, fired)
+        fired, done = ran.fired_ms, ran.targets_done
         lateness = fired - staged.due_ms
-        failures = [o for o in outcomes if not o.ok]
+        failures = [o for o in ran.outcomes if not o.ok]
         if not failures:
             if staged.one_shot:
                 success = Success(staged.run_id, fired, lateness, staged.attempt)
@@ -311,6 +324,7 @@ class Batch:
 
     trigger: Trigger
     log_id: str
+    max_receives: int = DELAY_MAX_RECEIVES
     results: list[Fired] = field(default_factory=list)
     turns: dict[str, ClaimTurn] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -323,8 +337,19 @@ class Batch:
             self.turns[record_id] = turn
             previous = turn.claimed
 
-    def fire(self, staged: Staged, record_id: str | None = None) -> Fired:
-        result = self.trigger.fire(staged, self.log_id, self.turns.get(record_id) if record_id else None)
+    def fire(self, staged: Staged, record_id: str | None = None, receives: int = 1) -> Fired:
+        """Fire the occurrence of the record ``record_id``, delivered for the ``receives``-th
+        time. Whatever goes wrong is raised (the message comes back later), except on its last
+        delivery: SQS would then move it to the DLQ and the task would wait on a run nobody
+        finishes, so the occurrence is given up as a dead letter the API can redrive."""
+        try:
+            result = self.trigger.fire(staged, self.log_id, self.turns.get(record_id) if record_id else None)
+        except Exception as exc:
+            if receives < self.max_receives:
+                raise
+            reason = f"the trigger failed on it {receives} times: {type(exc).__name__}: {exc}"
+            logger.exception("giving an occurrence up", extra={"run_id": staged.run_id})
+            result = self.trigger.abandon(staged, reason, self.log_id)
         with self._lock:
             self.results.append(result)
         return result

@@ -7,70 +7,26 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from shared.domain.codec import target_from_dict
 from shared.domain.errors import JobNotFound, StorageUnavailable
+from shared.domain.jobs import (
+    JobPage,
+    JobRequest,
+    JobSpec,
+    JobStatus,
+    JobView,
+    JsonValue,
+    NewJobRecord,
+    ProcessorFailed,
+    ProcessorRetryable,
+)
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
-
-JsonValue = Any
-
-
-class ProcessorRetryable(Exception):
-    """The processor failed in a way worth retrying (timeout, refused connection, 408/429/5xx).
-    The state machine's Retry blocks match this exception's name."""
-
-
-class ProcessorFailed(Exception):
-    """The processor refused the step (other 4xx, or an answer that is not the contract's)."""
-
-
-@dataclass(frozen=True)
-class JobSpec:
-    """What a job's steps need from the job item."""
-
-    job_id: str
-    sharding: Sharding
-    notify_every_percent: int | None
-
-
-class JobStore(Protocol):
-    def spec(self, job_id: str) -> JobSpec: ...
-
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
-        """The job's shard counts are known: progress is counted against their sum."""
-
-    def shards_per_level(self, job_id: str) -> list[int]:
-        """What :meth:`planned` recorded."""
-
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
-        """Count a shard as done once (a retried shard is not counted twice); returns
-        (done shards, total shards)."""
-
-    def claim_notification(self, job_id: str, percent: int) -> bool:
-        """True for exactly one caller per threshold: the one that moves the job's notified
-        percent up to ``percent``."""
-
-    def succeeded(self, job_id: str, result: JsonValue) -> None: ...
-
-    def failed(self, job_id: str, error: str) -> None: ...
-
-
-class Blobs(Protocol):
-    """The job's objects (S3): its levels, each shard's items, each shard's result."""
-
-    def put(self, key: str, value: JsonValue) -> None: ...
-
-    def get(self, key: str) -> JsonValue: ...
-
-
-class Processor(Protocol):
-    def call(self, job_id: str, body: dict[str, JsonValue]) -> dict[str, JsonValue]:
-        """Send one phase's body to the job's processor and return its JSON answer, or raise
-        :class:`ProcessorRetryable` / :class:`ProcessorFailed`."""
+from shared.services.ports import Blobs, ExecutionStarter, JobRecords, JobStore, Processor
 
 
 def levels_key(job_id: str) -> str:
@@ -162,135 +118,22 @@ class JobSteps:
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
         result = answer.get("result")
         self.store.succeeded(job_id, result)
-        return {"job_id": job_id, "status": "succeeded"}
+        return {"job_id": job_id, "status": JobStatus.SUCCEEDED.value}
 
     def fail(self, job_id: str, error: str, cause: str | None = None) -> dict[str, JsonValue]:
         message = f"{error}: {cause}" if cause else error
         self.store.failed(job_id, message)
-        return {"job_id": job_id, "status": "failed", "error": message}
-
-
-# --- in-memory adapters (unit tests; the DynamoDB and S3 ones implement the same ports) --------
-
-
-@dataclass
-class InMemoryJob:
-    spec: JobSpec
-    levels: list[int] = field(default_factory=list)
-    total: int = 0
-    done: frozenset[tuple[int, int]] = frozenset()
-    notified_percent: int = 0
-    status: str = "running"
-    result: JsonValue = None
-    error: str | None = None
-
-
-class InMemoryJobStore:
-    def __init__(self) -> None:
-        self.jobs: dict[str, InMemoryJob] = {}
-
-    def add(self, spec: JobSpec) -> None:
-        self.jobs[spec.job_id] = InMemoryJob(spec)
-
-    def spec(self, job_id: str) -> JobSpec:
-        return self.jobs[job_id].spec
-
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
-        self.jobs[job_id].levels = list(shards_per_level)
-        self.jobs[job_id].total = sum(shards_per_level)
-
-    def shards_per_level(self, job_id: str) -> list[int]:
-        return self.jobs[job_id].levels
-
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
-        job = self.jobs[job_id]
-        job.done = job.done | {(level, shard)}
-        return len(job.done), job.total
-
-    def claim_notification(self, job_id: str, percent: int) -> bool:
-        job = self.jobs[job_id]
-        if percent <= job.notified_percent:
-            return False
-        job.notified_percent = percent
-        return True
-
-    def succeeded(self, job_id: str, result: JsonValue) -> None:
-        job = self.jobs[job_id]
-        job.status, job.result = "succeeded", result
-
-    def failed(self, job_id: str, error: str) -> None:
-        job = self.jobs[job_id]
-        job.status, job.error = "failed", error
-
-
-class InMemoryBlobs:
-    def __init__(self) -> None:
-        self.objects: dict[str, JsonValue] = {}
-
-    def put(self, key: str, value: JsonValue) -> None:
-        self.objects[key] = value
-
-    def get(self, key: str) -> JsonValue:
-        return self.objects[key]
+        return {"job_id": job_id, "status": JobStatus.FAILED.value, "error": message}
 
 
 # --- starting and reading jobs (the API) -----------------------------------------------------
-
-
-@dataclass(frozen=True)
-class JobRequest:
-    """A validated ``POST /v1/jobs`` body."""
-
-    processor: Any
-    """An ``HttpTarget`` or ``LambdaTarget``."""
-    processor_dict: dict[str, Any]
-    data: list[list[JsonValue]]
-    sharding: Sharding
-    notify_every_percent: int | None
-    name: str | None = None
-
-
-@dataclass(frozen=True)
-class JobView:
-    id: str
-    name: str | None
-    status: str
-    done_shards: int
-    total_shards: int | None
-    level: int | None
-    result: JsonValue
-    error: str | None
-    created_ms: int
-    finished_ms: int | None
-
-
-@dataclass(frozen=True)
-class JobPage:
-    items: list[JobView]
-    next_cursor: str | None
-
-
-class JobRecords(Protocol):
-    def create(self, job: Any) -> bool:
-        """False when the job exists already."""
-
-    def view(self, tenant: str, job_id: str) -> JobView | None: ...
-
-    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage: ...
-
-    def failed(self, job_id: str, error: str) -> None: ...
-
-
-class Starter(Protocol):
-    def start(self, job_id: str) -> None:
-        """Start the job's state machine execution, named after the job (started once)."""
 
 
 @dataclass
 class JobService:
     records: JobRecords
     blobs: Blobs
-    starter: Starter
+    starter: ExecutionStarter
     clock: Callable[[], int]
     new_id: Callable[[int], str]
 
@@ -339,17 +182,6 @@ class JobService:
 
     def list(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
         return self.records.views(tenant, limit, cursor)
-
-
-@dataclass(frozen=True)
-class NewJobRecord:
-    job_id: str
-    tenant: str
-    name: str | None
-    processor: dict[str, Any]
-    sharding: Sharding
-    notify_every_percent: int | None
-    created_ms: int
 
 
 def job_request_from_dict(body: dict[str, Any]) -> JobRequest:

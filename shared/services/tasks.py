@@ -7,7 +7,6 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
 
 from shared.domain import schedules as sched
 from shared.domain.buckets import choose_shard
@@ -19,13 +18,13 @@ from shared.domain.errors import (
     ValidationFailed,
     VersionMismatch,
 )
-from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.firing import Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, TaskStatus, check_task_transition
-from shared.domain.tasks import DeadLetter, Misfire, Page, Run, Task, TaskSpec
+from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
-from shared.store.repository import DeadLetterRef, TaskRepository
+from shared.services.ports import DeadLetters, Stager, TaskRepository
 
 CHANGE_ATTEMPTS = 5
 MAX_REDRIVE = 100
@@ -34,17 +33,6 @@ MAX_REDRIVE = 100
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class Stager(Protocol):
-    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
-
-
-class DeadLetterStore(Protocol):
-    def get(self, tenant: str, letter_id: str) -> DeadLetter: ...
-    def list(
-        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
-    ) -> Page[DeadLetter]: ...
 
 
 @dataclass(frozen=True)
@@ -63,7 +51,7 @@ class TaskService:
     retention: timedelta
     stager: Stager | None = None
     """Where a task due before the scanners' next window is staged by its writer."""
-    dead_letters_store: DeadLetterStore | None = None
+    dead_letters_store: DeadLetters | None = None
     timing: Timing = field(default_factory=Timing)
     clock: Callable[[], datetime] = utc_now
     randbytes: Callable[[int], bytes] = os.urandom
@@ -206,7 +194,7 @@ class TaskService:
             redriven.append((letter, run_id))
         return redriven
 
-    def _letters(self) -> DeadLetterStore:
+    def _letters(self) -> DeadLetters:
         if self.dead_letters_store is None:
             raise StorageUnavailable("this deployment keeps no dead letters")
         return self.dead_letters_store

@@ -11,19 +11,13 @@ import json
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
-from shared.domain.codec import retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
+from shared.domain.codec import compact_json, retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
 from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
 from shared.domain.states import LetterStatus
 from shared.domain.tasks import DeadLetter, Page
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import decode_cursor, encode_cursor
-from shared.store.models import DeadLetterItem
-
-COMPACT = (",", ":")
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, separators=COMPACT, ensure_ascii=False)
+from shared.store.models import DeadLetterItem, is_conflict
 
 
 def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
@@ -39,10 +33,10 @@ def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
         reason=letter.reason[:2000],
         status=letter.status.value,
         name=letter.name,
-        targets=_json([target_to_dict(t) for t in letter.targets]),
+        targets=compact_json([target_to_dict(t) for t in letter.targets]),
         multicast=letter.multicast,
-        payload=None if letter.payload is None else _json(letter.payload),
-        retry=_json(retry_to_dict(letter.retry)),
+        payload=None if letter.payload is None else compact_json(letter.payload),
+        retry=compact_json(retry_to_dict(letter.retry)),
         expires_at=from_ms(expires_ms),
     )
 
@@ -77,7 +71,7 @@ class DynamoDeadLetters:
         try:
             item.save(condition=DeadLetterItem.pk.does_not_exist())
         except PynamoDBException as exc:
-            if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+            if is_conflict(exc):
                 return
             raise StorageUnavailable(f"dead letter {letter.run_id}: {exc.msg}") from exc
 

@@ -15,6 +15,7 @@ from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.codec import (
+    compact_json,
     retry_from_dict,
     retry_to_dict,
     schedule_from_dict,
@@ -27,7 +28,7 @@ from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import Misfire, Page, Run, Task
+from shared.domain.tasks import DeadLetterRef, Misfire, Page, Run, Task, matches
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
 from shared.store.models import (
@@ -39,10 +40,9 @@ from shared.store.models import (
     RunItem,
     RunLogItem,
     TaskItem,
+    is_conflict,
 )
-from shared.store.repository import DeadLetterRef, matches
 
-COMPACT = {"separators": (",", ":"), "ensure_ascii": False}
 BATCH_WRITE_ITEMS = 25
 """Items per BatchWriteItem call (DynamoDB's limit)."""
 BATCH_WRITE_ROUNDS = 5
@@ -52,14 +52,6 @@ FILTERED_WINDOW = 50
 """Index entries read per round when a status filter may discard some."""
 MAX_ROUNDS = 20
 """Rounds per listing request; past them the page is returned short with a cursor."""
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, **COMPACT)  # type: ignore[arg-type]
-
-
-def _is_conflict(exc: PynamoDBException) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 def _storage_error(exc: PynamoDBException) -> StorageUnavailable:
@@ -77,12 +69,12 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         task_id=task.id,
         name=task.name,
         status=task.status.value,
-        schedule=_json(schedule_to_dict(schedule)),
+        schedule=compact_json(schedule_to_dict(schedule)),
         anchor_ms=to_ms(anchor) if anchor else None,
-        targets=_json([target_to_dict(target) for target in task.targets]),
+        targets=compact_json([target_to_dict(target) for target in task.targets]),
         multicast=task.multicast,
-        payload=None if task.payload is None else _json(task.payload),
-        retry=_json(retry_to_dict(task.retry)),
+        payload=None if task.payload is None else compact_json(task.payload),
+        retry=compact_json(retry_to_dict(task.retry)),
         misfire=task.misfire.value,
         due_ms=to_ms(task.due_at),
         next_fire_ms=to_ms(task.next_fire_at) if task.next_fire_at else None,
@@ -211,7 +203,7 @@ class DynamoTaskRepository:
         try:
             item.save(condition=TaskItem.pk.does_not_exist())
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} already exists") from exc
             raise _storage_error(exc) from exc
         return to_task(item)
@@ -257,7 +249,7 @@ class DynamoTaskRepository:
                     staged_ms=due_ms if staged else None,
                 ).save()
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc
             raise _storage_error(exc) from exc
         return to_task(item, run_logs([item]))
@@ -375,7 +367,7 @@ class DynamoTaskRepository:
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )
         except TransactWriteError as exc:
-            if "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or _is_conflict(exc):
+            if "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or is_conflict(exc):
                 raise ConcurrentUpdate("that dead letter was redriven already") from exc
             raise _storage_error(exc) from exc
         except PynamoDBException as exc:

@@ -1,5 +1,5 @@
 """The idempotency table: Powertools' DynamoDB persistence layer for the ``Idempotency-Key``
-header (API.md "Tasks"). A table of its own, in the layer's default shape (partition key
+header. A table of its own, in the layer's default shape (partition key
 ``id``, TTL on ``expiration``), so the records spread over partitions by key hash."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Jobs in DynamoDB (the job item, ``JobItem``) and their objects in S3 (docs/jobs.md, section 1).
-Implements the ports of shared/services/jobs.py."""
+Implements the job ports of shared/services/ports.py."""
 
 from __future__ import annotations
 
@@ -12,17 +12,11 @@ from typing import Any
 import boto3
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
+from shared.domain.codec import compact_json
+from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord
 from shared.domain.sharding import Sharding
-from shared.services.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
 from shared.store.keys import decode_cursor, encode_cursor
-from shared.store.models import LIST_INDEX_NAME, JobItem
-
-
-def _json(value: JsonValue) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
-RUNNING, SUCCEEDED, FAILED = "running", "succeeded", "failed"
+from shared.store.models import LIST_INDEX_NAME, JobItem, is_conflict
 
 
 def job_pk(job_id: str) -> str:
@@ -30,11 +24,6 @@ def job_pk(job_id: str) -> str:
 
 
 JOB_SK = "J"
-
-
-def _conditional_failure(error: UpdateError) -> bool:
-    cause = getattr(error, "cause_response_code", None)
-    return cause == "ConditionalCheckFailedException"
 
 
 class DynamoJobStore:
@@ -47,9 +36,9 @@ class DynamoJobStore:
             JOB_SK,
             tenant=job.tenant,
             name=job.name,
-            status=RUNNING,
-            processor=_json(job.processor),
-            sharding=_json(vars(job.sharding)),
+            status=JobStatus.RUNNING.value,
+            processor=compact_json(job.processor),
+            sharding=compact_json(vars(job.sharding)),
             notify_every_percent=job.notify_every_percent,
             created_ms=job.created_ms,
             lpk=f"LJ#{job.tenant}",
@@ -58,7 +47,7 @@ class DynamoJobStore:
         try:
             item.save(condition=JobItem.pk.does_not_exist())
         except PutError as error:
-            if getattr(error, "cause_response_code", None) == "ConditionalCheckFailedException":
+            if is_conflict(error):
                 return False
             raise
         return True
@@ -118,7 +107,7 @@ class DynamoJobStore:
                 condition=JobItem.done.does_not_exist() | ~JobItem.done.contains(key),
             )
         except UpdateError as error:
-            if not _conditional_failure(error):
+            if not is_conflict(error):
                 raise
             item.refresh(consistent_read=True)  # counted before: a retried shard
         return int(item.done_shards or 0), int(item.total_shards or 0)
@@ -130,22 +119,22 @@ class DynamoJobStore:
                 condition=JobItem.notified_percent < percent,
             )
         except UpdateError as error:
-            if _conditional_failure(error):
+            if is_conflict(error):
                 return False
             raise
         return True
 
     def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> None:
-        self._finish(job_id, SUCCEEDED, [JobItem.result.set(_json(result))], now_ms)
+        self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(compact_json(result))], now_ms)
 
     def failed(self, job_id: str, error: str, now_ms: int | None = None) -> None:
-        self._finish(job_id, FAILED, [JobItem.error.set(error[:2000])], now_ms)
+        self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
 
-    def _finish(self, job_id: str, status: str, actions: list[Any], now_ms: int | None) -> None:
+    def _finish(self, job_id: str, status: JobStatus, actions: list[Any], now_ms: int | None) -> None:
         finished = now_ms if now_ms is not None else int(time.time() * 1000)
         JobItem(job_pk(job_id), JOB_SK).update(
-            actions=[JobItem.status.set(status), JobItem.finished_ms.set(finished), *actions],
-            condition=JobItem.status == RUNNING,  # a job finishes once
+            actions=[JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
+            condition=JobItem.status == JobStatus.RUNNING.value,  # a job finishes once
         )
 
 
@@ -166,7 +155,7 @@ def to_view(item: JobItem) -> JobView:
     return JobView(
         id=item.pk.removeprefix("J#"),
         name=item.name,
-        status=item.status,
+        status=JobStatus(item.status),
         done_shards=int(item.done_shards or 0),
         total_shards=int(item.total_shards) if item.total_shards is not None else None,
         level=level,
@@ -190,7 +179,7 @@ class S3Blobs:
         self._client = client
 
     def put(self, key: str, value: JsonValue) -> None:
-        body = _json(value).encode()
+        body = compact_json(value).encode()
         self._client().put_object(Bucket=self.bucket, Key=key, Body=body, ContentType="application/json")
 
     def get(self, key: str) -> JsonValue:

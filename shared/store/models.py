@@ -34,6 +34,13 @@ from pynamodb.indexes import GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 DEFAULT_TABLE_NAME = "sundial"
+
+
+def is_conflict(exc: Exception) -> bool:
+    """A conditional write DynamoDB refused because its condition did not hold."""
+    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+
+
 LIST_INDEX_NAME = "by_tenant"
 
 

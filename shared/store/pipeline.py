@@ -1,4 +1,5 @@
-"""What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4).
+"""What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4); implements
+shared.services.ports.PipelineStore.
 
 Every write here is conditional on the run it belongs to, so a duplicate delivery, a second
 scanner's copy or a late retry can never move an occurrence twice.
@@ -8,9 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
@@ -18,6 +17,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
+from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, occurrence_key, staged_for
@@ -34,46 +34,11 @@ from shared.store.models import (
     RunLogItem,
     TaskItem,
     WatermarkItem,
+    is_conflict,
 )
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
-
-
-class Refusal(StrEnum):
-    """Why a staged occurrence was not claimed; in every case the message is dropped."""
-
-    STALE = "stale"
-    """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
-    DONE = "done"
-    """This run already finished (a duplicate delivery, or a redelivery after success)."""
-    IN_FLIGHT = "in_flight"
-    """Another trigger holds the run's lease right now."""
-    EARLY = "early"
-    """A retry arrived before the attempt before it was recorded: it must come back shortly."""
-    BEHIND = "behind"
-    """The task is not (yet) armed for this occurrence: its writer stages before it writes, so
-    the message can overtake the write by a few milliseconds."""
-
-
-@dataclass(frozen=True)
-class Claimed:
-    task: Task
-    targets_done: int
-    """Bit i set: target i already succeeded in an earlier attempt of this run."""
-    log_id: str
-
-
-@dataclass(frozen=True)
-class Success:
-    run_id: str
-    fired_ms: int
-    lateness_ms: int
-    attempts: int
-
-
-def _is_conflict(exc: PynamoDBException) -> bool:
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
 
 
 def _home(task_id: str) -> TaskItem:
@@ -114,7 +79,7 @@ class DynamoPipelineStore:
         try:
             item.update(actions=[WatermarkItem.scanning_until_ms.set(lease)], condition=free)
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return None
             raise StorageUnavailable(f"scan lease of shard {shard}: {exc.msg}") from exc
         mark = int(item.staged_until_ms) if item.staged_until_ms is not None else None
@@ -128,7 +93,7 @@ class DynamoPipelineStore:
                 condition=WatermarkItem.scanning_until_ms == lease,
             )
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return False
             raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
         return True
@@ -202,7 +167,7 @@ class DynamoPipelineStore:
             item.update(actions=actions, condition=armed & mine)
             return Claimed(to_task(item), int(item.targets_done or 0), log_id)
         except PynamoDBException as exc:
-            if not _is_conflict(exc):
+            if not is_conflict(exc):
                 raise StorageUnavailable(f"claim of {staged.run_id}: {exc.msg}") from exc
         return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own)
 
@@ -247,7 +212,7 @@ class DynamoPipelineStore:
                 & (TaskItem.run_log == current.run_log),
             )
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return Refusal.IN_FLIGHT
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
         return Claimed(to_task(current), int(current.targets_done or 0), log_id)
@@ -315,7 +280,7 @@ class DynamoPipelineStore:
         try:
             _home(staged.task_id).update(actions=[*actions, TaskItem.version.add(1)], condition=condition)
         except PynamoDBException as exc:
-            if _is_conflict(exc):
+            if is_conflict(exc):
                 return False  # the run moved on without us (cancelled, reclaimed after our lease)
             raise StorageUnavailable(f"run {staged.run_id}: {exc.msg}") from exc
         return True

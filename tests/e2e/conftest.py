@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from local.moto_server import free_port
+from local.settings import LocalSettings
 
 
 @dataclass
@@ -48,8 +49,9 @@ class Client:
 @pytest.fixture(scope="session")
 def sundial() -> Iterator[Client]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "SUNDIAL_"))}
-    env.update({"SUNDIAL_PORT": str(port), "PYTHONUNBUFFERED": "1"})
+    # The runtime's own settings, not this process's (nor its AWS credentials).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
+    env.update({LocalSettings.setting_name("port"): str(port), "PYTHONUNBUFFERED": "1"})
     process = subprocess.Popen(
         [sys.executable, "-W", "ignore", "-m", "local"],
         env=env,

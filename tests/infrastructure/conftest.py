@@ -18,6 +18,7 @@ from aws_cdk.assertions import Template
 from infra import names
 from infra.app import build_app
 from infra.stack import SundialStack
+from shared.settings import Tuning, context_key, env_name
 
 
 @dataclass(frozen=True)
@@ -72,18 +73,33 @@ class Built:
 
 @pytest.fixture(scope="session")
 def alternate() -> Built:
-    """What the defaults leave out: several delay queues, a larger trigger, an alarm topic, a throw-away stack
-    (removal policy "destroy") in an account that already has API Gateway's CloudWatch role."""
+    """What the defaults leave out: several delay queues, other shards and clock, a larger trigger,
+    an alarm topic, a throw-away stack (removal policy "destroy") in an account that already has
+    API Gateway's CloudWatch role."""
     app = build_app(
         nag=False,
         overrides={
-            names.CTX_DELAY_QUEUES: ALTERNATE_DELAY_QUEUES,
-            names.CTX_TRIGGER_MEMORY_MB: 512,
-            names.CTX_ALARM_TOPIC_ARN: ALTERNATE_ALARM_TOPIC,
-            names.CTX_REMOVAL_POLICY: "destroy",
-            names.CTX_API_GATEWAY_CLOUDWATCH_ROLE: False,
+            context_key("delay_queues"): ALTERNATE_DELAY_QUEUES,
+            context_key("bucket_shards"): 32,
+            context_key("look_ahead_ms"): 90_000,
+            context_key("lead_ms"): 2_500,
+            context_key("lease_ms"): 140_000,
+            context_key("trigger_memory_mb"): 512,
+            context_key("alarm_topic_arn"): ALTERNATE_ALARM_TOPIC,
+            context_key("removal_policy"): "destroy",
+            context_key("api_gateway_cloudwatch_role"): False,
         },
     )
     stack = app.node.find_child(names.STACK_NAME)
     assert isinstance(stack, SundialStack)
     return Built(stack=stack, template=Template.from_stack(stack))
+
+
+def settings_environment(settings: Tuning) -> dict[str, str]:
+    """What every function's environment says of the deployment's settings: each of
+    ``shared.settings.Tuning``'s fields, and no loopback or private HTTP targets."""
+    return {
+        **{env_name(field): str(getattr(settings, field)) for field in Tuning.model_fields},
+        env_name("allow_loopback_targets"): "false",
+        env_name("allow_private_targets"): "false",
+    }

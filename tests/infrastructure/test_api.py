@@ -11,8 +11,8 @@ from infra import names
 from infra.bundling import RUNTIME
 from infra.settings import DeploymentSettings
 from shared import observability
-from shared import settings as runtime_settings
-from tests.infrastructure.conftest import Synthesized, logical_id
+from shared.settings import env_name
+from tests.infrastructure.conftest import Synthesized, logical_id, settings_environment
 
 pytestmark = pytest.mark.infrastructure
 
@@ -130,24 +130,12 @@ def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_s
     table_id = logical_id(stack, stack.storage.table.node.default_child)
     [delay_queue] = stack.pipeline.queues.delay  # one by default: the URL list is a single Ref
     assert api_function["Properties"]["Environment"]["Variables"] == {
-        runtime_settings.ENV_TABLE_NAME: {"Ref": table_id},
-        runtime_settings.ENV_IDEMPOTENCY_TABLE: {
-            "Ref": logical_id(stack, stack.storage.idempotency_table.node.default_child)
-        },
-        runtime_settings.ENV_BUCKET_SHARDS: str(defaults.bucket_shards),
-        runtime_settings.ENV_LIST_SHARDS: str(defaults.list_shards),
-        runtime_settings.ENV_RUN_RETENTION_DAYS: str(defaults.run_retention_days),
-        runtime_settings.ENV_DEFAULT_TENANT: defaults.default_tenant,
-        runtime_settings.ENV_DELAY_QUEUE_URLS: {"Ref": logical_id(stack, delay_queue.node.default_child)},
-        runtime_settings.ENV_LOOK_AHEAD_MS: str(defaults.look_ahead_ms),
-        runtime_settings.ENV_GUARD_MS: str(defaults.guard_ms),
-        runtime_settings.ENV_LEAD_MS: str(defaults.lead_ms),
-        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(defaults.misfire_tolerance_ms),
-        runtime_settings.ENV_LEASE_MS: str(defaults.lease_ms),
-        runtime_settings.ENV_JOBS_BUCKET: {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
-        runtime_settings.ENV_JOB_STATE_MACHINE_ARN: {
-            "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
-        },
+        **settings_environment(defaults),
+        env_name("table_name"): {"Ref": table_id},
+        env_name("idempotency_table"): {"Ref": logical_id(stack, stack.storage.idempotency_table.node.default_child)},
+        env_name("delay_queue_urls"): {"Ref": logical_id(stack, delay_queue.node.default_child)},
+        env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
+        env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }

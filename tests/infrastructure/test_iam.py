@@ -10,8 +10,9 @@ import pytest
 
 from infra.api import API_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
-from infra.pipeline import SCANNER_TABLE_ACTIONS, TARGET_ACTIONS, TRIGGER_TABLE_ACTIONS
+from infra.pipeline import SCANNER_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
 from infra.storage import IDEMPOTENCY_ACTIONS
+from infra.targets import TARGET_ACTIONS
 from shared.store.models import LIST_INDEX_NAME
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 

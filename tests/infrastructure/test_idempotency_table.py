@@ -1,7 +1,7 @@
 """The idempotency table: Powertools' persistence layer's shape, reachable by the API function alone.
 
 Key and TTL come from shared/store/idempotency.py (what the function's persistence layer and the
-local runtime's moto table use); the API function finds the table by SUNDIAL_IDEMPOTENCY_TABLE
+local runtime's moto table use); the API function finds the table in its settings (idempotency_table)
 and may do exactly what the layer does to it, and nothing else in the stack may touch it.
 """
 
@@ -16,7 +16,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 
 from infra import names
 from infra.storage import IDEMPOTENCY_ACTIONS
-from shared import settings as runtime_settings
+from shared.settings import env_name
 from shared.store import idempotency
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
@@ -88,8 +88,7 @@ def test_only_the_api_function_is_told_the_table(synthesized: Synthesized, table
     stack = synthesized.stack
     api_id = logical_id(stack, stack.api.handler.function.node.default_child)
     environments = _function_environments(synthesized)
-    assert runtime_settings.ENV_IDEMPOTENCY_TABLE == "SUNDIAL_IDEMPOTENCY_TABLE"
-    assert environments[api_id][runtime_settings.ENV_IDEMPOTENCY_TABLE] == {"Ref": table_id}
+    assert environments[api_id][env_name("idempotency_table")] == {"Ref": table_id}
     others = {key for key, env in environments.items() if key != api_id and table_id in json.dumps(env)}
     assert others == set()
 

@@ -12,11 +12,14 @@ from functions.trigger.handler import observe
 from infra import names
 from infra.settings import DeploymentSettings
 from shared import observability
+from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
-from shared.services.firing import Fired, Result
 from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
+
+FIRED = (Result.SUCCEEDED, Result.RETRYING, Result.DEAD_LETTERED, Result.FAILED)
+"""The results the dashboard counts (each a ``Runs_<result>`` metric)."""
 
 
 @pytest.fixture
@@ -52,7 +55,7 @@ def test_the_trigger_publishes_what_the_alarms_and_the_dashboard_read(emitted: d
     assert directive["Dimensions"] == [["service"]]
     assert emitted["service"] == names.POWERTOOLS_SERVICE_NAME
     published = {metric["Name"] for metric in directive["Metrics"]}
-    assert {"LatenessMs", "Runs_succeeded", "Runs_retrying", "Runs_dead_lettered", "Runs_failed"} <= published
+    assert {observability.LATENESS_METRIC, *(observability.runs_metric(r) for r in FIRED)} <= published
 
 
 def test_dead_letters_alarm_on_the_first_message(synthesized: Synthesized) -> None:
@@ -84,7 +87,7 @@ def test_lateness_alarms_on_the_p99_over_five_minutes(synthesized: Synthesized) 
     stat = _metric_stat(alarm)
     assert stat["Metric"] == {
         "Namespace": observability.NAMESPACE,
-        "MetricName": "LatenessMs",
+        "MetricName": observability.LATENESS_METRIC,
         "Dimensions": [{"Name": "service", "Value": observability.SERVICE}],
     }
     assert (stat["Stat"], stat["Period"]) == ("p99", 300)
@@ -127,9 +130,9 @@ def _dashboard_body(synthesized: Synthesized) -> str:
 
 def test_the_dashboard_shows_fires_lateness_and_dead_letters(synthesized: Synthesized) -> None:
     body = _dashboard_body(synthesized)
-    for metric in ("Runs_succeeded", "Runs_retrying", "Runs_dead_lettered", "Runs_failed"):
+    for metric in (observability.runs_metric(r) for r in FIRED):
         assert f'"{observability.NAMESPACE}","{metric}","service","{observability.SERVICE}"' in body, metric
-    assert '"LatenessMs"' in body
+    assert f'"{observability.LATENESS_METRIC}"' in body
     assert '"stat":"p50"' in body
     assert '"stat":"p99"' in body
     assert '"ApproximateNumberOfMessagesVisible"' in body

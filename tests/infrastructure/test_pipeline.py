@@ -14,10 +14,15 @@ import pytest
 
 from infra import names
 from infra.settings import DeploymentSettings
-from shared import settings as runtime_settings
 from shared import topology
-from shared.domain.firing import Timing
-from tests.infrastructure.conftest import ALTERNATE_DELAY_QUEUES, Built, Synthesized, logical_id
+from shared.settings import env_name, from_env
+from tests.infrastructure.conftest import (
+    ALTERNATE_DELAY_QUEUES,
+    Built,
+    Synthesized,
+    logical_id,
+    settings_environment,
+)
 
 pytestmark = pytest.mark.infrastructure
 
@@ -273,22 +278,9 @@ def test_pipeline_functions_run_their_handlers(synthesized: Synthesized, name: s
     assert function["Architectures"] == [DeploymentSettings().architecture]
 
 
-def _timing(timing: Timing) -> dict[str, str]:
-    return {
-        runtime_settings.ENV_LOOK_AHEAD_MS: str(timing.look_ahead_ms),
-        runtime_settings.ENV_GUARD_MS: str(timing.guard_ms),
-        runtime_settings.ENV_LEAD_MS: str(timing.lead_ms),
-        runtime_settings.ENV_MISFIRE_TOLERANCE_MS: str(timing.misfire_tolerance_ms),
-        runtime_settings.ENV_LEASE_MS: str(timing.lease_ms),
-    }
-
-
 def _base(settings: DeploymentSettings) -> dict[str, str]:
     return {
-        runtime_settings.ENV_BUCKET_SHARDS: str(settings.bucket_shards),
-        runtime_settings.ENV_LIST_SHARDS: str(settings.list_shards),
-        runtime_settings.ENV_RUN_RETENTION_DAYS: str(settings.run_retention_days),
-        runtime_settings.ENV_DEFAULT_TENANT: settings.default_tenant,
+        **settings_environment(settings),
         "POWERTOOLS_SERVICE_NAME": names.POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": names.POWERTOOLS_METRICS_NAMESPACE,
     }
@@ -297,43 +289,38 @@ def _base(settings: DeploymentSettings) -> dict[str, str]:
 def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesized) -> None:
     settings = DeploymentSettings()
     stack = synthesized.stack
-    table = {runtime_settings.ENV_TABLE_NAME: {"Ref": logical_id(stack, stack.storage.table.node.default_child)}}
-    delay = {runtime_settings.ENV_DELAY_QUEUE_URLS: {"Ref": _queue_id(synthesized, "delay-0")}}
-    timing = _timing(Timing())
+    table = {env_name("table_name"): {"Ref": logical_id(stack, stack.storage.table.node.default_child)}}
+    delay = {env_name("delay_queue_urls"): {"Ref": _queue_id(synthesized, "delay-0")}}
     scan = {"Ref": _queue_id(synthesized, topology.SCAN_REQUESTS.name)}
     dead_letters = {"Ref": _queue_id(synthesized, topology.DEAD_LETTERS.name)}
 
     def environment(name: str) -> dict[str, Any]:
         return _function(synthesized, name)[1]["Environment"]["Variables"]
 
-    assert environment(names.TICK) == {**_base(settings), runtime_settings.ENV_SCAN_QUEUE_URL: scan}
-    assert environment(names.SCANNER) == {**_base(settings), **table, **delay, **timing}
+    assert environment(names.TICK) == {**_base(settings), env_name("scan_queue_url"): scan}
+    assert environment(names.SCANNER) == {**_base(settings), **table, **delay}
     assert environment(names.TRIGGER) == {
         **_base(settings),
         **table,
         **delay,
-        **timing,
-        runtime_settings.ENV_DEAD_LETTER_QUEUE_URL: dead_letters,
-        runtime_settings.ENV_JOBS_BUCKET: {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
-        runtime_settings.ENV_JOB_STATE_MACHINE_ARN: {
-            "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
-        },
-        runtime_settings.ENV_ALLOW_LOOPBACK: "false",
-        runtime_settings.ENV_ALLOW_PRIVATE: "false",
+        env_name("dead_letter_queue_url"): dead_letters,
+        env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
+        env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
+    # A deployed trigger never calls loopback (there it is the Lambda runtime API) or private
+    # addresses (it runs outside any VPC).
+    assert environment(names.TRIGGER)[env_name("allow_loopback_targets")] == "false"
+    assert environment(names.TRIGGER)[env_name("allow_private_targets")] == "false"
 
 
 def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) -> None:
     """The stagers pick a queue by its position in the list: every function must agree on it."""
-    urls = {
-        "Fn::Join": [
-            ",",
-            [{"Ref": _queue_id(alternate, topology.delay_queue(i).name)} for i in range(ALTERNATE_DELAY_QUEUES)],
-        ]
-    }
+    refs = [{"Ref": _queue_id(alternate, topology.delay_queue(i).name)} for i in range(ALTERNATE_DELAY_QUEUES)]
+    # the URLs joined by commas (as Settings.to_env joins them), resolved at deployment
+    urls = {"Fn::Join": ["", [part for i, ref in enumerate(refs) for part in ([",", ref] if i else [ref])]]}
     staging = {
-        name: function["Properties"]["Environment"]["Variables"].get(runtime_settings.ENV_DELAY_QUEUE_URLS)
+        name: function["Properties"]["Environment"]["Variables"].get(env_name("delay_queue_urls"))
         for name, function in (
             (_function_names(alternate)[key], function)
             for key, function in alternate.resources("AWS::Lambda::Function").items()
@@ -342,16 +329,15 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
     assert staging == {"api": urls, names.SCANNER: urls, names.TRIGGER: urls, names.TICK: None, "jobs": None}
 
 
-def test_the_environment_is_what_the_functions_read() -> None:
-    """Every variable the stack sets for the pipeline round-trips through shared.settings.from_env."""
-    settings = DeploymentSettings(look_ahead_ms=90_000, guard_ms=30_000, lead_ms=2_500, lease_ms=140_000)
-    environ = {
-        **_base(settings),
-        **_timing(settings.timing),
-        runtime_settings.ENV_DELAY_QUEUE_URLS: "https://q/a,https://q/b",
-        runtime_settings.ENV_ALLOW_LOOPBACK: "false",
-    }
-    read = runtime_settings.from_env(environ)
-    assert read.timing == settings.timing
-    assert read.delay_queue_urls == ("https://q/a", "https://q/b")
-    assert read.allow_loopback_targets is False
+def test_the_environment_is_what_the_functions_read(alternate: Built) -> None:
+    """Each function's variables, read back as ``shared.settings.from_env`` reads them at cold
+    start: the deployment's settings (not the defaults), whatever resources the function was given."""
+    settings = alternate.stack.settings
+    assert settings.tuning() != DeploymentSettings().tuning()
+    for key, function in alternate.resources("AWS::Lambda::Function").items():
+        variables = function["Properties"]["Environment"]["Variables"]
+        # The resources are CloudFormation references, resolved at deployment: stand-ins here.
+        environ = {name: value if isinstance(value, str) else f"resource-of-{key}" for name, value in variables.items()}
+        read = from_env(environ)
+        assert read.tuning() == settings.tuning(), key
+        assert read.timing == settings.timing, key

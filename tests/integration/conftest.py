@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from shared.settings import Platform, Settings, from_env
 from tests.support.events import FakeLambdaContext, api_event
 from tests.support.lateness import LATENESS_MS
 
@@ -32,11 +33,10 @@ def aws() -> Iterator[None]:
         for model in TABLE_MODELS:
             model._connection = None  # clients made under an earlier mock are not mocked
         jobs.factory.cache_clear()
-        from shared.settings import from_env
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
 
-        ensure_table("sundial-test")
+        ensure_table(from_env().table_name)
         ensure_idempotency_table(from_env().idempotency_table)
         yield
         for model in TABLE_MODELS:
@@ -47,11 +47,10 @@ def aws() -> Iterator[None]:
 @pytest.fixture
 def api(aws: None) -> Callable[..., Answer]:
     """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``."""
+    from functions.api import common
     from functions.api import handler as module
 
-    module.service.cache_clear()
-    module.jobs.cache_clear()
-    module.replay.cache_clear()
+    common.reset()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
         raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
@@ -64,18 +63,32 @@ def api(aws: None) -> Callable[..., Answer]:
 
 # --- the firing pipeline ---------------------------------------------------------------------
 
-PIPELINE_ENV = {
-    "SUNDIAL_BUCKET_SHARDS": "2",
-    "SUNDIAL_LOOK_AHEAD_MS": "2000",
-    "SUNDIAL_GUARD_MS": "1000",
-    "SUNDIAL_LEAD_MS": "1000",
-    "SUNDIAL_LEASE_MS": "2000",
-    "SUNDIAL_MISFIRE_TOLERANCE_MS": "1500",
-    "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "1",
-}
 DELAY_QUEUES = 2
 DELAY_VISIBILITY_S = 4
 """Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
+PIPELINE: dict[str, Any] = {
+    "bucket_shards": 2,
+    "look_ahead_ms": 2000,
+    "guard_ms": 1000,
+    "lead_ms": 1000,
+    "lease_ms": 2000,
+    "misfire_tolerance_ms": 1500,
+    "allow_loopback_targets": True,
+}
+"""The pipeline's settings in these tests (fields of ``shared.settings.Settings``): short, so
+the tests are; the tests tick by hand and pump the queues with no batching window."""
+PIPELINE_PLATFORM = Platform(
+    tick_period_ms=None, batching_window_ms=0, visibility_timeout_ms=DELAY_VISIBILITY_S * 1000, trigger_timeout_ms=None
+)
+
+
+def use_settings(monkeypatch: pytest.MonkeyPatch, **fields: Any) -> Settings:
+    """The functions' environment with ``fields`` (of ``shared.settings.Settings``) changed, as
+    the stack would write it; what they will read back."""
+    settings = from_env().with_resources(**fields)
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    return settings
 
 
 LATE_BY_DESIGN = ("missed", "five_minutes", "late", "paused", "crash")
@@ -149,30 +162,20 @@ class Pipeline:
 def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[Pipeline]:
     import boto3
 
+    from local.queues import create_queues
     from shared import queues as queues_module
     from shared.topology import queues
 
     sqs = boto3.client("sqs")
-    urls: dict[str, str] = {}
-    arns: dict[str, str] = {}
-    for spec in queues(DELAY_QUEUES, DELAY_VISIBILITY_S):
-        attributes = {"VisibilityTimeout": str(spec.visibility_timeout_s)}
-        if spec.dead_letter:
-            attributes["RedrivePolicy"] = json.dumps(
-                {"deadLetterTargetArn": arns[spec.dead_letter], "maxReceiveCount": str(spec.max_receive_count)}
-            )
-        urls[spec.name] = sqs.create_queue(QueueName=f"sundial-{spec.name}", Attributes=attributes)["QueueUrl"]
-        arns[spec.name] = sqs.get_queue_attributes(QueueUrl=urls[spec.name], AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-    env = {
-        **PIPELINE_ENV,
-        "SUNDIAL_DELAY_QUEUE_URLS": ",".join(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
-        "SUNDIAL_DEAD_LETTER_QUEUE_URL": urls["dead-letters"],
-        "SUNDIAL_SCAN_QUEUE_URL": urls["scan-requests"],
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
+    urls, arns = create_queues(sqs, queues(DELAY_QUEUES, DELAY_VISIBILITY_S))
+    settings = use_settings(
+        monkeypatch,
+        **PIPELINE,
+        delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
+        dead_letter_queue_url=urls["dead-letters"],
+        scan_queue_url=urls["scan-requests"],
+    )
+    assert not settings.platform_problems(PIPELINE_PLATFORM), settings.platform_problems(PIPELINE_PLATFORM)
     queues_module._sqs.cache_clear()
     _clear_function_caches()
     from functions.trigger import handler as trigger
@@ -190,15 +193,13 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
 
 def _clear_function_caches() -> None:
-    from functions.api import handler as api
+    from functions.api import common as api
     from functions.jobs import handler as jobs
     from functions.scanner import handler as scanner
     from functions.tick import handler as tick
     from functions.trigger import handler as trigger
 
-    api.service.cache_clear()
-    api.jobs.cache_clear()
-    api.replay.cache_clear()
+    api.reset()
     jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
     tick.scan_requests.cache_clear()

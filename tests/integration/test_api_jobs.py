@@ -8,6 +8,7 @@ import boto3
 import pytest
 
 from shared.executions import SfnStarter
+from tests.integration.conftest import use_settings
 
 BUCKET = "sundial-jobs-api"
 PROCESSOR = {"http": {"url": "https://example.com/import"}}
@@ -16,7 +17,7 @@ PROCESSOR = {"http": {"url": "https://example.com/import"}}
 @pytest.fixture
 def started(api: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
+    use_settings(monkeypatch, jobs_bucket=BUCKET)
     executions: list[str] = []
     monkeypatch.setattr(SfnStarter, "start", lambda self, job_id: executions.append(job_id))
     return executions

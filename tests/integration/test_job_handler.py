@@ -12,10 +12,12 @@ import pytest
 from botocore.exceptions import ClientError
 
 from shared.delivery.processor import LambdaProcessor
+from shared.domain.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import LambdaTarget
-from shared.services.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable, levels_key
+from shared.services.jobs import levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
+from tests.integration.conftest import use_settings
 from tests.support.events import FakeLambdaContext
 
 BUCKET = "sundial-jobs-test"
@@ -24,8 +26,7 @@ BUCKET = "sundial-jobs-test"
 @pytest.fixture
 def jobs(aws: None, monkeypatch: pytest.MonkeyPatch) -> DynamoJobStore:
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
-    monkeypatch.setenv("SUNDIAL_ALLOW_LOOPBACK_TARGETS", "1")
+    use_settings(monkeypatch, jobs_bucket=BUCKET, allow_loopback_targets=True)
     return DynamoJobStore()
 
 

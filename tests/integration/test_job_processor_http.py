@@ -9,17 +9,11 @@ from typing import Any
 import pytest
 
 from shared.delivery.processor import HttpProcessor, http_client
+from shared.domain.jobs import JobSpec, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import HttpTarget
-from shared.services.jobs import (
-    InMemoryBlobs,
-    InMemoryJobStore,
-    JobSpec,
-    JobSteps,
-    ProcessorFailed,
-    ProcessorRetryable,
-    levels_key,
-)
+from shared.services.jobs import JobSteps, levels_key
+from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 from tests.support.processor import Answer, running_processor
 
 

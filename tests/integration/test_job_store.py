@@ -7,8 +7,9 @@ from typing import Any
 import boto3
 import pytest
 
+from shared.domain.jobs import NewJobRecord
 from shared.domain.sharding import Sharding
-from shared.services.jobs import JobSteps, NewJobRecord, levels_key
+from shared.services.jobs import JobSteps, levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 
 

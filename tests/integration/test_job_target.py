@@ -8,6 +8,7 @@ import boto3
 import pytest
 
 from shared.executions import SfnStarter
+from tests.integration.conftest import use_settings
 
 BUCKET = "sundial-jobs-target"
 SQS = {"sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}
@@ -30,8 +31,9 @@ def test_an_occurrence_starts_its_job_once(
     api: Any, pipeline: Any, started: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     boto3.client("s3").create_bucket(Bucket=BUCKET)
-    monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
-    monkeypatch.setenv("SUNDIAL_JOB_STATE_MACHINE_ARN", "arn:aws:states:us-east-1:123456789012:stateMachine:jobs")
+    use_settings(
+        monkeypatch, jobs_bucket=BUCKET, job_state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:jobs"
+    )
     task = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 1.5}, "target": {"job": JOB}})
     assert task.status == 201, task.body
     assert task.body["target"]["job"]["processor"]["http"]["url"] == "https://example.com/reindex"

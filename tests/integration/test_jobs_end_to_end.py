@@ -16,6 +16,7 @@ from aws_cdk import Stack
 from infra import names
 from infra.app import build_app
 from shared.domain.sharding import split
+from tests.integration.conftest import use_settings
 from tests.support.events import FakeLambdaContext, api_event
 from tests.support.processor import SummingProcessor, running_processor
 from tests.support.stepfunctions import definition_from_stack, state_machine
@@ -46,10 +47,10 @@ def _job_step(event: dict[str, Any]) -> Any:
 
 
 def _api() -> Callable[..., tuple[int, Any]]:
+    from functions.api import common
     from functions.api import handler as module
 
-    module.service.cache_clear()
-    module.jobs.cache_clear()
+    common.reset()
 
     def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
         raw = module.handler(api_event(method, path, body), FakeLambdaContext())
@@ -72,9 +73,7 @@ def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPa
         boto3.client("s3").create_bucket(Bucket=BUCKET)
         executions._sfn.cache_clear()
         jobs.factory.cache_clear()
-        monkeypatch.setenv("SUNDIAL_JOBS_BUCKET", BUCKET)
-        monkeypatch.setenv("SUNDIAL_JOB_STATE_MACHINE_ARN", runner.arn)
-        monkeypatch.setenv("SUNDIAL_ALLOW_LOOPBACK_TARGETS", "1")
+        use_settings(monkeypatch, jobs_bucket=BUCKET, job_state_machine_arn=runner.arn, allow_loopback_targets=True)
         api = _api()
         status, job = api("POST", "/v1/jobs", body)
         assert status == 201, job

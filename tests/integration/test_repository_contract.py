@@ -13,7 +13,7 @@ from shared.domain.schedules import Cron, Every
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import HttpTarget, SqsTarget, TaskSpec
 from shared.store.dynamo import DynamoTaskRepository
-from shared.store.repository import InMemoryTaskRepository
+from tests.support.fakes import InMemoryTaskRepository
 
 pytestmark = pytest.mark.integration
 

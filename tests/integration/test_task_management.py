@@ -1,5 +1,5 @@
 """Managing tasks through the API handler, with the firing pipeline on moto and a real HTTP
-receiver (API.md "Managing tasks"): update, run now, batch registration, idempotent
+receiver (docs/management.md): update, run now, batch registration, idempotent
 registration, listing, dead letters and their redrive."""
 
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_if_match_refuses_a_change_computed_on_an_old_version(api):
 def test_a_lost_race_is_read_again_and_re_applied(aws):
     """The optimistic lock itself: a change computed on a version that moved is written again
     on the new one, keeping what the other writer did."""
-    from functions.api.handler import service
+    from functions.api.common import service
     from shared.domain.schedules import Cron
     from shared.domain.tasks import HttpTarget, TaskSpec
     from shared.services.tasks import Change
@@ -615,7 +615,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
             QueueUrl=pipeline.urls[f"delay-{i}"],
             Attributes={"VisibilityTimeout": "4", "RedrivePolicy": json.dumps(policy)},  # > the 2 s lease
         )
-    monkeypatch.setattr(trigger_handler, "max_receives", lambda: 2)
+    monkeypatch.setattr(trigger_handler.trigger(), "max_receives", 2)
     real_call = firing.Trigger._call
     broken = [True]
 
@@ -680,13 +680,12 @@ def test_a_dead_letter_is_redriven_by_one_transaction_only(aws):
     from shared.domain.registration import new_task
     from shared.domain.retry import RetryPolicy
     from shared.domain.schedules import At
-    from shared.domain.tasks import DeadLetter, HttpTarget, TaskSpec
+    from shared.domain.tasks import DeadLetter, DeadLetterRef, HttpTarget, TaskSpec
     from shared.domain.times import truncate_ms
     from shared.store.dead_letters import DynamoDeadLetters
     from shared.store.dynamo import DynamoTaskRepository
     from shared.store.keys import task_key
     from shared.store.models import RunItem, TaskItem
-    from shared.store.repository import DeadLetterRef
 
     now = truncate_ms(datetime.now(UTC))
     targets = (HttpTarget("http://example.com"),)

@@ -1,5 +1,5 @@
-"""A job's processor as a user would run one: a real HTTP server answering each phase (API.md
-"Sharded batch jobs"). Used by the job tests of every suite."""
+"""A job's processor as a user would run one: a real HTTP server answering each phase
+(docs/jobs.md). Used by the job tests of every suite."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A job's steps in the order the state machine runs them (shared/services/jobs.py), on the
-in-memory ports. The state machine itself (order of levels, parallel shards, retries) is tested
+in-memory ports (tests/support/fakes.py). The state machine itself (order of levels, parallel shards, retries) is tested
 on moto's Step Functions in tests/integration."""
 
 from __future__ import annotations
@@ -9,15 +9,10 @@ from typing import Any
 import pytest
 
 from shared.domain.errors import ValidationFailed
+from shared.domain.jobs import JobSpec, ProcessorFailed
 from shared.domain.sharding import Sharding
-from shared.services.jobs import (
-    InMemoryBlobs,
-    InMemoryJobStore,
-    JobSpec,
-    JobSteps,
-    ProcessorFailed,
-    levels_key,
-)
+from shared.services.jobs import JobSteps, levels_key
+from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 
 
 class ScriptedProcessor:

@@ -30,6 +30,7 @@ from shared.domain.schedules import (
     anchored,
     at_or_after,
     check_cron,
+    day_fields_ored,
     first_fire,
     is_recurring,
     next_after,
@@ -127,15 +128,16 @@ class CronCase:
         return sorted(SECONDS[self.second]) if self.second is not None else [0]
 
     def minute_matches(self, wall: datetime) -> bool:
-        """Whether some second of this wall-clock minute matches (croniter's day rule: day of
-        month and day of week are ORed when both are restricted, ANDed when one is ``*``)."""
+        """Whether some second of this wall-clock minute matches (Vixie cron's day rule: day of
+        month and day of week are ANDed when either field's text starts with ``*``, as ``*/10``
+        does, and ORed only when neither does)."""
         if wall.minute not in MINUTES[self.minute] or wall.hour not in HOURS[self.hour]:
             return False
         if wall.month not in MONTHS[self.month]:
             return False
         in_dom = wall.day in DAYS_OF_MONTH[self.dom]
         in_dow = (wall.weekday() + 1) % 7 in DAYS_OF_WEEK[self.dow]
-        if self.dom != "*" and self.dow != "*":
+        if not self.dom.startswith("*") and not self.dow.startswith("*"):
             return in_dom or in_dow
         return in_dom and in_dow
 
@@ -252,7 +254,8 @@ def assert_valid_fire(case: CronCase, zone_name: str, instant: datetime) -> None
     assert instant == truncate_ms(instant)
     local = instant.astimezone(zone)
     wall = local.replace(tzinfo=None)
-    if croniter.match(case.expression, wall, second_at_beginning=case.second is not None):
+    day_or = day_fields_ored(case.expression)
+    if croniter.match(case.expression, wall, day_or=day_or, second_at_beginning=case.second is not None):
         assert case.matches(wall)
         assert local.fold == 0, f"{iso(instant)} is the second occurrence of {wall} in {zone_name}"
         return
@@ -273,7 +276,8 @@ def test_oracle_agrees_with_croniter_match(case: CronCase, wall_ms: int) -> None
     has_seconds = case.second is not None
     precision = 1000 if has_seconds else 60_000  # croniter.match of 5 fields ignores the seconds
     wall = from_ms(wall_ms - wall_ms % precision).replace(tzinfo=None)
-    assert case.matches(wall) == croniter.match(case.expression, wall, second_at_beginning=has_seconds)
+    day_or = day_fields_ored(case.expression)  # croniter ORs restricted day fields unless told not to
+    assert case.matches(wall) == croniter.match(case.expression, wall, day_or=day_or, second_at_beginning=has_seconds)
 
 
 @CRON_SETTINGS

@@ -15,7 +15,7 @@ from shared.domain.states import TaskStatus
 from shared.domain.tasks import HttpTarget, Misfire, TaskSpec
 from shared.domain.times import to_ms
 from shared.services.tasks import TaskService
-from shared.store.repository import InMemoryTaskRepository
+from tests.support.fakes import InMemoryTaskRepository
 
 pytestmark = pytest.mark.unit
 

@@ -1,68 +1,21 @@
-"""The port every storage implementation provides, and the in-memory fake used by domain tests."""
+"""In-memory fakes of the service ports (shared/services/ports.py), for tests that need no AWS.
+They behave like the DynamoDB and S3 adapters (tests/integration/test_repository_contract.py runs
+the same contract over both task repositories). The local runtime does not use them."""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import dataclass, field, replace
 
 from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
+from shared.domain.jobs import JobSpec, JobStatus, JsonValue
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Page, Run, Task
+from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.times import to_ms
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
 
-
-class TaskRepository(Protocol):
-    def create(self, task: Task, *, staged: bool = False) -> Task:
-        """Store a new task (``staged``: its writer already staged its first occurrence);
-        returns it with its stored version."""
-        ...
-
-    def get(self, tenant: str, task_id: str) -> Task:
-        """The tenant's task, or :class:`TaskNotFound` (also for another tenant's task)."""
-        ...
-
-    def list(
-        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
-    ) -> Page[Task]:
-        """The tenant's tasks, newest first, ``limit`` at most per page."""
-        ...
-
-    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
-        """Store new tasks, (task, staged) each, in as few calls as the store allows; each
-        answered in order by the stored task or the error that kept it out (nothing written)."""
-        ...
-
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
-        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven."""
-        ...
-
-    def update(self, task: Task, *, staged: bool = False) -> Task:
-        """Write a task's definition, status and armed occurrence if nobody changed it since
-        ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
-        staged the armed occurrence itself."""
-        ...
-
-    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The task's runs, newest first."""
-        ...
-
-
-@dataclass(frozen=True)
-class DeadLetterRef:
-    """A dead letter being redriven: the tenant's partition and its run id."""
-
-    tenant: str
-    run_id: str
-
-
-def matches(task: Task, status: TaskStatus | None, name_prefix: str | None) -> bool:
-    """Whether a task passes the listing's filters."""
-    if status is not None and task.status is not status:
-        return False
-    return name_prefix is None or (task.name or "").startswith(name_prefix)
+# --- tasks -----------------------------------------------------------------------------------
 
 
 def _position(task: Task) -> str:
@@ -129,3 +82,67 @@ class InMemoryTaskRepository:
         extra = [t.run for t in self._tasks.values() if t.parent_id == task.id and t.run is not None]
         items = ([task.run] if task.run is not None else []) + extra if cursor is None else []
         return Page(items[:limit])
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+@dataclass
+class InMemoryJob:
+    spec: JobSpec
+    levels: list[int] = field(default_factory=list)
+    total: int = 0
+    done: frozenset[tuple[int, int]] = frozenset()
+    notified_percent: int = 0
+    status: JobStatus = JobStatus.RUNNING
+    result: JsonValue = None
+    error: str | None = None
+
+
+class InMemoryJobStore:
+    def __init__(self) -> None:
+        self.jobs: dict[str, InMemoryJob] = {}
+
+    def add(self, spec: JobSpec) -> None:
+        self.jobs[spec.job_id] = InMemoryJob(spec)
+
+    def spec(self, job_id: str) -> JobSpec:
+        return self.jobs[job_id].spec
+
+    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        self.jobs[job_id].levels = list(shards_per_level)
+        self.jobs[job_id].total = sum(shards_per_level)
+
+    def shards_per_level(self, job_id: str) -> list[int]:
+        return self.jobs[job_id].levels
+
+    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+        job = self.jobs[job_id]
+        job.done = job.done | {(level, shard)}
+        return len(job.done), job.total
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        job = self.jobs[job_id]
+        if percent <= job.notified_percent:
+            return False
+        job.notified_percent = percent
+        return True
+
+    def succeeded(self, job_id: str, result: JsonValue) -> None:
+        job = self.jobs[job_id]
+        job.status, job.result = JobStatus.SUCCEEDED, result
+
+    def failed(self, job_id: str, error: str) -> None:
+        job = self.jobs[job_id]
+        job.status, job.error = JobStatus.FAILED, error
+
+
+class InMemoryBlobs:
+    def __init__(self) -> None:
+        self.objects: dict[str, JsonValue] = {}
+
+    def put(self, key: str, value: JsonValue) -> None:
+        self.objects[key] = value
+
+    def get(self, key: str) -> JsonValue:
+        return self.objects[key]

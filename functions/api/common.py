@@ -1,0 +1,90 @@
+"""What every route of the API shares: the services, the caller's tenant, JSON and error
+answers, and ``Idempotency-Key`` replays."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from pydantic import BaseModel
+
+from shared.api.models import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
+from shared.api.replay import Replay
+from shared.api.views import error_view
+from shared.domain.errors import SundialError, ValidationFailed
+from shared.services.factory import build_job_service, build_task_service
+from shared.services.jobs import JobService
+from shared.services.tasks import TaskService
+from shared.settings import Settings, from_env
+
+JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
+
+
+@cache
+def settings() -> Settings:
+    """This function's settings, read from its environment once (at cold start)."""
+    return from_env()
+
+
+@cache
+def service() -> TaskService:
+    return build_task_service(settings())
+
+
+@cache
+def jobs() -> JobService:
+    return build_job_service(settings())
+
+
+@cache
+def replay() -> Replay:
+    return Replay(settings().idempotency_table)
+
+
+def reset() -> None:
+    """Forget the settings and the services built from them (tests that change the environment)."""
+    for cached in (settings, service, jobs, replay):
+        cached.cache_clear()
+
+
+def tenant() -> str:
+    """The caller's tenant. Until authentication lands every caller is the default tenant."""
+    return settings().default_tenant
+
+
+def as_json(body: BaseModel) -> Any:
+    return body.model_dump(mode="json", by_alias=True)
+
+
+def json_response(status: int, body: Any) -> Response[Any]:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+def response_for(error: SundialError) -> Response[Any]:
+    return json_response(error.status, as_json(error_view(error)))
+
+
+def replayable(router: Router, route: str, work: Callable[[], tuple[int, BaseModel]]) -> Response[Any]:
+    """Answer ``work()``; with an ``Idempotency-Key`` header, a retry gets the first answer."""
+    event = router.current_event
+    key = event.get_header_value(IDEMPOTENCY_KEY)
+    if key is None:
+        status, body = work()
+        return json_response(status, body)
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
+        raise ValidationFailed.on(IDEMPOTENCY_KEY, f"is 1 to {MAX_IDEMPOTENCY_KEY} printable characters")
+
+    def stored() -> tuple[int, Any]:
+        status, body = work()
+        return status, as_json(body)
+
+    request = json.loads(event.body) if event.body else None
+    status, answer, replayed = replay()(tenant=tenant(), route=route, key=key, body=request, work=stored)
+    response = json_response(status, answer)
+    if replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response

@@ -1,0 +1,1 @@
+"""One Powertools ``Router`` per resource; :mod:`functions.api.handler` includes them all."""

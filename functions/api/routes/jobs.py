@@ -1,0 +1,42 @@
+"""``/v1/jobs``: sharded batch jobs on Step Functions: start one, read its progress, list them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from functions.api.common import jobs, json_response, replayable, tenant
+from functions.api.openapi import RESPONSES
+from functions.api.routes.tasks import Cursor, PageSize
+from shared.api.models import JobIn
+from shared.api.responses import JobOut, JobPage
+from shared.api.views import job_view
+from shared.observability import logger
+
+router = Router()
+
+JobId = Annotated[str, Path(min_length=1, max_length=64, description="The job's id.")]
+
+
+@router.post("/v1/jobs", status_code=201, responses=RESPONSES["create_job"], summary="Start a sharded batch job")
+def create_job(job: JobIn) -> Response[JobOut]:
+    def start() -> tuple[int, JobOut]:
+        started = jobs().start(tenant(), job.to_request())
+        logger.info("job started", extra={"job_id": started.id})
+        return 201, job_view(started)
+
+    return replayable(router, "POST /v1/jobs", start)
+
+
+@router.get("/v1/jobs", responses=RESPONSES["list"], summary="List jobs, newest first")
+def list_jobs(limit: PageSize = 50, cursor: Cursor = None) -> Response[JobPage]:
+    page = jobs().list(tenant(), limit, cursor)
+    return json_response(200, JobPage(items=[job_view(job) for job in page.items], next_cursor=page.next_cursor))
+
+
+@router.get("/v1/jobs/<job_id>", responses=RESPONSES["get_job"], summary="Read a job and its progress")
+def get_job(job_id: JobId) -> Response[JobOut]:
+    return json_response(200, job_view(jobs().get(tenant(), job_id)))

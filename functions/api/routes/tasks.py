@@ -1,0 +1,111 @@
+"""``/v1/tasks``: register (one or a batch), read, list, change, pause, resume, run now, cancel,
+and a task's runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.metrics import MetricUnit
+
+from functions.api.common import json_response, replayable, service, tenant
+from functions.api.openapi import RESPONSES, TaskId
+from shared.api.models import MAX_PAGE, BatchIn, TaskIn, TaskPatchIn, parse_version, spec_or_error
+from shared.api.responses import BatchOut, RunOut, RunPage, RunStarted, TaskOut, TaskPage
+from shared.api.views import batch_view, run_view, task_view
+from shared.domain import tasks as t
+from shared.domain.states import TaskStatus
+from shared.domain.tasks import Task
+from shared.observability import logger, metrics
+from shared.services.tasks import Change
+
+router = Router()
+
+PageSize = Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"1 to {MAX_PAGE}.")]
+Cursor = Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page.")]
+
+
+@router.post("/v1/tasks", status_code=201, responses=RESPONSES["create"], summary="Register a task")
+def create_task(task: TaskIn) -> Response[TaskOut]:
+    def register() -> tuple[int, TaskOut]:
+        created = service().register(tenant(), task.to_spec())
+        metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
+        logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
+        return 201, task_view(created)
+
+    return replayable(router, "POST /v1/tasks", register)
+
+
+@router.post("/v1/tasks:batch", responses=RESPONSES["batch"], summary="Register up to 100 tasks, each on its own")
+def create_tasks(batch: BatchIn) -> Response[BatchOut]:
+    def register() -> tuple[int, BatchOut]:
+        answers = service().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
+        metrics.add_metric(
+            name="TasksRegistered", unit=MetricUnit.Count, value=sum(isinstance(a, Task) for a in answers)
+        )
+        return 200, batch_view(answers)
+
+    return replayable(router, "POST /v1/tasks:batch", register)
+
+
+@router.get("/v1/tasks", responses=RESPONSES["list"], summary="List tasks, newest first")
+def list_tasks(
+    status: Annotated[TaskStatus | None, Query()] = None,
+    name_prefix: Annotated[str | None, Query(min_length=1, max_length=t.MAX_NAME_LENGTH)] = None,
+    limit: PageSize = 50,
+    cursor: Cursor = None,
+) -> Response[TaskPage]:
+    page = service().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
+    return json_response(200, TaskPage(items=[task_view(task) for task in page.items], next_cursor=page.next_cursor))
+
+
+@router.get("/v1/tasks/<task_id>", responses=RESPONSES["get"], summary="Read a task")
+def get_task(task_id: TaskId) -> Response[TaskOut]:
+    task = service().get(tenant(), task_id)
+    response = json_response(200, task_view(task))
+    response.headers["ETag"] = f'"{task.version}"'
+    return response
+
+
+@router.patch("/v1/tasks/<task_id>", responses=RESPONSES["update"], summary="Change a task (a new schedule re-arms it)")
+def update_task(task_id: TaskId, patch: TaskPatchIn) -> Response[TaskOut]:
+    expected = router.current_event.get_header_value("If-Match")
+    version = parse_version(expected) if expected is not None else None
+
+    def change(task: Task) -> Change:
+        return Change(*patch.change(task))
+
+    return json_response(200, task_view(service().update(tenant(), task_id, change, version)))
+
+
+@router.delete("/v1/tasks/<task_id>", status_code=204, responses=RESPONSES["cancel"], summary="Cancel a task")
+def cancel_task(task_id: TaskId) -> Response[None]:
+    service().cancel(tenant(), task_id)
+    return Response(status_code=204)
+
+
+@router.post("/v1/tasks/<task_id>/pause", responses=RESPONSES["state"], summary="Pause a task")
+def pause_task(task_id: TaskId) -> Response[TaskOut]:
+    return json_response(200, task_view(service().pause(tenant(), task_id)))
+
+
+@router.post("/v1/tasks/<task_id>/resume", responses=RESPONSES["state"], summary="Resume a paused task")
+def resume_task(task_id: TaskId) -> Response[TaskOut]:
+    return json_response(200, task_view(service().resume(tenant(), task_id)))
+
+
+@router.post("/v1/tasks/<task_id>/run", status_code=202, responses=RESPONSES["run"], summary="Run a task once now")
+def run_task(task_id: TaskId) -> Response[RunStarted]:
+    def run() -> tuple[int, RunStarted]:
+        return 202, RunStarted(run_id=service().run_now(tenant(), task_id))
+
+    return replayable(router, f"POST /v1/tasks/{task_id.upper()}/run", run)
+
+
+@router.get("/v1/tasks/<task_id>/runs", responses=RESPONSES["runs"], summary="A task's runs, newest first")
+def list_runs(task_id: TaskId, limit: PageSize = 50, cursor: Cursor = None) -> Response[RunPage]:
+    page = service().runs(tenant(), task_id, limit=limit, cursor=cursor)
+    items: list[RunOut] = [run_view(run) for run in page.items]
+    return json_response(200, RunPage(items=items, next_cursor=page.next_cursor))

@@ -1,0 +1,106 @@
+"""The local runtime's settings: its own knobs, and the settings its functions run with.
+
+The runtime's knobs are read from these variables (the only place they are spelled):
+
+* ``SUNDIAL_PORT``: the API's port on 127.0.0.1 (8080);
+* ``SUNDIAL_TICK_PERIOD_S``: how often the tick runs (1 s; AWS's rule ticks every minute);
+* ``SUNDIAL_LOCAL_DELAY_QUEUES``: delay queues (4: moto's SQS scans a whole queue on every call);
+* ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
+
+The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
+short), each overridable by its own variable (``shared.settings.env_name``), and checked against
+the local runtime's surroundings (its tick period, the delay queues' visibility timeout) by the
+rules the stack is checked by.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Annotated, Any, Self
+
+from pydantic import Field, model_validator
+
+from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
+from shared.settings import MAX_DELAY_QUEUES, Int, Platform, Settings, SettingsModel
+from shared.topology import TRIGGER_BATCHING_WINDOW_S
+
+FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
+"""Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
+_KNOBS = {
+    "port": "SUNDIAL_PORT",
+    "tick_period_s": "SUNDIAL_TICK_PERIOD_S",
+    "delay_queues": "SUNDIAL_LOCAL_DELAY_QUEUES",
+    "moto_port": "SUNDIAL_MOTO_PORT",
+}
+
+JOB_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
+DELAY_VISIBILITY_S = 20
+"""The local delay queues' visibility timeout: longer than the local lease."""
+FUNCTIONS = Settings(
+    bucket_shards=2,
+    look_ahead_ms=3000,
+    guard_ms=2000,
+    lead_ms=2000,
+    lease_ms=15_000,
+    allow_loopback_targets=True,
+    allow_private_targets=True,
+    jobs_bucket="sundial-jobs",
+    job_state_machine_arn=JOB_STATE_MACHINE_ARN,
+)
+"""The functions' settings locally (the queues' URLs are added once the queues exist)."""
+
+Port = Annotated[Int, Field(ge=1, le=65_535)]
+
+
+class LocalSettings(SettingsModel):
+    port: Port = 8080
+    """The API's port on 127.0.0.1."""
+    tick_period_s: Annotated[float, Field(gt=0, le=60)] = 1.0
+    """How often the tick runs (AWS's rule: every minute)."""
+    delay_queues: Annotated[Int, Field(ge=1, le=MAX_DELAY_QUEUES)] = 4
+    """Delay queues the occurrences are spread over."""
+    moto_port: Port | None = None
+    """moto's port (None: a free one)."""
+    functions: Settings = FUNCTIONS
+    """What the functions run with (before the runtime adds its queues' URLs)."""
+
+    @classmethod
+    def setting_name(cls, field: str) -> str:
+        return _KNOBS.get(field, field)
+
+    @classmethod
+    def env_names(cls) -> frozenset[str]:
+        """Every variable the local runtime reads: its knobs and its functions' settings."""
+        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, *Settings.env_names()})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:
+        """The settings of a runtime started with ``environ`` (``os.environ`` unless given):
+        its knobs, and :data:`FUNCTIONS` with the function variables ``environ`` sets;
+        ``overrides`` (field -> value) win over both."""
+        env = os.environ if environ is None else environ
+        functions = Settings.from_env(
+            {**FUNCTIONS.to_env(), **{name: value for name, value in env.items() if name in Settings.env_names()}}
+        ).with_resources(job_state_machine_arn=JOB_STATE_MACHINE_ARN)  # the runtime creates it under this name
+        knobs = {field: env[name] for field, name in _KNOBS.items() if env.get(name)}
+        return cls.validated({**knobs, "functions": functions, **overrides})
+
+    @property
+    def platform(self) -> Platform:
+        """What surrounds the functions locally: the tick every ``tick_period_s``, Lambda's
+        batching window as in AWS, the local delay queues' visibility timeout, no timeouts."""
+        return Platform(
+            tick_period_ms=math.ceil(self.tick_period_s * 1000),
+            batching_window_ms=TRIGGER_BATCHING_WINDOW_S * 1000,
+            visibility_timeout_ms=DELAY_VISIBILITY_S * 1000,
+            trigger_timeout_ms=None,
+        )
+
+    @model_validator(mode="after")
+    def _functions_fit(self) -> Self:
+        problems = self.functions.platform_problems(self.platform)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self

@@ -1,0 +1,174 @@
+"""The HTTP API's response models: every 2xx answer and the error answer, as the OpenAPI
+document shows them. Schedules and targets are answered in their request models' form, so a
+task read back can be sent again as it is. :mod:`shared.api.views` builds these from the domain.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, Tag
+
+from shared.api.models import ScheduleIn, TargetIn
+from shared.api.types import Instant, Model, is_none, one_of, tag
+from shared.domain.jobs import JobStatus
+from shared.domain.retry import Backoff
+from shared.domain.states import LetterStatus, RunStatus, TaskStatus
+from shared.domain.tasks import Misfire
+
+
+def absent() -> Any:
+    """A member left out of the answer when it has no value (documented as optional)."""
+    return Field(None, exclude_if=is_none)
+
+
+class ErrorDetail(Model):
+    field: str = Field(description="The member at fault, e.g. `schedule.cron` or `targets[1].http.url`.")
+    message: str
+
+
+class ErrorBody(Model):
+    code: str = Field(description="Stable snake_case code, e.g. validation_error, task_not_found.")
+    message: str = Field(description="A sentence for people.")
+    details: list[ErrorDetail] | None = absent()
+
+
+class ErrorOut(Model):
+    """Every 4xx and 5xx answer."""
+
+    error: ErrorBody
+
+
+class RetryOut(Model):
+    max_attempts: int
+    backoff: Backoff
+    interval_seconds: float
+
+
+class TaskOut(Model):
+    """A task. It has ``target`` or, when it multicasts, ``targets``."""
+
+    id: str = Field(description="26-character ULID.")
+    name: str | None
+    status: TaskStatus
+    schedule: ScheduleIn
+    target: TargetIn | None = absent()
+    targets: list[TargetIn] | None = absent()
+    payload: Any = Field(description="The JSON value given at registration (null when none).")
+    retry: RetryOut
+    misfire: Misfire
+    next_fire_at: Instant | None = Field(description="The next occurrence; null once the task can no longer fire.")
+    created_at: Instant
+    updated_at: Instant
+    version: int = Field(description="Changes with every write; send it in If-Match to PATCH only that version.")
+
+
+class TaskPage(Model):
+    items: list[TaskOut]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last.")
+
+
+class RunOut(Model):
+    """One occurrence's run."""
+
+    run_id: str
+    task_id: str
+    scheduled_for: Instant
+    fired_at: Instant | None
+    status: RunStatus
+    attempts: int
+    lateness_ms: int | None = Field(description="How late its first attempt started, in milliseconds.")
+    last_error: str | None
+
+
+class RunPage(Model):
+    items: list[RunOut]
+    next_cursor: str | None
+
+
+class RunStarted(Model):
+    run_id: str = Field(description="The extra run's id (also its Idempotency-Key toward the receiver).")
+
+
+class DeadLetterOut(Model):
+    """An occurrence that failed for good: what failed, why, and what it fired."""
+
+    id: str
+    task_id: str
+    run_id: str
+    name: str | None
+    status: LetterStatus
+    reason: str
+    scheduled_for: Instant
+    failed_at: Instant
+    attempts: int
+    target: TargetIn | None = absent()
+    targets: list[TargetIn] | None = absent()
+    payload: Any
+    retry: RetryOut
+    redriven_run_id: str | None
+    redriven_at: Instant | None
+
+
+class DeadLetterPage(Model):
+    items: list[DeadLetterOut]
+    next_cursor: str | None
+
+
+class RedrivenRun(Model):
+    id: str = Field(description="The dead letter's id.")
+    task_id: str
+    run_id: str = Field(description="The new run.")
+
+
+class RedriveOut(Model):
+    redriven: int
+    runs: list[RedrivenRun]
+
+
+class PreviewOut(Model):
+    times: list[Instant]
+    notes: list[str] = Field(description="Warnings, e.g. holiday data not yet published for a year reached.")
+
+
+class BatchTask(Model):
+    index: int
+    task: TaskOut
+
+
+class BatchError(Model):
+    index: int
+    error: ErrorBody
+
+
+BatchItem = Annotated[
+    Annotated[BatchTask, Tag(tag("task"))] | Annotated[BatchError, Tag(tag("error"))],
+    one_of(("task", "error"), "a batch item"),
+]
+
+
+class BatchOut(Model):
+    items: list[BatchItem] = Field(description="One per spec, in order: its task, or its error.")
+
+
+class JobProgress(Model):
+    done_shards: int
+    total_shards: int | None = Field(description="Null until pre has planned the shards.")
+    percent: int
+    level: int | None
+
+
+class JobOut(Model):
+    id: str
+    name: str | None
+    status: JobStatus
+    progress: JobProgress
+    result: Any = Field(description="post's result once succeeded.")
+    error: str | None
+    created_at: Instant
+    finished_at: Instant | None
+
+
+class JobPage(Model):
+    items: list[JobOut]
+    next_cursor: str | None

@@ -1,0 +1,187 @@
+"""The ports the services own: every adapter they call implements one of these structurally, so
+no service imports an adapter and no adapter imports a service (shared/services/factory.py is
+the one place that wires the real ones: shared/store, shared/delivery, shared/queues.py,
+shared/executions.py; the tests wire fakes from tests/support/fakes.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from shared.delivery import Envelope, Outcome
+from shared.domain.claims import Claimed, Refusal, Success
+from shared.domain.errors import SundialError
+from shared.domain.firing import Staged
+from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.domain.states import LetterStatus, TaskStatus
+from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
+
+# --- tasks -----------------------------------------------------------------------------------
+
+
+class TaskRepository(Protocol):
+    def create(self, task: Task, *, staged: bool = False) -> Task:
+        """Store a new task (``staged``: its writer already staged its first occurrence);
+        returns it with its stored version."""
+        ...
+
+    def get(self, tenant: str, task_id: str) -> Task:
+        """The tenant's task, or :class:`TaskNotFound` (also for another tenant's task)."""
+        ...
+
+    def list(
+        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+    ) -> Page[Task]:
+        """The tenant's tasks, newest first, ``limit`` at most per page."""
+        ...
+
+    def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
+        """Store new tasks, (task, staged) each, in as few calls as the store allows; each
+        answered in order by the stored task or the error that kept it out (nothing written)."""
+        ...
+
+    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven."""
+        ...
+
+    def update(self, task: Task, *, staged: bool = False) -> Task:
+        """Write a task's definition, status and armed occurrence if nobody changed it since
+        ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
+        staged the armed occurrence itself."""
+        ...
+
+    def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
+        """The task's runs, newest first."""
+        ...
+
+
+class DeadLetters(Protocol):
+    """Occurrences that failed for good, as the API lists, shows and redrives them."""
+
+    def record(self, letter: DeadLetter) -> None: ...
+
+    def get(self, tenant: str, letter_id: str) -> DeadLetter: ...
+
+    def list(
+        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
+    ) -> Page[DeadLetter]: ...
+
+
+# --- the firing pipeline ---------------------------------------------------------------------
+
+
+class Stager(Protocol):
+    """Puts occurrences on the delay queues, each visible shortly before it is due."""
+
+    def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None: ...
+
+
+class DelayQueues(Stager, Protocol):
+    """What the trigger also sends: retries and the messages it comes back to (their own
+    delays), and dead letters."""
+
+    def send(self, messages: Sequence[tuple[Staged, int]]) -> None: ...
+
+    def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None: ...
+
+
+class ScanRequester(Protocol):
+    """The tick's fan-out: a scan request per bucket shard."""
+
+    def request(self, shards: Sequence[int], tick_ms: int) -> None: ...
+
+
+class PipelineStore(Protocol):
+    """What the scanners and the trigger read and write; every write is conditional on the run
+    it belongs to (shared/store/pipeline.py)."""
+
+    def watermark(self, shard: int) -> int | None: ...
+
+    def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None: ...
+
+    def end_scan(self, shard: int, lease: int, mark: int) -> bool: ...
+
+    def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]: ...
+
+    def claim(
+        self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
+    ) -> Claimed | Refusal: ...
+
+    def status_of(self, task_id: str) -> TaskStatus | None: ...
+
+    def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None: ...
+
+    def record_retry(
+        self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int
+    ) -> bool: ...
+
+    def finish_one_shot(self, staged: Staged, run: Run, *, now_ms: int, targets_done: int) -> bool: ...
+
+    def rearm(
+        self, task: Task, staged: Staged, run: Run, *, next_due_ms: int | None, staged_next: bool, now_ms: int
+    ) -> bool: ...
+
+
+class Delivery(Protocol):
+    """Calls one target; never raises for a failed call (shared/delivery's Deliverer)."""
+
+    def deliver(self, target: Target, envelope: Envelope) -> Outcome: ...
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+
+class JobStore(Protocol):
+    """The job item, as the job's steps read and count it."""
+
+    def spec(self, job_id: str) -> JobSpec: ...
+
+    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+        """The job's shard counts are known: progress is counted against their sum."""
+
+    def shards_per_level(self, job_id: str) -> list[int]:
+        """What :meth:`planned` recorded."""
+
+    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+        """Count a shard as done once (a retried shard is not counted twice); returns
+        (done shards, total shards)."""
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        """True for exactly one caller per threshold: the one that moves the job's notified
+        percent up to ``percent``."""
+
+    def succeeded(self, job_id: str, result: JsonValue) -> None: ...
+
+    def failed(self, job_id: str, error: str) -> None: ...
+
+
+class JobRecords(Protocol):
+    """The job item, as the API starts and reads jobs."""
+
+    def create(self, job: NewJobRecord) -> bool:
+        """False when the job exists already."""
+
+    def view(self, tenant: str, job_id: str) -> JobView | None: ...
+
+    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage: ...
+
+    def failed(self, job_id: str, error: str) -> None: ...
+
+
+class Blobs(Protocol):
+    """The job's objects (S3): its levels, each shard's items, each shard's result."""
+
+    def put(self, key: str, value: JsonValue) -> None: ...
+
+    def get(self, key: str) -> JsonValue: ...
+
+
+class Processor(Protocol):
+    def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Send one phase's body to the job's processor and return its JSON answer, or raise
+        :class:`~shared.domain.jobs.ProcessorRetryable` / :class:`~shared.domain.jobs.ProcessorFailed`."""
+
+
+class ExecutionStarter(Protocol):
+    def start(self, job_id: str) -> None:
+        """Start the job's state machine execution, named after the job (started once)."""
