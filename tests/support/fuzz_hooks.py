@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 import schemathesis
 from schemathesis.openapi.checks import RejectedPositiveData
 
@@ -153,3 +154,28 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
                 + "\n"
             )
     return reason is None
+
+
+def created_task_ids(operation: str, status: int, body: Any) -> list[str]:
+    """The ids of the tasks a POST /v1/tasks or /v1/tasks:batch answer says it registered."""
+    if operation == "POST /v1/tasks" and status == 201 and isinstance(body, dict) and "id" in body:
+        return [str(body["id"])]
+    if operation == "POST /v1/tasks:batch" and status == 200 and isinstance(body, dict):
+        items = body.get("items") if isinstance(body.get("items"), list) else []
+        tasks = [item.get("task") for item in items if isinstance(item, dict)]
+        return [str(task["id"]) for task in tasks if isinstance(task, dict)]
+    return []
+
+
+@schemathesis.hook
+def after_call(context: Any, case: Any, response: Any) -> None:
+    """Tasks registered by the coverage and fuzzing phases are cancelled at once. They are there to
+    check the answer to the registration; left alone, the hundreds of schedules that fire every
+    second from a start in the past would keep the runtime (and moto under it) busy firing for the
+    rest of the run, and time every later request out. The stateful phase keeps its tasks: it goes
+    on to read, pause, resume and run them."""
+    base = os.environ.get("SUNDIAL_FUZZ_BASE_URL")
+    if base is None or case.meta is None or case.meta.phase.name == "stateful":
+        return
+    for task_id in created_task_ids(case.operation.label, response.status_code, _body(response)):
+        requests.delete(f"{base}/v1/tasks/{task_id}", timeout=30)

@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
         ids = seed(base, closed_port)
         command = [sys.executable, "-m", "schemathesis.cli", "run", f"{base}/v1/openapi.json", *argv]
         print(f"fuzz_run: namespace interfaces {interfaces()}; runtime at {base}; seeded {ids}", flush=True)
-        return subprocess.call(command, cwd=ROOT, env={**no_proxy_env(), **ids})
+        return subprocess.call(command, cwd=ROOT, env={**no_proxy_env(), **ids, "SUNDIAL_FUZZ_BASE_URL": base})
     finally:
         stop(runtime)
 
