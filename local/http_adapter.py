@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -11,6 +12,16 @@ from urllib.parse import parse_qs, urlsplit
 from local.apigw import LocalContext, http_answer, proxy_event
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+FORWARDED = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+"""The methods of the API's ``ANY`` proxy method: API Gateway hands these to the function."""
+
+
+def not_allowed(method: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """The answer to any other method (TRACE, QUERY, made-up ones), in the API's error format."""
+    error = {"code": "method_not_allowed", "message": f"the API does not answer {method} requests"}
+    headers = [("Content-Type", "application/json"), ("Allow", ", ".join(FORWARDED))]
+    return 405, headers, json.dumps({"error": error}).encode()
 
 
 def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
@@ -35,16 +46,32 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
             )
             with one_at_a_time:
                 result = handler(event, LocalContext())
-            status, headers, raw = http_answer(result)
+            self._answer(*http_answer(result))
+
+        def _answer(self, status: int, headers: list[tuple[str, str]], raw: bytes) -> None:
             self.send_response(status)
             for name, value in headers:
                 if name.lower() != "content-length":
                     self.send_header(name, value)
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
-            self.wfile.write(raw)
+            if self.command != "HEAD":
+                self.wfile.write(raw)
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
+        def _refuse(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length:
+                self.rfile.read(length)  # the connection stays usable for the next request
+            self._answer(*not_allowed(self.command))
+
+        do_DELETE = do_GET = do_HEAD = do_OPTIONS = do_PATCH = do_POST = do_PUT = _serve
+
+        def __getattr__(self, name: str) -> Any:
+            """``do_<METHOD>`` for every other method (http.server answers 501 to those it has no
+            ``do_`` for; API Gateway answers none of them with the function)."""
+            if name.startswith("do_"):
+                return self._refuse
+            raise AttributeError(name)
 
         def log_message(self, format: str, *args: Any) -> None:
             return  # one line per fire is what `make run` prints, not one per request

@@ -15,6 +15,7 @@ from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, Resolver
 from functions.api.routes import dead_letters, jobs, schedules, tasks
 from shared.api.errors import InternalError, RouteNotFound, from_pydantic
+from shared.api.hostile import refusal
 from shared.api.views import error_view
 from shared.domain.errors import PayloadTooLarge, SundialError
 from shared.domain.tasks import MAX_BODY_BYTES
@@ -72,6 +73,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if len((event.get("body") or "").encode()) > MAX_BODY_BYTES:  # before anything parses it
         too_large = PayloadTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(as_json(error_view(too_large)))}
+    if (hostile := refusal(event.get("body"))) is not None:  # nesting, huge integers, lone surrogates
+        return hostile
     replay().register_context(context)
     return app.resolve(as_json_request(event), context)
 

@@ -1,0 +1,84 @@
+"""Schemathesis against the local runtime, every check on (server errors, status codes, content
+types, response schemas, schema-valid data accepted, invalid data refused, undeclared methods...):
+the API answers as its OpenAPI document says.
+
+The fuzzer makes up target URLs and the runtime calls them, so both run inside a network namespace
+that has nothing but loopback (``unshare -n``; tests/support/fuzz_run.py refuses to run anywhere
+else). The configuration, the seed and the accepted exceptions with their reasons are
+``schemathesis.toml`` and tests/support/fuzz_hooks.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+BUDGET_S = 300
+
+
+def namespace_command() -> tuple[list[str], str]:
+    """The command prefix that runs a program in a new network namespace (as root, or as root of a
+    new user namespace when user namespaces are allowed), or why there is none."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return [], "`unshare` (util-linux) is not installed"
+    problems = []
+    for prefix in ([unshare, "-n"], [unshare, "-r", "-n"]):
+        probe = subprocess.run([*prefix, "true"], check=False, capture_output=True, text=True, timeout=10)
+        if probe.returncode == 0:
+            return prefix, ""
+        problems.append(f"`{' '.join(prefix[1:])}`: {probe.stderr.strip()}")
+    return [], "unshare is not permitted here (needs root or user namespaces): " + "; ".join(problems)
+
+
+def test_schemathesis_finds_nothing_against_the_local_runtime(tmp_path) -> None:
+    unshare, problem = namespace_command()
+    if not unshare:
+        pytest.skip(f"the fuzzer only runs in a loopback-only network namespace, and {problem}")
+    report, refusals, runtime_log = tmp_path / "report.json", tmp_path / "refusals.jsonl", tmp_path / "runtime.log"
+    env = {**os.environ, "SUNDIAL_FUZZ_REJECTIONS": str(refusals), "SUNDIAL_FUZZ_RUNTIME_LOG": str(runtime_log)}
+    started = time.monotonic()
+    options = ["--report", "json", "--report-json-path", str(report), "--no-color"]
+    done = subprocess.run(
+        [*unshare, sys.executable, "tests/support/fuzz_run.py", *options],
+        check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BUDGET_S,
+    )
+    elapsed = time.monotonic() - started
+    output = done.stdout + done.stderr
+    assert report.exists(), f"schemathesis wrote no report (exit {done.returncode}):\n{output[-6000:]}"
+    result = json.loads(report.read_text())
+    cases = result["test_cases"]
+    accepted = (
+        Counter(entry["accepted"] for entry in map(json.loads, refusals.read_text().splitlines()) if entry["accepted"])
+        if refusals.exists()
+        else Counter()
+    )
+    print(
+        f"\nschemathesis {result['schemathesis_version']}, seed {result['seed']}, {elapsed:.0f} s: "
+        f"{result['operations']['total']} operations, {cases['generated']} cases, "
+        f"{cases['unique_failures']} unique failures in {cases['with_failures']} cases, "
+        f"{len(result['errors'])} errors, {result['filtered']} accepted refusals dropped"
+    )
+    for reason, count in accepted.items():
+        print(f"  accepted {count}x: {reason}")
+    for failure in result["failures"]:
+        print(f"  {failure['code']} {failure['title']}: {', '.join(failure['operations'])}")
+    assert (result["failures"], result["errors"]) == ([], []), output[-12000:]
+    assert cases["unique_failures"] == 0
+    assert done.returncode == 0, output[-6000:]
+    assert result["complete"], result["stop_reason"]

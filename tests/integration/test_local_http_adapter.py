@@ -1,0 +1,72 @@
+"""The local API Gateway (local/http_adapter.py): the methods of the API's ANY proxy method reach
+the function; any other method is answered 405 in the API's error format, never with http.server's
+HTML 501, and the connection stays usable."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from local.http_adapter import FORWARDED, make_server
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def adapter() -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    events: list[dict[str, Any]] = []
+
+    def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        events.append(event)
+        return {"statusCode": 200, "headers": {"Content-Type": "application/json"}, "body": '{"ok": true}'}
+
+    server = make_server("127.0.0.1", 0, handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], events
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("method", ["TRACE", "QUERY", "CONNECT", "BREW"])
+def test_a_method_api_gateway_does_not_forward_is_405_in_the_error_format(adapter, method: str) -> None:
+    port, events = adapter
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request(method, "/v1/tasks", body=b'{"a": 1}', headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    body = json.loads(response.read())
+    assert response.status == 405
+    assert response.getheader("Content-Type") == "application/json"
+    assert set(response.getheader("Allow", "").split(", ")) == set(FORWARDED)
+    assert body["error"]["code"] == "method_not_allowed"
+    assert method in body["error"]["message"]
+    assert events == []
+    # the same connection still serves the next request
+    connection.request("GET", "/v1/tasks")
+    again = connection.getresponse()
+    assert again.status == 200
+    assert json.loads(again.read()) == {"ok": True}
+    connection.close()
+
+
+@pytest.mark.parametrize("method", FORWARDED)
+def test_the_any_methods_reach_the_function(adapter, method: str) -> None:
+    port, events = adapter
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request(method, "/v1/tasks?limit=1")
+    response = connection.getresponse()
+    raw = response.read()
+    assert response.status == 200
+    assert raw == (b"" if method == "HEAD" else b'{"ok": true}')
+    assert response.getheader("Content-Length") == str(len(b'{"ok": true}'))
+    assert [(e["httpMethod"], e["path"], e["queryStringParameters"]) for e in events] == [
+        (method, "/v1/tasks", {"limit": "1"})
+    ]
+    connection.close()

@@ -1,0 +1,181 @@
+"""Schemathesis hooks for Sundial's API, loaded by ``schemathesis.toml``.
+
+``positive_data_acceptance`` fails when the API refuses a request its OpenAPI document allows.
+Most such refusals are gaps in the document (a rule the schema could state but does not), and
+those must stay failures. A few rules cannot be written in JSON Schema at all: each is listed in
+:data:`ACCEPTED` with its reason, and a refusal is dropped only when it is a 400
+``validation_error`` whose every detail matches an accepted rule for that operation. Nothing else
+is filtered.
+
+With ``SUNDIAL_FUZZ_REJECTIONS`` set to a file, every refusal of schema-valid data is appended to it
+as one JSON line (operation, status, error details, the accepted rule's reason or null), so a run
+says what it dropped and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+import schemathesis
+from schemathesis.openapi.checks import RejectedPositiveData
+
+
+@dataclass(frozen=True)
+class Accepted:
+    operations: str
+    """A regular expression for the operations' labels (``GET /v1/tasks``)."""
+    field: str
+    """A regular expression for the refused field, as the API names it (``targets[0].http.url``)."""
+    message: str
+    """A regular expression for the detail's message."""
+    reason: str
+    """Why no schema can say it."""
+
+    def matches(self, operation: str, detail: dict[str, Any]) -> bool:
+        return bool(
+            re.fullmatch(self.operations, operation)
+            and re.fullmatch(self.field, str(detail.get("field", "")))
+            and re.search(self.message, str(detail.get("message", "")))
+        )
+
+
+LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs)"
+SCHEDULES = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}|POST /v1/schedules:preview"
+TASKS = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}"
+JOBS = r"POST /v1/jobs"
+TARGETS = r"(target|targets\[\d+\])"
+
+ACCEPTED: tuple[Accepted, ...] = (
+    Accepted(
+        LISTS,
+        "cursor",
+        "is not a cursor this API returned",
+        "a cursor is an opaque token from the previous page's next_cursor; a schema can bound its length but "
+        "cannot say which strings the API issued",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.\w+",
+        r"more than 24 hours in the past|is in the past and misfire is skip|more than \d+ days ahead"
+        r"|has no occurrence from now on",
+        "when a schedule first fires is measured from the time of the request (not more than a day in the past, "
+        "not more than a year ahead, at least once from now): a schema has no clock",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule(\.repeat)?\.end",
+        "must be after start",
+        "end after start compares two values of the request; JSON Schema constrains values one at a time",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.cron",
+        "invalid cron expression",
+        "each cron field's values, ranges, steps and names (croniter's grammar) are beyond a pattern anyone could "
+        "maintain (how many fields there are is a pattern, and that refusal is not accepted here)",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule(\.repeat)?\.timezone",
+        "unknown time zone",
+        "the IANA zone names are those of the installed tz database, which changes with its releases",
+    ),
+    Accepted(
+        SCHEDULES,
+        r"schedule\.repeat\.calendar",
+        "unknown calendar",
+        "the holiday calendars are the countries the installed holidays package knows, which changes with it",
+    ),
+    Accepted(
+        TASKS,
+        "payload",
+        r"bytes as JSON; the limit is",
+        "the payload limit is on its size as JSON text; JSON Schema can bound a string's length, not the size "
+        "of an arbitrary value's serialization",
+    ),
+    Accepted(
+        r".*",
+        "body",
+        r"nests arrays and objects more than \d+ levels deep|has an integer of more than \d+ digits",
+        "the limits that keep a body from breaking the parsers (shared/api/hostile.py) apply inside free-form "
+        "values too (payload, job data); JSON Schema has no nesting limit, and no bound on the numbers of any JSON",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
+        rf"({TARGETS}\.job\.)?sharding(\.\w+)?",
+        r"must not exceed max_items_per_shard|need \d+ shards|shards in all",
+        "how many shards a job needs depends on its data and on two sharding values together",
+    ),
+)
+
+
+def accepted_reason(operation: str, status: int, body: Any) -> str | None:
+    """The reason a refusal is expected, when every one of its details matches an accepted rule."""
+    if status != 400 or not isinstance(body, dict) or not isinstance(body.get("error"), dict):
+        return None
+    error = body["error"]
+    details = error.get("details") or [{"field": "", "message": error.get("message", "")}]
+    if error.get("code") != "validation_error" or not isinstance(details, list):
+        return None
+    reasons = []
+    for detail in details:
+        rule = next((rule for rule in ACCEPTED if isinstance(detail, dict) and rule.matches(operation, detail)), None)
+        if rule is None:
+            return None
+        reasons.append(rule.reason)
+    return "; ".join(dict.fromkeys(reasons))
+
+
+def _body(response: Any) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+@schemathesis.hook
+def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool:
+    if not isinstance(failure, RejectedPositiveData):
+        return True
+    operation = case.operation.label
+    body = _body(response)
+    reason = accepted_reason(operation, response.status_code, body)
+    log = os.environ.get("SUNDIAL_FUZZ_REJECTIONS")
+    if log:
+        error = body.get("error") if isinstance(body, dict) else None
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(
+                json.dumps({"operation": operation, "status": response.status_code, "error": error, "accepted": reason})
+                + "\n"
+            )
+    return reason is None
+
+
+def created_task_ids(operation: str, status: int, body: Any) -> list[str]:
+    """The ids of the tasks a POST /v1/tasks or /v1/tasks:batch answer says it registered."""
+    if operation == "POST /v1/tasks" and status == 201 and isinstance(body, dict) and "id" in body:
+        return [str(body["id"])]
+    if operation == "POST /v1/tasks:batch" and status == 200 and isinstance(body, dict):
+        items = body.get("items") if isinstance(body.get("items"), list) else []
+        tasks = [item.get("task") for item in items if isinstance(item, dict)]
+        return [str(task["id"]) for task in tasks if isinstance(task, dict)]
+    return []
+
+
+@schemathesis.hook
+def after_call(context: Any, case: Any, response: Any) -> None:
+    """Tasks registered by the coverage and fuzzing phases are cancelled at once. They are there to
+    check the answer to the registration; left alone, the hundreds of schedules that fire every
+    second from a start in the past would keep the runtime (and moto under it) busy firing for the
+    rest of the run, and time every later request out. The stateful phase keeps its tasks: it goes
+    on to read, pause, resume and run them."""
+    base = os.environ.get("SUNDIAL_FUZZ_BASE_URL")
+    if base is None or case.meta is None or case.meta.phase.name == "stateful":
+        return
+    for task_id in created_task_ids(case.operation.label, response.status_code, _body(response)):
+        requests.delete(f"{base}/v1/tasks/{task_id}", timeout=30)

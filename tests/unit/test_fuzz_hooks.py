@@ -1,0 +1,45 @@
+"""The fuzzer's accepted refusals (tests/support/fuzz_hooks.py): a refusal of schema-valid data is
+dropped only when it is a 400 validation error whose every detail is an accepted rule of that
+operation; anything else stays a failure."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.fuzz_hooks import ACCEPTED, accepted_reason
+
+pytestmark = pytest.mark.unit
+
+
+def refusal(*details: tuple[str, str], code: str = "validation_error") -> dict[str, object]:
+    return {"error": {"code": code, "message": "x", "details": [{"field": f, "message": m} for f, m in details]}}
+
+
+CURSOR = ("cursor", "is not a cursor this API returned")
+PAST = ("schedule.at", "2000-01-01T00:00:00Z is more than 24 hours in the past")
+
+
+def test_every_accepted_rule_says_why() -> None:
+    assert all(len(rule.reason) > 40 for rule in ACCEPTED)
+
+
+def test_an_accepted_rule_is_dropped_with_its_reason() -> None:
+    assert "opaque token" in str(accepted_reason("GET /v1/tasks", 400, refusal(CURSOR)))
+    assert "clock" in str(accepted_reason("POST /v1/tasks", 400, refusal(PAST)))
+    assert accepted_reason("GET /v1/tasks/{task_id}/runs", 400, refusal(CURSOR))
+
+
+@pytest.mark.parametrize(
+    ("operation", "status", "body"),
+    [
+        ("GET /v1/tasks", 400, refusal(CURSOR, ("limit", "must be at most 100"))),  # one detail not accepted
+        ("POST /v1/tasks", 400, refusal(CURSOR)),  # a rule of another operation
+        ("GET /v1/tasks", 422, refusal(CURSOR)),
+        ("GET /v1/tasks", 400, refusal(CURSOR, code="invalid_state")),
+        ("POST /v1/tasks", 400, refusal(("schedule", "give exactly one of at, after_seconds, cron"))),
+        ("POST /v1/tasks", 400, {"message": "not the error format"}),
+        ("POST /v1/tasks", 400, None),
+    ],
+)
+def test_anything_else_stays_a_failure(operation: str, status: int, body: object) -> None:
+    assert accepted_reason(operation, status, body) is None
