@@ -24,7 +24,11 @@ def truncate_ms(instant: datetime) -> datetime:
 def iso(instant: datetime) -> str:
     """The API's time format: UTC, millisecond precision, ``Z`` suffix."""
     utc = instant.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # not strftime("%Y"): it does not pad years before 1000, and "309-04-24" is no ISO 8601 date
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}."
+        f"{utc.microsecond // 1000:03d}Z"
+    )
 
 
 def iso_ms(ms: int) -> str:

@@ -222,3 +222,19 @@ def test_an_unknown_route_answers_in_the_error_format(api):
     answer = api("GET", "/v1/nothing-here")
     assert answer.status == 404
     assert answer.body["error"]["code"] == "route_not_found"
+
+
+def test_a_task_whose_start_is_before_the_year_1000_reads_back_and_lists(api):
+    """Found by schemathesis: such a start was stored unpadded ("309-04-24T...") and every read
+    or list that met the task answered 500."""
+    body = {
+        "schedule": {"every_seconds": 897534, "start": "0309-04-24T02:54:02.163Z"},
+        "target": {"http": {"url": "https://example.com/hook"}},
+    }
+    created = api("POST", "/v1/tasks", body)
+    assert created.status == 201, created.body
+    assert created.body["schedule"]["start"] == "0309-04-24T02:54:02.163Z"
+    assert api("GET", f"/v1/tasks/{created.body['id']}").status == 200
+    listed = api("GET", "/v1/tasks?limit=5")
+    assert listed.status == 200
+    assert created.body["id"] in [task["id"] for task in listed.body["items"]]

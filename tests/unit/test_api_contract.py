@@ -179,3 +179,15 @@ def test_a_target_answered_is_accepted_back_as_the_same_target(target):
     answered = TARGETS.dump_python(target_of(target), mode="json", by_alias=True)
     assert "lambda_" not in json.dumps(answered)
     assert target_to_domain(TARGETS.validate_python(answered)) == target
+
+
+def test_a_time_before_the_year_1000_is_answered_as_iso_8601():
+    """strftime("%Y") does not pad: a start in the year 309 was stored as "309-04-24T..." and
+    every read of the task then failed to parse it (found by schemathesis)."""
+    from shared.domain.times import iso
+
+    early = datetime(309, 4, 24, 2, 54, 2, 163_000, tzinfo=UTC)
+    assert iso(early) == "0309-04-24T02:54:02.163Z"
+    assert datetime.fromisoformat(iso(early)) == early
+    every = sched.Every(897_534, early)
+    assert schedule_to_domain(SCHEDULES.validate_python(SCHEDULES.dump_python(schedule_of(every), mode="json"))) == every
