@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, Resolver
 from functions.api.routes import dead_letters, jobs, schedules, tasks
-from shared.api.errors import InternalError, RouteNotFound, from_pydantic
+from shared.api.errors import InternalError, MethodNotAllowed, RouteNotFound, from_pydantic
 from shared.api.hostile import refusal
 from shared.api.views import error_view
 from shared.domain.errors import PayloadTooLarge, SundialError
@@ -55,9 +55,21 @@ def invalid_request(error: RequestValidationError) -> Response[Any]:
     return response_for(from_pydantic(error.errors()))
 
 
+def allowed_methods(path: str) -> list[str]:
+    """The methods some route answers on ``path`` (none: no such resource)."""
+    routes = app._static_routes + app._dynamic_routes  # Powertools keeps them there; no public accessor
+    return sorted({route.method for route in routes if route.rule.match(path)})
+
+
 @app.not_found
 def no_route(_: Exception) -> Response[Any]:
-    return response_for(RouteNotFound(f"no route {app.current_event.http_method} {app.current_event.path}"))
+    method, path = app.current_event.http_method, app.current_event.path
+    allowed = allowed_methods(path)
+    if not allowed:
+        return response_for(RouteNotFound(f"no route {method} {path}"))
+    response = response_for(MethodNotAllowed(f"{path} answers {', '.join(allowed)}, not {method}"))
+    response.headers["Allow"] = ", ".join(allowed)
+    return response
 
 
 @app.exception_handler(Exception)

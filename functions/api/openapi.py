@@ -105,13 +105,16 @@ _POWERTOOLS_ONLY = {"HTTPValidationError", "ValidationError", "ResponseValidatio
 
 
 def _ours(document: dict[str, Any]) -> dict[str, Any]:
-    """Powertools documents a ``422`` of its own on every route and a ``500`` of its own for a
-    response that fails validation; Sundial answers neither: bad input is a ``400`` and any
-    failure is a ``500``, both in the error format. Replace them with what the API answers."""
+    """Powertools documents a ``422`` of its own on every route, a ``500`` of its own for a
+    response that fails validation and JSON content on a ``204``; Sundial answers none of them:
+    bad input is a ``400`` and any failure a ``500``, both in the error format, and a ``204`` has
+    no body. Replace them with what the API answers."""
     error = {"description": _errors()[500]["description"], "content": {"application/json": {"schema": _ERROR_REF}}}
     for operations in document.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.get("responses", {})
+            if "204" in responses:  # no content: Powertools adds an empty JSON one
+                responses["204"].pop("content", None)
             for code, response in list(responses.items()):
                 ref = json.dumps(response.get("content", {}))
                 if any(name in ref for name in _POWERTOOLS_ONLY):

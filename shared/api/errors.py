@@ -44,6 +44,21 @@ def field_name(loc: Sequence[Any]) -> str:
     return name
 
 
+_KINDS = {
+    **dict.fromkeys(("hour", "day", "week", "month", "year", "workday"), "rule"),
+    **dict.fromkeys(("at", "after_seconds", "cron", "every_seconds", "repeat"), "schedule"),
+    **dict.fromkeys(("http", "lambda", "sqs", "sns", "eventbridge", "job"), "target"),
+}
+
+
+def _of(loc: Sequence[Any]) -> str:
+    """`` of a day rule``: the kind of object (a union member) a field is not known in."""
+    kinds = [str(part)[1:] for part in loc[:-1] if str(part).startswith("~")]
+    if not kinds or kinds[-1] not in _KINDS:
+        return ""
+    return f" of a {kinds[-1]} {_KINDS[kinds[-1]]}"
+
+
 def _joined(name: str, member: str) -> str:
     if not member:
         return name
@@ -64,7 +79,9 @@ def from_pydantic(errors: Sequence[Mapping[str, Any]]) -> ValidationFailed:
         elif kind == "missing":
             message = "is required"
         elif kind == "extra_forbidden":
-            message = "is not a known field"
+            message = "is not a known field" + _of(error.get("loc", ()))
+        elif kind == "unknown_level":
+            name = _joined(name, "level")
         elif kind == "string_pattern_mismatch":
             message = f"does not have the form this field takes (the pattern {(error.get('ctx') or {}).get('pattern')})"
         elif kind == "json_invalid":

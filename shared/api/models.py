@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, Tag, ValidationError, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, field_validator, model_validator
 
 from shared.api.errors import from_pydantic
 from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
@@ -100,7 +100,9 @@ class AfterSchedule(Model):
 class CronSchedule(Model):
     """Cron, in a time zone, optionally between ``start`` and ``end``."""
 
-    cron: str = Field(min_length=1, max_length=MAX_CRON_LENGTH, description=CRON_DESCRIPTION)
+    cron: str = Field(
+        min_length=1, max_length=MAX_CRON_LENGTH, pattern=r"^\s*\S+(\s+\S+){4,5}\s*$", description=CRON_DESCRIPTION
+    )
     timezone: str = Field(
         "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
     )
@@ -144,25 +146,29 @@ class EverySchedule(Model):
         return self
 
 
-class RepeatRule(Model):
-    """A calendar rule: "every 2nd month on the 3rd, 5th and 23rd at 09:00"."""
+TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$"
 
-    level: Level = Field(description="The unit the rule counts in.")
-    interval: int = Field(1, ge=1, le=MAX_INTERVAL, description="Every Nth unit, counted from start's unit.")
-    days: list[Annotated[int, Field(ge=1, le=31)]] | None = Field(
+
+def _days(high: int, what: str) -> Any:
+    return Field(
         None,
         exclude_if=is_none,
         min_length=1,
-        max_length=31,
-        description="ISO weekdays (1 = Monday to 7) for `week`, days of month (1-31) for `month`; "
-        "days a month lacks are skipped. Only for those two levels.",
+        max_length=high,
+        description=what,
     )
-    time: str | None = Field(
-        None,
-        exclude_if=is_none,
-        pattern=r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$",
-        description="Local time of day HH:MM[:SS]; default start's local time. Not on `hour`.",
+
+
+def _time() -> Any:
+    return Field(
+        None, exclude_if=is_none, pattern=TIME_OF_DAY, description="Local time of day HH:MM[:SS]; default start's."
     )
+
+
+class Rule(Model):
+    """What every calendar rule has; each level is a model of its own, with only its members."""
+
+    interval: int = Field(1, ge=1, le=MAX_INTERVAL, description="Every Nth unit, counted from start's unit.")
     start: Instant | None = Field(
         None,
         exclude_if=is_none,
@@ -172,21 +178,82 @@ class RepeatRule(Model):
     timezone: str = Field(
         "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
     )
+
+    @model_validator(mode="after")
+    def _rule(self) -> Self:
+        with named("repeat"):
+            repeat_from_api(self.model_dump(mode="json", exclude_none=True), "repeat")
+        return self
+
+
+class HourRule(Rule):
+    """Every ``interval`` hours from ``start`` on the absolute time line (no time of day)."""
+
+    level: Literal["hour"]
+
+
+class DayRule(Rule):
+    level: Literal["day"]
+    time: str | None = _time()
+
+
+class WeekRule(Rule):
+    level: Literal["week"]
+    days: list[Annotated[int, Field(ge=1, le=7)]] | None = _days(7, "ISO weekdays (1 = Monday); default start's.")
+    time: str | None = _time()
+
+
+class MonthRule(Rule):
+    level: Literal["month"]
+    days: list[Annotated[int, Field(ge=1, le=31)]] | None = _days(
+        31, "Days of month; a day a month lacks is skipped, not moved. Default start's."
+    )
+    time: str | None = _time()
+
+
+class YearRule(Rule):
+    """``start``'s month and day every ``interval`` years (February 29: leap years only)."""
+
+    level: Literal["year"]
+    time: str | None = _time()
+
+
+class WorkdayRule(Rule):
+    """Every ``interval``-th workday: a weekday that is not a public holiday of ``calendar``."""
+
+    level: Literal["workday"]
+    time: str | None = _time()
     calendar: str | None = Field(
         None,
         exclude_if=is_none,
         min_length=2,
         max_length=3,
         pattern=r"^[A-Z]{2,3}$",
-        description="`workday` only: a country code whose public holidays are not workdays (working days it "
-        "moves onto weekends are).",
+        description="A country code whose public holidays are not workdays (working days it moves onto "
+        "weekends are); default Monday to Friday.",
     )
 
-    @model_validator(mode="after")
-    def _rule(self) -> RepeatRule:
-        with named("repeat"):
-            repeat_from_api(self.model_dump(mode="json", exclude_none=True), "repeat")
-        return self
+
+LEVELS = tuple(level.value for level in Level)
+
+
+def _level(value: Any) -> str | None:
+    level = value.get("level") if isinstance(value, dict) else getattr(value, "level", None)
+    return tag(level) if level in LEVELS else None
+
+
+RepeatRule = Annotated[
+    Annotated[HourRule, Tag(tag("hour"))]
+    | Annotated[DayRule, Tag(tag("day"))]
+    | Annotated[WeekRule, Tag(tag("week"))]
+    | Annotated[MonthRule, Tag(tag("month"))]
+    | Annotated[YearRule, Tag(tag("year"))]
+    | Annotated[WorkdayRule, Tag(tag("workday"))],
+    Discriminator(_level, custom_error_type="unknown_level", custom_error_message=f"is one of {', '.join(LEVELS)}"),
+]
+"""A calendar rule: "every 2nd month on the 3rd, 5th and 23rd at 09:00". The time of day is
+``time``, else the local time of ``start``, in ``timezone``."""
+RULES: TypeAdapter[HourRule | DayRule | WeekRule | MonthRule | YearRule | WorkdayRule] = TypeAdapter(RepeatRule)
 
 
 class RepeatSchedule(Model):
@@ -235,7 +302,7 @@ def schedule_of(schedule: sched.Schedule) -> Schedules:
         )
     if isinstance(schedule, sched.Every):
         return EverySchedule(every_seconds=schedule.seconds, start=schedule.start, end=schedule.end)
-    return RepeatSchedule(repeat=RepeatRule.model_validate(repeat_to_api(schedule)))
+    return RepeatSchedule(repeat=RULES.validate_python(repeat_to_api(schedule)))
 
 
 # --- targets -------------------------------------------------------------------------------------
@@ -457,9 +524,7 @@ PAYLOAD = f"Any JSON value, at most {t.MAX_PAYLOAD_BYTES} bytes as compact JSON.
 class TaskIn(Model):
     """``POST /v1/tasks``: a schedule, and ``target`` (one) or ``targets`` (multicast)."""
 
-    model_config = Model.model_config | {
-        "json_schema_extra": exactly_one_schema("target", "targets", types={"target": "object", "targets": "array"})
-    }
+    model_config = Model.model_config | {"json_schema_extra": exactly_one_schema("target", "targets")}
 
     name: Name | None = None
     schedule: ScheduleIn
@@ -495,6 +560,8 @@ class TaskPatchIn(Model):
     ``schedule`` (even the same one) re-arms the task; ``target`` replaces ``targets`` and the
     other way round. ``null`` clears ``name`` and ``payload``, resets ``retry`` to the default
     and leaves ``misfire`` as it is."""
+
+    model_config = Model.model_config | {"json_schema_extra": lambda schema: _patch_schema(schema)}  # noqa: PLW0108 (defined below)
 
     name: Name | None = None
     schedule: ScheduleIn | None = None
@@ -547,6 +614,16 @@ class TaskPatchIn(Model):
         return spec, "schedule" in given
 
 
+def _patch_schema(schema: dict[str, Any]) -> None:
+    """What the patch's validator says, in the document: at least one member, never both
+    ``target`` and ``targets``, and ``schedule``, ``target``, ``targets`` not null."""
+    schema["minProperties"] = 1
+    schema["not"] = {"required": ["target", "targets"]}
+    for member in ("schedule", "target", "targets"):
+        options = schema["properties"][member].pop("anyOf")
+        schema["properties"][member].update(next(o for o in options if o != {"type": "null"}))
+
+
 def parse_version(header: str) -> int:
     """An ``If-Match`` header: the task's ``version`` (as its ``ETag``, quoted or not)."""
     text = header.strip().removeprefix("W/").strip('"')
@@ -562,8 +639,8 @@ class BatchIn(Model):
     tasks: list[Any] = Field(
         min_length=1,
         max_length=MAX_BATCH,
-        description="Task specs, each as the body of POST /v1/tasks (TaskIn).",
-        json_schema_extra={"items": {"type": "object"}},
+        description="Task specs, each as the body of POST /v1/tasks (TaskIn); one that is not valid (or not "
+        "an object) is answered with its error at its index.",
     )
 
 
@@ -595,9 +672,7 @@ LetterId = Annotated[str, Field(min_length=1, max_length=64)]
 class RedriveIn(Model):
     """``POST /v1/dead-letters/redrive``: ``{"ids": [...]}`` or ``{"all": true}``."""
 
-    model_config = Model.model_config | {
-        "json_schema_extra": exactly_one_schema("ids", "all", types={"ids": "array", "all": "boolean"})
-    }
+    model_config = Model.model_config | {"json_schema_extra": exactly_one_schema("ids", "all")}
 
     ids: list[LetterId] | None = Field(None, min_length=1, max_length=100, description="Up to 100 letter ids.")
     all: Literal[True] | None = Field(None, description="Every letter not redriven yet (up to 100 a call).")

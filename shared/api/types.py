@@ -18,6 +18,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     PlainSerializer,
@@ -67,8 +68,16 @@ def _utc_ms(value: datetime) -> datetime:
         raise ValueError("is out of range (years 1 to 9999 in UTC)") from exc
 
 
+def _text_or_time(value: object) -> object:
+    """A number is not a time here (pydantic would read it as seconds since 1970)."""
+    if not isinstance(value, str | datetime):
+        raise ValueError("must be an ISO 8601 time with an offset or Z, as a string")
+    return value
+
+
 Instant = Annotated[
     AwareDatetime,
+    BeforeValidator(_text_or_time),
     AfterValidator(_utc_ms),
     PlainSerializer(iso, return_type=str),
     WithJsonSchema({"type": "string", "format": "date-time"}),
@@ -109,13 +118,16 @@ def _attribute(kind: str) -> str:
     return "lambda_" if kind == "lambda" else kind
 
 
-def exactly_one_schema(*members: str, types: dict[str, str]) -> Callable[[dict[str, Any]], None]:
+def exactly_one_schema(*members: str) -> Callable[[dict[str, Any]], None]:
     """``json_schema_extra`` saying a model has exactly one of ``members`` set (present and not
-    null): the rule the model's validator enforces, in the document too."""
+    null, as the model's validator counts them): at least one (``anyOf``) and not two (``not``).
+    Said so rather than as a ``oneOf`` of partial schemas, which code generators cannot read."""
+
+    def given(*names: str) -> dict[str, Any]:
+        return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
 
     def extra(schema: dict[str, Any]) -> None:
-        schema["oneOf"] = [
-            {"required": [member], "properties": {member: {"type": types[member]}}} for member in members
-        ]
+        schema["anyOf"] = [given(member) for member in members]
+        schema["not"] = {"anyOf": [given(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]}
 
     return extra

@@ -72,8 +72,23 @@ def test_exactly_one_of_is_a_one_of(document):
         "EverySchedule",
         "RepeatSchedule",
     ]
-    assert {tuple(branch["required"]) for branch in schemas["TaskIn"]["oneOf"]} == {("target",), ("targets",)}
-    assert schemas["RepeatRule"]["properties"]["level"]["$ref"].endswith("/Level")
+    assert {tuple(branch["required"]) for branch in schemas["TaskIn"]["anyOf"]} == {("target",), ("targets",)}
+    assert [branch["required"] for branch in schemas["TaskIn"]["not"]["anyOf"]] == [["target", "targets"]]
+    rules = schemas["RepeatSchedule"]["properties"]["repeat"]["oneOf"]
+    assert [ref["$ref"].rsplit("/", 1)[1] for ref in rules] == [
+        "HourRule",
+        "DayRule",
+        "WeekRule",
+        "MonthRule",
+        "YearRule",
+        "WorkdayRule",
+    ]
+    assert "days" not in schemas["DayRule"]["properties"]
+    assert "time" not in schemas["HourRule"]["properties"]
+    patch = schemas["TaskPatchIn"]
+    assert patch["minProperties"] == 1
+    assert patch["not"] == {"required": ["target", "targets"]}
+    assert "oneOf" in patch["properties"]["schedule"]
     for kind in ("AtSchedule", "CronSchedule", "HttpTarget", "TaskOut", "RunOut"):
         assert schemas[kind]["additionalProperties"] is False
 
@@ -104,8 +119,18 @@ HTTP = {"http": {"url": "http://127.0.0.1:9/x"}}
         ),
         ({"schedule": {"cron": "61 * * * *"}, "target": HTTP}, "schedule.cron", "invalid cron"),
         ({"schedule": {"cron": "* * * * *", "timezone": "Mars/Base"}, "target": HTTP}, "schedule.timezone", "Mars"),
-        ({"schedule": {"repeat": {"level": "day", "days": [1]}}, "target": HTTP}, "schedule.repeat.days", "week"),
-        ({"schedule": {"repeat": {"level": "hour", "time": "09:00"}}, "target": HTTP}, "schedule.repeat.time", "hour"),
+        (
+            {"schedule": {"repeat": {"level": "day", "days": [1]}}, "target": HTTP},
+            "schedule.repeat.days",
+            "of a day rule",
+        ),
+        (
+            {"schedule": {"repeat": {"level": "hour", "time": "09:00"}}, "target": HTTP},
+            "schedule.repeat.time",
+            "of a hour rule",
+        ),
+        ({"schedule": {"repeat": {"level": "fortnight"}}, "target": HTTP}, "schedule.repeat.level", "is one of hour"),
+        ({"schedule": {"repeat": {"level": "week", "days": [8]}}, "target": HTTP}, "schedule.repeat.days[0]", "7"),
         ({"schedule": {"after_seconds": 5}, "target": {"ftp": {}}}, "target", "exactly one of http"),
         (
             {"schedule": {"after_seconds": 5}, "targets": [HTTP, {"sqs": {"queue_url": "nope"}}]},
@@ -190,4 +215,6 @@ def test_a_time_before_the_year_1000_is_answered_as_iso_8601():
     assert iso(early) == "0309-04-24T02:54:02.163Z"
     assert datetime.fromisoformat(iso(early)) == early
     every = sched.Every(897_534, early)
-    assert schedule_to_domain(SCHEDULES.validate_python(SCHEDULES.dump_python(schedule_of(every), mode="json"))) == every
+    assert (
+        schedule_to_domain(SCHEDULES.validate_python(SCHEDULES.dump_python(schedule_of(every), mode="json"))) == every
+    )
