@@ -57,8 +57,13 @@ def invalid_request(error: RequestValidationError) -> Response[Any]:
 
 def allowed_methods(path: str) -> list[str]:
     """The methods some route answers on ``path`` (none: no such resource)."""
-    routes = app._static_routes + app._dynamic_routes  # Powertools keeps them there; no public accessor
-    return sorted({route.method for route in routes if route.rule.match(path)})
+    # Powertools keeps them there (no public accessor); a path that is a route of its own
+    # (/v1/dead-letters/redrive) is that route's, even where a parameter could also match it
+    for routes in (app._static_routes, app._dynamic_routes):
+        methods = sorted({route.method for route in routes if route.rule.match(path)})
+        if methods:
+            return methods
+    return []
 
 
 @app.not_found

@@ -324,6 +324,7 @@ class HttpCall(Model):
         max_length=t.MAX_HEADERS,
         description=f"At most {t.MAX_HEADERS} headers; Content-Type, Host, Idempotency-Key, hop-by-hop "
         "headers and Sundial-* are Sundial's.",
+        json_schema_extra={"additionalProperties": False},  # a name outside the pattern is refused
     )
     timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)
 

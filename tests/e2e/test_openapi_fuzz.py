@@ -46,7 +46,7 @@ def test_schemathesis_finds_nothing_against_the_local_runtime(tmp_path) -> None:
     if not unshare:
         pytest.skip(f"the fuzzer only runs in a loopback-only network namespace, and {problem}")
     report, refusals, runtime_log = tmp_path / "report.json", tmp_path / "refusals.jsonl", tmp_path / "runtime.log"
-    env = {**os.environ, "SUNDIAL_FUZZ_REJECTIONS": str(refusals), "SUNDIAL_FUZZ_RUNTIME_LOG": str(runtime_log)}
+    env = {**os.environ, "FUZZ_REJECTIONS": str(refusals), "FUZZ_RUNTIME_LOG": str(runtime_log)}
     started = time.monotonic()
     options = ["--report", "json", "--report-json-path", str(report), "--no-color"]
     done = subprocess.run(

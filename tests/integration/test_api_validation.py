@@ -170,3 +170,24 @@ def test_a_body_over_the_limit_is_413(api):
     assert answer.status == 413
     assert answer.body["error"]["code"] == "payload_too_large"
     assert boto3.resource("dynamodb").Table("sundial-test").scan()["Count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("PUT", "/v1/tasks", "GET, POST"),
+        ("OPTIONS", "/v1/dead-letters/redrive", "POST"),
+        ("POST", "/v1/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV/runs", "GET"),
+    ],
+)
+def test_a_method_a_routed_path_does_not_answer_is_405_naming_those_it_does(api, method, path, allow):
+    answer = api(method, path)
+    assert answer.status == 405, answer.body
+    assert answer.body["error"]["code"] == "method_not_allowed"
+    assert answer.headers["Allow"] == allow
+
+
+def test_a_path_no_route_has_is_404(api):
+    answer = api("GET", "/v1/nothing-here")
+    assert answer.status == 404
+    assert answer.body["error"]["code"] == "route_not_found"

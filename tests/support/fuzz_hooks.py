@@ -7,7 +7,7 @@ those must stay failures. A few rules cannot be written in JSON Schema at all: e
 ``validation_error`` whose every detail matches an accepted rule for that operation. Nothing else
 is filtered.
 
-With ``SUNDIAL_FUZZ_REJECTIONS`` set to a file, every refusal of schema-valid data is appended to it
+With ``FUZZ_REJECTIONS`` set to a file, every refusal of schema-valid data is appended to it
 as one JSON line (operation, status, error details, the accepted rule's reason or null), so a run
 says what it dropped and why.
 """
@@ -107,6 +107,13 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         rf"{JOBS}|{TASKS}",
+        rf"({TARGETS}|processor)\.http\.headers",
+        r"is set by Sundial and cannot be overridden",
+        "header names are case-insensitive: the names Sundial sets itself (Content-Type, Host, Sundial-*...) "
+        "would need a case-insensitive pattern, which the document's regular expressions cannot say",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
         rf"({TARGETS}\.job\.)?sharding(\.\w+)?",
         r"must not exceed max_items_per_shard|need \d+ shards|shards in all",
         "how many shards a job needs depends on its data and on two sharding values together",
@@ -145,7 +152,7 @@ def filter_failure(context: Any, failure: Any, case: Any, response: Any) -> bool
     operation = case.operation.label
     body = _body(response)
     reason = accepted_reason(operation, response.status_code, body)
-    log = os.environ.get("SUNDIAL_FUZZ_REJECTIONS")
+    log = os.environ.get("FUZZ_REJECTIONS")
     if log:
         error = body.get("error") if isinstance(body, dict) else None
         with open(log, "a", encoding="utf-8") as out:
@@ -174,7 +181,7 @@ def after_call(context: Any, case: Any, response: Any) -> None:
     second from a start in the past would keep the runtime (and moto under it) busy firing for the
     rest of the run, and time every later request out. The stateful phase keeps its tasks: it goes
     on to read, pause, resume and run them."""
-    base = os.environ.get("SUNDIAL_FUZZ_BASE_URL")
+    base = os.environ.get("FUZZ_BASE_URL")
     if base is None or case.meta is None or case.meta.phase.name == "stateful":
         return
     for task_id in created_task_ids(case.operation.label, response.status_code, _body(response)):

@@ -6,7 +6,7 @@ network namespace has a single interface, ``lo``, down. The script brings ``lo``
 on if the namespace has any other interface (nothing but this machine's own sockets in the
 namespace may be reachable), starts ``python -m local`` on a free loopback port, waits for the
 OpenAPI document, registers a task, a job and a dead letter for the operations that read one (their
-ids reach ``schemathesis.toml`` as ``SUNDIAL_FUZZ_*_ID``), runs ``schemathesis run`` against the
+ids reach ``schemathesis.toml`` as ``FUZZ_*_ID``), runs ``schemathesis run`` against the
 document with the options given to this script (the rest of the configuration is
 ``schemathesis.toml`` at the repository root), stops the runtime and exits with schemathesis's
 status.
@@ -31,6 +31,11 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # run as a script: the project's packages are beside tests/
+
+from local.settings import LocalSettings  # noqa: E402
+from shared.settings import ENV_PREFIX  # noqa: E402
+
 NOT_ISOLATED = 3
 NO_RUNTIME = 4
 SIOCGIFFLAGS = 0x8913
@@ -57,7 +62,7 @@ def no_proxy_env() -> dict[str, str]:
     return {
         key: value
         for key, value in os.environ.items()
-        if (key.startswith("SUNDIAL_FUZZ_") or not key.startswith(("AWS_", "SUNDIAL_"))) and "proxy" not in key.lower()
+        if (key.startswith("FUZZ_") or not key.startswith(("AWS_", ENV_PREFIX))) and "proxy" not in key.lower()
     }
 
 
@@ -85,7 +90,7 @@ def call(base: str, method: str, path: str, body: object = None) -> dict[str, ob
 
 
 def seed(base: str, closed_port: int) -> dict[str, str]:
-    """A task, a job and a dead letter to read, as ``SUNDIAL_FUZZ_*_ID`` variables."""
+    """A task, a job and a dead letter to read, as ``FUZZ_*_ID`` variables."""
     nowhere = f"http://127.0.0.1:{closed_port}/fuzz"  # nothing listens: every call fails at once
     task = call(
         base,
@@ -110,19 +115,20 @@ def seed(base: str, closed_port: int) -> dict[str, str]:
             "retry": {"max_attempts": 1},
         },
     )
-    ids = {"SUNDIAL_FUZZ_TASK_ID": str(task["id"]), "SUNDIAL_FUZZ_JOB_ID": str(job["id"])}
+    ids = {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"])}
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         letters = call(base, "GET", "/v1/dead-letters?limit=1")["items"]
         if isinstance(letters, list) and letters:
-            ids["SUNDIAL_FUZZ_LETTER_ID"] = str(letters[0]["id"])
+            ids["FUZZ_LETTER_ID"] = str(letters[0]["id"])
             return ids
         time.sleep(0.2)
     raise RuntimeError("the seeded task did not become a dead letter within 20 s")
 
 
 def start_runtime(port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**no_proxy_env(), "SUNDIAL_PORT": str(port), "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(ROOT)}
+    env = {**no_proxy_env(), LocalSettings.setting_name("port"): str(port), "PYTHONUNBUFFERED": "1"}
+    env["PYTHONPATH"] = str(ROOT)
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, "-W", "ignore", "-m", "local"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT
@@ -159,7 +165,7 @@ def main(argv: list[str]) -> int:
         return NOT_ISOLATED
 
     port, closed_port = free_port(), free_port()
-    log = Path(os.environ.get("SUNDIAL_FUZZ_RUNTIME_LOG", "/tmp/sundial-fuzz-runtime.log"))
+    log = Path(os.environ.get("FUZZ_RUNTIME_LOG", "/tmp/sundial-fuzz-runtime.log"))
     runtime = start_runtime(port, log)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -172,7 +178,7 @@ def main(argv: list[str]) -> int:
         ids = seed(base, closed_port)
         command = [sys.executable, "-m", "schemathesis.cli", "run", f"{base}/v1/openapi.json", *argv]
         print(f"fuzz_run: namespace interfaces {interfaces()}; runtime at {base}; seeded {ids}", flush=True)
-        return subprocess.call(command, cwd=ROOT, env={**no_proxy_env(), **ids, "SUNDIAL_FUZZ_BASE_URL": base})
+        return subprocess.call(command, cwd=ROOT, env={**no_proxy_env(), **ids, "FUZZ_BASE_URL": base})
     finally:
         stop(runtime)
 
