@@ -191,3 +191,20 @@ def test_a_path_no_route_has_is_404(api):
     answer = api("GET", "/v1/nothing-here")
     assert answer.status == 404
     assert answer.body["error"]["code"] == "route_not_found"
+
+
+def test_the_document_names_the_server_where_the_api_answers(aws):
+    """Swagger UI's "Try it out" calls the document's server: the local runtime answers on /v1
+    itself, API Gateway's own URL on /prod/v1 (the stage in the path)."""
+    import json as jsonlib
+
+    from functions.api.handler import handler
+    from tests.support.events import FakeLambdaContext, api_event
+
+    local = api_event("GET", "/v1/openapi.json")
+    assert jsonlib.loads(handler(local, FakeLambdaContext())["body"])["servers"] == [{"url": "/"}]
+    deployed = api_event("GET", "/v1/openapi.json")
+    deployed["requestContext"]["path"] = "/prod/v1/openapi.json"
+    assert jsonlib.loads(handler(deployed, FakeLambdaContext())["body"])["servers"] == [{"url": "/prod"}]
+    swagger = api_event("GET", "/v1/docs?format=json")
+    assert jsonlib.loads(handler(swagger, FakeLambdaContext())["body"])["servers"] == [{"url": "/"}]
