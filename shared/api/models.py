@@ -14,11 +14,13 @@ import json
 import re
 from dataclasses import replace
 from typing import Annotated, Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, field_validator, model_validator
 
 from shared.api.errors import from_pydantic
 from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
+from shared.delivery.addresses import is_metadata_literal
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
@@ -26,6 +28,7 @@ from shared.domain.codec import canonical_job, repeat_to_api, retry_to_dict, tar
 from shared.domain.errors import ValidationFailed
 from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
+from shared.domain.secrets import kept
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
 from shared.domain.wallclock import zone_of
 
@@ -333,6 +336,9 @@ class HttpCall(Model):
     def _url(cls, value: str) -> str:
         if "@" in value.split("/", 3)[2]:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
+        host = urlsplit(value).hostname or ""
+        if is_metadata_literal(host):
+            raise ValueError(f"points at a cloud metadata endpoint ({host}): a target that can never be right")
         return value
 
     @field_validator("headers")
@@ -600,10 +606,14 @@ class TaskPatchIn(Model):
         )
         if self.schedule is not None:
             spec = replace(spec, schedule=schedule_to_domain(self.schedule))
+        before = dict(enumerate(task.targets))
         if self.target is not None:
-            spec = replace(spec, targets=(target_to_domain(self.target),), multicast=False)
+            target = kept(target_to_domain(self.target), before.get(0), "target")
+            spec = replace(spec, targets=(target,), multicast=False)
         if self.targets is not None:
-            spec = replace(spec, targets=tuple(target_to_domain(x) for x in self.targets), multicast=True)
+            targets = [target_to_domain(x) for x in self.targets]
+            chosen = [kept(x, before.get(i), f"targets[{i}]") for i, x in enumerate(targets)]
+            spec = replace(spec, targets=tuple(chosen), multicast=True)
         if "name" in given:
             spec = replace(spec, name=self.name)
         if "payload" in given:

@@ -24,12 +24,13 @@ from shared.api.responses import (
 from shared.domain.errors import SundialError
 from shared.domain.jobs import JobStatus, JobView
 from shared.domain.retry import RetryPolicy
+from shared.domain.secrets import redacted
 from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms
 
 
 def _targets(targets: tuple[Target, ...], multicast: bool) -> dict[str, object]:
-    shown = [target_of(target) for target in targets]
+    shown = [target_of(redacted(target)) for target in targets]  # secrets are write-only
     return {"targets": shown} if multicast else {"target": shown[0]}
 
 

@@ -8,6 +8,7 @@ checks every address a host name resolves to and then connects to the checked ad
 
 from __future__ import annotations
 
+import socket
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
 IPAddress = IPv4Address | IPv6Address
@@ -21,6 +22,7 @@ METADATA_ADDRESSES: frozenset[IPAddress] = frozenset(
         "169.254.170.23",  # EKS Pod Identity credentials
         "fd00:ec2::23",
         "100.100.100.200",  # Alibaba Cloud metadata
+        "192.0.0.192",  # Oracle Cloud metadata (legacy endpoint)
     )
 )
 """Never reachable, whatever the policy allows."""
@@ -97,3 +99,31 @@ def parse_address(text: str) -> IPAddress | None:
         return ip_address(text)
     except ValueError:
         return None
+
+
+def literal_address(host: str) -> IPAddress | None:
+    """The address a URL's host names when it is an IP literal in any form a resolver accepts
+    (``169.254.169.254``, ``[fd00:ec2::254]``, ``2852039166``, ``0xa9fea9fe``, ``0251.0376.0251.0376``,
+    ``[::ffff:169.254.169.254]``), or ``None`` for a host name."""
+    text = host.strip().strip("[]").split("%", 1)[0]
+    address = parse_address(text)
+    if address is not None:
+        return address
+    if not text or any(c not in "0123456789abcdefxABCDEFX." for c in text):
+        return None
+    try:
+        return IPv4Address(socket.inet_aton(text))  # the C library's forms: decimal, octal, hex, short
+    except OSError:
+        return None
+
+
+def is_metadata_literal(host: str) -> bool:
+    """Whether a URL's host is a cloud metadata endpoint given as an IP literal (in any form,
+    IPv4-mapped and NAT64 included): a target that can never be right."""
+    address = literal_address(host)
+    if address is None:
+        return False
+    candidates: list[IPAddress] = [address]
+    if isinstance(address, IPv6Address):
+        candidates += [a for a in (address.ipv4_mapped, _embedded_ipv4(address)) if a is not None]
+    return any(candidate in METADATA_ADDRESSES for candidate in candidates)
