@@ -104,6 +104,10 @@ class Api(Construct):
                 **storage.idempotency_resources(),
                 **queues.staging_resources(),
                 **jobs.starter_resources(),
+                # no task may target the deployment's own functions, queues and topics (their
+                # names start with the stack's)
+                own_prefix=f"{Stack.of(self).stack_name}-",
+                account_id=Stack.of(self).account,
             ),
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,

@@ -131,7 +131,8 @@ class Runtime:
     def _create_resources(self) -> tuple[dict[str, str], dict[str, str]]:
         import boto3
 
-        from local.queues import create_queues
+        from local.queues import QUEUE_PREFIX, create_queues
+        from local.stepfunctions import ACCOUNT
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
         from shared.topology import queues
@@ -141,6 +142,8 @@ class Runtime:
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
             dead_letter_queue_url=urls["dead-letters"],
             scan_queue_url=urls["scan-requests"],
+            own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
+            account_id=ACCOUNT,
         )
         self._use(settings)
         ensure_table(settings.table_name)

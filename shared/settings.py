@@ -402,6 +402,11 @@ class Settings(Tuning):
     jobs_bucket: Text = ""
     """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     job_state_machine_arn: Text = ""
+    own_prefix: Text = ""
+    """The name prefix of the deployment's own resources (the stack's name and a dash): a task may
+    not target them (shared/domain/own.py). Empty: nothing is refused."""
+    account_id: Text = ""
+    """The deployment's AWS account (own resources are refused in it only)."""
     allow_loopback_targets: Flag = False
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
@@ -415,6 +420,8 @@ class Settings(Tuning):
         "scan_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",
+        "own_prefix",
+        "account_id",
     )
     """A function's environment names only the resources it uses: one left at its default is not
     written (and reads back as the default)."""

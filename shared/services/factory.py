@@ -16,6 +16,7 @@ from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_clien
 from shared.domain.codec import target_from_dict
 from shared.domain.ids import new_run_id
 from shared.domain.jobs import ProcessorFailed
+from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
@@ -37,6 +38,10 @@ def _stager(settings: Settings) -> SqsStager | None:
     return SqsStager(settings.delay_queue_urls, settings.dead_letter_queue_url, settings.timing.lead_ms)
 
 
+def _own(settings: Settings) -> OwnResources:
+    return OwnResources(settings.own_prefix, settings.account_id)
+
+
 def build_task_service(settings: Settings) -> TaskService:
     bind_table(settings.table_name)
     return TaskService(
@@ -48,6 +53,7 @@ def build_task_service(settings: Settings) -> TaskService:
         retention=timedelta(days=settings.run_retention_days),
         stager=_stager(settings),
         timing=settings.timing,
+        own=_own(settings),
     )
 
 
@@ -128,4 +134,5 @@ def build_job_service(settings: Settings) -> JobService:
         SfnStarter(settings.job_state_machine_arn),
         clock=lambda: int(time.time() * 1000),
         new_id=new_run_id,
+        own=_own(settings),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from shared.domain.codec import target_from_dict
@@ -24,6 +24,7 @@ from shared.domain.jobs import (
     ProcessorFailed,
     ProcessorRetryable,
 )
+from shared.domain.own import OwnResources
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
 from shared.services.ports import Blobs, ExecutionStarter, JobRecords, JobStore, Processor
@@ -136,11 +137,14 @@ class JobService:
     starter: ExecutionStarter
     clock: Callable[[], int]
     new_id: Callable[[int], str]
+    own: OwnResources = field(default_factory=OwnResources)
+    """Sundial's own resources: a processor may not be one."""
 
     def start(self, tenant: str, request: JobRequest) -> JobView:
         """Record the job, keep its data, start its execution. The submitted data is sharded
         once here so a job that cannot be sharded is refused before anything runs (``pre`` may
         still replace it)."""
+        self.own.check_processor(request.processor)
         plan(request.data, request.sharding)
         now = self.clock()
         job_id = self.new_id(now)

@@ -19,6 +19,7 @@ from shared.domain.errors import (
     VersionMismatch,
 )
 from shared.domain.firing import Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.own import OwnResources
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, TaskStatus, check_task_transition
@@ -53,6 +54,8 @@ class TaskService:
     """Where a task due before the scanners' next window is staged by its writer."""
     dead_letters_store: DeadLetters | None = None
     timing: Timing = field(default_factory=Timing)
+    own: OwnResources = field(default_factory=OwnResources)
+    """Sundial's own resources, which no task may target."""
     clock: Callable[[], datetime] = utc_now
     randbytes: Callable[[int], bytes] = os.urandom
 
@@ -63,6 +66,7 @@ class TaskService:
         return choose_shard(secrets.randbits(32), self.bucket_shards)
 
     def register(self, tenant: str, spec: TaskSpec) -> Task:
+        self.own.check(spec.targets, spec.multicast)
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
@@ -77,6 +81,7 @@ class TaskService:
                 answers.append(spec)
                 continue
             try:
+                self.own.check(spec.targets, spec.multicast)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
             except ValidationFailed as exc:
                 answers.append(exc)
@@ -108,6 +113,7 @@ class TaskService:
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
             wanted = change(task)
             spec = wanted.spec
+            self.own.check(spec.targets, spec.multicast)
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
             if wanted.reschedule:

@@ -111,3 +111,34 @@ def test_a_metadata_endpoint_as_an_ip_literal_is_refused_at_registration(api, ho
     refused = api("POST", "/v1/jobs", job)
     assert refused.status == 400
     assert refused.body["error"]["details"][0]["field"] == "processor.http.url"
+
+
+def test_the_deployments_own_resources_are_refused_as_targets(api, monkeypatch):
+    from tests.integration.conftest import use_settings
+
+    use_settings(monkeypatch, own_prefix="Sundial-", account_id="123456789012")
+    ours = "https://sqs.us-east-1.amazonaws.com/123456789012/Sundial-PipelineQueuesdelay0"
+    answer = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 60}, "target": {"sqs": {"queue_url": ours}}})
+    assert answer.status == 400, answer.body
+    assert [d["field"] for d in answer.body["error"]["details"]] == ["target.sqs.queue_url"]
+    batch = api(
+        "POST",
+        "/v1/tasks:batch",
+        {
+            "tasks": [
+                {
+                    "schedule": {"after_seconds": 60},
+                    "targets": [{"http": {"url": "https://example.com/ok"}}, {"sqs": {"queue_url": ours}}],
+                }
+            ]
+        },
+    )
+    assert batch.body["items"][0]["error"]["details"][0]["field"] == "targets[1].sqs.queue_url"
+    task = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 60}, "target": {"http": {"url": "https://x.io"}}})
+    patched = api("PATCH", f"/v1/tasks/{task.body['id']}", {"target": {"sqs": {"queue_url": ours}}})
+    assert patched.status == 400
+    assert patched.body["error"]["details"][0]["field"] == "target.sqs.queue_url"
+    function = "arn:aws:lambda:us-east-1:123456789012:function:Sundial-JobsHandler"
+    job = api("POST", "/v1/jobs", {"processor": {"lambda": {"function_arn": function}}, "data": [[1]]})
+    assert job.status == 400
+    assert job.body["error"]["details"][0]["field"] == "processor.lambda.function_arn"

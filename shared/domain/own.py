@@ -1,0 +1,78 @@
+"""Sundial's own resources are never a task's target.
+
+A task must not feed the scheduler's internals (a delay queue, the trigger, the dead-letter
+queue, the alarm topic): every resource of a deployment that a target could name has a name
+starting with the deployment's prefix (the stack's name and a dash: CloudFormation's generated
+names do), so a Lambda, SQS or SNS target in the deployment's account whose name starts with it
+is refused at registration, naming the field. Sundial has no event bus of its own, and a job
+target starting the jobs state machine is what a job target is for.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shared.domain.errors import FieldError, ValidationFailed
+from shared.domain.tasks import JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+
+_ARN = re.compile(r"^arn:[^:]+:(?P<service>[^:]+):[^:]*:(?P<account>\d{12}):(?:function:)?(?P<name>[^:/]+)")
+_QUEUE_URL = re.compile(r"^https?://[^/]+/(?P<account>\d{12})/(?P<name>[^/?#]+)")
+
+
+@dataclass(frozen=True)
+class OwnResources:
+    prefix: str = ""
+    """The name prefix of the deployment's resources; empty: nothing is refused."""
+    account: str = ""
+    """The deployment's account; empty: a name with the prefix is refused in any account."""
+
+    def _ours(self, account: str, name: str) -> bool:
+        return bool(self.prefix) and name.startswith(self.prefix) and (not self.account or account == self.account)
+
+    def refusal(self, target: Target) -> tuple[str, str] | None:
+        """(the member at fault, why) when ``target`` names one of Sundial's own resources."""
+        if isinstance(target, LambdaTarget | SnsTarget):
+            arn, member = (
+                (target.function_arn, "lambda.function_arn")
+                if isinstance(target, LambdaTarget)
+                else (target.topic_arn, "sns.topic_arn")
+            )
+            match = _ARN.match(arn)
+            if match and self._ours(match["account"], match["name"]):
+                return member, f"is one of this Sundial deployment's own ({match['name']})"
+        if isinstance(target, SqsTarget):
+            match = _QUEUE_URL.match(target.queue_url)
+            if match and self._ours(match["account"], match["name"]):
+                return "sqs.queue_url", f"is one of this Sundial deployment's own ({match['name']})"
+        if isinstance(target, JobTarget):
+            return self._processor(target)
+        return None
+
+    def _processor(self, target: JobTarget) -> tuple[str, str] | None:
+        processor = json.loads(target.job).get("processor") or {}
+        arn = (processor.get("lambda") or {}).get("function_arn")
+        match = _ARN.match(arn) if isinstance(arn, str) else None
+        if match and self._ours(match["account"], match["name"]):
+            return "job.processor.lambda.function_arn", f"is one of this Sundial deployment's own ({match['name']})"
+        return None
+
+    def check_processor(self, processor: Target) -> None:
+        """Refuse a job's processor that is one of ours (``processor.lambda.function_arn``)."""
+        refused = self.refusal(processor)
+        if refused is not None:
+            raise ValidationFailed.on(f"processor.{refused[0]}", refused[1])
+
+    def check(self, targets: Sequence[Target], multicast: bool, field: str = "") -> None:
+        """Refuse (:class:`ValidationFailed`, every refused target named) targets that are ours."""
+        details = []
+        for index, target in enumerate(targets):
+            refused = self.refusal(target)
+            if refused is not None:
+                where = f"targets[{index}]" if multicast else "target"
+                name = f"{field}.{where}" if field else where
+                details.append(FieldError(f"{name}.{refused[0]}", refused[1]))
+        if details:
+            raise ValidationFailed("; ".join(f"{d.field}: {d.message}" for d in details), details)
