@@ -62,6 +62,7 @@ SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$
 QUEUE_URL = r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
 HTTP_URL = r"^https?://[^/\s?#@]+([/?#]\S*)?$"
 ZONE = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
+CRON_FIELDS = r"^\s*\S+(\s+\S+){4,5}\s*$"
 
 CRON_DESCRIPTION = (
     "Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
@@ -104,7 +105,10 @@ class CronSchedule(Model):
     """Cron, in a time zone, optionally between ``start`` and ``end``."""
 
     cron: str = Field(
-        min_length=1, max_length=MAX_CRON_LENGTH, pattern=r"^\s*\S+(\s+\S+){4,5}\s*$", description=CRON_DESCRIPTION
+        min_length=1,
+        max_length=MAX_CRON_LENGTH,
+        description=CRON_DESCRIPTION,
+        json_schema_extra={"pattern": CRON_FIELDS},  # checked by _cron, with a message that says why
     )
     timezone: str = Field(
         "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
@@ -315,8 +319,8 @@ class HttpCall(Model):
     url: str = Field(
         min_length=1,
         max_length=t.MAX_URL_LENGTH,
-        pattern=HTTP_URL,
         description="Absolute http:// or https:// URL, without user:password@ (put credentials in a header).",
+        json_schema_extra={"pattern": HTTP_URL},  # checked by _url, with a message that says why
     )
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "POST"
     headers: dict[
@@ -334,8 +338,11 @@ class HttpCall(Model):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        if "@" in value.split("/", 3)[2]:
+        authority = value.split("/", 3)[2] if value.count("/") >= 2 else ""
+        if "@" in authority:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
+        if not re.match(HTTP_URL, value):
+            raise ValueError("must be an absolute http:// or https:// URL, without spaces")
         host = urlsplit(value).hostname or ""
         if is_metadata_literal(host):
             raise ValueError(f"points at a cloud metadata endpoint ({host}): a target that can never be right")

@@ -107,6 +107,20 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         rf"{JOBS}|{TASKS}",
+        r".*\.http\.url",
+        r"points at a cloud metadata endpoint",
+        "a URL whose host is a metadata endpoint written as an IP literal in any of the forms a resolver "
+        "reads (decimal, octal, hex, IPv4-mapped, NAT64) is refused; no pattern can list them all",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
+        r".*(function_arn|queue_url|topic_arn)",
+        r"is one of this Sundial deployment's own",
+        "the deployment's own functions, queues and topics are refused as targets; their names are the "
+        "deployment's (its prefix and account), which the published document does not know",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
         rf"({TARGETS}|processor)\.http\.headers",
         r"is set by Sundial and cannot be overridden",
         "header names are case-insensitive: the names Sundial sets itself (Content-Type, Host, Sundial-*...) "
