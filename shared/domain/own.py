@@ -22,6 +22,10 @@ _ARN = re.compile(r"^arn:[^:]+:(?P<service>[^:]+):[^:]*:(?P<account>\d{12}):(?:f
 _QUEUE_URL = re.compile(r"^https?://[^/]+/(?P<account>\d{12})/(?P<name>[^/?#]+)")
 
 
+def _why(name: str) -> str:
+    return f"is one of this Sundial deployment's own resources ({name}): a task must not feed the scheduler"
+
+
 @dataclass(frozen=True)
 class OwnResources:
     prefix: str = ""
@@ -42,11 +46,11 @@ class OwnResources:
             )
             match = _ARN.match(arn)
             if match and self._ours(match["account"], match["name"]):
-                return member, f"is one of this Sundial deployment's own ({match['name']})"
+                return member, _why(match["name"])
         if isinstance(target, SqsTarget):
             match = _QUEUE_URL.match(target.queue_url)
             if match and self._ours(match["account"], match["name"]):
-                return "sqs.queue_url", f"is one of this Sundial deployment's own ({match['name']})"
+                return "sqs.queue_url", _why(match["name"])
         if isinstance(target, JobTarget):
             return self._processor(target)
         return None
@@ -56,7 +60,7 @@ class OwnResources:
         arn = (processor.get("lambda") or {}).get("function_arn")
         match = _ARN.match(arn) if isinstance(arn, str) else None
         if match and self._ours(match["account"], match["name"]):
-            return "job.processor.lambda.function_arn", f"is one of this Sundial deployment's own ({match['name']})"
+            return "job.processor.lambda.function_arn", _why(match["name"])
         return None
 
     def check_processor(self, processor: Target) -> None:
@@ -65,14 +69,13 @@ class OwnResources:
         if refused is not None:
             raise ValidationFailed.on(f"processor.{refused[0]}", refused[1])
 
-    def check(self, targets: Sequence[Target], multicast: bool, field: str = "") -> None:
+    def check(self, targets: Sequence[Target], multicast: bool) -> None:
         """Refuse (:class:`ValidationFailed`, every refused target named) targets that are ours."""
         details = []
         for index, target in enumerate(targets):
             refused = self.refusal(target)
             if refused is not None:
                 where = f"targets[{index}]" if multicast else "target"
-                name = f"{field}.{where}" if field else where
-                details.append(FieldError(f"{name}.{refused[0]}", refused[1]))
+                details.append(FieldError(f"{where}.{refused[0]}", refused[1]))
         if details:
             raise ValidationFailed("; ".join(f"{d.field}: {d.message}" for d in details), details)
