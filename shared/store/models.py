@@ -215,6 +215,13 @@ class JobItem(_Table):
     lsk = UnicodeAttribute(null=True)
 
 
+class RateItem(_Table):
+    """``RATE#<what is limited>`` / ``RATE``: a rate limit's state, GCRA's theoretical arrival
+    time (shared/domain/rate.py); it expires a day after it was last used."""
+
+    tat_ms = NumberAttribute(null=True)
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -224,6 +231,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     RunLogItem,
     JobItem,
     DeadLetterItem,
+    RateItem,
 )
 
 
