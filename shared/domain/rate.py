@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-
 EPSILON_MS = 1e-6
 """Sums of intervals in floating point drift by far less than this; a nanosecond is no rate."""
 
