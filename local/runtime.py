@@ -134,6 +134,7 @@ class Runtime:
         from local.queues import create_queues
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
+        from shared.store.signing import create_signing_key
         from shared.topology import queues
 
         urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
@@ -141,6 +142,7 @@ class Runtime:
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
             dead_letter_queue_url=urls["dead-letters"],
             scan_queue_url=urls["scan-requests"],
+            signing_key_arn=create_signing_key(boto3.client("kms")),
         )
         self._use(settings)
         ensure_table(settings.table_name)

@@ -402,6 +402,9 @@ class Settings(Tuning):
     jobs_bucket: Text = ""
     """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     job_state_machine_arn: Text = ""
+    signing_key_arn: Text = ""
+    """The KMS key the tenants' callback signing secrets are encrypted with (docs/tenancy.md,
+    section 4); empty: callbacks are not signed."""
     allow_loopback_targets: Flag = False
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
@@ -415,6 +418,7 @@ class Settings(Tuning):
         "scan_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",
+        "signing_key_arn",
     )
     """A function's environment names only the resources it uses: one left at its default is not
     written (and reads back as the default)."""
