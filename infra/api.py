@@ -22,6 +22,7 @@ from infra.job_runner import JobRunner
 from infra.nag import acknowledge
 from infra.pipeline import Queues
 from infra.settings import DeploymentSettings
+from infra.signing import SigningKey
 from infra.storage import Storage
 from shared.store.models import LIST_INDEX_NAME
 
@@ -81,6 +82,7 @@ class Api(Construct):
         storage: Storage,
         queues: Queues,
         jobs: JobRunner,
+        signing: SigningKey,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = ServiceFunction(
@@ -97,6 +99,8 @@ class Api(Construct):
                 # A task due before the scanners' next pass is staged by the API itself.
                 *queues.staging_statements(),
                 *jobs.starter_statements(),
+                # POST /v1/signing-secrets:rotate encrypts the new secret
+                *signing.rotator_statements(),
             ],
             environment=function_environment(
                 settings,
@@ -104,6 +108,7 @@ class Api(Construct):
                 **storage.idempotency_resources(),
                 **queues.staging_resources(),
                 **jobs.starter_resources(),
+                **signing.resources(),
             ),
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,

@@ -136,6 +136,7 @@ def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_s
         env_name("delay_queue_urls"): {"Ref": logical_id(stack, delay_queue.node.default_child)},
         env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
         env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
+        env_name("signing_key_arn"): {"Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]},
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }
