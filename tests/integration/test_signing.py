@@ -117,3 +117,24 @@ def _forget_trigger_cache() -> None:
     from functions.trigger import handler as trigger
 
     trigger.trigger.cache_clear()
+
+
+def test_a_job_processor_call_is_signed_with_the_tenants_secret(api, receiver):
+    from shared.delivery.processor import HttpProcessor, http_client
+    from shared.domain.tasks import HttpTarget
+    from shared.services.factory import build_signing_service
+    from shared.settings import from_env
+
+    secret = rotate(api)["secret"]
+    signing = build_signing_service(from_env())
+    assert signing is not None
+    url = receiver.script("/processor", 200)
+    processor = HttpProcessor(
+        HttpTarget(url, timeout_seconds=5),
+        http_client(allow_loopback=True, allow_private=False),
+        lambda: signing.signer("default"),
+    )
+    processor.call("01JOB", {"phase": "pre", "input": {"n": 1}})
+    (call,) = receiver.calls_to("/processor")
+    assert verifies(secret, call)
+    assert call.headers["webhook-id"] == call.headers["Idempotency-Key"] == "01JOB:pre"
