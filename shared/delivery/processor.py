@@ -15,6 +15,7 @@ from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.codec import compact_json
+from shared.domain.errors import StorageUnavailable
 from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
@@ -66,7 +67,11 @@ class HttpProcessor:
         self.signer = signer
 
     def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        call = PhaseCall(job_id, body, self.signer() if self.signer is not None else None)
+        try:
+            signer = self.signer() if self.signer is not None else None
+        except StorageUnavailable as exc:  # never an unsigned call: the step is retried
+            raise ProcessorRetryable(f"{job_id}: the signing secret could not be read: {exc.message}") from exc
+        call = PhaseCall(job_id, body, signer)
         outcome = self.client.call(self.target, call)
         if not outcome.ok:
             error = f"{call.step()}: {outcome.error}"
