@@ -698,6 +698,7 @@ class SigningRotateIn(Model):
 
     previous_expires_in_seconds: int = Field(
         DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS,
+        strict=True,  # false is not 0
         ge=0,
         le=MAX_PREVIOUS_EXPIRES_IN_SECONDS,
         description=(

@@ -103,7 +103,7 @@ def test_a_tenant_without_a_secret_gets_one_at_its_first_callback(api, pipeline,
     assert [item["id"] for item in items] == [new["id"], made["id"]]
 
 
-@pytest.mark.parametrize("seconds", [-1, 604_801, "soon", 1.5])
+@pytest.mark.parametrize("seconds", [-1, 604_801, "soon", 1.5, False, "60"])
 def test_a_rotation_out_of_bounds_is_a_400_naming_the_field(api, seconds):
     answer = api("POST", "/v1/signing-secrets:rotate", {"previous_expires_in_seconds": seconds})
     assert answer.status == 400, answer.body
