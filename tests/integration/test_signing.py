@@ -138,3 +138,32 @@ def test_a_job_processor_call_is_signed_with_the_tenants_secret(api, receiver):
     (call,) = receiver.calls_to("/processor")
     assert verifies(secret, call)
     assert call.headers["webhook-id"] == call.headers["Idempotency-Key"] == "01JOB:pre"
+
+
+def test_a_callback_is_never_sent_unsigned_when_the_secrets_cannot_be_read(api, pipeline, receiver, monkeypatch):
+    from shared.domain.errors import StorageUnavailable
+    from shared.store.signing import DynamoSigningSecrets
+    from tests.integration.test_pipeline import runs
+
+    real = DynamoSigningSecrets.active
+    failures = []
+
+    def failing_once(self, tenant, now_ms):
+        if not failures:
+            failures.append(tenant)
+            raise StorageUnavailable("KMS did not answer")
+        return real(self, tenant, now_ms)
+
+    monkeypatch.setattr(DynamoSigningSecrets, "active", failing_once)
+    secret = rotate(api)["secret"]
+    url = receiver.script("/later", 200)
+    task = register(
+        api, url, schedule={"after_seconds": 1.25}, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1}
+    )
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/later")) >= 1, timeout=12)
+    (call,) = receiver.calls_to("/later")
+    assert failures == ["default"]
+    assert verifies(secret, call)
+    assert call.headers["Sundial-Attempt"] == "2"  # the first attempt was retried, not sent unsigned
+    (run,) = runs(api, task["id"])
+    assert run["attempts"] == 2
