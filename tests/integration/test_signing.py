@@ -167,3 +167,18 @@ def test_a_callback_is_never_sent_unsigned_when_the_secrets_cannot_be_read(api, 
     assert call.headers["Sundial-Attempt"] == "2"  # the first attempt was retried, not sent unsigned
     (run,) = runs(api, task["id"])
     assert run["attempts"] == 2
+
+
+def test_two_signers_making_a_tenants_first_secret_at_once_make_one(aws):
+    from shared.settings import from_env
+    from shared.store.models import bind_table
+    from shared.store.signing import DynamoSigningSecrets
+
+    settings = from_env()
+    bind_table(settings.table_name)
+    one, other = DynamoSigningSecrets(settings.signing_key_arn), DynamoSigningSecrets(settings.signing_key_arn)
+    made = one._first("acme", 1_000)
+    again = other._first("acme", 2_000)  # its condition fails: it reads the one made
+    assert again.secret_id == made.secret_id
+    assert [info.id for info in one.infos("acme")] == [made.secret_id]
+    assert other.active("acme", 3_000) == one.active("acme", 3_000)
