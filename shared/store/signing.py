@@ -19,6 +19,7 @@ import base64
 import os
 import uuid
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import boto3
@@ -28,8 +29,11 @@ from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
+from shared.domain.times import from_ms
 from shared.store.models import SigningGuardItem, SigningSecretItem, is_conflict
 
+EXPIRED_KEPT = timedelta(days=7)
+"""A rotated-out secret's item is dropped (DynamoDB TTL) this long after it stops signing."""
 GUARD_SK = "S"
 SECRET_SK_PREFIX = "S#"  # noqa: S105 (a sort key prefix)
 
@@ -141,7 +145,13 @@ class DynamoSigningSecrets:
                 for old in items:
                     expires = old.expires_ms
                     if expires is None or expires > until:
-                        transaction.update(old, actions=[SigningSecretItem.expires_ms.set(until)])
+                        transaction.update(
+                            old,
+                            actions=[
+                                SigningSecretItem.expires_ms.set(until),
+                                SigningSecretItem.expires_at.set(from_ms(until) + EXPIRED_KEPT),
+                            ],
+                        )
         except TransactWriteError as exc:
             if _conflict(exc):
                 raise ConcurrentUpdate("the signing secrets were rotated meanwhile: try again") from exc

@@ -101,6 +101,14 @@ def test_a_tenant_without_a_secret_gets_one_at_its_first_callback(api, pipeline,
     assert verifies(new["secret"], call)
     items = api("GET", "/v1/signing-secrets").body["items"]
     assert [item["id"] for item in items] == [new["id"], made["id"]]
+    from shared.store.models import SigningSecretItem
+
+    stored = {item.secret_id: item for item in SigningSecretItem.query("T#default")}
+    assert stored[new["id"]].expires_at is None
+    rotated_out = stored[made["id"]]
+    assert rotated_out.expires_ms is not None
+    assert rotated_out.expires_at is not None  # DynamoDB's TTL drops it a week after it stopped signing
+    assert new["secret"].removeprefix("whsec_") not in rotated_out.ciphertext + stored[new["id"]].ciphertext
 
 
 @pytest.mark.parametrize("seconds", [-1, 604_801, "soon", 1.5, False, "60"])
