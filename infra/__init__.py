@@ -6,6 +6,7 @@ app         builds the app: the context, the stack, cdk-nag on every synth
 bundling    Lambda code and the dependency layer, built without Docker, cached in .build/
 storage     the DynamoDB tables: the task table, shaped by the PynamoDB models, and the
             idempotency table
+signing     the KMS key of the tenants' callback signing secrets (rotation on) and its grants
 function    the baseline of every function: own role, own log group, tracing
 api         API Gateway (IAM-authorized) and the API function
 pipeline    the firing pipeline: minute rule, tick, scanners, trigger, and the queues of

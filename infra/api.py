@@ -22,6 +22,7 @@ from infra.job_runner import JobRunner
 from infra.nag import acknowledge
 from infra.pipeline import Queues
 from infra.settings import DeploymentSettings
+from infra.signing import SigningKey
 from infra.storage import Storage
 from shared.store.models import LIST_INDEX_NAME
 
@@ -81,6 +82,7 @@ class Api(Construct):
         storage: Storage,
         queues: Queues,
         jobs: JobRunner,
+        signing: SigningKey,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = ServiceFunction(
@@ -97,6 +99,8 @@ class Api(Construct):
                 # A task due before the scanners' next pass is staged by the API itself.
                 *queues.staging_statements(),
                 *jobs.starter_statements(),
+                # POST /v1/signing-secrets:rotate encrypts the new secret
+                *signing.rotator_statements(),
             ],
             environment=function_environment(
                 settings,
@@ -108,6 +112,7 @@ class Api(Construct):
                 # names start with the stack's)
                 own_prefix=f"{Stack.of(self).stack_name}-",
                 account_id=Stack.of(self).account,
+                **signing.resources(),
             ),
             memory_size=API_MEMORY_MB,
             timeout=API_TIMEOUT,

@@ -16,6 +16,7 @@ from infra.function import ServiceFunction, function_environment
 from infra.jobs import Jobs
 from infra.nag import acknowledge, nag_form
 from infra.settings import DeploymentSettings
+from infra.signing import SigningKey
 from infra.storage import Storage
 from infra.targets import target_resources
 
@@ -35,6 +36,7 @@ class JobRunner(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
+        signing: SigningKey,
     ) -> None:
         super().__init__(scope, construct_id)
         self.bucket = s3.Bucket(
@@ -71,9 +73,14 @@ class JobRunner(Construct):
             statements=[
                 *storage.access_statements(actions=JOB_TABLE_ACTIONS),
                 iam.PolicyStatement(actions=["s3:GetObject", "s3:PutObject"], resources=[objects]),
+                # an HTTP processor's calls are signed with the job's tenant's secrets
+                *signing.signer_statements(storage),
             ],
             environment=function_environment(
-                settings, table_name=storage.table.table_name, jobs_bucket=self.bucket.bucket_name
+                settings,
+                table_name=storage.table.table_name,
+                jobs_bucket=self.bucket.bucket_name,
+                **signing.resources(),
             ),
             memory_size=256,
             timeout=JOB_FUNCTION_TIMEOUT,

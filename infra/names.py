@@ -18,6 +18,7 @@ POWERTOOLS_METRICS_NAMESPACE = "Sundial"
 # Construct ids: stack level.
 BUNDLE_ID = "Bundle"
 STORAGE_ID = "Storage"
+SIGNING_ID = "Signing"
 API_ID = "Api"
 PIPELINE_ID = "Pipeline"
 JOBS_ID = "Jobs"

@@ -42,6 +42,7 @@ from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
 from infra.nag import nag_form
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
+from infra.signing import SigningKey
 from infra.storage import Storage
 from infra.targets import TARGET_ACTIONS, target_resources
 from shared import topology
@@ -166,6 +167,7 @@ class Pipeline(Construct):
         bundle: LambdaBundle,
         storage: Storage,
         jobs: JobStarting,
+        signing: SigningKey,
     ) -> None:
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
@@ -194,6 +196,8 @@ class Pipeline(Construct):
                 send_statement([*queues.delay, queues.dead_letters]),
                 # a task whose target is a job starts it
                 *jobs.starter_statements(),
+                # HTTP callbacks are signed with the task's tenant's secrets
+                *signing.signer_statements(storage),
             ],
             environment={
                 # A deployed trigger never calls loopback (there it is the Lambda runtime API)
@@ -205,6 +209,7 @@ class Pipeline(Construct):
                     dead_letter_queue_url=queues.dead_letters.queue_url,
                     **queues.staging_resources(),
                     **jobs.starter_resources(),
+                    **signing.resources(),
                 ),
                 # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
                 # failures are logged at WARNING.

@@ -14,6 +14,7 @@ from infra.job_runner import JobRunner
 from infra.monitoring import Monitoring
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
+from infra.signing import SigningKey
 from infra.storage import Storage
 
 
@@ -23,9 +24,18 @@ class SundialStack(Stack):
         self.settings = settings
         self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
         self.storage = Storage(self, names.STORAGE_ID, settings=settings)
-        self.jobs = JobRunner(self, names.JOBS_ID, settings=settings, bundle=self.bundle, storage=self.storage)
+        self.signing = SigningKey(self, names.SIGNING_ID, settings=settings)
+        self.jobs = JobRunner(
+            self, names.JOBS_ID, settings=settings, bundle=self.bundle, storage=self.storage, signing=self.signing
+        )
         self.pipeline = Pipeline(
-            self, names.PIPELINE_ID, settings=settings, bundle=self.bundle, storage=self.storage, jobs=self.jobs
+            self,
+            names.PIPELINE_ID,
+            settings=settings,
+            bundle=self.bundle,
+            storage=self.storage,
+            jobs=self.jobs,
+            signing=self.signing,
         )
         self.api = Api(
             self,
@@ -35,6 +45,7 @@ class SundialStack(Stack):
             storage=self.storage,
             queues=self.pipeline.queues,
             jobs=self.jobs,
+            signing=self.signing,
         )
         self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline)
 

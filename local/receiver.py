@@ -22,6 +22,8 @@ class Call:
     body: Any
     at: float
     """time.time() when the request arrived."""
+    raw: bytes = b""
+    """The body's exact bytes (what a signature covers)."""
 
 
 @dataclass
@@ -72,7 +74,7 @@ def running_receiver() -> Iterator[Receiver]:
                 body = json.loads(raw) if raw else None
             except ValueError:
                 body = raw.decode(errors="replace")
-            call = Call(self.path, self.command, dict(self.headers.items()), body, time.time())
+            call = Call(self.path, self.command, dict(self.headers.items()), body, time.time(), raw)
             with receiver.lock:
                 receiver.calls.append(call)
             status = receiver._answer(self.path)

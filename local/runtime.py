@@ -135,6 +135,7 @@ class Runtime:
         from local.stepfunctions import ACCOUNT
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
+        from shared.store.signing import create_signing_key
         from shared.topology import queues
 
         urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
@@ -144,6 +145,7 @@ class Runtime:
             scan_queue_url=urls["scan-requests"],
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
             account_id=ACCOUNT,
+            signing_key_arn=create_signing_key(boto3.client("kms")),
         )
         self._use(settings)
         ensure_table(settings.table_name)

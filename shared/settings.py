@@ -407,6 +407,9 @@ class Settings(Tuning):
     not target them (shared/domain/own.py). Empty: nothing is refused."""
     account_id: Text = ""
     """The deployment's AWS account (own resources are refused in it only)."""
+    signing_key_arn: Text = ""
+    """The KMS key the tenants' callback signing secrets are encrypted with (docs/tenancy.md,
+    section 4); empty: callbacks are not signed."""
     allow_loopback_targets: Flag = False
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
@@ -422,6 +425,7 @@ class Settings(Tuning):
         "job_state_machine_arn",
         "own_prefix",
         "account_id",
+        "signing_key_arn",
     )
     """A function's environment names only the resources it uses: one left at its default is not
     written (and reads back as the default)."""

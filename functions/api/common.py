@@ -15,9 +15,10 @@ from pydantic import BaseModel
 from shared.api.models import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
 from shared.api.replay import Replay
 from shared.api.views import error_view
-from shared.domain.errors import SundialError, ValidationFailed
-from shared.services.factory import build_job_service, build_task_service
+from shared.domain.errors import StorageUnavailable, SundialError, ValidationFailed
+from shared.services.factory import build_job_service, build_signing_service, build_task_service
 from shared.services.jobs import JobService
+from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.settings import Settings, from_env
 
@@ -41,13 +42,26 @@ def jobs() -> JobService:
 
 
 @cache
+def _signing() -> SigningService | None:
+    return build_signing_service(settings())
+
+
+def signing() -> SigningService:
+    """The tenants' signing secrets (a deployment without a signing key has none: 503)."""
+    service = _signing()
+    if service is None:
+        raise StorageUnavailable("this deployment has no signing key")
+    return service
+
+
+@cache
 def replay() -> Replay:
     return Replay(settings().idempotency_table)
 
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, service, jobs, replay):
+    for cached in (settings, service, jobs, _signing, replay):
         cached.cache_clear()
 
 

@@ -98,6 +98,11 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
     "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 413, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
+    "signing_secrets": {200: {"description": "The tenant's signing secrets, without their values."}, **_errors()},
+    "rotate_signing_secret": {
+        201: {"description": "The new secret, with its value (shown this once)."},
+        **_errors(400, 409),
+    },
 }
 
 

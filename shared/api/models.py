@@ -30,6 +30,7 @@ from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.secrets import kept
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
+from shared.domain.signing import DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS, MAX_PREVIOUS_EXPIRES_IN_SECONDS
 from shared.domain.wallclock import zone_of
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
@@ -704,3 +705,20 @@ class RedriveIn(Model):
     def chosen(self) -> list[str] | None:
         """The ids to redrive, or ``None`` for every one not redriven yet."""
         return self.ids
+
+
+# --- signing secrets (docs/tenancy.md, section 4) ------------------------------------------------
+
+
+class SigningRotateIn(Model):
+    """``POST /v1/signing-secrets:rotate``: how long the current secret keeps signing next to the new one."""
+
+    previous_expires_in_seconds: int = Field(
+        DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS,
+        strict=True,  # false is not 0
+        ge=0,
+        le=MAX_PREVIOUS_EXPIRES_IN_SECONDS,
+        description=(
+            "The secrets in use keep signing (a second signature) this long; 0 stops them at once. Up to a week."
+        ),
+    )

@@ -172,3 +172,23 @@ class JobOut(Model):
 class JobPage(Model):
     items: list[JobOut]
     next_cursor: str | None
+
+
+class SigningSecretOut(Model):
+    """A signing secret, never its value."""
+
+    id: str
+    created_at: Instant
+    expires_at: Instant | None = Field(description="When it stops signing; null for the current one.")
+
+
+class SigningSecretList(Model):
+    items: list[SigningSecretOut] = Field(description="Newest first, expired ones included.")
+
+
+class NewSigningSecretOut(Model):
+    id: str
+    secret: str = Field(
+        description="whsec_ and the base64 of 32 random bytes (Standard Webhooks): shown this once, never again."
+    )
+    created_at: Instant

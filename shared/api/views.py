@@ -15,16 +15,19 @@ from shared.api.responses import (
     ErrorOut,
     JobOut,
     JobProgress,
+    NewSigningSecretOut,
     RedrivenRun,
     RedriveOut,
     RetryOut,
     RunOut,
+    SigningSecretOut,
     TaskOut,
 )
 from shared.domain.errors import SundialError
 from shared.domain.jobs import JobStatus, JobView
 from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
+from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.tasks import DeadLetter, Run, Target, Task
 from shared.domain.times import from_ms
 
@@ -130,3 +133,12 @@ def batch_view(answers: Sequence[Task | SundialError]) -> BatchOut:
 def redrive_view(done: Sequence[tuple[DeadLetter, str]]) -> RedriveOut:
     runs = [RedrivenRun(id=letter.id, task_id=letter.task_id, run_id=run_id) for letter, run_id in done]
     return RedriveOut(redriven=len(done), runs=runs)
+
+
+def signing_secret_view(info: SecretInfo) -> SigningSecretOut:
+    expires = from_ms(info.expires_ms) if info.expires_ms is not None else None
+    return SigningSecretOut(id=info.id, created_at=from_ms(info.created_ms), expires_at=expires)
+
+
+def new_signing_secret_view(created: NewSecret) -> NewSigningSecretOut:
+    return NewSigningSecretOut(id=created.info.id, secret=created.secret, created_at=from_ms(created.info.created_ms))

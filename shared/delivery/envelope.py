@@ -8,11 +8,12 @@ receives").
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
+from shared.domain.signing import Signer
 from shared.domain.times import iso
 
 CONTENT_TYPE = "application/json"
@@ -27,6 +28,11 @@ class Message(Protocol):
     def body(self) -> bytes: ...
 
     def headers(self) -> dict[str, str]: ...
+
+    @property
+    def signer(self) -> Signer | None:
+        """Signs the call (Standard Webhooks) with its tenant's active secrets; None: unsigned.
+        The ``webhook-id`` is the message's ``Idempotency-Key``."""
 
 
 def _json_default(value: Any) -> Any:
@@ -47,6 +53,8 @@ class Envelope:
     attempt: int
     """1 for the first attempt of the occurrence."""
     payload: Any = None
+    signer: Signer | None = field(default=None, compare=False, repr=False)
+    """The tenant's signer: HTTP targets get the call signed (shared/domain/signing.py)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -26,7 +26,7 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from time import monotonic
+from time import monotonic, time
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
@@ -40,7 +40,7 @@ from urllib3.util import make_headers
 from urllib3.util.ssl_match_hostname import CertificateError
 
 from shared.delivery.addresses import IPAddress, parse_address, refusal
-from shared.delivery.envelope import Message
+from shared.delivery.envelope import IDEMPOTENCY_KEY, Message
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger
@@ -347,7 +347,7 @@ class HttpDelivery:
                     return resolved
                 addresses = checked[url.name] = resolved
             try:
-                headers = self._headers(target, envelope, url, with_body=body is not None)
+                headers = self._headers(target, envelope, url, body)
             except ValueError as exc:
                 return Outcome.fail(f"invalid request: {exc}")
             answer = self._exchange(url, addresses, method, headers, body, watch, deadline, timeout)
@@ -397,17 +397,24 @@ class HttpDelivery:
                 return Outcome.fail(f"refused: {url.host} resolves to {address}, {reason}")
         return addresses
 
-    def _headers(self, target: HttpTarget, envelope: Message, url: _Url, *, with_body: bool) -> dict[str, str]:
-        """The task's headers, then the envelope's (they win, whatever their case), then ``Host``."""
+    def _headers(self, target: HttpTarget, envelope: Message, url: _Url, body: bytes | None) -> dict[str, str]:
+        """The task's headers, then the envelope's (they win, whatever their case), its signature
+        (of ``body``, the exact bytes sent: none for a bodiless request) and ``Host``."""
         merged: dict[str, tuple[str, str]] = {"user-agent": ("User-Agent", self._user_agent)}
         if url.auth is not None:
             merged["authorization"] = ("Authorization", make_headers(basic_auth=url.auth)["authorization"])
         for name, value in target.headers.items():
             if name.lower() not in DROPPED_HEADERS:
                 merged[name.lower()] = (name, value)
-        for name, value in envelope.headers().items():
+        envelope_headers = envelope.headers()
+        for name, value in envelope_headers.items():
             merged[name.lower()] = (name, value)
-        if not with_body:
+        signer = envelope.signer
+        if signer is not None:
+            signed = signer.headers(envelope_headers[IDEMPOTENCY_KEY], int(time()), body or b"")
+            for name, value in signed.items():
+                merged[name.lower()] = (name, value)
+        if body is None:
             merged.pop("content-type", None)
         merged["host"] = ("Host", url.host_header)
         return {name: _wire(value) for name, value in merged.values()}

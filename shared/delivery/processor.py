@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -14,7 +15,9 @@ from shared.delivery.envelope import CONTENT_TYPE, IDEMPOTENCY_KEY
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.codec import compact_json
+from shared.domain.errors import StorageUnavailable
 from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
+from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
 
 JOB_ID_HEADER = "Sundial-Job-Id"
@@ -29,6 +32,8 @@ class PhaseCall:
 
     job_id: str
     content: dict[str, Any]
+    signer: Signer | None = field(default=None, compare=False, repr=False)
+    """The job's tenant's signer: an HTTP processor gets every call signed."""
 
     def step(self) -> str:
         parts = [self.job_id, str(self.content["phase"])]
@@ -53,12 +58,20 @@ class PhaseCall:
 class HttpProcessor:
     """Implements shared.services.ports.Processor for an ``http`` processor target."""
 
-    def __init__(self, target: HttpTarget, client: HttpDelivery) -> None:
+    def __init__(
+        self, target: HttpTarget, client: HttpDelivery, signer: Callable[[], Signer | None] | None = None
+    ) -> None:
+        """``signer`` gives the tenant's signer for each call (its secrets may rotate meanwhile)."""
         self.target = target
         self.client = client
+        self.signer = signer
 
     def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
-        call = PhaseCall(job_id, body)
+        try:
+            signer = self.signer() if self.signer is not None else None
+        except StorageUnavailable as exc:  # never an unsigned call: the step is retried
+            raise ProcessorRetryable(f"{job_id}: the signing secret could not be read: {exc.message}") from exc
+        call = PhaseCall(job_id, body, signer)
         outcome = self.client.call(self.target, call)
         if not outcome.ok:
             error = f"{call.step()}: {outcome.error}"

@@ -23,6 +23,7 @@ from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.ports import Processor, ScanRequester
+from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.settings import Settings
 from shared.store.dead_letters import DynamoDeadLetters
@@ -30,6 +31,7 @@ from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
+from shared.store.signing import DynamoSigningSecrets
 
 
 def _stager(settings: Settings) -> SqsStager | None:
@@ -68,6 +70,15 @@ def build_scanner(settings: Settings) -> Scanner:
     return Scanner(DynamoPipelineStore(settings.retention_ms), stager, settings.timing)
 
 
+def build_signing_service(settings: Settings) -> SigningService | None:
+    """The tenants' signing secrets (None when the deployment has no signing key: unsigned calls).
+    One per process: it caches the decrypted secrets."""
+    if not settings.signing_key_arn:
+        return None
+    bind_table(settings.table_name)
+    return SigningService(DynamoSigningSecrets(settings.signing_key_arn))
+
+
 def build_trigger(settings: Settings) -> Trigger:
     bind_table(settings.table_name)
     stager = _stager(settings)
@@ -79,6 +90,7 @@ def build_trigger(settings: Settings) -> Trigger:
         Deliverer(http, AwsDelivery(), _job_starter(settings)),
         settings.timing,
         DynamoDeadLetters(settings.retention_ms),
+        signer=signing.signer if (signing := build_signing_service(settings)) is not None else None,
     )
 
 
@@ -98,6 +110,7 @@ class JobStepsFactory:
     store: DynamoJobStore
     blobs: S3Blobs
     http: HttpDelivery
+    signing: SigningService | None = None
 
     def for_job(self, job_id: str) -> JobSteps:
         item = self.store.item(job_id)
@@ -106,7 +119,10 @@ class JobStepsFactory:
         target = target_from_dict(json.loads(item.processor))
         processor: Processor
         if isinstance(target, HttpTarget):
-            processor = HttpProcessor(target, self.http)
+            signing, tenant = self.signing, item.tenant
+            processor = HttpProcessor(
+                target, self.http, (lambda: signing.signer(tenant)) if signing is not None else None
+            )
         elif isinstance(target, LambdaTarget):
             processor = LambdaProcessor(target, _lambda_client())
         else:
@@ -118,7 +134,7 @@ def build_job_steps(settings: Settings) -> JobStepsFactory:
     """Once per process (the job function's cold start)."""
     bind_table(settings.table_name)
     client = http_client(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
-    return JobStepsFactory(DynamoJobStore(), S3Blobs(settings.jobs_bucket), client)
+    return JobStepsFactory(DynamoJobStore(), S3Blobs(settings.jobs_bucket), client, build_signing_service(settings))
 
 
 @cache

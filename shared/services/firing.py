@@ -22,8 +22,9 @@ from shared.domain.firing import (
     staged_for,
     writer_stages,
 )
+from shared.domain.signing import Signer
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetter, Run, Task
+from shared.domain.tasks import DeadLetter, HttpTarget, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
@@ -122,6 +123,8 @@ class Trigger:
     max_receives: int = DELAY_MAX_RECEIVES
     """Deliveries of a delay-queue message before SQS dead-letters it (the queues' setting): on
     the last one a batch gives the occurrence up (:meth:`Batch.fire`)."""
+    signer: Callable[[str], Signer] | None = None
+    """The tenant's signer (SigningService.signer): HTTP targets get signed calls; None: unsigned."""
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
     """Calls the targets of a task with several, side by side."""
 
@@ -270,14 +273,33 @@ class Trigger:
         return Fired(staged, Result.DROPPED, reason=refusal.value)
 
     def _call(self, task: Task, staged: Staged, claimed: Claimed, fired_ms: int) -> tuple[int, list[Outcome]]:
-        envelope = Envelope(
-            task.owner_id, staged.run_id, from_ms(staged.due_ms), from_ms(fired_ms), staged.attempt, task.payload
-        )
         pending = [(i, t) for i, t in enumerate(task.targets) if not claimed.targets_done & (1 << i)]
+        signer: Signer | None = None
+        unsigned: str | None = None
+        if self.signer is not None and any(isinstance(t, HttpTarget) for _, t in pending):
+            try:
+                signer = self.signer(task.tenant)
+            except StorageUnavailable as exc:
+                unsigned = f"the signing secret could not be read: {exc.message}"
+        envelope = Envelope(
+            task.owner_id,
+            staged.run_id,
+            from_ms(staged.due_ms),
+            from_ms(fired_ms),
+            staged.attempt,
+            task.payload,
+            signer=signer,
+        )
+
+        def deliver(target: Target) -> Outcome:
+            if unsigned is not None and isinstance(target, HttpTarget):
+                return Outcome.retry(unsigned)  # never an unsigned callback
+            return self.deliverer.deliver(target, envelope)
+
         if len(pending) == 1:
-            outcomes = [self.deliverer.deliver(pending[0][1], envelope)]
+            outcomes = [deliver(pending[0][1])]
         else:
-            outcomes = list(self._pool.map(lambda it: self.deliverer.deliver(it[1], envelope), pending))
+            outcomes = list(self._pool.map(lambda it: deliver(it[1]), pending))
         done = claimed.targets_done
         for (index, _), outcome in zip(pending, outcomes, strict=True):
             if outcome.ok:

@@ -13,6 +13,7 @@ from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
 from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
 
@@ -126,6 +127,28 @@ class Delivery(Protocol):
     """Calls one target; never raises for a failed call (shared/delivery's Deliverer)."""
 
     def deliver(self, target: Target, envelope: Envelope) -> Outcome: ...
+
+
+# --- signing secrets ---------------------------------------------------------------------------
+
+
+class SigningSecrets(Protocol):
+    """A tenant's callback signing secrets (docs/tenancy.md, section 4): stored encrypted, their
+    values leave only through :meth:`active` (to sign) and :meth:`rotate` (once, to the tenant)."""
+
+    def infos(self, tenant: str) -> Sequence[SecretInfo]:
+        """The tenant's secrets, newest first, without their values."""
+        ...
+
+    def active(self, tenant: str, now_ms: int) -> Sequence[str]:
+        """The values of the tenant's active secrets, newest first; when it has none, its first
+        one is made now (atomically: two callers at once make one)."""
+        ...
+
+    def rotate(self, tenant: str, previous_expires_in_ms: int, now_ms: int) -> NewSecret:
+        """Make a new current secret; every other active one expires at ``now + previous_expires_in_ms``
+        at the latest. :class:`ConcurrentUpdate` when another rotation won the race."""
+        ...
 
 
 # --- jobs ------------------------------------------------------------------------------------

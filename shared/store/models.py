@@ -11,7 +11,7 @@ item, told apart by ``kind``:
 
 Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
 recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job),
-``DL#<tenant>`` (a tenant's dead letters).
+``DL#<tenant>`` (a tenant's dead letters), ``T#<tenant>`` (a tenant's signing secrets).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
 a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
@@ -222,6 +222,26 @@ class RateItem(_Table):
     tat_ms = NumberAttribute(null=True)
 
 
+class SigningSecretItem(_Table):
+    """``T#<tenant>`` / ``S#<created ms>#<id>``: one of a tenant's callback signing secrets
+    (docs/tenancy.md, section 1), encrypted with the stack's KMS key (the encryption context
+    names the tenant and the id, so a ciphertext cannot be moved to another item)."""
+
+    secret_id = UnicodeAttribute()
+    ciphertext = UnicodeAttribute()
+    """Base64 of the KMS ciphertext of the secret's key bytes."""
+    created_ms = NumberAttribute()
+    expires_ms = NumberAttribute(null=True)
+    """Set when it is rotated out: it keeps signing until then."""
+
+
+class SigningGuardItem(_Table):
+    """``T#<tenant>`` / ``S``: the id of the tenant's current signing secret. Every creation and
+    rotation is a transaction conditioned on it, so two writers never both make a current one."""
+
+    current = UnicodeAttribute()
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -232,6 +252,8 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     JobItem,
     DeadLetterItem,
     RateItem,
+    SigningSecretItem,
+    SigningGuardItem,
 )
 
 

@@ -48,6 +48,15 @@ def test_a_task_fires_once_on_time_with_the_contracts_body_and_headers(sundial, 
     assert call.body["payload"] == {"order_id": 123}
     assert call.headers["Idempotency-Key"] == call.body["run_id"]
     assert call.headers["Sundial-Attempt"] == "1"
+    # Signed (Standard Webhooks v1) with the tenant's secret, made at its first callback when
+    # it had none (tests/integration/test_signing.py verifies the signatures).
+    assert call.headers["webhook-id"] == call.body["run_id"]
+    assert abs(int(call.headers["webhook-timestamp"]) - call.at) < 5
+    assert all(part.startswith("v1,") for part in call.headers["webhook-signature"].split(" "))
+    status, secrets = sundial.call("GET", "/v1/signing-secrets")
+    assert status == 200
+    assert secrets["items"]
+    assert all(set(item) == {"id", "created_at", "expires_at"} for item in secrets["items"])
     assert wait(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["status"] == "completed", 5)
     assert [r["status"] for r in runs(sundial, task["id"])] == ["succeeded"]
 

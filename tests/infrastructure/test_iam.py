@@ -201,6 +201,52 @@ def _job_starter(built: Synthesized | Built) -> set[Grant]:
     }
 
 
+def _key(built: Synthesized | Built) -> str:
+    return _arn(logical_id(built.stack, built.stack.signing.key.node.default_child))
+
+
+def _signer(built: Synthesized | Built) -> set[Grant]:
+    """What signing calls takes: decrypt a tenant's secrets, make its first one (encrypted by KMS
+    alone), read and write its secret items."""
+    table = _arn(logical_id(built.stack, built.stack.storage.table.node.default_child))
+    return {
+        ("kms:Decrypt", _key(built)),
+        ("kms:GenerateDataKeyWithoutPlaintext", _key(built)),
+        ("dynamodb:Query", table),
+        ("dynamodb:PutItem", table),
+    }
+
+
+def _kms_grants(built: Synthesized | Built, function: ServiceFunction) -> set[Grant]:
+    return {grant for grant in _grants(built, _Ids(built).role(function)) if grant[0].startswith("kms:")}
+
+
+def test_the_signing_key_is_customer_managed_with_rotation(synthesized: Synthesized) -> None:
+    (key,) = synthesized.resources("AWS::KMS::Key").values()
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert key["Properties"].get("KeySpec", "SYMMETRIC_DEFAULT") == "SYMMETRIC_DEFAULT"
+    assert key["DeletionPolicy"] == "Retain"
+
+
+def test_only_the_api_encrypts_and_only_the_trigger_and_job_function_decrypt(synthesized: Synthesized) -> None:
+    stack = synthesized.stack
+    key = _key(synthesized)
+    assert _kms_grants(synthesized, stack.api.handler) == {("kms:Encrypt", key)}
+    signers = {("kms:Decrypt", key), ("kms:GenerateDataKeyWithoutPlaintext", key)}
+    assert _kms_grants(synthesized, stack.pipeline.trigger) == signers
+    assert _kms_grants(synthesized, stack.jobs.function) == signers
+    for function in (stack.pipeline.tick, stack.pipeline.scanner):
+        assert _kms_grants(synthesized, function) == set()
+
+
+def test_the_signers_table_access_is_limited_to_the_tenant_partitions(synthesized: Synthesized) -> None:
+    stack = synthesized.stack
+    for function in (stack.pipeline.trigger, stack.jobs.function):
+        statements = _statements_of_role(synthesized, _Ids(synthesized).role(function))
+        (signing,) = [s for s in statements if "dynamodb:Query" in _listify(s["Action"])]
+        assert signing["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["T#*"]}}
+
+
 @pytest.mark.parametrize("which", ["synthesized", "alternate"])
 def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytest.FixtureRequest, which: str) -> None:
     built = request.getfixturevalue(which)
@@ -222,6 +268,7 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         ("sns:Publish", _account_wide("sns", "*")),
         ("events:PutEvents", _account_wide("events", "event-bus/*")),
         *_job_starter(built),
+        *_signer(built),
     }
     assert _job_starter(built) <= _grants(built, ids.role(built.stack.api.handler))
     api_queue_grants = {

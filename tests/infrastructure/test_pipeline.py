@@ -306,6 +306,7 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
         env_name("dead_letter_queue_url"): dead_letters,
         env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
         env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
+        env_name("signing_key_arn"): {"Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]},
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
     # A deployed trigger never calls loopback (there it is the Lambda runtime API) or private

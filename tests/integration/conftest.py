@@ -25,7 +25,9 @@ class Answer:
 
 
 @pytest.fixture
-def aws() -> Iterator[None]:
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    import boto3
+
     from functions.jobs import handler as jobs
     from shared.store.models import TABLE_MODELS
 
@@ -38,6 +40,9 @@ def aws() -> Iterator[None]:
 
         ensure_table(from_env().table_name)
         ensure_idempotency_table(from_env().idempotency_table)
+        from shared.store.signing import create_signing_key
+
+        use_settings(monkeypatch, signing_key_arn=create_signing_key(boto3.client("kms")))
         yield
         for model in TABLE_MODELS:
             model._connection = None

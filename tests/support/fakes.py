@@ -5,11 +5,13 @@ the same contract over both task repositories). The local runtime does not use t
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
 from shared.domain.jobs import JobSpec, JobStatus, JsonValue
+from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.times import to_ms
@@ -146,3 +148,31 @@ class InMemoryBlobs:
 
     def get(self, key: str) -> JsonValue:
         return self.objects[key]
+
+
+@dataclass
+class InMemorySigningSecrets:
+    """shared.services.ports.SigningSecrets in memory (values in the clear: tests only)."""
+
+    secrets: dict[str, list[tuple[SecretInfo, str]]] = field(default_factory=dict)
+    reads: int = 0
+    """How many times the values were read (a decrypt each in the real adapter)."""
+
+    def infos(self, tenant: str) -> Sequence[SecretInfo]:
+        return [info for info, _ in self.secrets.get(tenant, [])]
+
+    def active(self, tenant: str, now_ms: int) -> Sequence[str]:
+        self.reads += 1
+        if not self.secrets.get(tenant):
+            self.secrets[tenant] = [(SecretInfo(f"s{now_ms}", now_ms, None), secret_text(os.urandom(SECRET_BYTES)))]
+        return [value for info, value in self.secrets[tenant] if info.active(now_ms)]
+
+    def rotate(self, tenant: str, previous_expires_in_ms: int, now_ms: int) -> NewSecret:
+        until = now_ms + previous_expires_in_ms
+        kept = [
+            (replace(info, expires_ms=min(until, info.expires_ms if info.expires_ms is not None else until)), value)
+            for info, value in self.secrets.get(tenant, [])
+        ]
+        created = NewSecret(SecretInfo(f"s{now_ms}", now_ms, None), secret_text(os.urandom(SECRET_BYTES)))
+        self.secrets[tenant] = [(created.info, created.secret), *kept]
+        return created
