@@ -57,6 +57,10 @@ RESERVED_HEADERS = {
     "upgrade",
     "expect",
     "proxy-connection",
+    # the signature of a signed callback (Standard Webhooks): Sundial's to set
+    "webhook-id",
+    "webhook-timestamp",
+    "webhook-signature",
 }
 LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
 SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
@@ -330,8 +334,8 @@ class HttpCall(Model):
     ] = Field(
         default_factory=dict,
         max_length=t.MAX_HEADERS,
-        description=f"At most {t.MAX_HEADERS} headers; Content-Type, Host, Idempotency-Key, hop-by-hop "
-        "headers and Sundial-* are Sundial's.",
+        description=f"At most {t.MAX_HEADERS} headers; Content-Type, Host, Idempotency-Key, webhook-*, "
+        "hop-by-hop headers and Sundial-* are Sundial's.",
         json_schema_extra={"additionalProperties": False},  # a name outside the pattern is refused
     )
     timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)

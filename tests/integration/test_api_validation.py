@@ -100,6 +100,7 @@ CASES = {
     ),
     "header with newline": (spec(target=http(headers={"X-A": "a\r\nB: c"})), "target.http.headers"),
     "header name invalid": (spec(target=http(headers={"X A": "v"})), "target.http.headers"),
+    "signature header": (spec(target=http(headers={"Webhook-Signature": "v1,forged"})), "target.http.headers"),
     "zero timeout": (spec(target=http(timeout_seconds=0)), "target.http.timeout_seconds"),
     "long timeout": (spec(target=http(timeout_seconds=61)), "target.http.timeout_seconds"),
     "lambda arn": (spec(target={"lambda": {"function_arn": "my-function"}}), "target.lambda.function_arn"),
