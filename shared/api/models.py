@@ -65,7 +65,9 @@ RESERVED_HEADERS = {
 LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
 SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
 QUEUE_URL = r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
-HTTP_URL = r"^https?://[^/\s?#@]+([/?#]\S*)?$"
+HTTP_URL = r"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:[0-9]{0,5})?([/?#][^\x00-\x20\x7f]*)?$"
+r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port, no user info,
+no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s`` differ)."""
 ZONE = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
 CRON_FIELDS = r"^\s*\S+(\s+\S+){4,5}\s*$"
 
@@ -347,8 +349,11 @@ class HttpCall(Model):
         if "@" in authority:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
         if not re.match(HTTP_URL, value):
-            raise ValueError("must be an absolute http:// or https:// URL, without spaces")
-        host = urlsplit(value).hostname or ""
+            raise ValueError("must be an absolute http:// or https:// URL, without spaces or control characters")
+        try:
+            host = urlsplit(value).hostname or ""
+        except ValueError as exc:  # a bracketed host that is no IPv6 address
+            raise ValueError(f"has no valid host ({exc})") from exc
         if is_metadata_literal(host):
             raise ValueError(f"points at a cloud metadata endpoint ({host}): a target that can never be right")
         return value

@@ -108,6 +108,13 @@ ACCEPTED: tuple[Accepted, ...] = (
     Accepted(
         rf"{JOBS}|{TASKS}",
         r".*\.http\.url",
+        r"has no valid host",
+        "a bracketed host must be an IPv6 address; which strings of hex digits, colons and dots are one is "
+        "beyond a pattern (the document's pattern admits the characters, the parser decides)",
+    ),
+    Accepted(
+        rf"{JOBS}|{TASKS}",
+        r".*\.http\.url",
         r"points at a cloud metadata endpoint",
         "a URL whose host is a metadata endpoint written as an IP literal in any of the forms a resolver "
         "reads (decimal, octal, hex, IPv4-mapped, NAT64) is refused; no pattern can list them all",
