@@ -24,13 +24,17 @@ from shared.delivery.addresses import is_metadata_literal
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
-from shared.domain.codec import canonical_job, repeat_to_api, retry_to_dict, target_to_dict
+from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
 from shared.domain.errors import ValidationFailed
 from shared.domain.jobs import JobRequest
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.secrets import kept
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
-from shared.domain.signing import DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS, MAX_PREVIOUS_EXPIRES_IN_SECONDS
+from shared.domain.signing import (
+    DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS,
+    MAX_PREVIOUS_EXPIRES_IN_SECONDS,
+    SIGNATURE_HEADERS,
+)
 from shared.domain.wallclock import zone_of
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
@@ -58,9 +62,7 @@ RESERVED_HEADERS = {
     "expect",
     "proxy-connection",
     # the signature of a signed callback (Standard Webhooks): Sundial's to set
-    "webhook-id",
-    "webhook-timestamp",
-    "webhook-signature",
+    *SIGNATURE_HEADERS,
 }
 LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
 SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
@@ -524,10 +526,6 @@ class RetryIn(Model):
     interval_seconds: float = Field(
         2.0, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
     )
-
-    @classmethod
-    def of(cls, retry: RetryPolicy) -> RetryIn:
-        return cls.model_validate(retry_to_dict(retry))
 
     def to_domain(self) -> RetryPolicy:
         return RetryPolicy(**self.model_dump())

@@ -367,7 +367,7 @@ class DynamoTaskRepository:
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )
         except TransactWriteError as exc:
-            if "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or is_conflict(exc):
+            if is_conflict(exc):
                 raise ConcurrentUpdate("that dead letter was redriven already") from exc
             raise _storage_error(exc) from exc
         except PynamoDBException as exc:

@@ -37,8 +37,11 @@ DEFAULT_TABLE_NAME = "sundial"
 
 
 def is_conflict(exc: Exception) -> bool:
-    """A conditional write DynamoDB refused because its condition did not hold."""
-    return getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException"
+    """A conditional write DynamoDB refused because its condition did not hold (for a
+    transaction: because one of its conditions did not)."""
+    if getattr(exc, "cause_response_code", None) == "ConditionalCheckFailedException":
+        return True
+    return "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", None) or "")
 
 
 LIST_INDEX_NAME = "by_tenant"

@@ -66,8 +66,14 @@ def _context(tenant: str, secret_id: str) -> dict[str, str]:
     return {"sundial:tenant": tenant, "sundial:secret": secret_id}
 
 
-def _conflict(exc: Exception) -> bool:
-    return "ConditionalCheckFailed" in str(getattr(exc, "cancellation_reasons", "")) or is_conflict(exc)
+def _secret_item(tenant: str, secret_id: str, ciphertext: bytes, now_ms: int) -> SigningSecretItem:
+    return SigningSecretItem(
+        tenant_pk(tenant),
+        secret_sk(now_ms, secret_id),
+        secret_id=secret_id,
+        ciphertext=base64.b64encode(ciphertext).decode("ascii"),
+        created_ms=now_ms,
+    )
 
 
 class DynamoSigningSecrets:
@@ -126,13 +132,7 @@ class DynamoSigningSecrets:
             answer = self.kms.encrypt(KeyId=self.key_arn, Plaintext=key, EncryptionContext=_context(tenant, secret_id))
         except (ClientError, BotoCoreError) as exc:
             raise StorageUnavailable(f"KMS did not encrypt the new signing secret: {type(exc).__name__}") from exc
-        item = SigningSecretItem(
-            tenant_pk(tenant),
-            secret_sk(now_ms, secret_id),
-            secret_id=secret_id,
-            ciphertext=base64.b64encode(answer["CiphertextBlob"]).decode("ascii"),
-            created_ms=now_ms,
-        )
+        item = _secret_item(tenant, secret_id, answer["CiphertextBlob"], now_ms)
         until = now_ms + previous_expires_in_ms
         guard = SigningGuardItem(tenant_pk(tenant), GUARD_SK, current=secret_id)
         try:
@@ -153,7 +153,7 @@ class DynamoSigningSecrets:
                             ],
                         )
         except TransactWriteError as exc:
-            if _conflict(exc):
+            if is_conflict(exc):
                 raise ConcurrentUpdate("the signing secrets were rotated meanwhile: try again") from exc
             raise StorageUnavailable(f"the task store did not answer: {exc.msg}") from exc
         except PynamoDBException as exc:
@@ -169,13 +169,7 @@ class DynamoSigningSecrets:
             )
         except (ClientError, BotoCoreError) as exc:
             raise StorageUnavailable(f"KMS did not make a signing secret: {type(exc).__name__}") from exc
-        item = SigningSecretItem(
-            tenant_pk(tenant),
-            secret_sk(now_ms, secret_id),
-            secret_id=secret_id,
-            ciphertext=base64.b64encode(answer["CiphertextBlob"]).decode("ascii"),
-            created_ms=now_ms,
-        )
+        item = _secret_item(tenant, secret_id, answer["CiphertextBlob"], now_ms)
         try:
             with TransactWrite(connection=SigningSecretItem._get_connection().connection) as transaction:
                 transaction.save(
@@ -184,7 +178,7 @@ class DynamoSigningSecrets:
                 )
                 transaction.save(item, condition=SigningSecretItem.pk.does_not_exist())
         except TransactWriteError as exc:
-            if not _conflict(exc):
+            if not is_conflict(exc):
                 raise StorageUnavailable(f"the task store did not answer: {exc.msg}") from exc
             current = next((old for old in self._items(tenant) if old.expires_ms is None), None)
             if current is None:
