@@ -31,6 +31,7 @@ from pydantic_core import ErrorDetails
 
 from shared.domain.firing import MAX_DELAY_SECONDS, Timing
 from shared.domain.ids import MAX_SHARDS
+from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
     TRIGGER_BATCHING_WINDOW_S,
@@ -214,7 +215,13 @@ class Tuning(SettingsModel):
     run_retention_days: Annotated[Int, Field(ge=1)] = 30
     """Finished tasks and runs expire (DynamoDB TTL, the jobs' S3 objects) this long after they end."""
     default_tenant: Annotated[Text, Field(min_length=1)] = "default"
-    """The tenant of callers that carry none."""
+    """The tenant of callers that carry none (the local runtime only: a deployed API wants a key)."""
+    tenant_requests_per_second: Annotated[Int, Field(ge=1, le=MAX_REQUESTS_PER_SECOND)] = 100
+    """A new tenant's requests per second (and the default tenant's); PATCH /v1/tenants/{id} changes it."""
+    tenant_burst: Annotated[Int, Field(ge=1, le=MAX_BURST)] = 200
+    """A new tenant's burst: requests admitted at once above its rate."""
+    tenant_max_tasks: Annotated[Int, Field(ge=1, le=MAX_TASKS)] = 1_000_000
+    """A new tenant's quota of tasks that can still fire."""
     look_ahead_ms: Annotated[Int, Field(ge=1)] = _TIMING.look_ahead_ms
     """Scanners stage what falls due this far ahead. At least one tick period, so a tick up to that
     late still stages everything before it is due."""
@@ -290,6 +297,11 @@ class Tuning(SettingsModel):
     @property
     def retention_ms(self) -> int:
         return self.run_retention_days * 86_400_000
+
+    @property
+    def tenant_limits(self) -> Limits:
+        """A new tenant's limits (and those of the default tenant, which has no item of its own)."""
+        return Limits(self.tenant_requests_per_second, self.tenant_burst, self.tenant_max_tasks)
 
 
 def context_key(field: str) -> str:
@@ -410,6 +422,10 @@ class Settings(Tuning):
     signing_key_arn: Text = ""
     """The KMS key the tenants' callback signing secrets are encrypted with (docs/tenancy.md,
     section 4); empty: callbacks are not signed."""
+    admin_key_secret_arn: Text = ""
+    """The Secrets Manager secret holding the admin key (the authorizer reads it)."""
+    admin_key: Text = ""
+    """The admin key itself: the local runtime only (a deployed stack keeps it in the secret)."""
     allow_loopback_targets: Flag = False
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
@@ -426,6 +442,8 @@ class Settings(Tuning):
         "own_prefix",
         "account_id",
         "signing_key_arn",
+        "admin_key_secret_arn",
+        "admin_key",
     )
     """A function's environment names only the resources it uses: one left at its default is not
     written (and reads back as the default)."""

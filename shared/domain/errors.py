@@ -87,3 +87,48 @@ class VersionMismatch(SundialError):
 
     code = "version_mismatch"
     status = 412
+
+
+class TenantNotFound(SundialError):
+    code = "tenant_not_found"
+    status = 404
+
+
+class KeyNotFound(SundialError):
+    code = "key_not_found"
+    status = 404
+
+
+class TenantExists(SundialError):
+    code = "tenant_exists"
+    status = 409
+
+
+class Unauthorized(SundialError):
+    """No key, an unknown key or a revoked one."""
+
+    code = "unauthorized"
+    status = 401
+
+
+class Forbidden(SundialError):
+    """A tenant key on an admin route, or the admin key on a tenant route."""
+
+    code = "forbidden"
+    status = 403
+
+
+@dataclass
+class RateLimited(SundialError):
+    """Over the tenant's requests_per_second (with burst): come back after ``retry_after_s``."""
+
+    retry_after_s: int = 1
+    code = "rate_limited"
+    status = 429
+
+
+class QuotaExceeded(SundialError):
+    """Over the tenant's max_tasks (tasks that can still fire): nothing was stored."""
+
+    code = "quota_exceeded"
+    status = 429

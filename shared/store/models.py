@@ -245,6 +245,43 @@ class SigningGuardItem(_Table):
     current = UnicodeAttribute()
 
 
+class TenantItem(_Table):
+    """``T#<tenant>`` / ``T``: a tenant's limits and its count of tasks that can still fire
+    (docs/tenancy.md, section 1). The default tenant of the local runtime may have none: it
+    then has the deployment's default limits, and the first registration makes the item."""
+
+    created_ms = NumberAttribute(null=True)
+    requests_per_second = NumberAttribute(null=True)
+    burst = NumberAttribute(null=True)
+    max_tasks = NumberAttribute(null=True)
+    live_tasks = NumberAttribute(null=True)
+
+
+class TenantEntryItem(_Table):
+    """``TENANTS`` / ``<tenant>``: one line per tenant, so the admin can list them with one query
+    (written with the tenant, never updated: the counters stay on the tenant's own partition)."""
+
+    created_ms = NumberAttribute()
+
+
+class KeyItem(_Table):
+    """``K#<sha-256 of the secret>`` / ``K``: what the authorizer reads (one GetItem)."""
+
+    tenant = UnicodeAttribute()
+    key_id = UnicodeAttribute()
+    created_ms = NumberAttribute()
+    revoked_ms = NumberAttribute(null=True)
+
+
+class KeyEntryItem(_Table):
+    """``T#<tenant>`` / ``K#<key id>``: a key as it is listed (no secret, no hash but the one
+    needed to revoke it)."""
+
+    key_hash = UnicodeAttribute()
+    created_ms = NumberAttribute()
+    revoked_ms = NumberAttribute(null=True)
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -257,6 +294,10 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     RateItem,
     SigningSecretItem,
     SigningGuardItem,
+    TenantItem,
+    TenantEntryItem,
+    KeyItem,
+    KeyEntryItem,
 )
 
 
