@@ -289,6 +289,7 @@ class Trigger:
             staged.attempt,
             task.payload,
             signer=signer,
+            tenant=task.tenant,
         )
 
         def deliver(target: Target) -> Outcome:
