@@ -757,6 +757,12 @@ class LimitsIn(Model):
         None, strict=True, ge=1, le=MAX_TASKS, description="Tasks that can still fire (registrations above: 429)."
     )
 
+    @model_validator(mode="after")
+    def _at_least_one(self) -> Self:
+        if not self.model_fields_set:
+            raise Problem("", "give at least one of " + ", ".join(LimitsIn.model_fields))
+        return self
+
 
 class TenantIn(Model):
     """``POST /v1/tenants``."""

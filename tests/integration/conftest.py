@@ -49,9 +49,16 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         jobs.factory.cache_clear()
 
 
+ADMIN_KEY = "sk_admin_integration-tests"
+"""The deployment's admin key in these tests (the local runtime's way: a setting)."""
+
+
 @pytest.fixture
-def api(aws: None) -> Callable[..., Answer]:
-    """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``."""
+def api(aws: None, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Answer]:
+    """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``,
+    through the authorizer (no ``Authorization`` header: the default tenant; ``headers`` may
+    carry a tenant's key or :data:`ADMIN_KEY`)."""
+    use_settings(monkeypatch, admin_key=ADMIN_KEY)
     api = gateway()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
