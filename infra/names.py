@@ -43,6 +43,7 @@ DASHBOARD_ID = "Dashboard"
 ALARM_TOPIC_ID = "AlarmTopic"
 DLQ_DEPTH_ALARM_ID = "DeadLetters"
 LATENESS_ALARM_ID = "Lateness"
+API_5XX_ALARM_ID = "Api5xx"
 
 # Pipeline functions: the names shared/topology.py's ConsumerSpec.function uses.
 TICK = "tick"

@@ -50,7 +50,7 @@ class SundialStack(Stack):
             signing=self.signing,
             keys=self.keys,
         )
-        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline)
+        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api)
 
         CfnOutput(
             self,
