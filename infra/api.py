@@ -79,7 +79,7 @@ ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
 )
 """One JSON object per request; ``tenant`` and ``role`` are the caller as the authorizer named it
 (its context; ``principalId`` its principal), empty on the public routes and on a ``401``. Keys
-never appear: the access log has no header."""
+never appear: the access log has no header, and the authorizer's principal is never the key."""
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ from infra.storage import Storage
 
 RESULTS_CACHE_TTL = Duration.seconds(60)
 """How long API Gateway keeps the authorizer's answer for one ``Authorization`` value: the bound
-on how long a revoked key (or a tenant's changed limits) keeps working, and why the authorizer is
-invoked at most once a minute per key and API Gateway instance."""
+on how long a revoked key (or a tenant's changed limits) keeps working (docs/deploy.md states it),
+and why the authorizer runs about once a minute per key in use rather than once per request."""
 
 IDENTITY_HEADER = "Authorization"
 ADMIN_KEY_LENGTH = 64
@@ -46,8 +46,8 @@ AUTHORIZER_SECRET_ACTIONS = ("secretsmanager:GetSecretValue",)
 
 AUTHORIZER_MEMORY_MB = 256
 AUTHORIZER_TIMEOUT = Duration.seconds(5)
-"""A GetItem or two and, on a cold container, one GetSecretValue; API Gateway waits at most
-29 s for the whole request."""
+"""A GetItem or two and, on a cold container, one GetSecretValue: far below this when healthy;
+a timeout is API Gateway's 500 (an ``AUTHORIZER_*`` gateway response), never an Allow."""
 
 ROTATION_BY_HAND = (
     "The admin key is a bearer key for the deployment's operators, not a database password: no "

@@ -136,6 +136,15 @@ def test_api_gateways_own_errors_are_in_the_error_format(synthesized: Synthesize
     assert responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
 
 
+def test_the_deployment_comes_after_the_gateway_responses_and_the_authorizer(synthesized: Synthesized) -> None:
+    """A stage serves what its deployment saw: both must exist before it is made."""
+    stack = synthesized.stack
+    [deployment] = synthesized.resources("AWS::ApiGateway::Deployment").values()
+    depends_on = set(deployment["DependsOn"])
+    assert set(synthesized.resources("AWS::ApiGateway::GatewayResponse")) <= depends_on
+    assert logical_id(stack, stack.keys.authorizer.node.default_child) in depends_on
+
+
 def test_stage_logs_traces_and_throttles(synthesized: Synthesized) -> None:
     defaults = DeploymentSettings()
     stages = synthesized.resources("AWS::ApiGateway::Stage")
