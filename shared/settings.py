@@ -31,6 +31,7 @@ from pydantic_core import ErrorDetails
 
 from shared.domain.firing import MAX_DELAY_SECONDS, Timing
 from shared.domain.ids import MAX_SHARDS
+from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
@@ -426,6 +427,10 @@ class Settings(Tuning):
     """The Secrets Manager secret holding the admin key (the authorizer reads it)."""
     admin_key: Text = ""
     """The admin key itself: the local runtime only (a deployed stack keeps it in the secret)."""
+    signing_cache_seconds: Annotated[Int, Field(ge=1, le=SIGNING_CACHE_SECONDS)] = SIGNING_CACHE_SECONDS
+    """How long a function keeps a tenant's decrypted signing secrets: a rotation reaches every
+    call within it. Shorter only where a test must see a rotation without waiting a minute (the
+    local runtime's end-to-end tests)."""
     allow_loopback_targets: Flag = False
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
@@ -444,9 +449,10 @@ class Settings(Tuning):
         "signing_key_arn",
         "admin_key_secret_arn",
         "admin_key",
+        "signing_cache_seconds",
     )
-    """A function's environment names only the resources it uses: one left at its default is not
-    written (and reads back as the default)."""
+    """A function's environment names only the resources it uses (and the local runtime's own
+    knobs it is given): one left at its default is not written (and reads back as the default)."""
 
     @classmethod
     def setting_name(cls, field: str) -> str:

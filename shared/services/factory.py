@@ -82,7 +82,9 @@ def build_signing_service(settings: Settings) -> SigningService | None:
     if not settings.signing_key_arn:
         return None
     bind_table(settings.table_name)
-    return SigningService(DynamoSigningSecrets(settings.signing_key_arn))
+    return SigningService(
+        DynamoSigningSecrets(settings.signing_key_arn), cache_ms=settings.signing_cache_seconds * 1000
+    )
 
 
 def build_tenant_service(settings: Settings) -> TenantService:

@@ -18,6 +18,13 @@ import pytest
 
 from local.moto_server import free_port
 from local.settings import LocalSettings
+from shared.settings import env_name
+
+ADMIN_KEY = "sk_admin_e2e-tests"
+"""The runtime's admin key (its setting ``admin_key``; the runtime makes one up when it is unset)."""
+SIGNING_CACHE_S = 2
+"""How long the runtime's functions keep a tenant's signing secrets (60 s when unset), so a test
+sees a rotation reach the trigger without waiting a minute."""
 
 
 @dataclass
@@ -51,7 +58,14 @@ def sundial() -> Iterator[Client]:
     port = free_port()
     # The runtime's own settings, not this process's (nor its AWS credentials).
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
-    env.update({LocalSettings.setting_name("port"): str(port), "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            LocalSettings.setting_name("port"): str(port),
+            env_name("admin_key"): ADMIN_KEY,
+            env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     process = subprocess.Popen(
         [sys.executable, "-W", "ignore", "-m", "local"],
         env=env,
