@@ -727,6 +727,12 @@ class RedriveIn(Model):
 # --- signing secrets (docs/tenancy.md, section 4) ------------------------------------------------
 
 
+def whole(value: object) -> object:
+    """JSON's ``5.0`` is the integer 5 (JSON Schema's ``integer`` admits it) for a strict integer
+    field, which still refuses ``5.5``, ``"5"`` and ``false``."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 class SigningRotateIn(Model):
     """``POST /v1/signing-secrets:rotate``: how long the current secret keeps signing next to the new one."""
 
@@ -739,6 +745,8 @@ class SigningRotateIn(Model):
             "The secrets in use keep signing (a second signature) this long; 0 stops them at once. Up to a week."
         ),
     )
+
+    _whole = field_validator("previous_expires_in_seconds", mode="before")(whole)
 
 
 # --- tenants and API keys (docs/tenancy.md): the admin's routes -----------------------------------
@@ -756,6 +764,8 @@ class LimitsIn(Model):
     max_tasks: int | None = Field(
         None, strict=True, ge=1, le=MAX_TASKS, description="Tasks that can still fire (registrations above: 429)."
     )
+
+    _whole = field_validator("requests_per_second", "burst", "max_tasks", mode="before")(whole)
 
     @model_validator(mode="after")
     def _at_least_one(self) -> Self:

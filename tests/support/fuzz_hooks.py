@@ -44,7 +44,7 @@ class Accepted:
         )
 
 
-LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs)"
+LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants)"
 SCHEDULES = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}|POST /v1/schedules:preview"
 TASKS = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}"
 JOBS = r"POST /v1/jobs"
@@ -205,5 +205,7 @@ def after_call(context: Any, case: Any, response: Any) -> None:
     base = os.environ.get("FUZZ_BASE_URL")
     if base is None or case.meta is None or case.meta.phase.name == "stateful":
         return
+    authorization = os.environ.get("FUZZ_AUTHORIZATION")  # the run's caller: its tasks are its own
+    headers = {"Authorization": authorization} if authorization else {}
     for task_id in created_task_ids(case.operation.label, response.status_code, _body(response)):
-        requests.delete(f"{base}/v1/tasks/{task_id}", timeout=30)
+        requests.delete(f"{base}/v1/tasks/{task_id}", headers=headers, timeout=30)

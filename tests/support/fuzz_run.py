@@ -1,18 +1,25 @@
 """Fuzz the API of the local runtime from inside a loopback-only network namespace.
 
 A fuzzer registers tasks with whatever URLs it makes up, and the runtime then calls them. So this
-script is meant to be started as ``unshare -n python tests/support/fuzz_run.py ...``: a fresh
-network namespace has a single interface, ``lo``, down. The script brings ``lo`` up, refuses to go
-on if the namespace has any other interface (nothing but this machine's own sockets in the
-namespace may be reachable), starts ``python -m local`` on a free loopback port, waits for the
-OpenAPI document, registers a task, a job and a dead letter for the operations that read one (their
-ids reach ``schemathesis.toml`` as ``FUZZ_*_ID``), runs ``schemathesis run`` against the
-document with the options given to this script (the rest of the configuration is
-``schemathesis.toml`` at the repository root), stops the runtime and exits with schemathesis's
-status.
+script is meant to be started as ``unshare -n python tests/support/fuzz_run.py --reports DIR ...``:
+a fresh network namespace has a single interface, ``lo``, down. The script brings ``lo`` up,
+refuses to go on if the namespace has any other interface (nothing but this machine's own sockets
+in the namespace may be reachable), starts ``python -m local`` on a free loopback port with an
+admin key of its own, waits for the OpenAPI document and seeds it: the admin creates a tenant
+for the fuzzer and another for the admin's routes to read; the fuzzer's tenant and the local
+default tenant (no key) each register a task, a job and a dead letter for the operations that
+read one (their ids reach ``schemathesis.toml`` as ``FUZZ_*_ID``). Then it runs ``schemathesis
+run`` against the document three times (:func:`seed` says which): with no key and with the
+tenant's key over the tenant routes, with the admin key over ``/v1/tenants`` (the admin key on a
+tenant route, or a tenant key on an admin one, is a 403 by contract). Each run gets the options
+given to this script after ``--reports DIR`` (the rest of the configuration is
+``schemathesis.toml`` at the repository root) and writes its JSON report ``DIR/<run>.json``. It
+stops the runtime and exits with the first failing run's status (0 when none failed).
 
-Exit statuses of its own: 3 when the namespace is not loopback-only, 4 when the runtime did not
-start.
+``FUZZ_ONLY=admin,tenant`` runs only the runs it names (while working on one of them).
+
+Exit statuses of its own: 2 without ``--reports DIR``, 3 when the namespace is not loopback-only,
+4 when the runtime did not start.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import secrets
 import signal
 import socket
 import struct
@@ -28,13 +36,16 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script: the project's packages are beside tests/
 
 from local.settings import LocalSettings  # noqa: E402
-from shared.settings import ENV_PREFIX  # noqa: E402
+from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND  # noqa: E402
+from shared.settings import ENV_PREFIX, env_name  # noqa: E402
 
 NOT_ISOLATED = 3
 NO_RUNTIME = 4
@@ -77,20 +88,21 @@ def answers(url: str) -> bool:
         return False
 
 
-def call(base: str, method: str, path: str, body: object = None) -> dict[str, object]:
+def call(base: str, method: str, path: str, body: object = None, headers: dict[str, str] | None = None) -> Any:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(base + path, data=data, method=method)
     request.add_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        request.add_header(name, value)
     try:
         with OPENER.open(request, timeout=10) as response:
-            answer: dict[str, object] = json.loads(response.read())
-            return answer
+            return json.loads(response.read())
     except urllib.error.HTTPError as error:
         raise RuntimeError(f"seeding: {method} {path} answered {error.code}: {error.read()[:500]!r}") from None
 
 
-def seed(base: str, closed_port: int) -> dict[str, str]:
-    """A task, a job and a dead letter to read, as ``FUZZ_*_ID`` variables."""
+def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str]:
+    """A task and a job of the caller's (``headers``), and a task that dead-letters at once."""
     nowhere = f"http://127.0.0.1:{closed_port}/fuzz"  # nothing listens: every call fails at once
     task = call(
         base,
@@ -102,8 +114,11 @@ def seed(base: str, closed_port: int) -> dict[str, str]:
             "target": {"http": {"url": nowhere}},
             "payload": {"seeded": True},
         },
+        headers,
     )
-    job = call(base, "POST", "/v1/jobs", {"name": "fuzz-seed", "processor": {"http": {"url": nowhere}}, "data": [[1]]})
+    job = call(
+        base, "POST", "/v1/jobs", {"name": "fuzz-seed", "processor": {"http": {"url": nowhere}}, "data": [[1]]}, headers
+    )
     call(
         base,
         "POST",
@@ -114,20 +129,73 @@ def seed(base: str, closed_port: int) -> dict[str, str]:
             "target": {"http": {"url": nowhere}},
             "retry": {"max_attempts": 1},
         },
+        headers,
     )
-    ids = {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"])}
+    return {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"])}
+
+
+def dead_letter(base: str, headers: dict[str, str]) -> str:
+    """The id of the caller's dead letter (the planted task's), once there is one."""
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        letters = call(base, "GET", "/v1/dead-letters?limit=1")["items"]
+        letters = call(base, "GET", "/v1/dead-letters?limit=1", headers=headers)["items"]
         if isinstance(letters, list) and letters:
-            ids["FUZZ_LETTER_ID"] = str(letters[0]["id"])
-            return ids
+            return str(letters[0]["id"])
         time.sleep(0.2)
     raise RuntimeError("the seeded task did not become a dead letter within 20 s")
 
 
-def start_runtime(port: int, log: Path) -> subprocess.Popen[bytes]:
-    env = {**no_proxy_env(), LocalSettings.setting_name("port"): str(port), "PYTHONUNBUFFERED": "1"}
+@dataclass(frozen=True)
+class Run:
+    """One schemathesis run: who calls (its ``Authorization`` header, none for the local default
+    tenant), over which operations, with which options, and the ids it reads (``FUZZ_*_ID``)."""
+
+    name: str
+    authorization: str | None
+    options: tuple[str, ...]
+    ids: dict[str, str]
+
+
+TENANT_ROUTES = ("--exclude-path-regex", "^/v1/tenants")
+ADMIN_ROUTES = ("--include-path-regex", "^/v1/tenants")
+ANONYMOUS_OPTIONS = ("--phases", "fuzzing,stateful", "--max-examples", "6")
+"""Past the authorizer the handlers are the same whoever calls; the coverage phase's thousands of
+boundary cases (the API's validation) run once, in the tenant's run; the default tenant gets the
+fuzzing and stateful phases, fewer examples each."""
+
+
+def seed(base: str, closed_port: int, admin_key: str) -> list[Run]:
+    """The runs, each with its ids: with no key (the local default tenant) and with a tenant's key
+    over the tenant routes, with the admin key over /v1/tenants."""
+    admin = {"Authorization": f"Bearer {admin_key}"}
+    limits = {"requests_per_second": MAX_REQUESTS_PER_SECOND, "burst": MAX_BURST}
+    fuzzer = call(base, "POST", "/v1/tenants", {"id": "fuzz", "limits": limits}, admin)
+    target = call(base, "POST", "/v1/tenants", {"id": "fuzz-target"}, admin)
+    key = call(base, "POST", f"/v1/tenants/{target['id']}/keys", None, admin)
+    callers: dict[str, str | None] = {"anonymous": None, "tenant": f"Bearer {fuzzer['key']['secret']}"}
+    planted = {
+        name: plant(base, closed_port, {} if auth is None else {"Authorization": auth})
+        for name, auth in callers.items()
+    }
+    for name, auth in callers.items():
+        planted[name]["FUZZ_LETTER_ID"] = dead_letter(base, {} if auth is None else {"Authorization": auth})
+    admin_ids = {"FUZZ_TENANT_ID": str(target["id"]), "FUZZ_KEY_ID": str(key["id"])}
+    # Every run's configuration names every placeholder: the tenant's ids stand in where a run
+    # does not read them.
+    return [
+        Run("anonymous", None, (*TENANT_ROUTES, *ANONYMOUS_OPTIONS), {**planted["anonymous"], **admin_ids}),
+        Run("tenant", callers["tenant"], TENANT_ROUTES, {**planted["tenant"], **admin_ids}),
+        Run("admin", admin["Authorization"], ADMIN_ROUTES, {**planted["tenant"], **admin_ids}),
+    ]
+
+
+def start_runtime(port: int, log: Path, admin_key: str) -> subprocess.Popen[bytes]:
+    env = {
+        **no_proxy_env(),
+        LocalSettings.setting_name("port"): str(port),
+        env_name("admin_key"): admin_key,
+        "PYTHONUNBUFFERED": "1",
+    }
     env["PYTHONPATH"] = str(ROOT)
     with log.open("wb") as out:
         return subprocess.Popen(
@@ -150,7 +218,27 @@ def stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
+def fuzz(base: str, run: Run, reports: Path, argv: list[str]) -> int:
+    """One schemathesis run: its report ``<reports>/<name>.json``, the refusals of schema-valid
+    data it dropped or kept ``<reports>/<name>.refusals.jsonl`` (tests/support/fuzz_hooks.py)."""
+    options = ["--report", "json", "--report-json-path", str(reports / f"{run.name}.json"), *run.options, *argv]
+    if run.authorization is not None:
+        options += ["--header", f"Authorization: {run.authorization}"]
+    refusals = reports / f"{run.name}.refusals.jsonl"
+    refusals.unlink(missing_ok=True)  # the hooks append to it
+    env = {**no_proxy_env(), **run.ids, "FUZZ_BASE_URL": base, "FUZZ_REJECTIONS": str(refusals)}
+    if run.authorization is not None:
+        env["FUZZ_AUTHORIZATION"] = run.authorization
+    print(f"fuzz_run: run {run.name}: seeded {run.ids}", flush=True)
+    command = [sys.executable, "-m", "schemathesis.cli", "run", f"{base}/v1/openapi.json", *options]
+    return subprocess.call(command, cwd=ROOT, env=env)
+
+
 def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] != "--reports":
+        print("usage: fuzz_run.py --reports DIR [schemathesis run options...]", file=sys.stderr)
+        return 2
+    reports, argv = Path(argv[1]), argv[2:]
     try:
         bring_loopback_up()
     except OSError as error:
@@ -166,7 +254,8 @@ def main(argv: list[str]) -> int:
 
     port, closed_port = free_port(), free_port()
     log = Path(os.environ.get("FUZZ_RUNTIME_LOG", "/tmp/sundial-fuzz-runtime.log"))
-    runtime = start_runtime(port, log)
+    admin_key = f"sk_admin_{secrets.token_urlsafe(24)}"
+    runtime = start_runtime(port, log, admin_key)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + STARTUP_S
@@ -175,10 +264,12 @@ def main(argv: list[str]) -> int:
                 print(f"fuzz_run: the local runtime did not start:\n{log.read_text()[-4000:]}", file=sys.stderr)
                 return NO_RUNTIME
             time.sleep(0.3)
-        ids = seed(base, closed_port)
-        command = [sys.executable, "-m", "schemathesis.cli", "run", f"{base}/v1/openapi.json", *argv]
-        print(f"fuzz_run: namespace interfaces {interfaces()}; runtime at {base}; seeded {ids}", flush=True)
-        return subprocess.call(command, cwd=ROOT, env={**no_proxy_env(), **ids, "FUZZ_BASE_URL": base})
+        runs = seed(base, closed_port, admin_key)
+        print(f"fuzz_run: namespace interfaces {interfaces()}; runtime at {base}", flush=True)
+        reports.mkdir(parents=True, exist_ok=True)
+        only = set(filter(None, os.environ.get("FUZZ_ONLY", "").split(",")))
+        statuses = [fuzz(base, run, reports, argv) for run in runs if not only or run.name in only]
+        return next((status for status in statuses if status != 0), 0)
     finally:
         stop(runtime)
 
