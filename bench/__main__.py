@@ -45,7 +45,16 @@ def main() -> None:
         "--batch", type=int, default=0, help="register through POST /v1/tasks:batch, this many per request (max 100)"
     )
     parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
+    parser.add_argument(
+        "--authorizer", action="store_true", help="only measure the authorizer's added latency (--calls per figure)"
+    )
+    parser.add_argument("--calls", type=int, default=500, help="calls per figure of --authorizer (default 500)")
     args = parser.parse_args()
+    if args.authorizer:
+        from bench.authorizer import authorizer_bench
+
+        authorizer_bench(max(args.calls, 1))
+        return
     if args.ceiling:
         from bench.ceiling import ceiling
 
