@@ -164,7 +164,7 @@ def test_a_tenant_over_its_rate_is_told_when_to_come_back_while_another_is_serve
     assert all(code == "rate_limited" for *_, code in refused)
     assert all(retry is not None and int(retry) >= 1 for _, _, retry, _ in refused)
     assert {a[1] for a in slow_answers} <= {200, 429}
-    assert 1 <= len([a for a in slow_answers if a[1] == 200]) <= 4  # the burst, and what a second refills
+    assert len([a for a in slow_answers if a[1] == 200]) >= 2  # its burst
     assert [a[1] for a in answers if a[0] == other] == [200] * 8
 
 
@@ -199,16 +199,24 @@ def test_callbacks_verify_with_the_tenants_secrets_across_a_rotation(sundial, re
 
 
 def test_no_key_is_the_default_tenant_as_in_the_readme_tour(sundial, receiver):
-    url = receiver.script("/tour", 200)
-    status, task = sundial.call(
-        "POST", "/v1/tasks", {"schedule": {"after_seconds": 3600}, "target": {"http": {"url": url}}}
-    )
+    url = receiver.script("/hook", 200)
+    tour = {  # the README tour's first task, without a key
+        "name": f"close-order-{secrets.token_hex(3)}",
+        "schedule": {"after_seconds": 1},
+        "target": {"http": {"url": url, "headers": {"X-Team": "orders"}}},
+        "payload": {"order_id": 123},
+    }
+    status, task = sundial.call("POST", "/v1/tasks", tour)
     assert status == 201, task
-    assert sundial.call("GET", f"/v1/tasks/{task['id']}")[0] == 200
-    # a tenant's key does not see it; a key of the tenant named `default` does
+    (call,) = receiver.wait_for("/hook", 1, timeout=15)
+    assert call.body["task_id"] == task["id"]
+    assert call.body["payload"] == {"order_id": 123}
+    listed = sundial.call("GET", f"/v1/tasks?name_prefix={tour['name']}")[1]["items"]
+    assert [t["id"] for t in listed] == [task["id"]]
+    # another tenant's key does not see it; a key of the tenant named `default` does
     stranger = create(sundial, "stranger")["key"]["secret"]
     assert sundial.call("GET", f"/v1/tasks/{task['id']}", headers=bearer(stranger))[0] == 404
     status, default = sundial.call("POST", "/v1/tenants", {"id": "default"}, ADMIN)
     assert status == 201, default
-    assert sundial.call("GET", f"/v1/tasks/{task['id']}", headers=bearer(default["key"]["secret"]))[0] == 200
-    assert sundial.call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
+    status, seen = sundial.call("GET", f"/v1/tasks/{task['id']}", headers=bearer(default["key"]["secret"]))
+    assert (status, seen["name"]) == (200, tour["name"])
