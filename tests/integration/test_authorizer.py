@@ -72,7 +72,7 @@ def test_the_admin_key_comes_from_the_stacks_secret(authorizer):
 )
 def test_no_key_or_a_key_nobody_holds_is_unauthorized(authorizer, authorization):
     tenant_key("acme")
-    with pytest.raises(Exception, match="^Unauthorized$"):  # API Gateway's 401
+    with pytest.raises(Exception, match=r"^Unauthorized$"):  # API Gateway's 401
         authorizer.handler(request(authorization), FakeLambdaContext())
 
 
@@ -85,7 +85,7 @@ def test_a_revoked_key_is_refused_by_the_next_call(authorizer):
     spare = service.issue_key("acme")
     assert authorizer.handler(request(f"Bearer {created.key.secret}"), FakeLambdaContext())["principalId"] == "acme"
     service.revoke("acme", created.key.id)
-    with pytest.raises(Exception, match="^Unauthorized$"):
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
         authorizer.handler(request(f"Bearer {created.key.secret}"), FakeLambdaContext())
     assert authorizer.handler(request(f"Bearer {spare.secret}"), FakeLambdaContext())["principalId"] == "acme"
 
@@ -93,5 +93,5 @@ def test_a_revoked_key_is_refused_by_the_next_call(authorizer):
 def test_no_header_is_the_anonymous_tenant_only_where_the_local_gateway_asks(authorizer):
     local = authorizer.authorize(request(None), anonymous="default")
     assert local["context"] == {"role": "tenant", "tenant": "default", "requests_per_second": 100, "burst": 200}
-    with pytest.raises(Exception, match="^Unauthorized$"):
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
         authorizer.authorize(request(None))
