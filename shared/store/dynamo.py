@@ -45,7 +45,7 @@ from shared.store.models import (
     TaskItem,
     is_conflict,
 )
-from shared.store.quota import TenantQuota, failed_conditions, free
+from shared.store.quota import TenantQuota, failed_conditions, free, transact
 
 BATCH_WRITE_ITEMS = 25
 """Items per BatchWriteItem call (DynamoDB's limit)."""
@@ -192,10 +192,6 @@ def _task_id_of(serialized: dict[str, Any]) -> str:
     return str(serialized["task_id"]["S"])
 
 
-def _transaction() -> TransactWrite:
-    return TransactWrite(connection=TaskItem._get_connection().connection)
-
-
 FINAL = (TaskStatus.COMPLETED, TaskStatus.CANCELLED)
 
 
@@ -221,10 +217,13 @@ class DynamoTaskRepository:
         if staged:
             item.staged_ms = to_ms(task.due_at)
         item.counted = True
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.save(item, condition=TaskItem.pk.does_not_exist())
+            self.quota.count_one(transaction, task.tenant)
+
         try:
-            with _transaction() as transaction:
-                transaction.save(item, condition=TaskItem.pk.does_not_exist())
-                self.quota.count_one(transaction, task.tenant)
+            transact(write)
         except PynamoDBException as exc:
             failed = failed_conditions(exc)
             if 0 in failed:
@@ -299,14 +298,17 @@ class DynamoTaskRepository:
         counted = TaskItem.counted.exists()
         if not task.recurring:
             counted &= TaskItem.run_status.does_not_exist() | (TaskItem.run_status != RunStatus.FIRING.value)
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                TaskItem(*task_key(task.id)),
+                actions=[*actions, TaskItem.counted.remove()],
+                condition=(TaskItem.version == task.version) & counted,
+            )
+            free(transaction, {task.tenant: 1})
+
         try:
-            with _transaction() as transaction:
-                transaction.update(
-                    TaskItem(*task_key(task.id)),
-                    actions=[*actions, TaskItem.counted.remove()],
-                    condition=(TaskItem.version == task.version) & counted,
-                )
-                free(transaction, {task.tenant: 1})
+            transact(write)
         except PynamoDBException as exc:
             if failed_conditions(exc):
                 return False
@@ -438,7 +440,7 @@ class DynamoTaskRepository:
             expires_at=from_ms(due_ms) + self.retention,
         )
         try:
-            with _transaction() as transaction:
+            with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
                 transaction.save(item, condition=TaskItem.pk.does_not_exist())
                 transaction.save(record)
                 if redrive is not None:

@@ -38,7 +38,7 @@ from shared.store.models import (
     WatermarkItem,
     is_conflict,
 )
-from shared.store.quota import failed_conditions, free
+from shared.store.quota import failed_conditions, free, transact
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
@@ -183,6 +183,7 @@ class DynamoPipelineStore:
         except DoesNotExist:
             return Refusal.BEHIND
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
+            self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE
         if current.due_ms < staged.due_ms:
             return Refusal.BEHIND
@@ -220,6 +221,40 @@ class DynamoPipelineStore:
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
         return Claimed(to_task(current), int(current.targets_done or 0), log_id, bool(current.counted))
 
+    def _free_abandoned(self, current: BucketItem, staged: Staged, now_ms: int) -> None:
+        """A one-shot task ended (cancelled) while this run of it was in flight: a cancel leaves
+        its place to the run's outcome (shared/store/dynamo.py, ``_finish``). When the run can
+        no longer have one (a retry that will not be claimed now, or an attempt whose trigger
+        died: its lease is over and no run log has it), this refused claim frees the place."""
+        if not isinstance(current, TaskItem) or not (
+            staged.one_shot and current.counted and current.run_id == staged.run_id
+        ):
+            return
+        if current.status not in (TaskStatus.CANCELLED.value, TaskStatus.COMPLETED.value):
+            return  # paused: it still counts, and may fire after it resumes
+        retrying = current.run_status == RunStatus.RETRYING.value
+        died = current.run_status == FIRING and (current.lease_until_ms or 0) < now_ms
+        if not retrying and not died:
+            return
+        if died:
+            logs = run_logs([current])
+            if current.run_log in logs and staged.run_id in logs[current.run_log].runs:
+                return  # it succeeded, and its run log freed the place
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                current,
+                actions=[TaskItem.counted.remove(), TaskItem.version.add(1)],
+                condition=(TaskItem.version == current.version) & TaskItem.counted.exists(),
+            )
+            free(transaction, {current.tenant: 1})
+
+        try:
+            transact(write)
+        except PynamoDBException as exc:
+            if not failed_conditions(exc):
+                raise StorageUnavailable(f"freeing {staged.task_id}: {exc.msg}") from exc
+
     def status_of(self, task_id: str) -> TaskStatus | None:
         """A task's status as it is now (a consistent read of its home item: 1 RRU up to 4 KB,
         which a projection would not lower); ``None`` once the task is gone."""
@@ -253,9 +288,12 @@ class DynamoPipelineStore:
             if not counts:
                 log.save(condition=RunLogItem.pk.does_not_exist())
                 return
-            with TransactWrite(connection=RunLogItem._get_connection().connection) as transaction:
+
+            def write(transaction: TransactWrite) -> None:
                 transaction.save(log, condition=RunLogItem.pk.does_not_exist())
                 free(transaction, counts)
+
+            transact(write)
         except PynamoDBException as exc:
             if is_conflict(exc):
                 return  # written already: this is a replay
@@ -321,18 +359,21 @@ class DynamoPipelineStore:
         condition = _same_run(staged) & TaskItem.counted.exists()
         if also is not None:
             condition &= also
-        try:
-            with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
-                transaction.update(
-                    _home(staged.task_id),
-                    actions=[*actions, TaskItem.counted.remove(), TaskItem.version.add(1)],
-                    condition=condition,
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                _home(staged.task_id),
+                actions=[*actions, TaskItem.counted.remove(), TaskItem.version.add(1)],
+                condition=condition,
+            )
+            free(transaction, {tenant: 1})
+            if logged_in is not None:
+                transaction.condition_check(
+                    RunLogItem, f"RL#{logged_in}", "RL", condition=RunLogItem.pk.does_not_exist()
                 )
-                free(transaction, {tenant: 1})
-                if logged_in is not None:
-                    transaction.condition_check(
-                        RunLogItem, f"RL#{logged_in}", "RL", condition=RunLogItem.pk.does_not_exist()
-                    )
+
+        try:
+            transact(write)
         except PynamoDBException as exc:
             failed = failed_conditions(exc)
             if 2 in failed:

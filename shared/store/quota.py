@@ -15,17 +15,23 @@ none, by the deployment's default.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
 from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import QuotaExceeded, StorageUnavailable
 from shared.domain.quota import ceiling, fits, limit_of
 from shared.domain.tenants import MAX_TASKS
-from shared.store.models import TenantItem, is_conflict
+from shared.store.models import TaskItem, TenantItem, is_conflict
 
+CONFLICT_PAUSES_S = (0.01, 0.03, 0.09)
+"""A transaction cancelled because another was writing one of its items at that moment (the
+tenant's counter is shared by all of its writers) is sent again after these pauses (jittered)."""
 RESERVE_ATTEMPTS = 3
 """A reservation is read and tried again when the tenant's limit changed between its read and
 its write; past this many attempts it is refused."""
@@ -47,6 +53,41 @@ def failed_conditions(exc: Exception) -> set[int]:
     """The positions, in a cancelled transaction, of the items whose condition did not hold."""
     reasons = getattr(exc, "cancellation_reasons", None) or []
     return {i for i, reason in enumerate(reasons) if reason is not None and reason.code == "ConditionalCheckFailed"}
+
+
+def conflicted(exc: Exception) -> bool:
+    """A transaction cancelled only because another was writing one of its items meanwhile."""
+    reasons = getattr(exc, "cancellation_reasons", None) or []
+    return not failed_conditions(exc) and any(r is not None and r.code == "TransactionConflict" for r in reasons)
+
+
+def _update(item: TenantItem, actions: list[Any], condition: Condition | None = None) -> None:
+    """One UpdateItem of a tenant's counter; sent again, with a short pause, when a transaction
+    was writing the item at that moment (``TransactionConflictException``, not retried by the
+    SDK)."""
+    for pause in (*CONFLICT_PAUSES_S, None):
+        try:
+            item.update(actions=actions, condition=condition)
+            return
+        except PynamoDBException as exc:
+            if pause is None or exc.cause_response_code != "TransactionConflictException":
+                raise
+            time.sleep(pause * (1 + random.random()))  # noqa: S311 (jitter, not a secret)
+
+
+def transact(build: Callable[[TransactWrite], None], sleep: Callable[[float], None] = time.sleep) -> None:
+    """Run the transaction ``build`` writes, on the task table; sent again, with a short pause,
+    when it lost a race for one of its items (``TransactionConflict``), which DynamoDB does not
+    retry itself. Any other failure is raised (``TransactWriteError``)."""
+    for pause in (*CONFLICT_PAUSES_S, None):
+        try:
+            with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
+                build(transaction)
+            return
+        except TransactWriteError as exc:
+            if pause is None or not conflicted(exc):
+                raise
+            sleep(pause * (1 + random.random()))  # noqa: S311 (jitter, not a secret)
 
 
 def free(transaction: TransactWrite, counts: Mapping[str, int]) -> None:
@@ -106,7 +147,7 @@ class TenantQuota:
             )
             room = TenantItem.live_tasks.does_not_exist() | (TenantItem.live_tasks <= ceiling(max_tasks, wanted))
             try:
-                tenant_item(tenant).update(actions=[TenantItem.live_tasks.add(wanted)], condition=same_limit & room)
+                _update(tenant_item(tenant), [TenantItem.live_tasks.add(wanted)], same_limit & room)
                 return
             except PynamoDBException as exc:
                 if not is_conflict(exc):
@@ -118,7 +159,7 @@ class TenantQuota:
         if count <= 0:
             return
         try:
-            tenant_item(tenant).update(actions=[TenantItem.live_tasks.add(-count)])
+            _update(tenant_item(tenant), [TenantItem.live_tasks.add(-count)])
         except PynamoDBException as exc:
             raise StorageUnavailable(f"the quota of tenant {tenant!r}: {exc.msg}") from exc
 
@@ -137,4 +178,4 @@ class TenantQuota:
             raise StorageUnavailable(f"the quota of tenant {tenant!r}: {exc.msg}") from exc
 
 
-__all__ = ["TenantQuota", "failed_conditions", "free", "refused", "tenant_item"]
+__all__ = ["TenantQuota", "conflicted", "failed_conditions", "free", "refused", "tenant_item", "transact"]

@@ -301,3 +301,78 @@ def test_a_one_shot_cancelled_while_its_run_fires_is_freed_by_that_run_once(aws)
     store.log_successes("batch-1", [_success(staged)], to_ms(datetime.now(UTC)))
     assert live("t") == 0
     assert repository.get("t", staged.task_id).status is TaskStatus.CANCELLED
+
+
+def test_a_one_shot_cancelled_while_its_run_fires_is_freed_when_that_run_can_no_longer_end(aws):
+    """Cancelled mid-run, the run then retries (its retry is never claimed: the task is
+    cancelled) or its trigger dies (the redelivered message finds the task cancelled): the
+    refused claim frees the place, once."""
+    from shared.domain.claims import Refusal
+
+    repository, store, staged = _claimed_one_shot()
+    repository.update(replace(repository.get("t", staged.task_id), status=TaskStatus.CANCELLED))
+    now = to_ms(datetime.now(UTC))
+    assert store.record_retry(staged, error="503", targets_done=0, fired_ms=now, lateness_ms=0)
+    retry = staged.next_attempt()
+    assert store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE
+    assert store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE
+    assert live("t") == 0
+
+    repository, store, staged = _claimed_one_shot(tenant="u")  # its lease runs a minute from now
+    repository.update(replace(repository.get("u", staged.task_id), status=TaskStatus.CANCELLED))
+    assert store.claim(staged, now_ms=now, lease_until_ms=now + 60_000, log_id="c") is Refusal.STALE
+    assert live("u") == 1  # its trigger may still be running it
+    later = now + 61_000  # the lease is over: that trigger died
+    assert store.claim(staged, now_ms=later, lease_until_ms=later + 60_000, log_id="c") is Refusal.STALE
+    assert live("u") == 0
+
+
+def test_a_paused_one_shot_whose_retry_is_dropped_still_counts(aws):
+    from shared.domain.claims import Refusal
+
+    repository, store, staged = _claimed_one_shot()
+    now = to_ms(datetime.now(UTC))
+    assert store.record_retry(staged, error="503", targets_done=0, fired_ms=now, lateness_ms=0)
+    repository.update(replace(repository.get("t", staged.task_id), status=TaskStatus.PAUSED))
+    assert store.claim(staged.next_attempt(), now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE
+    assert live("t") == 1  # it can fire again once resumed
+
+
+def _racing(monkeypatch: pytest.MonkeyPatch, operation: str, times: int) -> list[str]:
+    """``operation`` loses a race for the counter ``times`` times: DynamoDB cancels a transaction
+    while another writes one of its items (TransactionConflict), and refuses a plain write to an
+    item a transaction is writing (TransactionConflictException); the SDK retries neither."""
+    from botocore.client import BaseClient
+    from botocore.exceptions import ClientError
+
+    real = BaseClient._make_api_call
+    conflicts: list[str] = []
+
+    def racing(self, called, params):
+        if called == operation and len(conflicts) < times:
+            conflicts.append(called)
+            if called == "TransactWriteItems":
+                reasons = [{"Code": "None"}, {"Code": "TransactionConflict", "Message": "in progress"}]
+                error = {"Code": "TransactionCanceledException", "Message": "conflict"}
+                raise ClientError({"Error": error, "CancellationReasons": reasons}, called)
+            raise ClientError({"Error": {"Code": "TransactionConflictException", "Message": "in progress"}}, called)
+        return real(self, called, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", racing)
+    return conflicts
+
+
+def test_a_registration_that_lost_a_race_for_the_counter_is_sent_again(aws, monkeypatch):
+    repository = DynamoTaskRepository(list_shards=1, default_max_tasks=5)
+    task = TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("https://example.com"),))
+    now = truncate_ms(datetime.now(UTC))
+    conflicts = _racing(monkeypatch, "TransactWriteItems", 2)
+    stored = repository.create(new_task(task, tenant="t", now=now, shard=0))
+    assert len(conflicts) == 2
+    conflicts = _racing(monkeypatch, "UpdateItem", 2)
+    batch = repository.create_many([(new_task(task, tenant="t", now=now, shard=0), False) for _ in range(2)])
+    assert len(conflicts) == 2
+    monkeypatch.undo()
+    assert repository.get("t", stored.id) == stored
+    assert all(repository.get("t", t.id) == t for t in batch)
+    assert live("t") == 3
