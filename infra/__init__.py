@@ -8,12 +8,14 @@ storage     the DynamoDB tables: the task table, shaped by the PynamoDB models, 
             idempotency table
 signing     the KMS key of the tenants' callback signing secrets (rotation on) and its grants
 function    the baseline of every function: own role, own log group, tracing
-api         API Gateway (IAM-authorized) and the API function
+auth        API keys: the admin key secret, the authorizer function, the REQUEST authorizer
+api         API Gateway (API keys through the authorizer; the OpenAPI document public),
+            its own errors in the API's error format, and the API function
 pipeline    the firing pipeline: minute rule, tick, scanners, trigger, and the queues of
             shared/topology.py
 jobs        the state machine of sharded batch jobs (docs/jobs.md)
 job_runner  what jobs run on: the jobs bucket, the job function and the state machine of jobs
-monitoring  alarms (dead letters, lateness, errors) and the dashboard
+monitoring  alarms (dead letters, lateness, errors, API 5xx) and the dashboard
 targets     where user-registered targets may be (the trigger's and the job processors' grants)
 nag         cdk-nag acknowledgments, one resource and one reason each
 stack       composes the constructs

@@ -1,14 +1,19 @@
 """The registration API: a REST API that proxies every path under /v1 to one Lambda function.
 
-Callers authenticate with IAM: every request is signed with SigV4 and API Gateway rejects
-unsigned or unauthorized ones before the function runs. That is the deployment's
-authentication until a tenant-aware authorizer lands; to let a service call the API, allow it
-``execute-api:Invoke`` on this API's ARN.
+Callers authenticate with API keys: every route but ``/v1/openapi.json`` and ``/v1/docs`` takes
+``Authorization: Bearer <key>``, checked by the Lambda REQUEST authorizer of ``infra/auth.py``
+before the function runs. The key decides the tenant (or the admin, for ``/v1/tenants...``); the
+function reads it from the authorizer's context and answers a key on a route it may not call
+with ``403 forbidden``. No key, an unknown or a revoked one: API Gateway answers ``401`` in the
+API's error format (:data:`GATEWAY_ERRORS`). IAM authorizes no caller.
+
+The OpenAPI document and Swagger UI are resources of their own, public, on the same function.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
@@ -16,6 +21,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from infra import names
+from infra.auth import ApiKeys
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
 from infra.job_runner import JobRunner
@@ -24,6 +30,7 @@ from infra.pipeline import Queues
 from infra.settings import DeploymentSettings
 from infra.signing import SigningKey
 from infra.storage import Storage
+from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.store.models import LIST_INDEX_NAME
 
 API_TABLE_ACTIONS = (
@@ -57,8 +64,12 @@ ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
             "responseLatency": _F.context_response_latency(),
             "integrationLatency": _F.context_integration_latency(),
             "sourceIp": _F.context_identity_source_ip(),
-            "callerAccountId": _F.context_identity_account_id(),
-            "userArn": _F.context_identity_user_arn(),
+            "principalId": _F.context_authorizer_principal_id(),
+            "tenant": _F.context_authorizer("tenant"),
+            "role": _F.context_authorizer("role"),
+            "authorizerStatus": _F.context_authorizer_status(),
+            "authorizerLatency": _F.context_authorizer_latency(),
+            "authorizerError": _F.context_authorizer_error(),
             "userAgent": _F.context_identity_user_agent(),
             "xrayTraceId": _F.context_xray_trace_id(),
             "error": _F.context_error_message(),
@@ -66,11 +77,73 @@ ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
         }
     )
 )
-"""One JSON object per request; ``userArn`` is the signed caller (the future tenant)."""
+"""One JSON object per request; ``tenant`` and ``role`` are the caller as the authorizer named it
+(its context; ``principalId`` its principal), empty on the public routes and on a ``401``. Keys
+never appear: the access log has no header, and the authorizer's principal is never the key."""
+
+
+@dataclass(frozen=True)
+class GatewayError:
+    """An answer API Gateway gives itself, rewritten to the API's error format
+    (``{"error": {"code", "message"}}``, as ``shared.api.responses.ErrorOut``)."""
+
+    type: apigw.ResponseType
+    status: int
+    code: str
+    message: str
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def body(self) -> str:
+        return json.dumps({"error": {"code": self.code, "message": self.message}})
+
+
+GATEWAY_ERRORS = (
+    GatewayError(
+        apigw.ResponseType.UNAUTHORIZED,
+        Unauthorized.status,
+        Unauthorized.code,
+        "Send Authorization: Bearer <key> with a key that exists and is not revoked.",
+    ),
+    GatewayError(
+        apigw.ResponseType.ACCESS_DENIED,
+        Forbidden.status,
+        Forbidden.code,
+        "This key may not call this route.",
+    ),
+    # With no IAM method left, API Gateway answers this for a method or path it has no resource
+    # for (/, /v1 itself): under /v1 every other path reaches the function.
+    GatewayError(
+        apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN,
+        404,
+        "route_not_found",
+        "No route for this method and path: every route is under /v1/ (see /v1/openapi.json).",
+    ),
+    GatewayError(
+        apigw.ResponseType.AUTHORIZER_FAILURE,
+        SundialError.status,
+        SundialError.code,
+        "Sundial failed to check this request's key; retry later.",
+    ),
+    GatewayError(
+        apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR,
+        SundialError.status,
+        SundialError.code,
+        "Sundial failed to check this request's key; retry later.",
+    ),
+    # The stage's own throttle (sundial:apiThrottleRate / apiThrottleBurst), before any tenant's
+    GatewayError(
+        apigw.ResponseType.THROTTLED,
+        RateLimited.status,
+        RateLimited.code,
+        "Over the API's request rate: retry after a second.",
+        headers=(("Retry-After", "1"),),
+    ),
+)
+"""API Gateway's own 4xx and 5xx answers that a caller of this API can meet, in the error format."""
 
 
 class Api(Construct):
-    """API Gateway (REST, regional, IAM-authorized) in front of the API function."""
+    """API Gateway (REST, regional, API keys through a Lambda authorizer) in front of the API function."""
 
     def __init__(
         self,
@@ -83,6 +156,7 @@ class Api(Construct):
         queues: Queues,
         jobs: JobRunner,
         signing: SigningKey,
+        keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
         self.handler = ServiceFunction(
@@ -130,12 +204,11 @@ class Api(Construct):
             self,
             names.REST_API_ID,
             rest_api_name=f"{Stack.of(self).stack_name}-api",
-            description="Sundial task registration API (SigV4-signed callers only)",
+            description="Sundial task registration API (bearer API keys, checked by a Lambda authorizer)",
             endpoint_configuration=apigw.EndpointConfiguration(types=[apigw.EndpointType.REGIONAL]),
             # The region-wide role API Gateway needs to write the access logs (see settings).
             cloud_watch_role=settings.api_gateway_cloudwatch_role,
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if settings.api_gateway_cloudwatch_role else None,
-            default_method_options=apigw.MethodOptions(authorization_type=apigw.AuthorizationType.IAM),
             deploy_options=apigw.StageOptions(
                 stage_name=names.API_STAGE_NAME,
                 tracing_enabled=True,
@@ -148,11 +221,31 @@ class Api(Construct):
         # The stack has its own output for the URL (with the /v1 path); drop the L2's default one.
         self.rest_api.node.try_remove_child("Endpoint")
 
+        integration = apigw.LambdaIntegration(self.handler.function, proxy=True, allow_test_invoke=False)
         version = self.rest_api.root.add_resource(names.API_VERSION_PATH)
+        # Public: the API's description. ANY, so a wrong method is the function's 405, as locally.
+        self.public_methods = [
+            version.add_resource(path).add_method("ANY", integration, authorization_type=apigw.AuthorizationType.NONE)
+            for path in names.API_PUBLIC_PATHS
+        ]
         self.proxy = version.add_proxy(
-            default_integration=apigw.LambdaIntegration(self.handler.function, proxy=True, allow_test_invoke=False),
+            default_integration=integration,
+            default_method_options=apigw.MethodOptions(
+                authorization_type=apigw.AuthorizationType.CUSTOM, authorizer=keys.authorizer
+            ),
             any_method=True,
         )
+        for error in GATEWAY_ERRORS:
+            self.rest_api.add_gateway_response(
+                error.type.response_type,
+                type=error.type,
+                status_code=str(error.status),
+                response_headers={
+                    "Content-Type": "'application/json'",
+                    **{name: f"'{value}'" for name, value in error.headers},
+                },
+                templates={"application/json": error.body()},
+            )
         self.url = self.rest_api.url_for_path(f"/{names.API_VERSION_PATH}")
         self._acknowledge_findings()
 
@@ -162,12 +255,22 @@ class Api(Construct):
         acknowledge(
             method,
             "AwsSolutions-COG4",
-            "Callers are services holding AWS credentials, not users: every method uses AWS_IAM "
-            "authorization (SigV4), checked by API Gateway before the function runs, so only "
-            "principals allowed execute-api:Invoke reach it. A Cognito user pool would add a "
-            "second identity system for machine callers; the planned tenant-aware authorizer "
-            "will map callers to tenants.",
+            "Callers are services, not users: every route under /v1/{proxy+} uses CUSTOM "
+            "authorization, a Lambda REQUEST authorizer that maps the bearer API key of the "
+            "Authorization header to its tenant (or to the admin) before the function runs, and "
+            "answers 401 for no key, an unknown or a revoked one. Keys are items of the task "
+            "table, created and revoked through the admin routes; a Cognito user pool would be a "
+            "second identity system for machine callers.",
         )
+        for public in self.public_methods:
+            reason = (
+                "Public by design: the OpenAPI document and Swagger UI describe the API to anyone "
+                "who may call it, hold no tenant data and touch no storage (the function builds "
+                "them from its own code). Every other route needs an API key (the {proxy+} "
+                "method's CUSTOM authorizer)."
+            )
+            acknowledge(public, "AwsSolutions-APIG4", reason)
+            acknowledge(public, "AwsSolutions-COG4", reason)
         acknowledge(
             self.rest_api,
             "AwsSolutions-APIG2",
@@ -180,10 +283,12 @@ class Api(Construct):
         acknowledge(
             stage,
             "AwsSolutions-APIG3",
-            "No WAF: only SigV4-signed requests from IAM principals of the account reach the "
-            "integration (API Gateway rejects the rest), the stage is throttled, and a web ACL "
-            "costs a fixed monthly fee against Sundial's near-zero idle cost. Add one in front "
-            "of the stage if the API is ever opened to anonymous callers.",
+            "No WAF: every route but the OpenAPI document and Swagger UI needs an API key, "
+            "checked by the Lambda authorizer before the function runs (a request without the "
+            "Authorization header is refused by API Gateway without invoking anything); each "
+            "tenant is rate limited by the API function and the stage is throttled. A web ACL "
+            "costs a fixed monthly fee against Sundial's near-zero idle cost: add one in front "
+            "of the stage for IP rules or bot control.",
         )
         acknowledge(
             stage,
@@ -191,8 +296,8 @@ class Api(Construct):
             "No execution logging: API Gateway writes it to a log group it creates itself "
             "(API-Gateway-Execution-Logs_<api id>/<stage>), outside the stack and never expiring. "
             "The stage's JSON access log (APIG1) records every request with status, latencies, "
-            "gateway and integration errors and the signed caller; the function logs each request "
-            "with Powertools; X-Ray traces both.",
+            "gateway, authorizer and integration errors and the caller's tenant; the authorizer "
+            "and the API function log each request with Powertools; X-Ray traces both.",
         )
         cloudwatch_role = self.rest_api.node.try_find_child("CloudWatchRole")
         if cloudwatch_role is not None:

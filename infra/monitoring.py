@@ -11,7 +11,10 @@ recovers):
   a target that refused it for good, or a message the pipeline itself could not process;
 * **lateness**: the trigger's p99 lateness over 5 minutes above ``sundial:latenessAlarmMs``;
 * **errors** of the tick, the scanners and the trigger: an invocation that failed as a whole
-  (a partial batch failure is not an error; its messages come back and end in the dead letters).
+  (a partial batch failure is not an error; its messages come back and end in the dead letters);
+* **API 5xx**: the API stage answered a 5xx -- the API function failed, or the authorizer could
+  not check keys (API Gateway's ``AUTHORIZER_*`` 500s). The authorizer's own Errors metric is no
+  alarm: it refuses an unknown key by failing its invocation, so it counts bad keys.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from infra import names
+from infra.api import Api
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
 from shared.domain.claims import Result
@@ -50,7 +54,7 @@ def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -
 
 class Monitoring(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: DeploymentSettings, pipeline: Pipeline
+        self, scope: Construct, construct_id: str, *, settings: DeploymentSettings, pipeline: Pipeline, api: Api
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = Stack.of(self).stack_name
@@ -109,7 +113,29 @@ class Monitoring(Construct):
                 evaluation_periods=1,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
-        self.alarms = [self.dead_letters_alarm, self.lateness_alarm, *self.errors_alarms.values()]
+        self.api_errors_alarm = cloudwatch.Alarm(
+            self,
+            names.API_5XX_ALARM_ID,
+            alarm_name=f"{prefix}-api-5xx",
+            alarm_description=(
+                f"The API answered 5xx in the last {ERRORS_WINDOW.to_minutes()} minutes: the API "
+                "function failed (see its log group), or the authorizer could not check keys (the "
+                "access log's authorizerError; the authorizer's log group)."
+            ),
+            metric=api.rest_api.deployment_stage.metric_server_error(
+                statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW
+            ),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.alarms = [
+            self.dead_letters_alarm,
+            self.lateness_alarm,
+            *self.errors_alarms.values(),
+            self.api_errors_alarm,
+        ]
 
         if settings.alarm_topic_arn:
             topic = sns.Topic.from_topic_arn(self, names.ALARM_TOPIC_ID, settings.alarm_topic_arn)

@@ -19,6 +19,7 @@ POWERTOOLS_METRICS_NAMESPACE = "Sundial"
 BUNDLE_ID = "Bundle"
 STORAGE_ID = "Storage"
 SIGNING_ID = "Signing"
+API_KEYS_ID = "Auth"
 API_ID = "Api"
 PIPELINE_ID = "Pipeline"
 JOBS_ID = "Jobs"
@@ -31,6 +32,9 @@ IDEMPOTENCY_TABLE_ID = "IdempotencyTable"
 API_FUNCTION_ID = "Handler"
 REST_API_ID = "RestApi"
 ACCESS_LOGS_ID = "AccessLogs"
+ADMIN_KEY_ID = "AdminKey"
+AUTHORIZER_FUNCTION_ID = "Authorizer"
+REQUEST_AUTHORIZER_ID = "RequestAuthorizer"
 QUEUES_ID = "Queues"
 """Parent of the pipeline's queues; each queue's id is its name in shared/topology.py."""
 TICK_RULE_ID = "EveryMinute"
@@ -39,6 +43,7 @@ DASHBOARD_ID = "Dashboard"
 ALARM_TOPIC_ID = "AlarmTopic"
 DLQ_DEPTH_ALARM_ID = "DeadLetters"
 LATENESS_ALARM_ID = "Lateness"
+API_5XX_ALARM_ID = "Api5xx"
 
 # Pipeline functions: the names shared/topology.py's ConsumerSpec.function uses.
 TICK = "tick"
@@ -58,12 +63,15 @@ def function_id(function: str) -> str:
 
 # Lambda handlers (module path inside the code asset, then the attribute).
 API_HANDLER = handler("api")
+AUTHORIZER_HANDLER = handler("authorizer")
 
 # API Gateway: every path under /v1 goes to the API function; the stage is "prod", so a
 # deployment's URL is https://<id>.execute-api.<region>.amazonaws.com/prod/v1/...
 # and the function sees the same /v1/... paths as the local runtime does.
 API_STAGE_NAME = "prod"
 API_VERSION_PATH = "v1"
+API_PUBLIC_PATHS = ("openapi.json", "docs")
+"""The paths under /v1 anyone may read (the OpenAPI document and Swagger UI): no authorizer."""
 
 # Stack outputs.
 OUTPUT_API_URL = "ApiUrl"
@@ -72,6 +80,7 @@ OUTPUT_IDEMPOTENCY_TABLE_NAME = "IdempotencyTableName"
 OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
 OUTPUT_TRIGGER_ROLE_ARN = "TriggerRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
+OUTPUT_ADMIN_KEY_SECRET_ARN = "AdminKeySecretArn"  # noqa: S105 (an output's name)
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in
 # camel case, each a field of shared.settings.DeploymentSettings (shared.settings.context_key).

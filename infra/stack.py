@@ -9,6 +9,7 @@ from constructs import Construct
 
 from infra import names
 from infra.api import Api
+from infra.auth import ApiKeys
 from infra.bundling import LambdaBundle
 from infra.job_runner import JobRunner
 from infra.monitoring import Monitoring
@@ -37,6 +38,7 @@ class SundialStack(Stack):
             jobs=self.jobs,
             signing=self.signing,
         )
+        self.keys = ApiKeys(self, names.API_KEYS_ID, settings=settings, bundle=self.bundle, storage=self.storage)
         self.api = Api(
             self,
             names.API_ID,
@@ -46,14 +48,24 @@ class SundialStack(Stack):
             queues=self.pipeline.queues,
             jobs=self.jobs,
             signing=self.signing,
+            keys=self.keys,
         )
-        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline)
+        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api)
 
         CfnOutput(
             self,
             names.OUTPUT_API_URL,
             value=self.api.url,
-            description="Base URL of the REST API (requests must be SigV4-signed for execute-api)",
+            description="Base URL of the REST API (requests carry Authorization: Bearer <API key>)",
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_ADMIN_KEY_SECRET_ARN,
+            value=self.keys.admin_key.secret_arn,
+            description=(
+                "The Secrets Manager secret holding the admin key (the credential of /v1/tenants): "
+                "aws secretsmanager get-secret-value --secret-id <this> --query SecretString"
+            ),
         )
         CfnOutput(
             self,

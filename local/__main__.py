@@ -10,7 +10,7 @@ from typing import Any
 
 from local.runtime import Runtime
 from local.settings import LocalSettings
-from shared.settings import SettingsError
+from shared.settings import SettingsError, env_name
 
 
 def print_fire(fired: Any) -> None:
@@ -40,10 +40,12 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     base = f"http://127.0.0.1:{runtime.port}"
     functions = runtime.function_settings
+    admin = f"({env_name('admin_key')})" if settings.functions.admin_key else functions.admin_key
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  jobs     {base}/v1/jobs"
         f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
-        f"\n  OpenAPI  {base}/v1/openapi.json\n  moto     {runtime.moto.endpoint}"
+        f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
+        f"{functions.default_tenant!r})\n  moto     {runtime.moto.endpoint}"
         f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name {functions.table_name})"
         "\nCtrl-C stops it. One line per fire follows.",
         flush=True,

@@ -5,7 +5,9 @@ answer becomes the HTTP response."""
 from __future__ import annotations
 
 import base64
+import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,3 +72,65 @@ def http_answer(result: dict[str, Any]) -> tuple[int, list[tuple[str, str]], byt
     body = result.get("body") or ""
     raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
     return int(result["statusCode"]), headers, raw
+
+
+def authorizer_event(event: dict[str, Any]) -> dict[str, Any]:
+    """The REQUEST authorizer event API Gateway sends for a proxy event."""
+    context = event["requestContext"]
+    method_arn = (
+        f"arn:aws:execute-api:us-east-1:{context['accountId']}:{context['apiId']}/{context['stage']}"
+        f"/{event['httpMethod']}{event['path']}"
+    )
+    return {
+        "type": "REQUEST",
+        "methodArn": method_arn,
+        "resource": event["resource"],
+        "path": event["path"],
+        "httpMethod": event["httpMethod"],
+        "headers": event["headers"],
+        "multiValueHeaders": event["multiValueHeaders"],
+        "queryStringParameters": event["queryStringParameters"],
+        "pathParameters": event["pathParameters"],
+        "stageVariables": event["stageVariables"],
+        "requestContext": context,
+    }
+
+
+UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "a valid API key is needed: Authorization: Bearer <key>"}}
+"""API Gateway's answer when the authorizer refuses (the stack's gateway response says the same)."""
+
+Authorize = Callable[[dict[str, Any], str | None], dict[str, Any]]
+
+
+def with_authorizer(
+    api: Callable[[dict[str, Any], Any], dict[str, Any]],
+    authorize: Authorize,
+    public_paths: frozenset[str],
+    anonymous: str | None,
+) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The API as API Gateway runs it: the authorizer first on every path but the public ones,
+    its context handed to the function; refused: ``401``. Not cached (a revoked key stops at
+    once). Its one difference from AWS: no ``Authorization`` header acts as ``anonymous``."""
+
+    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if event["path"] not in public_paths:
+            try:
+                policy = authorize(authorizer_event(event), anonymous)
+            except Exception as exc:
+                if str(exc) != "Unauthorized":
+                    raise
+                return {
+                    "statusCode": 401,
+                    "headers": {"Content-Type": "application/json", "WWW-Authenticate": "Bearer"},
+                    "body": json.dumps(UNAUTHORIZED),
+                }
+            event = {
+                **event,
+                "requestContext": {
+                    **event["requestContext"],
+                    "authorizer": {**policy["context"], "principalId": policy["principalId"]},
+                },
+            }
+        return api(event, context)
+
+    return handle

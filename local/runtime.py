@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import os
+import secrets
 import threading
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from local.apigw import LocalContext
+from local.apigw import LocalContext, with_authorizer
 from local.attribution import attributed, attributed_to, current_function
 from local.functions import FunctionServer
 from local.http_adapter import make_server
@@ -64,7 +65,10 @@ class Runtime:
         self.moto.use()
         for key, value in POWERTOOLS_ENV.items():
             os.environ.setdefault(key, value)
-        self._use(self.settings.functions)
+        functions = self.settings.functions
+        if not functions.admin_key:  # none given: one for this run (printed at start)
+            functions = functions.with_resources(admin_key=f"sk_admin_{secrets.token_urlsafe(32)}")
+        self._use(functions)
         # moto's first state machine costs it ~1.5 s (it imports its ASL parser): done meanwhile.
         jobs_setup = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobs-setup")
         jobs_created = jobs_setup.submit(self._create_jobs, synth)
@@ -73,7 +77,9 @@ class Runtime:
         # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
         import boto3
 
+        from functions.api.access import PUBLIC_PATHS
         from functions.api.handler import handler as api
+        from functions.authorizer.handler import authorize
         from functions.jobs.handler import handler as job_step
         from functions.scanner.handler import handler as scanner
         from functions.tick.handler import handler as tick
@@ -88,7 +94,8 @@ class Runtime:
         handlers = {"scanner": attributed("scanner", scanner), "trigger": attributed("trigger", trigger_module.handler)}
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
-        self._server = make_server("127.0.0.1", self.port, attributed("api", api))
+        gateway = with_authorizer(api, authorize, PUBLIC_PATHS, anonymous=self.function_settings.default_tenant)
+        self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
             for c in consumers(self.delay_queues)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from functools import cache
 from typing import Any
 
@@ -15,11 +16,20 @@ from pydantic import BaseModel
 from shared.api.models import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
 from shared.api.replay import Replay
 from shared.api.views import error_view
-from shared.domain.errors import StorageUnavailable, SundialError, ValidationFailed
-from shared.services.factory import build_job_service, build_signing_service, build_task_service
+from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
+from shared.domain.tenants import Caller
+from shared.services.factory import (
+    build_job_service,
+    build_rate_limiter,
+    build_signing_service,
+    build_task_service,
+    build_tenant_service,
+)
 from shared.services.jobs import JobService
+from shared.services.ports import RateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
+from shared.services.tenants import TenantService
 from shared.settings import Settings, from_env
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
@@ -61,13 +71,37 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, service, jobs, _signing, replay):
+    for cached in (settings, service, jobs, _signing, replay, tenants, limiter):
         cached.cache_clear()
 
 
+current_caller: ContextVar[Caller | None] = ContextVar("caller", default=None)
+"""The caller of the request being answered, set by functions/api/access.py once it is admitted."""
+
+
+def caller() -> Caller:
+    found = current_caller.get()
+    if found is None:  # not admitted: only the public routes run without a caller
+        raise Unauthorized("this route wants Authorization: Bearer <API key>")
+    return found
+
+
 def tenant() -> str:
-    """The caller's tenant. Until authentication lands every caller is the default tenant."""
-    return settings().default_tenant
+    """The caller's tenant, as the authorizer decided it: the one place a route learns it."""
+    found = caller().tenant
+    if found is None:
+        raise Forbidden("this is a tenant route: it wants a tenant's API key, not the admin key")
+    return found
+
+
+@cache
+def tenants() -> TenantService:
+    return build_tenant_service(settings())
+
+
+@cache
+def limiter() -> RateLimiter:
+    return build_rate_limiter(settings())
 
 
 def as_json(body: BaseModel) -> Any:

@@ -11,20 +11,21 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.models import Server
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.api.access import admit
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, Resolver
-from functions.api.routes import dead_letters, jobs, schedules, signing, tasks
+from functions.api.routes import dead_letters, jobs, schedules, signing, tasks, tenants
 from shared.api.errors import InternalError, MethodNotAllowed, RouteNotFound, from_pydantic
 from shared.api.hostile import refusal
 from shared.api.views import error_view
-from shared.domain.errors import PayloadTooLarge, SundialError
+from shared.domain.errors import PayloadTooLarge, RateLimited, SundialError, Unauthorized
 from shared.domain.tasks import MAX_BODY_BYTES
 from shared.observability import logger, metrics, tracer
 
 app = Resolver(enable_validation=True, response_validation_error_http_code=500)
 app.configure_openapi(title=TITLE, version=VERSION, description=DESCRIPTION)
 app.enable_swagger(path="/v1/docs", title=TITLE, version=VERSION, description=DESCRIPTION)
-for resource in (tasks, schedules, dead_letters, jobs, signing):
+for resource in (tasks, schedules, dead_letters, jobs, signing, tenants):
     app.include_router(resource.router)
 
 
@@ -92,8 +93,19 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(as_json(error_view(too_large)))}
     if (hostile := refusal(event.get("body"))) is not None:  # nesting, huge integers, lone surrogates
         return hostile
+    if (refused := admit(event)) is not None:  # the caller: its role and its rate
+        return answer_refusal(refused)
     replay().register_context(context)
     return app.resolve(as_json_request(event), context)
+
+
+def answer_refusal(error: SundialError) -> dict[str, Any]:
+    headers = dict(JSON_HEADERS)
+    if isinstance(error, RateLimited):
+        headers["Retry-After"] = str(error.retry_after_s)
+    if isinstance(error, Unauthorized):
+        headers["WWW-Authenticate"] = "Bearer"
+    return {"statusCode": error.status, "headers": headers, "body": json.dumps(as_json(error_view(error)))}
 
 
 def as_json_request(event: dict[str, Any]) -> dict[str, Any]:

@@ -66,15 +66,20 @@ _ERROR: Any = {"application/json": {"model": ErrorOut}}
 def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
     meaning = {
         400: "validation_error: the field named in details",
-        404: "task_not_found, job_not_found or dead_letter_not_found",
-        409: "invalid_state, concurrent_update or idempotency_in_progress",
+        401: "unauthorized: no API key, an unknown or a revoked one",
+        403: "forbidden: a tenant key on an admin route, or the admin key on a tenant route",
+        404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found or key_not_found",
+        409: "invalid_state, concurrent_update, idempotency_in_progress or tenant_exists",
         412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
         422: "idempotency_key_reused: the Idempotency-Key came with another body",
+        429: "rate_limited (with Retry-After: seconds) or quota_exceeded (max_tasks; nothing stored)",
         500: "internal_error: logged; not the client's fault",
         503: "storage_unavailable: try again",
     }
-    return {code: {"description": meaning[code], "content": _ERROR} for code in (*codes, 500, 503)}
+    return {
+        code: {"description": meaning[code], "content": _ERROR} for code in sorted({*codes, 401, 403, 429, 500, 503})
+    }
 
 
 RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
@@ -103,6 +108,15 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         201: {"description": "The new secret, with its value (shown this once)."},
         **_errors(400, 409),
     },
+    "create_tenant": {
+        201: {"description": "The tenant, with its first API key and signing secret (shown this once)."},
+        **_errors(400, 409),
+    },
+    "tenants": {200: {"description": "A page of tenants, by id."}, **_errors(400)},
+    "tenant": {200: {"description": "The tenant."}, **_errors(400, 404)},
+    "create_key": {201: {"description": "The new key, with its secret (shown this once)."}, **_errors(400, 404)},
+    "keys": {200: {"description": "The tenant's keys, without their secrets."}, **_errors(400, 404)},
+    "revoke_key": {204: {"description": "Revoked."}, **_errors(400, 404)},
 }
 
 

@@ -16,7 +16,16 @@ from dataclasses import replace
 from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from shared.api.errors import from_pydantic
 from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
@@ -35,6 +44,7 @@ from shared.domain.signing import (
     MAX_PREVIOUS_EXPIRES_IN_SECONDS,
     SIGNATURE_HEADERS,
 )
+from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, TENANT_ID_PATTERN
 from shared.domain.wallclock import zone_of
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
@@ -729,3 +739,39 @@ class SigningRotateIn(Model):
             "The secrets in use keep signing (a second signature) this long; 0 stops them at once. Up to a week."
         ),
     )
+
+
+# --- tenants and API keys (docs/tenancy.md): the admin's routes -----------------------------------
+
+
+class LimitsIn(Model):
+    """A tenant's limits; a member left out keeps its value (a new tenant: the deployment's default)."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+
+    requests_per_second: int | None = Field(
+        None, strict=True, ge=1, le=MAX_REQUESTS_PER_SECOND, description="Requests a second, on average."
+    )
+    burst: int | None = Field(None, strict=True, ge=1, le=MAX_BURST, description="Requests at once above the rate.")
+    max_tasks: int | None = Field(
+        None, strict=True, ge=1, le=MAX_TASKS, description="Tasks that can still fire (registrations above: 429)."
+    )
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> Self:
+        if not self.model_fields_set:
+            raise Problem("", "give at least one of " + ", ".join(LimitsIn.model_fields))
+        return self
+
+
+class TenantIn(Model):
+    """``POST /v1/tenants``."""
+
+    id: str = Field(pattern=TENANT_ID_PATTERN, min_length=1, max_length=64, description="1-64 of a-z, 0-9 and -.")
+    limits: LimitsIn | None = None
+
+
+class TenantPatchIn(Model):
+    """``PATCH /v1/tenants/{id}``."""
+
+    limits: LimitsIn

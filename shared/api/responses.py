@@ -192,3 +192,44 @@ class NewSigningSecretOut(Model):
         description="whsec_ and the base64 of 32 random bytes (Standard Webhooks): shown this once, never again."
     )
     created_at: Instant
+
+
+class LimitsOut(Model):
+    requests_per_second: int
+    burst: int
+    max_tasks: int
+
+
+class TenantOut(Model):
+    id: str
+    created_at: Instant
+    limits: LimitsOut
+    live_tasks: int = Field(description="Tasks that can still fire: what max_tasks bounds.")
+
+
+class TenantPage(Model):
+    items: list[TenantOut]
+    next_cursor: str | None
+
+
+class NewKeyOut(Model):
+    id: str
+    secret: str = Field(description="The API key (Authorization: Bearer <secret>): shown this once, never again.")
+    created_at: Instant
+
+
+class NewTenantOut(TenantOut):
+    key: NewKeyOut
+    signing_secret: NewSigningSecretOut
+
+
+class KeyOut(Model):
+    """An API key, never its secret."""
+
+    id: str
+    created_at: Instant
+    revoked_at: Instant | None = Field(description="When it was revoked; null while it works.")
+
+
+class KeyList(Model):
+    items: list[KeyOut]

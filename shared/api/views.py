@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 
 from shared.api.models import schedule_of, target_of
 from shared.api.responses import (
@@ -15,13 +16,18 @@ from shared.api.responses import (
     ErrorOut,
     JobOut,
     JobProgress,
+    KeyOut,
+    LimitsOut,
+    NewKeyOut,
     NewSigningSecretOut,
+    NewTenantOut,
     RedrivenRun,
     RedriveOut,
     RetryOut,
     RunOut,
     SigningSecretOut,
     TaskOut,
+    TenantOut,
 )
 from shared.domain.errors import SundialError
 from shared.domain.jobs import JobStatus, JobView
@@ -29,6 +35,7 @@ from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.tasks import DeadLetter, Run, Target, Task
+from shared.domain.tenants import KeyInfo, NewKey, Tenant
 from shared.domain.times import from_ms
 
 
@@ -142,3 +149,28 @@ def signing_secret_view(info: SecretInfo) -> SigningSecretOut:
 
 def new_signing_secret_view(created: NewSecret) -> NewSigningSecretOut:
     return NewSigningSecretOut(id=created.info.id, secret=created.secret, created_at=from_ms(created.info.created_ms))
+
+
+def tenant_view(tenant: Tenant) -> TenantOut:
+    return TenantOut(
+        id=tenant.id,
+        created_at=tenant.created_at,
+        limits=LimitsOut(**asdict(tenant.limits)),
+        live_tasks=tenant.live_tasks,
+    )
+
+
+def new_key_view(key: NewKey) -> NewKeyOut:
+    return NewKeyOut(id=key.id, secret=key.secret, created_at=key.created_at)
+
+
+def new_tenant_view(tenant: Tenant, key: NewKey, signing_secret: NewSecret) -> NewTenantOut:
+    return NewTenantOut(
+        **tenant_view(tenant).model_dump(),
+        key=new_key_view(key),
+        signing_secret=new_signing_secret_view(signing_secret),
+    )
+
+
+def key_view(key: KeyInfo) -> KeyOut:
+    return KeyOut(id=key.id, created_at=key.created_at, revoked_at=key.revoked_at)

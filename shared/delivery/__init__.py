@@ -20,8 +20,8 @@ __all__ = ["AwsDelivery", "ClientFactory", "Deliverer", "Envelope", "HttpDeliver
 
 
 class JobStarter(Protocol):
-    def start_for(self, job_json: str, run_id: str) -> tuple[bool, str | None]:
-        """Start the job of a ``job`` target for the run ``run_id``: (started, why not)."""
+    def start_for(self, job_json: str, run_id: str, tenant: str) -> tuple[bool, str | None]:
+        """Start the job of a ``job`` target for the run ``run_id``, as ``tenant``'s: (started, why not)."""
 
 
 class Deliverer:
@@ -49,6 +49,6 @@ class Deliverer:
         if isinstance(target, JobTarget):
             if self.jobs is None:
                 return Outcome.fail("this deployment does not run jobs")
-            started, why = self.jobs.start_for(target.job, envelope.run_id)
+            started, why = self.jobs.start_for(target.job, envelope.run_id, envelope.tenant)
             return Outcome.success() if started else Outcome.retry(why or "the job could not be started")
         raise TypeError(f"unknown target type: {type(target).__name__}")

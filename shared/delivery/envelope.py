@@ -55,6 +55,8 @@ class Envelope:
     payload: Any = None
     signer: Signer | None = field(default=None, compare=False, repr=False)
     """The tenant's signer: HTTP targets get the call signed (shared/domain/signing.py)."""
+    tenant: str = field(default="", compare=False)
+    """The task's tenant: a ``job`` target starts the job as that tenant's (never sent)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

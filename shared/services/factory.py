@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
@@ -14,6 +15,7 @@ import boto3
 from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
+from shared.domain.errors import StorageUnavailable
 from shared.domain.ids import new_run_id
 from shared.domain.jobs import ProcessorFailed
 from shared.domain.own import OwnResources
@@ -25,13 +27,17 @@ from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.ports import Processor, ScanRequester
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
+from shared.services.tenants import Authenticator, TenantService
 from shared.settings import Settings
+from shared.store.admin_key import SecretsManagerAdminKey
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
+from shared.store.rate import DynamoRateLimiter
 from shared.store.signing import DynamoSigningSecrets
+from shared.store.tenants import DynamoTenants
 
 
 def _stager(settings: Settings) -> SqsStager | None:
@@ -81,6 +87,32 @@ def build_signing_service(settings: Settings) -> SigningService | None:
     return SigningService(DynamoSigningSecrets(settings.signing_key_arn))
 
 
+def build_tenant_service(settings: Settings) -> TenantService:
+    bind_table(settings.table_name)
+    signing = build_signing_service(settings)
+    if signing is None:
+        raise StorageUnavailable("this deployment has no signing key: tenants cannot be created")
+    return TenantService(DynamoTenants(settings.tenant_limits), signing, settings.tenant_limits)
+
+
+def build_authenticator(settings: Settings) -> Authenticator:
+    """The authorizer's: the admin key from the stack's secret (the local runtime: from its
+    settings), the tenants' keys from the table."""
+    bind_table(settings.table_name)
+    admin_key: Callable[[], str | None]
+    if settings.admin_key_secret_arn:
+        admin_key = SecretsManagerAdminKey(settings.admin_key_secret_arn)
+    else:
+        local_key = settings.admin_key or None
+        admin_key = lambda: local_key  # noqa: E731
+    return Authenticator(DynamoTenants(settings.tenant_limits), admin_key)
+
+
+def build_rate_limiter(settings: Settings) -> DynamoRateLimiter:
+    bind_table(settings.table_name)
+    return DynamoRateLimiter()
+
+
 def build_trigger(settings: Settings) -> Trigger:
     bind_table(settings.table_name)
     stager = _stager(settings)
@@ -97,11 +129,11 @@ def build_trigger(settings: Settings) -> Trigger:
 
 
 def _job_starter(settings: Settings) -> JobTargetStarter | None:
-    """Tasks whose target is a job start it from the trigger (when the deployment runs jobs).
-    Until authentication lands every task is the default tenant's, so its jobs are too."""
+    """Tasks whose target is a job start it from the trigger (when the deployment runs jobs), as
+    the task's tenant's job."""
     if not settings.job_state_machine_arn:
         return None
-    return JobTargetStarter(build_job_service(settings), settings.default_tenant)
+    return JobTargetStarter(build_job_service(settings))
 
 
 @dataclass(frozen=True)

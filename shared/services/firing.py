@@ -290,6 +290,7 @@ class Trigger:
             staged.attempt,
             task.payload,
             signer=signer,
+            tenant=task.tenant,
         )
 
         def deliver(target: Target) -> Outcome:

@@ -207,12 +207,12 @@ class JobTargetStarter:
     every attempt and every copy of the occurrence starts the same, single job."""
 
     service: JobService
-    tenant: str
 
-    def start_for(self, job_json: str, run_id: str) -> tuple[bool, str | None]:
-        """(started, why not): a failure to start is worth retrying."""
+    def start_for(self, job_json: str, run_id: str, tenant: str) -> tuple[bool, str | None]:
+        """(started, why not): a failure to start is worth retrying. The job is the task's
+        tenant's, as if it had started it itself."""
         try:
-            self.service.start_as(self.tenant, run_id, job_request_from_dict(json.loads(job_json)))
+            self.service.start_as(tenant, run_id, job_request_from_dict(json.loads(job_json)))
         except StorageUnavailable as exc:
             return False, exc.message
         return True, None

@@ -13,9 +13,11 @@ from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
 from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
+from shared.domain.tenants import KeyInfo, Limits, NewKey, Tenant
 
 # --- tasks -----------------------------------------------------------------------------------
 
@@ -182,6 +184,40 @@ class SigningSecrets(Protocol):
         """Make a new current secret; every other active one expires at ``now + previous_expires_in_ms``
         at the latest. :class:`ConcurrentUpdate` when another rotation won the race."""
         ...
+
+
+# --- tenants and keys ------------------------------------------------------------------------
+
+
+class Tenants(Protocol):
+    """Tenants, their limits and their API keys (docs/tenancy.md, section 1): a key is stored as
+    its hash only."""
+
+    def create(self, tenant: str, limits: Limits, key: NewKey, now_ms: int) -> Tenant:
+        """The tenant with its first key (:class:`TenantExists` when there is one)."""
+        ...
+
+    def get(self, tenant: str) -> Tenant: ...
+
+    def list(self, limit: int, cursor: str | None) -> tuple[list[Tenant], str | None]: ...
+
+    def set_limits(self, tenant: str, limits: Limits) -> Tenant: ...
+
+    def issue_key(self, key: NewKey, now_ms: int) -> KeyInfo: ...
+
+    def keys(self, tenant: str) -> Sequence[KeyInfo]: ...
+
+    def revoke(self, tenant: str, key_id: str, now_ms: int) -> None: ...
+
+    def resolve(self, key_hash: str) -> tuple[str, Limits] | None:
+        """The tenant of a live key with this hash, with its limits; None otherwise."""
+        ...
+
+    def limits(self, tenant: str) -> Limits: ...
+
+
+class RateLimiter(Protocol):
+    def take(self, key: str, rate: Rate, now_ms: float | None = None) -> Decision: ...
 
 
 # --- jobs ------------------------------------------------------------------------------------

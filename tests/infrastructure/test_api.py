@@ -1,7 +1,9 @@
-"""The REST API and its function: IAM-authorized proxy under /v1, wired to the table."""
+"""The REST API and its function: a proxy under /v1 behind the API-key authorizer (the OpenAPI
+document and Swagger UI public), wired to the table; API Gateway's own errors in the error format."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -11,6 +13,9 @@ from infra import names
 from infra.bundling import RUNTIME
 from infra.settings import DeploymentSettings
 from shared import observability
+from shared.api.errors import InternalError, RouteNotFound
+from shared.api.responses import ErrorOut
+from shared.domain.errors import Forbidden, RateLimited, Unauthorized
 from shared.settings import env_name
 from tests.infrastructure.conftest import Synthesized, logical_id, settings_environment
 
@@ -24,49 +29,120 @@ def api_function(synthesized: Synthesized) -> dict[str, Any]:
     return functions[key]
 
 
-def test_every_method_requires_iam_authorization(synthesized: Synthesized) -> None:
+def _resource_paths(synthesized: Synthesized) -> dict[str, str]:
+    """Resource logical id -> its path part."""
+    resources = synthesized.resources("AWS::ApiGateway::Resource")
+    return {key: resource["Properties"]["PathPart"] for key, resource in resources.items()}
+
+
+def test_every_method_but_the_api_description_takes_an_api_key(synthesized: Synthesized) -> None:
+    stack = synthesized.stack
+    authorizer_id = logical_id(stack, stack.keys.authorizer.node.default_child)
+    paths = _resource_paths(synthesized)
     methods = synthesized.resources("AWS::ApiGateway::Method")
     assert methods, "the API has methods"
-    assert {method["Properties"]["AuthorizationType"] for method in methods.values()} == {"AWS_IAM"}
+    by_path = {paths[method["Properties"]["ResourceId"]["Ref"]]: method["Properties"] for method in methods.values()}
+    assert len(by_path) == len(methods), "one method (ANY) per resource"
+    public = {path: by_path.pop(path) for path in names.API_PUBLIC_PATHS}
+    assert set(by_path) == {"{proxy+}"}
+    for method in by_path.values():
+        assert method["AuthorizationType"] == "CUSTOM"
+        assert method["AuthorizerId"] == {"Ref": authorizer_id}
+    for method in public.values():
+        assert method["AuthorizationType"] == "NONE"
+        assert "AuthorizerId" not in method
+    assert "AWS_IAM" not in {method["Properties"]["AuthorizationType"] for method in methods.values()}
 
 
 def test_every_path_under_v1_is_proxied_to_the_api_function(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     resources = synthesized.resources("AWS::ApiGateway::Resource")
-    path_parts = {key: resource["Properties"]["PathPart"] for key, resource in resources.items()}
-    assert sorted(path_parts.values()) == ["v1", "{proxy+}"]
-    proxy_id = next(key for key, part in path_parts.items() if part == "{proxy+}")
+    path_parts = _resource_paths(synthesized)
+    assert sorted(path_parts.values()) == ["docs", "openapi.json", "v1", "{proxy+}"]
+    [version_id] = [key for key, part in path_parts.items() if part == "v1"]
+    for key, part in path_parts.items():
+        if part != "v1":
+            assert resources[key]["Properties"]["ParentId"] == {"Ref": version_id}, f"{part} is under /v1"
 
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
-    synthesized.template.has_resource_properties(
-        "AWS::ApiGateway::Method",
-        {
-            "HttpMethod": "ANY",
-            "ResourceId": {"Ref": proxy_id},
-            "Integration": {
-                "Type": "AWS_PROXY",
-                "IntegrationHttpMethod": "POST",
-                "Uri": {
-                    "Fn::Join": ["", Match.array_with([{"Fn::GetAtt": [function_id, "Arn"]}])],
+    for part in ("{proxy+}", *names.API_PUBLIC_PATHS):
+        resource_id = next(key for key, found in path_parts.items() if found == part)
+        synthesized.template.has_resource_properties(
+            "AWS::ApiGateway::Method",
+            {
+                "HttpMethod": "ANY",
+                "ResourceId": {"Ref": resource_id},
+                "Integration": {
+                    "Type": "AWS_PROXY",
+                    "IntegrationHttpMethod": "POST",
+                    "Uri": {
+                        "Fn::Join": ["", Match.array_with([{"Fn::GetAtt": [function_id, "Arn"]}])],
+                    },
                 },
             },
-        },
-    )
+        )
 
 
 def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
+    stage_id = logical_id(stack, stack.api.rest_api.deployment_stage.node.default_child)
     permissions = [
         permission["Properties"]
         for permission in synthesized.resources("AWS::Lambda::Permission").values()
         if permission["Properties"]["FunctionName"] == {"Fn::GetAtt": [function_id, "Arn"]}
     ]
-    assert len(permissions) == 1, "no test-invoke permission, one permission for the live stage"
-    permission = permissions[0]
-    assert permission["Principal"] == "apigateway.amazonaws.com"
-    source_arn_parts = permission["SourceArn"]["Fn::Join"][1]
-    assert source_arn_parts[-1] == f"/*/{names.API_VERSION_PATH}/*"
+    # no test-invoke permission: one for the live stage per resource
+    suffixes = set()
+    for permission in permissions:
+        assert permission["Principal"] == "apigateway.amazonaws.com"
+        source_arn_parts = permission["SourceArn"]["Fn::Join"][1]
+        assert {"Ref": stage_id} in source_arn_parts
+        suffixes.add(source_arn_parts[-1])
+    assert len(permissions) == len(suffixes) == 3
+    version = f"/*/{names.API_VERSION_PATH}"
+    assert suffixes == {f"{version}/*", *(f"{version}/{path}" for path in names.API_PUBLIC_PATHS)}
+
+
+GATEWAY_ANSWERS = {
+    "UNAUTHORIZED": (Unauthorized.status, Unauthorized.code),
+    "ACCESS_DENIED": (Forbidden.status, Forbidden.code),
+    "MISSING_AUTHENTICATION_TOKEN": (RouteNotFound.status, RouteNotFound.code),
+    "AUTHORIZER_FAILURE": (InternalError.status, InternalError.code),
+    "AUTHORIZER_CONFIGURATION_ERROR": (InternalError.status, InternalError.code),
+    "THROTTLED": (RateLimited.status, RateLimited.code),
+}
+"""What API Gateway answers itself, as the API function would: status and error code."""
+
+
+def test_api_gateways_own_errors_are_in_the_error_format(synthesized: Synthesized) -> None:
+    rest_api_id = logical_id(synthesized.stack, synthesized.stack.api.rest_api.node.default_child)
+    responses = {
+        response["Properties"]["ResponseType"]: response["Properties"]
+        for response in synthesized.resources("AWS::ApiGateway::GatewayResponse").values()
+    }
+    assert set(responses) == set(GATEWAY_ANSWERS)
+    for response_type, (status, code) in GATEWAY_ANSWERS.items():
+        response = responses[response_type]
+        assert response["RestApiId"] == {"Ref": rest_api_id}
+        assert response["StatusCode"] == str(status), response_type
+        assert response["ResponseParameters"]["gatewayresponse.header.Content-Type"] == "'application/json'"
+        assert set(response["ResponseTemplates"]) == {"application/json"}
+        body = response["ResponseTemplates"]["application/json"]
+        assert "$" not in body, "a static body: nothing for API Gateway to substitute"
+        error = ErrorOut.model_validate(json.loads(body)).error
+        assert error.code == code, response_type
+        assert error.message
+    assert responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
+
+
+def test_the_deployment_comes_after_the_gateway_responses_and_the_authorizer(synthesized: Synthesized) -> None:
+    """A stage serves what its deployment saw: both must exist before it is made."""
+    stack = synthesized.stack
+    [deployment] = synthesized.resources("AWS::ApiGateway::Deployment").values()
+    depends_on = set(deployment["DependsOn"])
+    assert set(synthesized.resources("AWS::ApiGateway::GatewayResponse")) <= depends_on
+    assert logical_id(stack, stack.keys.authorizer.node.default_child) in depends_on
 
 
 def test_stage_logs_traces_and_throttles(synthesized: Synthesized) -> None:
@@ -77,7 +153,13 @@ def test_stage_logs_traces_and_throttles(synthesized: Synthesized) -> None:
     assert stage["StageName"] == names.API_STAGE_NAME
     assert stage["TracingEnabled"] is True
     assert "DestinationArn" in stage["AccessLogSetting"]
-    assert "$context.identity.userArn" in stage["AccessLogSetting"]["Format"]
+    access_log = json.loads(stage["AccessLogSetting"]["Format"])
+    # the caller as the authorizer named it; no IAM caller any more
+    assert access_log["tenant"] == "$context.authorizer.tenant"
+    assert access_log["role"] == "$context.authorizer.role"
+    assert access_log["principalId"] == "$context.authorizer.principalId"
+    assert access_log["authorizerError"] == "$context.authorizer.error"
+    assert not [value for value in access_log.values() if "userArn" in value or "accountId" in value]
     assert stage["MethodSettings"] == [
         {
             "DataTraceEnabled": False,
@@ -157,6 +239,7 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
     outputs = synthesized.template.find_outputs("*")
     assert set(outputs) == {
         names.OUTPUT_API_URL,
+        names.OUTPUT_ADMIN_KEY_SECRET_ARN,
         names.OUTPUT_TABLE_NAME,
         names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
         names.OUTPUT_DEAD_LETTER_QUEUE_URL,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from infra.api import API_TABLE_ACTIONS
+from infra.auth import AUTHORIZER_SECRET_ACTIONS, AUTHORIZER_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
 from infra.pipeline import SCANNER_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
 from infra.storage import IDEMPOTENCY_ACTIONS
@@ -275,6 +276,37 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
     }
     assert api_queue_grants == _on(send, *ids.delay)
+
+
+@pytest.mark.parametrize("which", ["synthesized", "alternate"])
+def test_the_authorizer_may_only_read_items_and_the_admin_key(request: pytest.FixtureRequest, which: str) -> None:
+    """GetItem on the task table (no index, no write) and GetSecretValue on the admin key alone:
+    the secret uses Secrets Manager's AWS managed key, so no KMS permission either."""
+    built = request.getfixturevalue(which)
+    stack = built.stack
+    ids = _Ids(built)
+    secret = json.dumps({"Ref": logical_id(stack, stack.keys.admin_key.node.default_child)}, sort_keys=True)
+    assert _grants(built, ids.role(stack.keys.function)) == {
+        ("dynamodb:GetItem", _arn(ids.table)),
+        ("secretsmanager:GetSecretValue", secret),
+    }
+    assert (AUTHORIZER_TABLE_ACTIONS, AUTHORIZER_SECRET_ACTIONS) == (
+        ("dynamodb:GetItem",),
+        ("secretsmanager:GetSecretValue",),
+    )
+    (admin_key,) = built.resources("AWS::SecretsManager::Secret").values()
+    assert "KmsKeyId" not in admin_key["Properties"]
+
+
+def test_only_the_authorizer_reads_the_admin_key(synthesized: Synthesized) -> None:
+    stack = synthesized.stack
+    ids = _Ids(synthesized)
+    readers = {
+        role_id
+        for role_id in ids.roles.values()
+        if any(action.startswith("secretsmanager:") for action, _ in _grants(synthesized, role_id))
+    }
+    assert readers == {ids.role(stack.keys.function)}
 
 
 def test_the_pipeline_uses_the_table_but_no_index() -> None:

@@ -105,9 +105,26 @@ def test_pipeline_function_errors_alarm(synthesized: Synthesized, function: str)
     assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
 
 
+def test_api_5xx_alarm_on_the_stage(synthesized: Synthesized) -> None:
+    """A failing API function or an authorizer that cannot check keys (API Gateway's 500s)."""
+    stack = synthesized.stack
+    alarm = _alarm(synthesized, "api-5xx")
+    [rest_api] = synthesized.resources("AWS::ApiGateway::RestApi").values()
+    stage_id = logical_id(stack, stack.api.rest_api.deployment_stage.node.default_child)
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == ("AWS/ApiGateway", "5XXError", "Sum")
+    # a REST API's metrics are named by the API's name and the stage's
+    assert alarm["Dimensions"] == [
+        {"Name": "ApiName", "Value": rest_api["Properties"]["Name"]},
+        {"Name": "Stage", "Value": {"Ref": stage_id}},
+    ]
+    assert alarm["Period"] == 300
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
 def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
     alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 5
+    assert len(alarms) == 6
     for alarm in alarms:
         assert "AlarmActions" not in alarm["Properties"]
         assert "OKActions" not in alarm["Properties"]
@@ -115,7 +132,7 @@ def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
 
 def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternate: Built) -> None:
     alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 5
+    assert len(alarms) == 6
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [ALTERNATE_ALARM_TOPIC]
         assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]

@@ -24,7 +24,14 @@ _TARGETS = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resou
 ACKNOWLEDGED = {
     *(
         (f"Sundial/{function}/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
-        for function in ("Api/Handler", "Pipeline/Tick", "Pipeline/Scanner", "Pipeline/Trigger", "Jobs/Function")
+        for function in (
+            "Api/Handler",
+            "Auth/Authorizer",
+            "Pipeline/Tick",
+            "Pipeline/Scanner",
+            "Pipeline/Trigger",
+            "Jobs/Function",
+        )
     ),
     ("Sundial/Jobs/StateMachine/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
     ("Sundial/Jobs/StateMachine/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
@@ -45,6 +52,12 @@ ACKNOWLEDGED = {
         for service, resource in (("lambda", "function:*"), ("sqs", "*"), ("sns", "*"), ("events", "event-bus/*"))
     ),
     ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),
+    *(
+        (f"Sundial/Api/RestApi/Default/v1/{path}/ANY/Resource", rule)
+        for path in names.API_PUBLIC_PATHS
+        for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
+    ),
+    ("Sundial/Auth/AdminKey/Resource", "AwsSolutions-SMG4"),
     ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),

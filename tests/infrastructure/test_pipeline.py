@@ -327,7 +327,14 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
             for key, function in alternate.resources("AWS::Lambda::Function").items()
         )
     }
-    assert staging == {"api": urls, names.SCANNER: urls, names.TRIGGER: urls, names.TICK: None, "jobs": None}
+    assert staging == {
+        "api": urls,
+        names.SCANNER: urls,
+        names.TRIGGER: urls,
+        names.TICK: None,
+        "jobs": None,
+        "authorizer": None,
+    }
 
 
 def test_the_environment_is_what_the_functions_read(alternate: Built) -> None:

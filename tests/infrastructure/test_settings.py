@@ -86,6 +86,9 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:leaseMs",
         "sundial:latenessAlarmMs",
         "sundial:alarmTopicArn",
+        "sundial:tenantRequestsPerSecond",
+        "sundial:tenantBurst",
+        "sundial:tenantMaxTasks",
     }
 
 
@@ -193,6 +196,9 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         "job_shard_concurrency",
         "trigger_memory_mb",
         "lateness_alarm_ms",
+        "tenant_requests_per_second",
+        "tenant_burst",
+        "tenant_max_tasks",
     }
     assert DeploymentSettings(delay_queues=MAX_DELAY_QUEUES).delay_queues == MAX_DELAY_QUEUES
 

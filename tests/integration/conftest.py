@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from shared.settings import Platform, Settings, from_env
-from tests.support.events import FakeLambdaContext, api_event
+from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
 
 
@@ -49,16 +49,20 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         jobs.factory.cache_clear()
 
 
-@pytest.fixture
-def api(aws: None) -> Callable[..., Answer]:
-    """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``."""
-    from functions.api import common
-    from functions.api import handler as module
+ADMIN_KEY = "sk_admin_integration-tests"
+"""The deployment's admin key in these tests (the local runtime's way: a setting)."""
 
-    common.reset()
+
+@pytest.fixture
+def api(aws: None, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Answer]:
+    """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``,
+    through the authorizer (no ``Authorization`` header: the default tenant; ``headers`` may
+    carry a tenant's key or :data:`ADMIN_KEY`)."""
+    use_settings(monkeypatch, admin_key=ADMIN_KEY)
+    api = gateway()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:
-        raw = module.handler(api_event(method, path, body, headers), FakeLambdaContext())
+        raw = api(api_event(method, path, body, headers), FakeLambdaContext())
         text = raw.get("body")
         headers = {**{k: v[-1] for k, v in (raw.get("multiValueHeaders") or {}).items()}, **(raw.get("headers") or {})}
         return Answer(raw["statusCode"], json.loads(text) if text else None, headers)

@@ -17,7 +17,7 @@ from infra import names
 from infra.app import build_app
 from shared.domain.sharding import split
 from tests.integration.conftest import use_settings
-from tests.support.events import FakeLambdaContext, api_event
+from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.processor import SummingProcessor, running_processor
 from tests.support.stepfunctions import definition_from_stack, state_machine
 
@@ -47,13 +47,10 @@ def _job_step(event: dict[str, Any]) -> Any:
 
 
 def _api() -> Callable[..., tuple[int, Any]]:
-    from functions.api import common
-    from functions.api import handler as module
-
-    common.reset()
+    api = gateway()
 
     def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        raw = module.handler(api_event(method, path, body), FakeLambdaContext())
+        raw = api(api_event(method, path, body), FakeLambdaContext())
         return raw["statusCode"], json.loads(raw["body"]) if raw.get("body") else None
 
     return call

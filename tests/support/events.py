@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -23,3 +24,19 @@ def api_event(method: str, url: str, body: Any = None, headers: dict[str, str] |
         {"Content-Type": "application/json", **(headers or {})},
         body,
     )
+
+
+def gateway() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
+    """The API function behind the local API Gateway: the authorizer on every request (no
+    ``Authorization`` header: the default tenant, as on the local runtime). Built fresh, so it
+    reads the settings the test has just set."""
+    from functions.api import common
+    from functions.api import handler as module
+    from functions.api.access import PUBLIC_PATHS
+    from functions.authorizer import handler as authorizer
+    from local.apigw import with_authorizer
+    from shared.settings import from_env
+
+    common.reset()
+    authorizer.authenticator.cache_clear()
+    return with_authorizer(module.handler, authorizer.authorize, PUBLIC_PATHS, anonymous=from_env().default_tenant)

@@ -1,0 +1,69 @@
+"""Who may call what (docs/tenancy.md, section 2): the caller is what the authorizer put in
+``requestContext.authorizer`` and nothing else; admin routes want the admin key, every other
+route a tenant's key, and a tenant's requests go through its rate limit first."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from functions.api.common import current_caller, limiter, settings
+from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
+from shared.domain.rate import Rate
+from shared.domain.tenants import Caller, Limits, Role
+
+PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs"})
+"""What anyone may read: the contract and its page (no authorizer in front of them)."""
+ADMIN_PATHS = ("/v1/tenants",)
+
+
+def is_admin_path(path: str) -> bool:
+    return any(path == prefix or path.startswith(f"{prefix}/") for prefix in ADMIN_PATHS)
+
+
+def caller_of(event: dict[str, Any]) -> Caller | None:
+    """The caller the authorizer decided, from the event's authorizer context."""
+    context = (event.get("requestContext") or {}).get("authorizer") or {}
+    try:
+        role = Role(str(context.get("role")))
+    except ValueError:
+        return None
+    if role is Role.ADMIN:
+        return Caller(Role.ADMIN)
+    tenant = context.get("tenant")
+    if not tenant:
+        return None
+    limits = None
+    if context.get("requests_per_second") is not None and context.get("burst") is not None:
+        defaults = settings().tenant_limits
+        limits = Limits(int(context["requests_per_second"]), int(context["burst"]), defaults.max_tasks)
+    return Caller(Role.TENANT, str(tenant), limits)
+
+
+def admit(event: dict[str, Any]) -> SundialError | None:
+    """Why this request may not go on (None: it may). Sets the routes' caller
+    (``common.current_caller``)."""
+    current_caller.set(None)
+    path = event.get("path") or ""
+    if path in PUBLIC_PATHS:
+        return None
+    caller = caller_of(event)
+    if caller is None:
+        return Unauthorized("this route wants Authorization: Bearer <API key>")
+    if is_admin_path(path) and caller.role is not Role.ADMIN:
+        return Forbidden(f"{path} is an admin route: it wants the deployment's admin key")
+    if not is_admin_path(path) and caller.role is not Role.TENANT:
+        return Forbidden(f"{path} is a tenant route: it wants a tenant's API key, not the admin key")
+    if caller.role is Role.TENANT:
+        assert caller.tenant is not None
+        limits = caller.limits or settings().tenant_limits
+        decision = limiter().take(f"tenant:{caller.tenant}", Rate(limits.requests_per_second, limits.burst))
+        if not decision.allowed:
+            wait = max(1, math.ceil(decision.retry_after_ms / 1000))
+            return RateLimited(
+                f"tenant {caller.tenant!r} is over {limits.requests_per_second} requests a second "
+                f"(burst {limits.burst}): retry after {wait} s",
+                retry_after_s=wait,
+            )
+    current_caller.set(caller)
+    return None

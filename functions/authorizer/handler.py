@@ -1,0 +1,89 @@
+"""The API's Lambda REQUEST authorizer (docs/tenancy.md, section 2): the bearer key in
+``Authorization`` decides the caller, a tenant or the admin, and API Gateway hands that to the
+API function in ``requestContext.authorizer``; the API reads the tenant from there only.
+
+API Gateway caches an answer per ``Authorization`` value for ``AUTHORIZER_CACHE_SECONDS``
+(infra/auth.py), so the policy allows every method and path of the stage: a cached answer is
+used for the next request whatever it asks. No key, an unknown or a revoked one: ``Unauthorized``,
+which API Gateway answers ``401`` (its gateway response carries the API's error format).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared.domain.tenants import Caller
+from shared.observability import logger
+from shared.services.factory import build_authenticator
+from shared.services.tenants import Authenticator
+from shared.settings import from_env
+
+
+class Unauthorized(Exception):
+    def __init__(self) -> None:
+        super().__init__("Unauthorized")
+
+
+@cache
+def authenticator() -> Authenticator:
+    return build_authenticator(from_env())
+
+
+def context_of(caller: Caller) -> dict[str, str | int]:
+    """What the API reads from ``requestContext.authorizer`` (values: strings and numbers only)."""
+    context: dict[str, str | int] = {"role": caller.role.value}
+    if caller.tenant is not None:
+        context["tenant"] = caller.tenant
+    if caller.limits is not None:
+        context["requests_per_second"] = caller.limits.requests_per_second
+        context["burst"] = caller.limits.burst
+    return context
+
+
+def stage_arn(method_arn: str) -> str:
+    """``arn:aws:execute-api:<region>:<account>:<api>/<stage>/<method>/<path>`` -> every method
+    and path of that stage."""
+    api, _, rest = method_arn.partition("/")
+    stage = rest.split("/", 1)[0]
+    return f"{api}/{stage}/*"
+
+
+def header(event: dict[str, Any], name: str) -> str | None:
+    for key, value in (event.get("headers") or {}).items():
+        if key.lower() == name.lower():
+            return str(value)
+    return None
+
+
+def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, Any]:
+    """The policy for a REQUEST authorizer event. ``anonymous``: the tenant of a request with no
+    ``Authorization`` header (the local runtime's one difference; API Gateway never calls the
+    authorizer without the header)."""
+    authorization = header(event, "Authorization")
+    service = authenticator()
+    if authorization is None and anonymous is not None:
+        caller: Caller | None = service.anonymous(anonymous)
+    else:
+        caller = service.caller(authorization)
+    if caller is None:
+        raise Unauthorized
+    return {
+        "principalId": caller.tenant or caller.role.value,
+        "policyDocument": {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_arn(event["methodArn"])}
+            ],
+        },
+        "context": context_of(caller),
+    }
+
+
+@logger.inject_lambda_context
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    answer = authorize(event)
+    logger.info("authorized", extra={"principal": answer["principalId"]})  # never the key
+    return answer
