@@ -143,6 +143,29 @@ def test_each_tenant_has_its_own_count_and_its_own_limit(aws, monkeypatch):
     assert (live("acme"), live("globex")) == (3, 2)
 
 
+def test_a_tenants_own_limit_is_kept_through_its_key_and_changed_by_the_admin(api):
+    from tests.integration.conftest import ADMIN_KEY
+
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+
+    def tenant(name: str, **limits: int) -> dict[str, str]:
+        created = api("POST", "/v1/tenants", {"id": name, "limits": limits} if limits else {"id": name}, admin)
+        assert created.status == 201, created.body
+        return {"Authorization": f"Bearer {created.body['key']['secret']}"}
+
+    acme, globex = tenant("acme", max_tasks=2), tenant("globex")
+    for name in ("a", "b"):
+        assert api("POST", "/v1/tasks", spec(name=name), acme).status == 201
+    over = api("POST", "/v1/tasks", spec(name="c"), acme)
+    assert (over.status, over.body["error"]["code"]) == (429, "quota_exceeded")
+    assert api("POST", "/v1/tasks:batch", {"tasks": [spec()]}, acme).status == 429
+    assert api("POST", "/v1/tasks", spec(), globex).status == 201
+    assert api("GET", "/v1/tenants/acme", None, admin).body["live_tasks"] == 2
+    assert api("PATCH", "/v1/tenants/acme", {"limits": {"max_tasks": 3}}, admin).status == 200
+    assert api("POST", "/v1/tasks", spec(name="c"), acme).status == 201
+    assert [api("GET", f"/v1/tenants/{t}", None, admin).body["live_tasks"] for t in ("acme", "globex")] == [3, 1]
+
+
 # --- what gives a place back --------------------------------------------------------------------
 
 
