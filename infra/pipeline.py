@@ -65,9 +65,18 @@ SEND_ACTIONS = ("sqs:SendMessage",)
 SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
 """Take a shard's scan lease and read its mark (one conditional update), query its buckets' due
 window, move the mark and release the lease (a conditional update)."""
-TRIGGER_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:BatchGetItem")
+TRIGGER_TABLE_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:ConditionCheckItem",
+)
 """Claim (conditional update), re-read a refused claim, read run logs, write run logs, runs and
-the next occurrence, record retries and outcomes (conditional updates) and dead letters."""
+the next occurrence, record retries and outcomes (conditional updates) and dead letters. A
+transaction needs its items' own actions: the run log with the tenants' task counters, an
+outcome with its tenant's counter, and, when a batch's run log could not be written, a check
+that it was not written after all (``ConditionCheckItem``; docs/tenancy.md, section 2 step 5)."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ class Claimed:
     targets_done: int
     """Bit i set: target i already succeeded in an earlier attempt of this run."""
     log_id: str
+    counted: bool = False
+    """The task is counted in its tenant's quota (shared/domain/quota.py): the run's final
+    outcome, if it ends the task, gives its place back."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class Success:
     fired_ms: int
     lateness_ms: int
     attempts: int
+    counted_in: str | None = None
+    """The tenant whose quota counted the task this success completes (None: not counted)."""
 
 
 class Result(StrEnum):

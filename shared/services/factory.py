@@ -54,7 +54,9 @@ def build_task_service(settings: Settings) -> TaskService:
     bind_table(settings.table_name)
     return TaskService(
         repository=DynamoTaskRepository(
-            list_shards=settings.list_shards, retention=timedelta(days=settings.run_retention_days)
+            list_shards=settings.list_shards,
+            retention=timedelta(days=settings.run_retention_days),
+            default_max_tasks=settings.tenant_limits.max_tasks,
         ),
         dead_letters_store=DynamoDeadLetters(settings.retention_ms),
         bucket_shards=settings.bucket_shards,

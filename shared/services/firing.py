@@ -189,14 +189,15 @@ class Trigger:
                 staged.attempt - 1,
                 last_error=ran.skipped,
             )
-            self._finish(task, staged, run, ran.targets_done)
+            self._finish(claim.claimed, staged, run, ran.targets_done)
             return Fired(staged, Result.SKIPPED, reason=run.last_error)
         fired, done = ran.fired_ms, ran.targets_done
         lateness = fired - staged.due_ms
         failures = [o for o in ran.outcomes if not o.ok]
         if not failures:
             if staged.one_shot:
-                success = Success(staged.run_id, fired, lateness, staged.attempt)
+                counted_in = task.tenant if claim.claimed.counted else None
+                success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in)
                 return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt, success=success)
             run = Run(
                 staged.run_id,
@@ -207,7 +208,7 @@ class Trigger:
                 from_ms(fired),
                 lateness,
             )
-            self._finish(task, staged, run, done)
+            self._finish(claim.claimed, staged, run, done)
             return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt)
         error = "; ".join(o.error or "failed" for o in failures)
         if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
@@ -223,7 +224,7 @@ class Trigger:
         run = Run(
             staged.run_id, task.id, from_ms(staged.due_ms), status, staged.attempt, from_ms(fired), lateness, error
         )
-        self._finish(task, staged, run, done)
+        self._finish(claim.claimed, staged, run, done)
         return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
 
     def _skip_reason(self, task: Task, staged: Staged, now: int) -> str | None:
@@ -257,7 +258,7 @@ class Trigger:
         run = Run(
             staged.run_id, task.id, from_ms(staged.due_ms), RunStatus.DEAD_LETTERED, staged.attempt, last_error=reason
         )
-        self._finish(task, staged, run, claimed.targets_done)
+        self._finish(claimed, staged, run, claimed.targets_done)
         return Fired(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason)
 
     def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
@@ -307,16 +308,21 @@ class Trigger:
                 done |= 1 << index
         return done, outcomes
 
-    def _finish(self, task: Task, staged: Staged, run: Run, targets_done: int) -> None:
-        now = self.clock()
+    def _finish(self, claimed: Claimed, staged: Staged, run: Run, targets_done: int) -> None:
+        """Record the run's final outcome; one that ends a counted task frees its place in its
+        tenant's quota in the same write."""
+        now, task = self.clock(), claimed.task
         if staged.one_shot:
-            self.store.finish_one_shot(staged, run, now_ms=now, targets_done=targets_done)
+            counted_in = task.tenant if claimed.counted else None
+            self.store.finish_one_shot(staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in)
             return
         following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
         stage_it = following is not None and writer_stages(following, now, self.timing)
         if following is not None and stage_it:
             self.stager.stage([staged_for(task.id, following, one_shot=False)], now)
-        self.store.rearm(task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now)
+        self.store.rearm(
+            task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now, counted=claimed.counted
+        )
 
 
 CLAIM_TURN_WAIT_S = 1.0
@@ -401,4 +407,11 @@ class Batch:
                     from_ms(s.fired_ms),
                     s.lateness_ms,
                 )
-                store.finish_one_shot(fired.staged, run, now_ms=self.trigger.clock(), targets_done=-1)
+                store.finish_one_shot(
+                    fired.staged,
+                    run,
+                    now_ms=self.trigger.clock(),
+                    targets_done=-1,
+                    counted_in=s.counted_in,
+                    logged_in=self.log_id,
+                )

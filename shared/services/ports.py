@@ -24,8 +24,10 @@ from shared.domain.tenants import KeyInfo, Limits, NewKey, Tenant
 
 class TaskRepository(Protocol):
     def create(self, task: Task, *, staged: bool = False) -> Task:
-        """Store a new task (``staged``: its writer already staged its first occurrence);
-        returns it with its stored version."""
+        """Store a new task (``staged``: its writer already staged its first occurrence) and
+        count it in its tenant's quota of tasks that can still fire, atomically
+        (:class:`QuotaExceeded`, nothing stored, when it is full); returns it with its stored
+        version."""
         ...
 
     def get(self, tenant: str, task_id: str) -> Task:
@@ -40,17 +42,21 @@ class TaskRepository(Protocol):
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         """Store new tasks, (task, staged) each, in as few calls as the store allows; each
-        answered in order by the stored task or the error that kept it out (nothing written)."""
+        answered in order by the stored task or the error that kept it out (nothing written).
+        :class:`QuotaExceeded` for the whole batch when it does not fit in a tenant's
+        ``max_tasks`` (nothing written)."""
         ...
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
-        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven."""
+        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven. Not
+        counted in the quota: it is an occurrence of its task, not a registration."""
         ...
 
     def update(self, task: Task, *, staged: bool = False) -> Task:
         """Write a task's definition, status and armed occurrence if nobody changed it since
         ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
-        staged the armed occurrence itself."""
+        staged the armed occurrence itself. A final status (cancelled, completed) gives the
+        task's place in its tenant's quota back, once."""
         ...
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
@@ -112,17 +118,44 @@ class PipelineStore(Protocol):
 
     def status_of(self, task_id: str) -> TaskStatus | None: ...
 
-    def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None: ...
+    def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None:
+        """Record a batch's one-shot successes and free their counted tasks' places, once per
+        ``log_id`` (a replay does nothing)."""
+        ...
 
     def record_retry(
         self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int
     ) -> bool: ...
 
-    def finish_one_shot(self, staged: Staged, run: Run, *, now_ms: int, targets_done: int) -> bool: ...
+    def finish_one_shot(
+        self,
+        staged: Staged,
+        run: Run,
+        *,
+        now_ms: int,
+        targets_done: int,
+        counted_in: str | None = None,
+        logged_in: str | None = None,
+    ) -> bool:
+        """A one-shot's final outcome; ``counted_in``: the tenant whose quota counts the task
+        (its place is given back in the same write); ``logged_in``: a success whose batch's run
+        log could not be written (if it was after all, nothing is given back twice)."""
+        ...
 
     def rearm(
-        self, task: Task, staged: Staged, run: Run, *, next_due_ms: int | None, staged_next: bool, now_ms: int
-    ) -> bool: ...
+        self,
+        task: Task,
+        staged: Staged,
+        run: Run,
+        *,
+        next_due_ms: int | None,
+        staged_next: bool,
+        now_ms: int,
+        counted: bool = False,
+    ) -> bool:
+        """Arm a recurring task's next occurrence, or complete it (``next_due_ms`` None: a
+        ``counted`` task gives its place in its tenant's quota back in the same write)."""
+        ...
 
 
 class Delivery(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import heapq
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -29,7 +30,9 @@ from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetterRef, Misfire, Page, Run, Task, matches
+from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
+from shared.observability import logger
 from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
 from shared.store.models import (
     LIST_INDEX_NAME,
@@ -42,6 +45,7 @@ from shared.store.models import (
     TaskItem,
     is_conflict,
 )
+from shared.store.quota import TenantQuota, failed_conditions, free, transact
 
 BATCH_WRITE_ITEMS = 25
 """Items per BatchWriteItem call (DynamoDB's limit)."""
@@ -188,25 +192,50 @@ def _task_id_of(serialized: dict[str, Any]) -> str:
     return str(serialized["task_id"]["S"])
 
 
+FINAL = (TaskStatus.COMPLETED, TaskStatus.CANCELLED)
+
+
 class DynamoTaskRepository:
     def __init__(
-        self, list_shards: int, retention: timedelta = timedelta(days=30), sleep: Callable[[float], None] = time.sleep
+        self,
+        list_shards: int,
+        retention: timedelta = timedelta(days=30),
+        sleep: Callable[[float], None] = time.sleep,
+        default_max_tasks: int = MAX_TASKS,
     ) -> None:
         self.list_shards = list_shards
         self.retention = retention
         self.sleep = sleep
+        self.quota = TenantQuota(default_max_tasks)
+        """Tenants without a ``max_tasks`` of their own have ``default_max_tasks``."""
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
+        """Store a new task and count it in its tenant's quota: one TransactWriteItems of the
+        task's put and ``live_tasks + 1`` on the tenant item, conditioned on room for it
+        (:class:`QuotaExceeded`, nothing stored, when there is none)."""
         item = to_item(replace(task, version=1), self.list_shards)
         if staged:
             item.staged_ms = to_ms(task.due_at)
+        item.counted = True
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.save(item, condition=TaskItem.pk.does_not_exist())
+            self.quota.count_one(transaction, task.tenant)
+
         try:
-            item.save(condition=TaskItem.pk.does_not_exist())
+            transact(write)
         except PynamoDBException as exc:
-            if is_conflict(exc):
+            failed = failed_conditions(exc)
+            if 0 in failed:
                 raise ConcurrentUpdate(f"task {task.id} already exists") from exc
+            if 1 in failed:
+                raise self.quota.exceeded(task.tenant) from exc
             raise _storage_error(exc) from exc
         return to_task(item)
+
+    def live_tasks(self, tenant: str) -> int:
+        """The tenant's count of tasks that can still fire."""
+        return self.quota.live(tenant)
 
     def get(self, tenant: str, task_id: str) -> Task:
         pk, sk = task_key(task_id)
@@ -223,7 +252,9 @@ class DynamoTaskRepository:
     def update(self, task: Task, *, staged: bool = False) -> Task:
         """Write what a client owns (definition, status, the armed occurrence) with one
         UpdateItem conditional on the version read; the pipeline's run fields are never
-        touched. An occurrence armed outside the home item's bucket gets a pointer there."""
+        touched. An occurrence armed outside the home item's bucket gets a pointer there.
+        A final status (cancelled, completed) frees the task's place in its tenant's quota in
+        the same write (:meth:`_finish`)."""
         fresh = to_item(task, self.list_shards)
         due_ms = to_ms(task.due_at)
         attributes = (
@@ -237,6 +268,8 @@ class DynamoTaskRepository:
             actions.append(attribute.remove() if value is None else attribute.set(value))
         actions.append(TaskItem.staged_ms.set(due_ms) if staged else TaskItem.staged_ms.remove())
         actions.append(TaskItem.version.add(1))
+        if task.status in FINAL and self._finish(task, actions):
+            return replace(task, version=task.version + 1)
         item = TaskItem(*task_key(task.id))
         try:
             item.update(actions=actions, condition=TaskItem.version == task.version)
@@ -253,6 +286,34 @@ class DynamoTaskRepository:
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc
             raise _storage_error(exc) from exc
         return to_task(item, run_logs([item]))
+
+    def _finish(self, task: Task, actions: list[Action]) -> bool:
+        """Write a task's final status and give its place back, in one TransactWriteItems,
+        if it is counted; False (nothing written) if it is not, or changed since it was read
+        (the caller's plain write then tells which).
+
+        A one-shot task whose run is firing is not freed here: that run's outcome frees it
+        (its success through the batch's run log, which never touches this item, or its
+        failure through the pipeline's final write), so the two never both do."""
+        counted = TaskItem.counted.exists()
+        if not task.recurring:
+            counted &= TaskItem.run_status.does_not_exist() | (TaskItem.run_status != RunStatus.FIRING.value)
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                TaskItem(*task_key(task.id)),
+                actions=[*actions, TaskItem.counted.remove()],
+                condition=(TaskItem.version == task.version) & counted,
+            )
+            free(transaction, {task.tenant: 1})
+
+        try:
+            transact(write)
+        except PynamoDBException as exc:
+            if failed_conditions(exc):
+                return False
+            raise _storage_error(exc) from exc
+        return True
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
         """The task's runs, newest first by scheduled time: the recorded ones (an extra run's
@@ -293,17 +354,43 @@ class DynamoTaskRepository:
         each whether it was written (the task) or not (StorageUnavailable), so that a client
         is never told a written task failed. Items DynamoDB leaves unprocessed (throttling)
         are sent again with a doubling pause, BATCH_WRITE_ROUNDS times in all. Not conditional
-        (BatchWriteItem takes no conditions): their ids are fresh ULIDs with 80 random bits."""
+        (BatchWriteItem takes no conditions): their ids are fresh ULIDs with 80 random bits.
+
+        All of them are counted in their tenant's quota first, or none (:class:`QuotaExceeded`
+        for the whole batch, nothing stored): one conditional UpdateItem reserves them
+        (TenantQuota.reserve says what a crash after it costs), and those that were not
+        written are given back after."""
         items = []
         for task, staged in tasks:
             item = to_item(replace(task, version=1), self.list_shards)
             if staged:
                 item.staged_ms = to_ms(task.due_at)
+            item.counted = True
             items.append(item)
+        wanted = Counter(item.tenant for item in items)
+        reserved: list[str] = []
+        try:
+            for tenant, count in sorted(wanted.items()):
+                self.quota.reserve(tenant, count)
+                reserved.append(tenant)
+        except SundialError:
+            for tenant in reserved:
+                self._release(tenant, wanted[tenant])
+            raise
         unwritten: dict[str, StorageUnavailable] = {}
         for start in range(0, len(items), BATCH_WRITE_ITEMS):
             unwritten.update(self._write_batch(items[start : start + BATCH_WRITE_ITEMS]))
+        for tenant, count in sorted(Counter(i.tenant for i in items if i.task_id in unwritten).items()):
+            self._release(tenant, count)
         return [unwritten.get(item.task_id) or to_task(item) for item in items]
+
+    def _release(self, tenant: str, count: int) -> None:
+        """Give back what a reservation took for tasks not written; if that fails too, the
+        tenant stays over-counted (the safe side) rather than the answer lose its tasks."""
+        try:
+            self.quota.release(tenant, count)
+        except StorageUnavailable:
+            logger.warning("a quota reservation was not given back", extra={"tenant": tenant, "count": count})
 
     def _write_batch(self, items: Sequence[TaskItem]) -> dict[str, StorageUnavailable]:
         """Write up to 25 items; the ids of those not written, with why."""
@@ -332,7 +419,8 @@ class DynamoTaskRepository:
         """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its
         parent's history, in one transaction; with ``redrive``, the dead letter it redrives is
         marked in the same transaction, so a dead letter is redriven once (ConcurrentUpdate if
-        it was already)."""
+        it was already). An extra run is an occurrence of its task, not a registration: it is
+        not counted in the tenant's quota."""
         if run.parent_id is None:
             raise ValueError("an extra run has a parent task")
         item = to_item(replace(run, version=1), self.list_shards)

@@ -120,6 +120,11 @@ class TaskItem(BucketItem, discriminator="task"):
     """An extra run's task (run now, redrive): the task it runs for. Such items are unlisted."""
     stops_with_parent = BooleanAttribute(null=True)
     """A run now: its claim finds out whether the parent was paused or cancelled since."""
+    counted = BooleanAttribute(null=True)
+    """Set while the task is counted in its tenant's ``live_tasks`` (shared/store/quota.py): from
+    its registration to the write that says it can no longer fire, which removes it in the same
+    transaction as it gives the slot back. Never set on an extra run, nor on a task registered
+    before quotas."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):

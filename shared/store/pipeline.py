@@ -15,6 +15,7 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
+from pynamodb.transactions import TransactWrite
 
 from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
 from shared.domain.claims import Claimed, Refusal, Success
@@ -22,6 +23,7 @@ from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, occurrence_key, staged_for
 from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
+from shared.domain.quota import freed
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
@@ -36,6 +38,7 @@ from shared.store.models import (
     WatermarkItem,
     is_conflict,
 )
+from shared.store.quota import failed_conditions, free, transact
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
@@ -165,7 +168,7 @@ class DynamoPipelineStore:
             actions.append(TaskItem.expires_at.set(self._expiry(now_ms)))
         try:
             item.update(actions=actions, condition=armed & mine)
-            return Claimed(to_task(item), int(item.targets_done or 0), log_id)
+            return Claimed(to_task(item), int(item.targets_done or 0), log_id, bool(item.counted))
         except PynamoDBException as exc:
             if not is_conflict(exc):
                 raise StorageUnavailable(f"claim of {staged.run_id}: {exc.msg}") from exc
@@ -180,6 +183,7 @@ class DynamoPipelineStore:
         except DoesNotExist:
             return Refusal.BEHIND
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
+            self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE
         if current.due_ms < staged.due_ms:
             return Refusal.BEHIND
@@ -215,7 +219,41 @@ class DynamoPipelineStore:
             if is_conflict(exc):
                 return Refusal.IN_FLIGHT
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
-        return Claimed(to_task(current), int(current.targets_done or 0), log_id)
+        return Claimed(to_task(current), int(current.targets_done or 0), log_id, bool(current.counted))
+
+    def _free_abandoned(self, current: BucketItem, staged: Staged, now_ms: int) -> None:
+        """A one-shot task ended (cancelled) while this run of it was in flight: a cancel leaves
+        its place to the run's outcome (shared/store/dynamo.py, ``_finish``). When the run can
+        no longer have one (a retry that will not be claimed now, or an attempt whose trigger
+        died: its lease is over and no run log has it), this refused claim frees the place."""
+        if not isinstance(current, TaskItem) or not (
+            staged.one_shot and current.counted and current.run_id == staged.run_id
+        ):
+            return
+        if current.status not in (TaskStatus.CANCELLED.value, TaskStatus.COMPLETED.value):
+            return  # paused: it still counts, and may fire after it resumes
+        retrying = current.run_status == RunStatus.RETRYING.value
+        died = current.run_status == FIRING and (current.lease_until_ms or 0) < now_ms
+        if not retrying and not died:
+            return
+        if died:
+            logs = run_logs([current])
+            if current.run_log in logs and staged.run_id in logs[current.run_log].runs:
+                return  # it succeeded, and its run log freed the place
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                current,
+                actions=[TaskItem.counted.remove(), TaskItem.version.add(1)],
+                condition=(TaskItem.version == current.version) & TaskItem.counted.exists(),
+            )
+            free(transaction, {current.tenant: 1})
+
+        try:
+            transact(write)
+        except PynamoDBException as exc:
+            if not failed_conditions(exc):
+                raise StorageUnavailable(f"freeing {staged.task_id}: {exc.msg}") from exc
 
     def status_of(self, task_id: str) -> TaskStatus | None:
         """A task's status as it is now (a consistent read of its home item: 1 RRU up to 4 KB,
@@ -234,15 +272,31 @@ class DynamoPipelineStore:
         return from_ms(now_ms + self.retention_ms)
 
     def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None:
-        """One write for the successful one-shot runs of a trigger batch."""
+        """One write for the successful one-shot runs of a trigger batch. Their tasks can no
+        longer fire: the same TransactWriteItems gives each tenant back its counted ones (one
+        ``live_tasks - k`` per tenant; the tasks' items are not written, docs/design.md 2.4).
+        The log is put only if it does not exist: a replay (a write answered as failed that was
+        done after all, sent again) writes nothing and frees nothing twice."""
         if not successes:
             return
         runs: dict[str, Any] = {
             s.run_id: {"fired_ms": s.fired_ms, "lateness_ms": s.lateness_ms, "attempts": s.attempts} for s in successes
         }
+        log = RunLogItem(f"RL#{log_id}", "RL", runs=runs, expires_at=self._expiry(now_ms))
+        counts = freed(s.counted_in for s in successes)
         try:
-            RunLogItem(f"RL#{log_id}", "RL", runs=runs, expires_at=self._expiry(now_ms)).save()
+            if not counts:
+                log.save(condition=RunLogItem.pk.does_not_exist())
+                return
+
+            def write(transaction: TransactWrite) -> None:
+                transaction.save(log, condition=RunLogItem.pk.does_not_exist())
+                free(transaction, counts)
+
+            transact(write)
         except PynamoDBException as exc:
+            if is_conflict(exc):
+                return  # written already: this is a replay
             raise StorageUnavailable(f"run log {log_id}: {exc.msg}") from exc
 
     def record_retry(self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int) -> bool:
@@ -258,8 +312,19 @@ class DynamoPipelineStore:
             ],
         )
 
-    def finish_one_shot(self, staged: Staged, run: Run, *, now_ms: int, targets_done: int) -> bool:
-        """A one-shot task's final outcome other than success (failed, dead-lettered, skipped)."""
+    def finish_one_shot(
+        self,
+        staged: Staged,
+        run: Run,
+        *,
+        now_ms: int,
+        targets_done: int,
+        counted_in: str | None = None,
+        logged_in: str | None = None,
+    ) -> bool:
+        """A one-shot task's final outcome other than success (failed, dead-lettered, skipped),
+        or a success whose run log ``logged_in`` could not be written. ``counted_in``: the
+        tenant whose quota counts the task, which gets its place back in the same write."""
         actions = [
             TaskItem.status.set(TaskStatus.COMPLETED.value),
             TaskItem.next_fire_ms.remove(),
@@ -273,7 +338,50 @@ class DynamoPipelineStore:
         if run.fired_at is not None:
             actions.append(TaskItem.fired_ms.set(TaskItem.fired_ms | to_ms(run.fired_at)))
             actions.append(TaskItem.lateness_ms.set(TaskItem.lateness_ms | (run.lateness_ms or 0)))
+        if counted_in is not None and self._finish_counted(staged, actions, counted_in, logged_in=logged_in):
+            return True
         return self._update_run(staged, actions)
+
+    def _finish_counted(
+        self,
+        staged: Staged,
+        actions: Sequence[Action],
+        tenant: str,
+        *,
+        also: Condition | None = None,
+        logged_in: str | None = None,
+    ) -> bool:
+        """The final write of a counted task's run, its ``counted`` mark removed and its
+        tenant's ``live_tasks - 1`` in one TransactWriteItems. True when settled: written, or
+        (``logged_in``) found in that batch's run log, whose write freed the place already.
+        False, nothing written, when the task is not counted (any more) or the run moved on:
+        the plain write then does what it did before quotas."""
+        condition = _same_run(staged) & TaskItem.counted.exists()
+        if also is not None:
+            condition &= also
+
+        def write(transaction: TransactWrite) -> None:
+            transaction.update(
+                _home(staged.task_id),
+                actions=[*actions, TaskItem.counted.remove(), TaskItem.version.add(1)],
+                condition=condition,
+            )
+            free(transaction, {tenant: 1})
+            if logged_in is not None:
+                transaction.condition_check(
+                    RunLogItem, f"RL#{logged_in}", "RL", condition=RunLogItem.pk.does_not_exist()
+                )
+
+        try:
+            transact(write)
+        except PynamoDBException as exc:
+            failed = failed_conditions(exc)
+            if 2 in failed:
+                return True  # the run log was written after all: the run succeeded and was freed there
+            if failed:
+                return False
+            raise StorageUnavailable(f"run {staged.run_id}: {exc.msg}") from exc
+        return True
 
     def _update_run(self, staged: Staged, actions: Sequence[Action], also: Condition | None = None) -> bool:
         condition = _same_run(staged) if also is None else _same_run(staged) & also
@@ -286,10 +394,19 @@ class DynamoPipelineStore:
         return True
 
     def rearm(
-        self, task: Task, staged: Staged, run: Run, *, next_due_ms: int | None, staged_next: bool, now_ms: int
+        self,
+        task: Task,
+        staged: Staged,
+        run: Run,
+        *,
+        next_due_ms: int | None,
+        staged_next: bool,
+        now_ms: int,
+        counted: bool = False,
     ) -> bool:
         """A recurring task's occurrence is over: keep its run, arm the next occurrence (or
-        complete the task). False if the task changed meanwhile (its writer re-armed it)."""
+        complete the task: a ``counted`` one gives its place in its tenant's quota back in the
+        same write). False if the task changed meanwhile (its writer re-armed it)."""
         shard = parse_task_id(task.id).shard
         expires = self._expiry(now_ms)
         try:
@@ -332,7 +449,10 @@ class DynamoPipelineStore:
                 ]
             # Re-armed only if still armed for this occurrence: a client who rescheduled the
             # task meanwhile (PATCH) armed it already; then the run is only put away.
-            if not self._update_run(staged, actions, also=TaskItem.due_ms == staged.due_ms):
+            armed = TaskItem.due_ms == staged.due_ms
+            if next_due_ms is None and counted and self._finish_counted(staged, actions, task.tenant, also=armed):
+                return True
+            if not self._update_run(staged, actions, also=armed):
                 self._update_run(staged, clear)
                 return False
             if next_due_ms is not None:

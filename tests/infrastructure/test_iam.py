@@ -316,6 +316,7 @@ def test_the_pipeline_uses_the_table_but_no_index() -> None:
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:BatchGetItem",
+        "dynamodb:ConditionCheckItem",
     }
 
 

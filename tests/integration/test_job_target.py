@@ -50,6 +50,27 @@ def test_an_occurrence_starts_its_job_once(
     assert stored == b'[["a","b"],["c"]]'
 
 
+def test_a_tenants_task_starts_the_job_as_that_tenants(
+    api: Any, pipeline: Any, started: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.integration.conftest import ADMIN_KEY
+
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    use_settings(
+        monkeypatch, jobs_bucket=BUCKET, job_state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:jobs"
+    )
+    created = api("POST", "/v1/tenants", {"id": "acme"}, {"Authorization": f"Bearer {ADMIN_KEY}"})
+    acme = {"Authorization": f"Bearer {created.body['key']['secret']}"}
+    task = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 1.5}, "target": {"job": JOB}}, acme)
+    assert task.status == 201, task.body
+    assert pipeline.fire(until=lambda: len(started) >= 1, timeout=10)
+    (job_id,) = started
+    assert api("GET", f"/v1/jobs/{job_id}", headers=acme).status == 200
+    assert [j["id"] for j in api("GET", "/v1/jobs", headers=acme).body["items"]] == [job_id]
+    assert api("GET", f"/v1/jobs/{job_id}").status == 404  # not the default tenant's
+    assert api("GET", "/v1/jobs").body["items"] == []
+
+
 @pytest.mark.parametrize(
     ("job", "field"),
     [

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.domain.errors import ConcurrentUpdate, TaskNotFound
+from shared.domain.errors import ConcurrentUpdate, QuotaExceeded, TaskNotFound
 from shared.domain.registration import new_task
-from shared.domain.schedules import Cron, Every
+from shared.domain.schedules import At, Cron, Every
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import HttpTarget, SqsTarget, TaskSpec
 from shared.store.dynamo import DynamoTaskRepository
@@ -88,3 +88,40 @@ def test_listing_is_newest_first_filters_and_pages_exactly_once(repo):
             if cursor is None:
                 break
         assert seen == [t.id for t in reversed(expected)]
+
+
+# --- the quota of tasks that can still fire ----------------------------------------------------
+
+
+@pytest.fixture(params=["memory", "dynamo"])
+def small(request):
+    """A repository whose tenants may have 3 tasks that can still fire."""
+    if request.param == "memory":
+        return InMemoryTaskRepository(default_max_tasks=3)
+    request.getfixturevalue("aws")
+    return DynamoTaskRepository(list_shards=3, default_max_tasks=3)
+
+
+def test_registrations_past_the_quota_are_refused_and_store_nothing(small):
+    stored = [small.create(make(minutes=i)) for i in range(3)]
+    refused = make(minutes=9)
+    with pytest.raises(QuotaExceeded):
+        small.create(refused)
+    with pytest.raises(TaskNotFound):
+        small.get("default", refused.id)
+    with pytest.raises(QuotaExceeded):
+        small.create_many([(make(tenant="other", minutes=i), False) for i in range(4)])
+    assert small.list("other", status=None, limit=10, cursor=None).items == []
+    assert small.live_tasks("default") == 3
+    assert small.live_tasks("other") == 0
+    small.update(replace(stored[0], status=TaskStatus.CANCELLED))
+    assert small.live_tasks("default") == 2
+    assert small.create_many([(make(minutes=7), False)])[0].id
+
+
+def test_extra_runs_are_not_counted(small):
+    task = small.create(make())
+    for k in range(3):
+        run = replace(make(minutes=k + 1, schedule=At(NOW + timedelta(minutes=k + 1))), parent_id=task.id)
+        small.create_run(run, staged=False)
+    assert small.live_tasks("default") == 1

@@ -11,11 +11,14 @@ from dataclasses import dataclass, field, replace
 
 from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
 from shared.domain.jobs import JobSpec, JobStatus, JsonValue
+from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
+from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import to_ms
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
+from shared.store.quota import refused
 
 # --- tasks -----------------------------------------------------------------------------------
 
@@ -27,17 +30,36 @@ def _position(task: Task) -> str:
 class InMemoryTaskRepository:
     """Same behaviour as the DynamoDB repository, in a dict (for fast domain tests)."""
 
-    def __init__(self) -> None:
+    def __init__(self, default_max_tasks: int = MAX_TASKS) -> None:
         self._tasks: dict[str, Task] = {}
         self.redriven: set[str] = set()
+        self.default_max_tasks = default_max_tasks
+        self.max_tasks: dict[str, int] = {}
+        """Tenants with a quota of their own (the others have the default)."""
+        self.counted: set[str] = set()
+        """The tasks counted in their tenant's quota (the fake has no pipeline to end them)."""
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
+        self._check_room(task.tenant, 1)
+        return self._store(task, counted=True)
+
+    def _check_room(self, tenant: str, wanted: int) -> None:
+        limit = self.max_tasks.get(tenant, self.default_max_tasks)
+        if not fits(self.live_tasks(tenant), limit, wanted):
+            raise refused(tenant, limit, wanted)
+
+    def _store(self, task: Task, *, counted: bool) -> Task:
         task_key(task.id)
         if task.id in self._tasks:
             raise ConcurrentUpdate(f"task {task.id} already exists")
         stored = replace(task, version=1)
         self._tasks[task.id] = stored
+        if counted:
+            self.counted.add(task.id)
         return copy.deepcopy(stored)
+
+    def live_tasks(self, tenant: str) -> int:
+        return sum(1 for task_id in self.counted if self._tasks[task_id].tenant == tenant)
 
     def get(self, tenant: str, task_id: str) -> Task:
         task_key(task_id)
@@ -67,17 +89,21 @@ class InMemoryTaskRepository:
             raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again")
         stored = replace(task, version=task.version + 1)
         self._tasks[task.id] = stored
+        if task.status in (TaskStatus.COMPLETED, TaskStatus.CANCELLED):
+            self.counted.discard(task.id)
         return copy.deepcopy(stored)
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
-        return [self.create(task, staged=staged) for task, staged in tasks]
+        for tenant in sorted({task.tenant for task, _ in tasks}):
+            self._check_room(tenant, sum(1 for task, _ in tasks if task.tenant == tenant))
+        return [self._store(task, counted=True) for task, _ in tasks]
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
             self.redriven.add(redrive.run_id)
-        return self.create(run, staged=staged)
+        return self._store(run, counted=False)
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
         """The fake has no pipeline: a task's runs are the one it carries and its extra runs'."""
