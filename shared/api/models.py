@@ -81,7 +81,7 @@ HTTP_URL = r"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:[0-9]{0,
 r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port, no user info,
 no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s`` differ)."""
 ZONE = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
-CRON_FIELDS = r"^\s*\S+(\s+\S+){4,5}\s*$"
+CRON_FIELDS = sched.CRON_PATTERN
 
 CRON_DESCRIPTION = (
     "Cron expression: 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds "
@@ -357,7 +357,8 @@ class HttpCall(Model):
     @field_validator("url")
     @classmethod
     def _url(cls, value: str) -> str:
-        authority = value.split("/", 3)[2] if value.count("/") >= 2 else ""
+        # the authority ends at the first /, ? or # after "//" (an @ in a path or fragment is not one)
+        authority = re.split(r"[/?#]", value.partition("//")[2], maxsplit=1)[0]
         if "@" in authority:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
         if not re.match(HTTP_URL, value):

@@ -114,11 +114,17 @@ def anchored(schedule: Schedule, anchor: datetime) -> Schedule:
     return schedule
 
 
+CRON_PATTERN = r"^[ \t]*[!-~]+([ \t]+[!-~]+){4,5}[ \t]*$"
+"""5 or 6 fields of printable ASCII separated by spaces or tabs (the API's schema says the same:
+Python's ``str.split`` and JSON Schema's ``\\s`` disagree on which characters are spaces)."""
+
+
 def check_cron(expression: str, field: str = "schedule.cron") -> None:
-    fields = expression.split()
-    if len(fields) not in (5, 6):
+    if not re.fullmatch(CRON_PATTERN, expression):
         raise ValidationFailed.on(
-            field, "a cron expression has 5 fields, or 6 with seconds first (sec min hour dom mon dow)"
+            field,
+            "a cron expression has 5 fields, or 6 with seconds first (sec min hour dom mon dow), "
+            "of printable ASCII separated by spaces",
         )
     try:
         _cron_iterator(expression, datetime(2000, 1, 1))
