@@ -32,7 +32,7 @@ def schema_allows(pattern: str, value: str) -> bool:
         ("0 9 * * *\n", False),
         ("0 9 * *", False),
         ("0 9 * * * * 2030", False),
-        ("0 9 ＊ * *", False),
+        ("0 9 \uff0a * *", False),  # a fullwidth asterisk
     ],
 )
 def test_a_cron_expression_is_read_as_the_document_reads_it(expression, valid):
