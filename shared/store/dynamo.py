@@ -210,26 +210,21 @@ class DynamoTaskRepository:
         """Tenants without a ``max_tasks`` of their own have ``default_max_tasks``."""
 
     def create(self, task: Task, *, staged: bool = False) -> Task:
-        """Store a new task and count it in its tenant's quota: one TransactWriteItems of the
-        task's put and ``live_tasks + 1`` on the tenant item, conditioned on room for it
-        (:class:`QuotaExceeded`, nothing stored, when there is none)."""
+        """Store a new task and count it in its tenant's quota: ``live_tasks + 1`` on the tenant
+        item conditioned on room for it (:class:`QuotaExceeded`, nothing stored, when there is
+        none), then the task's put; a put that fails gives the place back
+        (``TenantQuota.count_one`` says why not one transaction)."""
         item = to_item(replace(task, version=1), self.list_shards)
         if staged:
             item.staged_ms = to_ms(task.due_at)
         item.counted = True
-
-        def write(transaction: TransactWrite) -> None:
-            transaction.save(item, condition=TaskItem.pk.does_not_exist())
-            self.quota.count_one(transaction, task.tenant)
-
+        self.quota.count_one(task.tenant)
         try:
-            transact(write)
+            item.save(condition=TaskItem.pk.does_not_exist())
         except PynamoDBException as exc:
-            failed = failed_conditions(exc)
-            if 0 in failed:
+            self._release(task.tenant, 1)
+            if is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} already exists") from exc
-            if 1 in failed:
-                raise self.quota.exceeded(task.tenant) from exc
             raise _storage_error(exc) from exc
         return to_task(item)
 

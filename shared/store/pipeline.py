@@ -27,6 +27,7 @@ from shared.domain.quota import freed
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
+from shared.observability import logger
 from shared.store.dynamo import run_logs, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
@@ -38,7 +39,7 @@ from shared.store.models import (
     WatermarkItem,
     is_conflict,
 )
-from shared.store.quota import failed_conditions, free, transact
+from shared.store.quota import TenantQuota, failed_conditions, free, transact
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
@@ -273,31 +274,29 @@ class DynamoPipelineStore:
 
     def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None:
         """One write for the successful one-shot runs of a trigger batch. Their tasks can no
-        longer fire: the same TransactWriteItems gives each tenant back its counted ones (one
-        ``live_tasks - k`` per tenant; the tasks' items are not written, docs/design.md 2.4).
-        The log is put only if it does not exist: a replay (a write answered as failed that was
-        done after all, sent again) writes nothing and frees nothing twice."""
+        longer fire: after it, each tenant gets back its counted ones (one ``live_tasks - k``
+        per tenant; the tasks' items are not written, docs/design.md 2.4). The log is put only
+        if it does not exist: a replay (a write answered as failed that was done after all,
+        sent again) writes nothing and frees nothing twice. Two plain writes, not a
+        transaction: transactions on a tenant's counter conflict with each other at every
+        busy tenant's pace; a crash between the two leaves the places counted (the safe side)."""
         if not successes:
             return
         runs: dict[str, Any] = {
             s.run_id: {"fired_ms": s.fired_ms, "lateness_ms": s.lateness_ms, "attempts": s.attempts} for s in successes
         }
         log = RunLogItem(f"RL#{log_id}", "RL", runs=runs, expires_at=self._expiry(now_ms))
-        counts = freed(s.counted_in for s in successes)
         try:
-            if not counts:
-                log.save(condition=RunLogItem.pk.does_not_exist())
-                return
-
-            def write(transaction: TransactWrite) -> None:
-                transaction.save(log, condition=RunLogItem.pk.does_not_exist())
-                free(transaction, counts)
-
-            transact(write)
+            log.save(condition=RunLogItem.pk.does_not_exist())
         except PynamoDBException as exc:
             if is_conflict(exc):
                 return  # written already: this is a replay
             raise StorageUnavailable(f"run log {log_id}: {exc.msg}") from exc
+        for tenant, count in sorted(freed(s.counted_in for s in successes).items()):
+            try:
+                TenantQuota.release(tenant, count)
+            except StorageUnavailable:
+                logger.warning("a tenant's freed places were not given back", extra={"tenant": tenant, "count": count})
 
     def record_retry(self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int) -> bool:
         return self._update_run(

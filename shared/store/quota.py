@@ -115,9 +115,19 @@ class TenantQuota:
         )
         return own | default
 
-    def count_one(self, transaction: TransactWrite, tenant: str) -> None:
-        """Count one new task in ``transaction``, which DynamoDB cancels if it does not fit."""
-        transaction.update(tenant_item(tenant), actions=[TenantItem.live_tasks.add(1)], condition=self.admits(1))
+    def count_one(self, tenant: str) -> None:
+        """Count one new task before it is written (:class:`QuotaExceeded` when it does not fit):
+        one conditional ``UpdateItem``, no read. Not in a transaction with the task's put: every
+        registration of a tenant writes this one item, and transactions on one item conflict
+        with each other (``TransactionConflict``) where plain writes queue; a transaction also
+        costs twice the write units. The task is written after this; :meth:`release` gives the
+        place back if it is not, and a crash in between over-counts one (the safe side)."""
+        try:
+            _update(tenant_item(tenant), [TenantItem.live_tasks.add(1)], self.admits(1))
+        except PynamoDBException as exc:
+            if is_conflict(exc):
+                raise self.exceeded(tenant) from exc
+            raise StorageUnavailable(f"the quota of tenant {tenant!r}: {exc.msg}") from exc
 
     def exceeded(self, tenant: str, wanted: int = 1) -> QuotaExceeded:
         """The refusal of ``wanted`` more tasks, naming the limit as it is now."""
@@ -154,8 +164,10 @@ class TenantQuota:
                     raise StorageUnavailable(f"the quota of tenant {tenant!r}: {exc.msg}") from exc
         raise self.exceeded(tenant, wanted)
 
-    def release(self, tenant: str, count: int) -> None:
-        """Give back ``count`` slots a reservation took for tasks that were not written."""
+    @staticmethod
+    def release(tenant: str, count: int) -> None:
+        """Give back ``count`` places: those a reservation took for tasks that were not written,
+        or those of tasks that can no longer fire."""
         if count <= 0:
             return
         try:

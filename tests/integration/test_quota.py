@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from shared.domain.claims import Success
-from shared.domain.errors import QuotaExceeded
+from shared.domain.errors import ConcurrentUpdate, QuotaExceeded
 from shared.domain.firing import staged_for
 from shared.domain.registration import new_task
 from shared.domain.schedules import At, Cron
@@ -389,7 +389,7 @@ def test_a_registration_that_lost_a_race_for_the_counter_is_sent_again(aws, monk
     repository = DynamoTaskRepository(list_shards=1, default_max_tasks=5)
     task = TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("https://example.com"),))
     now = truncate_ms(datetime.now(UTC))
-    conflicts = _racing(monkeypatch, "TransactWriteItems", 2)
+    conflicts = _racing(monkeypatch, "UpdateItem", 2)  # the counter's update met a transaction on it
     stored = repository.create(new_task(task, tenant="t", now=now, shard=0))
     assert len(conflicts) == 2
     conflicts = _racing(monkeypatch, "UpdateItem", 2)
@@ -399,3 +399,17 @@ def test_a_registration_that_lost_a_race_for_the_counter_is_sent_again(aws, monk
     assert repository.get("t", stored.id) == stored
     assert all(repository.get("t", t.id) == t for t in batch)
     assert live("t") == 3
+
+
+def test_a_registration_whose_put_fails_gives_its_place_back(aws):
+    repository = DynamoTaskRepository(list_shards=1, default_max_tasks=5)
+    task = new_task(
+        TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("https://example.com"),)),
+        tenant="t",
+        now=truncate_ms(datetime.now(UTC)),
+        shard=0,
+    )
+    repository.create(task)
+    with pytest.raises(ConcurrentUpdate):
+        repository.create(task)  # the same id again: counted first, then refused by the put
+    assert live("t") == 1
