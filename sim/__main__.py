@@ -22,18 +22,35 @@ def chart(scenario: Scenario, runs: list[tuple[str, Model]], path: Path) -> None
 
     fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
     (late_ax, conc_ax), (depth_ax, hot_ax) = axes
+    burst = all(len(lateness_over_time(model, 10)) <= 1 for _, model in runs)
     for name, model in runs:
-        rows = lateness_over_time(model, 10)
-        x = [r[0] for r in rows]
-        (line,) = late_ax.plot(x, [max(r[2], 1) / 1000 for r in rows], label=f"{name} p99")
-        late_ax.plot(x, [max(r[1], 1) / 1000 for r in rows], ls=":", color=line.get_color(), label=f"{name} p50")
+        if burst:  # one due time: how many had fired by each lateness
+            ordered = sorted((lateness, w) for _, lateness, w in model.lateness)
+            total = sum(w for _, w in ordered) or 1
+            running, xs, ys = 0, [], []
+            for lateness, w in ordered:
+                running += w
+                xs.append(max(lateness, 1) / 1000)
+                ys.append(running / total)
+            late_ax.plot(xs, ys, label=name)
+        else:
+            rows = lateness_over_time(model, 10)
+            x = [r[0] for r in rows]
+            (line,) = late_ax.plot(x, [max(r[2], 1) / 1000 for r in rows], label=f"{name} p99")
+            late_ax.plot(x, [max(r[1], 1) / 1000 for r in rows], ls=":", color=line.get_color(), label=f"{name} p50")
         t0 = NINE / 1000
         conc_ax.plot([s[0] / 1000 - t0 for s in model.samples], [s[3] for s in model.samples], label=name)
         depth_ax.plot([s[0] / 1000 - t0 for s in model.samples], [s[1] for s in model.samples], label=name)
         hot = hottest_over_time(model, NINE)
         hot_ax.plot([h[0] for h in hot], [h[1] for h in hot], label=name)
-    late_ax.set(yscale="log", xlabel="due time (s from the first)", ylabel="lateness (s)", title="lateness p50 / p99")
-    late_ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    if burst:
+        late_ax.set(xscale="log", xlabel="lateness (s)", ylabel="fraction fired", title="fired by lateness")
+        late_ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    else:
+        late_ax.set(
+            yscale="log", xlabel="due time (s from the first)", ylabel="lateness (s)", title="lateness p50 / p99"
+        )
+        late_ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     conc_ax.set(xlabel="time (s from 09:00:00)", ylabel="trigger executions", title="trigger concurrency")
     depth_ax.set(xlabel="time (s from 09:00:00)", ylabel="messages", title="receivable, not yet received")
     hot_ax.set(xlabel="time (s from 09:00:00)", ylabel="WCU in the second", title="hottest partition")
@@ -52,7 +69,8 @@ def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) ->
     return (
         f"| {scenario.key} | {name}: {note} | {s.fired:,} / {s.tasks:,} | {s.p50_ms / 1000:.2f} | "
         f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
-        f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.drain_s:.0f} | "
+        f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
+        f"{s.drain_s:.0f} | "
         f"${s.cost_per_million:.2f} | {seconds:.1f} |"
     )
 
@@ -66,9 +84,9 @@ def main() -> None:
     began = time.monotonic()
     lines = [
         "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
-        "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | drain (s) | "
-        "$ per million | model run (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
+        "drain (s) | $ per million | model run (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for scenario in SCENARIOS:
         if args.only and scenario.key != args.only:

@@ -43,6 +43,7 @@ class DelayQueue:
         self._ready: deque[Message] = deque()
         self._seq = 0
         self.in_flight = 0
+        self.peak_in_flight = 0
         self.ready_count = 0
         """Real messages receivable now (the queue depth the event source has not taken)."""
 
@@ -84,6 +85,7 @@ class DelayQueue:
             self.in_flight += message.weight
             message.receives += 1
             taken.append(message)
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         return taken
 
     def delete(self, messages: list[Message]) -> None:

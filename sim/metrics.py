@@ -45,6 +45,8 @@ class Summary:
     hottest_partition_wcu: int
     throttled_wcu: int
     peak_queue_depth: int
+    peak_in_flight: int
+    """The most messages in flight on one delay queue (SQS caps it near 120,000)."""
     drain_s: float
     """From the first due time to the last fire."""
     cost_per_million: float
@@ -67,6 +69,7 @@ def summarize(model: Model) -> Summary:
         hottest_partition_wcu=max(hottest.values(), default=0),
         throttled_wcu=model.table.throttled,
         peak_queue_depth=max((s[1] for s in model.samples), default=0),
+        peak_in_flight=max(q.peak_in_flight for q in model.queues),
         drain_s=(last_fire - first_due) / 1000,
         cost_per_million=cost(model) / fired * 1e6,
         cold_starts=model.triggers.cold_starts,
