@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
 from sim.pipeline import Model
-from sim.scenarios import NINE, SCENARIOS, Scenario, stored
+from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
 
@@ -107,6 +107,16 @@ def main() -> None:
         f"10 billion stored tasks (arithmetic): {storage.gb:,.0f} GB, ${storage.per_month:,.0f} a month "
         f"(${storage.per_month_ia:,.0f} Standard-IA); {storage.scans_per_month:,} scans a month over 64 shards, "
         f"{storage.scan_rru_per_month:,.0f} RRU, ${storage.scan_cost_per_month:.2f} a month, whatever is stored.",
+    ]
+    print(lines[-1])
+    bench = bench_check(args.seed)
+    lines += [
+        "",
+        f"`make bench`'s workload in the model (1,000 tasks over 2 minutes, 2 shards): {bench.fired:,} fired, "
+        f"batches of {bench.batch:.1f}, {bench.invocation_s:.1f} s per invocation, per task "
+        f"{bench.claim_wru:.2f} claim WRU + {bench.log_wru:.2f} run-log WRU, {bench.sqs_requests:.2f} SQS "
+        f"requests, {bench.trigger_gb_s:.3f} trigger GB-s; p99 {bench.p99_ms:.0f} ms; "
+        f"${bench.cost_per_million:.2f} per million.",
     ]
     print(lines[-1])
     total = time.monotonic() - began

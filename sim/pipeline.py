@@ -114,6 +114,8 @@ class Counts:
     sqs_requests: float = 0.0
     lambda_requests: float = 0.0
     gb_seconds: float = 0.0
+    trigger_gb_seconds: float = 0.0
+    trigger_invocations: int = 0
     claim_failures: int = 0
 
 
@@ -353,7 +355,10 @@ class Model:
         for message in invocation.failed:
             queue.back(invocation.received_ms, message, DELAY_VISIBILITY_TIMEOUT_S)
         self.counts.sqs_requests += weight
-        self.counts.gb_seconds += (end - invocation.received_ms) / 1000 * self.d.trigger_memory_mb / 1024 * weight
+        gb_seconds = (end - invocation.received_ms) / 1000 * self.d.trigger_memory_mb / 1024 * weight
+        self.counts.gb_seconds += gb_seconds
+        self.counts.trigger_gb_seconds += gb_seconds
+        self.counts.trigger_invocations += weight
         self.loop.at(end, self._release, invocation.queue)
 
     def _release(self, index: int) -> None:

@@ -180,3 +180,44 @@ def stored(tasks: int = 10_000_000_000, shards: int = 64, item_bytes: int = 600)
         rru,
         rru / 1e6 * ON_DEMAND_PER_MILLION_RRU,
     )
+
+
+@dataclass(frozen=True)
+class BenchCheck:
+    """The model on `make bench`'s workload, per fired task (docs/design.md, 4.1 has the
+    measured side)."""
+
+    fired: int
+    batch: float
+    invocation_s: float
+    claim_wru: float
+    log_wru: float
+    sqs_requests: float
+    trigger_gb_s: float
+    p99_ms: float
+    cost_per_million: float
+
+
+def bench_check(seed: int) -> BenchCheck:
+    """1,000 one-shot tasks due over 2 minutes, 8 a second, 2 shards, one delay queue
+    (`make bench ARGS="--tasks 1000 --window 120"`), with AWS's tick and scans."""
+    from sim.metrics import summarize
+
+    model = Model(Deployment(bucket_shards=2), seed=seed, weight=1, warm_triggers=10)
+    for i in range(1_000):
+        model.add(NINE + i * 120, 1)
+    model.run(NINE - 3 * MINUTE_MS)
+    c = model.counts
+    fired = c.fired or 1
+    invocations = c.trigger_invocations or 1
+    return BenchCheck(
+        fired=c.fired,
+        batch=c.fired / invocations,
+        invocation_s=c.trigger_gb_seconds / invocations / (model.d.trigger_memory_mb / 1024),
+        claim_wru=c.claim_wru / fired,
+        log_wru=c.log_wru / fired,
+        sqs_requests=c.sqs_requests / fired,
+        trigger_gb_s=c.trigger_gb_seconds / fired,
+        p99_ms=summarize(model).p99_ms,
+        cost_per_million=summarize(model).cost_per_million,
+    )

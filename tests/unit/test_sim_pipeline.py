@@ -13,6 +13,7 @@ from shared.domain.firing import Timing
 from sim.aws import Tick
 from sim.metrics import percentile, summarize
 from sim.pipeline import Deployment, Model, Platform
+from sim.scenarios import bench_check
 
 pytestmark = pytest.mark.unit
 
@@ -106,3 +107,17 @@ def test_a_run_repeats_with_its_seed() -> None:
         return s.p99_ms, s.hottest_partition_wcu, model.counts.log_wru
 
     assert run() == run()
+
+
+def test_the_model_on_make_benchs_workload_is_near_what_make_bench_measured() -> None:
+    """docs/design.md 4.1 measured 1.00 claim WRU, 0.12 run-log WRU and 0.033 trigger GB-s per
+    fired task (batches of 8.4, 2.2 s each) locally; the model, with AWS's one scan a minute,
+    must land near it."""
+    check = bench_check(7)
+    assert check.fired == 1_000
+    assert check.claim_wru == 1.0
+    assert check.log_wru == pytest.approx(1 / check.batch)
+    assert 8 <= check.batch <= 10
+    assert 2.0 <= check.invocation_s <= 3.0  # the lead (2 s) plus under a second of rounding
+    assert check.trigger_gb_s == pytest.approx(0.033, rel=0.2)
+    assert 1.0 < check.cost_per_million < 1.6  # measured: $1.48 (with empty receives), $1.36 at 15/s
