@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test lint format synth deploy bench clean
+.PHONY: run test lint format synth deploy bench simulate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -54,6 +54,9 @@ deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checke
 
 bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--help")
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
+
+simulate: $(STAMP)  ## the discrete-event model of the deployed system: docs/scale/*.png and results.md (docs/scale.md)
+	$(PY) -m sim $(ARGS)
 
 clean:
 	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache

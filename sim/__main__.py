@@ -1,0 +1,130 @@
+"""``make simulate``: runs every scenario under each of its deployments, writes one chart per
+scenario (docs/scale/<scenario>.png) and the table (docs/scale/results.md), and prints both."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
+from sim.pipeline import Model
+from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
+
+OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
+
+
+def chart(scenario: Scenario, runs: list[tuple[str, Model]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
+    (late_ax, conc_ax), (depth_ax, hot_ax) = axes
+    burst = all(len(lateness_over_time(model, 10)) <= 1 for _, model in runs)
+    for name, model in runs:
+        if burst:  # one due time: how many had fired by each lateness
+            ordered = sorted((lateness, w) for _, lateness, w in model.lateness)
+            total = sum(w for _, w in ordered) or 1
+            running, xs, ys = 0, [], []
+            for lateness, w in ordered:
+                running += w
+                xs.append(max(lateness, 1) / 1000)
+                ys.append(running / total)
+            late_ax.plot(xs, ys, label=name)
+        else:
+            rows = lateness_over_time(model, 10)
+            x = [r[0] for r in rows]
+            (line,) = late_ax.plot(x, [max(r[2], 1) / 1000 for r in rows], label=f"{name} p99")
+            late_ax.plot(x, [max(r[1], 1) / 1000 for r in rows], ls=":", color=line.get_color(), label=f"{name} p50")
+        t0 = NINE / 1000
+        conc_ax.plot([s[0] / 1000 - t0 for s in model.samples], [s[3] for s in model.samples], label=name)
+        depth_ax.plot([s[0] / 1000 - t0 for s in model.samples], [s[1] for s in model.samples], label=name)
+        hot = hottest_over_time(model, NINE)
+        hot_ax.plot([h[0] for h in hot], [h[1] for h in hot], label=name)
+    if burst:
+        late_ax.set(xscale="log", xlabel="lateness (s)", ylabel="fraction fired", title="fired by lateness")
+        late_ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    else:
+        late_ax.set(
+            yscale="log", xlabel="due time (s from the first)", ylabel="lateness (s)", title="lateness p50 / p99"
+        )
+        late_ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    conc_ax.set(xlabel="time (s from 09:00:00)", ylabel="trigger executions", title="trigger concurrency")
+    depth_ax.set(xlabel="time (s from 09:00:00)", ylabel="messages", title="receivable, not yet received")
+    hot_ax.set(xlabel="time (s from 09:00:00)", ylabel="WCU in the second", title="hottest partition")
+    hot_ax.axhline(1000, color="grey", lw=0.8, ls="--")
+    for ax in axes.flat:
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"{scenario.title} (model output, make simulate)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+
+
+def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) -> str:
+    verdict = "yes" if s.p99_ms < 1000 and s.fired == s.tasks else "no"
+    return (
+        f"| {scenario.key} | {name}: {note} | {s.fired:,} / {s.tasks:,} | {s.p50_ms / 1000:.2f} | "
+        f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
+        f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
+        f"{s.drain_s:.0f} | "
+        f"${s.cost_per_million:.2f} | {seconds:.1f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", help="one scenario's key")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    OUT.mkdir(parents=True, exist_ok=True)
+    began = time.monotonic()
+    lines = [
+        "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
+        "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
+        "drain (s) | $ per million | model run (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for scenario in SCENARIOS:
+        if args.only and scenario.key != args.only:
+            continue
+        runs: list[tuple[str, Model]] = []
+        for case in scenario.cases:
+            started = time.monotonic()
+            model = scenario.build(case.deployment, args.seed)
+            seconds = time.monotonic() - started
+            line = row(scenario, case.name, case.note, summarize(model), seconds)
+            print(line, flush=True)
+            lines.append(line)
+            runs.append((case.name, model))
+        chart(scenario, runs, OUT / f"{scenario.key}.png")
+    storage = stored()
+    lines += [
+        "",
+        f"10 billion stored tasks (arithmetic): {storage.gb:,.0f} GB, ${storage.per_month:,.0f} a month "
+        f"(${storage.per_month_ia:,.0f} Standard-IA); {storage.scans_per_month:,} scans a month over 64 shards, "
+        f"{storage.scan_rru_per_month:,.0f} RRU, ${storage.scan_cost_per_month:.2f} a month, whatever is stored.",
+    ]
+    print(lines[-1])
+    bench = bench_check(args.seed)
+    lines += [
+        "",
+        f"`make bench`'s workload in the model (1,000 tasks over 2 minutes, 2 shards): {bench.fired:,} fired, "
+        f"batches of {bench.batch:.1f}, {bench.invocation_s:.1f} s per invocation, per task "
+        f"{bench.claim_wru:.2f} claim WRU + {bench.log_wru:.2f} run-log WRU, {bench.sqs_requests:.2f} SQS "
+        f"requests, {bench.trigger_gb_s:.3f} trigger GB-s; p99 {bench.p99_ms:.0f} ms; "
+        f"${bench.cost_per_million:.2f} per million.",
+    ]
+    print(lines[-1])
+    total = time.monotonic() - began
+    lines.append(f"\n`make simulate` (seed {args.seed}) took {total:.0f} s.")
+    if not args.only:
+        (OUT / "results.md").write_text("\n".join(lines) + "\n")
+    print(f"make simulate: {total:.0f} s; wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

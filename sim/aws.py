@@ -1,0 +1,307 @@
+"""The AWS services the pipeline runs on, as parameterized pieces. Every default is a published
+limit or behaviour (docs/scale.md, "The parameters", gives each one's source) or, where AWS
+publishes none, a stated assumption."""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+# --- SQS -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SqsLimits:
+    max_delay_s: int = 900
+    """DelaySeconds is an integer from 0 to 900 (SendMessage / SendMessageBatch)."""
+    in_flight_per_queue: int = 120_000
+    """Received and not yet deleted, per standard queue; long polling then returns nothing."""
+    batch_max: int = 10
+    """Entries per SendMessageBatch / DeleteMessageBatch."""
+
+
+@dataclass
+class Message:
+    """``weight`` real messages with the same due time, shard and queue (the model's unit)."""
+
+    due_ms: int
+    shard: int
+    weight: int
+    visible_ms: float = 0.0
+    receives: int = 0
+
+
+class DelayQueue:
+    """A standard queue whose messages become receivable their whole-second delay after they
+    were sent, with the in-flight cap."""
+
+    def __init__(self, limits: SqsLimits) -> None:
+        self.limits = limits
+        self._hidden: list[tuple[float, int, Message]] = []
+        self._ready: deque[Message] = deque()
+        self._seq = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self.ready_count = 0
+        """Real messages receivable now (the queue depth the event source has not taken)."""
+
+    def send(self, now_ms: float, message: Message, delay_s: int) -> None:
+        """SendMessage with ``DelaySeconds``: AWS takes a whole number of seconds, 0 to 900,
+        and refuses anything else."""
+        if not isinstance(delay_s, int) or not 0 <= delay_s <= self.limits.max_delay_s:
+            raise ValueError(f"DelaySeconds must be an integer from 0 to {self.limits.max_delay_s}: {delay_s!r}")
+        self.hide(message, now_ms + delay_s * 1000)
+
+    def hide(self, message: Message, until_ms: float) -> None:
+        message.visible_ms = until_ms
+        heapq.heappush(self._hidden, (until_ms, self._seq, message))
+        self._seq += 1
+
+    def release(self, now_ms: float) -> None:
+        hidden = self._hidden
+        while hidden and hidden[0][0] <= now_ms:
+            message = heapq.heappop(hidden)[2]
+            self._ready.append(message)
+            self.ready_count += message.weight
+
+    def oldest_ready_ms(self) -> float | None:
+        return self._ready[0].visible_ms if self._ready else None
+
+    def ready_messages(self) -> int:
+        return len(self._ready)
+
+    def receive(self, now_ms: float, max_messages: int) -> list[Message]:
+        """Up to ``max_messages`` receivable messages, oldest first, as long as the queue's
+        in-flight count stays under its cap (over it, a long poll returns nothing)."""
+        self.release(now_ms)
+        taken: list[Message] = []
+        while self._ready and len(taken) < max_messages:
+            if self.in_flight + self._ready[0].weight > self.limits.in_flight_per_queue:
+                break
+            message = self._ready.popleft()
+            self.ready_count -= message.weight
+            self.in_flight += message.weight
+            message.receives += 1
+            taken.append(message)
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        return taken
+
+    def delete(self, messages: list[Message]) -> None:
+        self.in_flight -= sum(m.weight for m in messages)
+
+    def back(self, now_ms: float, message: Message, visibility_s: int) -> None:
+        """A message not deleted comes back after its visibility timeout."""
+        self.in_flight -= message.weight
+        self.hide(message, now_ms + visibility_s * 1000)
+
+    def pending(self) -> int:
+        return len(self._hidden) + len(self._ready)
+
+
+# --- Lambda's SQS event source ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventSourceScaling:
+    """How many batches an SQS event source mapping processes at once."""
+
+    start: int = 5
+    """Concurrent batches when messages become available."""
+    per_minute: int = 300
+    """Added per minute while messages are still available."""
+    maximum: int = 1_000
+    """Per mapping (the MaximumConcurrency setting lowers it; its range is 2-1,000)."""
+    idle_reset_s: float = 60.0
+    """Assumption: after this long with no messages the mapping is back at ``start``."""
+
+    @classmethod
+    def provisioned(cls, min_pollers: int, max_pollers: int, invokes_per_poller: int = 10) -> EventSourceScaling:
+        """Provisioned mode: dedicated pollers from ``min_pollers`` up, scaling three times as
+        fast. ``invokes_per_poller`` is an assumption (docs/scale.md)."""
+        return cls(
+            start=min_pollers * invokes_per_poller,
+            per_minute=900,
+            maximum=max_pollers * invokes_per_poller,
+        )
+
+    def concurrency(self, minutes_with_backlog: float) -> int:
+        """Concurrent batches after messages have kept the mapping busy this many minutes."""
+        return min(self.maximum, self.start + int(self.per_minute * max(0.0, minutes_with_backlog)))
+
+
+class EventSource:
+    """One mapping's state: the time it has spent with messages waiting, and its batches."""
+
+    def __init__(self, scaling: EventSourceScaling) -> None:
+        self.scaling = scaling
+        self.running = 0
+        self._busy_ms = 0.0
+        self._last_ms: float | None = None
+        self._idle_since: float | None = None
+        self._seen = False
+        self._had_messages = False
+
+    def observe(self, now_ms: float, has_messages: bool) -> None:
+        if self._last_ms is not None and self._had_messages:
+            self._busy_ms += now_ms - self._last_ms  # messages waited since the last look
+        self._last_ms = now_ms
+        self._had_messages = has_messages
+        self._seen = self._seen or has_messages
+        if has_messages or self.running or not self._seen:
+            self._idle_since = None
+        elif self._idle_since is None:
+            self._idle_since = now_ms
+        elif now_ms - self._idle_since >= self.scaling.idle_reset_s * 1000:
+            self._busy_ms = 0.0
+
+    def limit(self) -> int:
+        return self.scaling.concurrency(self._busy_ms / 60_000)
+
+
+# --- Lambda ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LambdaLimits:
+    account_concurrency: int = 1_000
+    """Concurrent executions per account and Region (a quota that can be raised)."""
+    scale_per_10s: int = 1_000
+    """New execution environments per function every 10 seconds (refilled continuously)."""
+    cold_start_ms: float = 600.0
+    """Assumption: a Python function's init with boto3, pynamodb and pydantic at 128 MB."""
+    full_vcpu_mb: int = 1_769
+    """The memory at which a function has one full vCPU; CPU is proportional below it."""
+
+
+class Account:
+    """The account's concurrency, shared by its functions."""
+
+    def __init__(self, limits: LambdaLimits) -> None:
+        self.limits = limits
+        self.in_use = 0
+        self.peak = 0
+
+
+class FunctionPool:
+    """One function's execution environments: warm ones are reused, new ones cost a cold start
+    and come at most ``scale_per_10s`` per 10 seconds."""
+
+    def __init__(self, account: Account, warm: int = 0) -> None:
+        self.account = account
+        self.idle = warm
+        self.running = 0
+        self.peak = 0
+        self.cold_starts = 0
+        self._tokens = float(account.limits.scale_per_10s)
+        self._refilled_ms = 0.0
+
+    def acquire(self, now_ms: float, count: int) -> bool | None:
+        """``count`` environments at once: None if the account or the scaling rate refuses
+        (the event source tries again), else whether any of them is a cold start."""
+        limits = self.account.limits
+        if self.account.in_use + count > limits.account_concurrency:
+            return None
+        rate = limits.scale_per_10s / 10_000
+        self._tokens = min(float(limits.scale_per_10s), self._tokens + (now_ms - self._refilled_ms) * rate)
+        self._refilled_ms = now_ms
+        new = max(0, count - self.idle)
+        if new > self._tokens:
+            return None
+        self._tokens -= new
+        self.idle -= count - new
+        self.cold_starts += new
+        self.running += count
+        self.account.in_use += count
+        self.peak = max(self.peak, self.running)
+        self.account.peak = max(self.account.peak, self.account.in_use)
+        return new > 0
+
+    def release(self, count: int) -> None:
+        self.running -= count
+        self.account.in_use -= count
+        self.idle += count
+
+
+# --- DynamoDB --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DynamoLimits:
+    partition_wcu: int = 1_000
+    """Write units per second one partition serves."""
+    partition_rcu: int = 3_000
+    on_demand_initial_wcu: int = 4_000
+    """What a new on-demand table sustains before it has seen any traffic."""
+    table_quota_wcu: int = 40_000
+    """The default per-table throughput quota (raisable)."""
+    write_latency_ms: float = 6.0
+    """Assumption: a conditional UpdateItem's round trip inside the Region."""
+
+
+@dataclass(frozen=True)
+class SdkRetries:
+    """How the SDK retries a throttled write. Sundial's claims go through pynamodb, whose client
+    is botocore's ``standard`` retry mode with 1 + 3 attempts: a throttled attempt i waits
+    ``rand(0, 1) * min(1 s * 2 ** i, 20 s)``."""
+
+    attempts: int = 4
+    base_s: float = 1.0
+    max_backoff_s: float = 20.0
+
+    def pause_ms(self, attempt: int, rng: random.Random) -> float:
+        """The wait after failed attempt ``attempt`` (1-based)."""
+        return rng.random() * min(self.base_s * 2 ** (attempt - 1), self.max_backoff_s) * 1000
+
+
+class Table:
+    """A table's write capacity: each partition key has ``partition_wcu`` per second, the table
+    as a whole what on-demand mode gives it (its warm throughput, or twice a previous peak, or
+    the initial 4,000, under the table quota). Second-granular, first come first served."""
+
+    def __init__(self, limits: DynamoLimits, warm_wcu: int = 0, previous_peak_wcu: int = 0) -> None:
+        self.limits = limits
+        self.capacity = min(limits.table_quota_wcu, max(limits.on_demand_initial_wcu, warm_wcu, 2 * previous_peak_wcu))
+        self.by_key: dict[tuple[str, int], int] = defaultdict(int)
+        self.by_second: dict[int, int] = defaultdict(int)
+        self.throttled = 0
+        self.written = 0
+
+    def write(self, now_ms: float, key: str | None, units: int) -> bool:
+        """``units`` write units on ``key`` (None: a key of its own, not hot) at ``now_ms``;
+        False when the partition or the table is over its second's budget (throttled)."""
+        second = int(now_ms // 1000)
+        if self.by_second[second] + units > self.capacity:
+            self.throttled += units
+            return False
+        if key is not None:
+            if self.by_key[(key, second)] + units > self.limits.partition_wcu:
+                self.throttled += units
+                return False
+            self.by_key[(key, second)] += units
+        self.by_second[second] += units
+        self.written += units
+        return True
+
+    def hottest(self) -> dict[int, int]:
+        """The busiest partition key's write units, per second."""
+        hot: dict[int, int] = defaultdict(int)
+        for (_, second), units in self.by_key.items():
+            hot[second] = max(hot[second], units)
+        return hot
+
+
+# --- EventBridge -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A rule with ``rate(1 minute)``: one tick a minute, at a phase in the minute (a rule runs
+    within its minute, not at second 0) plus a few seconds of delivery jitter."""
+
+    phase_s: float = 20.0
+    jitter_s: float = 3.0
+
+    def time_ms(self, minute_ms: int, rng: random.Random) -> float:
+        return minute_ms + (self.phase_s + rng.random() * self.jitter_s) * 1000

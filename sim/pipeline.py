@@ -1,0 +1,381 @@
+"""The firing pipeline wired on the modelled services: tick -> scan-request queue -> scanners
+(Sundial's ``scan_window`` and ``delay_seconds``) -> delay queues -> the trigger's event source
+-> trigger invocations that claim in due order (one conditional write each on the task's bucket
+partition) and fire at the due time -> one run-log write per batch (docs/design.md, section 2).
+
+The unit is a *message* of ``weight`` real occurrences with the same due time and shard, and a
+modelled invocation stands for ``weight`` real ones with the same timing: a million fires a
+minute is simulated as a hundred thousand messages of ten (docs/scale.md says what that costs
+in precision)."""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+from dataclasses import dataclass, field
+
+from shared.domain.buckets import bucket_of, choose_shard, minute_of, minutes_between
+from shared.domain.firing import Timing, delay_seconds, scan_window
+from shared.topology import (
+    DELAY_VISIBILITY_TIMEOUT_S,
+    TRIGGER_BATCHING_WINDOW_S,
+    TRIGGER_MEMORY_MB,
+)
+from sim.aws import (
+    Account,
+    DelayQueue,
+    DynamoLimits,
+    EventSource,
+    EventSourceScaling,
+    FunctionPool,
+    LambdaLimits,
+    Message,
+    SdkRetries,
+    SqsLimits,
+    Table,
+    Tick,
+)
+from sim.engine import Loop
+
+MINUTE_MS = 60_000
+SCAN_REQUEST_BATCH = 10
+"""The tick sends its scan requests ten per SendMessageBatch (shared/queues.py)."""
+SCANNER_MEMORY_MB = 256
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The settings a deployment chooses (``sundial:*`` context values and AWS quotas)."""
+
+    bucket_shards: int = 16
+    delay_queues: int = 1
+    trigger_memory_mb: int = TRIGGER_MEMORY_MB
+    batch_size: int = 10
+    batching_window_s: float = TRIGGER_BATCHING_WINDOW_S
+    account_concurrency: int = 1_000
+    mapping_max_concurrency: int = 1_000
+    provisioned_pollers: tuple[int, int] | None = None
+    """(minimum, maximum) event pollers per delay queue's mapping; None: standard mode."""
+    warm_wcu: int = 0
+    """The table's warm write throughput (pre-warmed), 0: none."""
+    previous_peak_wcu: int = 0
+    """The highest write rate the table served before (on-demand doubles it at once)."""
+    table_quota_wcu: int = 40_000
+    scanner_max_concurrency: int = 16
+    trigger_provisioned_concurrency: int = 0
+    """Trigger environments kept initialized (Lambda provisioned concurrency): never cold."""
+    timing: Timing = field(default_factory=Timing)
+
+    def scaling(self) -> EventSourceScaling:
+        if self.provisioned_pollers is not None:
+            return EventSourceScaling.provisioned(*self.provisioned_pollers)
+        return EventSourceScaling(maximum=self.mapping_max_concurrency)
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What the services do, beyond the deployment's choices."""
+
+    sqs: SqsLimits = field(default_factory=SqsLimits)
+    dynamo: DynamoLimits = field(default_factory=DynamoLimits)
+    lambdas: LambdaLimits = field(default_factory=LambdaLimits)
+    retries: SdkRetries = field(default_factory=SdkRetries)
+    tick: Tick = field(default_factory=Tick)
+    poll_ms: float = 100.0
+    """How often an event source looks at its queue (its polling latency, at most)."""
+    invoke_ms: float = 20.0
+    claim_cpu_ms: float = 7.0
+    """CPU of one claim at a full vCPU (pynamodb + botocore; measured 5.5-8 ms locally,
+    docs/design.md section 4): 97 ms at 128 MB."""
+    call_cpu_ms: float = 2.0
+    """CPU to start a target's call at a full vCPU."""
+    scan_send_batches_per_s: float = 150.0
+    """SendMessageBatch calls one scanner makes a second (docs/design.md, section 5)."""
+    scan_query_ms: float = 50.0
+    item_bytes: int = 600
+
+
+@dataclass
+class Invocation:
+    messages: list[Message]
+    queue: int
+    received_ms: float
+    fired_until_ms: float = 0.0
+    failed: list[Message] = field(default_factory=list)
+
+
+@dataclass
+class Counts:
+    fired: int = 0
+    claim_wru: int = 0
+    log_wru: int = 0
+    rru: float = 0.0
+    sqs_requests: float = 0.0
+    lambda_requests: float = 0.0
+    gb_seconds: float = 0.0
+    trigger_gb_seconds: float = 0.0
+    trigger_invocations: int = 0
+    claim_failures: int = 0
+
+
+class Model:
+    def __init__(
+        self,
+        deployment: Deployment,
+        platform: Platform | None = None,
+        seed: int = 1,
+        weight: int = 1,
+        warm_triggers: int = 0,
+        busy_minutes: float = 0.0,
+    ) -> None:
+        """``warm_triggers``: trigger environments already warm; ``busy_minutes``: how long the
+        delay queues' event sources have already been scaling up (a system in steady state)."""
+        self.d = deployment
+        self.p = platform or Platform()
+        self.rng = random.Random(seed)
+        self.weight = weight
+        self.loop = Loop()
+        self.timing = deployment.timing
+        self.buckets: dict[tuple[int, int], list[int]] = {}
+        self._sorted: set[tuple[int, int]] = set()
+        self._keys: dict[tuple[int, int], str] = {}
+        self.marks: dict[int, int | None] = dict.fromkeys(range(deployment.bucket_shards))
+        self.queues = [DelayQueue(self.p.sqs) for _ in range(deployment.delay_queues)]
+        self.sources = [EventSource(deployment.scaling()) for _ in range(deployment.delay_queues)]
+        for source in self.sources:
+            source._busy_ms = busy_minutes * 60_000
+        lambdas = LambdaLimits(
+            account_concurrency=deployment.account_concurrency,
+            scale_per_10s=self.p.lambdas.scale_per_10s,
+            cold_start_ms=self.p.lambdas.cold_start_ms,
+            full_vcpu_mb=self.p.lambdas.full_vcpu_mb,
+        )
+        self.account = Account(lambdas)
+        self.triggers = FunctionPool(self.account, warm=max(warm_triggers, deployment.trigger_provisioned_concurrency))
+        self.scanners = FunctionPool(self.account, warm=deployment.scanner_max_concurrency)
+        self.scan_source = EventSource(EventSourceScaling(maximum=deployment.scanner_max_concurrency))
+        self.scan_requests: list[tuple[int, float]] = []
+        self.table = Table(
+            DynamoLimits(
+                partition_wcu=self.p.dynamo.partition_wcu,
+                partition_rcu=self.p.dynamo.partition_rcu,
+                on_demand_initial_wcu=self.p.dynamo.on_demand_initial_wcu,
+                table_quota_wcu=deployment.table_quota_wcu,
+                write_latency_ms=self.p.dynamo.write_latency_ms,
+            ),
+            warm_wcu=deployment.warm_wcu,
+            previous_peak_wcu=deployment.previous_peak_wcu,
+        )
+        vcpu = min(1.0, deployment.trigger_memory_mb / lambdas.full_vcpu_mb)
+        self.claim_ms = self.p.claim_cpu_ms / vcpu + self.p.dynamo.write_latency_ms
+        self.call_ms = self.p.call_cpu_ms / vcpu
+        self.counts = Counts()
+        self.total = 0
+        self.lateness: list[tuple[int, float, int]] = []
+        self.samples: list[tuple[float, int, int, int]] = []
+        """Each second: (time, messages waiting in the delay queues, in flight, trigger concurrency)."""
+        self.last_due_ms = 0
+
+    # --- the workload ---------------------------------------------------------------------
+
+    def add(self, due_ms: int, count: int) -> None:
+        """``count`` one-shot tasks due at ``due_ms``, registered long before: each message of
+        ``weight`` of them lands in a shard chosen as the API chooses it."""
+        for _ in range(max(1, count // self.weight)):
+            shard = choose_shard(self.rng.getrandbits(32), self.d.bucket_shards)
+            key = (minute_of(due_ms), shard)
+            self.buckets.setdefault(key, []).append(due_ms)
+            self._sorted.discard(key)
+        self.total += max(1, count // self.weight) * self.weight
+        self.last_due_ms = max(self.last_due_ms, due_ms)
+
+    def partition_key(self, due_ms: int, shard: int) -> str:
+        """The home item's partition: the bucket of its due minute and its shard."""
+        key = (minute_of(due_ms), shard)
+        if key not in self._keys:
+            self._keys[key] = f"{bucket_of(due_ms)}#{shard}"
+        return self._keys[key]
+
+    # --- running --------------------------------------------------------------------------
+
+    def run(self, start_ms: int, first_tick_ms: int | None = None, horizon_ms: int = 30 * MINUTE_MS) -> None:
+        """Ticks from the minute of ``start_ms`` until every task fired (or ``horizon_ms`` after
+        the last is due). The first scan of a shard starts one look-ahead back (scan_window)."""
+        self.loop.now = float(start_ms)
+        self.stop_ms = self.last_due_ms + horizon_ms
+        first = minute_of(start_ms) if first_tick_ms is None else first_tick_ms
+        self.loop.at(self.p.tick.time_ms(first, self.rng), self._tick, first)
+        for index in range(len(self.queues)):
+            self.loop.at(start_ms, self._poll, index)
+        self.loop.at(start_ms, self._sample)
+        self.loop.run(self.stop_ms)
+
+    def _going(self) -> bool:
+        return self.counts.fired < self.total and self.loop.now < self.stop_ms
+
+    def _tick(self, minute_ms: int) -> None:
+        """The rule's tick: one scan request per shard (SendMessageBatch of ten)."""
+        now = self.loop.now
+        shards = self.d.bucket_shards
+        self.counts.sqs_requests += math.ceil(shards / SCAN_REQUEST_BATCH) + 2 * shards
+        self.counts.lambda_requests += 1 + shards
+        self.scan_requests.extend((shard, now) for shard in range(shards))
+        self._dispatch_scans()
+        if self._going():
+            nxt = minute_ms + MINUTE_MS
+            self.loop.at(self.p.tick.time_ms(nxt, self.rng), self._tick, nxt)
+
+    def _dispatch_scans(self) -> None:
+        now = self.loop.now
+        self.scan_source.observe(now, bool(self.scan_requests))
+        while self.scan_requests and self.scan_source.running < self.scan_source.limit():
+            cold = self.scanners.acquire(now, 1)
+            if cold is None:
+                return
+            shard, tick_ms = self.scan_requests.pop(0)
+            self.scan_source.running += 1
+            start = now + (self.p.lambdas.cold_start_ms if cold else 0.0) + self.p.invoke_ms
+            self.loop.at(start, self._scan, shard, tick_ms, now)
+
+    def _scan(self, shard: int, tick_ms: float, began_ms: float) -> None:
+        """Scanner.scan: the shard's window from its mark to now + look-ahead, staged with the
+        whole-second delays shared/queues.py sends, at the scanner's sending rate."""
+        now = self.loop.now
+        mark = self.marks[shard]
+        timing = self.timing
+        staged = 0
+        if mark is None or mark < tick_ms + timing.look_ahead_ms:
+            start, end = scan_window(mark, int(now), timing)
+            due = self._due(shard, start, end)
+            per_ms = self.p.scan_send_batches_per_s * self.p.sqs.batch_max / 1000
+            sent_at = now + self.p.scan_query_ms
+            for due_ms in due:
+                send_ms = sent_at + staged / per_ms
+                message = Message(due_ms, shard, self.weight)
+                queue = self.rng.randrange(len(self.queues))
+                self.queues[queue].send(send_ms, message, delay_seconds(due_ms, int(send_ms), timing.lead_ms))
+                staged += self.weight
+            self.counts.sqs_requests += math.ceil(staged / self.p.sqs.batch_max)
+            self.counts.rru += max(0.5, staged * self.p.item_bytes / 4096 / 2)
+            self.marks[shard] = end
+        done = now + self.p.scan_query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
+        self.counts.gb_seconds += (done - began_ms) / 1000 * SCANNER_MEMORY_MB / 1024
+        self.loop.at(done, self._scanned)
+
+    def _scanned(self) -> None:
+        self.scanners.release(1)
+        self.scan_source.running -= 1
+        self._dispatch_scans()
+
+    def _due(self, shard: int, start: int, end: int) -> list[int]:
+        found: list[int] = []
+        if end <= start:
+            return found
+        for minute in minutes_between(start, end - 1):
+            bucket = self.buckets.get((minute, shard))
+            if not bucket:
+                continue
+            key = (minute, shard)
+            if key not in self._sorted:
+                bucket.sort()
+                self._sorted.add(key)
+            found.extend(bucket[bisect.bisect_left(bucket, start) : bisect.bisect_left(bucket, end)])
+        return found
+
+    # --- the trigger's event source and invocations -----------------------------------------
+
+    def _poll(self, index: int) -> None:
+        now = self.loop.now
+        queue, source = self.queues[index], self.sources[index]
+        queue.release(now)
+        source.observe(now, queue.ready_count > 0)
+        weight = self.weight
+        window_ms = self.d.batching_window_s * 1000
+        while source.running + weight <= source.limit():
+            oldest = queue.oldest_ready_ms()
+            if oldest is None:
+                break
+            if queue.ready_messages() < self.d.batch_size and now - oldest < window_ms:
+                break
+            cold = self.triggers.acquire(now, weight)
+            if cold is None:
+                break
+            messages = queue.receive(now, self.d.batch_size)
+            if not messages:
+                self.triggers.release(weight)
+                break
+            source.running += weight
+            self.counts.sqs_requests += weight
+            self.counts.lambda_requests += weight
+            messages.sort(key=lambda m: m.due_ms)
+            invocation = Invocation(messages, index, now)
+            begin = now + self.p.invoke_ms + (self.p.lambdas.cold_start_ms if cold else 0.0)
+            self.loop.at(begin, self._claim, invocation, 0, 1)
+        if self._going() or queue.pending():
+            self.loop.at(now + self.p.poll_ms, self._poll, index)
+
+    def _claim(self, invocation: Invocation, index: int, attempt: int) -> None:
+        """One claim (a conditional UpdateItem on the task's bucket partition) in due order;
+        a throttled one is retried as the SDK retries it, and after its last attempt the
+        message is handed back (a partial batch failure)."""
+        now = self.loop.now
+        message = invocation.messages[index]
+        key = self.partition_key(message.due_ms, message.shard)
+        if self.table.write(now, key, message.weight):
+            self.counts.claim_wru += message.weight
+            done = now + self.claim_ms
+            fired = max(float(message.due_ms), done) + self.call_ms
+            self.lateness.append((message.due_ms, fired - message.due_ms, message.weight))
+            self.counts.fired += message.weight
+            invocation.fired_until_ms = max(invocation.fired_until_ms, fired)
+        elif attempt < self.p.retries.attempts:
+            pause = self.p.retries.pause_ms(attempt, self.rng)
+            self.loop.at(now + self.p.dynamo.write_latency_ms + pause, self._claim, invocation, index, attempt + 1)
+            return
+        else:
+            self.counts.claim_failures += message.weight
+            invocation.failed.append(message)
+            done = now + self.p.dynamo.write_latency_ms
+        if index + 1 < len(invocation.messages):
+            self.loop.at(done, self._claim, invocation, index + 1, 1)
+        else:
+            self.loop.at(max(done, invocation.fired_until_ms), self._close, invocation)
+
+    def _close(self, invocation: Invocation) -> None:
+        """The batch's one run-log write, the delete of what fired, the rest handed back."""
+        now = self.loop.now
+        weight = self.weight
+        succeeded = [m for m in invocation.messages if m not in invocation.failed]
+        if succeeded and self.table.write(now, None, weight):
+            self.counts.log_wru += weight
+        end = now + self.p.dynamo.write_latency_ms
+        queue = self.queues[invocation.queue]
+        queue.delete(succeeded)
+        for message in invocation.failed:
+            queue.back(invocation.received_ms, message, DELAY_VISIBILITY_TIMEOUT_S)
+        self.counts.sqs_requests += weight
+        gb_seconds = (end - invocation.received_ms) / 1000 * self.d.trigger_memory_mb / 1024 * weight
+        self.counts.gb_seconds += gb_seconds
+        self.counts.trigger_gb_seconds += gb_seconds
+        self.counts.trigger_invocations += weight
+        self.loop.at(end, self._release, invocation.queue)
+
+    def _release(self, index: int) -> None:
+        self.triggers.release(self.weight)
+        self.sources[index].running -= self.weight
+
+    def _sample(self) -> None:
+        now = self.loop.now
+        for queue in self.queues:
+            queue.release(now)
+        self.samples.append(
+            (
+                now,
+                sum(q.ready_count for q in self.queues),
+                sum(q.in_flight for q in self.queues),
+                self.triggers.running,
+            )
+        )
+        if self._going():
+            self.loop.at(now + 1000, self._sample)

@@ -1,0 +1,150 @@
+"""The model's AWS pieces against hand-computed cases (sim/aws.py, docs/scale.md): a partition at
+its limit throttles, the SQS event source's scaling curve, SQS delays are whole seconds, the
+in-flight cap, Lambda's account limit and scaling rate."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from shared.domain.firing import delay_seconds
+from sim.aws import (
+    Account,
+    DelayQueue,
+    DynamoLimits,
+    EventSource,
+    EventSourceScaling,
+    FunctionPool,
+    LambdaLimits,
+    Message,
+    SdkRetries,
+    SqsLimits,
+    Table,
+)
+
+pytestmark = pytest.mark.unit
+
+
+# --- DynamoDB --------------------------------------------------------------------------------
+
+
+def test_a_partition_at_its_limit_throttles_and_the_next_second_serves_it() -> None:
+    table = Table(DynamoLimits())
+    assert all(table.write(10_000 + i, "202601010900#3", 100) for i in range(10))  # 1,000 WCU in second 10
+    assert not table.write(10_999, "202601010900#3", 1)  # the 1,001st unit of that second
+    assert table.throttled == 1
+    assert table.write(10_500, "202601010900#4", 100)  # another partition has its own budget
+    assert table.write(11_000, "202601010900#3", 1000)  # a new second, a new budget
+    assert table.hottest() == {10: 1000, 11: 1000}
+
+
+def test_the_table_takes_what_on_demand_gives_it() -> None:
+    assert Table(DynamoLimits()).capacity == 4_000  # a new on-demand table
+    assert Table(DynamoLimits(), previous_peak_wcu=10_000).capacity == 20_000  # twice a previous peak
+    assert Table(DynamoLimits(), warm_wcu=30_000).capacity == 30_000  # warm throughput
+    assert Table(DynamoLimits(), previous_peak_wcu=50_000).capacity == 40_000  # the table quota
+    table = Table(DynamoLimits())
+    assert all(table.write(0, f"p{i}", 1000) for i in range(4))
+    assert not table.write(500, "p9", 1)  # 4,001st unit in the second: the table, not the partition
+
+
+def test_a_throttled_write_waits_as_the_sdk_waits() -> None:
+    retries = SdkRetries()
+    rng = random.Random(3)
+    pauses = [[retries.pause_ms(attempt, rng) for _ in range(2000)] for attempt in (1, 2, 3)]
+    for attempt, drawn in enumerate(pauses, start=1):
+        ceiling = 1000 * 2 ** (attempt - 1)  # rand(0, 1) * min(1 s * 2^i, 20 s)
+        assert min(drawn) >= 0
+        assert max(drawn) <= ceiling
+        assert sum(drawn) / len(drawn) == pytest.approx(ceiling / 2, rel=0.1)
+    assert retries.pause_ms(9, random.Random(0)) <= 20_000
+
+
+# --- Lambda's SQS event source ---------------------------------------------------------------
+
+
+def test_the_event_source_starts_at_five_and_adds_three_hundred_a_minute() -> None:
+    scaling = EventSourceScaling()
+    assert [scaling.concurrency(m) for m in (0, 1, 2, 3, 4, 10)] == [5, 305, 605, 905, 1000, 1000]
+    assert scaling.concurrency(0.5) == 155
+    assert EventSourceScaling(maximum=50).concurrency(3) == 50  # MaximumConcurrency
+    provisioned = EventSourceScaling.provisioned(20, 100)
+    assert [provisioned.concurrency(m) for m in (0, 0.5, 1)] == [200, 650, 1000]
+
+
+def test_the_event_source_grows_only_while_messages_wait_and_falls_back_when_idle() -> None:
+    source = EventSource(EventSourceScaling())
+    source.observe(0, has_messages=False)
+    source.observe(60_000, has_messages=False)
+    assert source.limit() == 5  # nothing waited: nothing to scale for
+    source.observe(60_000, has_messages=True)
+    source.observe(180_000, has_messages=True)  # two minutes with a backlog
+    assert source.limit() == 605
+    source.observe(200_000, has_messages=False)
+    source.observe(230_000, has_messages=False)
+    assert source.limit() == 705  # the 20 s up to 200,000 had messages; idle 30 s keeps the scale
+    source.observe(261_000, has_messages=False)
+    assert source.limit() == 5  # idle a minute: back to the start
+
+
+# --- SQS -------------------------------------------------------------------------------------
+
+
+def test_a_delay_of_1_4_seconds_is_sent_as_1_whole_second() -> None:
+    """DelaySeconds is an integer: SQS refuses 1.4, so Sundial rounds down (a message may be
+    early by under a second, and the trigger waits that out; it is never late)."""
+    queue = DelayQueue(SqsLimits())
+    now, lead = 100_000, 2_000
+    due = now + lead + 1_400  # 1.4 s of delay wanted beyond the lead
+    delay = delay_seconds(due, now, lead)
+    assert delay == 1
+    queue.send(now, Message(due, 0, 1), delay)
+    assert queue.receive(now + 999, 10) == []
+    [message] = queue.receive(now + 1_000, 10)
+    assert due - message.visible_ms == lead + 400  # receivable the lead plus the rounding early
+    for refused in (1.4, -1, 901):
+        with pytest.raises(ValueError, match="DelaySeconds"):
+            queue.send(now, Message(due, 0, 1), refused)  # type: ignore[arg-type]
+    assert delay_seconds(now + 10_000_000, now, lead) == 900  # never more than SQS takes
+
+
+def test_the_in_flight_cap_holds_messages_back_until_deletes() -> None:
+    queue = DelayQueue(SqsLimits(in_flight_per_queue=25))
+    for due in (1, 2, 3):
+        queue.send(0, Message(due, 0, weight=10), 0)
+    first = queue.receive(0, 10)
+    assert [m.due_ms for m in first] == [1, 2]  # a third would make 30 in flight
+    assert queue.receive(0, 10) == []
+    queue.delete(first[:1])
+    assert [m.due_ms for m in queue.receive(0, 10)] == [3]
+
+
+def test_a_message_handed_back_returns_after_its_visibility_timeout() -> None:
+    queue = DelayQueue(SqsLimits())
+    queue.send(0, Message(5_000, 0, 1), 0)
+    [message] = queue.receive(100, 10)
+    queue.back(100, message, 180)
+    assert queue.in_flight == 0
+    assert queue.receive(180_099, 10) == []
+    assert queue.receive(180_100, 10) == [message]
+    assert message.receives == 2
+
+
+# --- Lambda ----------------------------------------------------------------------------------
+
+
+def test_the_account_limit_and_the_scaling_rate_refuse_new_environments() -> None:
+    account = Account(LambdaLimits(account_concurrency=1_500))
+    pool = FunctionPool(account, warm=100)
+    assert pool.acquire(0, 100) is False  # warm: no cold start
+    assert pool.acquire(0, 1_001) is None  # more than 1,000 new environments in 10 s
+    assert pool.acquire(0, 1_000) is True  # cold starts, within the rate
+    assert pool.acquire(1_000, 200) is None  # 100 tokens back after 1 s
+    assert pool.acquire(2_000, 200) is True  # 200 after 2 s
+    assert pool.acquire(60_000, 201) is None  # 1,300 running: the account's 1,500 refuses
+    pool.release(300)
+    assert pool.idle == 300
+    assert pool.acquire(60_000, 300) is False  # the released ones are warm
+    assert pool.cold_starts == 1_200
+    assert account.peak == 1_300
