@@ -43,6 +43,7 @@ from shared.store.quota import TenantQuota, failed_conditions, free, transact
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
+CANCELLED = TaskStatus.CANCELLED.value
 
 
 def _home(task_id: str) -> TaskItem:
@@ -323,10 +324,10 @@ class DynamoPipelineStore:
     ) -> bool:
         """A one-shot task's final outcome other than success (failed, dead-lettered, skipped),
         or a success whose run log ``logged_in`` could not be written. ``counted_in``: the
-        tenant whose quota counts the task, which gets its place back in the same write."""
+        tenant whose quota counts the task, which gets its place back in the same write. A task
+        cancelled while the run was firing stays cancelled (the run's outcome is still kept)."""
+        completed = [TaskItem.status.set(TaskStatus.COMPLETED.value), TaskItem.next_fire_ms.remove()]
         actions = [
-            TaskItem.status.set(TaskStatus.COMPLETED.value),
-            TaskItem.next_fire_ms.remove(),
             TaskItem.run_status.set(run.status.value),
             TaskItem.attempts.set(run.attempts),  # a skipped run made one attempt fewer than its claim
             TaskItem.last_error.set(run.last_error) if run.last_error else TaskItem.last_error.remove(),
@@ -337,9 +338,15 @@ class DynamoPipelineStore:
         if run.fired_at is not None:
             actions.append(TaskItem.fired_ms.set(TaskItem.fired_ms | to_ms(run.fired_at)))
             actions.append(TaskItem.lateness_ms.set(TaskItem.lateness_ms | (run.lateness_ms or 0)))
-        if counted_in is not None and self._finish_counted(staged, actions, counted_in, logged_in=logged_in):
-            return True
-        return self._update_run(staged, actions)
+        live, cancelled = TaskItem.status != CANCELLED, TaskItem.status == CANCELLED
+        if counted_in is not None:
+            if self._finish_counted(staged, [*completed, *actions], counted_in, also=live, logged_in=logged_in):
+                return True
+            if self._finish_counted(staged, actions, counted_in, also=cancelled, logged_in=logged_in):
+                return True
+        return self._update_run(staged, [*completed, *actions], also=live) or self._update_run(
+            staged, actions, also=cancelled
+        )
 
     def _finish_counted(
         self,
@@ -446,9 +453,10 @@ class DynamoPipelineStore:
                     TaskItem.next_fire_ms.set(next_due_ms),
                     TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
                 ]
-            # Re-armed only if still armed for this occurrence: a client who rescheduled the
-            # task meanwhile (PATCH) armed it already; then the run is only put away.
-            armed = TaskItem.due_ms == staged.due_ms
+            # Re-armed (or completed) only if still armed for this occurrence: a client who
+            # rescheduled the task meanwhile (PATCH) armed it already, one who cancelled it
+            # ended it; then the run is only put away.
+            armed = (TaskItem.due_ms == staged.due_ms) & (TaskItem.status != CANCELLED)
             if next_due_ms is None and counted and self._finish_counted(staged, actions, task.tenant, also=armed):
                 return True
             if not self._update_run(staged, actions, also=armed):
