@@ -1,6 +1,7 @@
 """`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
-prompt SQS long polling and, when the runtime gives it a URL to forward Lambda invocations to
-(local/functions.py), Step Functions executing state machines with their Lambda tasks."""
+prompt SQS long polling, its backend lookup remembered per host, Queries that read one partition
+and, when the runtime gives it a URL to forward Lambda invocations to (local/functions.py), Step
+Functions executing state machines with their Lambda tasks."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ import sys
 
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
+from local.moto_dispatch import make_dispatch_cached
+from local.moto_query import make_query_partitioned
 from local.moto_sqs import make_long_polling_prompt
 from local.settings import FUNCTIONS_URL_ENV
 
 if __name__ == "__main__":
+    make_dispatch_cached()
     make_dynamodb_writes_atomic()
+    make_query_partitioned()
     make_long_polling_prompt()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import boto3
 import pytest
@@ -53,3 +54,119 @@ def test_a_long_poll_still_wakes_for_a_new_message_and_times_out_when_empty(queu
     started = time.monotonic()
     assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # type: ignore[attr-defined]
     assert time.monotonic() - started >= 0.95
+
+
+def test_moto_server_looks_up_a_hosts_backend_once() -> None:
+    from moto.moto_server import werkzeug_app
+    from moto.server import DomainDispatcherApplication, create_backend_app
+
+    from local.moto_dispatch import make_dispatch_cached
+
+    make_dispatch_cached()
+    app = DomainDispatcherApplication(create_backend_app)
+    environ = {
+        "PATH_INFO": "/",
+        "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+        "SignedHeaders=host, Signature=x",
+        "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.GetItem",
+    }
+    listed = 0
+    list_modules = werkzeug_app.backends.list_of_moto_modules
+
+    def counting() -> object:
+        nonlocal listed
+        listed += 1
+        return list_modules()
+
+    werkzeug_app.backends.list_of_moto_modules = counting  # type: ignore[assignment]
+    try:
+        first = app.get_application(dict(environ))
+        again = [app.get_application(dict(environ)) for _ in range(5)]
+    finally:
+        werkzeug_app.backends.list_of_moto_modules = list_modules  # type: ignore[assignment]
+    assert first.service == "dynamodb"  # type: ignore[attr-defined]
+    assert all(app is first for app in again)
+    assert listed <= 1  # unpatched moto lists its package directory on every request
+
+
+@pytest.fixture
+def keyed_table() -> object:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.create_table(
+            TableName="fidelity",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+                {"AttributeName": "due", "AttributeType": "N"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by-due",
+                    "KeySchema": [
+                        {"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": "due", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for p in range(20):
+            for s in range(10):
+                dynamodb.put_item(
+                    TableName="fidelity",
+                    Item={"pk": {"S": f"p{p:02}"}, "sk": {"N": str(s)}, "due": {"N": str(100 - s)}},
+                )
+        yield dynamodb
+
+
+def test_a_query_reads_its_partition_in_key_order_without_sorting_the_table(keyed_table: object) -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    dynamodb: Any = keyed_table
+    compared = 0
+    less_than = DynamoType.__lt__
+
+    def counting(self: Any, other: Any) -> bool:
+        nonlocal compared
+        compared += 1
+        return less_than(self, other)
+
+    DynamoType.__lt__ = counting  # type: ignore[method-assign]
+    try:
+        answer = dynamodb.query(
+            TableName="fidelity", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p07"}}
+        )
+    finally:
+        DynamoType.__lt__ = less_than  # type: ignore[method-assign]
+    assert [(i["pk"]["S"], i["sk"]["N"]) for i in answer["Items"]] == [("p07", str(s)) for s in range(10)]
+    assert compared < 60  # the partition's 10 items; unpatched moto sorts all 200 items (208 comparisons)
+
+    backwards = dynamodb.query(
+        TableName="fidelity",
+        KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+        ExpressionAttributeValues={":p": {"S": "p03"}, ":a": {"N": "2"}, ":b": {"N": "5"}},
+        ScanIndexForward=False,
+        Limit=3,
+    )
+    assert [i["sk"]["N"] for i in backwards["Items"]] == ["5", "4", "3"]
+    assert backwards["LastEvaluatedKey"] == {"pk": {"S": "p03"}, "sk": {"N": "3"}}
+    nothing = dynamodb.query(
+        TableName="fidelity", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "none"}}
+    )
+    assert nothing["Items"] == []
+
+
+def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> None:
+    dynamodb: Any = keyed_table
+    answer = dynamodb.query(
+        TableName="fidelity",
+        IndexName="by-due",
+        KeyConditionExpression="pk = :p AND due >= :d",
+        ExpressionAttributeValues={":p": {"S": "p11"}, ":d": {"N": "95"}},
+    )
+    assert [(i["due"]["N"], i["sk"]["N"]) for i in answer["Items"]] == [(str(d), str(100 - d)) for d in range(95, 101)]
+    scanned = dynamodb.scan(TableName="fidelity")["Items"]
+    assert len(scanned) == 200
