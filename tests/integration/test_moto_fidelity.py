@@ -170,3 +170,56 @@ def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> Non
     assert [(i["due"]["N"], i["sk"]["N"]) for i in answer["Items"]] == [(str(d), str(100 - d)) for d in range(95, 101)]
     scanned = dynamodb.scan(TableName="fidelity")["Items"]
     assert len(scanned) == 200
+
+
+def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(keyed_table: object) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    dynamodb: Any = keyed_table
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].tables["fidelity"]
+    untouched = table.items[next(iter(table.items))]
+    before = dynamodb.scan(TableName="fidelity")["Items"]
+
+    def key(p: str, s: int) -> dict[str, Any]:
+        return {"pk": {"S": p}, "sk": {"N": str(s)}}
+
+    with pytest.raises(dynamodb.exceptions.TransactionCanceledException):
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "fidelity", "Item": {**key("new", 1), "due": {"N": "1"}}}},
+                {"Put": {"TableName": "fidelity", "Item": {**key("p01", 1), "due": {"N": "7"}}}},
+                {"Delete": {"TableName": "fidelity", "Key": key("p02", 2)}},
+                {
+                    "Update": {
+                        "TableName": "fidelity",
+                        "Key": key("p03", 3),
+                        "UpdateExpression": "SET due = :d",
+                        "ExpressionAttributeValues": {":d": {"N": "0"}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": "fidelity",
+                        "Key": key("p04", 4),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    assert dynamodb.scan(TableName="fidelity")["Items"] == before
+    # The items the transaction did not name are the very ones stored before: unpatched moto
+    # deep-copies the whole table for every transaction and puts the copy back when one fails.
+    assert table is dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].tables["fidelity"]
+    assert table.items[next(iter(table.items))] is untouched
+
+    dynamodb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": "fidelity", "Item": {**key("new", 1), "due": {"N": "1"}}}},
+            {"Delete": {"TableName": "fidelity", "Key": key("p02", 2)}},
+        ]
+    )
+    after = {(i["pk"]["S"], i["sk"]["N"]) for i in dynamodb.scan(TableName="fidelity")["Items"]}
+    assert ("new", "1") in after
+    assert ("p02", "2") not in after
+    assert len(after) == 200
