@@ -16,7 +16,7 @@ from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_dispatch import make_dispatch_cached
 from local.moto_keepalive import serve
 from local.moto_query import make_query_partitioned
-from local.moto_sqs import make_long_polling_prompt
+from local.moto_sqs import make_long_polling_prompt, make_receive_linear
 from local.moto_transact import make_transactions_copy_items
 from local.settings import FUNCTIONS_URL_ENV
 
@@ -26,6 +26,7 @@ if __name__ == "__main__":
     make_query_partitioned()
     make_transactions_copy_items()
     make_long_polling_prompt()
+    make_receive_linear()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     parser = argparse.ArgumentParser(prog="python -m local.moto_process")

@@ -266,3 +266,38 @@ def test_moto_server_keeps_a_connection_alive_across_requests_whatever_their_bod
         logging.getLogger("werkzeug").removeHandler(catch)
         server.shutdown()
         thread.join(timeout=5)
+
+
+def test_a_receive_does_not_count_the_queue_for_each_message_and_still_drops_expired_ones(
+    queue: tuple[object, str],
+) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import Queue, sqs_backends
+
+    sqs: Any = queue[0]
+    url = queue[1]
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MessageRetentionPeriod": "60"})
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(5)])
+    sqs.send_message_batch(  # still delayed: counted by moto's attributes, not received
+        QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "later", "DelaySeconds": 900} for i in range(10)]
+    )
+    built = 0
+    attributes = Queue.attributes
+
+    def counting(self: Any) -> Any:
+        nonlocal built
+        built += 1
+        return attributes.fget(self)  # type: ignore[attr-defined]
+
+    Queue.attributes = property(counting)  # type: ignore[assignment,method-assign]
+    try:
+        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+    finally:
+        Queue.attributes = attributes  # type: ignore[method-assign]
+    assert sorted(m["Body"] for m in answer["Messages"]) == ["0", "1", "2", "3", "4"]
+    assert built == 0  # unpatched moto builds them for every message it returns (15 times here)
+
+    stored = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_queue("fidelity")
+    for message in stored._messages:
+        message.sent_timestamp -= 61_000  # older than the retention period
+    assert "Messages" not in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
