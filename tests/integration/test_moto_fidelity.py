@@ -225,49 +225,6 @@ def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(
     assert len(after) == 200
 
 
-def test_moto_server_keeps_a_connection_alive_across_requests_whatever_their_bodies() -> None:
-    import http.client
-    import json
-    import logging
-
-    from local.moto_keepalive import serve_in_thread
-    from local.moto_server import FAKE_ENV
-
-    server, thread = serve_in_thread()
-    errors: list[logging.LogRecord] = []
-    catch = logging.Handler(logging.ERROR)
-    catch.emit = errors.append  # type: ignore[method-assign]
-    logging.getLogger("werkzeug").addHandler(catch)
-    signed = {
-        "Content-Type": "application/x-amz-json-1.0",
-        "X-Amz-Target": "DynamoDB_20120810.ListTables",
-        "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
-        "SignedHeaders=host, Signature=x",
-    }
-    try:
-        with pytest.MonkeyPatch.context() as env:
-            for name, value in FAKE_ENV.items():
-                env.setenv(name, value)
-            connection = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=10)
-            answers = []
-            for body in (b"{}", b"x" * 70_000, b"{}"):  # the middle one's body moto never reads
-                path = "/moto-api/" if len(body) > 2 else "/"
-                connection.request("POST" if path == "/" else "GET", path, body=body, headers=signed)
-                answer = connection.getresponse()
-                answers.append((answer.status, answer.getheader("Connection"), answer.read()))
-                socket_used = connection.sock
-                assert socket_used is not None  # still open: the server did not close it
-        assert [status for status, _, _ in answers] == [200, 200, 200]
-        assert all(header != "close" for _, header, _ in answers)  # unpatched: "close" every time
-        assert json.loads(answers[0][2]) == json.loads(answers[2][2]) == {"TableNames": []}
-        connection.close()
-        assert [record.getMessage() for record in errors] == []
-    finally:
-        logging.getLogger("werkzeug").removeHandler(catch)
-        server.shutdown()
-        thread.join(timeout=5)
-
-
 def test_a_receive_does_not_count_the_queue_for_each_message_and_still_drops_expired_ones(
     queue: tuple[object, str],
 ) -> None:
