@@ -1,6 +1,9 @@
 """`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
-prompt SQS long polling and, when the runtime gives it a URL to forward Lambda invocations to
-(local/functions.py), Step Functions executing state machines with their Lambda tasks."""
+prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
+host, Queries that read one partition, transactions that copy only their items, receives that
+do not count the queue per message; and, when the runtime gives it a URL to forward Lambda
+invocations to (local/functions.py), Step Functions executing state machines with their Lambda
+tasks."""
 
 from __future__ import annotations
 
@@ -9,12 +12,19 @@ import sys
 
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
-from local.moto_sqs import make_long_polling_prompt
+from local.moto_dispatch import make_dispatch_cached
+from local.moto_query import make_query_partitioned
+from local.moto_sqs import make_long_polling_prompt, make_receive_linear
+from local.moto_transact import make_transactions_copy_items
 from local.settings import FUNCTIONS_URL_ENV
 
 if __name__ == "__main__":
+    make_dispatch_cached()
     make_dynamodb_writes_atomic()
+    make_query_partitioned()
+    make_transactions_copy_items()
     make_long_polling_prompt()
+    make_receive_linear()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main

@@ -30,3 +30,26 @@ def make_long_polling_prompt() -> None:
 
     wait_for_messages._sundial_prompt = True  # type: ignore[attr-defined]
     Queue.wait_for_messages = wait_for_messages  # type: ignore[method-assign]
+
+
+def make_receive_linear() -> None:
+    """moto checks each message it is about to return against the queue's retention period by
+    building all of the queue's attributes, twice (``get_queue_attributes``), and those count
+    every message of the queue three times: a receive cost O(messages returned x messages
+    queued). The delay queues hold every task staged until its due time (thousands in `make
+    bench`), so receives took most of the moto process at 100 fires a second. Wherever moto
+    stands in for SQS the check reads the retention period itself: the same answer, without
+    the counts. An upstream fix (``is_message_valid_based_on_retention_period`` reading
+    ``queue.message_retention_period``) would be the better place."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    if getattr(SQSBackend.is_message_valid_based_on_retention_period, "_sundial_linear", False):
+        return
+
+    def is_message_valid_based_on_retention_period(self: Any, queue_name: str, message: Any) -> bool:
+        retention_period = self.get_queue(queue_name).message_retention_period
+        return bool(int(retention_period) + message.sent_timestamp / 1000 > unix_time())
+
+    is_message_valid_based_on_retention_period._sundial_linear = True  # type: ignore[attr-defined]
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period  # type: ignore[method-assign]

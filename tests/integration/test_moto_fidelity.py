@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import boto3
 import pytest
@@ -53,3 +54,207 @@ def test_a_long_poll_still_wakes_for_a_new_message_and_times_out_when_empty(queu
     started = time.monotonic()
     assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # type: ignore[attr-defined]
     assert time.monotonic() - started >= 0.95
+
+
+def test_moto_server_looks_up_a_hosts_backend_once() -> None:
+    from moto.moto_server import werkzeug_app
+    from moto.server import DomainDispatcherApplication, create_backend_app
+
+    from local.moto_dispatch import make_dispatch_cached
+
+    make_dispatch_cached()
+    app = DomainDispatcherApplication(create_backend_app)
+    environ = {
+        "PATH_INFO": "/",
+        "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/dynamodb/aws4_request, "
+        "SignedHeaders=host, Signature=x",
+        "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.GetItem",
+    }
+    listed = 0
+    list_modules = werkzeug_app.backends.list_of_moto_modules
+
+    def counting() -> object:
+        nonlocal listed
+        listed += 1
+        return list_modules()
+
+    werkzeug_app.backends.list_of_moto_modules = counting  # type: ignore[assignment]
+    try:
+        first = app.get_application(dict(environ))
+        again = [app.get_application(dict(environ)) for _ in range(5)]
+    finally:
+        werkzeug_app.backends.list_of_moto_modules = list_modules  # type: ignore[assignment]
+    assert first.service == "dynamodb"  # type: ignore[attr-defined]
+    assert all(app is first for app in again)
+    assert listed <= 1  # unpatched moto lists its package directory on every request
+
+
+@pytest.fixture
+def keyed_table() -> object:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.create_table(
+            TableName="fidelity",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "N"},
+                {"AttributeName": "due", "AttributeType": "N"},
+            ],
+            GlobalSecondaryIndexes=[
+                {
+                    "IndexName": "by-due",
+                    "KeySchema": [
+                        {"AttributeName": "pk", "KeyType": "HASH"},
+                        {"AttributeName": "due", "KeyType": "RANGE"},
+                    ],
+                    "Projection": {"ProjectionType": "ALL"},
+                }
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for p in range(20):
+            for s in range(10):
+                dynamodb.put_item(
+                    TableName="fidelity",
+                    Item={"pk": {"S": f"p{p:02}"}, "sk": {"N": str(s)}, "due": {"N": str(100 - s)}},
+                )
+        yield dynamodb
+
+
+def test_a_query_reads_its_partition_in_key_order_without_sorting_the_table(keyed_table: object) -> None:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    dynamodb: Any = keyed_table
+    compared = 0
+    less_than = DynamoType.__lt__
+
+    def counting(self: Any, other: Any) -> bool:
+        nonlocal compared
+        compared += 1
+        return less_than(self, other)
+
+    DynamoType.__lt__ = counting  # type: ignore[method-assign]
+    try:
+        answer = dynamodb.query(
+            TableName="fidelity", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p07"}}
+        )
+    finally:
+        DynamoType.__lt__ = less_than  # type: ignore[method-assign]
+    assert [(i["pk"]["S"], i["sk"]["N"]) for i in answer["Items"]] == [("p07", str(s)) for s in range(10)]
+    assert compared < 60  # the partition's 10 items; unpatched moto sorts all 200 items (208 comparisons)
+
+    backwards = dynamodb.query(
+        TableName="fidelity",
+        KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+        ExpressionAttributeValues={":p": {"S": "p03"}, ":a": {"N": "2"}, ":b": {"N": "5"}},
+        ScanIndexForward=False,
+        Limit=3,
+    )
+    assert [i["sk"]["N"] for i in backwards["Items"]] == ["5", "4", "3"]
+    assert backwards["LastEvaluatedKey"] == {"pk": {"S": "p03"}, "sk": {"N": "3"}}
+    nothing = dynamodb.query(
+        TableName="fidelity", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "none"}}
+    )
+    assert nothing["Items"] == []
+
+
+def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> None:
+    dynamodb: Any = keyed_table
+    answer = dynamodb.query(
+        TableName="fidelity",
+        IndexName="by-due",
+        KeyConditionExpression="pk = :p AND due >= :d",
+        ExpressionAttributeValues={":p": {"S": "p11"}, ":d": {"N": "95"}},
+    )
+    assert [(i["due"]["N"], i["sk"]["N"]) for i in answer["Items"]] == [(str(d), str(100 - d)) for d in range(95, 101)]
+    scanned = dynamodb.scan(TableName="fidelity")["Items"]
+    assert len(scanned) == 200
+
+
+def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(keyed_table: object) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    dynamodb: Any = keyed_table
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].tables["fidelity"]
+    untouched = table.items[next(iter(table.items))]
+    before = dynamodb.scan(TableName="fidelity")["Items"]
+
+    def key(p: str, s: int) -> dict[str, Any]:
+        return {"pk": {"S": p}, "sk": {"N": str(s)}}
+
+    with pytest.raises(dynamodb.exceptions.TransactionCanceledException):
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "fidelity", "Item": {**key("new", 1), "due": {"N": "1"}}}},
+                {"Put": {"TableName": "fidelity", "Item": {**key("p01", 1), "due": {"N": "7"}}}},
+                {"Delete": {"TableName": "fidelity", "Key": key("p02", 2)}},
+                {
+                    "Update": {
+                        "TableName": "fidelity",
+                        "Key": key("p03", 3),
+                        "UpdateExpression": "SET due = :d",
+                        "ExpressionAttributeValues": {":d": {"N": "0"}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": "fidelity",
+                        "Key": key("p04", 4),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    assert dynamodb.scan(TableName="fidelity")["Items"] == before
+    # The items the transaction did not name are the very ones stored before: unpatched moto
+    # deep-copies the whole table for every transaction and puts the copy back when one fails.
+    assert table is dynamodb_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].tables["fidelity"]
+    assert table.items[next(iter(table.items))] is untouched
+
+    dynamodb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": "fidelity", "Item": {**key("new", 1), "due": {"N": "1"}}}},
+            {"Delete": {"TableName": "fidelity", "Key": key("p02", 2)}},
+        ]
+    )
+    after = {(i["pk"]["S"], i["sk"]["N"]) for i in dynamodb.scan(TableName="fidelity")["Items"]}
+    assert ("new", "1") in after
+    assert ("p02", "2") not in after
+    assert len(after) == 200
+
+
+def test_a_receive_does_not_count_the_queue_for_each_message_and_still_drops_expired_ones(
+    queue: tuple[object, str],
+) -> None:
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import Queue, sqs_backends
+
+    sqs: Any = queue[0]
+    url = queue[1]
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"MessageRetentionPeriod": "60"})
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": str(i)} for i in range(5)])
+    sqs.send_message_batch(  # still delayed: counted by moto's attributes, not received
+        QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "later", "DelaySeconds": 900} for i in range(10)]
+    )
+    built = 0
+    attributes = Queue.attributes
+
+    def counting(self: Any) -> Any:
+        nonlocal built
+        built += 1
+        return attributes.fget(self)  # type: ignore[attr-defined]
+
+    Queue.attributes = property(counting)  # type: ignore[assignment,method-assign]
+    try:
+        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
+    finally:
+        Queue.attributes = attributes  # type: ignore[method-assign]
+    assert sorted(m["Body"] for m in answer["Messages"]) == ["0", "1", "2", "3", "4"]
+    assert built == 0  # unpatched moto builds them for every message it returns (15 times here)
+
+    stored = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_queue("fidelity")
+    for message in stored._messages:
+        message.sent_timestamp -= 61_000  # older than the retention period
+    assert "Messages" not in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
