@@ -1,8 +1,9 @@
 """moto makes a TransactWriteItems all-or-nothing by deep-copying every table the transaction
 names before it starts, and putting the copies back if an action fails: O(table size) for every
-transaction, under the lock that serializes every write (local/moto_atomic.py). Registering a
-task is a transaction, so registration slowed down as the table grew and held every claim behind
-it (a `make bench` of 6,000 tasks: 45 % of the moto process's time deep-copying the table).
+transaction, under the lock that serializes every write (local/moto_atomic.py). Extra runs,
+redrives and a task's end that gives back its quota place are transactions (registration was one
+too, when this was measured), so they slowed down as the table grew and held every claim behind
+them (a `make bench` of 6,000 tasks: 45 % of the moto process's time deep-copying the table).
 Wherever moto runs for Sundial (the local runtime's moto process, the tests) a transaction
 instead keeps a copy of only the items it touches and puts those back: the same all-or-nothing
 outcome, at the cost of the items written. An upstream fix would be the better place."""
