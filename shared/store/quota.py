@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
+from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
 
@@ -28,6 +28,7 @@ from shared.domain.errors import QuotaExceeded, StorageUnavailable
 from shared.domain.quota import ceiling, fits, limit_of
 from shared.domain.tenants import MAX_TASKS
 from shared.store.models import TaskItem, TenantItem, is_conflict
+from shared.store.tenants import read_tenant, tenant_item
 
 CONFLICT_PAUSES_S = (0.01, 0.03, 0.09)
 """A transaction cancelled because another was writing one of its items at that moment (the
@@ -35,10 +36,6 @@ tenant's counter is shared by all of its writers) is sent again after these paus
 RESERVE_ATTEMPTS = 3
 """A reservation is read and tried again when the tenant's limit changed between its read and
 its write; past this many attempts it is refused."""
-
-
-def tenant_item(tenant: str) -> TenantItem:
-    return TenantItem(f"T#{tenant}", "T")
 
 
 def refused(tenant: str, max_tasks: int, wanted: int = 1) -> QuotaExceeded:
@@ -182,12 +179,7 @@ class TenantQuota:
 
     @staticmethod
     def _read(tenant: str) -> TenantItem | None:
-        try:
-            return TenantItem.get(f"T#{tenant}", "T", consistent_read=True)
-        except DoesNotExist:
-            return None
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"the quota of tenant {tenant!r}: {exc.msg}") from exc
+        return read_tenant(tenant)
 
 
-__all__ = ["TenantQuota", "conflicted", "failed_conditions", "free", "refused", "tenant_item", "transact"]
+__all__ = ["TenantQuota", "conflicted", "failed_conditions", "free", "refused", "transact"]

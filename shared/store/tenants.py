@@ -56,6 +56,21 @@ def _tenant(item: TenantItem, defaults: Limits) -> Tenant:
     )
 
 
+def tenant_item(tenant: str) -> TenantItem:
+    """The tenant's item (limits, the live-task counter), by its key."""
+    return TenantItem(tenant_pk(tenant), TENANT_SK)
+
+
+def read_tenant(tenant: str) -> TenantItem | None:
+    """The tenant's item as it is now (strongly consistent); None when it has none."""
+    try:
+        return TenantItem.get(tenant_pk(tenant), TENANT_SK, consistent_read=True)
+    except DoesNotExist:
+        return None
+    except PynamoDBException as exc:
+        raise _unavailable(exc) from exc
+
+
 def _key_items(key: NewKey, now_ms: int) -> tuple[KeyItem, KeyEntryItem]:
     return (
         KeyItem(key_pk(key.hash), KEY_SK, tenant=key.tenant, key_id=key.id, created_ms=now_ms),
@@ -78,7 +93,7 @@ class DynamoTenants:
         try:
             with TransactWrite(connection=connection) as transaction:
                 transaction.update(
-                    TenantItem(tenant_pk(tenant), TENANT_SK),
+                    tenant_item(tenant),
                     actions=[
                         TenantItem.created_ms.set(now_ms),
                         TenantItem.requests_per_second.set(limits.requests_per_second),
@@ -102,7 +117,7 @@ class DynamoTenants:
         return self.get(tenant)
 
     def get(self, tenant: str) -> Tenant:
-        item = self._item(tenant)
+        item = read_tenant(tenant)
         if item is None or item.created_ms is None:
             raise TenantNotFound(f"tenant {tenant!r} not found")
         return _tenant(item, self.defaults)
@@ -128,7 +143,7 @@ class DynamoTenants:
 
     def set_limits(self, tenant: str, limits: Limits) -> Tenant:
         try:
-            TenantItem(tenant_pk(tenant), TENANT_SK).update(
+            tenant_item(tenant).update(
                 actions=[
                     TenantItem.requests_per_second.set(limits.requests_per_second),
                     TenantItem.burst.set(limits.burst),
@@ -211,13 +226,4 @@ class DynamoTenants:
 
     def limits(self, tenant: str) -> Limits:
         """A tenant's limits (the defaults when it has no item, as the local default tenant)."""
-        return _limits(self._item(tenant), self.defaults)
-
-    @staticmethod
-    def _item(tenant: str) -> TenantItem | None:
-        try:
-            return TenantItem.get(tenant_pk(tenant), TENANT_SK, consistent_read=True)
-        except DoesNotExist:
-            return None
-        except PynamoDBException as exc:
-            raise _unavailable(exc) from exc
+        return _limits(read_tenant(tenant), self.defaults)
