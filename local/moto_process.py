@@ -13,8 +13,10 @@ import sys
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_dispatch import make_dispatch_cached
+from local.moto_expressions import make_expressions_remembered
 from local.moto_query import make_query_partitioned
-from local.moto_sqs import make_long_polling_prompt, make_receive_linear
+from local.moto_serialize import make_json_serialization_direct
+from local.moto_sqs import make_long_polling_prompt, make_receive_linear, make_send_linear
 from local.moto_transact import make_transactions_copy_items
 from local.settings import FUNCTIONS_URL_ENV
 
@@ -22,9 +24,12 @@ if __name__ == "__main__":
     make_dispatch_cached()
     make_dynamodb_writes_atomic()
     make_query_partitioned()
+    make_json_serialization_direct()
+    make_expressions_remembered()
     make_transactions_copy_items()
     make_long_polling_prompt()
     make_receive_linear()
+    make_send_linear()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main

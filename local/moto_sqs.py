@@ -6,6 +6,8 @@ consumers' batching window are sized for AWS's behaviour, so wherever moto stand
 
 from __future__ import annotations
 
+import functools
+import threading
 from typing import Any
 
 _SLACK_S = 0.002
@@ -53,3 +55,49 @@ def make_receive_linear() -> None:
 
     is_message_valid_based_on_retention_period._sundial_linear = True  # type: ignore[attr-defined]
     SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period  # type: ignore[method-assign]
+
+
+_SENDING = threading.local()
+_COUNTS = (
+    "approximate_number_of_messages",
+    "approximate_number_of_messages_delayed",
+    "approximate_number_of_messages_not_visible",
+)
+
+
+def make_send_linear() -> None:
+    """moto reads whether a queue deduplicates by content from all of the queue's attributes
+    (``queue.attributes.get("ContentBasedDeduplication")``), built anew for every message sent:
+    three of them count every message of the queue. A send cost O(messages queued) per message,
+    and the scanner's staging into delay queues holding thousands of staged tasks was three
+    quarters of the moto process's time at 100 fires a second (a sampling profile of `make
+    bench`). Wherever moto stands in for SQS, while a thread sends a message the three counts
+    read 0: nothing a send does reads them (it reads that one attribute), and every other
+    reader, GetQueueAttributes included, still counts. An upstream fix (``send_message``
+    reading ``queue.content_based_deduplication``) would be the better place."""
+    from moto.sqs.models import Queue, SQSBackend
+
+    if getattr(SQSBackend.send_message, "_sundial_linear", False):
+        return
+    send = SQSBackend.send_message
+
+    def send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _SENDING.active = True
+        try:
+            return send(self, *args, **kwargs)
+        finally:
+            _SENDING.active = False
+
+    for name in _COUNTS:
+        counted = getattr(Queue, name)
+
+        def count(self: Any, __counted: Any = counted) -> int:
+            if getattr(_SENDING, "active", False):
+                return 0
+            value: int = __counted.fget(self)
+            return value
+
+        setattr(Queue, name, property(functools.wraps(counted.fget)(count)))
+    functools.update_wrapper(send_message, send)
+    send_message._sundial_linear = True  # type: ignore[attr-defined]
+    SQSBackend.send_message = send_message  # type: ignore[method-assign]

@@ -22,10 +22,13 @@ os.environ.pop("AWS_PROFILE", None)
 
 # Where moto differs from AWS in ways Sundial relies on (atomic conditional writes, prompt long
 # polling), make it behave like AWS for every suite; and where it is needlessly slow (a Query
-# sorting the whole table, a transaction copying it), as fast as the local runtime's moto process.
+# sorting the whole table, a transaction copying it, a send counting the queue, its generic
+# serializer, expressions parsed anew), as fast as the local runtime's moto process.
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
+from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
-from local.moto_sqs import make_long_polling_prompt, make_receive_linear  # noqa: E402
+from local.moto_serialize import make_json_serialization_direct  # noqa: E402
+from local.moto_sqs import make_long_polling_prompt, make_receive_linear, make_send_linear  # noqa: E402
 from local.moto_transact import make_transactions_copy_items  # noqa: E402
 
 make_dynamodb_writes_atomic()
@@ -33,6 +36,9 @@ make_long_polling_prompt()
 make_query_partitioned()
 make_transactions_copy_items()
 make_receive_linear()
+make_send_linear()
+make_json_serialization_direct()
+make_expressions_remembered()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]

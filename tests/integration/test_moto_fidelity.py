@@ -258,3 +258,215 @@ def test_a_receive_does_not_count_the_queue_for_each_message_and_still_drops_exp
     for message in stored._messages:
         message.sent_timestamp -= 61_000  # older than the retention period
     assert "Messages" not in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+
+
+def test_a_send_does_not_count_the_queue_and_the_counts_stay_right(queue: tuple[object, str]) -> None:
+    from moto.sqs.models import Message
+
+    sqs: Any = queue[0]
+    url = queue[1]
+    for _ in range(2):
+        sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "now"} for i in range(10)])
+    sqs.send_message_batch(
+        QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "later", "DelaySeconds": 900} for i in range(10)]
+    )
+    looked_at = 0
+    delayed = Message.delayed
+
+    def counting(self: Any) -> Any:
+        nonlocal looked_at
+        looked_at += 1
+        return delayed.fget(self)  # type: ignore[attr-defined]
+
+    Message.delayed = property(counting)  # type: ignore[assignment,method-assign]
+    try:
+        sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "more"} for i in range(10)])
+    finally:
+        Message.delayed = delayed  # type: ignore[method-assign]
+    assert looked_at == 0  # unpatched moto counts all 30 queued messages twice per message sent (600 here)
+    received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=5, VisibilityTimeout=60)
+    assert len(received["Messages"]) == 5
+    counts = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert counts["ApproximateNumberOfMessages"] == "25"
+    assert counts["ApproximateNumberOfMessagesNotVisible"] == "5"
+    assert counts["ApproximateNumberOfMessagesDelayed"] == "10"
+
+
+def test_a_fifo_queue_still_deduplicates_by_content() -> None:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(
+            QueueName="fidelity.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+        )["QueueUrl"]
+        for _ in range(2):
+            sqs.send_message(QueueUrl=url, MessageBody="same", MessageGroupId="g")
+        sqs.send_message(QueueUrl=url, MessageBody="other", MessageGroupId="g")
+        answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+        assert [m["Body"] for m in answer["Messages"]] == ["same", "other"]
+
+
+def _every_item_operation(dynamodb: Any) -> None:
+    """DynamoDB calls whose answers span what Sundial reads: items of every attribute type, the
+    return values of writes, pages, batches, transactions, a table's description."""
+    item = {
+        "pk": {"S": "p99"},
+        "sk": {"N": "1"},
+        "due": {"N": "12.5"},
+        "s": {"S": 'ünïcode "quoted" \\ \n'},
+        "b": {"B": b"\x00\xffbytes"},
+        "ss": {"SS": ["a", "b"]},
+        "ns": {"NS": ["1", "2.5"]},
+        "bs": {"BS": [b"x", b"y"]},
+        "m": {"M": {"inner": {"L": [{"S": "x"}, {"N": "2"}, {"NULL": True}, {"BOOL": False}]}}},
+        "flag": {"BOOL": True},
+        "blank": {"S": ""},
+    }
+    dynamodb.put_item(TableName="fidelity", Item=item, ReturnConsumedCapacity="TOTAL")
+    dynamodb.put_item(TableName="fidelity", Item=item, ReturnValues="ALL_OLD")
+    dynamodb.get_item(TableName="fidelity", Key={"pk": item["pk"], "sk": item["sk"]}, ConsistentRead=True)
+    dynamodb.get_item(TableName="fidelity", Key={"pk": {"S": "none"}, "sk": {"N": "0"}})
+    for returned in ("ALL_NEW", "ALL_OLD", "UPDATED_NEW", "UPDATED_OLD", "NONE"):
+        dynamodb.update_item(
+            TableName="fidelity",
+            Key={"pk": item["pk"], "sk": item["sk"]},
+            UpdateExpression="SET #d = :d ADD n :one REMOVE blank",
+            ConditionExpression="attribute_exists(pk) AND #d <> :never",
+            ExpressionAttributeNames={"#d": "due"},
+            ExpressionAttributeValues={":d": {"N": "7"}, ":one": {"N": "1"}, ":never": {"N": "-1"}},
+            ReturnValues=returned,
+        )
+    dynamodb.query(
+        TableName="fidelity",
+        KeyConditionExpression="pk = :p",
+        ExpressionAttributeValues={":p": {"S": "p01"}},
+        Limit=4,
+        ReturnConsumedCapacity="INDEXES",
+    )
+    dynamodb.query(
+        TableName="fidelity",
+        IndexName="by-due",
+        KeyConditionExpression="pk = :p AND due > :d",
+        ExpressionAttributeValues={":p": {"S": "p02"}, ":d": {"N": "95"}},
+        Select="COUNT",
+    )
+    dynamodb.scan(
+        TableName="fidelity", Limit=7, FilterExpression="sk > :s", ExpressionAttributeValues={":s": {"N": "3"}}
+    )
+    dynamodb.batch_get_item(
+        RequestItems={"fidelity": {"Keys": [{"pk": {"S": "p03"}, "sk": {"N": str(s)}} for s in range(3)]}}
+    )
+    dynamodb.batch_write_item(
+        RequestItems={
+            "fidelity": [{"PutRequest": {"Item": {"pk": {"S": "w"}, "sk": {"N": str(s)}}}} for s in range(5)]
+            + [{"DeleteRequest": {"Key": {"pk": {"S": "p04"}, "sk": {"N": "1"}}}}]
+        }
+    )
+    dynamodb.transact_get_items(
+        TransactItems=[{"Get": {"TableName": "fidelity", "Key": {"pk": {"S": "p05"}, "sk": {"N": "2"}}}}]
+    )
+    dynamodb.transact_write_items(
+        TransactItems=[{"Put": {"TableName": "fidelity", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}}}}]
+    )
+    dynamodb.delete_item(TableName="fidelity", Key={"pk": {"S": "t"}, "sk": {"N": "1"}}, ReturnValues="ALL_OLD")
+    dynamodb.describe_table(TableName="fidelity")
+    dynamodb.list_tables()
+
+
+def test_a_dynamodb_answer_is_serialized_as_moto_serializes_it_without_its_generic_walk(keyed_table: object) -> None:
+    from moto.core.responses import ActionResult
+    from moto.core.serialize import JSONSerializer
+
+    from local.moto_serialize import Unsupported, fast_body
+
+    dynamodb: Any = keyed_table
+    patched = ActionResult.execute_result
+    assert getattr(patched, "_sundial_direct", False)  # tests/conftest.py applies the patch
+    moto_own = patched.__wrapped__  # type: ignore[attr-defined]
+    compared: list[str] = []
+    differing: list[tuple[str, Any, Any]] = []
+
+    def both(self: Any, context: Any) -> Any:
+        own = moto_own(self, context)
+        try:
+            fast = fast_body(self.result, context)
+        except Unsupported:
+            return own
+        compared.append(context.operation_model.name)
+        if fast != tuple(own):
+            differing.append((context.operation_model.name, own, fast))
+        return own
+
+    ActionResult.execute_result = both  # type: ignore[method-assign]
+    try:
+        _every_item_operation(dynamodb)
+    finally:
+        ActionResult.execute_result = patched  # type: ignore[method-assign]
+    assert differing == []  # status, headers and body, byte for byte
+    assert {"GetItem", "PutItem", "UpdateItem", "Query", "Scan", "BatchGetItem", "BatchWriteItem"} <= set(compared)
+    assert {"TransactGetItems", "TransactWriteItems"} <= set(compared)
+    assert "DeleteItem" not in compared  # moto adds a key of its own (ConsumedCapacityUnits): its walk answers
+
+    walked = 0
+    serialize = JSONSerializer.serialize
+
+    def counting(self: Any, result: Any) -> Any:
+        nonlocal walked
+        walked += 1
+        return serialize(self, result)
+
+    JSONSerializer.serialize = counting  # type: ignore[method-assign]
+    try:
+        got = dynamodb.get_item(TableName="fidelity", Key={"pk": {"S": "p99"}, "sk": {"N": "1"}})
+        described = dynamodb.describe_table(TableName="fidelity")  # timestamps: moto's own walk
+    finally:
+        JSONSerializer.serialize = serialize  # type: ignore[method-assign]
+    assert got["Item"]["b"]["B"] == b"\x00\xffbytes"
+    assert got["Item"]["bs"]["BS"] == [b"x", b"y"]
+    assert described["Table"]["TableName"] == "fidelity"
+    assert walked == 1  # the description only; unpatched moto walks the GetItem's answer too
+
+
+def test_an_expression_is_parsed_once_and_its_values_still_decide(keyed_table: object) -> None:
+    from moto.dynamodb.parsing.tokens import ExpressionTokenizer
+
+    dynamodb: Any = keyed_table
+    tokenized = 0
+    make_list = ExpressionTokenizer.make_list.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: Any, expression: str) -> Any:
+        nonlocal tokenized
+        tokenized += 1
+        return make_list(cls, expression)
+
+    ExpressionTokenizer.make_list = classmethod(counting)  # type: ignore[method-assign,assignment]
+    key = {"pk": {"S": "p06"}, "sk": {"N": "1"}}
+    try:
+        for due in range(5):
+            dynamodb.update_item(
+                TableName="fidelity",
+                Key=key,
+                UpdateExpression="SET due = :d, marked_by_fidelity = :d",
+                ConditionExpression="due <> :d",
+                ExpressionAttributeValues={":d": {"N": str(due)}},
+            )
+    finally:
+        ExpressionTokenizer.make_list = classmethod(make_list)  # type: ignore[method-assign,assignment]
+    assert tokenized <= 2  # unpatched moto tokenizes the update expression twice per call (10 here)
+    stored = dynamodb.get_item(TableName="fidelity", Key=key)["Item"]
+    assert stored["due"] == {"N": "4"}
+    with pytest.raises(dynamodb.exceptions.ConditionalCheckFailedException):  # the same text, other values
+        dynamodb.update_item(
+            TableName="fidelity",
+            Key=key,
+            UpdateExpression="SET due = :d, marked_by_fidelity = :d",
+            ConditionExpression="due <> :d",
+            ExpressionAttributeValues={":d": {"N": "4"}},
+        )
+    for _ in range(2):  # a parse that fails is not remembered: it fails every time
+        with pytest.raises(dynamodb.exceptions.ClientError, match="ValidationException"):
+            dynamodb.update_item(
+                TableName="fidelity",
+                Key=key,
+                UpdateExpression="SET due = = :d",
+                ExpressionAttributeValues={":d": {"N": "1"}},
+            )
