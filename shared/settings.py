@@ -434,7 +434,14 @@ class DeploymentSettings(Tuning):
         return {context_key(field): value for field, value in self.model_dump().items()}
 
     def scaling_problems(self) -> list[str]:
-        """The rules of the settings that size the trigger and the table, broken."""
+        """The rules of the settings that size the trigger and the table, broken.
+
+        A batch's claims go one at a time, and its messages arrive at least the lead before their
+        due times (the rounding of SQS's whole-second delays adds up to a second more). When they
+        are all due at one moment, claims that take longer than the lead claim the last ones late
+        whatever the batching window did: that is refused. Shorter is not a promise of no
+        lateness (the window and the polling take part of the lead, later messages of a batch are
+        mostly due later): docs/deploy.md tells the trade-off."""
         name = self.setting_name
         problems = []
         claims = self.trigger_batch_size * claim_ms(self.trigger_memory_mb)
