@@ -11,7 +11,9 @@
 * **A policy of its own for each concern that needs a cdk-nag acknowledgment**
   (:meth:`ServiceFunction.add_policy`), so the acknowledgment covers those statements only.
 * **Queue consumption** (:meth:`ServiceFunction.consume`): the event source and the three
-  actions Lambda's poller needs on that one queue, added together.
+  actions Lambda's poller needs on that one queue, added together; in provisioned mode when asked.
+* **Provisioned concurrency** when asked (:meth:`ServiceFunction.provision`): an alias of the
+  current version holds it, and the event sources added after it invoke the alias.
 * The Powertools service name and metrics namespace, and the function's settings
   (:func:`function_environment`: ``shared.settings.Settings.to_env``).
 """
@@ -126,6 +128,32 @@ class ServiceFunction(Construct):
         )
         # The permissions exist before the function does (its first invocations need them).
         self.function.node.add_dependency(self.policy, self.tracing_policy)
+        self.invoked: lambda_.IFunction = self.function
+        """What the event sources invoke: the function, or the alias holding its provisioned
+        concurrency (:meth:`provision`)."""
+        self.alias: lambda_.Alias | None = None
+        self._consumed: list[sqs.IQueue] = []
+
+    def provision(self, concurrency: int) -> lambda_.Alias:
+        """Keep ``concurrency`` environments initialized: an alias of the current version (a new
+        version is published whenever the function changes) with that provisioned concurrency,
+        which the event sources added after this invoke. Invocations beyond it run on demand."""
+        if self.alias is not None or self.consumed:
+            raise ValueError("provision a function's concurrency once, before its event sources")
+        if concurrency < 1:
+            raise ValueError(f"provisioned concurrency must be at least 1, got {concurrency}")
+        self.alias = lambda_.Alias(
+            self,
+            names.LIVE_ALIAS_ID,
+            alias_name=names.LIVE_ALIAS_NAME,
+            version=self.function.current_version,
+            provisioned_concurrent_executions=concurrency,
+        )
+        # An event source on the alias is created once the role can receive from its queue (the
+        # version already waits for the policies; this says so where it matters).
+        self.alias.node.add_dependency(self.policy, self.tracing_policy)
+        self.invoked = self.alias
+        return self.alias
 
     def add_policy(
         self,
@@ -142,18 +170,34 @@ class ServiceFunction(Construct):
         self.function.node.add_dependency(policy)
         return policy
 
+    @property
+    def consumed(self) -> bool:
+        return bool(self._consumed)
+
     def consume(
-        self, queue: sqs.IQueue, *, batch_size: int, batching_window_s: int, max_concurrency: int | None
+        self,
+        queue: sqs.IQueue,
+        *,
+        batch_size: int,
+        batching_window_s: int,
+        max_concurrency: int | None,
+        pollers: lambda_.ProvisionedPollerConfig | None = None,
     ) -> None:
         """An SQS event source with partial batch failures, and the poller's permissions on
-        ``queue`` alone (the role takes no grants: ``SqsEventSource``'s own would be dropped)."""
+        ``queue`` alone (the role takes no grants: ``SqsEventSource``'s own would be dropped).
+        ``pollers``: provisioned mode, which Lambda does not combine with a maximum concurrency
+        (the two are its mutually exclusive ways to scale an SQS event source)."""
+        if pollers is not None and max_concurrency is not None:
+            raise ValueError("an SQS event source scales by provisioned pollers or by a maximum concurrency, not both")
         self.policy.add_statements(iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queue.queue_arn]))
-        self.function.add_event_source(
+        self.invoked.add_event_source(
             event_sources.SqsEventSource(
                 queue,
                 batch_size=batch_size,
                 max_batching_window=Duration.seconds(batching_window_s),
                 max_concurrency=max_concurrency,
+                provisioned_poller_config=pollers,
                 report_batch_item_failures=True,
             )
         )
+        self._consumed.append(queue)

@@ -4,7 +4,10 @@ scanners -> delay queues -> trigger -> targets, with the dead-letter queue behin
 The queues and the event sources are built from ``shared/topology.py`` -- names, visibility
 timeouts, retention, redrive targets, receive counts and batch sizes -- the same definitions the
 local runtime builds its queues and pollers from; tests/infrastructure checks the template
-against them both ways. Nothing here restates one of those numbers.
+against them both ways. Nothing here restates one of those numbers. The deployment's settings
+size what AWS alone has: the trigger's batch size (``topology.consumers`` takes it), its event
+sources' provisioned pollers, its provisioned concurrency (an alias the event sources invoke) and
+the scanners' maximum concurrency.
 
 Each function has its own role with the exact actions it performs on the exact ARNs:
 
@@ -228,8 +231,11 @@ class Pipeline(Construct):
         jobs.acknowledge_object_access(self.trigger.policy)
         self.functions = {names.TICK: self.tick, names.SCANNER: self.scanner, names.TRIGGER: self.trigger}
         self._grant_targets()
+        if settings.trigger_provisioned_concurrency:
+            # before the event sources: they invoke the alias that holds it
+            self.trigger.provision(settings.trigger_provisioned_concurrency)
 
-        for consumer in topology.consumers(settings.delay_queues):
+        for consumer in topology.consumers(settings.delay_queues, settings.trigger_batch_size):
             max_concurrency = consumer.max_concurrency
             if max_concurrency is None and consumer.function == names.SCANNER:
                 max_concurrency = settings.scanner_max_concurrency
@@ -238,6 +244,7 @@ class Pipeline(Construct):
                 batch_size=consumer.batch_size,
                 batching_window_s=consumer.batching_window_s,
                 max_concurrency=max_concurrency,
+                pollers=settings.trigger_poller_config if consumer.function == names.TRIGGER else None,
             )
 
         self.rule = events.Rule(

@@ -10,6 +10,7 @@ read the context themselves.
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Node
@@ -82,6 +83,24 @@ class DeploymentSettings(shared_settings.DeploymentSettings):
     @property
     def log_retention(self) -> logs.RetentionDays:
         return RETENTION[self.log_retention_days]
+
+    @property
+    def table_warm_throughput(self) -> dynamodb.WarmThroughput | None:
+        """The task table's warm throughput; None when neither value is set (the table's own)."""
+        if not (self.table_warm_reads or self.table_warm_writes):
+            return None
+        return dynamodb.WarmThroughput(
+            read_units_per_second=self.table_warm_reads or None,
+            write_units_per_second=self.table_warm_writes or None,
+        )
+
+    @property
+    def trigger_poller_config(self) -> lambda_.ProvisionedPollerConfig | None:
+        """Provisioned mode for each delay queue's event source; None: standard mode."""
+        if self.provisioned_pollers is None:
+            return None
+        minimum, maximum = self.provisioned_pollers
+        return lambda_.ProvisionedPollerConfig(minimum_pollers=minimum, maximum_pollers=maximum)
 
 
 def from_context(node: Node) -> DeploymentSettings:

@@ -98,7 +98,7 @@ class Runtime:
         self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
-            for c in consumers(self.delay_queues)
+            for c in consumers(self.delay_queues, self.settings.trigger_batch_size)
         ]
         # Everything built so far lives as long as the process: keep it out of the collector's
         # way. Full collections over it (botocore's models are ~200,000 objects) took up to

@@ -5,6 +5,8 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_PORT``: the API's port on 127.0.0.1 (8080);
 * ``SUNDIAL_TICK_PERIOD_S``: how often the tick runs (1 s; AWS's rule ticks every minute);
 * ``SUNDIAL_LOCAL_DELAY_QUEUES``: delay queues (4: moto's SQS scans a whole queue on every call);
+* ``SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE``: the trigger's batch size (10, as the stack's default
+  ``sundial:triggerBatchSize``; larger batches are gathered over the trigger's batching window);
 * ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
@@ -23,8 +25,8 @@ from typing import Annotated, Any, Self
 from pydantic import Field, model_validator
 
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
-from shared.settings import MAX_DELAY_QUEUES, Int, Platform, Settings, SettingsModel
-from shared.topology import TRIGGER_BATCHING_WINDOW_S
+from shared.settings import MAX_DELAY_QUEUES, MAX_TRIGGER_BATCH_SIZE, Int, Platform, Settings, SettingsModel
+from shared.topology import TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 """Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
@@ -32,6 +34,7 @@ _KNOBS = {
     "port": "SUNDIAL_PORT",
     "tick_period_s": "SUNDIAL_TICK_PERIOD_S",
     "delay_queues": "SUNDIAL_LOCAL_DELAY_QUEUES",
+    "trigger_batch_size": "SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE",
     "moto_port": "SUNDIAL_MOTO_PORT",
 }
 
@@ -61,6 +64,9 @@ class LocalSettings(SettingsModel):
     """How often the tick runs (AWS's rule: every minute)."""
     delay_queues: Annotated[Int, Field(ge=1, le=MAX_DELAY_QUEUES)] = 4
     """Delay queues the occurrences are spread over."""
+    trigger_batch_size: Annotated[Int, Field(ge=1, le=MAX_TRIGGER_BATCH_SIZE)] = TRIGGER_BATCH_SIZE
+    """Messages the trigger's pollers hand one invocation (the stack's ``sundial:triggerBatchSize``).
+    No rule ties it to the lead here: the local trigger's CPU is the machine's, not Lambda's."""
     moto_port: Port | None = None
     """moto's port (None: a free one)."""
     functions: Settings = FUNCTIONS

@@ -35,6 +35,7 @@ from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
+    TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
     TRIGGER_TIMEOUT_S,
@@ -61,6 +62,35 @@ LEASE_MARGIN_MS = 10_000
 """A lease outlives the trigger's timeout (and the lead it waits out) by this much."""
 MAX_LIST_SHARDS = 64
 """A page of a listing queries every list shard of the tenant."""
+MAX_TRIGGER_BATCH_SIZE = 1_000
+"""The trigger runs a thread per message of its batch (functions/trigger/handler.py: each waits
+for its own due time), and a Lambda environment allows 1,024 processes and threads. Lambda's own
+bound (10,000) is further."""
+FULL_VCPU_MB = 1_769
+"""The memory at which a Lambda function has one full vCPU; its CPU is proportional below."""
+CLAIM_CPU_MS = 7.0
+"""The client CPU of one claim at a full vCPU (pynamodb + botocore: 5.5-8 ms measured by
+``make bench ARGS="--ceiling"``, docs/design.md section 4)."""
+CLAIM_WRITE_MS = 6.0
+"""A claim's conditional write, the round trip inside the Region (an assumption, as in sim/)."""
+MIN_PROVISIONED_POLLERS = 2
+"""Provisioned mode of an SQS event source: at least 2 pollers, a minimum of at most 200 and a
+maximum of at most 2,000 (Lambda's ProvisionedPollerConfig for SQS, as aws-cdk-lib checks it)."""
+MAX_MINIMUM_POLLERS = 200
+MAX_MAXIMUM_POLLERS = 2_000
+NEW_TABLE_WARM_READS = 12_000
+NEW_TABLE_WARM_WRITES = 4_000
+"""The warm throughput a new on-demand table starts with (read and write units per second);
+a warm throughput below it asks for nothing."""
+
+
+def claim_ms(memory_mb: int) -> float:
+    """About how long one claim takes on a trigger of ``memory_mb``: its CPU at the trigger's share
+    of a vCPU, and the write. A batch's claims go one at a time (``ClaimTurn``), so a second vCPU
+    does not make them faster."""
+    return CLAIM_CPU_MS * FULL_VCPU_MB / min(memory_mb, FULL_VCPU_MB) + CLAIM_WRITE_MS
+
+
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)  # noqa: E501  # fmt: skip
 """The retention periods CloudWatch Logs accepts (days)."""
 SNS_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$")
@@ -136,6 +166,9 @@ _WHY_AT_MOST = {
     "delay_queues": "every delay queue's URL goes into one variable of a 4 KB environment",
     "delay_queue_urls": "every delay queue's URL goes into one variable of a 4 KB environment",
     "lead_ms": "the trigger waits out the lead on every batch",
+    "trigger_batch_size": "the trigger runs a thread per message, and Lambda allows 1,024 threads",
+    "trigger_min_pollers": "an SQS event source's minimum of provisioned pollers",
+    "trigger_max_pollers": "an SQS event source's maximum of provisioned pollers",
 }
 _WHY = {
     "scanner_max_concurrency": "an SQS event source's maximum concurrency",
@@ -349,6 +382,28 @@ class DeploymentSettings(Tuning):
     the largest part of a fire's cost and grows with this; Lambda's CPU grows with it too, and a
     batch's claims and calls are CPU work: more memory, less lateness when batches are full
     (docs/design.md, section 4)."""
+    trigger_batch_size: Annotated[Int, Field(ge=1, le=MAX_TRIGGER_BATCH_SIZE)] = TRIGGER_BATCH_SIZE
+    """Messages the trigger's event sources hand one invocation (BatchSize; the trigger's batching
+    window, 1 s, lets Lambda gather more than 10). Fuller batches share one invocation's wait out of
+    the lead, one run-log write and fewer calls, but the batch's claims go one at a time: they must
+    fit the lead at the trigger's CPU (:func:`claim_ms`), so a larger batch wants more memory."""
+    trigger_min_pollers: Annotated[Int, Field(ge=0, le=MAX_MINIMUM_POLLERS)] = 0
+    """0: the delay queues' event sources scale in standard mode (5 batches at first, 300 more a
+    minute). 2 to 200: provisioned mode, with at least this many pollers on each delay queue's event
+    source, always on (and billed), scaling three times as fast up to ``trigger_max_pollers``."""
+    trigger_max_pollers: Annotated[Int, Field(ge=0, le=MAX_MAXIMUM_POLLERS)] = 0
+    """Provisioned mode: the most pollers of each delay queue's event source (2 to 2,000; 0: Lambda's
+    default, 200). Needs ``trigger_min_pollers``."""
+    trigger_provisioned_concurrency: Annotated[Int, Field(ge=0)] = 0
+    """Execution environments of the trigger kept initialized (and billed) at all times; 0: none.
+    Above 0 the event sources invoke an alias ("live") of the trigger's current version, which
+    holds them."""
+    table_warm_reads: Annotated[Int, Field(ge=0)] = 0
+    """The task table's warm throughput in read units per second (0: not set): what the on-demand
+    table serves at once, without throttling while it scales. DynamoDB never lowers it again."""
+    table_warm_writes: Annotated[Int, Field(ge=0)] = 0
+    """The task table's warm throughput in write units per second (0: not set). A hot second's
+    claims are one write each."""
     lateness_alarm_ms: Annotated[Int, Field(ge=1)] = 1000
     """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
     alarm_topic_arn: Text = ""
@@ -378,9 +433,65 @@ class DeploymentSettings(Tuning):
         """Every setting under its context key (what cdk.json states)."""
         return {context_key(field): value for field, value in self.model_dump().items()}
 
+    def scaling_problems(self) -> list[str]:
+        """The rules of the settings that size the trigger and the table, broken.
+
+        A batch's claims go one at a time, and its messages arrive at least the lead before their
+        due times (the rounding of SQS's whole-second delays adds up to a second more). When they
+        are all due at one moment, claims that take longer than the lead claim the last ones late
+        whatever the batching window did: that is refused. Shorter is not a promise of no
+        lateness (the window and the polling take part of the lead, later messages of a batch are
+        mostly due later): docs/deploy.md tells the trade-off."""
+        name = self.setting_name
+        problems = []
+        claims = self.trigger_batch_size * claim_ms(self.trigger_memory_mb)
+        if claims > self.lead_ms:
+            problems.append(
+                f"a batch of {name('trigger_batch_size')} claims, taken one at a time at "
+                f"{name('trigger_memory_mb')} (about {claim_ms(self.trigger_memory_mb):.0f} ms each), must fit "
+                f"{name('lead_ms')} ({self.lead_ms} ms), got {self.trigger_batch_size} claims: about "
+                f"{claims:.0f} ms; a batch due at one moment would claim its last occurrences late "
+                "(lower the batch size, or raise the memory or the lead)"
+            )
+        for field in ("trigger_min_pollers", "trigger_max_pollers"):
+            if 0 < getattr(self, field) < MIN_PROVISIONED_POLLERS:
+                problems.append(
+                    f"{name(field)} must be 0 (standard mode) or at least {MIN_PROVISIONED_POLLERS} "
+                    f"(provisioned mode), got {getattr(self, field)}"
+                )
+        if self.trigger_max_pollers and not self.trigger_min_pollers:
+            problems.append(
+                f"{name('trigger_max_pollers')} needs {name('trigger_min_pollers')} (provisioned mode), "
+                f"got {self.trigger_max_pollers} with {name('trigger_min_pollers')} 0"
+            )
+        if (
+            self.trigger_min_pollers
+            and self.trigger_max_pollers
+            and self.trigger_max_pollers < self.trigger_min_pollers
+        ):
+            problems.append(
+                f"{name('trigger_max_pollers')} must be at least {name('trigger_min_pollers')} "
+                f"({self.trigger_min_pollers}), got {self.trigger_max_pollers}"
+            )
+        for field, least in (("table_warm_reads", NEW_TABLE_WARM_READS), ("table_warm_writes", NEW_TABLE_WARM_WRITES)):
+            if 0 < getattr(self, field) < least:
+                problems.append(
+                    f"{name(field)} must be 0 (not set) or at least {least} (what a new on-demand table "
+                    f"has already), got {getattr(self, field)}"
+                )
+        return problems
+
+    @property
+    def provisioned_pollers(self) -> tuple[int, int | None] | None:
+        """(minimum, maximum or None: Lambda's default) of each delay queue's event source in
+        provisioned mode; None: standard mode."""
+        if not self.trigger_min_pollers:
+            return None
+        return self.trigger_min_pollers, self.trigger_max_pollers or None
+
     @model_validator(mode="after")
     def _fits_aws(self) -> Self:
-        problems = self.platform_problems(AWS)
+        problems = [*self.platform_problems(AWS), *self.scaling_problems()]
         if self.alarm_topic_arn and not SNS_TOPIC_ARN.match(self.alarm_topic_arn):
             problems.append(
                 f"{self.setting_name('alarm_topic_arn')} must be empty or an SNS topic ARN, "

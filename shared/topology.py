@@ -34,6 +34,28 @@ class ConsumerSpec:
     MaximumBatchingWindowInSeconds)."""
     max_concurrency: int | None = None
 
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
+            raise ValueError(f"{self.function}: a batch holds 1 to {MAX_BATCH_SIZE} messages, got {self.batch_size}")
+        if not 0 <= self.batching_window_s <= MAX_BATCHING_WINDOW_S:
+            raise ValueError(
+                f"{self.function}: a batching window is 0 to {MAX_BATCHING_WINDOW_S} s, got {self.batching_window_s}"
+            )
+        if self.batch_size > MAX_UNWINDOWED_BATCH_SIZE and self.batching_window_s < 1:
+            raise ValueError(
+                f"{self.function}: Lambda takes a batch of more than {MAX_UNWINDOWED_BATCH_SIZE} messages from a "
+                f"queue only with a batching window of at least 1 s, got {self.batch_size} and "
+                f"{self.batching_window_s} s"
+            )
+
+
+MAX_BATCH_SIZE = 10_000
+"""The most messages Lambda hands an SQS consumer at once (a standard queue's event source)."""
+MAX_UNWINDOWED_BATCH_SIZE = 10
+"""Lambda's SQS event source takes more messages than this per batch only with a batching window
+(MaximumBatchingWindowInSeconds of at least 1)."""
+MAX_BATCHING_WINDOW_S = 300
+
 
 DEAD_LETTERS = QueueSpec("dead-letters", visibility_timeout_s=30, retention_s=14 * 86_400)
 SCAN_REQUESTS = QueueSpec("scan-requests", visibility_timeout_s=120, dead_letter=DEAD_LETTERS.name)
@@ -50,6 +72,10 @@ billed, the largest part of a fire's cost (docs/design.md, section 4), at the pr
 (1/14 of a vCPU) for a batch's claims and calls."""
 EVENT_SOURCE_LONG_POLL_S = 20
 """Lambda's SQS pollers long-poll for 20 seconds (the local runtime's pollers do the same)."""
+TRIGGER_BATCH_SIZE = 10
+"""The trigger's default batch size (deployment setting ``sundial:triggerBatchSize``): one
+delay-queue receive. Larger batches need the trigger's batching window (they have it) and a lead
+that covers their claims, taken one at a time (shared/settings.py, ``claim_ms``)."""
 TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve
@@ -82,11 +108,18 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
     ]
 
 
-def consumers(delay_queues: int) -> list[ConsumerSpec]:
+def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
+    """The scanner on the scan requests, and the trigger on every delay queue, ``trigger_batch_size``
+    messages at a time."""
     return [
         ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
         *(
-            ConsumerSpec("trigger", f"{DELAY_QUEUE}-{i}", batching_window_s=TRIGGER_BATCHING_WINDOW_S)
+            ConsumerSpec(
+                "trigger",
+                f"{DELAY_QUEUE}-{i}",
+                batch_size=trigger_batch_size,
+                batching_window_s=TRIGGER_BATCHING_WINDOW_S,
+            )
             for i in range(delay_queues)
         ),
     ]

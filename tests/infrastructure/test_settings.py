@@ -89,6 +89,12 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:tenantRequestsPerSecond",
         "sundial:tenantBurst",
         "sundial:tenantMaxTasks",
+        "sundial:triggerBatchSize",
+        "sundial:triggerMinPollers",
+        "sundial:triggerMaxPollers",
+        "sundial:triggerProvisionedConcurrency",
+        "sundial:tableWarmReads",
+        "sundial:tableWarmWrites",
     }
 
 
@@ -199,6 +205,12 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         "tenant_requests_per_second",
         "tenant_burst",
         "tenant_max_tasks",
+        "trigger_batch_size",
+        "trigger_min_pollers",
+        "trigger_max_pollers",
+        "trigger_provisioned_concurrency",
+        "table_warm_reads",
+        "table_warm_writes",
     }
     assert DeploymentSettings(delay_queues=MAX_DELAY_QUEUES).delay_queues == MAX_DELAY_QUEUES
 

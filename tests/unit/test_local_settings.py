@@ -71,3 +71,11 @@ def test_a_lease_outlasting_the_local_visibility_timeout_is_refused() -> None:
 def test_a_function_setting_out_of_bounds_is_refused() -> None:
     with pytest.raises(SettingsError, match=env_name("bucket_shards")):
         LocalSettings.from_env({env_name("bucket_shards"): "2000"})
+
+
+def test_the_trigger_batch_size_is_a_knob_as_the_stacks_setting() -> None:
+    assert LocalSettings.from_env({}).trigger_batch_size == 10
+    assert LocalSettings.from_env({_knob("trigger_batch_size"): "50"}).trigger_batch_size == 50
+    for bad in ("0", "1001", "ten"):
+        with pytest.raises(SettingsError, match=_knob("trigger_batch_size")):
+            LocalSettings.from_env({_knob("trigger_batch_size"): bad})
