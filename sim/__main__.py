@@ -89,8 +89,8 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KIND=MS",
-        help="moto's service time of a kind of call (UpdateItem, PutItem, Query, SendMessageBatch, ReceiveMessage, "
-        "DeleteMessageBatch, round_trip_ms), repeatable; defaults in sim/local.py MotoCosts",
+        help="moto's service time of a kind of call (Claim, UpdateItem, PutItem, Query, SendMessageBatch, "
+        "ReceiveMessage, DeleteMessageBatch, or a MotoCosts field), repeatable; defaults in sim/local.py MotoCosts",
     )
     parser.add_argument("--measured", type=Path, default=MEASURED, help="make bench's figures (JSON)")
     args = parser.parse_args()
@@ -162,7 +162,7 @@ def local_check(costs: MotoCosts, measured_path: Path, seed: int) -> None:
     ]
     fastest = max((r.workload for r, _ in results), key=lambda w: w.rate_per_s)
     text = comparison(results, costs, LocalRuntime())
-    claims = tuple(sorted({costs.update_item_ms, 5.0, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 11.0}))
+    claims = tuple(sorted({costs.claim_ms, 5.0, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 11.0}))
     text += "\n" + claim_sweep(fastest, costs, claims, seed)
     text += f"\n`make simulate ARGS=--local` (seed {seed}) took {time.monotonic() - started:.1f} s.\n"
     (OUT / "local-check.md").write_text(text)

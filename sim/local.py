@@ -14,8 +14,9 @@ local runtime's surroundings (local/runtime.py, local/settings.py, local/sqs_lam
 * one **poller per delay queue**, a long poll of up to ten messages that returns as soon as a
   message is receivable, hands what it got to the **batching window** (a batch at ten messages
   or one second after its first) and polls again;
-* a **worker pool** of 128 threads runs the batches: the claims in due order (one UpdateItem
-  each), each occurrence fired at ``max(due, claimed) + call_ms``, then the run log (PutItem),
+* a **worker pool** of 128 threads runs the batches: the claims in due order (one claim, a
+  conditional UpdateItem returning the task, each), each occurrence fired at
+  ``max(due, claimed) + call_ms``, then the run log (PutItem),
   the places given back (UpdateItem) and the delete (DeleteMessageBatch).
 
 Every time is a parameter: moto's service time per kind of call (:class:`MotoCosts`) and the
@@ -45,7 +46,7 @@ from sim.pipeline import Deployment, Model
 
 NINE = 1_767_258_000_000
 """2026-01-01T09:00:00Z: the first due time (any second would do)."""
-KINDS = ("UpdateItem", "PutItem", "Query", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch")
+KINDS = ("Claim", "UpdateItem", "PutItem", "Query", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch")
 
 
 @dataclass(frozen=True)
@@ -56,11 +57,12 @@ class MotoCosts:
     runtime's moto (this session, 2-core machine: 100-300 calls each, moto's CPU time from
     /proc, its idle ticking subtracted), small items, so they are rough."""
 
-    update_item_ms: float = 6.4
-    """A claim (conditional UpdateItem, ReturnValues ALL_NEW): 8.1 ms a round trip from one
-    thread, of which 6.4 ms moto's CPU (`make bench ARGS="--ceiling"`). The scans' lease and
-    mark and the batch's places given back are UpdateItems too (a small conditional UpdateItem
-    measured 2.9 ms: these are charged as claims, an overestimate of about 4 ms a second)."""
+    claim_ms: float = 6.4
+    """A claim (conditional UpdateItem of the task's item, ReturnValues ALL_NEW): 8.1 ms a round
+    trip from one thread, of which 6.4 ms moto's CPU (`make bench ARGS="--ceiling"`)."""
+    update_item_ms: float = 2.9
+    """The other UpdateItems, on small items: the scans' lease and mark, the batch's places
+    given back (a small conditional UpdateItem measured 2.9 ms)."""
     put_item_ms: float = 1.5
     """The run log's PutItem (measured 1.5 ms)."""
     query_ms: float = 5.7
@@ -106,6 +108,7 @@ class MotoCosts:
 
 
 _FIELD = {
+    "Claim": "claim_ms",
     "UpdateItem": "update_item_ms",
     "PutItem": "put_item_ms",
     "Query": "query_ms",
@@ -440,7 +443,7 @@ class LocalModel(Model):
         """The claims in due order, one UpdateItem each; each occurrence fires at
         ``max(due, claimed) + call_ms`` on its own thread while the next claim goes."""
         message = batch.messages[index]
-        self.moto.call("UpdateItem", self._claimed, batch, index, message)
+        self.moto.call("Claim", self._claimed, batch, index, message)
 
     def _claimed(self, batch: LocalBatch, index: int, message: Message) -> None:
         now = self.loop.now
@@ -555,7 +558,7 @@ class Measured:
     note: str = ""
     moto_ms: dict[str, float] = field(default_factory=dict)
     """moto's costs when the run was measured, where they differ from :class:`MotoCosts`'s
-    defaults (``{"UpdateItem": 9.0}``): the model runs this workload with them."""
+    defaults (``{"Claim": 9.0}``): the model runs this workload with them."""
 
     @property
     def workload(self) -> Workload:
@@ -596,7 +599,7 @@ def comparison(results: list[tuple[LocalResult, Measured | None]], costs: MotoCo
     """docs/scale/local-check.md: per workload, the model's percentiles, the measured ones and
     their ratio (model / measured; in bold beyond 2x either way), and moto's load."""
     lines = [
-        "# The model against `make bench` (docs/scale.md, section 7)",
+        "# The model against `make bench` (docs/scale.md, section 6)",
         "",
         "Model: `make simulate ARGS=--local` (sim/local.py). Measured: docs/scale/bench-measured.json.",
         "Each cell: model / measured (ratio model / measured; **bold** beyond 2x either way).",
@@ -665,16 +668,16 @@ def checked_workloads(measured: list[Measured]) -> list[tuple[Workload, Measured
 
 
 def claim_sweep(workload: Workload, costs: MotoCosts, claims_ms: tuple[float, ...], seed: int = 7) -> str:
-    """The model at ``workload`` with moto's UpdateItem at each of ``claims_ms``: where it
-    saturates (a markdown table)."""
+    """The model at ``workload`` with moto's claim at each of ``claims_ms``: where it saturates
+    (a markdown table)."""
     lines = [
-        f"The model at {workload.rate_per_s:g} fires a second by moto's UpdateItem time (the other costs as above):",
+        f"The model at {workload.rate_per_s:g} fires a second by moto's time per claim (the other costs as above):",
         "",
-        "| UpdateItem (ms) | p50 | p95 | p99 | max | moto load |",
+        "| claim (ms) | p50 | p95 | p99 | max | moto load |",
         "|---|---|---|---|---|---|",
     ]
     for claim_ms in claims_ms:
-        r = run_local(workload, costs.with_overrides({"UpdateItem": claim_ms}), seed=seed)
+        r = run_local(workload, costs.with_overrides({"Claim": claim_ms}), seed=seed)
         lines.append(
             f"| {claim_ms:g} | {_ms(r.p50_ms)} | {_ms(r.p95_ms)} | {_ms(r.p99_ms)} | {_ms(r.max_ms)} | "
             f"{r.moto_load:.2f} |"

@@ -32,10 +32,10 @@ MEASURED = Path(__file__).resolve().parents[2] / "docs" / "scale" / "bench-measu
 
 
 def _calls(moto: Moto, loop: Loop, every_ms: float, count: int) -> list[float]:
-    """``count`` UpdateItems, one every ``every_ms`` (an open loop); when each was answered."""
+    """``count`` claims, one every ``every_ms`` (an open loop); when each was answered."""
     answered: list[float] = []
     for i in range(count):
-        loop.at(i * every_ms, moto.call, "UpdateItem", lambda: answered.append(loop.now))
+        loop.at(i * every_ms, moto.call, "Claim", lambda: answered.append(loop.now))
     loop.run()
     return answered
 
@@ -44,7 +44,7 @@ def test_moto_over_its_capacity_builds_a_backlog_that_grows_without_bound() -> N
     """6 ms calls every 5 ms: call k arrives at 5k + 1 and starts at 6k + 1, so it waits k ms,
     and is answered at 6k + 8."""
     loop = Loop()
-    moto = Moto(loop, MotoCosts(update_item_ms=6.0, round_trip_ms=2.0))
+    moto = Moto(loop, MotoCosts(claim_ms=6.0, round_trip_ms=2.0))
     answered = _calls(moto, loop, 5.0, 200)
     assert answered == pytest.approx([6 * k + 8 for k in range(200)])
     assert moto.max_wait_ms == pytest.approx(199.0)
@@ -53,7 +53,7 @@ def test_moto_over_its_capacity_builds_a_backlog_that_grows_without_bound() -> N
 
 def test_moto_under_its_capacity_answers_every_call_in_its_own_time() -> None:
     loop = Loop()
-    moto = Moto(loop, MotoCosts(update_item_ms=6.0, round_trip_ms=2.0))
+    moto = Moto(loop, MotoCosts(claim_ms=6.0, round_trip_ms=2.0))
     answered = _calls(moto, loop, 10.0, 100)
     assert answered == pytest.approx([10 * k + 8 for k in range(100)])
     assert moto.max_wait_ms == 0
@@ -66,7 +66,7 @@ def test_a_send_costs_more_the_longer_moto_s_queue() -> None:
     assert costs.service_ms("SendMessageBatch", entries=10, queued=500) == pytest.approx(2.2 + 0.015 * 10 * 500)
     assert costs.service_ms("ReceiveMessage", queued=500) == pytest.approx(2.3 + 0.013 * 500)
     assert costs.service_ms("PutItem", entries=10, queued=500) == costs.put_item_ms
-    assert costs.with_overrides({"UpdateItem": 9.0, "round_trip_ms": 1.0}).service_ms("UpdateItem") == 9.0
+    assert costs.with_overrides({"Claim": 9.0, "round_trip_ms": 1.0}).service_ms("Claim") == 9.0
     with pytest.raises(ValueError, match="no moto cost"):
         costs.with_overrides({"GetItem": 1.0})
 
@@ -123,13 +123,13 @@ def test_at_a_light_load_every_task_fires_once_at_the_call_s_time() -> None:
 def test_over_moto_s_capacity_the_lateness_grows_through_the_window() -> None:
     """100 a second with 10 ms claims asks moto for more than a second a second: the last due
     are later than the first; with 5 ms claims the same load is on time."""
-    slow = run_local(RATES[2], MotoCosts(update_item_ms=10.0))
+    slow = run_local(RATES[2], MotoCosts(claim_ms=10.0))
     assert slow.fired == 6_000
     assert slow.moto_load > 1.0
     assert slow.moto_busy > 0.99
     assert slow.p99_ms > 10_000
     assert slow.max_ms > 2 * slow.p50_ms
-    fast = run_local(RATES[2], MotoCosts(update_item_ms=5.0))
+    fast = run_local(RATES[2], MotoCosts(claim_ms=5.0))
     assert fast.moto_load < 0.8
     assert fast.max_ms == LocalRuntime().call_ms
 
