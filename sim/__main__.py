@@ -1,5 +1,7 @@
 """``make simulate``: runs every scenario under each of its deployments, writes one chart per
-scenario (docs/scale/<scenario>.png) and the table (docs/scale/results.md), and prints both."""
+scenario (docs/scale/<scenario>.png) and the table (docs/scale/results.md), and prints both; then
+the local runtime's model against `make bench`'s measurements (docs/scale/local-check.md).
+``make simulate ARGS=--local`` runs only that check."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ import argparse
 import time
 from pathlib import Path
 
+from sim.local import LocalRuntime, MotoCosts, checked_workloads, claim_sweep, comparison, read_measured, run_local
 from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
 from sim.pipeline import Model
 from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
+MEASURED = OUT / "bench-measured.json"
 
 
 def chart(scenario: Scenario, runs: list[tuple[str, Model]], path: Path) -> None:
@@ -79,9 +83,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="one scenario's key")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--local", action="store_true", help="only the local runtime's model against make bench")
+    parser.add_argument(
+        "--moto-ms",
+        action="append",
+        default=[],
+        metavar="KIND=MS",
+        help="moto's service time of a kind of call (Claim, UpdateItem, PutItem, Query, SendMessageBatch, "
+        "ReceiveMessage, DeleteMessageBatch, or a MotoCosts field), repeatable; defaults in sim/local.py MotoCosts",
+    )
+    parser.add_argument("--measured", type=Path, default=MEASURED, help="make bench's figures (JSON)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
+    costs = MotoCosts().with_overrides(dict(_kind_ms(item) for item in args.moto_ms))
+    if args.local:
+        local_check(costs, args.measured, args.seed)
+        return
     lines = [
         "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
         "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
@@ -119,11 +137,36 @@ def main() -> None:
         f"${bench.cost_per_million:.2f} per million.",
     ]
     print(lines[-1])
+    if not args.only:
+        local_check(costs, args.measured, args.seed)
     total = time.monotonic() - began
     lines.append(f"\n`make simulate` (seed {args.seed}) took {total:.0f} s.")
     if not args.only:
         (OUT / "results.md").write_text("\n".join(lines) + "\n")
     print(f"make simulate: {total:.0f} s; wrote {OUT}")
+
+
+def _kind_ms(item: str) -> tuple[str, float]:
+    kind, _, value = item.partition("=")
+    return kind, float(value)
+
+
+def local_check(costs: MotoCosts, measured_path: Path, seed: int) -> None:
+    """The local runtime's model at 10, 50 and 100 fires a second and at every measured run's
+    workload, against the measured figures: docs/scale/local-check.md."""
+    started = time.monotonic()
+    measured = read_measured(measured_path)
+    results = [
+        (run_local(workload, costs.with_overrides(m.moto_ms if m else {}), seed=seed), m)
+        for workload, m in checked_workloads(measured)
+    ]
+    fastest = max((r.workload for r, _ in results), key=lambda w: w.rate_per_s)
+    text = comparison(results, costs, LocalRuntime())
+    claims = tuple(sorted({costs.claim_ms, 5.0, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 11.0}))
+    text += "\n" + claim_sweep(fastest, costs, claims, seed)
+    text += f"\n`make simulate ARGS=--local` (seed {seed}) took {time.monotonic() - started:.1f} s.\n"
+    (OUT / "local-check.md").write_text(text)
+    print(text)
 
 
 if __name__ == "__main__":

@@ -66,6 +66,10 @@ class DelayQueue:
             self._ready.append(message)
             self.ready_count += message.weight
 
+    def next_visible_ms(self) -> float | None:
+        """When the next message not yet receivable becomes receivable (None: there is none)."""
+        return self._hidden[0][0] if self._hidden else None
+
     def oldest_ready_ms(self) -> float | None:
         return self._ready[0].visible_ms if self._ready else None
 
