@@ -10,6 +10,7 @@ from pathlib import Path
 from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
 from sim.pipeline import Model
 from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
+from sim.search import report
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
 
@@ -71,7 +72,7 @@ def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) ->
         f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
         f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
         f"{s.drain_s:.0f} | "
-        f"${s.cost_per_million:.2f} | {seconds:.1f} |"
+        f"${s.cost_per_million:.2f} | ${s.cost_provisioned:.2f} | {seconds:.1f} |"
     )
 
 
@@ -79,14 +80,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="one scenario's key")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-search", action="store_true", help="skip the settings search (sim/search.py)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     lines = [
         "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
         "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
-        "drain (s) | $ per million | model run (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "drain (s) | $ per million on-demand | $ per million provisioned | model run (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for scenario in SCENARIOS:
         if args.only and scenario.key != args.only:
@@ -96,7 +98,7 @@ def main() -> None:
             started = time.monotonic()
             model = scenario.build(case.deployment, args.seed)
             seconds = time.monotonic() - started
-            line = row(scenario, case.name, case.note, summarize(model), seconds)
+            line = row(scenario, case.name, case.note, summarize(model, scenario.sustained), seconds)
             print(line, flush=True)
             lines.append(line)
             runs.append((case.name, model))
@@ -119,6 +121,10 @@ def main() -> None:
         f"${bench.cost_per_million:.2f} per million.",
     ]
     print(lines[-1])
+    if not args.only and not args.no_search:
+        found = report(SCENARIOS, args.seed)
+        print("\n".join(found))
+        lines += ["", *found]
     total = time.monotonic() - began
     lines.append(f"\n`make simulate` (seed {args.seed}) took {total:.0f} s.")
     if not args.only:
