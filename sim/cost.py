@@ -26,6 +26,8 @@ from sim.pipeline import Model
 LOG_BYTES_PER_INVOCATION = 1_300
 """Assumption (design.md, section 4): EMF metrics and Lambda's START/END/REPORT lines."""
 HOUR_S = 3600.0
+INVOCATIONS_PER_POLLER = 10
+"""Concurrent invocations one provisioned SQS event poller serves (docs/scale.md, section 2)."""
 
 
 @dataclass(frozen=True)
@@ -141,9 +143,8 @@ def usage_of(model: Model, sustained: bool) -> Usage:
     span_s = max(1.0, (last_fire - first_receivable) / 1000)
     poller_units = 0.0
     if d.provisioned_pollers is not None:
-        per_poller = 10  # concurrent invocations per event poller (docs/scale.md, section 2)
         mean_concurrency = c.trigger_gb_seconds / (d.trigger_memory_mb / 1024) / span_s
-        per_queue = mean_concurrency / d.delay_queues / per_poller
+        per_queue = mean_concurrency / d.delay_queues / INVOCATIONS_PER_POLLER
         poller_units = d.delay_queues * max(float(d.provisioned_pollers[0]), per_queue)
     return Usage(
         fires=c.fired,

@@ -28,8 +28,7 @@ from sim.metrics import Summary, summarize
 from sim.pipeline import Deployment, Model, Platform
 from sim.scenarios import Scenario, hot_second, steady
 
-PER_POLLER = 10
-"""Concurrent invocations per provisioned event poller (docs/scale.md, section 2)."""
+PER_POLLER = cost.INVOCATIONS_PER_POLLER
 QUEUE_MAPPING_MAX = 1_000
 IN_FLIGHT_SHARE = 0.8
 """Of a queue's 120,000 in flight, what a deployment plans to use."""
@@ -343,7 +342,8 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
         bills[space.key] = (cost.on_demand(usage), cost.provisioned(usage))
         d = best.candidate.deployment
         settings = (
-            f"{best.candidate.label}; {d.bucket_shards:,} shards, {d.delay_queues} delay queues, "
+            f"{best.candidate.label}; {d.bucket_shards:,} shards, {d.delay_queues} delay "
+            f"queue{'s' if d.delay_queues > 1 else ''}, "
             f"account concurrency {d.account_concurrency:,}"
         )
         if d.provisioned_pollers:
