@@ -16,18 +16,39 @@ from typing import Any
 import botocore.session
 from boto3.dynamodb.types import TypeDeserializer
 
+from bench.prices import (  # the price table, shared with the model (sim/cost.py)
+    EVENTBRIDGE_SCHEDULER_PER_MILLION,
+    LAMBDA_GB_SECOND,
+    LAMBDA_PER_MILLION,
+    ON_DEMAND_PER_MILLION_RRU,
+    ON_DEMAND_PER_MILLION_WRU,
+    PROVISIONED_RCU_HOUR,
+    PROVISIONED_UTILISATION,
+    PROVISIONED_WCU_HOUR,
+    SQS_PER_MILLION,
+    provisioned_per_million_reads,
+    provisioned_per_million_writes,
+)
 from local.attribution import current_function
 
-# Public us-east-1 prices.
-ON_DEMAND_PER_MILLION_WRU = 0.625
-ON_DEMAND_PER_MILLION_RRU = 0.125
-PROVISIONED_WCU_HOUR = 0.00065
-PROVISIONED_RCU_HOUR = 0.00013
-PROVISIONED_UTILISATION = 0.7
-SQS_PER_MILLION = 0.40
-LAMBDA_PER_MILLION = 0.20
-LAMBDA_GB_SECOND = 0.0000133334  # arm64
-EVENTBRIDGE_SCHEDULER_PER_MILLION = 1.00
+__all__ = [
+    "EVENTBRIDGE_SCHEDULER_PER_MILLION",
+    "LAMBDA_GB_SECOND",
+    "LAMBDA_PER_MILLION",
+    "ON_DEMAND_PER_MILLION_RRU",
+    "ON_DEMAND_PER_MILLION_WRU",
+    "PROVISIONED_RCU_HOUR",
+    "PROVISIONED_UTILISATION",
+    "PROVISIONED_WCU_HOUR",
+    "SQS_PER_MILLION",
+    "CallCounter",
+    "Usage",
+    "item_size",
+    "provisioned_per_million_reads",
+    "provisioned_per_million_writes",
+    "read_units",
+    "write_units",
+]
 
 _deserialize = TypeDeserializer().deserialize
 
@@ -69,14 +90,6 @@ def write_units(size: int) -> int:
 def read_units(size: int, consistent: bool) -> float:
     units = max(1, math.ceil(size / 4096))
     return float(units) if consistent else units / 2
-
-
-def provisioned_per_million_writes() -> float:
-    return PROVISIONED_WCU_HOUR / (3600 * PROVISIONED_UTILISATION) * 1_000_000
-
-
-def provisioned_per_million_reads() -> float:
-    return PROVISIONED_RCU_HOUR / (3600 * PROVISIONED_UTILISATION) * 1_000_000
 
 
 @dataclass

@@ -13,6 +13,7 @@ from sim.local import LocalRuntime, MotoCosts, checked_workloads, claim_sweep, c
 from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
 from sim.pipeline import Model
 from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
+from sim.search import report
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
 MEASURED = OUT / "bench-measured.json"
@@ -75,7 +76,7 @@ def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) ->
         f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
         f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
         f"{s.drain_s:.0f} | "
-        f"${s.cost_per_million:.2f} | {seconds:.1f} |"
+        f"${s.cost_per_million:.2f} | ${s.cost_provisioned:.2f} | {seconds:.1f} |"
     )
 
 
@@ -93,6 +94,7 @@ def main() -> None:
         "ReceiveMessage, DeleteMessageBatch, or a MotoCosts field), repeatable; defaults in sim/local.py MotoCosts",
     )
     parser.add_argument("--measured", type=Path, default=MEASURED, help="make bench's figures (JSON)")
+    parser.add_argument("--no-search", action="store_true", help="skip the settings search (sim/search.py)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
@@ -103,8 +105,8 @@ def main() -> None:
     lines = [
         "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
         "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
-        "drain (s) | $ per million | model run (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "drain (s) | $ per million on-demand | $ per million provisioned | model run (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for scenario in SCENARIOS:
         if args.only and scenario.key != args.only:
@@ -114,7 +116,7 @@ def main() -> None:
             started = time.monotonic()
             model = scenario.build(case.deployment, args.seed)
             seconds = time.monotonic() - started
-            line = row(scenario, case.name, case.note, summarize(model), seconds)
+            line = row(scenario, case.name, case.note, summarize(model, scenario.sustained), seconds)
             print(line, flush=True)
             lines.append(line)
             runs.append((case.name, model))
@@ -137,6 +139,10 @@ def main() -> None:
         f"${bench.cost_per_million:.2f} per million.",
     ]
     print(lines[-1])
+    if not args.only and not args.no_search:
+        found = report(SCENARIOS, args.seed)
+        print("\n".join(found))
+        lines += ["", *found]
     if not args.only:
         local_check(costs, args.measured, args.seed)
     total = time.monotonic() - began

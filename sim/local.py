@@ -599,7 +599,7 @@ def comparison(results: list[tuple[LocalResult, Measured | None]], costs: MotoCo
     """docs/scale/local-check.md: per workload, the model's percentiles, the measured ones and
     their ratio (model / measured; in bold beyond 2x either way), and moto's load."""
     lines = [
-        "# The model against `make bench` (docs/scale.md, section 6)",
+        "# The model against `make bench` (docs/scale.md, section 7)",
         "",
         "Model: `make simulate ARGS=--local` (sim/local.py). Measured: docs/scale/bench-measured.json.",
         "Each cell: model / measured (ratio model / measured; **bold** beyond 2x either way).",

@@ -1,21 +1,14 @@
 """What a run shows: lateness percentiles (overall and over time), peak concurrency, the hottest
-partition, queue depth, and the cost per million fires at the public prices of docs/design.md,
-section 4 (the same figures bench/capacity.py prices `make bench`'s counts with)."""
+partition, queue depth, and the cost per million fires on-demand and provisioned (sim/cost.py:
+the prices and the pricing `make bench` uses, bench/prices.py)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
 
+from sim import cost
 from sim.pipeline import Model
-
-ON_DEMAND_PER_MILLION_WRU = 0.625
-ON_DEMAND_PER_MILLION_RRU = 0.125
-SQS_PER_MILLION = 0.40
-LAMBDA_PER_MILLION = 0.20
-LAMBDA_GB_SECOND = 0.0000133334  # arm64
-STORAGE_PER_GB_MONTH = 0.25
-STORAGE_IA_PER_GB_MONTH = 0.10
 
 
 def percentile(values: list[tuple[float, int]], fraction: float) -> float:
@@ -50,12 +43,16 @@ class Summary:
     drain_s: float
     """From the first due time to the last fire."""
     cost_per_million: float
+    """On-demand (sim/cost.py), the firing path: registration excluded."""
+    cost_provisioned: float
     cold_starts: int
 
 
-def summarize(model: Model) -> Summary:
+def summarize(model: Model, sustained: bool = True) -> Summary:
+    """``sustained``: the load goes on at this rate (held capacity is billed over the run's span,
+    sim/cost.py), else a one-off burst."""
     late = [(lateness, w) for _, lateness, w in model.lateness]
-    fired = model.counts.fired or 1
+    usage = cost.usage_of(model, sustained)
     hottest = model.table.hottest()
     first_due = min((d for d, _, _ in model.lateness), default=0)
     last_fire = max((d + lat for d, lat, _ in model.lateness), default=0.0)
@@ -71,21 +68,9 @@ def summarize(model: Model) -> Summary:
         peak_queue_depth=max((s[1] for s in model.samples), default=0),
         peak_in_flight=max(q.peak_in_flight for q in model.queues),
         drain_s=(last_fire - first_due) / 1000,
-        cost_per_million=cost(model) / fired * 1e6,
+        cost_per_million=cost.on_demand(usage).total,
+        cost_provisioned=cost.provisioned(usage).total,
         cold_starts=model.triggers.cold_starts,
-    )
-
-
-def cost(model: Model) -> float:
-    """Dollars for the firing path as counted (registration excluded, as in design.md's
-    "scheduler overhead")."""
-    c = model.counts
-    return (
-        (c.claim_wru + c.log_wru) / 1e6 * ON_DEMAND_PER_MILLION_WRU
-        + c.rru / 1e6 * ON_DEMAND_PER_MILLION_RRU
-        + c.sqs_requests / 1e6 * SQS_PER_MILLION
-        + c.lambda_requests / 1e6 * LAMBDA_PER_MILLION
-        + c.gb_seconds * LAMBDA_GB_SECOND
     )
 
 

@@ -7,9 +7,9 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bench.prices import ON_DEMAND_PER_MILLION_RRU, STORAGE_IA_PER_GB_MONTH, STORAGE_PER_GB_MONTH
 from shared.domain.buckets import MINUTE_MS
 from shared.domain.firing import Timing
-from sim.metrics import ON_DEMAND_PER_MILLION_RRU, STORAGE_IA_PER_GB_MONTH, STORAGE_PER_GB_MONTH
 from sim.pipeline import Deployment, Model
 
 NINE = 1_767_258_000_000
@@ -29,6 +29,9 @@ class Scenario:
     title: str
     build: Callable[[Deployment, int], Model]
     cases: tuple[Case, ...]
+    sustained: bool = True
+    """The load goes on at this rate (held capacity is billed over the run, sim/cost.py); False:
+    a one-off burst, billed at least a billing step of what it holds."""
 
 
 def steady(per_minute: int, minutes: int, weight: int, warm: bool) -> Callable[[Deployment, int], Model]:
@@ -136,6 +139,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "as wide, batches of 200, lead 3 s, 100 provisioned pollers a queue, 5,500 provisioned concurrency",
             ),
         ),
+        sustained=False,
     ),
     Scenario(
         "cold-start",
