@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import os
+import sys
 import threading
 import time
 import urllib.request
@@ -19,6 +20,7 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bench import capacity as cap
@@ -49,6 +51,11 @@ def main() -> None:
         "--authorizer", action="store_true", help="only measure the authorizer's added latency (--calls per figure)"
     )
     parser.add_argument("--calls", type=int, default=500, help="calls per figure of --authorizer (default 500)")
+    parser.add_argument(
+        "--record", type=Path, help="append this run's lateness to a JSON list (docs/scale/bench-measured.json)"
+    )
+    parser.add_argument("--note", default=None, help="a note kept with the run --record appends")
+    parser.add_argument("--samples", type=Path, help="write each task's due time and lateness (CSV)")
     args = parser.parse_args()
     if args.authorizer:
         from bench.authorizer import authorizer_bench
@@ -61,10 +68,61 @@ def main() -> None:
         ceiling(min(args.tasks, 500))
         return
     lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
-    run(args.tasks, args.window, lead_in, args.delay_queues, args.clients, min(max(args.batch, 0), 100))
+    keep = Keep(args.record, args.note, args.samples)
+    run(args.tasks, args.window, lead_in, args.delay_queues, args.clients, min(max(args.batch, 0), 100), keep)
 
 
-def run(count: int, window: float, lead_in: float, delay_queues: int, clients: int, batch: int = 0) -> None:
+@dataclass(frozen=True)
+class Keep:
+    """Where a run's figures go besides the terminal."""
+
+    record: Path | None = None
+    note: str | None = None
+    samples: Path | None = None
+
+    def write(
+        self, count: int, window: float, delay_queues: int, lateness: dict[str, float], woke: dict[str, float]
+    ) -> None:
+        values = list(lateness.values())
+        if self.record is not None and values:
+            runs = json.loads(self.record.read_text()) if self.record.exists() else []
+            runs.append(
+                {
+                    "rate_per_s": round(count / window, 3),
+                    "tasks": count,
+                    "window_s": window,
+                    "delay_queues": delay_queues,
+                    **{f"p{p}_ms": round(percentile(values, p), 1) for p in (50, 95, 99)},
+                    "max_ms": round(max(values), 1),
+                    "command": "make bench ARGS=" + json.dumps(" ".join(_replayed(sys.argv[1:]))),
+                    "date": datetime.now(UTC).date().isoformat(),
+                    **({"note": self.note} if self.note else {}),
+                }
+            )
+            self.record.write_text(json.dumps(runs, indent=2) + "\n")
+        if self.samples is not None:
+            rows = ["task_id,lateness_ms,woke_ms"]
+            rows += [f"{task},{late:.3f},{woke.get(task, float('nan')):.3f}" for task, late in lateness.items()]
+            self.samples.write_text("\n".join(rows) + "\n")
+
+
+def _replayed(argv: list[str]) -> list[str]:
+    """The command line without the options that only say where figures go."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in ("--record", "--note", "--samples"):
+            skip = True
+        elif not arg.startswith(("--record=", "--note=", "--samples=")):
+            kept.append(arg)
+    return kept
+
+
+def run(
+    count: int, window: float, lead_in: float, delay_queues: int, clients: int, batch: int = 0, keep: Keep = Keep()
+) -> None:
     from bench.receiver import receiver_process
     from local.attribution import invocations
     from local.runtime import Runtime
@@ -104,7 +162,7 @@ def run(count: int, window: float, lead_in: float, delay_queues: int, clients: i
         finally:
             runtime.stop()
             calls = receiver.calls()
-    report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke)
+    report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke, keep)
 
 
 def register_all(
@@ -163,6 +221,7 @@ def report(
     window: float,
     delay_queues: int,
     woke: dict[str, float],
+    keep: Keep = Keep(),
 ) -> None:
     first: dict[str, float] = {}
     per_task: dict[str, int] = {}
@@ -178,6 +237,7 @@ def report(
     lost = len(registered) - fired
     duplicated = sum(n - 1 for n in per_task.values())
     lateness = list(first.values())
+    keep.write(count, window, delay_queues, first, woke)
     print(f"\nSundial firing benchmark: {count} one-shot tasks due over {window:.0f} s, {delay_queues} delay queues")
     print(f"  registered {len(registered)} in {reg_seconds:.1f} s: {len(registered) / reg_seconds:.0f} registrations/s")
     print(f"  fired {fired}   lost (not fired by the end of the run) {lost}   duplicated {duplicated}   early {early}")

@@ -12,8 +12,10 @@ import json
 import sys
 import time
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local.http_adapter import LoopbackServer
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MS = timedelta(milliseconds=1)
@@ -62,7 +64,7 @@ class Echo(BaseHTTPRequestHandler):
 
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 9000
-    server = ThreadingHTTPServer(("127.0.0.1", port), Echo)
+    server = LoopbackServer(("127.0.0.1", port), Echo)
     print(f"echo receiver on http://127.0.0.1:{port} (Ctrl-C stops it)", flush=True)
     try:
         server.serve_forever()

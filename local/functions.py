@@ -20,10 +20,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from local.apigw import LocalContext
+from local.http_adapter import LoopbackServer
 from local.stepfunctions import ACCOUNT, REGION, function_name_of, lambda_error
 
 PATH_PREFIX = "/2015-03-31/functions/"
@@ -78,8 +79,7 @@ class FunctionServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Invoke)
-        self._server.daemon_threads = True
+        self._server = LoopbackServer(("127.0.0.1", 0), Invoke)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread: threading.Thread | None = None
 

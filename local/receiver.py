@@ -10,8 +10,10 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from local.http_adapter import LoopbackServer
 
 
 @dataclass
@@ -90,8 +92,7 @@ def running_receiver() -> Iterator[Receiver]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handle)
-    server.daemon_threads = True
+    server = LoopbackServer(("127.0.0.1", 0), Handle)
     receiver.url = f"http://127.0.0.1:{server.server_address[1]}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
