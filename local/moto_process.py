@@ -1,9 +1,10 @@
 """`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
 prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
-host, Queries that read one partition, transactions that copy only their items, receives that
-do not count the queue per message; and, when the runtime gives it a URL to forward Lambda
-invocations to (local/functions.py), Step Functions executing state machines with their Lambda
-tasks."""
+host, Queries that read one partition, transactions that copy only their items, sends and
+receives that do not count the queue per message, DynamoDB answers serialized without moto's
+generic walk, expressions parsed once, and its garbage collected in steps (no full collection
+but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
+to (local/functions.py), Step Functions executing state machines with their Lambda tasks."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_dispatch import make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
+from local.moto_gc import collect_in_steps
 from local.moto_query import make_query_partitioned
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import make_long_polling_prompt, make_receive_linear, make_send_linear
@@ -34,4 +36,5 @@ if __name__ == "__main__":
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main
 
+    collect_in_steps()
     main(sys.argv[1:])
