@@ -48,6 +48,9 @@ def main() -> None:
     )
     parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
     parser.add_argument(
+        "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
+    )
+    parser.add_argument(
         "--authorizer", action="store_true", help="only measure the authorizer's added latency (--calls per figure)"
     )
     parser.add_argument("--calls", type=int, default=500, help="calls per figure of --authorizer (default 500)")
@@ -61,6 +64,11 @@ def main() -> None:
         from bench.authorizer import authorizer_bench
 
         authorizer_bench(max(args.calls, 1))
+        return
+    if args.costs:
+        from bench.costs import costs
+
+        costs(min(args.tasks, 500))
         return
     if args.ceiling:
         from bench.ceiling import ceiling
@@ -81,7 +89,13 @@ class Keep:
     samples: Path | None = None
 
     def write(
-        self, count: int, window: float, delay_queues: int, lateness: dict[str, float], woke: dict[str, float]
+        self,
+        count: int,
+        window: float,
+        delay_queues: int,
+        lateness: dict[str, float],
+        woke: dict[str, float],
+        moto_cores: float | None = None,
     ) -> None:
         values = list(lateness.values())
         if self.record is not None and values:
@@ -97,6 +111,7 @@ class Keep:
                     "command": "make bench ARGS=" + json.dumps(" ".join(_replayed(sys.argv[1:]))),
                     "date": datetime.now(UTC).date().isoformat(),
                     **({"note": self.note} if self.note else {}),
+                    **({"moto_cores": round(moto_cores, 2)} if moto_cores is not None else {}),
                 }
             )
             self.record.write_text(json.dumps(runs, indent=2) + "\n")
@@ -104,6 +119,28 @@ class Keep:
             rows = ["task_id,lateness_ms,woke_ms"]
             rows += [f"{task},{late:.3f},{woke.get(task, float('nan')):.3f}" for task, late in lateness.items()]
             self.samples.write_text("\n".join(rows) + "\n")
+
+
+class CpuShare:
+    """Each process's CPU over a span of wall time, in cores (user + system time from /proc)."""
+
+    def __init__(self, pids: dict[str, int]) -> None:
+        self.pids = pids
+        self.shares: dict[str, float] = {}
+
+    def over(self, start: float, end: float) -> None:
+        """Measure from ``start`` to ``end`` (epoch seconds), on a thread of its own."""
+        from bench.costs import cpu_s
+
+        def measure() -> None:
+            time.sleep(max(0.0, start - time.time()))
+            before = {name: cpu_s(pid) for name, pid in self.pids.items()}
+            began = time.time()
+            time.sleep(max(0.0, end - began))
+            took = time.time() - began
+            self.shares = {name: (cpu_s(pid) - before[name]) / took for name, pid in self.pids.items()}
+
+        threading.Thread(target=measure, name="cpu-share", daemon=True).start()
 
 
 def _replayed(argv: list[str]) -> list[str]:
@@ -150,10 +187,12 @@ def run(
         setup_calls = cap.Usage(
             counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
         )
+        share = CpuShare({"moto": runtime.moto.pid, "runtime": os.getpid(), "receiver": receiver.pid})
         try:
             url = receiver.url + "/hook"
             start = datetime.now(UTC) + timedelta(seconds=lead_in)
             due = [start + timedelta(seconds=window * i / count) for i in range(count)]
+            share.over(start.timestamp(), start.timestamp() + window)
             registered, reg_seconds = register_all(runtime.port, url, due, clients, batch)
             deadline = time.time() + lead_in + window + 30
             while time.time() < deadline and receiver.tasks_called() < count:
@@ -162,7 +201,10 @@ def run(
         finally:
             runtime.stop()
             calls = receiver.calls()
-    report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke, keep)
+    first = report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke)
+    if share.shares:
+        print("  CPU over the due window, in cores: " + ", ".join(f"{k} {v:.2f}" for k, v in share.shares.items()))
+    keep.write(count, window, delay_queues, first, woke, share.shares.get("moto"))
 
 
 def register_all(
@@ -221,8 +263,8 @@ def report(
     window: float,
     delay_queues: int,
     woke: dict[str, float],
-    keep: Keep = Keep(),
-) -> None:
+) -> dict[str, float]:
+    """Print the run's figures; returns each fired task's lateness (ms)."""
     first: dict[str, float] = {}
     per_task: dict[str, int] = {}
     early = 0
@@ -237,7 +279,6 @@ def report(
     lost = len(registered) - fired
     duplicated = sum(n - 1 for n in per_task.values())
     lateness = list(first.values())
-    keep.write(count, window, delay_queues, first, woke)
     print(f"\nSundial firing benchmark: {count} one-shot tasks due over {window:.0f} s, {delay_queues} delay queues")
     print(f"  registered {len(registered)} in {reg_seconds:.1f} s: {len(registered) / reg_seconds:.0f} registrations/s")
     print(f"  fired {fired}   lost (not fired by the end of the run) {lost}   duplicated {duplicated}   early {early}")
@@ -289,6 +330,7 @@ def report(
     aws_cost(count / window * 60, measured, registration_wru=wru["api"])
     if lost or duplicated or early:
         raise SystemExit(f"FAILED: lost {lost}, duplicated {duplicated}, early {early}")
+    return first
 
 
 @dataclass(frozen=True)

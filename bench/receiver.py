@@ -32,8 +32,9 @@ def _task_id(call: Call) -> Any:
 
 
 class RemoteReceiver:
-    def __init__(self, url: str, conn: Connection) -> None:
+    def __init__(self, url: str, conn: Connection, pid: int) -> None:
         self.url = url
+        self.pid = pid
         self._conn = conn
 
     def tasks_called(self) -> int:
@@ -56,7 +57,8 @@ def receiver_process() -> Iterator[RemoteReceiver]:
     process = context.Process(target=_serve, args=(child,), name="bench-receiver", daemon=True)
     process.start()
     try:
-        yield RemoteReceiver(parent.recv(), parent)
+        assert process.pid is not None
+        yield RemoteReceiver(parent.recv(), parent, process.pid)
     finally:
         process.join(timeout=5)
         if process.is_alive():

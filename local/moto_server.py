@@ -50,6 +50,11 @@ class MotoServer:
                 time.sleep(0.1)
         raise RuntimeError(f"moto_server did not answer on {self.endpoint} within {timeout} s")
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "moto is not started"
+        return self._process.pid
+
     def use(self) -> None:
         """Point every AWS client this process creates from now on at this server."""
         os.environ.update(FAKE_ENV)
