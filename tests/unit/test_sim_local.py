@@ -60,11 +60,14 @@ def test_moto_under_its_capacity_answers_every_call_in_its_own_time() -> None:
     assert moto.busy_between(0, 1000) == pytest.approx(0.6)
 
 
-def test_a_send_costs_more_the_longer_moto_s_queue() -> None:
+def test_a_call_s_cost_grows_with_what_it_carries_where_moto_s_does() -> None:
+    unpatched = MotoCosts(send_per_entry_queued_ms=0.015, receive_message_ms=2.3)
+    assert unpatched.service_ms("SendMessageBatch", entries=10, queued=0) == unpatched.send_message_batch_ms
+    assert unpatched.service_ms("SendMessageBatch", entries=10, queued=500) == pytest.approx(2.2 + 0.015 * 10 * 500)
+    assert unpatched.service_ms("ReceiveMessage", queued=500) == pytest.approx(2.3 + 0.013 * 500)
     costs = MotoCosts()
-    assert costs.service_ms("SendMessageBatch", entries=10, queued=0) == costs.send_message_batch_ms
-    assert costs.service_ms("SendMessageBatch", entries=10, queued=500) == pytest.approx(2.2 + 0.015 * 10 * 500)
-    assert costs.service_ms("ReceiveMessage", queued=500) == pytest.approx(2.3 + 0.013 * 500)
+    assert costs.service_ms("SendMessageBatch", entries=10, queued=500) == costs.send_message_batch_ms
+    assert costs.service_ms("Query", entries=50) == pytest.approx(1.4 + 0.135 * 50)
     assert costs.service_ms("PutItem", entries=10, queued=500) == costs.put_item_ms
     assert costs.with_overrides({"Claim": 9.0, "round_trip_ms": 1.0}).service_ms("Claim") == 9.0
     with pytest.raises(ValueError, match="no moto cost"):
