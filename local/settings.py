@@ -4,7 +4,7 @@ The runtime's knobs are read from these variables (the only place they are spell
 
 * ``SUNDIAL_PORT``: the API's port on 127.0.0.1 (8080);
 * ``SUNDIAL_TICK_PERIOD_S``: how often the tick runs (1 s; AWS's rule ticks every minute);
-* ``SUNDIAL_LOCAL_DELAY_QUEUES``: delay queues (4: moto's SQS scans a whole queue on every call);
+* ``SUNDIAL_LOCAL_DELAY_QUEUES``: delay queues (4: a receive from moto's SQS reads its whole queue);
 * ``SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE``: the trigger's batch size (10, as the stack's default
   ``sundial:triggerBatchSize``; larger batches are gathered over the trigger's batching window);
 * ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
