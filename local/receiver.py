@@ -32,13 +32,14 @@ class Call:
 class Receiver:
     url: str
     calls: list[Call] = field(default_factory=list)
-    scripts: dict[str, list[int]] = field(default_factory=dict)
-    """Path -> the statuses to answer in turn (the last one repeats); 200 when not scripted."""
+    scripts: dict[str, list[int | tuple[int, dict[str, str]]]] = field(default_factory=dict)
+    """Path -> the answers in turn (the last one repeats): a status, or a status and headers;
+    200 when not scripted."""
     _served: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def script(self, path: str, *statuses: int) -> str:
-        self.scripts[path] = list(statuses)
+    def script(self, path: str, *answers: int | tuple[int, dict[str, str]]) -> str:
+        self.scripts[path] = list(answers)
         return self.url + path
 
     def calls_to(self, path: str) -> list[Call]:
@@ -54,12 +55,13 @@ class Receiver:
             time.sleep(0.05)
         return self.calls_to(path)
 
-    def _answer(self, path: str) -> int:
+    def _answer(self, path: str) -> tuple[int, dict[str, str]]:
         with self.lock:
             script = self.scripts.get(path, [200])
             index = min(self._served[path], len(script) - 1)
             self._served[path] += 1
-            return script[index]
+            answer = script[index]
+        return answer if isinstance(answer, tuple) else (answer, {})
 
 
 @contextmanager
@@ -79,9 +81,11 @@ def running_receiver() -> Iterator[Receiver]:
             call = Call(self.path, self.command, dict(self.headers.items()), body, time.time(), raw)
             with receiver.lock:
                 receiver.calls.append(call)
-            status = receiver._answer(self.path)
+            status, headers = receiver._answer(self.path)
             payload = b'{"ok": true}'
             self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()

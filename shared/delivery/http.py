@@ -26,6 +26,7 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from time import monotonic, time
 from types import TracebackType
 from typing import Any
@@ -42,6 +43,7 @@ from urllib3.util.ssl_match_hostname import CertificateError
 from shared.delivery.addresses import IPAddress, parse_address, refusal
 from shared.delivery.envelope import IDEMPOTENCY_KEY, Message
 from shared.delivery.outcome import Outcome
+from shared.domain.retry import retry_after_seconds
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger
 
@@ -353,9 +355,10 @@ class HttpDelivery:
             answer = self._exchange(url, addresses, method, headers, body, watch, deadline, timeout)
             if isinstance(answer, Outcome):
                 return answer
-            status, location, data = answer
+            status, location, data, retry_after = answer
             if status not in REDIRECT_STATUSES or not location:
-                return Outcome.of_status(status, body=data)
+                wait = retry_after_seconds(retry_after, datetime.now(UTC))
+                return Outcome.of_status(status, body=data, retry_after_s=wait)
             try:
                 following = _parse(urljoin(url.text, location))
             except ValueError:
@@ -434,8 +437,9 @@ class HttpDelivery:
         watch: _Watch,
         deadline: float,
         timeout: float,
-    ) -> tuple[int, str | None, bytes] | Outcome:
-        """One request: its status, ``Location`` and first body bytes; or how it failed."""
+    ) -> tuple[int, str | None, bytes, str | None] | Outcome:
+        """One request: its status, ``Location``, first body bytes and ``Retry-After``; or how it
+        failed."""
         failed: BaseException | None = None
         for address in addresses:
             left = deadline - monotonic()
@@ -463,7 +467,7 @@ class HttpDelivery:
                 data = self._read(response, watch)
             except Exception:  # the status is the receiver's answer; a broken body does not change it
                 data = b""
-            return response.status, response.headers.get("Location"), data
+            return response.status, response.headers.get("Location"), data, response.headers.get("Retry-After")
         assert failed is not None
         return _failure(failed, watch.expired, timeout)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shared.domain.retry import is_retryable_status
+from shared.domain.retry import RETRY_AFTER_STATUS, is_retryable_status
 
 MAX_ERROR_LENGTH = 300
 """``error`` is a short sentence for a run's ``last_error``; longer texts are cut to fit."""
@@ -29,6 +29,9 @@ class Outcome:
     duration_ms: int
     body: bytes = field(default=b"", repr=False)
     """The first bytes of an HTTP answer (at most the client's ``max_response_bytes``)."""
+    retry_after_s: float | None = None
+    """How long the receiver asked to be left alone (``Retry-After`` on a 429 or 503): the next
+    attempt waits at least this long."""
 
     def __post_init__(self) -> None:
         if self.ok and (self.retryable or self.error is not None):
@@ -53,12 +56,17 @@ class Outcome:
         return cls(False, False, status, error, duration_ms, body)
 
     @classmethod
-    def of_status(cls, status: int, *, duration_ms: int = 0, body: bytes = b"") -> Outcome:
-        """An HTTP answer: 2xx succeeds, 408, 429 and 5xx are retried, anything else is final."""
+    def of_status(
+        cls, status: int, *, duration_ms: int = 0, body: bytes = b"", retry_after_s: float | None = None
+    ) -> Outcome:
+        """An HTTP answer: 2xx succeeds, 408, 429 and 5xx are retried (after ``retry_after_s``
+        at least, on a 429 or 503 that asked for it), anything else is final."""
         if 200 <= status <= 299:
             return cls.success(status, duration_ms=duration_ms, body=body)
         if is_retryable_status(status):
-            return cls.retry(f"HTTP {status}", status=status, duration_ms=duration_ms, body=body)
+            wait = retry_after_s if status in RETRY_AFTER_STATUS else None
+            error = f"HTTP {status}" + (f", Retry-After {wait:g} s" if wait is not None else "")
+            return cls(False, True, status, error, duration_ms, body, wait)
         return cls.fail(f"HTTP {status}", status=status, duration_ms=duration_ms, body=body)
 
     @property

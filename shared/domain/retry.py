@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from enum import StrEnum
 
 MAX_ATTEMPTS = 10
@@ -11,6 +13,29 @@ MAX_DELAY_SECONDS = 900.0
 """A retry waits at most this long: SQS's largest DelaySeconds (longer waits would need the table)."""
 
 RETRYABLE_STATUS = frozenset({408, 429})
+RETRY_AFTER_STATUS = frozenset({429, 503})
+"""The answers whose ``Retry-After`` the next attempt waits for."""
+MAX_RETRY_AFTER_SECONDS = 3600.0
+"""A receiver's ``Retry-After`` is believed up to an hour."""
+
+
+def retry_after_seconds(value: str | None, now: datetime) -> float | None:
+    """How long a ``Retry-After`` header asks to wait (RFC 9110, 10.2.3: delay-seconds or an
+    HTTP-date), at most an hour, from ``now``; None when there is none or it cannot be read."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isascii() and text.isdigit():
+        seconds = float(int(text))
+    else:
+        try:
+            when = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # "-0000": UTC, time zone unknown (RFC 5322)
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - now).total_seconds()
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
 
 
 class Backoff(StrEnum):

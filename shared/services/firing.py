@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -216,8 +217,11 @@ class Trigger:
             return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt)
         error = "; ".join(o.error or "failed" for o in failures)
         if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
-            delay = task.retry.delay_after(staged.attempt)
-            self.stager.send([(staged.next_attempt(), round(delay))])
+            # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503); up
+            # to 15 minutes, SQS's longest delay (the stager caps it).
+            asked = [math.ceil(o.retry_after_s) for o in failures if o.retry_after_s is not None]
+            delay = max([round(task.retry.delay_after(staged.attempt)), *asked])
+            self.stager.send([(staged.next_attempt(), delay)])
             self.store.record_retry(staged, error=error, targets_done=done, fired_ms=fired, lateness_ms=lateness)
             return Fired(staged, Result.RETRYING, lateness, staged.attempt, reason=error)
         exhausted = all(o.retryable for o in failures)

@@ -128,6 +128,19 @@ def test_a_receiver_answering_500_500_200_gets_three_attempts_with_backoff(api, 
     assert run["attempts"] == 3
 
 
+def test_a_429_with_retry_after_holds_the_next_attempt_back_longer_than_the_backoff(api, pipeline, receiver):
+    url = receiver.script("/busy", (429, {"Retry-After": "3"}), 200)
+    task = register(api, url, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/busy")) == 2, timeout=15)
+    first, second = receiver.calls_to("/busy")
+    assert second.body["attempt"] == 2
+    assert second.at - first.at >= 3.0  # the receiver's 3 s, not the task's 1 s
+    pipeline.fire(until=lambda: api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed", timeout=3)
+    (run,) = runs(api, task["id"])
+    assert run["status"] == "succeeded"
+    assert run["attempts"] == 2
+
+
 def test_a_400_fails_at_once_and_reaches_the_dead_letter_queue(api, pipeline, receiver):
     url = receiver.script("/bad", 400)
     task = register(api, url)
