@@ -28,7 +28,7 @@ def ceiling(count: int) -> None:
         from shared.domain.firing import staged_for
 
         due = datetime.now(UTC) + timedelta(hours=1)
-        ids = [_register(runtime.port, due) for _ in range(2 * count)]
+        ids = [register(runtime.port, due) for _ in range(2 * count)]
         store = trigger().store
         due_ms = int(due.timestamp() * 1000)
         print(f"\nmoto's DynamoDB, claims (conditional UpdateItem, ReturnValues ALL_NEW) of {count} tasks:")
@@ -51,7 +51,8 @@ def ceiling(count: int) -> None:
         runtime.stop()
 
 
-def _register(port: int, due: datetime) -> str:
+def register(port: int, due: datetime) -> str:
+    """A one-shot task due at ``due`` through the runtime's API (its target is never called)."""
     from shared.domain.times import iso
 
     body = json.dumps({"schedule": {"at": iso(due)}, "target": {"http": {"url": "http://127.0.0.1:9/"}}}).encode()

@@ -15,16 +15,14 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.request
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench.ceiling import register
 from local.moto_server import free_port
 
 TICKS = os.sysconf("SC_CLK_TCK")
-_due_now: list[list[Any]] = []
-"""What the partition's Query returns (its series runs before the claims)."""
 
 
 def cpu_s(pid: int) -> float:
@@ -47,7 +45,7 @@ def costs(count: int) -> None:
         idle_started, idle_cpu = time.monotonic(), cpu_s(pid)
         time.sleep(3)
         idle_per_s = (cpu_s(pid) - idle_cpu) / (time.monotonic() - idle_started)
-        series = _series(runtime, count, boto3.client("dynamodb"), boto3.client("sqs"))
+        series, items = _series(runtime, count, boto3.client("dynamodb"), boto3.client("sqs"))
         print(
             f"\nmoto's CPU per call (ms), {count} calls each from one thread, idle {idle_per_s * 1000:.0f} ms/s less:"
         )
@@ -61,7 +59,6 @@ def costs(count: int) -> None:
             measured[name] = moto_ms, wall / (count * calls) * 1000
             print(f"  {name:44} {moto_ms:6.2f} ms of moto, {measured[name][1]:6.2f} ms a round trip")
         claim_ms, claim_wall = measured["claim"]
-        items = len(_due_now[0])
         per_item = (measured["Query (the partition's items)"][0] - measured["Query (nothing due)"][0]) / max(items, 1)
         print(f"  {'Query, per item returned':44} {per_item:6.3f} ({items} items)")
         both = measured["ReceiveMessage + DeleteMessageBatch"][0] - measured["SendMessageBatch of 10 (500 queued)"][0]
@@ -71,14 +68,18 @@ def costs(count: int) -> None:
         runtime.stop()
 
 
-def _series(runtime: Any, count: int, dynamodb: Any, sqs: Any) -> list[tuple[str, int, Callable[[int], Any]]]:
+def _series(
+    runtime: Any, count: int, dynamodb: Any, sqs: Any
+) -> tuple[list[tuple[str, int, Callable[[int], Any]]], int]:
+    """Each kind of call (its name, the calls one step makes, the step) and how many items the
+    partition's Query returns."""
     from functions.trigger.handler import trigger
     from shared.domain.firing import staged_for
     from shared.settings import from_env
 
     settings = from_env()
     due = datetime.now(UTC) + timedelta(hours=1)
-    ids = [_register(runtime.port, due) for _ in range(count)]
+    ids = [register(runtime.port, due) for _ in range(count)]
     store = trigger().store
     due_ms = int(due.timestamp() * 1000)
     table = settings.table_name
@@ -118,8 +119,8 @@ def _series(runtime: Any, count: int, dynamodb: Any, sqs: Any) -> list[tuple[str
             ],
         )
 
-    _due_now[:] = [store.due(0, due_ms - 1000, due_ms + 1000)]
-    return [
+    items = len(store.due(0, due_ms - 1000, due_ms + 1000))  # before the claims below
+    series: list[tuple[str, int, Callable[[int], Any]]] = [
         ("UpdateItem (a scan's lease, then its mark)", 2, scan_lease),
         ("Query (nothing due)", 1, lambda i: store.due(0, due_ms + 600_000, due_ms + 601_000)),
         ("Query (the partition's items)", 1, lambda i: store.due(0, due_ms - 1000, due_ms + 1000)),
@@ -128,13 +129,4 @@ def _series(runtime: Any, count: int, dynamodb: Any, sqs: Any) -> list[tuple[str
         ("SendMessageBatch of 10 (500 queued)", 1, send),
         ("ReceiveMessage + DeleteMessageBatch", 1, receive_and_delete),
     ]
-
-
-def _register(port: int, due: datetime) -> str:
-    from shared.domain.times import iso
-
-    body = json.dumps({"schedule": {"at": iso(due)}, "target": {"http": {"url": "http://127.0.0.1:9/"}}}).encode()
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/tasks", data=body, method="POST")
-    with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
-        task_id: str = json.loads(answer.read())["id"]
-    return task_id
+    return series, items

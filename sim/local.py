@@ -42,7 +42,7 @@ from shared.topology import EVENT_SOURCE_LONG_POLL_S, TRIGGER_BATCHING_WINDOW_S
 from sim.aws import DelayQueue, Message, SqsLimits
 from sim.engine import Loop
 from sim.metrics import percentile
-from sim.pipeline import Deployment, Model
+from sim.pipeline import Deployment, Invocation, Model
 
 NINE = 1_767_258_000_000
 """2026-01-01T09:00:00Z: the first due time (any second would do)."""
@@ -215,14 +215,6 @@ class Poller:
     """The generation of its one pending look at the queue (older ones are void)."""
 
 
-@dataclass
-class LocalBatch:
-    messages: list[Message]
-    queue: int
-    received_ms: float
-    fired_until_ms: float = 0.0
-
-
 class LocalModel(Model):
     """Sundial's pipeline on the local runtime (module docstring)."""
 
@@ -364,7 +356,7 @@ class LocalModel(Model):
             self._dispatch(poller, batch)
 
     def _dispatch(self, poller: Poller, messages: list[Message]) -> None:
-        batch = LocalBatch(sorted(messages, key=lambda m: m.due_ms), poller.queue, self.loop.now)
+        batch = Invocation(sorted(messages, key=lambda m: m.due_ms), poller.queue, self.loop.now)
         self.invocations += 1
         self._work(lambda: self._claim_local(batch, 0))
 
@@ -449,13 +441,13 @@ class LocalModel(Model):
 
     # --- the trigger ---------------------------------------------------------------------------
 
-    def _claim_local(self, batch: LocalBatch, index: int) -> None:
+    def _claim_local(self, batch: Invocation, index: int) -> None:
         """The claims in due order, one UpdateItem each; each occurrence fires at
         ``max(due, claimed) + call_ms`` on its own thread while the next claim goes."""
         message = batch.messages[index]
         self.moto.call("Claim", self._claimed, batch, index, message)
 
-    def _claimed(self, batch: LocalBatch, index: int, message: Message) -> None:
+    def _claimed(self, batch: Invocation, index: int, message: Message) -> None:
         now = self.loop.now
         fired = max(float(message.due_ms), now) + self.local.call_ms
         self.lateness.append((message.due_ms, fired - message.due_ms, 1))
@@ -466,14 +458,14 @@ class LocalModel(Model):
         else:
             self.loop.at(batch.fired_until_ms, self._close_local, batch)
 
-    def _close_local(self, batch: LocalBatch) -> None:
+    def _close_local(self, batch: Invocation) -> None:
         """Batch.close (the run log, the places given back), then the event source's delete."""
         if self.loop.now > batch.received_ms + self.local.visibility_timeout_s * 1000:
             self.overdue_batches += 1
         calls: list[tuple[str, tuple[Any, ...]]] = [("PutItem", ()), ("UpdateItem", ())]
         self._chain(calls, self._close_delete, batch)
 
-    def _close_delete(self, batch: LocalBatch) -> None:
+    def _close_delete(self, batch: Invocation) -> None:
         self.moto.call("DeleteMessageBatch", self._deleted, self.queues[batch.queue], batch.messages)
 
 

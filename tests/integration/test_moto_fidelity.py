@@ -3,8 +3,11 @@ local/ patches it (tests/conftest.py applies the patches). These tests pin that 
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -12,6 +15,41 @@ import pytest
 from moto import mock_aws
 
 pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def counted(owner: Any, name: str) -> Iterator[list[int]]:
+    """Counts the uses of ``owner.name`` (a function, method, classmethod or property) while the
+    block runs: ``uses[0]``. What an unpatched moto does too often, each test counts."""
+    uses = [0]
+    original = inspect.getattr_static(owner, name)
+    own = name in vars(owner)
+    replacement: Any
+    if isinstance(original, property):
+        getter = original.fget
+        assert getter is not None
+
+        def get(self: Any) -> Any:
+            uses[0] += 1
+            return getter(self)
+
+        replacement = property(get)
+    else:
+        wrapped = original.__func__ if isinstance(original, classmethod) else original
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            uses[0] += 1
+            return wrapped(*args, **kwargs)
+
+        replacement = classmethod(call) if isinstance(original, classmethod) else call
+    setattr(owner, name, replacement)
+    try:
+        yield uses
+    finally:
+        if own:
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
 
 
 @pytest.fixture
@@ -70,23 +108,12 @@ def test_moto_server_looks_up_a_hosts_backend_once() -> None:
         "SignedHeaders=host, Signature=x",
         "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.GetItem",
     }
-    listed = 0
-    list_modules = werkzeug_app.backends.list_of_moto_modules
-
-    def counting() -> object:
-        nonlocal listed
-        listed += 1
-        return list_modules()
-
-    werkzeug_app.backends.list_of_moto_modules = counting  # type: ignore[assignment]
-    try:
+    with counted(werkzeug_app.backends, "list_of_moto_modules") as listed:
         first = app.get_application(dict(environ))
         again = [app.get_application(dict(environ)) for _ in range(5)]
-    finally:
-        werkzeug_app.backends.list_of_moto_modules = list_modules  # type: ignore[assignment]
     assert first.service == "dynamodb"  # type: ignore[attr-defined]
     assert all(app is first for app in again)
-    assert listed <= 1  # unpatched moto lists its package directory on every request
+    assert listed[0] <= 1  # unpatched moto lists its package directory on every request
 
 
 @pytest.fixture
@@ -126,23 +153,12 @@ def test_a_query_reads_its_partition_in_key_order_without_sorting_the_table(keye
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     dynamodb: Any = keyed_table
-    compared = 0
-    less_than = DynamoType.__lt__
-
-    def counting(self: Any, other: Any) -> bool:
-        nonlocal compared
-        compared += 1
-        return less_than(self, other)
-
-    DynamoType.__lt__ = counting  # type: ignore[method-assign]
-    try:
+    with counted(DynamoType, "__lt__") as compared:
         answer = dynamodb.query(
             TableName="fidelity", KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "p07"}}
         )
-    finally:
-        DynamoType.__lt__ = less_than  # type: ignore[method-assign]
     assert [(i["pk"]["S"], i["sk"]["N"]) for i in answer["Items"]] == [("p07", str(s)) for s in range(10)]
-    assert compared < 60  # the partition's 10 items; unpatched moto sorts all 200 items (208 comparisons)
+    assert compared[0] < 60  # the partition's 10 items; unpatched moto sorts all 200 items (208 comparisons)
 
     backwards = dynamodb.query(
         TableName="fidelity",
@@ -238,21 +254,10 @@ def test_a_receive_does_not_count_the_queue_for_each_message_and_still_drops_exp
     sqs.send_message_batch(  # still delayed: counted by moto's attributes, not received
         QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "later", "DelaySeconds": 900} for i in range(10)]
     )
-    built = 0
-    attributes = Queue.attributes
-
-    def counting(self: Any) -> Any:
-        nonlocal built
-        built += 1
-        return attributes.fget(self)  # type: ignore[attr-defined]
-
-    Queue.attributes = property(counting)  # type: ignore[assignment,method-assign]
-    try:
+    with counted(Queue, "attributes") as built:
         answer = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, VisibilityTimeout=0)
-    finally:
-        Queue.attributes = attributes  # type: ignore[method-assign]
     assert sorted(m["Body"] for m in answer["Messages"]) == ["0", "1", "2", "3", "4"]
-    assert built == 0  # unpatched moto builds them for every message it returns (15 times here)
+    assert built[0] == 0  # unpatched moto builds them for every message it returns (15 times here)
 
     stored = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].get_queue("fidelity")
     for message in stored._messages:
@@ -270,20 +275,9 @@ def test_a_send_does_not_count_the_queue_and_the_counts_stay_right(queue: tuple[
     sqs.send_message_batch(
         QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "later", "DelaySeconds": 900} for i in range(10)]
     )
-    looked_at = 0
-    delayed = Message.delayed
-
-    def counting(self: Any) -> Any:
-        nonlocal looked_at
-        looked_at += 1
-        return delayed.fget(self)  # type: ignore[attr-defined]
-
-    Message.delayed = property(counting)  # type: ignore[assignment,method-assign]
-    try:
+    with counted(Message, "delayed") as looked_at:
         sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": "more"} for i in range(10)])
-    finally:
-        Message.delayed = delayed  # type: ignore[method-assign]
-    assert looked_at == 0  # unpatched moto counts all 30 queued messages twice per message sent (600 here)
+    assert looked_at[0] == 0  # unpatched moto counts all 30 queued messages twice per message sent (600 here)
     received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=5, VisibilityTimeout=60)
     assert len(received["Messages"]) == 5
     counts = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
@@ -406,41 +400,21 @@ def test_a_dynamodb_answer_is_serialized_as_moto_serializes_it_without_its_gener
     assert {"TransactGetItems", "TransactWriteItems"} <= set(compared)
     assert "DeleteItem" not in compared  # moto adds a key of its own (ConsumedCapacityUnits): its walk answers
 
-    walked = 0
-    serialize = JSONSerializer.serialize
-
-    def counting(self: Any, result: Any) -> Any:
-        nonlocal walked
-        walked += 1
-        return serialize(self, result)
-
-    JSONSerializer.serialize = counting  # type: ignore[method-assign]
-    try:
+    with counted(JSONSerializer, "serialize") as walked:
         got = dynamodb.get_item(TableName="fidelity", Key={"pk": {"S": "p99"}, "sk": {"N": "1"}})
         described = dynamodb.describe_table(TableName="fidelity")  # timestamps: moto's own walk
-    finally:
-        JSONSerializer.serialize = serialize  # type: ignore[method-assign]
     assert got["Item"]["b"]["B"] == b"\x00\xffbytes"
     assert got["Item"]["bs"]["BS"] == [b"x", b"y"]
     assert described["Table"]["TableName"] == "fidelity"
-    assert walked == 1  # the description only; unpatched moto walks the GetItem's answer too
+    assert walked[0] == 1  # the description only; unpatched moto walks the GetItem's answer too
 
 
 def test_an_expression_is_parsed_once_and_its_values_still_decide(keyed_table: object) -> None:
     from moto.dynamodb.parsing.tokens import ExpressionTokenizer
 
     dynamodb: Any = keyed_table
-    tokenized = 0
-    make_list = ExpressionTokenizer.make_list.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: Any, expression: str) -> Any:
-        nonlocal tokenized
-        tokenized += 1
-        return make_list(cls, expression)
-
-    ExpressionTokenizer.make_list = classmethod(counting)  # type: ignore[method-assign,assignment]
     key = {"pk": {"S": "p06"}, "sk": {"N": "1"}}
-    try:
+    with counted(ExpressionTokenizer, "make_list") as tokenized:
         for due in range(5):
             dynamodb.update_item(
                 TableName="fidelity",
@@ -449,9 +423,7 @@ def test_an_expression_is_parsed_once_and_its_values_still_decide(keyed_table: o
                 ConditionExpression="due <> :d",
                 ExpressionAttributeValues={":d": {"N": str(due)}},
             )
-    finally:
-        ExpressionTokenizer.make_list = classmethod(make_list)  # type: ignore[method-assign,assignment]
-    assert tokenized <= 2  # unpatched moto tokenizes the update expression twice per call (10 here)
+    assert tokenized[0] <= 2  # unpatched moto tokenizes the update expression twice per call (10 here)
     stored = dynamodb.get_item(TableName="fidelity", Key=key)["Item"]
     assert stored["due"] == {"N": "4"}
     with pytest.raises(dynamodb.exceptions.ConditionalCheckFailedException):  # the same text, other values
