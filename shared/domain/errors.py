@@ -132,3 +132,15 @@ class QuotaExceeded(SundialError):
 
     code = "quota_exceeded"
     status = 429
+
+
+class LimitNotFound(SundialError):
+    code = "limit_not_found"
+    status = 404
+
+
+class OriginTaken(SundialError):
+    """Another of the tenant's limits has this origin already (one limit per origin)."""
+
+    code = "origin_taken"
+    status = 409

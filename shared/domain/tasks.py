@@ -40,6 +40,9 @@ class HttpTarget:
     method: str = "POST"
     headers: dict[str, str] = field(default_factory=dict)
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    limit: str | None = None
+    """The name of the tenant's limit this target is held to (shared/domain/limits.py); None:
+    the limit whose origin is the URL's, if there is one."""
 
 
 @dataclass(frozen=True)

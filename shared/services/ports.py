@@ -13,6 +13,7 @@ from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
 from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.domain.limits import Limit, LimitSpec
 from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
@@ -218,6 +219,31 @@ class Tenants(Protocol):
 
 class RateLimiter(Protocol):
     def take(self, key: str, rate: Rate, now_ms: float | None = None) -> Decision: ...
+
+
+# --- limits per destination ------------------------------------------------------------------
+
+
+class LimitStore(Protocol):
+    """A tenant's limits per destination (docs/receivers.md, section 1): items ``T#<tenant>`` /
+    ``L#<name>`` and ``LO#<origin>``, and the version on each state item ``LIMIT#<tenant>#<name>#<k>``."""
+
+    def put(self, tenant: str, name: str, spec: LimitSpec, now_ms: int) -> Limit:
+        """Create or replace a limit (its version bumped, its state's TAT kept);
+        :class:`OriginTaken` when another of the tenant's limits has the origin."""
+        ...
+
+    def get(self, tenant: str, name: str) -> Limit:
+        """The limit, or :class:`LimitNotFound` (also for another tenant's)."""
+        ...
+
+    def delete(self, tenant: str, name: str) -> None:
+        """Remove the limit, its origin entry and its state (:class:`LimitNotFound` if none)."""
+        ...
+
+    def for_tenant(self, tenant: str) -> Sequence[Limit]:
+        """All of the tenant's limits (at most MAX_LIMITS), by name: one query."""
+        ...
 
 
 # --- jobs ------------------------------------------------------------------------------------

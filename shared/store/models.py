@@ -11,7 +11,8 @@ item, told apart by ``kind``:
 
 Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
 recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job),
-``DL#<tenant>`` (a tenant's dead letters), ``T#<tenant>`` (a tenant's signing secrets).
+``DL#<tenant>`` (a tenant's dead letters), ``T#<tenant>`` (a tenant's item, keys, signing secrets
+and limits), ``LIMIT#<tenant>#<name>#<k>`` (a limit's state).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
 a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
@@ -288,6 +289,40 @@ class KeyEntryItem(_Table):
     revoked_ms = NumberAttribute(null=True)
 
 
+class LimitItem(_Table):
+    """``T#<tenant>`` / ``L#<name>``: a limit per destination as the tenant put it (docs/receivers.md);
+    the trigger reads a tenant's with one query (``begins_with(sk, "L#")``) and keeps them."""
+
+    name = UnicodeAttribute()
+    per_second = NumberAttribute()
+    burst = NumberAttribute()
+    max_in_flight = NumberAttribute(null=True)
+    origin = UnicodeAttribute(null=True)
+    version = NumberAttribute()
+    created_ms = NumberAttribute()
+    updated_ms = NumberAttribute()
+
+
+class LimitOriginItem(_Table):
+    """``T#<tenant>`` / ``LO#<origin>``: which limit has an origin (one limit per origin), written
+    and deleted in the same transaction as the limit."""
+
+    name = UnicodeAttribute()
+
+
+class LimitStateItem(_Table):
+    """``LIMIT#<tenant>#<name>#<k>`` / ``S``: sub-bucket ``k`` of a limit's state, on a partition of
+    its own (bookings must not share the tenant's partition with its quota counter):
+    ``version`` the limit's version (written by every PUT, a booking is conditional on it),
+    ``tat_ms`` GCRA's theoretical arrival time, ``hold_until_ms`` a receiver's Retry-After for
+    the whole limit, ``slots`` run id -> lease end (ms) of the calls in flight."""
+
+    version = NumberAttribute()
+    tat_ms = NumberAttribute(null=True)
+    hold_until_ms = NumberAttribute(null=True)
+    slots = MapAttribute[str, Any](null=True)
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -304,6 +339,9 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     TenantEntryItem,
     KeyItem,
     KeyEntryItem,
+    LimitItem,
+    LimitOriginItem,
+    LimitStateItem,
 )
 
 
