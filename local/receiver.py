@@ -26,6 +26,8 @@ class Call:
     """time.time() when the request arrived."""
     raw: bytes = b""
     """The body's exact bytes (what a signature covers)."""
+    answered: float | None = None
+    """time.time() when the answer was sent (None: not yet)."""
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Receiver:
     200 when not scripted."""
     _served: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     lock: threading.Lock = field(default_factory=threading.Lock)
+    slow: dict[str, float] = field(default_factory=dict)
+    """Path -> seconds each call to it takes before it is answered."""
 
     def script(self, path: str, *answers: int | tuple[int, dict[str, str]]) -> str:
         self.scripts[path] = list(answers)
@@ -54,6 +58,29 @@ class Receiver:
                 return calls
             time.sleep(0.05)
         return self.calls_to(path)
+
+    def most_outstanding(self, path: str) -> int:
+        """The most calls to ``path`` that were outstanding (arrived, not yet answered) at once."""
+        events = sorted(
+            [(c.at, 1) for c in self.calls_to(path)]
+            + [(c.answered if c.answered is not None else float("inf"), -1) for c in self.calls_to(path)],
+            key=lambda e: (e[0], e[1]),  # an answer at the same instant as an arrival comes first
+        )
+        most = current = 0
+        for _, step in events:
+            current += step
+            most = max(most, current)
+        return most
+
+    def most_starts_per_second(self, path: str) -> int:
+        """The most calls to ``path`` that arrived within any one second (a sliding window)."""
+        times = sorted(c.at for c in self.calls_to(path))
+        most, first = 0, 0
+        for last, at in enumerate(times):
+            while at - times[first] >= 1.0:
+                first += 1
+            most = max(most, last - first + 1)
+        return most
 
     def _answer(self, path: str) -> tuple[int, dict[str, str]]:
         with self.lock:
@@ -82,6 +109,8 @@ def running_receiver() -> Iterator[Receiver]:
             with receiver.lock:
                 receiver.calls.append(call)
             status, headers = receiver._answer(self.path)
+            if (pause := receiver.slow.get(self.path)) is not None:
+                time.sleep(pause)
             payload = b'{"ok": true}'
             self.send_response(status)
             for name, value in headers.items():
@@ -90,6 +119,8 @@ def running_receiver() -> Iterator[Receiver]:
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+            self.wfile.flush()
+            call.answered = time.time()
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _serve
 

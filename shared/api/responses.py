@@ -79,6 +79,9 @@ class RunOut(Model):
     attempts: int
     lateness_ms: int | None = Field(description="How late its first attempt started, in milliseconds.")
     last_error: str | None
+    throttled_ms: int = Field(
+        0, description="How long limits per destination held the run back, in milliseconds (0: never)."
+    )
 
 
 class RunPage(Model):

@@ -98,6 +98,7 @@ def run_view(run: Run) -> RunOut:
         attempts=run.attempts,
         lateness_ms=run.lateness_ms,
         last_error=run.last_error,
+        throttled_ms=run.throttled_ms,
     )
 
 

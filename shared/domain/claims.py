@@ -46,6 +46,7 @@ class Success:
     attempts: int
     counted_in: str | None = None
     """The tenant whose quota counted the task this success completes (None: not counted)."""
+    throttled_ms: int = 0
 
 
 class Result(StrEnum):
@@ -58,6 +59,8 @@ class Result(StrEnum):
     SKIPPED = "skipped"
     DROPPED = "dropped"
     EARLY = "early"
+    THROTTLED = "throttled"
+    """Held back by a limit per destination: put back on the delay queue for when it may start."""
     IN_FLIGHT = "in_flight"
     """Another trigger holds the run's lease: the message must come back after it (if that
     trigger crashed, the redelivered message fires the occurrence once the lease runs out)."""

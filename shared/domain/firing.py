@@ -97,22 +97,77 @@ class Staged:
     run_id: str
     attempt: int = 1
     one_shot: bool = True
+    held: bool = False
+    """Put back by a limit per destination (docs/receivers.md): its run waits, ``throttled``, for
+    this message, which claims it without using an attempt."""
+    start_ms: int | None = None
+    """A held occurrence's booked start (None: it books again when it comes back)."""
+    booked: tuple[tuple[str, int], ...] = ()
+    """The limits (name, version) its start was booked under: a limit changed since is booked again."""
+    ready_ms: int | None = None
+    """A held attempt: when it would have started without limits (it is throttled from then)."""
+    throttled_ms: int = 0
+    """How long limits held this run's earlier attempts back."""
 
     def to_message(self) -> dict[str, object]:
-        return {"t": self.task_id, "d": self.due_ms, "r": self.run_id, "a": self.attempt, "o": self.one_shot}
+        message: dict[str, object] = {
+            "t": self.task_id,
+            "d": self.due_ms,
+            "r": self.run_id,
+            "a": self.attempt,
+            "o": self.one_shot,
+        }
+        if self.held:
+            message["h"] = 1
+            if self.start_ms is not None:
+                message["s"] = self.start_ms
+            if self.booked:
+                message["v"] = [[name, version] for name, version in self.booked]
+            if self.ready_ms is not None:
+                message["y"] = self.ready_ms
+        if self.throttled_ms:
+            message["w"] = self.throttled_ms
+        return message
 
     @classmethod
     def from_message(cls, body: dict[str, object]) -> Staged:
+        start, ready = body.get("s"), body.get("y")
+        booked = body.get("v") or []
+        if not isinstance(booked, list):
+            raise ValueError("v: a list of [limit, version]")
         return cls(
             task_id=str(body["t"]),
             due_ms=int(str(body["d"])),
             run_id=str(body["r"]),
             attempt=int(str(body.get("a", 1))),
             one_shot=bool(body.get("o", True)),
+            held=bool(body.get("h", False)),
+            start_ms=None if start is None else int(str(start)),
+            booked=tuple((str(name), int(str(version))) for name, version in booked),
+            ready_ms=None if ready is None else int(str(ready)),
+            throttled_ms=int(str(body.get("w", 0))),
         )
 
-    def next_attempt(self) -> Staged:
-        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot)
+    def next_attempt(self, throttled_ms: int | None = None) -> Staged:
+        """The next attempt of the run; ``throttled_ms``: the run's throttled time so far."""
+        throttled = self.throttled_ms if throttled_ms is None else throttled_ms
+        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot, throttled_ms=throttled)
+
+    def hold(self, start_ms: int | None, booked: tuple[tuple[str, int], ...], ready_ms: int) -> Staged:
+        """This attempt put back until ``start_ms`` (None: to book again when it comes back);
+        ``ready_ms``: when it would have started without limits (the first hold's stays)."""
+        return Staged(
+            self.task_id,
+            self.due_ms,
+            self.run_id,
+            self.attempt,
+            self.one_shot,
+            held=True,
+            start_ms=start_ms,
+            booked=booked,
+            ready_ms=self.ready_ms if self.ready_ms is not None else ready_ms,
+            throttled_ms=self.throttled_ms,
+        )
 
 
 def staged_for(task_id: str, due_ms: int, one_shot: bool) -> Staged:

@@ -116,6 +116,20 @@ def limit_for(target: HttpTarget, limits: list[Limit] | tuple[Limit, ...]) -> Li
     return next((lim for lim in limits if lim.origin == origin), None)
 
 
+@dataclass(frozen=True)
+class Booking:
+    start_ms: int
+    """The earliest start the limit gives a call (never before its reference)."""
+
+
+@dataclass(frozen=True)
+class LimitState:
+    """What a held occurrence reads of a limit's sub-bucket when it comes back."""
+
+    version: int
+    hold_until_ms: int | None
+
+
 def booked_start(new_tat_ms: float, reference_ms: float, rate: Rate) -> float:
     """When a booking starts, from the TAT the booking left (``new_tat_ms``): the TAT before it
     was one interval less, and a call may start ``burst - 1`` intervals before that; never

@@ -22,6 +22,8 @@ class RunStatus(StrEnum):
     FAILED = "failed"
     DEAD_LETTERED = "dead_lettered"
     SKIPPED = "skipped"
+    THROTTLED = "throttled"
+    """Held back by a limit per destination: it fires when the limit allows (no attempt used)."""
 
 
 class LetterStatus(StrEnum):
@@ -42,8 +44,16 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.STAGED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
     # A firing run whose lease expired (a crash mid-callback) is fired again: firing -> firing.
     RunStatus.FIRING: frozenset(
-        {RunStatus.FIRING, RunStatus.SUCCEEDED, RunStatus.RETRYING, RunStatus.FAILED, RunStatus.DEAD_LETTERED}
+        {
+            RunStatus.FIRING,
+            RunStatus.SUCCEEDED,
+            RunStatus.RETRYING,
+            RunStatus.FAILED,
+            RunStatus.DEAD_LETTERED,
+            RunStatus.THROTTLED,
+        }
     ),
+    RunStatus.THROTTLED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
     RunStatus.RETRYING: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
     RunStatus.SUCCEEDED: frozenset(),
     RunStatus.FAILED: frozenset(),

@@ -108,6 +108,8 @@ class Run:
     fired_at: datetime | None = None
     lateness_ms: int | None = None
     last_error: str | None = None
+    throttled_ms: int = 0
+    """How long limits per destination held the run back (shared/domain/limits.py)."""
 
 
 @dataclass(frozen=True)

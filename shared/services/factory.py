@@ -18,6 +18,7 @@ from shared.domain.codec import target_from_dict
 from shared.domain.errors import StorageUnavailable
 from shared.domain.ids import new_run_id
 from shared.domain.jobs import ProcessorFailed
+from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
@@ -28,16 +29,18 @@ from shared.services.ports import Processor, ScanRequester
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
+from shared.services.throttling import Throttling
 from shared.settings import Settings
 from shared.store.admin_key import SecretsManagerAdminKey
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
-from shared.store.models import bind_table
+from shared.store.models import LimitItem, bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
 from shared.store.signing import DynamoSigningSecrets
 from shared.store.tenants import DynamoTenants
+from shared.store.throttle import DynamoThrottle
 
 
 def _stager(settings: Settings) -> SqsStager | None:
@@ -127,7 +130,29 @@ def build_trigger(settings: Settings) -> Trigger:
         settings.timing,
         DynamoDeadLetters(settings.retention_ms),
         signer=signing.signer if (signing := build_signing_service(settings)) is not None else None,
+        throttling=Throttling(DynamoThrottle(), _StoredLimits()),
     )
+
+
+class _StoredLimits:
+    """Placeholder until the limits store lands: the tenant's limits read on every call."""
+
+    def limits(self, tenant: str) -> tuple[Limit, ...]:
+        return tuple(
+            Limit(
+                tenant,
+                item.name,
+                float(item.per_second),
+                int(item.burst),
+                int(item.max_in_flight) if item.max_in_flight is not None else None,
+                item.origin,
+                int(item.version),
+            )
+            for item in LimitItem.query(f"T#{tenant}", LimitItem.sk.startswith("L#"))
+        )
+
+    def refresh(self, tenant: str) -> tuple[Limit, ...]:
+        return self.limits(tenant)
 
 
 def _job_starter(settings: Settings) -> JobTargetStarter | None:

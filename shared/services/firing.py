@@ -8,15 +8,17 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shared.delivery import Envelope, Outcome
 from shared.domain.claims import Claimed, Fired, Refusal, Result, Success
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import (
+    MAX_DELAY_SECONDS,
     Decision,
     Staged,
     Timing,
+    delay_seconds,
     misfire_decision,
     next_occurrence,
     scan_window,
@@ -29,12 +31,18 @@ from shared.domain.tasks import DeadLetter, HttpTarget, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
+from shared.services.throttling import Limited, Throttling
 from shared.topology import DELAY_MAX_RECEIVES
 
 SCAN_LEASE_MS = 50_000
 """A scan holds its shard this long at most (the scanner function's timeout is 60 s)."""
 CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
 """Pauses between claim attempts refused as BEHIND or EARLY (the last attempt has none after it)."""
+HOLD_SLACK_MS = 1_000
+"""A start a limit books further than the staging lead and this after now puts the occurrence
+back on the delay queue; a nearer one is waited out, as a due time is."""
+SLOT_WAIT_S = 1
+"""An occurrence whose limit has all its in-flight slots taken comes back this much later."""
 
 
 def now_ms() -> int:
@@ -108,6 +116,14 @@ class Ran:
     fired_ms: int = 0
     outcomes: tuple[Outcome, ...] = ()
     """The outcome of each target this attempt called."""
+    called: tuple[int, ...] = ()
+    """The index of the target of each outcome."""
+    held: tuple[Staged, int] | None = None
+    """Put back by a limit: the held copy of the message and its delay (seconds)."""
+    throttled_ms: int = 0
+    """How long limits have held the run back, this attempt included."""
+    limited: tuple[Limited, ...] = ()
+    """The targets a limit held (a Retry-After from one holds its whole limit)."""
 
 
 @dataclass
@@ -126,6 +142,8 @@ class Trigger:
     the last one a batch gives the occurrence up (:meth:`Batch.fire`)."""
     signer: Callable[[str], Signer] | None = None
     """The tenant's signer (SigningService.signer): HTTP targets get signed calls; None: unsigned."""
+    throttling: Throttling | None = None
+    """Limits per destination (docs/receivers.md); None: no target is limited."""
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
     """Calls the targets of a task with several, side by side."""
 
@@ -146,9 +164,15 @@ class Trigger:
         pause; any other refusal is the occurrence's answer (:class:`Fired`) at once."""
         if turn is not None:
             turn.wait()
+        if staged.start_ms is not None and staged.start_ms - self.clock() > self.timing.lead_ms + HOLD_SLACK_MS:
+            # back before its start (a wait longer than SQS's longest delay): on its way again
+            if turn is not None:
+                turn.done()
+            self.stager.send([(staged, delay_seconds(staged.start_ms, self.clock(), self.timing.lead_ms))])
+            return Fired(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
         for attempt, pause in enumerate(CLAIM_RETRY_PAUSES_S):
             now = self.clock()
-            lease = max(now, staged.due_ms) + self.timing.lease_ms
+            lease = max(now, staged.start_ms or staged.due_ms) + self.timing.lease_ms
             try:
                 claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
             finally:
@@ -172,19 +196,77 @@ class Trigger:
         if skipped is not None:
             return Ran(claim.claimed.targets_done, skipped=skipped)
         pending = [(i, t) for i, t in enumerate(task.targets) if not claim.claimed.targets_done & (1 << i)]
+        start, limited, throttled, held = self._limits(claim, pending)
+        if held is not None:
+            return Ran(claim.claimed.targets_done, held=held, throttled_ms=throttled)
         signing = self._signing(task, pending)
-        wait = staged.due_ms - self.clock()
+        wait = max(staged.due_ms, start) - self.clock()
         if wait > 0:
             self.sleep(wait / 1000)
+        throttling = self.throttling
+        if limited and throttling is not None and not throttling.acquire(staged.run_id, limited, self.clock()):
+            # every in-flight slot is taken: back in a second, to book again
+            back = staged.hold(None, (), self._ready(claim))
+            return Ran(claim.claimed.targets_done, held=(back, SLOT_WAIT_S), throttled_ms=throttled)
         fired = self.clock()
-        done, outcomes = self._call(task, staged, claim.claimed, fired, pending, signing)
-        return Ran(done, fired_ms=fired, outcomes=tuple(outcomes))
+        try:
+            done, outcomes = self._call(task, staged, claim.claimed, fired, pending, signing)
+        finally:
+            if limited and throttling is not None:
+                throttling.release(staged.run_id, limited)
+        return Ran(
+            done,
+            fired_ms=fired,
+            outcomes=tuple(outcomes),
+            called=tuple(i for i, _ in pending),
+            throttled_ms=throttled,
+            limited=limited,
+        )
+
+    def _ready(self, claim: Claim) -> int:
+        """When this attempt would start were no target limited."""
+        staged = claim.staged
+        return staged.ready_ms if staged.ready_ms is not None else max(staged.due_ms, claim.at_ms)
+
+    def _limits(
+        self, claim: Claim, pending: list[tuple[int, Target]]
+    ) -> tuple[int, tuple[Limited, ...], int, tuple[Staged, int] | None]:
+        """The start the targets' limits give this attempt, the limited targets, the run's
+        throttled time at that start, and (when the start is too far to wait out) the held copy
+        of the message with its delay. A held copy come back at its start calls then, with no
+        second booking, unless its limit changed or a receiver asked it to wait meanwhile."""
+        staged, task = claim.staged, claim.claimed.task
+        if self.throttling is None:
+            return staged.due_ms, (), staged.throttled_ms, None
+        limited = self.throttling.limited(task.tenant, staged.run_id, pending)
+        if not limited:
+            return staged.due_ms, (), staged.throttled_ms, None
+        ready = self._ready(claim)
+        if staged.held and self.throttling.still_booked(staged, limited):
+            assert staged.start_ms is not None
+            start, booked = staged.start_ms, staged.booked
+        else:
+            booking = self.throttling.book(task.tenant, staged.run_id, pending, max(staged.due_ms, self.clock()))
+            start, limited, booked = booking.start_ms, booking.limited, booking.booked
+        throttled = staged.throttled_ms + max(0, start - ready)
+        now = self.clock()
+        if start - now <= self.timing.lead_ms + HOLD_SLACK_MS:
+            return start, limited, throttled, None
+        delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
+        return start, limited, throttled, (staged.hold(start, booked, ready), delay)
 
     def settle(self, claim: Claim, ran: Ran) -> Fired:
         """Record what the run did: skipped; succeeded (a one-shot's success waits for the
         batch's run log, :meth:`Batch.close`); retried later (every failure worth retrying and
         an attempt left); or failed for good (dead-lettered when its retries ran out)."""
         task, staged = claim.claimed.task, claim.staged
+        if ran.held is not None:
+            held, delay = ran.held
+            self.stager.send([(held, delay)])
+            back = held.start_ms if held.start_ms is not None else self.clock() + delay * 1000
+            lease = back + self.timing.lease_ms
+            self.store.record_hold(staged, lease_until_ms=lease, throttled_ms=ran.throttled_ms)
+            return Fired(staged, Result.THROTTLED, reason=f"held back by a limit for {delay} s")
         if ran.skipped is not None:
             run = Run(
                 staged.run_id,
@@ -202,7 +284,7 @@ class Trigger:
         if not failures:
             if staged.one_shot:
                 counted_in = task.tenant if claim.claimed.counted else None
-                success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in)
+                success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in, ran.throttled_ms)
                 return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt, success=success)
             run = Run(
                 staged.run_id,
@@ -212,17 +294,29 @@ class Trigger:
                 staged.attempt,
                 from_ms(fired),
                 lateness,
+                throttled_ms=ran.throttled_ms,
             )
             self._finish(claim.claimed, staged, run, done)
             return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt)
         error = "; ".join(o.error or "failed" for o in failures)
+        self._hold_limits(ran)
         if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
-            # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503); up
-            # to 15 minutes, SQS's longest delay (the stager caps it).
+            # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503, up
+            # to an hour): a wait past SQS's longest delay comes back early and is sent on again.
             asked = [math.ceil(o.retry_after_s) for o in failures if o.retry_after_s is not None]
             delay = max([round(task.retry.delay_after(staged.attempt)), *asked])
-            self.stager.send([(staged.next_attempt(), delay)])
-            self.store.record_retry(staged, error=error, targets_done=done, fired_ms=fired, lateness_ms=lateness)
+            following = staged.next_attempt(ran.throttled_ms)
+            if delay > MAX_DELAY_SECONDS:
+                following = replace(following, start_ms=self.clock() + delay * 1000)
+            self.stager.send([(following, min(delay, MAX_DELAY_SECONDS))])
+            self.store.record_retry(
+                staged,
+                error=error,
+                targets_done=done,
+                fired_ms=fired,
+                lateness_ms=lateness,
+                throttled_ms=ran.throttled_ms,
+            )
             return Fired(staged, Result.RETRYING, lateness, staged.attempt, reason=error)
         exhausted = all(o.retryable for o in failures)
         status = RunStatus.DEAD_LETTERED if exhausted else RunStatus.FAILED
@@ -230,10 +324,29 @@ class Trigger:
         self.stager.dead_letter(staged, reason, task.owner_id)
         self.dead_letters.record(dead_letter(task, staged, reason, self.clock()))
         run = Run(
-            staged.run_id, task.id, from_ms(staged.due_ms), status, staged.attempt, from_ms(fired), lateness, error
+            staged.run_id,
+            task.id,
+            from_ms(staged.due_ms),
+            status,
+            staged.attempt,
+            from_ms(fired),
+            lateness,
+            error,
+            ran.throttled_ms,
         )
         self._finish(claim.claimed, staged, run, done)
         return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
+
+    def _hold_limits(self, ran: Ran) -> None:
+        """A limited receiver that answered 429 or 503 with Retry-After spoke for its whole
+        limit: no call to it starts before then (up to an hour)."""
+        if self.throttling is None or not ran.limited:
+            return
+        by_index = {item.index: item for item in ran.limited}
+        for index, outcome in zip(ran.called, ran.outcomes, strict=True):
+            item = by_index.get(index)
+            if item is not None and outcome.retry_after_s is not None:
+                self.throttling.hold([item], self.clock() + math.ceil(outcome.retry_after_s * 1000))
 
     def _skip_reason(self, task: Task, staged: Staged, now: int) -> str | None:
         """Why a claimed occurrence is not fired (``None``: it fires): missed under the skip

@@ -13,7 +13,7 @@ from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
 from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
-from shared.domain.limits import Limit, LimitSpec
+from shared.domain.limits import Booking, Limit, LimitSpec, LimitState
 from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
@@ -125,8 +125,19 @@ class PipelineStore(Protocol):
         ...
 
     def record_retry(
-        self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int
+        self,
+        staged: Staged,
+        *,
+        error: str,
+        targets_done: int,
+        fired_ms: int,
+        lateness_ms: int,
+        throttled_ms: int = 0,
     ) -> bool: ...
+
+    def record_hold(self, staged: Staged, *, lease_until_ms: int, throttled_ms: int) -> bool:
+        """A claimed attempt put back by a limit per destination (its attempt not used)."""
+        ...
 
     def finish_one_shot(
         self,
@@ -244,6 +255,22 @@ class LimitStore(Protocol):
     def for_tenant(self, tenant: str) -> Sequence[Limit]:
         """All of the tenant's limits (at most MAX_LIMITS), by name: one query."""
         ...
+
+
+class Throttle(Protocol):
+    """The state of limits per destination (shared/store/throttle.py): bookings, in-flight slots,
+    a receiver's hold. Every method answers None (or raises nothing new) when the limit is not
+    at the version the caller read: it reads the tenant's limits again."""
+
+    def book(self, limit: Limit, k: int, reference_ms: int) -> Booking | None: ...
+
+    def acquire(self, limit: Limit, k: int, run_id: str, now_ms: int, lease_until_ms: int) -> bool | None: ...
+
+    def release(self, limit: Limit, k: int, run_id: str) -> None: ...
+
+    def hold(self, limit: Limit, until_ms: int) -> None: ...
+
+    def state(self, limit: Limit, k: int, consistent: bool = False) -> LimitState | None: ...
 
 
 # --- jobs ------------------------------------------------------------------------------------

@@ -115,6 +115,7 @@ def run_of(item: TaskItem) -> Run | None:
         fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
         lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
         last_error=item.last_error,
+        throttled_ms=int(item.throttled_ms or 0),
     )
 
 
@@ -133,6 +134,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
             fired_at=from_ms(int(entry["fired_ms"])),
             lateness_ms=int(entry["lateness_ms"]),
             attempts=int(entry["attempts"]),
+            throttled_ms=int(entry.get("throttled_ms", 0)),
         )
         if status is TaskStatus.SCHEDULED and item.next_fire_ms == item.run_due_ms:
             status, next_fire = TaskStatus.COMPLETED, None
@@ -171,6 +173,7 @@ def run_from_item(item: RunItem) -> Run:
         fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
         lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
         last_error=item.last_error,
+        throttled_ms=int(item.throttled_ms or 0),
     )
 
 

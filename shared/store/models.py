@@ -111,6 +111,8 @@ class TaskItem(BucketItem, discriminator="task"):
     attempts = NumberAttribute(null=True)
     fired_ms = NumberAttribute(null=True)
     lateness_ms = NumberAttribute(null=True)
+    throttled_ms = NumberAttribute(null=True)
+    """How long limits per destination held the run back (a held run: until its booked start)."""
     lease_until_ms = NumberAttribute(null=True)
     run_log = UnicodeAttribute(null=True)
     """The trigger batch whose run log holds this run's success (docs/design.md, section 2.4)."""
@@ -151,6 +153,7 @@ class RunItem(_Table):
     fired_ms = NumberAttribute(null=True)
     attempts = NumberAttribute(default=0)
     lateness_ms = NumberAttribute(null=True)
+    throttled_ms = NumberAttribute(null=True)
     last_error = UnicodeAttribute(null=True)
     child = UnicodeAttribute(null=True)
     """An extra run (run now, redrive): the one-shot task that carries it, whose item holds
@@ -193,7 +196,7 @@ class RunLogItem(_Table):
     allow (1,000) stays far below an item's 400 KB."""
 
     runs = MapAttribute[str, Any]()
-    """run id -> {fired_ms, lateness_ms, attempts}."""
+    """run id -> {fired_ms, lateness_ms, attempts, throttled_ms (when held back)}."""
 
 
 class JobItem(_Table):

@@ -51,6 +51,10 @@ def _home(task_id: str) -> TaskItem:
     return TaskItem(pk, sk)
 
 
+def _throttled(throttled_ms: int) -> list[Action]:
+    return [TaskItem.throttled_ms.set(throttled_ms)] if throttled_ms else []
+
+
 def _same_run(staged: Staged) -> Condition:
     return (
         (TaskItem.run_id == staged.run_id)
@@ -142,12 +146,22 @@ class DynamoPipelineStore:
         its own) does not stop the claim."""
         item = _home(staged.task_id)
         armed = (TaskItem.status == SCHEDULED) & (TaskItem.due_ms == staged.due_ms)
-        if staged.attempt == 1:
+        if staged.held:
+            # put back by a limit: its run waits, throttled, for this message (no attempt used)
+            mine = (
+                (TaskItem.run_id == staged.run_id)
+                & (TaskItem.run_due_ms == staged.due_ms)
+                & (TaskItem.run_status == RunStatus.THROTTLED.value)
+                & (TaskItem.attempts == staged.attempt - 1)
+            )
+            actions: list[Action] = []
+        elif staged.attempt == 1:
             mine = TaskItem.run_due_ms.does_not_exist() | (TaskItem.run_due_ms != staged.due_ms)
-            actions: list[Action] = [
+            actions = [
                 TaskItem.targets_done.set(0),
                 TaskItem.last_error.remove(),
                 TaskItem.fired_ms.remove(),
+                TaskItem.throttled_ms.remove(),
             ]
         else:
             mine = (
@@ -197,7 +211,10 @@ class DynamoPipelineStore:
             return Refusal.BEHIND if staged.attempt == 1 else Refusal.STALE
         if current.run_id != staged.run_id:
             return Refusal.STALE
-        if current.run_status == FIRING and current.attempts == staged.attempt - 1:
+        if current.run_status == FIRING and (
+            current.attempts == staged.attempt - 1 or (staged.held and current.attempts == staged.attempt)
+        ):
+            # a retry (or a held copy) overtook the write that records the attempt before it
             return Refusal.EARLY
         if current.run_status != FIRING or current.attempts != staged.attempt:
             return Refusal.DONE
@@ -234,7 +251,7 @@ class DynamoPipelineStore:
             return
         if current.status not in (TaskStatus.CANCELLED.value, TaskStatus.COMPLETED.value):
             return  # paused: it still counts, and may fire after it resumes
-        retrying = current.run_status == RunStatus.RETRYING.value
+        retrying = current.run_status in (RunStatus.RETRYING.value, RunStatus.THROTTLED.value)
         died = current.run_status == FIRING and (current.lease_until_ms or 0) < now_ms
         if not retrying and not died:
             return
@@ -284,7 +301,9 @@ class DynamoPipelineStore:
         if not successes:
             return
         runs: dict[str, Any] = {
-            s.run_id: {"fired_ms": s.fired_ms, "lateness_ms": s.lateness_ms, "attempts": s.attempts} for s in successes
+            s.run_id: {"fired_ms": s.fired_ms, "lateness_ms": s.lateness_ms, "attempts": s.attempts}
+            | ({"throttled_ms": s.throttled_ms} if s.throttled_ms else {})
+            for s in successes
         }
         log = RunLogItem(f"RL#{log_id}", "RL", runs=runs, expires_at=self._expiry(now_ms))
         try:
@@ -299,7 +318,16 @@ class DynamoPipelineStore:
             except StorageUnavailable:
                 logger.warning("a tenant's freed places were not given back", extra={"tenant": tenant, "count": count})
 
-    def record_retry(self, staged: Staged, *, error: str, targets_done: int, fired_ms: int, lateness_ms: int) -> bool:
+    def record_retry(
+        self,
+        staged: Staged,
+        *,
+        error: str,
+        targets_done: int,
+        fired_ms: int,
+        lateness_ms: int,
+        throttled_ms: int = 0,
+    ) -> bool:
         return self._update_run(
             staged,
             [
@@ -309,6 +337,22 @@ class DynamoPipelineStore:
                 TaskItem.fired_ms.set(TaskItem.fired_ms | fired_ms),
                 TaskItem.lateness_ms.set(TaskItem.lateness_ms | lateness_ms),
                 TaskItem.lease_until_ms.remove(),
+                *_throttled(throttled_ms),
+            ],
+        )
+
+    def record_hold(self, staged: Staged, *, lease_until_ms: int, throttled_ms: int) -> bool:
+        """A claimed attempt put back by a limit: its run waits ``throttled`` (the attempt not
+        used) for the held copy of its message, held by the lease until its start and after;
+        ``throttled_ms``: what the run will have been held back when it starts. False when the
+        run moved on meanwhile."""
+        return self._update_run(
+            staged,
+            [
+                TaskItem.run_status.set(RunStatus.THROTTLED.value),
+                TaskItem.attempts.set(staged.attempt - 1),
+                TaskItem.lease_until_ms.set(lease_until_ms),
+                *_throttled(throttled_ms),
             ],
         )
 
@@ -334,6 +378,7 @@ class DynamoPipelineStore:
             TaskItem.targets_done.set(targets_done),
             TaskItem.lease_until_ms.remove(),
             TaskItem.expires_at.set(self._expiry(now_ms)),
+            *_throttled(run.throttled_ms),
         ]
         if run.fired_at is not None:
             actions.append(TaskItem.fired_ms.set(TaskItem.fired_ms | to_ms(run.fired_at)))
@@ -427,6 +472,7 @@ class DynamoPipelineStore:
                 fired_ms=to_ms(run.fired_at) if run.fired_at else None,
                 attempts=run.attempts,
                 lateness_ms=run.lateness_ms,
+                throttled_ms=run.throttled_ms or None,
                 last_error=run.last_error,
                 expires_at=expires,
             ).save()
@@ -438,6 +484,7 @@ class DynamoPipelineStore:
                 TaskItem.last_error.remove(),
                 TaskItem.fired_ms.remove(),
                 TaskItem.lateness_ms.remove(),
+                TaskItem.throttled_ms.remove(),
             ]
             if next_due_ms is None:
                 actions: list[Action] = [

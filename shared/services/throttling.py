@@ -1,0 +1,136 @@
+"""Limits per destination in the firing path (docs/receivers.md, section 1): which of a run's
+targets are limited, the start their limits book for it, their in-flight slots, and a
+receiver's Retry-After held limit-wide. The trigger (shared/services/firing.py) decides what to
+do with a start: call at once, wait out a short one, or put the occurrence back."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from shared.domain.firing import Staged
+from shared.domain.limits import Limit, limit_for
+from shared.domain.tasks import HttpTarget, Target
+from shared.observability import logger
+from shared.services.ports import Throttle
+
+SLOT_MARGIN_MS = 5_000
+"""An in-flight slot's lease: the call's timeout and this (a crashed trigger's slot comes back then)."""
+BOOKING_ROUNDS = 3
+"""A booking that finds its limit changed reads the tenant's limits again, at most this often."""
+
+
+class LimitSource(Protocol):
+    """A tenant's limits, as a trigger container keeps them (shared/services/limits.py)."""
+
+    def limits(self, tenant: str) -> Sequence[Limit]: ...
+
+    def refresh(self, tenant: str) -> Sequence[Limit]: ...
+
+
+@dataclass(frozen=True)
+class Limited:
+    """One of a run's targets that a limit holds: the target's index, its limit, the
+    sub-bucket the run books in."""
+
+    index: int
+    limit: Limit
+    k: int
+    timeout_ms: int
+
+
+@dataclass(frozen=True)
+class Start:
+    """What the limits of a run's targets give it: when it may start and what it booked."""
+
+    start_ms: int
+    limited: tuple[Limited, ...]
+    booked: tuple[tuple[str, int], ...]
+
+
+@dataclass
+class Throttling:
+    throttle: Throttle
+    source: LimitSource
+
+    def limited(self, tenant: str, run_id: str, pending: Sequence[tuple[int, Target]]) -> tuple[Limited, ...]:
+        """The pending targets a limit of the tenant holds (none: no write, no read)."""
+        http = [(i, t) for i, t in pending if isinstance(t, HttpTarget)]
+        if not http:
+            return ()
+        return _match(self.source.limits(tenant), run_id, http)
+
+    def book(self, tenant: str, run_id: str, pending: Sequence[tuple[int, Target]], reference_ms: int) -> Start:
+        """Book each limited target's call at or after ``reference_ms``: the run starts at the
+        latest of them. A limit changed or deleted since the container read it is read again."""
+        http = [(i, t) for i, t in pending if isinstance(t, HttpTarget)]
+        limits = self.source.limits(tenant)
+        for _ in range(BOOKING_ROUNDS):
+            limited = _match(limits, run_id, http)
+            starts, stale = [], False
+            for item in limited:
+                booking = self.throttle.book(item.limit, item.k, reference_ms)
+                if booking is None:
+                    stale = True
+                    break
+                starts.append(booking.start_ms)
+            if not stale:
+                booked = tuple(sorted({(item.limit.name, item.limit.version) for item in limited}))
+                return Start(max([reference_ms, *starts]), limited, booked)
+            limits = self.source.refresh(tenant)
+        logger.warning("limits kept changing while booking; the call goes unthrottled", extra={"run_id": run_id})
+        return Start(reference_ms, (), ())
+
+    def still_booked(self, staged: Staged, limited: Sequence[Limited]) -> bool:
+        """Whether a held occurrence's booked start still stands when it comes back: its limits
+        are at the versions it booked under and no receiver asked the limit to wait past it
+        (one eventually consistent read per limit). A limit that is gone holds nothing."""
+        if staged.start_ms is None:
+            return False
+        booked = dict(staged.booked)
+        for item in limited:
+            state = self.throttle.state(item.limit, item.k)
+            if state is None:
+                continue
+            if booked.get(item.limit.name) != state.version or (state.hold_until_ms or 0) > staged.start_ms:
+                return False
+        return True
+
+    def acquire(self, run_id: str, limited: Sequence[Limited], now_ms: int) -> bool:
+        """Take an in-flight slot in every limit of the run that caps them, or none (False)."""
+        taken: list[Limited] = []
+        for item in limited:
+            if item.limit.in_flight() is None:
+                continue
+            lease = now_ms + item.timeout_ms + SLOT_MARGIN_MS
+            got = self.throttle.acquire(item.limit, item.k, run_id, now_ms, lease)
+            if got is False:
+                self.release(run_id, taken)
+                return False
+            if got:
+                taken.append(item)
+        return True
+
+    def release(self, run_id: str, limited: Sequence[Limited]) -> None:
+        for item in limited:
+            try:
+                self.throttle.release(item.limit, item.k, run_id)
+            except Exception:  # its lease frees it anyway
+                logger.warning("an in-flight slot was not given back", extra={"run_id": run_id})
+
+    def hold(self, limited: Sequence[Limited], until_ms: int) -> None:
+        """A receiver asked to wait (Retry-After): its whole limit waits until ``until_ms``."""
+        for limit in {item.limit for item in limited}:
+            self.throttle.hold(limit, until_ms)
+
+
+def _match(limits: Sequence[Limit], run_id: str, http: Sequence[tuple[int, Target]]) -> tuple[Limited, ...]:
+    found = []
+    for index, target in http:
+        assert isinstance(target, HttpTarget)
+        limit = limit_for(target, tuple(limits))
+        if limit is not None:
+            timeout = round(target.timeout_seconds * 1000)
+            found.append(Limited(index, limit, limit.sub_bucket(run_id), timeout))
+    return tuple(found)

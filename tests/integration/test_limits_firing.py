@@ -1,0 +1,219 @@
+"""Limits per destination in the firing pipeline, on moto with a real HTTP receiver: the receiver
+itself measures how many calls start in any second and how many are outstanding at once."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.integration.test_pipeline import parse, runs
+
+pytestmark = pytest.mark.integration
+
+
+def put_limit(api: Any, name: str, **body: Any) -> dict[str, Any]:
+    from shared.domain.limits import parse_origin
+    from shared.store.models import LimitItem, LimitStateItem
+
+    try:
+        version = int(LimitItem.get("T#default", f"L#{name}").version) + 1
+    except LimitItem.DoesNotExist:
+        version = 1
+    origin = parse_origin(body["origin"]) if body.get("origin") else None
+    LimitItem(
+        "T#default",
+        f"L#{name}",
+        name=name,
+        per_second=body["per_second"],
+        burst=body.get("burst", 1),
+        max_in_flight=body.get("max_in_flight"),
+        origin=origin,
+        version=version,
+        created_ms=0,
+        updated_ms=0,
+    ).save()
+    LimitStateItem(f"LIMIT#default#{name}#0", "S").update([LimitStateItem.version.set(version)])
+    return {"version": version}
+
+
+def delete_limit(name: str) -> None:
+    from shared.store.models import LimitItem, LimitStateItem
+
+    LimitItem("T#default", f"L#{name}").delete()
+    LimitStateItem(f"LIMIT#default#{name}#0", "S").delete()
+
+
+def register_at(api: Any, url: str, at_s: float, **fields: Any) -> dict[str, Any]:
+    at = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at_s)) + f".{int(at_s * 1000) % 1000:03d}Z"
+    body = {"schedule": {"at": at}, "target": {"http": {"url": url, "timeout_seconds": 1}}, **fields}
+    answer = api("POST", "/v1/tasks", body)
+    assert answer.status == 201, answer.body
+    return answer.body
+
+
+def burst(api: Any, url: str, count: int, lead_s: float = 1.6, **fields: Any) -> list[dict[str, Any]]:
+    """``count`` one-shot tasks due at the same instant, ``lead_s`` from now."""
+    due = time.time() + lead_s
+    return [register_at(api, url, due, **fields) for _ in range(count)]
+
+
+def results(pipeline: Any) -> Counter[str]:
+    from functions.trigger import handler as trigger
+
+    seen: Counter[str] = Counter()
+    trigger.observers.append(lambda fired: seen.update([fired.result.value]))
+    return seen
+
+
+def test_a_burst_to_a_limited_origin_is_spread_to_its_rate_and_each_task_fires_once(api, pipeline, receiver):
+    url = receiver.script("/limited", 200)
+    put_limit(api, "receiver", origin=receiver.url, per_second=4, burst=2)
+    seen = results(pipeline)
+    tasks = burst(api, url, 14)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/limited")) >= 14, timeout=20)
+    pipeline.fire(until=lambda: False, timeout=1.5)  # any duplicate would arrive now
+    calls = receiver.calls_to("/limited")
+    assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)  # each once
+    assert receiver.most_starts_per_second("/limited") <= 4 + 2
+    due = parse(tasks[0]["next_fire_at"]).timestamp()
+    assert min(c.at for c in calls) >= due  # never early
+    span = max(c.at for c in calls) - due
+    assert 2.5 <= span <= 5.0, span  # 14 calls: 2 at once, then 12 at 4 a second = 3 s
+    assert seen["throttled"] >= 1  # the later ones went back to the delay queue
+    finished = [runs(api, t["id"])[0] for t in tasks]
+    assert {r["status"] for r in finished} == {"succeeded"}
+    assert all(r["attempts"] == 1 for r in finished)  # a hold is not an attempt
+    assert max(r["throttled_ms"] for r in finished) >= 2500
+    assert min(r["throttled_ms"] for r in finished) == 0
+
+
+def test_max_in_flight_caps_the_outstanding_calls_to_a_slow_receiver(api, pipeline, receiver):
+    url = receiver.script("/slow", 200)
+    receiver.slow["/slow"] = 0.4
+    put_limit(api, "slow", origin=receiver.url, per_second=100, burst=10, max_in_flight=2)
+    tasks = burst(api, url, 6)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/slow")) >= 6, timeout=20)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert len(receiver.calls_to("/slow")) == 6
+    assert receiver.most_outstanding("/slow") <= 2
+    assert {runs(api, t["id"])[0]["status"] for t in tasks} == {"succeeded"}
+
+
+def test_a_trigger_that_dies_holding_a_slot_gives_it_back_after_the_lease(api, pipeline, receiver, monkeypatch):
+    from shared.services import firing
+
+    url = receiver.script("/crash-slot", 200)
+    put_limit(api, "one-at-a-time", origin=receiver.url, per_second=100, burst=10, max_in_flight=1)
+    real_call = firing.Trigger._call
+    crashed: list[tuple[float, str]] = []
+
+    def die_once_holding_the_slot(self: Any, task: Any, *args: Any, **kwargs: Any) -> Any:
+        if not crashed:
+            crashed.append((time.time(), task.id))
+            raise RuntimeError("the trigger died mid-callback")  # its slot is never given back...
+        return real_call(self, task, *args, **kwargs)
+
+    monkeypatch.setattr(firing.Trigger, "_call", die_once_holding_the_slot)
+    monkeypatch.setattr(firing.Throttling, "release", lambda self, run_id, limited: None)  # ...as in a crash
+    tasks = burst(api, url, 2)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/crash-slot")) >= 2, timeout=30)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    calls = sorted(receiver.calls_to("/crash-slot"), key=lambda c: c.at)
+    assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
+    # The crashed run may take its own slot again when it comes back (it is the same run); the
+    # other task waits for the lease of the last slot nobody gave back: the call's timeout (1 s)
+    # and 5 s.
+    ((crash_at, crashed_task),) = crashed
+    (other,) = [c for c in calls if c.body["task_id"] != crashed_task]
+    takers = [crash_at, *(c.at for c in calls if c.at < other.at)]
+    assert other.at - max(takers) >= 5.5
+
+
+def test_lowering_a_limit_while_occurrences_are_held_slows_the_ones_still_held(api, pipeline, receiver):
+    url = receiver.script("/changed", 200)
+    put_limit(api, "changing", origin=receiver.url, per_second=2)
+    tasks = burst(api, url, 10)  # at 2 a second: 4.5 s of bookings, most held
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/changed")) >= 2, timeout=10)
+    changed = put_limit(api, "changing", origin=receiver.url, per_second=0.5)
+    assert changed["version"] == 2
+    changed_at = time.time()
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/changed")) >= 10, timeout=40)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    calls = sorted(receiver.calls_to("/changed"), key=lambda c: c.at)
+    assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
+    later = [c.at for c in calls if c.at > changed_at + 3.5]  # booked again under the new limit
+    assert len(later) >= 3
+    gaps = [b - a for a, b in itertools.pairwise(later)]
+    assert min(gaps) >= 1.8, gaps  # 2 s apart now, not 0.5 s
+
+
+def test_deleting_a_limit_lets_the_held_occurrences_go_when_they_come_back(api, pipeline, receiver):
+    url = receiver.script("/deleted", 200)
+    put_limit(api, "gone", origin=receiver.url, per_second=1)
+    tasks = burst(api, url, 8)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 1, timeout=10)
+    delete_limit("gone")
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 8, timeout=20)
+    pipeline.fire(until=lambda: False, timeout=1.5)
+    assert sorted(c.body["task_id"] for c in receiver.calls_to("/deleted")) == sorted(t["id"] for t in tasks)
+
+
+def test_retry_after_from_a_limited_receiver_holds_the_whole_limit(api, pipeline, receiver):
+    busy = receiver.script("/first", (429, {"Retry-After": "3"}), 200)
+    others = receiver.script("/others", 200)
+    put_limit(api, "shared", origin=receiver.url, per_second=50, burst=5)
+    first = register_at(
+        api, busy, time.time() + 1.6, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1}
+    )
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/first")) >= 1, timeout=10)
+    refused_at = receiver.calls_to("/first")[0].at
+    # other tasks of the same origin, due while the receiver asked to wait
+    later = burst(api, others, 3, lead_s=1.6)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/others")) >= 3, timeout=15)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/first")) >= 2, timeout=10)
+    assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3.0
+    assert receiver.calls_to("/first")[1].at >= refused_at + 3.0
+    assert len(receiver.calls_to("/others")) == len(later)
+    assert runs(api, first["id"])[0]["attempts"] == 2
+
+
+def test_an_unlimited_origin_is_not_slowed(api, pipeline, receiver):
+    url = receiver.script("/free", 200)
+    put_limit(api, "elsewhere", origin="https://api.example.com", per_second=1)
+    tasks = burst(api, url, 8)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/free")) >= 8, timeout=10)
+    due = parse(tasks[0]["next_fire_at"]).timestamp()
+    assert max(c.at for c in receiver.calls_to("/free")) - due < 1.0
+    assert {runs(api, t["id"])[0]["throttled_ms"] for t in tasks} == {0}
+
+
+def test_a_target_naming_a_limit_is_held_to_it_whatever_its_origin(api, pipeline, receiver):
+    url = receiver.script("/named", 200)
+    put_limit(api, "by-name", per_second=2)
+    due = time.time() + 1.6
+    body = {"http": {"url": url, "timeout_seconds": 1, "limit": "by-name"}}
+    for _ in range(5):
+        answer = api("POST", "/v1/tasks", {"schedule": {"at": _iso(due)}, "target": body})
+        assert answer.status == 201, answer.body
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/named")) >= 5, timeout=15)
+    assert receiver.most_starts_per_second("/named") <= 2 + 1
+
+
+def _iso(at_s: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at_s)) + f".{int(at_s * 1000) % 1000:03d}Z"
+
+
+def test_receiver_measures_overlap_and_rate() -> None:
+    """The measures the tests and the benchmark rely on, against calls with known times."""
+    from local.receiver import Call, Receiver
+
+    receiver = Receiver(url="", lock=threading.Lock())
+    for at, answered in [(0.0, 0.5), (0.1, 0.2), (0.2, 0.3), (0.25, 0.9), (1.2, 1.3)]:
+        receiver.calls.append(Call("/p", "POST", {}, None, at, answered=answered))
+    assert receiver.most_outstanding("/p") == 3  # 0.0-0.5, 0.25-0.9 and 0.1-0.2 / 0.2-0.3 (back to back)
+    assert receiver.most_starts_per_second("/p") == 4  # 0.0 .. 0.25; 1.2 is a second after 0.2
