@@ -1,0 +1,181 @@
+"""Limits per destination, the pure parts: origins, matching, sub-buckets, and GCRA booked ahead
+checked against what a receiver would count (starts in any one-second window)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shared.delivery import Outcome
+from shared.domain.claims import Claimed, Result
+from shared.domain.firing import Staged, Timing, staged_for
+from shared.domain.limits import Limit, booked_start, limit_for, origin_of, parse_origin
+from shared.domain.registration import new_task
+from shared.domain.retry import RetryPolicy
+from shared.domain.schedules import At
+from shared.domain.tasks import HttpTarget, TaskSpec
+from shared.domain.times import to_ms, truncate_ms
+from shared.services.firing import Claim, Ran, Trigger
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("url", "origin"),
+    [
+        ("https://API.example.com/hook?x=1", "https://api.example.com"),
+        ("https://api.example.com:443/hook", "https://api.example.com"),
+        ("http://api.example.com:80", "http://api.example.com"),
+        ("http://api.example.com:8080/a", "http://api.example.com:8080"),
+        ("https://[::1]:9443/x", "https://[::1]:9443"),
+        ("ftp://example.com", None),
+        ("not a url", None),
+        ("https://example.com:99999", None),
+    ],
+)
+def test_the_origin_of_a_url_is_scheme_host_and_port_with_the_default_port_implied(url: str, origin: str | None):
+    assert origin_of(url) == origin
+
+
+@pytest.mark.parametrize(
+    "text", ["https://a.example/path", "https://a.example?q=1", "https://u:p@a.example", "a.example"]
+)
+def test_a_limit_origin_is_a_bare_origin(text: str):
+    with pytest.raises(ValueError, match="an origin is"):
+        parse_origin(text)
+
+
+def test_a_target_is_held_to_the_limit_it_names_else_to_the_one_of_its_origin():
+    by_origin = Limit("acme", "api", 10, origin="https://api.example.com")
+    named = Limit("acme", "special", 1)
+    limits = (by_origin, named)
+    assert limit_for(HttpTarget("https://api.example.com:443/a"), limits) is by_origin
+    assert limit_for(HttpTarget("https://api.example.com/a", limit="special"), limits) is named
+    assert limit_for(HttpTarget("https://other.example.com/a"), limits) is None
+    assert limit_for(HttpTarget("https://api.example.com/a", limit="deleted"), limits) is None
+
+
+def test_a_fast_limit_is_split_into_sub_buckets_whose_parts_add_up_to_it():
+    limit = Limit("acme", "fast", 1_200, burst=30, max_in_flight=90)
+    assert limit.sub_buckets == 3
+    assert limit.rate().per_second * 3 == pytest.approx(1_200)
+    assert limit.rate().burst == 10
+    assert limit.in_flight() == 30
+    buckets = {limit.sub_bucket(f"run-{i}") for i in range(300)}
+    assert buckets == {0, 1, 2}
+    assert limit.sub_bucket("run-7") == limit.sub_bucket("run-7")
+    assert Limit("acme", "slow", 500).sub_buckets == 1
+
+
+def book(tat: float | None, reference: float, limit: Limit) -> tuple[float, float]:
+    """What the state item does to a booking (shared/store/throttle.py): busy (TAT >= reference)
+    adds an interval, idle sets reference + interval; the start follows from the new TAT."""
+    rate = limit.rate()
+    new_tat = tat + rate.interval_ms if tat is not None and tat >= reference else reference + rate.interval_ms
+    return booked_start(new_tat, reference, rate), new_tat
+
+
+def most_in_a_second(starts: list[float]) -> int:
+    starts = sorted(starts)
+    most, first = 0, 0
+    for last, at in enumerate(starts):
+        while at - starts[first] >= 1000:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    per_second=st.sampled_from([0.5, 1, 3, 20, 100, 450]),
+    burst=st.integers(1, 25),
+    gaps=st.lists(st.integers(0, 400), min_size=1, max_size=300),
+)
+def test_booked_starts_never_exceed_the_rate_and_burst_in_any_second(per_second: float, burst: int, gaps: list[int]):
+    limit = Limit("acme", "x", per_second, burst=burst)
+    tat: float | None = None
+    reference, starts = 0.0, []
+    for gap in gaps:
+        reference += gap
+        start, tat = book(tat, reference, limit)
+        assert start >= reference  # never before it is due
+        starts.append(math.ceil(start))  # as the store rounds it
+    assert most_in_a_second(starts) <= math.floor(per_second) + burst
+    assert starts == sorted(starts)  # booked in order, started in order
+
+
+def test_a_flood_due_at_once_is_booked_one_interval_apart_after_its_burst():
+    limit = Limit("acme", "x", 20, burst=5)
+    tat, starts = None, []
+    for _ in range(600):
+        start, tat = book(tat, 0, limit)
+        starts.append(start)
+    assert starts[:5] == [0] * 5
+    assert starts[5] == 50
+    assert starts[-1] == pytest.approx((600 - 5) * 50)  # 29.75 s: the ideal 30 s less the burst
+
+
+# --- a task's own Retry-After past SQS's longest delay ------------------------------------
+
+NOW = truncate_ms(datetime(2026, 11, 24, 9, 0, tzinfo=UTC))
+
+
+class Sent:
+    def __init__(self) -> None:
+        self.messages: list[tuple[Staged, int]] = []
+        self.retries: list[dict[str, Any]] = []
+        self.claims = 0
+
+    def send(self, messages: list[tuple[Staged, int]]) -> None:
+        self.messages.extend(messages)
+
+    def record_retry(self, staged: Staged, **fields: Any) -> bool:
+        self.retries.append(fields)
+        return True
+
+    def claim(self, *args: Any, **kwargs: Any) -> Any:
+        self.claims += 1
+        raise AssertionError("a message back before its start is not claimed")
+
+
+def trigger(sent: Sent) -> Trigger:
+    return Trigger(
+        store=sent,  # type: ignore[arg-type]
+        stager=sent,  # type: ignore[arg-type]
+        deliverer=None,  # type: ignore[arg-type]
+        timing=Timing(),
+        dead_letters=None,  # type: ignore[arg-type]
+        clock=lambda: to_ms(NOW),
+    )
+
+
+def test_a_retry_after_of_half_an_hour_is_waited_in_full_across_sqs_delays():
+    sent = Sent()
+    task = new_task(
+        TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),), retry=RetryPolicy(max_attempts=3)),
+        tenant="acme",
+        now=NOW,
+        shard=0,
+    )
+    staged = staged_for(task.id, to_ms(NOW), one_shot=True)
+    claim = Claim(staged, Claimed(task, 0, "log"), to_ms(NOW))
+    busy = Outcome.of_status(503, retry_after_s=1_800)
+    fired = trigger(sent).settle(claim, Ran(0, fired_ms=to_ms(NOW), outcomes=(busy,), called=(0,)))
+    assert fired.result is Result.RETRYING
+    ((following, delay),) = sent.messages
+    assert delay == 900  # SQS's longest
+    assert following.attempt == 2
+    assert following.start_ms == to_ms(NOW) + 1_800_000
+    # it comes back after 15 minutes: sent on again, not claimed
+    back = Trigger(**{**trigger(sent).__dict__, "clock": lambda: to_ms(NOW) + 900_000})
+    again = back.claim(following, "log")
+    assert sent.claims == 0
+    assert again.result is Result.EARLY  # type: ignore[union-attr]
+    (_, (returned, delay_again)) = sent.messages
+    assert returned == following
+    assert delay_again == 900 - Timing().lead_ms // 1000
