@@ -18,12 +18,19 @@ def _serve(conn: Connection) -> None:
         conn.send(receiver.url)
         while True:
             command = conn.recv()
+            if isinstance(command, tuple):  # ("script", path, answers, seconds each call takes)
+                _, path, answers, slow = command
+                receiver.script(path, *answers)
+                if slow:
+                    receiver.slow[path] = slow
+                conn.send(receiver.url + path)
+                continue
             with receiver.lock:
                 calls = list(receiver.calls)
             if command == "count":
                 conn.send(len({_task_id(c) for c in calls}))
             else:  # "calls": the last command
-                conn.send([Call(c.path, c.method, {}, c.body, c.at) for c in calls])
+                conn.send([Call(c.path, c.method, {}, c.body, c.at, answered=c.answered) for c in calls])
                 return
 
 
@@ -36,6 +43,13 @@ class RemoteReceiver:
         self.url = url
         self.pid = pid
         self._conn = conn
+
+    def script(self, path: str, *answers: int | tuple[int, dict[str, str]], slow: float = 0.0) -> str:
+        """Answer calls to ``path`` with ``answers`` in turn (the last repeats), each after
+        ``slow`` seconds; returns its URL."""
+        self._conn.send(("script", path, answers, slow))
+        url: str = self._conn.recv()
+        return url
 
     def tasks_called(self) -> int:
         """How many distinct tasks have been called so far."""

@@ -42,6 +42,8 @@ HOLD_SLACK_MS = 1_000
 """A start a limit books further than the staging lead and this after now puts the occurrence
 back on the delay queue; a nearer one is waited out, as a due time is."""
 SLOT_WAIT_S = 1
+REBOOKINGS = 2
+"""A run whose limits change (or are held) under it this often in the staging lead is put back."""
 """An occurrence whose limit has all its in-flight slots taken comes back this much later."""
 
 
@@ -196,24 +198,61 @@ class Trigger:
         if skipped is not None:
             return Ran(claim.claimed.targets_done, skipped=skipped)
         pending = [(i, t) for i, t in enumerate(task.targets) if not claim.claimed.targets_done & (1 << i)]
-        start, limited, throttled, held = self._limits(claim, pending)
-        if held is not None:
-            return Ran(claim.claimed.targets_done, held=held, throttled_ms=throttled)
+        if self.throttling is not None and (limited := self.throttling.limited(task.tenant, staged.run_id, pending)):
+            return self._run_limited(claim, pending, limited, self.throttling)
         signing = self._signing(task, pending)
-        wait = max(staged.due_ms, start) - self.clock()
+        wait = staged.due_ms - self.clock()
         if wait > 0:
             self.sleep(wait / 1000)
-        throttling = self.throttling
-        if limited and throttling is not None and not throttling.acquire(staged.run_id, limited, self.clock()):
+        fired = self.clock()
+        done, outcomes = self._call(task, staged, claim.claimed, fired, pending, signing)
+        return Ran(done, fired_ms=fired, outcomes=tuple(outcomes), called=tuple(i for i, _ in pending))
+
+    def _run_limited(
+        self,
+        claim: Claim,
+        pending: list[tuple[int, Target]],
+        limited: tuple[Limited, ...],
+        throttling: Throttling,
+    ) -> Ran:
+        """A run with targets under limits per destination (docs/receivers.md): book their start
+        (a held copy come back has its start booked already); a start further than the staging
+        lead puts the occurrence back on the delay queue; a nearer one is waited out. Before the
+        call the limits are read once more: one changed meanwhile, or held by a receiver's
+        Retry-After, books again. Then an in-flight slot each, the call, the slots back."""
+        task, staged, done = claim.claimed.task, claim.staged, claim.claimed.targets_done
+        ready = self._ready(claim)
+        if staged.held and staged.start_ms is not None:
+            start, booked = staged.start_ms, staged.booked
+        else:
+            booking = throttling.book(task.tenant, staged.run_id, pending, max(staged.due_ms, self.clock()))
+            start, limited, booked = booking.start_ms, booking.limited, booking.booked
+        signing: tuple[Signer | None, str | None] | None = None
+        for _ in range(REBOOKINGS + 1):
+            throttled = staged.throttled_ms + max(0, start - ready)
+            now = self.clock()
+            if start - now > self.timing.lead_ms + HOLD_SLACK_MS:
+                delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
+                return Ran(done, held=(staged.hold(start, booked, ready), delay), throttled_ms=throttled)
+            signing = signing or self._signing(task, pending)
+            wait = max(staged.due_ms, start) - now
+            if wait > 0:
+                self.sleep(wait / 1000)
+            again = throttling.recheck(limited, booked, self.clock())
+            if again is None:
+                break
+            booking = throttling.book(task.tenant, staged.run_id, pending, again)
+            start, limited, booked = booking.start_ms, booking.limited, booking.booked
+        else:
+            return Ran(done, held=(staged.hold(None, (), ready), SLOT_WAIT_S), throttled_ms=throttled)
+        if not throttling.acquire(staged.run_id, limited, self.clock()):
             # every in-flight slot is taken: back in a second, to book again
-            back = staged.hold(None, (), self._ready(claim))
-            return Ran(claim.claimed.targets_done, held=(back, SLOT_WAIT_S), throttled_ms=throttled)
+            return Ran(done, held=(staged.hold(None, (), ready), SLOT_WAIT_S), throttled_ms=throttled)
         fired = self.clock()
         try:
             done, outcomes = self._call(task, staged, claim.claimed, fired, pending, signing)
         finally:
-            if limited and throttling is not None:
-                throttling.release(staged.run_id, limited)
+            throttling.release(staged.run_id, limited)
         return Ran(
             done,
             fired_ms=fired,
@@ -227,33 +266,6 @@ class Trigger:
         """When this attempt would start were no target limited."""
         staged = claim.staged
         return staged.ready_ms if staged.ready_ms is not None else max(staged.due_ms, claim.at_ms)
-
-    def _limits(
-        self, claim: Claim, pending: list[tuple[int, Target]]
-    ) -> tuple[int, tuple[Limited, ...], int, tuple[Staged, int] | None]:
-        """The start the targets' limits give this attempt, the limited targets, the run's
-        throttled time at that start, and (when the start is too far to wait out) the held copy
-        of the message with its delay. A held copy come back at its start calls then, with no
-        second booking, unless its limit changed or a receiver asked it to wait meanwhile."""
-        staged, task = claim.staged, claim.claimed.task
-        if self.throttling is None:
-            return staged.due_ms, (), staged.throttled_ms, None
-        limited = self.throttling.limited(task.tenant, staged.run_id, pending)
-        if not limited:
-            return staged.due_ms, (), staged.throttled_ms, None
-        ready = self._ready(claim)
-        if staged.held and self.throttling.still_booked(staged, limited):
-            assert staged.start_ms is not None
-            start, booked = staged.start_ms, staged.booked
-        else:
-            booking = self.throttling.book(task.tenant, staged.run_id, pending, max(staged.due_ms, self.clock()))
-            start, limited, booked = booking.start_ms, booking.limited, booking.booked
-        throttled = staged.throttled_ms + max(0, start - ready)
-        now = self.clock()
-        if start - now <= self.timing.lead_ms + HOLD_SLACK_MS:
-            return start, limited, throttled, None
-        delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
-        return start, limited, throttled, (staged.hold(start, booked, ready), delay)
 
     def settle(self, claim: Claim, ran: Ran) -> Fired:
         """Record what the run did: skipped; succeeded (a one-shot's success waits for the

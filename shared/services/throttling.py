@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.domain.firing import Staged
 from shared.domain.limits import Limit, limit_for
 from shared.domain.tasks import HttpTarget, Target
 from shared.observability import logger
@@ -82,20 +81,22 @@ class Throttling:
         logger.warning("limits kept changing while booking; the call goes unthrottled", extra={"run_id": run_id})
         return Start(reference_ms, (), ())
 
-    def still_booked(self, staged: Staged, limited: Sequence[Limited]) -> bool:
-        """Whether a held occurrence's booked start still stands when it comes back: its limits
-        are at the versions it booked under and no receiver asked the limit to wait past it
-        (one eventually consistent read per limit). A limit that is gone holds nothing."""
-        if staged.start_ms is None:
-            return False
-        booked = dict(staged.booked)
+    def recheck(self, limited: Sequence[Limited], booked: Sequence[tuple[str, int]], now_ms: int) -> int | None:
+        """Read the run's limits once more right before its call (an eventually consistent read
+        each: half a read unit): None when its start stands; else the time to book again from:
+        now for a limit changed since the booking, the end of a receiver's hold (Retry-After)
+        that came after it. A limit that is gone holds nothing."""
+        versions = dict(booked)
+        again: int | None = None
         for item in limited:
             state = self.throttle.state(item.limit, item.k)
             if state is None:
                 continue
-            if booked.get(item.limit.name) != state.version or (state.hold_until_ms or 0) > staged.start_ms:
-                return False
-        return True
+            if versions.get(item.limit.name) != state.version:
+                again = max(again or 0, now_ms)
+            if (state.hold_until_ms or 0) > now_ms:
+                again = max(again or 0, state.hold_until_ms or 0)
+        return again
 
     def acquire(self, run_id: str, limited: Sequence[Limited], now_ms: int) -> bool:
         """Take an in-flight slot in every limit of the run that caps them, or none (False)."""

@@ -167,19 +167,18 @@ def test_retry_after_from_a_limited_receiver_holds_the_whole_limit(api, pipeline
     busy = receiver.script("/first", (429, {"Retry-After": "3"}), 200)
     others = receiver.script("/others", 200)
     put_limit(api, "shared", origin=receiver.url, per_second=50, burst=5)
-    first = register_at(
-        api, busy, time.time() + 1.6, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1}
-    )
-    assert pipeline.fire(until=lambda: len(receiver.calls_to("/first")) >= 1, timeout=10)
-    refused_at = receiver.calls_to("/first")[0].at
-    # other tasks of the same origin, due while the receiver asked to wait
-    later = burst(api, others, 3, lead_s=1.6)
+    due = time.time() + 1.6
+    first = register_at(api, busy, due, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    # other tasks of the same origin, due half a second later: booked before the receiver spoke
+    later = [register_at(api, others, due + 0.5) for _ in range(3)]
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/others")) >= 3, timeout=15)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/first")) >= 2, timeout=10)
+    refused_at = receiver.calls_to("/first")[0].at
     assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3.0
     assert receiver.calls_to("/first")[1].at >= refused_at + 3.0
     assert len(receiver.calls_to("/others")) == len(later)
     assert runs(api, first["id"])[0]["attempts"] == 2
+    assert all(runs(api, t["id"])[0]["throttled_ms"] >= 2000 for t in later)
 
 
 def test_an_unlimited_origin_is_not_slowed(api, pipeline, receiver):
