@@ -55,6 +55,20 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=500, help="calls per figure of --authorizer (default 500)")
     parser.add_argument(
+        "--burst",
+        action="store_true",
+        help="only the burst scenario: --tasks (default 600) due in one second to a receiver limited to --per-second",
+    )
+    parser.add_argument("--per-second", type=float, default=20, help="--burst: the limit's per_second (default 20)")
+    parser.add_argument("--burst-size", type=int, default=5, help="--burst: the limit's burst (default 5)")
+    parser.add_argument("--in-flight", type=int, default=5, help="--burst: the limit's max_in_flight (default 5)")
+    parser.add_argument(
+        "--latency", type=float, default=0.1, help="--burst: seconds the receiver takes per call (default 0.1)"
+    )
+    parser.add_argument(
+        "--backpressure", action="store_true", help="only the backpressure scenario (429 Retry-After: 3, then 200)"
+    )
+    parser.add_argument(
         "--record", type=Path, help="append this run's lateness to a JSON list (docs/scale/bench-measured.json)"
     )
     parser.add_argument("--note", default=None, help="a note kept with the run --record appends")
@@ -64,6 +78,16 @@ def main() -> None:
         from bench.authorizer import authorizer_bench
 
         authorizer_bench(max(args.calls, 1))
+        return
+    if args.burst or args.backpressure:
+        from bench import receivers
+
+        if args.burst:
+            tasks = args.tasks if "--tasks" in " ".join(sys.argv) else 600
+            lead_in = args.lead_in if args.lead_in is not None else 20.0
+            receivers.burst(tasks, args.per_second, args.burst_size, args.in_flight, args.latency, lead_in)
+        if args.backpressure:
+            receivers.backpressure(args.lead_in if args.lead_in is not None else 10.0)
         return
     if args.costs:
         from bench.costs import costs

@@ -34,7 +34,7 @@ from shared.observability import LATENESS_METRIC, runs_metric
 
 METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
 """Powertools adds the service as the one default dimension of every metric."""
-FIRED_RESULTS = (Result.SUCCEEDED, Result.RETRYING, Result.DEAD_LETTERED, Result.FAILED)
+FIRED_RESULTS = (Result.SUCCEEDED, Result.RETRYING, Result.DEAD_LETTERED, Result.FAILED, Result.THROTTLED)
 """The outcomes the dashboard counts per minute (``Runs_<result>``)."""
 LATENESS_WINDOW = Duration.minutes(5)
 ERRORS_WINDOW = Duration.minutes(5)
