@@ -1,0 +1,101 @@
+"""`make run` end to end for limits per destination, over HTTP only: a tenant's burst to its
+receiver spread to the limit (the receiver counts starts per second and calls outstanding), a
+receiver's Retry-After holding the whole limit, and another tenant's limit on the same origin
+holding nothing of this one's. Each test makes its own tenant: a trigger container keeps a
+tenant's limits for 45 s, and a new tenant has none cached."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_tenants import bearer, create, wait
+
+pytestmark = pytest.mark.e2e
+
+
+def iso(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def register(sundial: Any, key: str, url: str, at: datetime, **fields: Any) -> dict[str, Any]:
+    body = {"schedule": {"at": iso(at)}, "target": {"http": {"url": url, "timeout_seconds": 5}}, **fields}
+    status, task = sundial.call("POST", "/v1/tasks", body, bearer(key))
+    assert status == 201, task
+    return dict(task)
+
+
+def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiver):
+    tenant = create(sundial, "limited")
+    key = tenant["key"]["secret"]
+    status, limit = sundial.call(
+        "PUT",
+        "/v1/limits/receiver",
+        {"origin": receiver.url, "per_second": 10, "burst": 2, "max_in_flight": 3},
+        bearer(key),
+    )
+    assert status == 200, limit
+    url = receiver.script("/burst", 200)
+    receiver.slow["/burst"] = 0.2  # 10 a second at 0.2 s each: 2 outstanding, 3 with the burst
+    due = datetime.now(UTC) + timedelta(seconds=4)
+    tasks = [register(sundial, key, url, due) for _ in range(30)]
+    assert wait(lambda: len(receiver.calls_to("/burst")) >= 30, timeout=40)
+    time.sleep(2)  # a duplicate would arrive now
+    calls = receiver.calls_to("/burst")
+    assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
+    assert min(c.at for c in calls) >= due.timestamp()
+    assert receiver.most_starts_per_second("/burst") <= 10 + 2
+    assert receiver.most_outstanding("/burst") <= 3
+    assert max(c.at for c in calls) - due.timestamp() >= 2.5  # 28 after the burst at 10 a second
+    throttled = []
+    for task in tasks:
+        status, page = sundial.call("GET", f"/v1/tasks/{task['id']}/runs", headers=bearer(key))
+        assert status == 200
+        (run,) = page["items"]
+        assert run["status"] == "succeeded"
+        assert run["attempts"] == 1
+        throttled.append(run["throttled_ms"])
+    assert max(throttled) >= 2000
+    assert min(throttled) == 0
+
+
+def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, receiver):
+    tenant = create(sundial, "backpressure")
+    key = tenant["key"]["secret"]
+    assert sundial.call("PUT", "/v1/limits/api", {"per_second": 20, "burst": 5}, bearer(key))[0] == 200
+    busy = receiver.script("/busy", (429, {"Retry-After": "3"}), 200)
+    others = receiver.script("/others", 200)
+    due = datetime.now(UTC) + timedelta(seconds=4)
+    retry = {"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1}
+    first = register(sundial, key, busy, due, retry=retry, target={"http": {"url": busy, "limit": "api"}})
+    later = [
+        register(sundial, key, others, due + timedelta(seconds=0.5), target={"http": {"url": others, "limit": "api"}})
+        for _ in range(5)
+    ]
+    assert wait(lambda: len(receiver.calls_to("/others")) >= 5 and len(receiver.calls_to("/busy")) >= 2, 30)
+    refused_at = receiver.calls_to("/busy")[0].at
+    assert receiver.calls_to("/busy")[1].at >= refused_at + 3
+    assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3
+    assert sorted(c.body["task_id"] for c in receiver.calls_to("/others")) == sorted(t["id"] for t in later)
+    status, page = sundial.call("GET", f"/v1/tasks/{first['id']}/runs", headers=bearer(key))
+    assert page["items"][0]["attempts"] == 2
+
+
+def test_another_tenants_limit_on_the_same_origin_holds_nothing_of_this_ones(sundial, receiver):
+    strict = create(sundial, "strict")
+    free = create(sundial, "free")
+    status, _ = sundial.call(
+        "PUT", "/v1/limits/slow", {"origin": receiver.url, "per_second": 0.5}, bearer(strict["key"]["secret"])
+    )
+    assert status == 200
+    url = receiver.script("/free", 200)
+    due = datetime.now(UTC) + timedelta(seconds=3)
+    tasks = [register(sundial, free["key"]["secret"], url, due) for _ in range(6)]
+    assert wait(lambda: len(receiver.calls_to("/free")) >= 6, timeout=15)
+    assert max(c.at for c in receiver.calls_to("/free")) - due.timestamp() < 1.5
+    assert len(tasks) == 6
+    # and the strict tenant cannot see the free one's limits, nor the other way round
+    assert sundial.call("GET", "/v1/limits/slow", headers=bearer(free["key"]["secret"]))[0] == 404
