@@ -81,6 +81,7 @@ def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, recei
     assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3
     assert sorted(c.body["task_id"] for c in receiver.calls_to("/others")) == sorted(t["id"] for t in later)
     status, page = sundial.call("GET", f"/v1/tasks/{first['id']}/runs", headers=bearer(key))
+    assert status == 200
     assert page["items"][0]["attempts"] == 2
 
 
