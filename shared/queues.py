@@ -19,6 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
+from shared.domain.tasks import Priority
 from shared.domain.times import iso
 
 BATCH = 10
@@ -38,6 +39,7 @@ class SqsStager:
         dead_letter_queue_url: str,
         lead_ms: int,
         client: Callable[[], Any] = _sqs,
+        high_priority_queue_url: str | None = None,
     ) -> None:
         if not delay_queue_urls:
             raise ValueError("at least one delay queue")
@@ -45,8 +47,12 @@ class SqsStager:
         self.dead_letter_queue_url = dead_letter_queue_url
         self.lead_ms = lead_ms
         self._client = client
+        self.high_priority_queue_url = high_priority_queue_url
+        """High-priority occurrences' own queue (their own trigger); None: they share the others."""
 
     def queue_of(self, staged: Staged) -> str:
+        if staged.priority is Priority.HIGH and self.high_priority_queue_url:
+            return self.high_priority_queue_url
         return self.queues[zlib.crc32(staged.run_id.encode()) % len(self.queues)]
 
     def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None:

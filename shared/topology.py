@@ -91,7 +91,16 @@ trigger gives an occurrence up on its last delivery (dead-lettered in the table 
 it can be redriven), so only a trigger that cannot reach the table leaves one behind."""
 
 
-def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
+HIGH_PRIORITY_QUEUE = f"{DELAY_QUEUE}-high"
+"""The delay queue of ``"priority": "high"`` occurrences (docs/receivers.md, section 3)."""
+TRIGGER = "trigger"
+HIGH_PRIORITY_TRIGGER = "trigger_high"
+"""The trigger's code deployed a second time (functions/trigger_high/handler.py is the trigger's
+handler), on the high-priority queue alone, with capacity of its own (reserved concurrency in
+AWS, its own worker pool locally)."""
+
+
+def delay_queue(index: int | str, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
     return QueueSpec(
         f"{DELAY_QUEUE}-{index}",
         visibility_timeout_s=visibility_timeout_s,
@@ -100,26 +109,37 @@ def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT
     )
 
 
+def high_priority_queue(visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
+    return delay_queue("high", visibility_timeout_s)
+
+
 def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> list[QueueSpec]:
     return [
         DEAD_LETTERS,
         SCAN_REQUESTS,
         *(delay_queue(i, delay_visibility_s) for i in range(delay_queues)),
+        high_priority_queue(delay_visibility_s),
     ]
 
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
-    """The scanner on the scan requests, and the trigger on every delay queue, ``trigger_batch_size``
-    messages at a time."""
+    """The scanner on the scan requests, the trigger on every delay queue and the high-priority
+    trigger on the high-priority queue, ``trigger_batch_size`` messages at a time."""
     return [
         ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
         *(
             ConsumerSpec(
-                "trigger",
+                TRIGGER,
                 f"{DELAY_QUEUE}-{i}",
                 batch_size=trigger_batch_size,
                 batching_window_s=TRIGGER_BATCHING_WINDOW_S,
             )
             for i in range(delay_queues)
+        ),
+        ConsumerSpec(
+            HIGH_PRIORITY_TRIGGER,
+            HIGH_PRIORITY_QUEUE,
+            batch_size=trigger_batch_size,
+            batching_window_s=TRIGGER_BATCHING_WINDOW_S,
         ),
     ]

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from shared.domain import schedules as sched
 from shared.domain.ids import parse_task_id, random_part, ulid
-from shared.domain.tasks import Misfire
+from shared.domain.tasks import Misfire, Priority
 from shared.domain.times import from_ms, to_ms
 
 MAX_DELAY_SECONDS = 900
@@ -97,9 +97,20 @@ class Staged:
     run_id: str
     attempt: int = 1
     one_shot: bool = True
+    priority: Priority = Priority.NORMAL
+    """The lane it travels (its own delay queue when high); a retry stays on it."""
 
     def to_message(self) -> dict[str, object]:
-        return {"t": self.task_id, "d": self.due_ms, "r": self.run_id, "a": self.attempt, "o": self.one_shot}
+        body: dict[str, object] = {
+            "t": self.task_id,
+            "d": self.due_ms,
+            "r": self.run_id,
+            "a": self.attempt,
+            "o": self.one_shot,
+        }
+        if self.priority is not Priority.NORMAL:
+            body["p"] = self.priority.value  # absent: normal (messages staged before priorities)
+        return body
 
     @classmethod
     def from_message(cls, body: dict[str, object]) -> Staged:
@@ -109,14 +120,15 @@ class Staged:
             run_id=str(body["r"]),
             attempt=int(str(body.get("a", 1))),
             one_shot=bool(body.get("o", True)),
+            priority=Priority.HIGH if body.get("p") == Priority.HIGH.value else Priority.NORMAL,
         )
 
     def next_attempt(self) -> Staged:
-        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot)
+        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot, priority=self.priority)
 
 
-def staged_for(task_id: str, due_ms: int, one_shot: bool) -> Staged:
-    return Staged(task_id, due_ms, run_id_for(task_id, due_ms), 1, one_shot)
+def staged_for(task_id: str, due_ms: int, one_shot: bool, priority: Priority = Priority.NORMAL) -> Staged:
+    return Staged(task_id, due_ms, run_id_for(task_id, due_ms), 1, one_shot, priority=priority)
 
 
 def occurrence_key(task_id: str, due_ms: int) -> str:
