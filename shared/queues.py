@@ -63,7 +63,9 @@ class SqsStager:
         by_queue: dict[str, list[tuple[Staged, int]]] = defaultdict(list)
         for staged, delay in messages:
             by_queue[self.queue_of(staged)].append((staged, max(0, min(MAX_DELAY_SECONDS, delay))))
-        for queue, entries in by_queue.items():
+        # High-priority occurrences go first: a scan staging a flood sends them before it, not
+        # after (their delays were computed when the scan began).
+        for queue, entries in sorted(by_queue.items(), key=lambda item: item[0] != self.high_priority_queue_url):
             for start in range(0, len(entries), BATCH):
                 self._send_batch(queue, entries[start : start + BATCH])
 

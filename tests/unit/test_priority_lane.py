@@ -63,3 +63,13 @@ def test_without_a_high_queue_high_occurrences_share_the_delay_queues():
     stager = SqsStager(["q0"], "dlq", 1000, client=lambda: sent)
     stager.stage([staged_for(TASK, 10_000, True, Priority.HIGH)], 0)
     assert sent.queues == ["q0"]
+
+
+def test_a_stager_sends_the_high_occurrences_before_the_others():
+    """A scan staging a flood computed every delay when it began: the high lane's go out first."""
+    sent = Sent()
+    stager = SqsStager(["q0", "q1"], "dlq", 1000, client=lambda: sent, high_priority_queue_url="qhigh")
+    normal = [staged_for(new_task_id(10_000, i % 2), 10_000, True) for i in range(30)]
+    high = [staged_for(new_task_id(10_000, 0), 10_000, True, Priority.HIGH) for _ in range(3)]
+    stager.stage([*normal, *high], 0)
+    assert sent.queues[:3] == ["qhigh"] * 3
