@@ -80,6 +80,11 @@ TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve
 several occurrences (docs/design.md, section 4). The lead must cover the window."""
+HIGH_PRIORITY_BATCHING_WINDOW_S = 0
+"""The high-priority trigger does not gather batches: what one receive returns is handed over at
+once (up to 10 messages, the most Lambda takes without a window), so its occurrences have the
+whole lead for their claims, which go one at a time in a batch. It costs more invocations per
+high-priority fire than the normal lane's fuller batches (each waits out the lead)."""
 DELAY_VISIBILITY_TIMEOUT_S = 180
 """Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
 expired, and the trigger function's timeout (120 s) fits inside it."""
@@ -123,8 +128,9 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
 
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
-    """The scanner on the scan requests, the trigger on every delay queue and the high-priority
-    trigger on the high-priority queue, ``trigger_batch_size`` messages at a time."""
+    """The scanner on the scan requests, the trigger on every delay queue ``trigger_batch_size``
+    messages at a time, and the high-priority trigger on the high-priority queue, without a
+    batching window (at most 10 at a time)."""
     return [
         ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
         *(
@@ -139,7 +145,7 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
         ConsumerSpec(
             HIGH_PRIORITY_TRIGGER,
             HIGH_PRIORITY_QUEUE,
-            batch_size=trigger_batch_size,
-            batching_window_s=TRIGGER_BATCHING_WINDOW_S,
+            batch_size=min(trigger_batch_size, MAX_UNWINDOWED_BATCH_SIZE),
+            batching_window_s=HIGH_PRIORITY_BATCHING_WINDOW_S,
         ),
     ]
