@@ -35,8 +35,8 @@ class Misfire(StrEnum):
 
 
 class Priority(StrEnum):
-    """The lane a task's occurrences travel: ``high`` ones have their own delay queue and trigger
-    capacity (docs/receivers.md, section 3), so a flood of normal ones does not delay them."""
+    """The lane a task's occurrences travel: high ones have their own delay queue and trigger
+    capacity, so a flood of normal ones does not delay them."""
 
     NORMAL = "normal"
     HIGH = "high"
