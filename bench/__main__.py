@@ -69,6 +69,14 @@ def main() -> None:
         "--backpressure", action="store_true", help="only the backpressure scenario (429 Retry-After: 3, then 200)"
     )
     parser.add_argument(
+        "--priority",
+        action="store_true",
+        help="only the priority lane: --high high-priority tasks alone, then in a flood of --flood normal ones",
+    )
+    parser.add_argument("--high", type=int, default=20, help="high-priority tasks of --priority (default 20)")
+    parser.add_argument("--flood", type=int, default=1500, help="normal tasks flooding --priority (default 1500)")
+    parser.add_argument("--spread", type=float, default=5, help="seconds --priority's tasks are due over (default 5)")
+    parser.add_argument(
         "--record", type=Path, help="append this run's lateness to a JSON list (docs/scale/bench-measured.json)"
     )
     parser.add_argument("--note", default=None, help="a note kept with the run --record appends")
@@ -88,6 +96,11 @@ def main() -> None:
             receivers.burst(tasks, args.per_second, args.burst_size, args.in_flight, args.latency, lead_in)
         if args.backpressure:
             receivers.backpressure(args.lead_in if args.lead_in is not None else 10.0)
+        return
+    if args.priority:
+        from bench.priority import priority_bench
+
+        priority_bench(max(args.high, 1), max(args.flood, 0), max(args.spread, 0.1), max(args.delay_queues, 1))
         return
     if args.costs:
         from bench.costs import costs

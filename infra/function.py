@@ -12,6 +12,8 @@
   (:meth:`ServiceFunction.add_policy`), so the acknowledgment covers those statements only.
 * **Queue consumption** (:meth:`ServiceFunction.consume`): the event source and the three
   actions Lambda's poller needs on that one queue, added together; in provisioned mode when asked.
+* **Reserved concurrency** when asked (``reserved_concurrency``): capacity set apart for the
+  function alone, which is also the most it runs at once.
 * **Provisioned concurrency** when asked (:meth:`ServiceFunction.provision`): an alias of the
   current version holds it, and the event sources added after it invoke the alias.
 * The Powertools service name and metrics namespace, and the function's settings
@@ -66,6 +68,7 @@ class ServiceFunction(Construct):
         environment: Mapping[str, str],
         memory_size: int,
         timeout: Duration,
+        reserved_concurrency: int | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
@@ -118,6 +121,7 @@ class ServiceFunction(Construct):
             role=self.role.without_policy_updates(),
             memory_size=memory_size,
             timeout=timeout,
+            reserved_concurrent_executions=reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self.log_group,
             environment={

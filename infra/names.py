@@ -53,6 +53,9 @@ API_5XX_ALARM_ID = "Api5xx"
 TICK = "tick"
 SCANNER = "scanner"
 TRIGGER = "trigger"
+HIGH_PRIORITY_TRIGGER = "trigger_high"
+"""The trigger's code again (its handler module re-exports the trigger's), on the high-priority
+delay queue, with reserved concurrency."""
 
 
 def handler(function: str) -> str:
@@ -61,8 +64,9 @@ def handler(function: str) -> str:
 
 
 def function_id(function: str) -> str:
-    """The construct id of a pipeline function: ``scanner`` -> ``Scanner``."""
-    return function.capitalize()
+    """The construct id of a pipeline function: ``scanner`` -> ``Scanner``, ``trigger_high`` ->
+    ``TriggerHigh``."""
+    return "".join(part.capitalize() for part in function.split("_"))
 
 
 # Lambda handlers (module path inside the code asset, then the attribute).
@@ -83,6 +87,7 @@ OUTPUT_TABLE_NAME = "TableName"
 OUTPUT_IDEMPOTENCY_TABLE_NAME = "IdempotencyTableName"
 OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
 OUTPUT_TRIGGER_ROLE_ARN = "TriggerRoleArn"
+OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN = "HighPriorityTriggerRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 OUTPUT_ADMIN_KEY_SECRET_ARN = "AdminKeySecretArn"  # noqa: S105 (an output's name)
 

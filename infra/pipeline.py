@@ -21,6 +21,13 @@ trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: d
            (claims, run logs, runs, re-arming)                 send: dead letters
 =========  ==================================================  =============================
 
+The high-priority trigger (``trigger_high``) is the trigger's code and permissions again, with a
+role of its own, consuming the high-priority delay queue alone with **reserved** concurrency
+(``sundial:highPriorityConcurrency``): capacity no other function of the account can take, so a
+flood of normal occurrences cannot starve ``"priority": "high"`` tasks (an event source's maximum
+concurrency only caps, it keeps nothing; docs/receivers.md, section 3). Every stager (the API,
+the scanners, both triggers) sends a high-priority occurrence there, a retry too.
+
 The trigger also calls the targets users register (Lambda, SQS, SNS, EventBridge), whose ARNs
 are known only at run time: those four actions are granted on every resource of their kind in
 the deployment's own account and region, in a policy of their own (see infra/targets.py).
@@ -98,6 +105,10 @@ PROFILES = {
         "Sundial trigger: claims, fires and records staged occurrences",
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
+    names.HIGH_PRIORITY_TRIGGER: FunctionProfile(
+        "Sundial high-priority trigger: claims, fires and records staged high-priority occurrences",
+        Duration.seconds(topology.TRIGGER_TIMEOUT_S),
+    ),
 }
 """The trigger's timeout stays below the delay queues' visibility timeout
 (``topology.DELAY_VISIBILITY_TIMEOUT_S``): SQS never hands a message to a second trigger while
@@ -132,6 +143,7 @@ class Queues(Construct):
         self.dead_letters = self.by_name[topology.DEAD_LETTERS.name]
         self.scan_requests = self.by_name[topology.SCAN_REQUESTS.name]
         self.delay = [self.by_name[topology.delay_queue(i).name] for i in range(settings.delay_queues)]
+        self.high_priority = self.by_name[topology.HIGH_PRIORITY_QUEUE]
 
     def _queue(self, spec: topology.QueueSpec, stack_name: str) -> sqs.Queue:
         redrive = None
@@ -155,12 +167,15 @@ class Queues(Construct):
 
     def staging_resources(self) -> dict[str, Any]:
         """What a function that stages occurrences needs to find the delay queues (in index order:
-        the stagers pick a queue by its position)."""
-        return {"delay_queue_urls": tuple(queue.queue_url for queue in self.delay)}
+        the stagers pick a queue by its position), and the high-priority one."""
+        return {
+            "delay_queue_urls": tuple(queue.queue_url for queue in self.delay),
+            "high_priority_queue_url": self.high_priority.queue_url,
+        }
 
     def staging_statements(self) -> list[iam.PolicyStatement]:
         """Sending (one message or a batch) to the delay queues, and to nothing else."""
-        return [send_statement(self.delay)]
+        return [send_statement([*self.delay, self.high_priority])]
 
 
 def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
@@ -199,38 +214,59 @@ class Pipeline(Construct):
             statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), *queues.staging_statements()],
             environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
         )
-        self.trigger = self._function(
-            names.TRIGGER,
-            settings=settings,
-            bundle=bundle,
-            statements=[
+
+        def trigger_statements() -> list[iam.PolicyStatement]:
+            return [
                 *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
-                send_statement([*queues.delay, queues.dead_letters]),
+                send_statement([*queues.delay, queues.high_priority, queues.dead_letters]),
                 # a task whose target is a job starts it
                 *jobs.starter_statements(),
                 # HTTP callbacks are signed with the task's tenant's secrets
                 *signing.signer_statements(storage),
-            ],
-            environment={
-                # A deployed trigger never calls loopback (there it is the Lambda runtime API)
-                # or private addresses (it runs outside any VPC): every function's settings say
-                # so (allow_loopback_targets and allow_private_targets are false), whatever a task says.
-                **function_environment(
-                    settings,
-                    table_name=table_name,
-                    dead_letter_queue_url=queues.dead_letters.queue_url,
-                    **queues.staging_resources(),
-                    **jobs.starter_resources(),
-                    **signing.resources(),
-                ),
-                # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
-                # failures are logged at WARNING.
-                "POWERTOOLS_LOG_LEVEL": "WARNING",
-            },
+            ]
+
+        trigger_environment = {
+            # A deployed trigger never calls loopback (there it is the Lambda runtime API)
+            # or private addresses (it runs outside any VPC): every function's settings say
+            # so (allow_loopback_targets and allow_private_targets are false), whatever a task says.
+            **function_environment(
+                settings,
+                table_name=table_name,
+                dead_letter_queue_url=queues.dead_letters.queue_url,
+                **queues.staging_resources(),
+                **jobs.starter_resources(),
+                **signing.resources(),
+            ),
+            # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
+            # failures are logged at WARNING.
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+        self.trigger = self._function(
+            names.TRIGGER,
+            settings=settings,
+            bundle=bundle,
+            statements=trigger_statements(),
+            environment=trigger_environment,
         )
-        jobs.acknowledge_object_access(self.trigger.policy)
-        self.functions = {names.TICK: self.tick, names.SCANNER: self.scanner, names.TRIGGER: self.trigger}
-        self._grant_targets()
+        self.high_priority_trigger = self._function(
+            names.HIGH_PRIORITY_TRIGGER,
+            settings=settings,
+            bundle=bundle,
+            statements=trigger_statements(),
+            environment=trigger_environment,
+            reserved_concurrency=settings.high_priority_concurrency,
+        )
+        self.triggers = (self.trigger, self.high_priority_trigger)
+        for trigger in self.triggers:
+            jobs.acknowledge_object_access(trigger.policy)
+        self.functions = {
+            names.TICK: self.tick,
+            names.SCANNER: self.scanner,
+            names.TRIGGER: self.trigger,
+            names.HIGH_PRIORITY_TRIGGER: self.high_priority_trigger,
+        }
+        for trigger in self.triggers:
+            self._grant_targets(trigger)
         if settings.trigger_provisioned_concurrency:
             # before the event sources: they invoke the alias that holds it
             self.trigger.provision(settings.trigger_provisioned_concurrency)
@@ -244,6 +280,8 @@ class Pipeline(Construct):
                 batch_size=consumer.batch_size,
                 batching_window_s=consumer.batching_window_s,
                 max_concurrency=max_concurrency,
+                # provisioned pollers for the normal lane; the high lane's reserved concurrency
+                # bounds what its event source may invoke
                 pollers=settings.trigger_poller_config if consumer.function == names.TRIGGER else None,
             )
 
@@ -264,8 +302,10 @@ class Pipeline(Construct):
         bundle: LambdaBundle,
         statements: Sequence[iam.PolicyStatement],
         environment: dict[str, str],
+        reserved_concurrency: int | None = None,
     ) -> ServiceFunction:
         profile = PROFILES[name]
+        trigger = name in (names.TRIGGER, names.HIGH_PRIORITY_TRIGGER)
         return ServiceFunction(
             self,
             names.function_id(name),
@@ -275,11 +315,13 @@ class Pipeline(Construct):
             description=profile.description,
             statements=statements,
             environment=environment,
-            memory_size=settings.trigger_memory_mb if name == names.TRIGGER else profile.memory_mb,
+            memory_size=settings.trigger_memory_mb if trigger else profile.memory_mb,
             timeout=profile.timeout,
+            reserved_concurrency=reserved_concurrency,
         )
 
-    def _grant_targets(self) -> None:
+    def _grant_targets(self, trigger: ServiceFunction) -> None:
+        """The target actions, on the trigger's role (each trigger's)."""
         resources = target_resources(Stack.of(self))
         statements = [iam.PolicyStatement(actions=[action], resources=[resources[action]]) for action in TARGET_ACTIONS]
         reason = (
@@ -288,7 +330,7 @@ class Pipeline(Construct):
             "this deployment's account and region: {what}. The policy holds only these four target "
             "actions and belongs to the trigger's role alone; targets elsewhere are refused."
         )
-        self.targets_policy = self.trigger.add_policy(
+        policy = trigger.add_policy(
             names.TARGETS_POLICY_ID,
             statements,
             acknowledgments={
@@ -301,3 +343,7 @@ class Pipeline(Construct):
                 )
             },
         )
+        if trigger is self.trigger:
+            self.targets_policy = policy
+        else:
+            self.high_priority_targets_policy = policy

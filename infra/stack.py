@@ -96,6 +96,15 @@ class SundialStack(Stack):
         )
         CfnOutput(
             self,
+            names.OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN,
+            value=self.pipeline.high_priority_trigger.role.role_arn,
+            description=(
+                'The role that calls the targets of "priority": "high" tasks: name it next to '
+                "TriggerRoleArn in such a key policy"
+            ),
+        )
+        CfnOutput(
+            self,
             names.OUTPUT_DASHBOARD_NAME,
             value=self.monitoring.dashboard.dashboard_name,
             description="The CloudWatch dashboard of the firing pipeline",

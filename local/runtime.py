@@ -26,7 +26,7 @@ from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACH
 from local.sqs_lambda import BatchingWindow, invoke_batch, receive
 from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.settings import Settings
-from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec
+from shared.topology import EVENT_SOURCE_LONG_POLL_S, HIGH_PRIORITY_QUEUE, HIGH_PRIORITY_TRIGGER, ConsumerSpec
 
 POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
@@ -47,6 +47,9 @@ class Runtime:
     _threads: list[threading.Thread] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _pool: ThreadPoolExecutor | None = None
+    _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
+    """Workers of their own, by function: the high-priority trigger's (as its reserved
+    concurrency in AWS); the other functions share ``_pool``, as an account's unreserved pool."""
 
     @property
     def port(self) -> int:
@@ -84,6 +87,7 @@ class Runtime:
         from functions.scanner.handler import handler as scanner
         from functions.tick.handler import handler as tick
         from functions.trigger import handler as trigger_module
+        from functions.trigger_high.handler import handler as trigger_high
         from shared.topology import consumers
 
         quiet_metrics()
@@ -91,9 +95,16 @@ class Runtime:
         jobs_created.result()
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
-        handlers = {"scanner": attributed("scanner", scanner), "trigger": attributed("trigger", trigger_module.handler)}
+        handlers = {
+            "scanner": attributed("scanner", scanner),
+            "trigger": attributed("trigger", trigger_module.handler),
+            HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
+        }
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
+        self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
+            max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
+        )
         gateway = with_authorizer(api, authorize, PUBLIC_PATHS, anonymous=self.function_settings.default_tenant)
         self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
         pollers = [
@@ -148,6 +159,7 @@ class Runtime:
         urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
         settings = self.function_settings.with_resources(
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
+            high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
             dead_letter_queue_url=urls["dead-letters"],
             scan_queue_url=urls["scan-requests"],
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
@@ -191,7 +203,7 @@ class Runtime:
     def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], consumer: ConsumerSpec) -> None:
         """Lambda's SQS poller: receive, hand the messages to the batching window (which hands
         each batch to a worker), go straight back."""
-        pool = self._pool
+        pool = self._pools.get(consumer.function, self._pool)
         assert pool is not None
         source = f"{consumer.function} event source"  # the calls Lambda would make, for `make bench`
         current_function.set(source)
@@ -215,8 +227,9 @@ class Runtime:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._pool, *self._pools.values()):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
         self.moto.stop()  # ends the pollers' long polls
         self.functions.stop()
         for thread in self._threads:

@@ -7,6 +7,9 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_LOCAL_DELAY_QUEUES``: delay queues (4: a receive from moto's SQS reads its whole queue);
 * ``SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE``: the trigger's batch size (10, as the stack's default
   ``sundial:triggerBatchSize``; larger batches are gathered over the trigger's batching window);
+* ``SUNDIAL_LOCAL_HIGH_PRIORITY_CONCURRENCY``: the high-priority trigger's own workers (10, as the
+  stack's default ``sundial:highPriorityConcurrency``): batches of the high-priority queue run
+  there alone, so normal-lane batches cannot occupy them;
 * ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
@@ -25,7 +28,15 @@ from typing import Annotated, Any, Self
 from pydantic import Field, model_validator
 
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
-from shared.settings import MAX_DELAY_QUEUES, MAX_TRIGGER_BATCH_SIZE, Int, Platform, Settings, SettingsModel
+from shared.settings import (
+    MAX_DELAY_QUEUES,
+    MAX_RESERVED_CONCURRENCY,
+    MAX_TRIGGER_BATCH_SIZE,
+    Int,
+    Platform,
+    Settings,
+    SettingsModel,
+)
 from shared.topology import TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
@@ -35,6 +46,7 @@ _KNOBS = {
     "tick_period_s": "SUNDIAL_TICK_PERIOD_S",
     "delay_queues": "SUNDIAL_LOCAL_DELAY_QUEUES",
     "trigger_batch_size": "SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE",
+    "high_priority_concurrency": "SUNDIAL_LOCAL_HIGH_PRIORITY_CONCURRENCY",
     "moto_port": "SUNDIAL_MOTO_PORT",
 }
 
@@ -67,6 +79,9 @@ class LocalSettings(SettingsModel):
     trigger_batch_size: Annotated[Int, Field(ge=1, le=MAX_TRIGGER_BATCH_SIZE)] = TRIGGER_BATCH_SIZE
     """Messages the trigger's pollers hand one invocation (the stack's ``sundial:triggerBatchSize``).
     No rule ties it to the lead here: the local trigger's CPU is the machine's, not Lambda's."""
+    high_priority_concurrency: Annotated[Int, Field(ge=1, le=MAX_RESERVED_CONCURRENCY)] = 10
+    """Workers of the high-priority trigger's own pool (the stack's reserved concurrency,
+    ``sundial:highPriorityConcurrency``): the high-priority queue's batches run there alone."""
     moto_port: Port | None = None
     """moto's port (None: a free one)."""
     functions: Settings = FUNCTIONS

@@ -19,6 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
+from shared.domain.tasks import Priority
 from shared.domain.times import iso
 
 BATCH = 10
@@ -38,6 +39,7 @@ class SqsStager:
         dead_letter_queue_url: str,
         lead_ms: int,
         client: Callable[[], Any] = _sqs,
+        high_priority_queue_url: str | None = None,
     ) -> None:
         if not delay_queue_urls:
             raise ValueError("at least one delay queue")
@@ -45,8 +47,12 @@ class SqsStager:
         self.dead_letter_queue_url = dead_letter_queue_url
         self.lead_ms = lead_ms
         self._client = client
+        self.high_priority_queue_url = high_priority_queue_url
+        """High-priority occurrences' own queue (their own trigger); None: they share the others."""
 
     def queue_of(self, staged: Staged) -> str:
+        if staged.priority is Priority.HIGH and self.high_priority_queue_url:
+            return self.high_priority_queue_url
         return self.queues[zlib.crc32(staged.run_id.encode()) % len(self.queues)]
 
     def stage(self, occurrences: Sequence[Staged], now_ms: int) -> None:
@@ -57,7 +63,9 @@ class SqsStager:
         by_queue: dict[str, list[tuple[Staged, int]]] = defaultdict(list)
         for staged, delay in messages:
             by_queue[self.queue_of(staged)].append((staged, max(0, min(MAX_DELAY_SECONDS, delay))))
-        for queue, entries in by_queue.items():
+        # High-priority occurrences go first: a scan staging a flood sends them before it, not
+        # after (their delays were computed when the scan began).
+        for queue, entries in sorted(by_queue.items(), key=lambda item: item[0] != self.high_priority_queue_url):
             for start in range(0, len(entries), BATCH):
                 self._send_batch(queue, entries[start : start + BATCH])
 

@@ -80,6 +80,8 @@ under a second; sim/search.py rejects the same batches on paper)."""
 MIN_PROVISIONED_POLLERS = 2
 """Provisioned mode of an SQS event source: at least 2 pollers, a minimum of at most 200 and a
 maximum of at most 2,000 (Lambda's ProvisionedPollerConfig for SQS, as aws-cdk-lib checks it)."""
+MAX_RESERVED_CONCURRENCY = 900
+"""Lambda keeps 100 of an account's concurrency unreserved; the default quota is 1,000."""
 MAX_MINIMUM_POLLERS = 200
 MAX_MAXIMUM_POLLERS = 2_000
 NEW_TABLE_WARM_READS = 12_000
@@ -178,6 +180,7 @@ _WHY = {
     "scanner_max_concurrency": "an SQS event source's maximum concurrency",
     "job_shard_concurrency": "an inline Map's concurrency",
     "trigger_memory_mb": "Lambda's memory sizes",
+    "high_priority_concurrency": "reserved concurrency: Lambda keeps 100 of an account's 1,000 unreserved",
 }
 """Why a bound is where it is, told with the error (upper bounds only / both bounds)."""
 
@@ -398,6 +401,10 @@ class DeploymentSettings(Tuning):
     trigger_max_pollers: Annotated[Int, Field(ge=0, le=MAX_MAXIMUM_POLLERS)] = 0
     """Provisioned mode: the most pollers of each delay queue's event source (2 to 2,000; 0: Lambda's
     default, 200). Needs ``trigger_min_pollers``."""
+    high_priority_concurrency: Annotated[Int, Field(ge=1, le=MAX_RESERVED_CONCURRENCY)] = 10
+    """Concurrency reserved for the high-priority trigger (the lane of ``"priority": "high"``
+    tasks): environments no other function of the account can take, so a flood of normal
+    occurrences cannot starve it, and the most it runs at once (docs/receivers.md, section 3)."""
     trigger_provisioned_concurrency: Annotated[Int, Field(ge=0)] = 0
     """Execution environments of the trigger kept initialized (and billed) at all times; 0: none.
     Above 0 the event sources invoke an alias ("live") of the trigger's current version, which
@@ -528,6 +535,8 @@ class Settings(Tuning):
     """The delay queues occurrences are staged into (spread by run id), in index order."""
     dead_letter_queue_url: Text = ""
     scan_queue_url: Text = ""
+    high_priority_queue_url: Text = ""
+    """The delay queue of high-priority occurrences (empty: they share the others)."""
     jobs_bucket: Text = ""
     """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     job_state_machine_arn: Text = ""
@@ -558,6 +567,7 @@ class Settings(Tuning):
         "delay_queue_urls",
         "dead_letter_queue_url",
         "scan_queue_url",
+        "high_priority_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",
         "own_prefix",

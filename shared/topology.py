@@ -80,6 +80,11 @@ TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve
 several occurrences (docs/design.md, section 4). The lead must cover the window."""
+HIGH_PRIORITY_BATCHING_WINDOW_S = 0
+"""The high-priority trigger does not gather batches: what one receive returns is handed over at
+once (up to 10 messages, the most Lambda takes without a window), so its occurrences have the
+whole lead for their claims, which go one at a time in a batch. It costs more invocations per
+high-priority fire than the normal lane's fuller batches (each waits out the lead)."""
 DELAY_VISIBILITY_TIMEOUT_S = 180
 """Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
 expired, and the trigger function's timeout (120 s) fits inside it."""
@@ -91,7 +96,16 @@ trigger gives an occurrence up on its last delivery (dead-lettered in the table 
 it can be redriven), so only a trigger that cannot reach the table leaves one behind."""
 
 
-def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
+HIGH_PRIORITY_QUEUE = f"{DELAY_QUEUE}-high"
+"""The delay queue of ``"priority": "high"`` occurrences (docs/receivers.md, section 3)."""
+TRIGGER = "trigger"
+HIGH_PRIORITY_TRIGGER = "trigger_high"
+"""The trigger's code deployed a second time (functions/trigger_high/handler.py is the trigger's
+handler), on the high-priority queue alone, with capacity of its own (reserved concurrency in
+AWS, its own worker pool locally)."""
+
+
+def delay_queue(index: int | str, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
     return QueueSpec(
         f"{DELAY_QUEUE}-{index}",
         visibility_timeout_s=visibility_timeout_s,
@@ -100,26 +114,38 @@ def delay_queue(index: int, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT
     )
 
 
+def high_priority_queue(visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
+    return delay_queue("high", visibility_timeout_s)
+
+
 def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> list[QueueSpec]:
     return [
         DEAD_LETTERS,
         SCAN_REQUESTS,
         *(delay_queue(i, delay_visibility_s) for i in range(delay_queues)),
+        high_priority_queue(delay_visibility_s),
     ]
 
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
-    """The scanner on the scan requests, and the trigger on every delay queue, ``trigger_batch_size``
-    messages at a time."""
+    """The scanner on the scan requests, the trigger on every delay queue ``trigger_batch_size``
+    messages at a time, and the high-priority trigger on the high-priority queue, without a
+    batching window (at most 10 at a time)."""
     return [
         ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
         *(
             ConsumerSpec(
-                "trigger",
+                TRIGGER,
                 f"{DELAY_QUEUE}-{i}",
                 batch_size=trigger_batch_size,
                 batching_window_s=TRIGGER_BATCHING_WINDOW_S,
             )
             for i in range(delay_queues)
+        ),
+        ConsumerSpec(
+            HIGH_PRIORITY_TRIGGER,
+            HIGH_PRIORITY_QUEUE,
+            batch_size=min(trigger_batch_size, MAX_UNWINDOWED_BATCH_SIZE),
+            batching_window_s=HIGH_PRIORITY_BATCHING_WINDOW_S,
         ),
     ]

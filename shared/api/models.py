@@ -552,6 +552,10 @@ def _payload_fits(payload: Any) -> Any:
 Name = Annotated[str, Field(min_length=1, max_length=t.MAX_NAME_LENGTH)]
 TargetList = Annotated[list[TargetIn], Field(min_length=1, max_length=t.MAX_TARGETS)]
 PAYLOAD = f"Any JSON value, at most {t.MAX_PAYLOAD_BYTES} bytes as compact JSON."
+PRIORITY = (
+    "high: the task's occurrences travel through their own delay queue and trigger capacity, so a "
+    "flood of normal tasks does not delay them. Default: normal."
+)
 
 
 class TaskIn(Model):
@@ -566,6 +570,7 @@ class TaskIn(Model):
     payload: Any = Field(None, description=PAYLOAD)
     retry: RetryIn | None = Field(None, description="Default: 3 attempts, exponential from 2 s.")
     misfire: t.Misfire | None = Field(None, description="Default: fire_now for one-shot, skip for recurring.")
+    priority: t.Priority = Field(t.Priority.NORMAL, description=PRIORITY)
 
     _payload = field_validator("payload")(_payload_fits)
 
@@ -585,6 +590,7 @@ class TaskIn(Model):
             payload=self.payload,
             retry=RetryPolicy() if self.retry is None else self.retry.to_domain(),
             misfire=self.misfire,
+            priority=self.priority,
         )
 
 
@@ -603,6 +609,7 @@ class TaskPatchIn(Model):
     payload: Any = Field(None, description=PAYLOAD)
     retry: RetryIn | None = None
     misfire: t.Misfire | None = None
+    priority: t.Priority | None = Field(None, description="normal or high; null leaves it as it is.")
 
     _payload = field_validator("payload")(_payload_fits)
 
@@ -629,6 +636,7 @@ class TaskPatchIn(Model):
             payload=task.payload,
             retry=task.retry,
             misfire=task.misfire,
+            priority=task.priority,
         )
         if self.schedule is not None:
             spec = replace(spec, schedule=schedule_to_domain(self.schedule))
@@ -648,6 +656,8 @@ class TaskPatchIn(Model):
             spec = replace(spec, retry=RetryPolicy() if self.retry is None else self.retry.to_domain())
         if self.misfire is not None:
             spec = replace(spec, misfire=self.misfire)
+        if self.priority is not None:
+            spec = replace(spec, priority=self.priority)
         return spec, "schedule" in given
 
 

@@ -14,7 +14,7 @@ from shared.api.types import Instant, Model, is_none, one_of, tag
 from shared.domain.jobs import JobStatus
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import Misfire
+from shared.domain.tasks import Misfire, Priority
 
 
 def absent() -> Any:
@@ -57,6 +57,7 @@ class TaskOut(Model):
     payload: Any = Field(description="The JSON value given at registration (null when none).")
     retry: RetryOut
     misfire: Misfire
+    priority: Priority = Field(description="normal or high (its own delay queue and trigger capacity).")
     next_fire_at: Instant | None = Field(description="The next occurrence; null once the task can no longer fire.")
     created_at: Instant
     updated_at: Instant

@@ -59,6 +59,7 @@ def task_view(task: Task) -> TaskOut:
             "payload": task.payload,
             "retry": _retry(task.retry),
             "misfire": task.misfire,
+            "priority": task.priority,
             "next_fire_at": task.next_fire_at,
             "created_at": task.created_at,
             "updated_at": task.updated_at,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from shared.domain import schedules as sched
 from shared.domain.ids import parse_task_id, random_part, ulid
-from shared.domain.tasks import Misfire
+from shared.domain.tasks import Misfire, Priority
 from shared.domain.times import from_ms, to_ms
 
 MAX_DELAY_SECONDS = 900
@@ -97,6 +97,8 @@ class Staged:
     run_id: str
     attempt: int = 1
     one_shot: bool = True
+    priority: Priority = Priority.NORMAL
+    """The lane it travels (its own delay queue when high); a retry and a held copy stay on it."""
     held: bool = False
     """Put back by a limit per destination (docs/receivers.md): its run waits, ``throttled``, for
     this message, which claims it without using an attempt."""
@@ -127,6 +129,8 @@ class Staged:
                 message["y"] = self.ready_ms
         if self.throttled_ms:
             message["w"] = self.throttled_ms
+        if self.priority is not Priority.NORMAL:
+            message["p"] = self.priority.value  # absent: normal (messages staged before priorities)
         return message
 
     @classmethod
@@ -146,32 +150,37 @@ class Staged:
             booked=tuple((str(name), int(str(version))) for name, version in booked),
             ready_ms=None if ready is None else int(str(ready)),
             throttled_ms=int(str(body.get("w", 0))),
+            priority=Priority.HIGH if body.get("p") == Priority.HIGH.value else Priority.NORMAL,
         )
 
     def next_attempt(self, throttled_ms: int | None = None) -> Staged:
-        """The next attempt of the run; ``throttled_ms``: the run's throttled time so far."""
+        """The next attempt of the run (on the same lane); ``throttled_ms``: the run's throttled
+        time so far."""
         throttled = self.throttled_ms if throttled_ms is None else throttled_ms
-        return Staged(self.task_id, self.due_ms, self.run_id, self.attempt + 1, self.one_shot, throttled_ms=throttled)
+        return replace(
+            self,
+            attempt=self.attempt + 1,
+            held=False,
+            start_ms=None,
+            booked=(),
+            ready_ms=None,
+            throttled_ms=throttled,
+        )
 
     def hold(self, start_ms: int | None, booked: tuple[tuple[str, int], ...], ready_ms: int) -> Staged:
         """This attempt put back until ``start_ms`` (None: to book again when it comes back);
         ``ready_ms``: when it would have started without limits (the first hold's stays)."""
-        return Staged(
-            self.task_id,
-            self.due_ms,
-            self.run_id,
-            self.attempt,
-            self.one_shot,
+        return replace(
+            self,
             held=True,
             start_ms=start_ms,
             booked=booked,
             ready_ms=self.ready_ms if self.ready_ms is not None else ready_ms,
-            throttled_ms=self.throttled_ms,
         )
 
 
-def staged_for(task_id: str, due_ms: int, one_shot: bool) -> Staged:
-    return Staged(task_id, due_ms, run_id_for(task_id, due_ms), 1, one_shot)
+def staged_for(task_id: str, due_ms: int, one_shot: bool, priority: Priority = Priority.NORMAL) -> Staged:
+    return Staged(task_id, due_ms, run_id_for(task_id, due_ms), 1, one_shot, priority=priority)
 
 
 def occurrence_key(task_id: str, due_ms: int) -> str:

@@ -64,6 +64,7 @@ def new_task(
         payload=spec.payload,
         retry=spec.retry,
         misfire=misfire,
+        priority=spec.priority,
         status=TaskStatus.SCHEDULED,
         due_at=due,
         next_fire_at=due,

@@ -34,6 +34,14 @@ class Misfire(StrEnum):
     SKIP = "skip"
 
 
+class Priority(StrEnum):
+    """The lane a task's occurrences travel: high ones have their own delay queue and trigger
+    capacity, so a flood of normal ones does not delay them."""
+
+    NORMAL = "normal"
+    HIGH = "high"
+
+
 @dataclass(frozen=True)
 class HttpTarget:
     url: str
@@ -89,6 +97,7 @@ class TaskSpec:
     payload: Any = None
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     misfire: Misfire | None = None
+    priority: Priority = Priority.NORMAL
 
     def effective_misfire(self) -> Misfire:
         if self.misfire is not None:
@@ -140,6 +149,7 @@ class Task:
     stops_with_parent: bool = False
     """An extra run that the parent's pause or cancel stops until it is claimed (run now); a
     redriven dead letter fires regardless of what became of its task."""
+    priority: Priority = Priority.NORMAL
 
     @property
     def recurring(self) -> bool:

@@ -46,7 +46,12 @@ from shared.store.throttle import DynamoThrottle
 def _stager(settings: Settings) -> SqsStager | None:
     if not settings.delay_queue_urls:
         return None
-    return SqsStager(settings.delay_queue_urls, settings.dead_letter_queue_url, settings.timing.lead_ms)
+    return SqsStager(
+        settings.delay_queue_urls,
+        settings.dead_letter_queue_url,
+        settings.timing.lead_ms,
+        high_priority_queue_url=settings.high_priority_queue_url or None,
+    )
 
 
 def _own(settings: Settings) -> OwnResources:

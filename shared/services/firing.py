@@ -462,7 +462,7 @@ class Trigger:
         following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
         stage_it = following is not None and writer_stages(following, now, self.timing)
         if following is not None and stage_it:
-            self.stager.stage([staged_for(task.id, following, one_shot=False)], now)
+            self.stager.stage([staged_for(task.id, following, one_shot=False, priority=task.priority)], now)
         self.store.rearm(
             task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now, counted=claimed.counted
         )

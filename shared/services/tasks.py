@@ -18,7 +18,7 @@ from shared.domain.errors import (
     ValidationFailed,
     VersionMismatch,
 )
-from shared.domain.firing import Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.own import OwnResources
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
@@ -34,6 +34,11 @@ MAX_REDRIVE = 100
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _staged(task: Task) -> Staged:
+    """The message of the task's armed occurrence, on the task's lane."""
+    return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring, priority=task.priority)
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,7 @@ class TaskService:
         staged = {t.id for t in tasks if self._must_stage(t, now)}
         if staged and self.stager is not None:
             # The messages go first: if the write then fails, they find no task and are dropped.
-            occurrences = [staged_for(t.id, to_ms(t.due_at), one_shot=not t.recurring) for t in tasks if t.id in staged]
+            occurrences = [_staged(t) for t in tasks if t.id in staged]
             self.stager.stage(occurrences, to_ms(now))
         written = self.repository.create_many([(t, t.id in staged) for t in tasks])
         stored = {task.id: outcome for task, outcome in zip(tasks, written, strict=True)}
@@ -128,6 +133,7 @@ class TaskService:
                 payload=spec.payload,
                 retry=spec.retry,
                 misfire=misfire,
+                priority=spec.priority,
                 due_at=due,
                 next_fire_at=due,
                 updated_at=now,
@@ -151,7 +157,15 @@ class TaskService:
         return self._extra_run(
             tenant,
             task.id,
-            TaskSpec(At(self._now()), task.targets, task.multicast, task.name, task.payload, task.retry),
+            TaskSpec(
+                At(self._now()),
+                task.targets,
+                task.multicast,
+                task.name,
+                task.payload,
+                task.retry,
+                priority=task.priority,
+            ),
         )
 
     def _extra_run(self, tenant: str, parent_id: str, spec: TaskSpec, redrive: DeadLetterRef | None = None) -> str:
@@ -270,11 +284,10 @@ class TaskService:
 
     def _stage(self, task: Task, now: datetime) -> bool:
         """Stage the task's armed occurrence now if the scanners may already have passed it."""
-        due_ms = to_ms(task.due_at)
         if self.stager is None or not self._must_stage(task, now):
             return False
         # The message goes first: if the write then fails, it finds no matching task and is dropped.
-        self.stager.stage([staged_for(task.id, due_ms, one_shot=not task.recurring)], to_ms(now))
+        self.stager.stage([_staged(task)], to_ms(now))
         return True
 
     def cancel(self, tenant: str, task_id: str) -> Task:

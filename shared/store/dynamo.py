@@ -29,7 +29,7 @@ from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetterRef, Misfire, Page, Run, Task, matches
+from shared.domain.tasks import DeadLetterRef, Misfire, Page, Priority, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
@@ -80,6 +80,7 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         payload=None if task.payload is None else compact_json(task.payload),
         retry=compact_json(retry_to_dict(task.retry)),
         misfire=task.misfire.value,
+        priority=lane_of(task.priority),
         due_ms=to_ms(task.due_at),
         next_fire_ms=to_ms(task.next_fire_at) if task.next_fire_at else None,
         version=task.version,
@@ -101,6 +102,15 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         item.lateness_ms = run.lateness_ms
         item.last_error = run.last_error
     return item
+
+
+def lane_of(priority: Priority) -> str | None:
+    """A task's priority as its items keep it: absent when normal."""
+    return None if priority is Priority.NORMAL else priority.value
+
+
+def priority_of(stored: str | None) -> Priority:
+    return Priority(stored) if stored else Priority.NORMAL
 
 
 def run_of(item: TaskItem) -> Run | None:
@@ -150,6 +160,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         payload=None if item.payload is None else json.loads(item.payload),
         retry=retry_from_dict(json.loads(item.retry)),
         misfire=Misfire(item.misfire),
+        priority=priority_of(item.priority),
         status=status,
         due_at=from_ms(int(item.due_ms)),
         next_fire_at=next_fire,
@@ -257,7 +268,7 @@ class DynamoTaskRepository:
         due_ms = to_ms(task.due_at)
         attributes = (
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
-            "retry", "misfire", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
+            "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
         )  # fmt: skip
         actions: list[Action] = []
         for name in attributes:
@@ -278,6 +289,7 @@ class DynamoTaskRepository:
                     task_id=task.id,
                     due_ms=due_ms,
                     staged_ms=due_ms if staged else None,
+                    priority=lane_of(task.priority),
                 ).save()
         except PynamoDBException as exc:
             if is_conflict(exc):

@@ -76,6 +76,10 @@ class BucketItem(_Table):
     """The occurrence this item is due for."""
     staged_ms = NumberAttribute(null=True)
     """The due time its writer staged itself (the scanners skip it)."""
+    priority = UnicodeAttribute(null=True)
+    """``high``: the task's occurrences take the high-priority lane; absent: normal (items written
+    before priorities read as normal). On a pointer too, so a scanner stages it on its lane
+    without reading the task."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
     by_tenant = ListIndex()

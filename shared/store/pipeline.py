@@ -28,7 +28,7 @@ from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.dynamo import run_logs, to_task
+from shared.store.dynamo import lane_of, priority_of, run_logs, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
@@ -133,8 +133,9 @@ class DynamoPipelineStore:
             armed_here = parse_task_id(item.task_id).due_ms == due
             if item.status != SCHEDULED or not armed_here or item.run_due_ms == due:
                 return None
-            return staged_for(item.task_id, due, one_shot=is_one_shot_spec(json.loads(item.schedule)))
-        return staged_for(item.task_id, due, one_shot=False)
+            one_shot = is_one_shot_spec(json.loads(item.schedule))
+            return staged_for(item.task_id, due, one_shot, priority_of(item.priority))
+        return staged_for(item.task_id, due, one_shot=False, priority=priority_of(item.priority))
 
     # --- claiming -------------------------------------------------------------------------
 
@@ -516,6 +517,7 @@ class DynamoPipelineStore:
                     task_id=task.id,
                     due_ms=next_due_ms,
                     staged_ms=next_due_ms if staged_next else None,
+                    priority=lane_of(task.priority),
                     expires_at=self._expiry(next_due_ms),
                 ).save()
         except PynamoDBException as exc:

@@ -85,6 +85,7 @@ def alternate() -> Built:
             context_key("lead_ms"): 2_500,
             context_key("lease_ms"): 140_000,
             context_key("trigger_memory_mb"): 512,
+            context_key("high_priority_concurrency"): 25,
             context_key("alarm_topic_arn"): ALTERNATE_ALARM_TOPIC,
             context_key("removal_policy"): "destroy",
             context_key("api_gateway_cloudwatch_role"): False,

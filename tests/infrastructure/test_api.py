@@ -216,6 +216,9 @@ def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_s
         env_name("table_name"): {"Ref": table_id},
         env_name("idempotency_table"): {"Ref": logical_id(stack, stack.storage.idempotency_table.node.default_child)},
         env_name("delay_queue_urls"): {"Ref": logical_id(stack, delay_queue.node.default_child)},
+        env_name("high_priority_queue_url"): {
+            "Ref": logical_id(stack, stack.pipeline.queues.high_priority.node.default_child)
+        },
         env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
         env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
         # the deployment's own resources, which no task may target
@@ -243,6 +246,7 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
         names.OUTPUT_TABLE_NAME,
         names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
         names.OUTPUT_DEAD_LETTER_QUEUE_URL,
+        names.OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN,
         names.OUTPUT_TRIGGER_ROLE_ARN,
         names.OUTPUT_DASHBOARD_NAME,
     }

@@ -180,6 +180,7 @@ class _Ids:
         self.dead_letters = logical_id(stack, queues.dead_letters.node.default_child)
         self.scan_requests = logical_id(stack, queues.scan_requests.node.default_child)
         self.delay = [logical_id(stack, queue.node.default_child) for queue in queues.delay]
+        self.high_priority = logical_id(stack, queues.high_priority.node.default_child)
         self.roles = _function_roles(built)
 
     def role(self, function: ServiceFunction) -> str:
@@ -235,6 +236,7 @@ def test_only_the_api_encrypts_and_only_the_trigger_and_job_function_decrypt(syn
     assert _kms_grants(synthesized, stack.api.handler) == {("kms:Encrypt", key)}
     signers = {("kms:Decrypt", key), ("kms:GenerateDataKeyWithoutPlaintext", key)}
     assert _kms_grants(synthesized, stack.pipeline.trigger) == signers
+    assert _kms_grants(synthesized, stack.pipeline.high_priority_trigger) == signers
     assert _kms_grants(synthesized, stack.jobs.function) == signers
     for function in (stack.pipeline.tick, stack.pipeline.scanner):
         assert _kms_grants(synthesized, function) == set()
@@ -242,7 +244,7 @@ def test_only_the_api_encrypts_and_only_the_trigger_and_job_function_decrypt(syn
 
 def test_the_signers_table_access_is_limited_to_the_tenant_partitions(synthesized: Synthesized) -> None:
     stack = synthesized.stack
-    for function in (stack.pipeline.trigger, stack.jobs.function):
+    for function in (stack.pipeline.trigger, stack.pipeline.high_priority_trigger, stack.jobs.function):
         statements = _statements_of_role(synthesized, _Ids(synthesized).role(function))
         (signing,) = [s for s in statements if "dynamodb:Query" in _listify(s["Action"])]
         assert signing["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["T#*"]}}
@@ -257,13 +259,12 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
     assert _grants(built, ids.role(pipeline.tick)) == _on(send, ids.scan_requests)
     assert _grants(built, ids.role(pipeline.scanner)) == {
         *_on(SCANNER_TABLE_ACTIONS, ids.table),
-        *_on(send, *ids.delay),
+        *_on(send, *ids.delay, ids.high_priority),
         *_on(CONSUME_ACTIONS, ids.scan_requests),
     }
-    assert _grants(built, ids.role(pipeline.trigger)) == {
+    trigger = {
         *_on(TRIGGER_TABLE_ACTIONS, ids.table),
-        *_on(send, *ids.delay, ids.dead_letters),
-        *_on(CONSUME_ACTIONS, *ids.delay),
+        *_on(send, *ids.delay, ids.high_priority, ids.dead_letters),
         ("lambda:InvokeFunction", _account_wide("lambda", "function:*")),
         ("sqs:SendMessage", _account_wide("sqs", "*")),
         ("sns:Publish", _account_wide("sns", "*")),
@@ -271,11 +272,17 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         *_job_starter(built),
         *_signer(built),
     }
+    assert _grants(built, ids.role(pipeline.trigger)) == {*trigger, *_on(CONSUME_ACTIONS, *ids.delay)}
+    # the high-priority trigger: the same permissions, consuming its own queue alone
+    assert _grants(built, ids.role(pipeline.high_priority_trigger)) == {
+        *trigger,
+        *_on(CONSUME_ACTIONS, ids.high_priority),
+    }
     assert _job_starter(built) <= _grants(built, ids.role(built.stack.api.handler))
     api_queue_grants = {
         grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
     }
-    assert api_queue_grants == _on(send, *ids.delay)
+    assert api_queue_grants == _on(send, *ids.delay, ids.high_priority)
 
 
 @pytest.mark.parametrize("which", ["synthesized", "alternate"])
@@ -325,7 +332,10 @@ def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synth
     by wildcard, and only in their own account and region; a job's objects are granted under the
     jobs bucket's own prefix. The target policy holds nothing else."""
     stack = synthesized.stack
-    targets_policy = logical_id(stack, stack.pipeline.targets_policy.node.default_child)
+    targets_policies = [
+        logical_id(stack, policy.node.default_child)
+        for policy in (stack.pipeline.targets_policy, stack.pipeline.high_priority_targets_policy)
+    ]
     processors_policy = logical_id(stack, stack.jobs.processors_policy.node.default_child)
     bucket = logical_id(stack, stack.jobs.bucket.node.default_child)
     jobs_objects = {"Fn::Join": ["", [{"Fn::GetAtt": [bucket, "Arn"]}, "/jobs/*"]]}
@@ -335,9 +345,11 @@ def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synth
                 text = json.dumps(resource)
                 if resource == "*" or "*" not in text or resource == jobs_objects:
                     continue
-                assert key in (targets_policy, processors_policy), f"{key} grants {text}"
+                assert key in (*targets_policies, processors_policy), f"{key} grants {text}"
                 parts = resource["Fn::Join"][1]
                 assert {"Ref": "AWS::AccountId"} in parts
                 assert {"Ref": "AWS::Region"} in parts
-    statements = synthesized.resources("AWS::IAM::Policy")[targets_policy]["Properties"]["PolicyDocument"]["Statement"]
-    assert sorted(statement["Action"] for statement in statements) == sorted(TARGET_ACTIONS)
+    for targets_policy in targets_policies:
+        policy = synthesized.resources("AWS::IAM::Policy")[targets_policy]
+        statements = policy["Properties"]["PolicyDocument"]["Statement"]
+        assert sorted(statement["Action"] for statement in statements) == sorted(TARGET_ACTIONS)

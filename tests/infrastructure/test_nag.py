@@ -30,6 +30,7 @@ ACKNOWLEDGED = {
             "Pipeline/Tick",
             "Pipeline/Scanner",
             "Pipeline/Trigger",
+            "Pipeline/TriggerHigh",
             "Jobs/Function",
         )
     ),
@@ -41,14 +42,20 @@ ACKNOWLEDGED = {
     ),
     *(
         (f"Sundial/{policy}/Resource", "AwsSolutions-IAM5[Resource::<JobsBucket264FE5C6.Arn>/jobs/*]")
-        for policy in ("Jobs/Function/Policy", "Api/Handler/Policy", "Pipeline/Trigger/Policy")
+        for policy in (
+            "Jobs/Function/Policy",
+            "Api/Handler/Policy",
+            "Pipeline/Trigger/Policy",
+            "Pipeline/TriggerHigh/Policy",
+        )
     ),
     ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
     *(
         (
-            "Sundial/Pipeline/Trigger/TargetsPolicy/Resource",
+            f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource",
             f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service=service, resource=resource)}]",
         )
+        for trigger in ("Trigger", "TriggerHigh")
         for service, resource in (("lambda", "function:*"), ("sqs", "*"), ("sns", "*"), ("events", "event-bus/*"))
     ),
     ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),

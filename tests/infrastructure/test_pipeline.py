@@ -226,6 +226,34 @@ def test_the_trigger_times_out_before_a_delay_message_becomes_visible_again(synt
     assert trigger["Timeout"] == 120 < topology.DELAY_VISIBILITY_TIMEOUT_S == 180
 
 
+@pytest.mark.parametrize(("which", "reserved"), [("synthesized", 10), ("alternate", 25)])
+def test_the_high_priority_trigger_has_its_own_queue_and_reserved_concurrency(
+    request: pytest.FixtureRequest, which: str, reserved: int
+) -> None:
+    """The trigger's code again, with the trigger's profile, on the high-priority queue alone, with
+    ``sundial:highPriorityConcurrency`` reserved for it (not a mapping's maximum concurrency: that
+    caps without setting anything apart)."""
+    built = request.getfixturevalue(which)
+    high_id, high = _function(built, names.HIGH_PRIORITY_TRIGGER)
+    trigger_id, trigger = _function(built, names.TRIGGER)
+    assert high["ReservedConcurrentExecutions"] == reserved
+    assert "ReservedConcurrentExecutions" not in trigger
+    assert (high["Timeout"], high["MemorySize"]) == (trigger["Timeout"], trigger["MemorySize"])
+    mappings = [m["Properties"] for m in built.resources("AWS::Lambda::EventSourceMapping").values()]
+    [consumed] = [m for m in mappings if m["FunctionName"] == {"Ref": high_id}]
+    assert consumed["EventSourceArn"]["Fn::GetAtt"][0] == _queue_id(built, topology.HIGH_PRIORITY_QUEUE)
+    assert "ScalingConfig" not in consumed
+    assert all(
+        m["EventSourceArn"]["Fn::GetAtt"][0] != _queue_id(built, topology.HIGH_PRIORITY_QUEUE)
+        for m in mappings
+        if m["FunctionName"] == {"Ref": trigger_id}
+    )
+    queue = built.resources("AWS::SQS::Queue")[_queue_id(built, topology.HIGH_PRIORITY_QUEUE)]["Properties"]
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
+    }
+
+
 def test_a_claims_lease_runs_out_before_its_message_comes_back() -> None:
     """A message redelivered after a crashed trigger must find the lease expired, or it is
     refused as in flight until it is dead-lettered."""
@@ -290,7 +318,10 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
     settings = DeploymentSettings()
     stack = synthesized.stack
     table = {env_name("table_name"): {"Ref": logical_id(stack, stack.storage.table.node.default_child)}}
-    delay = {env_name("delay_queue_urls"): {"Ref": _queue_id(synthesized, "delay-0")}}
+    delay = {
+        env_name("delay_queue_urls"): {"Ref": _queue_id(synthesized, "delay-0")},
+        env_name("high_priority_queue_url"): {"Ref": _queue_id(synthesized, topology.HIGH_PRIORITY_QUEUE)},
+    }
     scan = {"Ref": _queue_id(synthesized, topology.SCAN_REQUESTS.name)}
     dead_letters = {"Ref": _queue_id(synthesized, topology.DEAD_LETTERS.name)}
 
@@ -299,16 +330,25 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
 
     assert environment(names.TICK) == {**_base(settings), env_name("scan_queue_url"): scan}
     assert environment(names.SCANNER) == {**_base(settings), **table, **delay}
-    assert environment(names.TRIGGER) == {
-        **_base(settings),
-        **table,
-        **delay,
-        env_name("dead_letter_queue_url"): dead_letters,
-        env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
-        env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
-        env_name("signing_key_arn"): {"Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]},
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    }
+    # the high-priority trigger is the trigger again: the same settings and resources
+    assert (
+        environment(names.HIGH_PRIORITY_TRIGGER)
+        == environment(names.TRIGGER)
+        == {
+            **_base(settings),
+            **table,
+            **delay,
+            env_name("dead_letter_queue_url"): dead_letters,
+            env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
+            env_name("job_state_machine_arn"): {
+                "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
+            },
+            env_name("signing_key_arn"): {
+                "Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]
+            },
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+    )
     # A deployed trigger never calls loopback (there it is the Lambda runtime API) or private
     # addresses (it runs outside any VPC).
     assert environment(names.TRIGGER)[env_name("allow_loopback_targets")] == "false"
@@ -331,6 +371,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
         "api": urls,
         names.SCANNER: urls,
         names.TRIGGER: urls,
+        names.HIGH_PRIORITY_TRIGGER: urls,
         names.TICK: None,
         "jobs": None,
         "authorizer": None,

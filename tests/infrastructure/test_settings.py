@@ -93,6 +93,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:triggerMinPollers",
         "sundial:triggerMaxPollers",
         "sundial:triggerProvisionedConcurrency",
+        "sundial:highPriorityConcurrency",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
     }
@@ -209,6 +210,7 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         "trigger_min_pollers",
         "trigger_max_pollers",
         "trigger_provisioned_concurrency",
+        "high_priority_concurrency",
         "table_warm_reads",
         "table_warm_writes",
     }

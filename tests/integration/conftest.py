@@ -125,11 +125,16 @@ class Pipeline:
         return until()
 
     def fire(self, until: Callable[[], bool], timeout: float = 15) -> bool:
-        """Run the trigger over every delay queue until ``until()``: as Lambda's event source
-        does, each batch is handed to its own worker and the polling goes straight on (a batch
-        waits for its due times; polling behind it would make the next queue's fires late)."""
-        from functions.trigger.handler import handler
+        """Run the trigger over every delay queue (and the high-priority trigger over its own)
+        until ``until()``: as Lambda's event source does, each batch is handed to its own worker
+        and the polling goes straight on (a batch waits for its due times; polling behind it
+        would make the next queue's fires late)."""
+        from functions.trigger.handler import handler as trigger
+        from functions.trigger_high.handler import handler as trigger_high
         from local.sqs_lambda import invoke_batch, receive
+        from shared.topology import HIGH_PRIORITY_QUEUE
+
+        lanes = [*((f"delay-{i}", trigger) for i in range(DELAY_QUEUES)), (HIGH_PRIORITY_QUEUE, trigger_high)]
 
         workers: list[threading.Thread] = []
         deadline = time.time() + timeout
@@ -137,8 +142,7 @@ class Pipeline:
             while time.time() < deadline:
                 if until():
                     return True
-                for i in range(DELAY_QUEUES):
-                    name = f"delay-{i}"
+                for name, handler in lanes:
                     messages = receive(self.sqs, self.urls[name], wait_s=0)
                     if messages:
                         args = (self.sqs, self.urls[name], self.arns[name], handler, messages)
@@ -173,7 +177,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
     from local.queues import create_queues
     from shared import queues as queues_module
-    from shared.topology import queues
+    from shared.topology import HIGH_PRIORITY_QUEUE, queues
 
     sqs = boto3.client("sqs")
     urls, arns = create_queues(sqs, queues(DELAY_QUEUES, DELAY_VISIBILITY_S))
@@ -181,6 +185,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
         monkeypatch,
         **PIPELINE,
         delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
+        high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
         dead_letter_queue_url=urls["dead-letters"],
         scan_queue_url=urls["scan-requests"],
     )
