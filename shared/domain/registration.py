@@ -64,6 +64,8 @@ def new_task(
         payload=spec.payload,
         retry=spec.retry,
         misfire=misfire,
+        alert=spec.alert,
+        pause_after_failures=spec.pause_after_failures,
         status=TaskStatus.SCHEDULED,
         due_at=due,
         next_fire_at=due,

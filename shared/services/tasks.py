@@ -65,8 +65,15 @@ class TaskService:
     def _shard(self) -> int:
         return choose_shard(secrets.randbits(32), self.bucket_shards)
 
-    def register(self, tenant: str, spec: TaskSpec) -> Task:
+    def _check_own(self, spec: TaskSpec) -> None:
+        """Refuse targets (the alert's too) that are Sundial's own resources."""
         self.own.check(spec.targets, spec.multicast)
+        refused = self.own.refusal(spec.alert.target) if spec.alert is not None else None
+        if refused is not None:
+            raise ValidationFailed.on(f"alert.target.{refused[0]}", refused[1])
+
+    def register(self, tenant: str, spec: TaskSpec) -> Task:
+        self._check_own(spec)
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
@@ -81,7 +88,7 @@ class TaskService:
                 answers.append(spec)
                 continue
             try:
-                self.own.check(spec.targets, spec.multicast)
+                self._check_own(spec)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
             except ValidationFailed as exc:
                 answers.append(exc)
@@ -113,7 +120,7 @@ class TaskService:
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
             wanted = change(task)
             spec = wanted.spec
-            self.own.check(spec.targets, spec.multicast)
+            self._check_own(spec)
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
             if wanted.reschedule:
@@ -128,6 +135,8 @@ class TaskService:
                 payload=spec.payload,
                 retry=spec.retry,
                 misfire=misfire,
+                alert=spec.alert,
+                pause_after_failures=spec.pause_after_failures,
                 due_at=due,
                 next_fire_at=due,
                 updated_at=now,
@@ -148,10 +157,13 @@ class TaskService:
                 f"a {task.status.value} task does not run"
                 + ("; resume it first" if task.status is TaskStatus.PAUSED else "")
             )
+        # Its dead letter alerts as the task's would; it is not one of the task's occurrences in
+        # a row (an item of its own), so it neither counts toward nor pauses the task.
+        alert = replace(task.alert, after_consecutive_failures=None) if task.alert is not None else None
         return self._extra_run(
             tenant,
             task.id,
-            TaskSpec(At(self._now()), task.targets, task.multicast, task.name, task.payload, task.retry),
+            TaskSpec(At(self._now()), task.targets, task.multicast, task.name, task.payload, task.retry, alert=alert),
         )
 
     def _extra_run(self, tenant: str, parent_id: str, spec: TaskSpec, redrive: DeadLetterRef | None = None) -> str:
@@ -242,12 +254,14 @@ class TaskService:
         return self._change(tenant, task_id, pause)
 
     def resume(self, tenant: str, task_id: str) -> Task:
-        """Arm the task again, following its misfire policy for what it missed while paused."""
+        """Arm the task again, following its misfire policy for what it missed while paused; its
+        ``paused_reason`` and its count of failures in a row start afresh."""
 
         def resume(task: Task, now: datetime) -> Task | None:
             if task.status is TaskStatus.SCHEDULED:
                 return None
             check_task_transition(task.status, TaskStatus.SCHEDULED)
+            task = replace(task, paused_reason=None, consecutive_failures=0)
             due = resume_due(task.schedule, to_ms(task.due_at), task.misfire, to_ms(now))
             if due is None:
                 done = replace(
