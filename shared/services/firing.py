@@ -8,7 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shared.delivery import AlertEnvelope, Envelope, Outcome
 from shared.domain.alerts import Notice, notices, streak_after
@@ -39,6 +39,9 @@ CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
 ALERT_RETRY_PAUSES_S = (0.5, 0.0)
 """An alert is tried twice at most, half a second apart, when its first try may be retried; then
 it is logged and given up (it is never retried into another alert, nor left for a later batch)."""
+ALERT_TIMEOUT_S = 10.0
+"""An HTTP alert's try waits this long at most (less when its target's ``timeout_seconds`` says so):
+alerts are sent at the end of a trigger invocation, which must end within the trigger's timeout."""
 
 
 def now_ms() -> int:
@@ -376,9 +379,11 @@ class Trigger:
             if isinstance(notice.target, JobTarget):
                 logger.warning("an alert cannot start a job", extra=ids)
                 return
-            signer = None
-            if isinstance(notice.target, HttpTarget) and self.signer is not None:
-                signer = self.signer(notice.tenant)  # never an unsigned alert: a failure to read it is logged
+            target, signer = notice.target, None
+            if isinstance(target, HttpTarget):
+                target = replace(target, timeout_seconds=min(target.timeout_seconds, ALERT_TIMEOUT_S))
+                if self.signer is not None:
+                    signer = self.signer(notice.tenant)  # never an unsigned alert: a failure to read it is logged
             at = from_ms(notice.at_ms)
             for attempt, pause in enumerate(ALERT_RETRY_PAUSES_S, start=1):
                 envelope = AlertEnvelope(
@@ -391,7 +396,7 @@ class Trigger:
                     tenant=notice.tenant,
                     content=notice.body(),
                 )
-                outcome = self.deliverer.deliver(notice.target, envelope)
+                outcome = self.deliverer.deliver(target, envelope)
                 if outcome.ok:
                     return
                 if not outcome.retryable or not pause:
