@@ -548,7 +548,7 @@ AlertTargetIn = Annotated[
 ]
 """A task's target but a job: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``."""
 
-FailureCount = Annotated[int, BeforeValidator(whole), Field(strict=True, ge=1, le=t.MAX_FAILURE_COUNT)]
+FailureCount = Annotated[int, Field(strict=True, ge=1, le=t.MAX_FAILURE_COUNT), BeforeValidator(whole)]
 """1 to MAX_FAILURE_COUNT, an integer (``5.0`` is 5; ``"5"`` and ``true`` are refused)."""
 
 
