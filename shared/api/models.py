@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import (
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -528,6 +529,62 @@ def target_of(target: t.Target) -> Targets:
     return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
 
 
+# --- alerts (shared/domain/alerts.py) -----------------------------------------------------------
+
+
+def whole(value: object) -> object:
+    """JSON's ``5.0`` is the integer 5 (JSON Schema's ``integer`` admits it) for a strict integer
+    field, which still refuses ``5.5``, ``"5"`` and ``false``."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+AlertTargetIn = Annotated[
+    Annotated[HttpTarget, Tag(tag("http"))]
+    | Annotated[LambdaTarget, Tag(tag("lambda"))]
+    | Annotated[SqsTarget, Tag(tag("sqs"))]
+    | Annotated[SnsTarget, Tag(tag("sns"))]
+    | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))],
+    one_of(("http", "lambda", "sqs", "sns", "eventbridge"), "the alert target's kind: a job receives no alert"),
+]
+"""A task's target but a job: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``."""
+
+FailureCount = Annotated[int, Field(strict=True, ge=1, le=t.MAX_FAILURE_COUNT), BeforeValidator(whole)]
+"""1 to MAX_FAILURE_COUNT, an integer (``5.0`` is 5; ``"5"`` and ``true`` are refused)."""
+
+
+class AlertIn(Model):
+    """Where a task's alerts go: ``{"type", "task_id", "run_id", "reason", "at"}`` to ``target``
+    when a run of the task is dead-lettered (``sundial.run.dead_lettered``), and with
+    ``after_consecutive_failures``, once when that many occurrences in a row have failed
+    (``sundial.task.failing``)."""
+
+    target: AlertTargetIn = Field(description="Any target but a job, signed and refused as a task's target is.")
+    after_consecutive_failures: FailureCount | None = Field(
+        None,
+        exclude_if=is_none,
+        description=f"Alert once when this many occurrences in a row have failed (1 to {t.MAX_FAILURE_COUNT}).",
+    )
+
+    def to_domain(self, before: t.Alert | None = None) -> t.Alert:
+        """The alert; ``before``: the task's (a PATCH's ``[redacted]`` headers keep its values)."""
+        target = kept(target_to_domain(self.target), before.target if before else None, "alert.target")
+        return t.Alert(target, self.after_consecutive_failures)
+
+
+def alert_of(alert: t.Alert) -> AlertIn:
+    """A domain alert as the API shows it."""
+    return AlertIn.model_validate(
+        {"target": target_of(alert.target), "after_consecutive_failures": alert.after_consecutive_failures}
+    )
+
+
+ALERT = "Where the task's alerts go (default none)."
+PAUSE_AFTER = (
+    f"Pause the task when this many of its occurrences in a row have failed (1 to {t.MAX_FAILURE_COUNT}; "
+    "a recurring task's: a one-shot ends with its occurrence). Default: never."
+)
+
+
 # --- tasks ---------------------------------------------------------------------------------------
 
 
@@ -571,6 +628,8 @@ class TaskIn(Model):
     retry: RetryIn | None = Field(None, description="Default: 3 attempts, exponential from 2 s.")
     misfire: t.Misfire | None = Field(None, description="Default: fire_now for one-shot, skip for recurring.")
     priority: t.Priority = Field(t.Priority.NORMAL, description=PRIORITY)
+    alert: AlertIn | None = Field(None, description=ALERT)
+    pause_after_failures: FailureCount | None = Field(None, description=PAUSE_AFTER)
 
     _payload = field_validator("payload")(_payload_fits)
 
@@ -591,14 +650,16 @@ class TaskIn(Model):
             retry=RetryPolicy() if self.retry is None else self.retry.to_domain(),
             misfire=self.misfire,
             priority=self.priority,
+            alert=self.alert.to_domain() if self.alert is not None else None,
+            pause_after_failures=self.pause_after_failures,
         )
 
 
 class TaskPatchIn(Model):
     """``PATCH /v1/tasks/{id}``: any of these members; those given replace the task's. A new
     ``schedule`` (even the same one) re-arms the task; ``target`` replaces ``targets`` and the
-    other way round. ``null`` clears ``name`` and ``payload``, resets ``retry`` to the default
-    and leaves ``misfire`` as it is."""
+    other way round. ``null`` clears ``name``, ``payload``, ``alert`` and
+    ``pause_after_failures``, resets ``retry`` to the default and leaves ``misfire`` as it is."""
 
     model_config = Model.model_config | {"json_schema_extra": lambda schema: _patch_schema(schema)}  # noqa: PLW0108 (defined below)
 
@@ -610,6 +671,8 @@ class TaskPatchIn(Model):
     retry: RetryIn | None = None
     misfire: t.Misfire | None = None
     priority: t.Priority | None = Field(None, description="normal or high; null leaves it as it is.")
+    alert: AlertIn | None = Field(None, description="Replaces the task's alert; null: no alert.")
+    pause_after_failures: FailureCount | None = Field(None, description="null: never pause.")
 
     _payload = field_validator("payload")(_payload_fits)
 
@@ -637,6 +700,8 @@ class TaskPatchIn(Model):
             retry=task.retry,
             misfire=task.misfire,
             priority=task.priority,
+            alert=task.alert,
+            pause_after_failures=task.pause_after_failures,
         )
         if self.schedule is not None:
             spec = replace(spec, schedule=schedule_to_domain(self.schedule))
@@ -658,6 +723,10 @@ class TaskPatchIn(Model):
             spec = replace(spec, misfire=self.misfire)
         if self.priority is not None:
             spec = replace(spec, priority=self.priority)
+        if "alert" in given:
+            spec = replace(spec, alert=self.alert.to_domain(task.alert) if self.alert is not None else None)
+        if "pause_after_failures" in given:
+            spec = replace(spec, pause_after_failures=self.pause_after_failures)
         return spec, "schedule" in given
 
 
@@ -736,12 +805,6 @@ class RedriveIn(Model):
 
 
 # --- signing secrets (docs/tenancy.md, section 4) ------------------------------------------------
-
-
-def whole(value: object) -> object:
-    """JSON's ``5.0`` is the integer 5 (JSON Schema's ``integer`` admits it) for a strict integer
-    field, which still refuses ``5.5``, ``"5"`` and ``false``."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 class SigningRotateIn(Model):

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, Tag
 
-from shared.api.models import ScheduleIn, TargetIn
+from shared.api.models import AlertIn, ScheduleIn, TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
 from shared.domain.jobs import JobStatus
 from shared.domain.retry import Backoff
@@ -62,6 +62,15 @@ class TaskOut(Model):
     created_at: Instant
     updated_at: Instant
     version: int = Field(description="Changes with every write; send it in If-Match to PATCH only that version.")
+    alert: AlertIn | None = absent()
+    pause_after_failures: int | None = absent()
+    paused_reason: str | None = Field(
+        None, exclude_if=is_none, description="Why Sundial paused the task (pause_after_failures); a resume clears it."
+    )
+    consecutive_failures: int = Field(
+        description="Its occurrences that failed (failed or dead_lettered) in a row, up to the last that ended; "
+        "a success and a resume set it back to 0."
+    )
 
 
 class TaskPage(Model):

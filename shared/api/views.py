@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
-from shared.api.models import schedule_of, target_of
+from shared.api.models import alert_of, schedule_of, target_of
 from shared.api.responses import (
     BatchError,
     BatchOut,
@@ -34,7 +34,7 @@ from shared.domain.jobs import JobStatus, JobView
 from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
 from shared.domain.signing import NewSecret, SecretInfo
-from shared.domain.tasks import DeadLetter, Run, Target, Task
+from shared.domain.tasks import Alert, DeadLetter, Run, Target, Task
 from shared.domain.tenants import KeyInfo, NewKey, Tenant
 from shared.domain.times import from_ms
 
@@ -42,6 +42,10 @@ from shared.domain.times import from_ms
 def _targets(targets: tuple[Target, ...], multicast: bool) -> dict[str, object]:
     shown = [target_of(redacted(target)) for target in targets]  # secrets are write-only
     return {"targets": shown} if multicast else {"target": shown[0]}
+
+
+def _alert(alert: Alert | None) -> dict[str, object]:
+    return {} if alert is None else {"alert": alert_of(replace(alert, target=redacted(alert.target)))}
 
 
 def _retry(retry: RetryPolicy) -> RetryOut:
@@ -64,6 +68,10 @@ def task_view(task: Task) -> TaskOut:
             "created_at": task.created_at,
             "updated_at": task.updated_at,
             "version": task.version,
+            **_alert(task.alert),
+            "pause_after_failures": task.pause_after_failures,
+            "paused_reason": task.paused_reason,
+            "consecutive_failures": task.consecutive_failures,
         }
     )
 

@@ -11,12 +11,21 @@ from __future__ import annotations
 from typing import Protocol
 
 from shared.delivery.aws import AwsDelivery, ClientFactory
-from shared.delivery.envelope import Envelope
+from shared.delivery.envelope import AlertEnvelope, Envelope
 from shared.delivery.http import HttpDelivery, Resolver
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import EventBridgeTarget, HttpTarget, JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
 
-__all__ = ["AwsDelivery", "ClientFactory", "Deliverer", "Envelope", "HttpDelivery", "Outcome", "Resolver"]
+__all__ = [
+    "AlertEnvelope",
+    "AwsDelivery",
+    "ClientFactory",
+    "Deliverer",
+    "Envelope",
+    "HttpDelivery",
+    "Outcome",
+    "Resolver",
+]
 
 
 class JobStarter(Protocol):

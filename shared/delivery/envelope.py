@@ -20,6 +20,7 @@ CONTENT_TYPE = "application/json"
 IDEMPOTENCY_KEY = "Idempotency-Key"
 TASK_ID_HEADER = "Sundial-Task-Id"
 ATTEMPT_HEADER = "Sundial-Attempt"
+ALERT_HEADER = "Sundial-Alert"
 
 
 class Message(Protocol):
@@ -85,4 +86,25 @@ class Envelope:
             IDEMPOTENCY_KEY: self.run_id,
             TASK_ID_HEADER: self.task_id,
             ATTEMPT_HEADER: str(self.attempt),
+        }
+
+
+@dataclass(frozen=True)
+class AlertEnvelope(Envelope):
+    """A task's alert (shared/domain/alerts.py): its target receives ``content`` as it is, not
+    an occurrence's envelope, signed as a callback is. ``run_id`` is the alert's own key (the
+    ``Idempotency-Key`` and ``webhook-id``: the same on every try of one alert), ``attempt``
+    the try."""
+
+    content: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.content)
+
+    def headers(self) -> dict[str, str]:
+        return {
+            "Content-Type": CONTENT_TYPE,
+            IDEMPOTENCY_KEY: self.run_id,
+            TASK_ID_HEADER: self.task_id,
+            ALERT_HEADER: str(self.content.get("type", "")),
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from shared.domain.alerts import Notice
 from shared.domain.firing import Staged
 from shared.domain.tasks import Task
 
@@ -74,3 +75,5 @@ class Fired:
     attempts: int = 0
     reason: str | None = None
     success: Success | None = None
+    alerts: tuple[Notice, ...] = ()
+    """Alerts to send once the batch's outcomes are recorded (shared/domain/alerts.py)."""

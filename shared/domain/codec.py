@@ -10,6 +10,7 @@ from shared.domain.calendars import Repeat, repeat_from_api, repeat_to_api
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import After, At, Cron, Every, Schedule
 from shared.domain.tasks import (
+    Alert,
     EventBridgeTarget,
     HttpTarget,
     JobTarget,
@@ -98,6 +99,18 @@ def target_from_dict(data: dict[str, Any]) -> Target:
     if kind == "job":
         return JobTarget(canonical_job(body))
     return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
+
+
+def alert_to_dict(alert: Alert) -> dict[str, Any]:
+    out: dict[str, Any] = {"target": target_to_dict(alert.target)}
+    if alert.after_consecutive_failures is not None:
+        out["after_consecutive_failures"] = alert.after_consecutive_failures
+    return out
+
+
+def alert_from_dict(data: dict[str, Any]) -> Alert:
+    after = data.get("after_consecutive_failures")
+    return Alert(target_from_dict(data["target"]), int(after) if after is not None else None)
 
 
 def compact_json(value: Any, *, sort_keys: bool = False) -> str:

@@ -65,6 +65,8 @@ def new_task(
         retry=spec.retry,
         misfire=misfire,
         priority=spec.priority,
+        alert=spec.alert,
+        pause_after_failures=spec.pause_after_failures,
         status=TaskStatus.SCHEDULED,
         due_at=due,
         next_fire_at=due,

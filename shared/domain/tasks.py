@@ -24,6 +24,8 @@ MAX_URL_LENGTH = 2048
 MAX_TARGETS = 5
 MAX_TIMEOUT_SECONDS = 60
 DEFAULT_TIMEOUT_SECONDS = 10
+MAX_FAILURE_COUNT = 1000
+"""``alert.after_consecutive_failures`` and ``pause_after_failures`` are 1 to this."""
 
 
 T = TypeVar("T")
@@ -87,6 +89,16 @@ Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget |
 
 
 @dataclass(frozen=True)
+class Alert:
+    """Where a task's alerts go (shared/domain/alerts.py): every dead letter of the task, and,
+    with ``after_consecutive_failures``, the occurrence that makes that many failed in a row."""
+
+    target: Target
+    """Any target but a job (which receives no body)."""
+    after_consecutive_failures: int | None = None
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """What a client asks for; the service turns it into a :class:`Task`."""
 
@@ -98,6 +110,8 @@ class TaskSpec:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     misfire: Misfire | None = None
     priority: Priority = Priority.NORMAL
+    alert: Alert | None = None
+    pause_after_failures: int | None = None
 
     def effective_misfire(self) -> Misfire:
         if self.misfire is not None:
@@ -150,6 +164,13 @@ class Task:
     """An extra run that the parent's pause or cancel stops until it is claimed (run now); a
     redriven dead letter fires regardless of what became of its task."""
     priority: Priority = Priority.NORMAL
+    alert: Alert | None = None
+    pause_after_failures: int | None = None
+    """Pause the task (a recurring one) when this many of its occurrences in a row failed."""
+    paused_reason: str | None = None
+    """Why the pipeline paused the task (``pause_after_failures``); cleared by a resume."""
+    consecutive_failures: int = 0
+    """Its occurrences that failed in a row, up to the last one that ended (shared/domain/alerts.py)."""
 
     @property
     def recurring(self) -> bool:

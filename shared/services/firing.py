@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
-from shared.delivery import Envelope, Outcome
+from shared.delivery import AlertEnvelope, Envelope, Outcome
+from shared.domain.alerts import Notice, notices, streak_after
 from shared.domain.claims import Claimed, Fired, Refusal, Result, Success
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import (
@@ -27,7 +28,7 @@ from shared.domain.firing import (
 )
 from shared.domain.signing import Signer
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetter, HttpTarget, Run, Target, Task
+from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
@@ -42,9 +43,15 @@ HOLD_SLACK_MS = 1_000
 """A start a limit books further than the staging lead and this after now puts the occurrence
 back on the delay queue; a nearer one is waited out, as a due time is."""
 SLOT_WAIT_S = 1
+"""An occurrence whose limit has all its in-flight slots taken comes back this much later."""
 REBOOKINGS = 2
 """A run whose limits change (or are held) under it this often in the staging lead is put back."""
-"""An occurrence whose limit has all its in-flight slots taken comes back this much later."""
+ALERT_RETRY_PAUSES_S = (0.5, 0.0)
+"""An alert is tried twice at most, half a second apart, when its first try may be retried; then
+it is logged and given up (it is never retried into another alert, nor left for a later batch)."""
+ALERT_TIMEOUT_S = 10.0
+"""An HTTP alert's try waits this long at most (less when its target's ``timeout_seconds`` says so):
+alerts are sent at the end of a trigger invocation, which must end within the trigger's timeout."""
 
 
 def now_ms() -> int:
@@ -346,8 +353,9 @@ class Trigger:
             error,
             ran.throttled_ms,
         )
-        self._finish(claim.claimed, staged, run, done)
-        return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason)
+        in_a_row = self._finish(claim.claimed, staged, run, done)
+        alerts = tuple(notices(task, staged.run_id, status, reason, in_a_row, self.clock()))
+        return Fired(staged, Result(status.value), lateness, staged.attempt, reason=reason, alerts=alerts)
 
     def _hold_limits(self, ran: Ran) -> None:
         """A limited receiver that answered 429 or 503 with Retry-After spoke for its whole
@@ -391,8 +399,9 @@ class Trigger:
         run = Run(
             staged.run_id, task.id, from_ms(staged.due_ms), RunStatus.DEAD_LETTERED, staged.attempt, last_error=reason
         )
-        self._finish(claimed, staged, run, claimed.targets_done)
-        return Fired(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason)
+        in_a_row = self._finish(claimed, staged, run, claimed.targets_done)
+        alerts = tuple(notices(task, staged.run_id, RunStatus.DEAD_LETTERED, reason, in_a_row, self.clock()))
+        return Fired(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason, alerts=alerts)
 
     def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
         if refusal is Refusal.EARLY or (
@@ -451,21 +460,76 @@ class Trigger:
                 done |= 1 << index
         return done, outcomes
 
-    def _finish(self, claimed: Claimed, staged: Staged, run: Run, targets_done: int) -> None:
+    def _finish(self, claimed: Claimed, staged: Staged, run: Run, targets_done: int) -> int | None:
         """Record the run's final outcome; one that ends a counted task frees its place in its
-        tenant's quota in the same write."""
+        tenant's quota in the same write, as the task's failures in a row (and a pause they call
+        for) go in it too. Returns those failures (None: left as they were)."""
         now, task = self.clock(), claimed.task
+        streak = streak_after(task, run.status)
         if staged.one_shot:
             counted_in = task.tenant if claimed.counted else None
-            self.store.finish_one_shot(staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in)
-            return
+            self.store.finish_one_shot(
+                staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in, failures=streak.failures
+            )
+            return streak.failures
         following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
-        stage_it = following is not None and writer_stages(following, now, self.timing)
+        stage_it = following is not None and streak.paused_reason is None and writer_stages(following, now, self.timing)
         if following is not None and stage_it:
             self.stager.stage([staged_for(task.id, following, one_shot=False, priority=task.priority)], now)
         self.store.rearm(
-            task, staged, run, next_due_ms=following, staged_next=stage_it, now_ms=now, counted=claimed.counted
+            task,
+            staged,
+            run,
+            next_due_ms=following,
+            staged_next=stage_it,
+            now_ms=now,
+            counted=claimed.counted,
+            failures=streak.failures,
+            paused_reason=streak.paused_reason,
         )
+        return streak.failures
+
+    # Alerts: sent after the batch's outcomes are recorded ---------------------------------
+
+    def send_alerts(self, alerts: Sequence[Notice]) -> None:
+        """Send each alert (side by side); never raises: an alert that cannot be sent is logged."""
+        if len(alerts) == 1:
+            self._send_alert(alerts[0])
+        elif alerts:
+            list(self._pool.map(self._send_alert, alerts))
+
+    def _send_alert(self, notice: Notice) -> None:
+        ids = {"task_id": notice.task_id, "run_id": notice.run_id, "type": notice.type.value}
+        try:
+            if isinstance(notice.target, JobTarget):
+                logger.warning("an alert cannot start a job", extra=ids)
+                return
+            target, signer = notice.target, None
+            if isinstance(target, HttpTarget):
+                target = replace(target, timeout_seconds=min(target.timeout_seconds, ALERT_TIMEOUT_S))
+                if self.signer is not None:
+                    signer = self.signer(notice.tenant)  # never an unsigned alert: a failure to read it is logged
+            at = from_ms(notice.at_ms)
+            for attempt, pause in enumerate(ALERT_RETRY_PAUSES_S, start=1):
+                envelope = AlertEnvelope(
+                    notice.task_id,
+                    notice.key,
+                    at,
+                    at,
+                    attempt,
+                    signer=signer,
+                    tenant=notice.tenant,
+                    content=notice.body(),
+                )
+                outcome = self.deliverer.deliver(target, envelope)
+                if outcome.ok:
+                    return
+                if not outcome.retryable or not pause:
+                    break
+                self.sleep(pause)
+            logger.warning("an alert was not delivered", extra={**ids, "error": outcome.error, "attempts": attempt})
+        except Exception:
+            logger.exception("an alert was not sent", extra=ids)
 
 
 CLAIM_TURN_WAIT_S = 1.0
@@ -527,6 +591,15 @@ class Batch:
         return result
 
     def close(self) -> None:
+        """Record the batch's one-shot successes, then send its occurrences' alerts: after every
+        outcome of the batch is on record, so a slow alert receiver never holds a success back
+        past its lease (where a redelivered message would fire it again)."""
+        try:
+            self._record_successes()
+        finally:
+            self.trigger.send_alerts([alert for fired in self.results for alert in fired.alerts])
+
+    def _record_successes(self) -> None:
         """Record the batch's one-shot successes: one write for all of them (or, if that write
         keeps failing, one each: a success must be on record before its lease runs out)."""
         successes = [r.success for r in self.results if r.success is not None]

@@ -148,10 +148,12 @@ class PipelineStore(Protocol):
         targets_done: int,
         counted_in: str | None = None,
         logged_in: str | None = None,
+        failures: int | None = None,
     ) -> bool:
         """A one-shot's final outcome; ``counted_in``: the tenant whose quota counts the task
         (its place is given back in the same write); ``logged_in``: a success whose batch's run
-        log could not be written (if it was after all, nothing is given back twice)."""
+        log could not be written (if it was after all, nothing is given back twice); ``failures``:
+        the task's failures in a row after the run (None: left as it is)."""
         ...
 
     def rearm(
@@ -164,9 +166,13 @@ class PipelineStore(Protocol):
         staged_next: bool,
         now_ms: int,
         counted: bool = False,
+        failures: int | None = None,
+        paused_reason: str | None = None,
     ) -> bool:
         """Arm a recurring task's next occurrence, or complete it (``next_due_ms`` None: a
-        ``counted`` task gives its place in its tenant's quota back in the same write)."""
+        ``counted`` task gives its place in its tenant's quota back in the same write);
+        ``failures``: the task's failures in a row after it, ``paused_reason``: pause the task
+        in the same write (shared/domain/alerts.py)."""
         ...
 
 

@@ -70,8 +70,15 @@ class TaskService:
     def _shard(self) -> int:
         return choose_shard(secrets.randbits(32), self.bucket_shards)
 
-    def register(self, tenant: str, spec: TaskSpec) -> Task:
+    def _check_own(self, spec: TaskSpec) -> None:
+        """Refuse targets (the alert's too) that are Sundial's own resources."""
         self.own.check(spec.targets, spec.multicast)
+        refused = self.own.refusal(spec.alert.target) if spec.alert is not None else None
+        if refused is not None:
+            raise ValidationFailed.on(f"alert.target.{refused[0]}", refused[1])
+
+    def register(self, tenant: str, spec: TaskSpec) -> Task:
+        self._check_own(spec)
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
@@ -86,7 +93,7 @@ class TaskService:
                 answers.append(spec)
                 continue
             try:
-                self.own.check(spec.targets, spec.multicast)
+                self._check_own(spec)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
             except ValidationFailed as exc:
                 answers.append(exc)
@@ -118,7 +125,7 @@ class TaskService:
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
             wanted = change(task)
             spec = wanted.spec
-            self.own.check(spec.targets, spec.multicast)
+            self._check_own(spec)
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
             if wanted.reschedule:
@@ -134,6 +141,8 @@ class TaskService:
                 retry=spec.retry,
                 misfire=misfire,
                 priority=spec.priority,
+                alert=spec.alert,
+                pause_after_failures=spec.pause_after_failures,
                 due_at=due,
                 next_fire_at=due,
                 updated_at=now,
@@ -154,6 +163,9 @@ class TaskService:
                 f"a {task.status.value} task does not run"
                 + ("; resume it first" if task.status is TaskStatus.PAUSED else "")
             )
+        # Its dead letter alerts as the task's would; it is not one of the task's occurrences in
+        # a row (an item of its own), so it neither counts toward nor pauses the task.
+        alert = replace(task.alert, after_consecutive_failures=None) if task.alert is not None else None
         return self._extra_run(
             tenant,
             task.id,
@@ -165,6 +177,7 @@ class TaskService:
                 task.payload,
                 task.retry,
                 priority=task.priority,
+                alert=alert,
             ),
         )
 
@@ -256,12 +269,14 @@ class TaskService:
         return self._change(tenant, task_id, pause)
 
     def resume(self, tenant: str, task_id: str) -> Task:
-        """Arm the task again, following its misfire policy for what it missed while paused."""
+        """Arm the task again, following its misfire policy for what it missed while paused; its
+        ``paused_reason`` and its count of failures in a row start afresh."""
 
         def resume(task: Task, now: datetime) -> Task | None:
             if task.status is TaskStatus.SCHEDULED:
                 return None
             check_task_transition(task.status, TaskStatus.SCHEDULED)
+            task = replace(task, paused_reason=None, consecutive_failures=0)
             due = resume_due(task.schedule, to_ms(task.due_at), task.misfire, to_ms(now))
             if due is None:
                 done = replace(

@@ -16,6 +16,8 @@ from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.codec import (
+    alert_from_dict,
+    alert_to_dict,
     compact_json,
     retry_from_dict,
     retry_to_dict,
@@ -89,6 +91,10 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         expires_at=task.expires_at,
         parent_id=task.parent_id,
         stops_with_parent=task.stops_with_parent or None,
+        alert=compact_json(alert_to_dict(task.alert)) if task.alert is not None else None,
+        pause_after_failures=task.pause_after_failures,
+        paused_reason=task.paused_reason,
+        failures=task.consecutive_failures or None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -171,6 +177,10 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         run=run,
         parent_id=item.parent_id,
         stops_with_parent=bool(item.stops_with_parent),
+        alert=alert_from_dict(json.loads(item.alert)) if item.alert is not None else None,
+        pause_after_failures=int(item.pause_after_failures) if item.pause_after_failures is not None else None,
+        paused_reason=item.paused_reason,
+        consecutive_failures=int(item.failures or 0),
     )
 
 
@@ -269,6 +279,7 @@ class DynamoTaskRepository:
         attributes = (
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
             "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
+            "alert", "pause_after_failures", "paused_reason", "failures",
         )  # fmt: skip
         actions: list[Action] = []
         for name in attributes:

@@ -132,6 +132,13 @@ class TaskItem(BucketItem, discriminator="task"):
     its registration to the write that says it can no longer fire, which removes it in the same
     transaction as it gives the slot back. Never set on an extra run, nor on a task registered
     before quotas."""
+    alert = UnicodeAttribute(null=True)
+    """Where the task's alerts go, as JSON in the API's form (shared/domain/alerts.py)."""
+    pause_after_failures = NumberAttribute(null=True)
+    paused_reason = UnicodeAttribute(null=True)
+    """Why the pipeline paused the task; removed by a resume."""
+    failures = NumberAttribute(null=True)
+    """The task's occurrences that failed in a row: written by the write that ends each one."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):

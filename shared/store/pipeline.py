@@ -366,11 +366,13 @@ class DynamoPipelineStore:
         targets_done: int,
         counted_in: str | None = None,
         logged_in: str | None = None,
+        failures: int | None = None,
     ) -> bool:
         """A one-shot task's final outcome other than success (failed, dead-lettered, skipped),
         or a success whose run log ``logged_in`` could not be written. ``counted_in``: the
         tenant whose quota counts the task, which gets its place back in the same write. A task
-        cancelled while the run was firing stays cancelled (the run's outcome is still kept)."""
+        cancelled while the run was firing stays cancelled (the run's outcome is still kept).
+        ``failures``: the task's failures in a row after this run (None: left as it is)."""
         completed = [TaskItem.status.set(TaskStatus.COMPLETED.value), TaskItem.next_fire_ms.remove()]
         actions = [
             TaskItem.run_status.set(run.status.value),
@@ -381,6 +383,8 @@ class DynamoPipelineStore:
             TaskItem.expires_at.set(self._expiry(now_ms)),
             *_throttled(run.throttled_ms),
         ]
+        if failures is not None:
+            actions.append(TaskItem.failures.set(failures))
         if run.fired_at is not None:
             actions.append(TaskItem.fired_ms.set(TaskItem.fired_ms | to_ms(run.fired_at)))
             actions.append(TaskItem.lateness_ms.set(TaskItem.lateness_ms | (run.lateness_ms or 0)))
@@ -455,10 +459,15 @@ class DynamoPipelineStore:
         staged_next: bool,
         now_ms: int,
         counted: bool = False,
+        failures: int | None = None,
+        paused_reason: str | None = None,
     ) -> bool:
         """A recurring task's occurrence is over: keep its run, arm the next occurrence (or
         complete the task: a ``counted`` one gives its place in its tenant's quota back in the
-        same write). False if the task changed meanwhile (its writer re-armed it)."""
+        same write). False if the task changed meanwhile (its writer re-armed it). ``failures``:
+        the task's failures in a row after this occurrence (None: left as it is); with
+        ``paused_reason``, the task is paused in the same write (its next occurrence armed, as a
+        client's pause leaves it, for a resume to follow its misfire policy from)."""
         shard = parse_task_id(task.id).shard
         expires = self._expiry(now_ms)
         try:
@@ -477,7 +486,7 @@ class DynamoPipelineStore:
                 last_error=run.last_error,
                 expires_at=expires,
             ).save()
-            clear = [
+            clear: list[Action] = [
                 TaskItem.run_status.remove(),
                 TaskItem.lease_until_ms.remove(),
                 TaskItem.run_log.remove(),
@@ -487,6 +496,8 @@ class DynamoPipelineStore:
                 TaskItem.lateness_ms.remove(),
                 TaskItem.throttled_ms.remove(),
             ]
+            if failures is not None:
+                clear.append(TaskItem.failures.set(failures))
             if next_due_ms is None:
                 actions: list[Action] = [
                     *clear,
@@ -501,6 +512,8 @@ class DynamoPipelineStore:
                     TaskItem.next_fire_ms.set(next_due_ms),
                     TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
                 ]
+                if paused_reason is not None:
+                    actions += [TaskItem.status.set(TaskStatus.PAUSED.value), TaskItem.paused_reason.set(paused_reason)]
             # Re-armed (or completed) only if still armed for this occurrence: a client who
             # rescheduled the task meanwhile (PATCH) armed it already, one who cancelled it
             # ended it; then the run is only put away.

@@ -128,7 +128,7 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         rf"{JOBS}|{TASKS}",
-        rf"({TARGETS}|processor)\.http\.headers",
+        rf"({TARGETS}|processor|alert\.target)\.http\.headers",
         r"is set by Sundial and cannot be overridden",
         "header names are case-insensitive: the names Sundial sets itself (Content-Type, Host, Sundial-*...) "
         "would need a case-insensitive pattern, which the document's regular expressions cannot say",
