@@ -351,7 +351,7 @@ class Trigger:
             from_ms(fired),
             lateness,
             error,
-            ran.throttled_ms,
+            throttled_ms=ran.throttled_ms,
         )
         in_a_row = self._finish(claim.claimed, staged, run, done)
         alerts = tuple(notices(task, staged.run_id, status, reason, in_a_row, self.clock()))
