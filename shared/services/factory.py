@@ -24,6 +24,7 @@ from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
+from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, ScanRequester
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
@@ -33,6 +34,7 @@ from shared.store.admin_key import SecretsManagerAdminKey
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
+from shared.store.limits import DynamoLimits
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
@@ -64,7 +66,19 @@ def build_task_service(settings: Settings) -> TaskService:
         stager=_stager(settings),
         timing=settings.timing,
         own=_own(settings),
+        limit_store=DynamoLimits(),
     )
+
+
+def build_limit_service(settings: Settings) -> LimitService:
+    bind_table(settings.table_name)
+    return LimitService(DynamoLimits())
+
+
+def build_limit_cache(settings: Settings) -> LimitCache:
+    """The trigger's copy of its tenants' limits: one per process (it is a cache)."""
+    bind_table(settings.table_name)
+    return LimitCache(DynamoLimits())
 
 
 def build_scan_requests(settings: Settings) -> ScanRequester:
