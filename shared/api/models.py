@@ -860,11 +860,10 @@ class DestinationLimitIn(Model):
     def _origin(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        if "[" in value or "]" in value:
-            try:
-                urlsplit(value.strip()).hostname  # noqa: B018 (it is the parse that checks)
-            except ValueError as exc:
-                raise ValueError(f"has no valid host ({exc})") from exc
+        try:
+            urlsplit(value.strip()).hostname  # noqa: B018 (it is the parse that checks)
+        except ValueError as exc:  # a bracketed host that is no IPv6 address, or NFKC trouble
+            raise ValueError(f"has no valid host ({exc})") from exc
         return parse_origin(value)
 
     def to_spec(self) -> LimitSpec:
