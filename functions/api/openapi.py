@@ -54,7 +54,7 @@ documented as optional when they have no value.
   only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on
   `workday` only;
 - limits per destination (`PUT /v1/limits/{{name}}`): at most {lim.MAX_LIMITS} a tenant, one per
-  origin; `name` 1 to 64 of a-z, 0-9, `.`, `_`, `-`; `per_second` above 0, at most
+  origin; `name` 1 to 64 of a-z, 0-9, `.`, `_`, `-`; `per_second` {lim.MIN_PER_SECOND} to
   {lim.MAX_PER_SECOND}; `burst` 1 to {lim.MAX_BURST}; `max_in_flight` 1 to {lim.MAX_IN_FLIGHT};
 - list `limit`: 1 to 100 (default 50); `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};

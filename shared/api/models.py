@@ -37,7 +37,14 @@ from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
 from shared.domain.errors import ValidationFailed
 from shared.domain.jobs import JobRequest
 from shared.domain.limits import MAX_BURST as MAX_LIMIT_BURST
-from shared.domain.limits import MAX_IN_FLIGHT, MAX_PER_SECOND, NAME_PATTERN, LimitSpec, parse_origin
+from shared.domain.limits import (
+    MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
+    MIN_PER_SECOND,
+    NAME_PATTERN,
+    LimitSpec,
+    parse_origin,
+)
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.secrets import kept
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
@@ -837,10 +844,11 @@ class DestinationLimitIn(Model):
     )
     per_second: float = Field(
         strict=True,
-        gt=0,
+        ge=MIN_PER_SECOND,
         le=MAX_PER_SECOND,
         allow_inf_nan=False,
-        description="Calls a second, on average (fractions allowed: 0.5 is one call every 2 s).",
+        description=f"Calls a second, on average (fractions allowed: 0.5 is one call every 2 s; at least "
+        f"{MIN_PER_SECOND}, one every {round(1 / MIN_PER_SECOND):,} s).",
     )
     burst: int = Field(
         1, strict=True, ge=1, le=MAX_LIMIT_BURST, description="Calls at once above the rate after a quiet spell."

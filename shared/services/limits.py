@@ -15,6 +15,7 @@ from shared.domain.limits import (
     MAX_IN_FLIGHT,
     MAX_LIMITS,
     MAX_PER_SECOND,
+    MIN_PER_SECOND,
     NAME_PATTERN,
     Limit,
     LimitSpec,
@@ -48,8 +49,8 @@ def checked(name: str, spec: LimitSpec) -> LimitSpec:
     rate = spec.per_second
     if isinstance(rate, bool) or not isinstance(rate, int | float) or not math.isfinite(rate):
         raise ValidationFailed.on("per_second", "is a number")
-    if not 0 < rate <= MAX_PER_SECOND:
-        raise ValidationFailed.on("per_second", f"is more than 0 and at most {MAX_PER_SECOND}")
+    if not MIN_PER_SECOND <= rate <= MAX_PER_SECOND:
+        raise ValidationFailed.on("per_second", f"is from {MIN_PER_SECOND} to {MAX_PER_SECOND}")
     burst = _count(spec.burst, "burst", 1, MAX_BURST)
     in_flight = None if spec.max_in_flight is None else _count(spec.max_in_flight, "max_in_flight", 1, MAX_IN_FLIGHT)
     origin = None

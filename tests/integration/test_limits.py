@@ -169,6 +169,8 @@ def test_a_tenant_never_sees_another_tenants_limits(api):
         ({}, "per_second"),
         ({"per_second": 0}, "per_second"),
         ({"per_second": -1}, "per_second"),
+        ({"per_second": 0.00009}, "per_second"),
+        ({"per_second": 5e-324}, "per_second"),
         ({"per_second": 10_001}, "per_second"),
         ({"per_second": "5"}, "per_second"),
         ({"per_second": True}, "per_second"),
@@ -205,6 +207,9 @@ def test_the_name_is_checked_and_whole_numbers_may_be_written_as_such(api):
     good = put(api, "a.b_c-9", {"per_second": 2.5, "burst": 5.0, "max_in_flight": 2.0})
     assert good.status == 200, good.body
     assert (good.body["per_second"], good.body["burst"], good.body["max_in_flight"]) == (2.5, 5, 2)
+    slowest = put(api, "slowest", {"per_second": 0.0001})  # one call every 10,000 s
+    assert slowest.status == 200, slowest.body
+    assert api("GET", "/v1/limits/slowest").body["per_second"] == 0.0001
 
 
 def test_a_tenant_has_at_most_max_limits(api, monkeypatch):

@@ -193,6 +193,7 @@ def test_a_copy_is_never_used_past_its_minute():
         ("Orders", LimitSpec(1), "name"),
         ("", LimitSpec(1), "name"),
         ("orders", LimitSpec(0), "per_second"),
+        ("orders", LimitSpec(1e-300), "per_second"),
         ("orders", LimitSpec(float("nan")), "per_second"),
         ("orders", LimitSpec(True), "per_second"),
         ("orders", LimitSpec(10_000.5), "per_second"),

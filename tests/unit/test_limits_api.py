@@ -58,7 +58,7 @@ def test_an_origin_the_document_refuses_is_refused(origin):
     assert refused.value.errors()[0]["loc"] == ("origin",)
 
 
-@pytest.mark.parametrize("value", ["5", True, None, float("inf"), float("nan"), 0, 10_000.01])
+@pytest.mark.parametrize("value", ["5", True, None, float("inf"), float("nan"), 0, 5e-324, 0.00009, 10_000.01])
 def test_per_second_is_a_number_above_0_and_at_most_the_maximum(value):
     with pytest.raises(ValidationError):
         DestinationLimitIn.model_validate({"per_second": value})
