@@ -851,7 +851,11 @@ class DestinationLimitIn(Model):
         f"{MIN_PER_SECOND}, one every {round(1 / MIN_PER_SECOND):,} s).",
     )
     burst: int = Field(
-        1, strict=True, ge=1, le=MAX_LIMIT_BURST, description="Calls at once above the rate after a quiet spell."
+        1,
+        strict=True,
+        ge=1,
+        le=MAX_LIMIT_BURST,
+        description="Calls that may go at once after a quiet spell (1: evenly spaced).",
     )
     max_in_flight: int | None = Field(
         None,
