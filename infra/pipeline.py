@@ -86,7 +86,10 @@ TRIGGER_TABLE_ACTIONS = (
 the next occurrence, record retries and outcomes (conditional updates) and dead letters. A
 transaction needs its items' own actions: the run log with the tenants' task counters, an
 outcome with its tenant's counter, and, when a batch's run log could not be written, a check
-that it was not written after all (``ConditionCheckItem``; docs/tenancy.md, section 2 step 5)."""
+that it was not written after all (``ConditionCheckItem``; docs/tenancy.md, section 2 step 5).
+A tenant's limits per destination (``T#<tenant>`` / ``L#<name>``) are read with the ``Query`` the
+signer's statement grants on the tenants' partitions (infra/signing.py); their state
+(``LIMIT#...``) is read and written with the actions above (docs/receivers.md)."""
 
 
 @dataclass(frozen=True)

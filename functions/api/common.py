@@ -20,12 +20,14 @@ from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Un
 from shared.domain.tenants import Caller
 from shared.services.factory import (
     build_job_service,
+    build_limit_service,
     build_rate_limiter,
     build_signing_service,
     build_task_service,
     build_tenant_service,
 )
 from shared.services.jobs import JobService
+from shared.services.limits import LimitService
 from shared.services.ports import RateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
@@ -52,6 +54,11 @@ def jobs() -> JobService:
 
 
 @cache
+def limits() -> LimitService:
+    return build_limit_service(settings())
+
+
+@cache
 def _signing() -> SigningService | None:
     return build_signing_service(settings())
 
@@ -71,7 +78,7 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, service, jobs, _signing, replay, tenants, limiter):
+    for cached in (settings, service, jobs, limits, _signing, replay, tenants, limiter):
         cached.cache_clear()
 
 

@@ -12,6 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from shared.api.models import MAX_BATCH, MAX_IDEMPOTENCY_KEY, MAX_PREVIEW
 from shared.api.responses import ErrorOut
+from shared.domain import limits as lim
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL
@@ -52,6 +53,9 @@ documented as optional when they have no value.
 - `schedule.repeat`: `interval` 1 to {MAX_INTERVAL}; `days` for `week` (1-7) and `month` (1-31)
   only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on
   `workday` only;
+- limits per destination (`PUT /v1/limits/{{name}}`): at most {lim.MAX_LIMITS} a tenant, one per
+  origin; `name` 1 to 64 of a-z, 0-9, `.`, `_`, `-`; `per_second` {lim.MIN_PER_SECOND} to
+  {lim.MAX_PER_SECOND}; `burst` 1 to {lim.MAX_BURST}; `max_in_flight` 1 to {lim.MAX_IN_FLIGHT};
 - list `limit`: 1 to 100 (default 50); `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
 - `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
@@ -68,8 +72,8 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
         400: "validation_error: the field named in details",
         401: "unauthorized: no API key, an unknown or a revoked one",
         403: "forbidden: a tenant key on an admin route, or the admin key on a tenant route",
-        404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found or key_not_found",
-        409: "invalid_state, concurrent_update, idempotency_in_progress or tenant_exists",
+        404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
+        409: "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, too_many_limits",
         412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
         422: "idempotency_key_reused: the Idempotency-Key came with another body",
@@ -103,6 +107,13 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
     "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 413, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
+    "put_limit": {
+        200: {"description": "The limit, created or replaced (its version one more)."},
+        **_errors(400, 409),
+    },
+    "limits": {200: {"description": "The tenant's limits per destination, by name."}, **_errors()},
+    "limit": {200: {"description": "The limit."}, **_errors(400, 404)},
+    "delete_limit": {204: {"description": "Deleted: it holds no call from now on."}, **_errors(400, 404, 409)},
     "signing_secrets": {200: {"description": "The tenant's signing secrets, without their values."}, **_errors()},
     "rotate_signing_secret": {
         201: {"description": "The new secret, with its value (shown this once)."},

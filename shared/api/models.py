@@ -37,6 +37,15 @@ from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
 from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
 from shared.domain.errors import ValidationFailed
 from shared.domain.jobs import JobRequest
+from shared.domain.limits import MAX_BURST as MAX_LIMIT_BURST
+from shared.domain.limits import (
+    MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
+    MIN_PER_SECOND,
+    NAME_PATTERN,
+    LimitSpec,
+    parse_origin,
+)
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.secrets import kept
 from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
@@ -81,6 +90,10 @@ QUEUE_URL = r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
 HTTP_URL = r"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:[0-9]{0,5})?([/?#][^\x00-\x20\x7f]*)?$"
 r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port, no user info,
 no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s`` differ)."""
+LIMIT_NAME = NAME_PATTERN.pattern
+PORT = r"(0?[0-9]{0,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+ORIGIN = rf"^[Hh][Tt][Tt][Pp][Ss]?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:{PORT})?/?$"
+"""An origin: http(s), a host or a bracketed IPv6 address, an optional port, nothing after."""
 ZONE = r"^[A-Za-z0-9_+\-]+(/[A-Za-z0-9_+\-]+)*$"
 CRON_FIELDS = sched.CRON_PATTERN
 
@@ -381,6 +394,21 @@ class HttpCall(Model):
         return value
 
 
+class HttpTaskCall(HttpCall):
+    """A task's HTTP target: a call, and the limit per destination it is held to."""
+
+    limit: str | None = Field(
+        None,
+        exclude_if=is_none,
+        min_length=1,
+        max_length=64,
+        pattern=LIMIT_NAME,
+        description="The name of one of the tenant's limits (`PUT /v1/limits/{name}`) this target is held to, "
+        "whatever its URL; without it, the limit whose `origin` is the URL's, if there is one. A name the "
+        "tenant has no limit of is refused when the target is given; a limit deleted later stops applying.",
+    )
+
+
 class LambdaCall(Model):
     function_arn: str = Field(max_length=256, pattern=LAMBDA_ARN)
 
@@ -412,6 +440,12 @@ class EventBridgePut(Model):
 
 
 class HttpTarget(Model):
+    http: HttpTaskCall
+
+
+class HttpProcessor(Model):
+    """A job's HTTP processor (not held to limits per destination: it has no ``limit``)."""
+
     http: HttpCall
 
 
@@ -438,7 +472,7 @@ class ShardingIn(Model):
 
 
 ProcessorIn = Annotated[
-    Annotated[HttpTarget, Tag(tag("http"))] | Annotated[LambdaTarget, Tag(tag("lambda"))],
+    Annotated[HttpProcessor, Tag(tag("http"))] | Annotated[LambdaTarget, Tag(tag("lambda"))],
     one_of(("http", "lambda"), "a job's processor"),
 ]
 
@@ -490,10 +524,13 @@ TargetIn = Annotated[
 Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
 
 
-def target_to_domain(target: Targets) -> t.Target:
+def target_to_domain(target: Targets | HttpProcessor) -> t.Target:
     if isinstance(target, HttpTarget):
         h = target.http
-        return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds)
+        return t.HttpTarget(h.url, h.method, dict(h.headers), h.timeout_seconds, h.limit)
+    if isinstance(target, HttpProcessor):
+        p = target.http
+        return t.HttpTarget(p.url, p.method, dict(p.headers), p.timeout_seconds)
     if isinstance(target, LambdaTarget):
         return t.LambdaTarget(target.lambda_.function_arn)
     if isinstance(target, SqsTarget):
@@ -514,8 +551,9 @@ def target_of(target: t.Target) -> Targets:
             "method": target.method,
             "headers": target.headers,
             "timeout": target.timeout_seconds,
+            "limit": target.limit,
         }
-        return HttpTarget(http=HttpCall.model_validate(call | {"timeout_seconds": call.pop("timeout")}))
+        return HttpTarget(http=HttpTaskCall.model_validate(call | {"timeout_seconds": call.pop("timeout")}))
     if isinstance(target, t.LambdaTarget):
         return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
     if isinstance(target, t.SqsTarget):
@@ -859,3 +897,61 @@ class TenantPatchIn(Model):
     """``PATCH /v1/tenants/{id}``."""
 
     limits: LimitsIn
+
+
+# --- limits per destination (docs/receivers.md, section 1) ----------------------------------------
+
+
+class DestinationLimitIn(Model):
+    """``PUT /v1/limits/{name}``: the limit as a whole (a member left out takes its default)."""
+
+    origin: str | None = Field(
+        None,
+        min_length=1,
+        max_length=t.MAX_URL_LENGTH,
+        description="`scheme://host[:port]` (http or https; the scheme's default port may be left out, it is "
+        "the same origin): every HTTP target of the tenant whose URL has this origin is held to the limit, "
+        "unless it names another. At most one limit per origin (`409 origin_taken`). Without it, the limit "
+        "holds only the targets that name it (`limit`).",
+        json_schema_extra={"pattern": ORIGIN},  # checked by _origin, with a message that says why
+    )
+    per_second: float = Field(
+        strict=True,
+        ge=MIN_PER_SECOND,
+        le=MAX_PER_SECOND,
+        allow_inf_nan=False,
+        description=f"Calls a second, on average (fractions allowed: 0.5 is one call every 2 s; at least "
+        f"{MIN_PER_SECOND}, one every {round(1 / MIN_PER_SECOND):,} s).",
+    )
+    burst: int = Field(
+        1,
+        strict=True,
+        ge=1,
+        le=MAX_LIMIT_BURST,
+        description="Calls that may go at once after a quiet spell (1: evenly spaced).",
+    )
+    max_in_flight: int | None = Field(
+        None,
+        strict=True,
+        ge=1,
+        le=MAX_IN_FLIGHT,
+        description="Calls outstanding at once (a call's end frees its place); null: no such cap.",
+    )
+
+    _whole = field_validator("burst", "max_in_flight", mode="before")(whole)
+
+    @field_validator("origin")
+    @classmethod
+    def _origin(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            urlsplit(value.strip()).hostname  # noqa: B018 (it is the parse that checks)
+        except ValueError as exc:  # a bracketed host that is no IPv6 address, or NFKC trouble
+            raise ValueError(f"has no valid host ({exc})") from exc
+        return parse_origin(value)
+
+    def to_spec(self) -> LimitSpec:
+        return LimitSpec(
+            per_second=self.per_second, burst=self.burst, max_in_flight=self.max_in_flight, origin=self.origin
+        )

@@ -246,3 +246,20 @@ class KeyOut(Model):
 
 class KeyList(Model):
     items: list[KeyOut]
+
+
+class DestinationLimitOut(Model):
+    """A limit per destination (docs/receivers.md, section 1)."""
+
+    name: str
+    origin: str | None = Field(description="The origin, normalised (lower case, no default port); null: none.")
+    per_second: float
+    burst: int
+    max_in_flight: int | None = Field(description="null: no cap on calls in flight.")
+    version: int = Field(description="1 when created, one more at every PUT.")
+    created_at: Instant
+    updated_at: Instant
+
+
+class DestinationLimitList(Model):
+    items: list[DestinationLimitOut] = Field(description="All of the tenant's limits (at most 100), by name.")

@@ -11,6 +11,7 @@ from shared.api.responses import (
     BatchOut,
     BatchTask,
     DeadLetterOut,
+    DestinationLimitOut,
     ErrorBody,
     ErrorDetail,
     ErrorOut,
@@ -31,6 +32,7 @@ from shared.api.responses import (
 )
 from shared.domain.errors import SundialError
 from shared.domain.jobs import JobStatus, JobView
+from shared.domain.limits import Limit
 from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
 from shared.domain.signing import NewSecret, SecretInfo
@@ -184,3 +186,18 @@ def new_tenant_view(tenant: Tenant, key: NewKey, signing_secret: NewSecret) -> N
 
 def key_view(key: KeyInfo) -> KeyOut:
     return KeyOut(id=key.id, created_at=key.created_at, revoked_at=key.revoked_at)
+
+
+def limit_view(limit: Limit) -> DestinationLimitOut:
+    assert limit.created_at is not None, "a stored limit has both times"
+    assert limit.updated_at is not None, "a stored limit has both times"
+    return DestinationLimitOut(
+        name=limit.name,
+        origin=limit.origin,
+        per_second=limit.per_second,
+        burst=limit.burst,
+        max_in_flight=limit.max_in_flight,
+        version=limit.version,
+        created_at=limit.created_at,
+        updated_at=limit.updated_at,
+    )

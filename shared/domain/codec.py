@@ -78,7 +78,10 @@ def target_to_dict(target: Target) -> dict[str, Any]:
     if isinstance(target, JobTarget):
         return {"job": json.loads(target.job)}
     kind = _TARGET_KINDS[type(target)]
-    return {kind: dict(vars(target))}
+    body = dict(vars(target))
+    if isinstance(target, HttpTarget) and target.limit is None:
+        del body["limit"]  # stored as before limits existed: a target without one says nothing
+    return {kind: body}
 
 
 def target_from_dict(data: dict[str, Any]) -> Target:
@@ -89,6 +92,7 @@ def target_from_dict(data: dict[str, Any]) -> Target:
             method=body.get("method", "POST"),
             headers=dict(body.get("headers") or {}),
             timeout_seconds=float(body.get("timeout_seconds", 10)),
+            limit=body.get("limit"),
         )
     if kind == "lambda":
         return LambdaTarget(body["function_arn"])

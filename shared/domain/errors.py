@@ -144,3 +144,10 @@ class OriginTaken(SundialError):
 
     code = "origin_taken"
     status = 409
+
+
+class TooManyLimits(SundialError):
+    """The tenant has MAX_LIMITS limits already: a new one waits until one is deleted."""
+
+    code = "too_many_limits"
+    status = 409

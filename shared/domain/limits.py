@@ -23,6 +23,9 @@ from shared.domain.tasks import HttpTarget
 MAX_LIMITS = 100
 """Limits a tenant may have: the trigger reads them all with one query and keeps them."""
 MAX_PER_SECOND = 10_000
+MIN_PER_SECOND = 0.0001
+"""One call every 10,000 s (2 h 47 min): slower is no limit a receiver needs, and a GCRA interval
+beyond it would take the state's times past what DynamoDB numbers hold for tiny rates."""
 MAX_BURST = 10_000
 MAX_IN_FLIGHT = 10_000
 SUB_BUCKET_RATE = 500

@@ -18,13 +18,13 @@ from shared.domain.codec import target_from_dict
 from shared.domain.errors import StorageUnavailable
 from shared.domain.ids import new_run_id
 from shared.domain.jobs import ProcessorFailed
-from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
+from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, ScanRequester
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
@@ -35,7 +35,8 @@ from shared.store.admin_key import SecretsManagerAdminKey
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
-from shared.store.models import LimitItem, bind_table
+from shared.store.limits import DynamoLimits
+from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
 from shared.store.signing import DynamoSigningSecrets
@@ -72,7 +73,19 @@ def build_task_service(settings: Settings) -> TaskService:
         stager=_stager(settings),
         timing=settings.timing,
         own=_own(settings),
+        limit_store=DynamoLimits(),
     )
+
+
+def build_limit_service(settings: Settings) -> LimitService:
+    bind_table(settings.table_name)
+    return LimitService(DynamoLimits())
+
+
+def build_limit_cache(settings: Settings) -> LimitCache:
+    """The trigger's copy of its tenants' limits: one per process (it is a cache)."""
+    bind_table(settings.table_name)
+    return LimitCache(DynamoLimits())
 
 
 def build_scan_requests(settings: Settings) -> ScanRequester:
@@ -135,29 +148,8 @@ def build_trigger(settings: Settings) -> Trigger:
         settings.timing,
         DynamoDeadLetters(settings.retention_ms),
         signer=signing.signer if (signing := build_signing_service(settings)) is not None else None,
-        throttling=Throttling(DynamoThrottle(), _StoredLimits()),
+        throttling=Throttling(DynamoThrottle(), build_limit_cache(settings)),
     )
-
-
-class _StoredLimits:
-    """Placeholder until the limits store lands: the tenant's limits read on every call."""
-
-    def limits(self, tenant: str) -> tuple[Limit, ...]:
-        return tuple(
-            Limit(
-                tenant,
-                item.name,
-                float(item.per_second),
-                int(item.burst),
-                int(item.max_in_flight) if item.max_in_flight is not None else None,
-                item.origin,
-                int(item.version),
-            )
-            for item in LimitItem.query(f"T#{tenant}", LimitItem.sk.startswith("L#"))
-        )
-
-    def refresh(self, tenant: str) -> tuple[Limit, ...]:
-        return self.limits(tenant)
 
 
 def _job_starter(settings: Settings) -> JobTargetStarter | None:

@@ -19,13 +19,15 @@ from shared.domain.errors import (
     VersionMismatch,
 )
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
-from shared.services.ports import DeadLetters, Stager, TaskRepository
+from shared.services.limits import check_named_limits, named_limits
+from shared.services.ports import DeadLetters, LimitStore, Stager, TaskRepository
 
 CHANGE_ATTEMPTS = 5
 MAX_REDRIVE = 100
@@ -63,6 +65,9 @@ class TaskService:
     """Sundial's own resources, which no task may target."""
     clock: Callable[[], datetime] = utc_now
     randbytes: Callable[[int], bytes] = os.urandom
+    limit_store: LimitStore | None = None
+    """The tenants' limits per destination: a target's ``limit`` must name one of its tenant's
+    (None: no check, as in tests that register without limits)."""
 
     def _now(self) -> datetime:
         return truncate_ms(self.clock())
@@ -77,8 +82,18 @@ class TaskService:
         if refused is not None:
             raise ValidationFailed.on(f"alert.target.{refused[0]}", refused[1])
 
+    def _check_limits(self, tenant: str, named: dict[str, str], known: list[Sequence[Limit]]) -> None:
+        """A target's ``limit`` names one of the tenant's limits (read once per request, and only
+        when a target names one: ``known`` keeps what was read)."""
+        if not named or self.limit_store is None:
+            return
+        if not known:
+            known.append(self.limit_store.for_tenant(tenant))
+        check_named_limits(named, known[0])
+
     def register(self, tenant: str, spec: TaskSpec) -> Task:
         self._check_own(spec)
+        self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
@@ -88,12 +103,14 @@ class TaskService:
         with one staging pass and batched writes for all of them."""
         now = self._now()
         answers: list[Task | SundialError] = []
+        known: list[Sequence[Limit]] = []
         for spec in specs:
             if isinstance(spec, SundialError):
                 answers.append(spec)
                 continue
             try:
                 self._check_own(spec)
+                self._check_limits(tenant, named_limits(spec.targets, spec.multicast), known)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
             except ValidationFailed as exc:
                 answers.append(exc)
@@ -126,6 +143,9 @@ class TaskService:
             wanted = change(task)
             spec = wanted.spec
             self._check_own(spec)
+            # the targets the change sets only: a limit deleted since a target was given stops
+            # applying to it, and does not block changing something else
+            self._check_limits(tenant, named_limits(spec.targets, spec.multicast, task.targets), [])
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
             if wanted.reschedule:

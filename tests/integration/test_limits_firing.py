@@ -17,35 +17,9 @@ pytestmark = pytest.mark.integration
 
 
 def put_limit(api: Any, name: str, **body: Any) -> dict[str, Any]:
-    from shared.domain.limits import parse_origin
-    from shared.store.models import LimitItem, LimitStateItem
-
-    try:
-        version = int(LimitItem.get("T#default", f"L#{name}").version) + 1
-    except LimitItem.DoesNotExist:
-        version = 1
-    origin = parse_origin(body["origin"]) if body.get("origin") else None
-    LimitItem(
-        "T#default",
-        f"L#{name}",
-        name=name,
-        per_second=body["per_second"],
-        burst=body.get("burst", 1),
-        max_in_flight=body.get("max_in_flight"),
-        origin=origin,
-        version=version,
-        created_ms=0,
-        updated_ms=0,
-    ).save()
-    LimitStateItem(f"LIMIT#default#{name}#0", "S").update([LimitStateItem.version.set(version)])
-    return {"version": version}
-
-
-def delete_limit(name: str) -> None:
-    from shared.store.models import LimitItem, LimitStateItem
-
-    LimitItem("T#default", f"L#{name}").delete()
-    LimitStateItem(f"LIMIT#default#{name}#0", "S").delete()
+    answer = api("PUT", f"/v1/limits/{name}", body)
+    assert answer.status == 200, answer.body
+    return dict(answer.body)
 
 
 def register_at(api: Any, url: str, at_s: float, **fields: Any) -> dict[str, Any]:
@@ -157,7 +131,7 @@ def test_deleting_a_limit_lets_the_held_occurrences_go_when_they_come_back(api, 
     put_limit(api, "gone", origin=receiver.url, per_second=1)
     tasks = burst(api, url, 8)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 1, timeout=10)
-    delete_limit("gone")
+    assert api("DELETE", "/v1/limits/gone").status == 204
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 8, timeout=20)
     pipeline.fire(until=lambda: False, timeout=1.5)
     assert sorted(c.body["task_id"] for c in receiver.calls_to("/deleted")) == sorted(t["id"] for t in tasks)

@@ -9,14 +9,15 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from shared.domain.errors import ConcurrentUpdate, SundialError, TaskNotFound
+from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, SundialError, TaskNotFound
 from shared.domain.jobs import JobSpec, JobStatus, JsonValue
+from shared.domain.limits import Limit, LimitSpec
 from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
-from shared.domain.times import to_ms
+from shared.domain.times import from_ms, to_ms
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
 from shared.store.quota import refused
 
@@ -202,3 +203,44 @@ class InMemorySigningSecrets:
         created = NewSecret(SecretInfo(f"s{now_ms}", now_ms, None), secret_text(os.urandom(SECRET_BYTES)))
         self.secrets[tenant] = [(created.info, created.secret), *kept]
         return created
+
+
+@dataclass
+class InMemoryLimits:
+    """shared.services.ports.LimitStore in memory (no state items: the trigger's side is not here)."""
+
+    limits: dict[tuple[str, str], Limit] = field(default_factory=dict)
+    reads: int = 0
+    """How many times a tenant's limits were read (``for_tenant``: a Query each in the real adapter)."""
+
+    def put(self, tenant: str, name: str, spec: LimitSpec, now_ms: int) -> Limit:
+        taken = [x for (t, n), x in self.limits.items() if t == tenant and n != name and x.origin == spec.origin]
+        if spec.origin is not None and taken:
+            raise OriginTaken(f"limit {taken[0].name!r} has the origin {spec.origin} already")
+        old = self.limits.get((tenant, name))
+        limit = Limit(
+            tenant,
+            name,
+            spec.per_second,
+            spec.burst,
+            spec.max_in_flight,
+            spec.origin,
+            old.version + 1 if old is not None else 1,
+            old.created_at if old is not None else from_ms(now_ms),
+            from_ms(now_ms),
+        )
+        self.limits[tenant, name] = limit
+        return limit
+
+    def get(self, tenant: str, name: str) -> Limit:
+        if (tenant, name) not in self.limits:
+            raise LimitNotFound(f"no limit {name!r}")
+        return self.limits[tenant, name]
+
+    def delete(self, tenant: str, name: str) -> None:
+        self.get(tenant, name)
+        del self.limits[tenant, name]
+
+    def for_tenant(self, tenant: str) -> Sequence[Limit]:
+        self.reads += 1
+        return [self.limits[key] for key in sorted(self.limits) if key[0] == tenant]

@@ -101,8 +101,13 @@ def call(base: str, method: str, path: str, body: object = None, headers: dict[s
         raise RuntimeError(f"seeding: {method} {path} answered {error.code}: {error.read()[:500]!r}") from None
 
 
+SEEDED_LIMIT = "fuzz-seed"
+"""The caller's limit per destination that schemathesis.toml points the reads of one limit at."""
+
+
 def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str]:
-    """A task and a job of the caller's (``headers``), and a task that dead-letters at once."""
+    """A task and a job of the caller's (``headers``), a task that dead-letters at once, and a
+    limit per destination (with no origin: it holds no call of the seeded tasks)."""
     nowhere = f"http://127.0.0.1:{closed_port}/fuzz"  # nothing listens: every call fails at once
     task = call(
         base,
@@ -131,6 +136,7 @@ def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str
         },
         headers,
     )
+    call(base, "PUT", f"/v1/limits/{SEEDED_LIMIT}", {"per_second": 1000, "burst": 100}, headers)
     return {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"])}
 
 

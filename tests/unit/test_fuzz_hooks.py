@@ -43,3 +43,14 @@ def test_an_accepted_rule_is_dropped_with_its_reason() -> None:
 )
 def test_anything_else_stays_a_failure(operation: str, status: int, body: object) -> None:
     assert accepted_reason(operation, status, body) is None
+
+
+def test_a_target_naming_a_limit_the_tenant_has_not_is_an_accepted_refusal_of_a_task_route_only() -> None:
+    unknown = ("targets[1].http.limit", "names the limit 'x', which this tenant does not have (PUT it first)")
+    assert "stored" in str(accepted_reason("POST /v1/tasks", 400, refusal(unknown)))
+    assert accepted_reason("PATCH /v1/tasks/{task_id}", 400, refusal(unknown))
+    assert accepted_reason("POST /v1/jobs", 400, refusal(unknown)) is None
+    assert accepted_reason("POST /v1/tasks", 400, refusal(("target.http.limit", "does not have the form"))) is None
+    bracket = ("origin", "has no valid host (Invalid IPv6 URL)")
+    assert accepted_reason("PUT /v1/limits/{name}", 400, refusal(bracket))
+    assert accepted_reason("PUT /v1/limits/{name}", 400, refusal(("origin", "an origin is scheme://host"))) is None
