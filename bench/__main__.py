@@ -59,9 +59,16 @@ def main() -> None:
         action="store_true",
         help="only the burst scenario: --tasks (default 600) due in one second to a receiver limited to --per-second",
     )
-    parser.add_argument("--per-second", type=float, default=20, help="--burst: the limit's per_second (default 20)")
+    parser.add_argument(
+        "--per-second",
+        type=float,
+        default=20,
+        help="--burst: the limit's per_second (default 20; 0: no limit, a baseline)",
+    )
     parser.add_argument("--burst-size", type=int, default=5, help="--burst: the limit's burst (default 5)")
-    parser.add_argument("--in-flight", type=int, default=5, help="--burst: the limit's max_in_flight (default 5)")
+    parser.add_argument(
+        "--in-flight", type=int, default=5, help="--burst: the limit's max_in_flight (default 5; 0: none)"
+    )
     parser.add_argument(
         "--latency", type=float, default=0.1, help="--burst: seconds the receiver takes per call (default 0.1)"
     )

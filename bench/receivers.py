@@ -14,6 +14,7 @@ other tasks of that limit due while the receiver asked to wait: none of them may
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -122,24 +123,26 @@ def once_each(calls: list[Call], tasks: list[dict[str, Any]]) -> tuple[int, int,
 
 
 def burst(tasks: int, per_second: float, burst_size: int, in_flight: int, latency_s: float, lead_in: float) -> None:
+    limited = f"limited to {per_second:g}/s (burst {burst_size})" if per_second else "with no limit (a baseline)"
+    capped = f" and {in_flight} in flight" if in_flight and per_second else ""
     print(
-        f"\nburst: {tasks} one-shot tasks due in the same second to one receiver limited to {per_second:g}/s "
-        f"(burst {burst_size}) and {in_flight} in flight; the receiver takes {latency_s * 1000:.0f} ms a call"
+        f"\nburst: {tasks} one-shot tasks due in the same second to one receiver {limited}{capped}; "
+        f"the receiver takes {latency_s * 1000:.0f} ms a call"
     )
     with local_system() as system:
         url = system.receiver.script("/burst", 200, slow=latency_s)
-        system.call(
-            "PUT",
-            "/v1/limits/bench-burst",
-            {"origin": system.receiver.url, "per_second": per_second, "burst": burst_size, "max_in_flight": in_flight},
-        )
+        limit: dict[str, Any] = {"origin": system.receiver.url, "per_second": per_second, "burst": burst_size}
+        if in_flight:
+            limit["max_in_flight"] = in_flight
+        if per_second:
+            system.call("PUT", "/v1/limits/bench-burst", limit)
         due = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=lead_in)
         spec = {"schedule": {"at": iso(due)}, "target": {"http": {"url": url, "timeout_seconds": 5}}}
         started = time.perf_counter()
         registered = system.register([spec] * tasks)
         took = time.perf_counter() - started
         before = _usage(system.counter)
-        ideal = tasks / per_second
+        ideal = tasks / per_second if per_second else 0.0
         system.wait_for(tasks, due.timestamp() + ideal * 2 + 30)
         after = _usage(system.counter)
         calls = system.receiver.calls()
@@ -151,14 +154,15 @@ def burst(tasks: int, per_second: float, burst_size: int, in_flight: int, latenc
     outstanding = seen.most_outstanding("/burst")
     last = max((c.at for c in seen.calls), default=float("nan")) - due.timestamp()
     print(f"  fired {fired}   lost {lost}   duplicated {duplicated}   early {early}")
+    rate_cap = math.floor(per_second) + burst_size if per_second else tasks
+    flight_cap = in_flight if in_flight and per_second else tasks
     print(
         f"  most calls started in any one second: {starts} (limit {per_second:g} + burst {burst_size} = "
-        f"{math.floor(per_second) + burst_size});  most outstanding at once: {outstanding} (limit {in_flight})"
+        f"{rate_cap});  most outstanding at once: {outstanding} (limit {flight_cap})"
     )
-    print(
-        f"  the last call started {last:.2f} s after the due second; ideal {ideal:.1f} s "
-        f"({(last / ideal - 1) * 100:+.1f} %, target within 10 %)"
-    )
+    versus = f"; ideal {ideal:.1f} s ({(last / ideal - 1) * 100:+.1f} %, target within 10 %)" if ideal else ""
+    print(f"  the last call started {last:.2f} s after the due second{versus}")
+    _busiest(seen.calls, due.timestamp())
     print(f"  trigger results: {dict(system.results)}")
     _per_fire(before, after, fired)
     failed = [
@@ -167,8 +171,8 @@ def burst(tasks: int, per_second: float, burst_size: int, in_flight: int, latenc
             ("lost", lost),
             ("duplicated", duplicated),
             ("early", early),
-            ("over the rate", starts > math.floor(per_second) + burst_size),
-            ("over max_in_flight", outstanding > in_flight),
+            ("over the rate", starts > rate_cap),
+            ("over max_in_flight", outstanding > flight_cap),
         )
         if bad
     ]
@@ -238,3 +242,18 @@ def _per_fire(
     for (function, service, operation), count in sorted(calls.items()):
         if function.startswith("trigger"):
             print(f"    {function:22} {service:9} {operation:22} {count / n:7.3f}")
+
+
+def _busiest(calls: list[Call], due: float) -> None:
+    """Where the busiest one-second window of starts lies, and how the starts in it are spaced."""
+    times = sorted(c.at for c in calls)
+    best, first, at = 0, 0, 0
+    for last, t in enumerate(times):
+        while t - times[first] >= 1.0:
+            first += 1
+        if last - first + 1 > best:
+            best, at = last - first + 1, first
+    window = times[at : at + best]
+    if window:
+        gaps = [round((b - a) * 1000) for a, b in itertools.pairwise(window)]
+        print(f"  the busiest second begins {window[0] - due:.2f} s after the due second; gaps (ms): {gaps}")

@@ -98,6 +98,13 @@ class Throttling:
                 again = max(again or 0, state.hold_until_ms or 0)
         return again
 
+    @staticmethod
+    def tolerance_ms(limited: Sequence[Limited]) -> float:
+        """How late after its booked start a call may still go: one interval of its strictest
+        limit. Calls booked GCRA's way and each started within an interval of its booking see at
+        most ``per_second + burst`` starts in any second."""
+        return min((item.limit.rate().interval_ms for item in limited), default=float("inf"))
+
     def acquire(self, run_id: str, limited: Sequence[Limited], now_ms: int) -> bool:
         """Take an in-flight slot in every limit of the run that caps them, or none (False)."""
         taken: list[Limited] = []
