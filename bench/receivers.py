@@ -156,9 +156,10 @@ def burst(tasks: int, per_second: float, burst_size: int, in_flight: int, latenc
     print(f"  fired {fired}   lost {lost}   duplicated {duplicated}   early {early}")
     rate_cap = math.floor(per_second) + burst_size if per_second else tasks
     flight_cap = in_flight if in_flight and per_second else tasks
+    bounds = f" (limit {per_second:g} + burst {burst_size} = {rate_cap})" if per_second else ""
+    capped_at = f" (limit {flight_cap})" if flight_cap < tasks else ""
     print(
-        f"  most calls started in any one second: {starts} (limit {per_second:g} + burst {burst_size} = "
-        f"{rate_cap});  most outstanding at once: {outstanding} (limit {flight_cap})"
+        f"  most calls started in any one second: {starts}{bounds};  most outstanding at once: {outstanding}{capped_at}"
     )
     versus = f"; ideal {ideal:.1f} s ({(last / ideal - 1) * 100:+.1f} %, target within 10 %)" if ideal else ""
     print(f"  the last call started {last:.2f} s after the due second{versus}")

@@ -31,6 +31,11 @@ from shared.topology import EVENT_SOURCE_LONG_POLL_S, HIGH_PRIORITY_QUEUE, HIGH_
 POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
 
+NORMAL_CLAIMS = 4
+"""Normal-lane claims under way at once (Trigger.normal_claims): moto serves one request at a
+time in effect, so more only queue inside it, where a high-priority claim would queue behind them."""
+
+
 @dataclass
 class Runtime:
     """The whole system, run with ``settings`` (local/settings.py; see README "Local runtime")."""
@@ -143,6 +148,7 @@ class Runtime:
         scan_requests()
         scanner()
         built = trigger()
+        built.normal_claims = threading.BoundedSemaphore(NORMAL_CLAIMS)
         TaskItem.exists()
         built.store.watermark(0)
 

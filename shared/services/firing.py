@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 from shared.delivery import AlertEnvelope, Envelope, Outcome
@@ -28,7 +29,7 @@ from shared.domain.firing import (
 )
 from shared.domain.signing import Signer
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Run, Target, Task
+from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Priority, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
@@ -153,6 +154,11 @@ class Trigger:
     """The tenant's signer (SigningService.signer): HTTP targets get signed calls; None: unsigned."""
     throttling: Throttling | None = None
     """Limits per destination (docs/receivers.md); None: no target is limited."""
+    normal_claims: threading.BoundedSemaphore | None = None
+    """How many normal-lane claims may be under way at once in this process (None: any). In AWS
+    a trigger container serves one lane and claims in turn; the local runtime serves both lanes
+    from one process against one moto, and sets it so that a high-priority claim waits for a
+    few normal ones in moto, not for every one a flood has started (docs/receivers.md, 3)."""
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
     """Calls the targets of a task with several, side by side."""
 
@@ -179,11 +185,13 @@ class Trigger:
                 turn.done()
             self.stager.send([(staged, delay_seconds(staged.start_ms, self.clock(), self.timing.lead_ms))])
             return Fired(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
+        gated = staged.priority is Priority.NORMAL
         for attempt, pause in enumerate(CLAIM_RETRY_PAUSES_S):
             now = self.clock()
             lease = max(now, staged.start_ms or staged.due_ms) + self.timing.lease_ms
             try:
-                claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
+                with self.normal_claims if gated and self.normal_claims is not None else nullcontext():
+                    claimed = self.store.claim(staged, now_ms=now, lease_until_ms=lease, log_id=log_id)
             finally:
                 if turn is not None and attempt == 0:
                     turn.done()
