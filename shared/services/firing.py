@@ -245,6 +245,7 @@ class Trigger:
             booking = throttling.book(task.tenant, staged.run_id, pending, max(staged.due_ms, self.clock()))
             start, limited, booked = booking.start_ms, booking.limited, booking.booked
         signing: tuple[Signer | None, str | None] | None = None
+        late_again = False
         for _ in range(REBOOKINGS + 1):
             throttled = staged.throttled_ms + max(0, start - ready)
             now = self.clock()
@@ -257,9 +258,10 @@ class Trigger:
                 self.sleep(wait / 1000)
             woke = self.clock()
             again = throttling.recheck(limited, booked, woke)
-            if again is None and woke - start > throttling.tolerance_ms(limited):
+            if again is None and not late_again and woke - start > throttling.tolerance_ms(limited):
                 # woken later than an interval after its start: calling now could crowd the next
-                # second with the calls booked for it (a busy trigger, a late message)
+                # second with the calls booked for it (a busy trigger, a late message); once
+                late_again = True
                 again = woke
             if again is None:
                 break

@@ -16,6 +16,8 @@ from shared.services.ports import Throttle
 
 SLOT_MARGIN_MS = 5_000
 """An in-flight slot's lease: the call's timeout and this (a crashed trigger's slot comes back then)."""
+LATE_FLOOR_MS = 20
+"""A call woken this late after its booked start still goes (see Throttling.tolerance_ms)."""
 BOOKING_ROUNDS = 3
 """A booking that finds its limit changed reads the tenant's limits again, at most this often."""
 
@@ -101,9 +103,12 @@ class Throttling:
     @staticmethod
     def tolerance_ms(limited: Sequence[Limited]) -> float:
         """How late after its booked start a call may still go: one interval of its strictest
-        limit. Calls booked GCRA's way and each started within an interval of its booking see at
-        most ``per_second + burst`` starts in any second."""
-        return min((item.limit.rate().interval_ms for item in limited), default=float("inf"))
+        limit, at least :data:`LATE_FLOOR_MS`. Calls booked GCRA's way and each started within
+        an interval of its booking see at most ``per_second + burst`` starts in any second; the
+        floor (a trigger cannot wake more precisely) lets a limit above 50 a second see up to 2 %
+        more."""
+        interval = min((item.limit.rate().interval_ms for item in limited), default=float("inf"))
+        return max(interval, LATE_FLOOR_MS)
 
     def acquire(self, run_id: str, limited: Sequence[Limited], now_ms: int) -> bool:
         """Take an in-flight slot in every limit of the run that caps them, or none (False)."""
