@@ -216,7 +216,7 @@ class Trigger:
         if self.throttling is not None and (limited := self.throttling.limited(task.tenant, staged.run_id, pending)):
             return self._run_limited(claim, pending, limited, self.throttling)
         signing = self._signing(task, pending)
-        wait = staged.due_ms - self.clock()
+        wait = self._earliest(staged) - self.clock()
         if wait > 0:
             self.sleep(wait / 1000)
         fired = self.clock()
@@ -242,7 +242,7 @@ class Trigger:
         if staged.held and staged.start_ms is not None:
             start, booked = staged.start_ms, staged.booked
         else:
-            booking = throttling.book(task.tenant, staged.run_id, pending, max(staged.due_ms, self.clock()))
+            booking = throttling.book(task.tenant, staged.run_id, pending, max(self._earliest(staged), self.clock()))
             start, limited, booked = booking.start_ms, booking.limited, booking.booked
         signing: tuple[Signer | None, str | None] | None = None
         late_again = False
@@ -289,7 +289,13 @@ class Trigger:
     def _ready(self, claim: Claim) -> int:
         """When this attempt would start were no target limited."""
         staged = claim.staged
-        return staged.ready_ms if staged.ready_ms is not None else max(staged.due_ms, claim.at_ms)
+        return staged.ready_ms if staged.ready_ms is not None else max(self._earliest(staged), claim.at_ms)
+
+    @staticmethod
+    def _earliest(staged: Staged) -> int:
+        """No call of this attempt starts before: its due time, or a receiver's Retry-After
+        that outlasted SQS's longest delay (a retry's ``start_ms``)."""
+        return max(staged.due_ms, staged.start_ms or 0) if not staged.held else staged.due_ms
 
     def settle(self, claim: Claim, ran: Ran) -> Fired:
         """Record what the run did: skipped; succeeded (a one-shot's success waits for the

@@ -7,9 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -73,11 +75,16 @@ def sundial() -> Iterator[Client]:
         stderr=subprocess.STDOUT,
         text=True,
     )
+    # The runtime prints a line per fire: read them all the time (a pipe nobody reads fills at
+    # 64 KB and blocks the trigger thread that prints), keeping the last ones for a failed start.
+    printed: deque[str] = deque(maxlen=200)
+    threading.Thread(target=lambda: printed.extend(process.stdout or ()), name="runtime-output", daemon=True).start()
     client = Client(f"http://127.0.0.1:{port}")
     deadline = time.time() + 60
     while time.time() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"make run exited: {process.stdout.read() if process.stdout else ''}")
+            time.sleep(0.5)  # its last lines
+            raise RuntimeError("make run exited: " + "".join(printed))
         try:
             if client.call("GET", "/v1/openapi.json")[0] == 200:
                 break

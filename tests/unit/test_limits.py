@@ -4,6 +4,7 @@ checked against what a receiver would count (starts in any one-second window).""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -179,3 +180,31 @@ def test_a_retry_after_of_half_an_hour_is_waited_in_full_across_sqs_delays():
     (_, (returned, delay_again)) = sent.messages
     assert returned == following
     assert delay_again == 900 - Timing().lead_ms // 1000
+
+
+def test_a_retry_back_within_the_lead_of_a_long_retry_after_waits_for_it_not_for_its_due_time():
+    task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+    start = to_ms(NOW) + 1_800_000
+    retry = replace(staged_for(task.id, to_ms(NOW), one_shot=True).next_attempt(), start_ms=start)
+    slept: list[float] = []
+    called: list[int] = []
+
+    class Receiver:
+        def deliver(self, target: Any, envelope: Any) -> Outcome:
+            called.append(len(slept))
+            return Outcome.success(200)
+
+    now = start - 1_500
+    trigger = Trigger(
+        store=None,  # type: ignore[arg-type]
+        stager=None,  # type: ignore[arg-type]
+        deliverer=Receiver(),
+        timing=Timing(),
+        dead_letters=None,  # type: ignore[arg-type]
+        clock=lambda: now,
+        sleep=slept.append,
+    )
+    ran = trigger.run(Claim(retry, Claimed(task, 0, "log"), now))
+    assert slept == [1.5]  # until the receiver's time, 30 minutes after the due time
+    assert called == [1]
+    assert ran.outcomes[0].ok
