@@ -185,7 +185,7 @@ class Trigger:
                 turn.done()
             self.stager.send([(staged, delay_seconds(staged.start_ms, self.clock(), self.timing.lead_ms))])
             return Fired(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
-        gated = staged.priority is Priority.NORMAL
+        gated = staged.priority is Priority.NORMAL and not staged.held  # a held copy has a booked start to keep
         for attempt, pause in enumerate(CLAIM_RETRY_PAUSES_S):
             now = self.clock()
             lease = max(now, staged.start_ms or staged.due_ms) + self.timing.lease_ms
