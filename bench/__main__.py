@@ -24,16 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import capacity as cap
+from bench.capacity import percentile
 from local.moto_server import free_port
 from shared.settings import DeploymentSettings
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
 
 
 def main() -> None:

@@ -53,6 +53,15 @@ __all__ = [
 _deserialize = TypeDeserializer().deserialize
 
 
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank percentile ``p`` of ``values`` (nan when there are none)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
 def attribute_size(value: Any) -> int:
     """Bytes DynamoDB bills for one attribute value (its documented item-size rules)."""
     if value is None or isinstance(value, bool):

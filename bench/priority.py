@@ -23,20 +23,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from bench.capacity import percentile
 from local.moto_server import free_port
 
 BATCH = 100
 """Normal tasks per ``POST /v1/tasks:batch``."""
 TARGET_RATIO = 2.0
 """The flood may at most double the high tasks' p99 lateness."""
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(p / 100 * len(ordered) + 0.5) - 1))
-    return ordered[index]
 
 
 @dataclass(frozen=True)

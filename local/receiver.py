@@ -74,13 +74,7 @@ class Receiver:
 
     def most_starts_per_second(self, path: str) -> int:
         """The most calls to ``path`` that arrived within any one second (a sliding window)."""
-        times = sorted(c.at for c in self.calls_to(path))
-        most, first = 0, 0
-        for last, at in enumerate(times):
-            while at - times[first] >= 1.0:
-                first += 1
-            most = max(most, last - first + 1)
-        return most
+        return most_within([c.at for c in self.calls_to(path)], 1.0)
 
     def _answer(self, path: str) -> tuple[int, dict[str, str]]:
         with self.lock:
@@ -89,6 +83,17 @@ class Receiver:
             self._served[path] += 1
             answer = script[index]
         return answer if isinstance(answer, tuple) else (answer, {})
+
+
+def most_within(times: list[float], window: float) -> int:
+    """The most of ``times`` that fall within any span shorter than ``window``."""
+    ordered = sorted(times)
+    most, first = 0, 0
+    for last, at in enumerate(ordered):
+        while at - ordered[first] >= window:
+            first += 1
+        most = max(most, last - first + 1)
+    return most
 
 
 @contextmanager

@@ -38,6 +38,18 @@ def _item(limit: Limit, k: int) -> LimitStateItem:
     return LimitStateItem(state_pk(limit.tenant, limit.name, k), "S")
 
 
+def _written(item: LimitStateItem, actions: list[Action], condition: Condition, limit: Limit) -> bool:
+    """One conditional update of a state item: True when written, False when its condition did
+    not hold; anything else is the store being unavailable."""
+    try:
+        item.update(actions, condition)
+    except PynamoDBException as exc:
+        if not is_conflict(exc):
+            raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+        return False
+    return True
+
+
 class DynamoThrottle:
     """Implements shared.services.ports.Throttle."""
 
@@ -66,11 +78,7 @@ class DynamoThrottle:
                 else:
                     condition = same & (LimitStateItem.tat_ms.does_not_exist() | (LimitStateItem.tat_ms < reference_ms))
                     step = LimitStateItem.tat_ms.set(reference_ms + rate.interval_ms)
-                try:
-                    item.update([step, *extra], condition)
-                except PynamoDBException as exc:
-                    if not is_conflict(exc):
-                        raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+                if not _written(item, [step, *extra], condition, limit):
                     continue
                 self._busy[key] = busy
                 start = booked_start(float(item.tat_ms or 0), reference_ms, rate)
@@ -92,15 +100,10 @@ class DynamoThrottle:
         same = LimitStateItem.version == limit.version
         slot = LimitStateItem.slots[run_id]
         for _ in range(2):
-            try:
-                item.update(
-                    [slot.set(lease_until_ms)],
-                    same & ((size(LimitStateItem.slots) < cap) | slot.exists()),
-                )
+            if _written(
+                item, [slot.set(lease_until_ms)], same & ((size(LimitStateItem.slots) < cap) | slot.exists()), limit
+            ):
                 return True
-            except PynamoDBException as exc:
-                if not is_conflict(exc):
-                    raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
             if not self._purge(limit, k, now_ms):
                 return None if self.state(limit, k, consistent=True) is None else False
         return False
@@ -119,14 +122,8 @@ class DynamoThrottle:
         slots = found.slots.as_dict() if found.slots is not None else None
         if slots is None:
             # the map is made by bookings of a limit with max_in_flight; one set before it had one
-            try:
-                _item(limit, k).update(
-                    [LimitStateItem.slots.set({})],
-                    (LimitStateItem.version == limit.version) & LimitStateItem.slots.does_not_exist(),
-                )
-            except PynamoDBException as exc:
-                if not is_conflict(exc):
-                    raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+            empty = (LimitStateItem.version == limit.version) & LimitStateItem.slots.does_not_exist()
+            _written(_item(limit, k), [LimitStateItem.slots.set({})], empty, limit)
             return True
         expired = {run: int(lease) for run, lease in slots.items() if int(lease) < now_ms}
         if not expired:
@@ -134,22 +131,15 @@ class DynamoThrottle:
         condition: Condition = LimitStateItem.version == limit.version
         for run, lease in expired.items():
             condition &= LimitStateItem.slots[run] == lease
-        try:
-            _item(limit, k).update([LimitStateItem.slots[run].remove() for run in expired], condition)
-        except PynamoDBException as exc:
-            if not is_conflict(exc):
-                raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+        _written(_item(limit, k), [LimitStateItem.slots[run].remove() for run in expired], condition, limit)
         return True
 
     def release(self, limit: Limit, k: int, run_id: str) -> None:
         """Give the run's slot back (nothing when it has none, or the limit is gone)."""
         if limit.in_flight() is None:
             return
-        try:
-            _item(limit, k).update([LimitStateItem.slots[run_id].remove()], LimitStateItem.slots[run_id].exists())
-        except PynamoDBException as exc:
-            if not is_conflict(exc):
-                raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+        slot = LimitStateItem.slots[run_id]
+        _written(_item(limit, k), [slot.remove()], slot.exists(), limit)
 
     def hold(self, limit: Limit, until_ms: int) -> None:
         """A receiver answered Retry-After for the whole limit: no booking starts before
@@ -171,11 +161,7 @@ class DynamoThrottle:
                 ),
             )
             for action, condition in writes:
-                try:
-                    item.update([action], live & condition)
-                except PynamoDBException as exc:
-                    if not is_conflict(exc):
-                        raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+                _written(item, [action], live & condition, limit)
 
     def state(self, limit: Limit, k: int, consistent: bool = False) -> LimitState | None:
         """The sub-bucket's version and hold (None: the limit is gone); a held occurrence reads

@@ -7,27 +7,16 @@ go there."""
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
 import pytest
 
 from shared.topology import HIGH_PRIORITY_QUEUE
 from tests.integration.conftest import DELAY_QUEUES
+from tests.integration.test_pipeline import parse, register
 
 pytestmark = pytest.mark.integration
 
 NORMAL_QUEUES = tuple(f"delay-{i}" for i in range(DELAY_QUEUES))
-
-
-def parse(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def register(api, url: str, **fields):
-    body = {"schedule": {"after_seconds": 1.5}, "target": {"http": {"url": url, "timeout_seconds": 1}}, **fields}
-    answer = api("POST", "/v1/tasks", body)
-    assert answer.status == 201, answer.body
-    return answer.body
 
 
 def depth(pipeline, queue: str) -> int:

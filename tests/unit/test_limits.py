@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from local.receiver import most_within
 from shared.delivery import Outcome
 from shared.domain.claims import Claimed, Result
 from shared.domain.firing import Staged, Timing, staged_for
@@ -81,16 +82,6 @@ def book(tat: float | None, reference: float, limit: Limit) -> tuple[float, floa
     return booked_start(new_tat, reference, rate), new_tat
 
 
-def most_in_a_second(starts: list[float]) -> int:
-    starts = sorted(starts)
-    most, first = 0, 0
-    for last, at in enumerate(starts):
-        while at - starts[first] >= 1000:
-            first += 1
-        most = max(most, last - first + 1)
-    return most
-
-
 @settings(max_examples=300, deadline=None)
 @given(
     per_second=st.sampled_from([0.5, 1, 3, 20, 100, 450]),
@@ -106,7 +97,7 @@ def test_booked_starts_never_exceed_the_rate_and_burst_in_any_second(per_second:
         start, tat = book(tat, reference, limit)
         assert start >= reference  # never before it is due
         starts.append(math.ceil(start))  # as the store rounds it
-    assert most_in_a_second(starts) <= math.floor(per_second) + burst
+    assert most_within(starts, 1000) <= math.floor(per_second) + burst
     assert starts == sorted(starts)  # booked in order, started in order
 
 
