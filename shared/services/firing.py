@@ -242,8 +242,11 @@ class Trigger:
         if staged.held and staged.start_ms is not None:
             start, booked = staged.start_ms, staged.booked
         else:
-            booking = throttling.book(task.tenant, staged.run_id, pending, max(self._earliest(staged), self.clock()))
+            reference = max(self._earliest(staged), self.clock())
+            booking = throttling.book(task.tenant, staged.run_id, pending, reference)
             start, limited, booked = booking.start_ms, booking.limited, booking.booked
+            if staged.ready_ms is None:
+                ready = reference  # a slow claim is late, not throttled
         signing: tuple[Signer | None, str | None] | None = None
         late_again = False
         for _ in range(REBOOKINGS + 1):

