@@ -4,8 +4,6 @@ delete) and :class:`LimitCache`, the trigger's copy of each tenant's limits."""
 from __future__ import annotations
 
 import math
-import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +20,7 @@ from shared.domain.limits import (
     parse_origin,
 )
 from shared.domain.tasks import HttpTarget, Target
+from shared.services.cache import TenantCopies, now_ms
 from shared.services.ports import LimitStore
 
 CACHE_SECONDS = 60
@@ -29,10 +28,6 @@ CACHE_SECONDS = 60
 REFRESH_SECONDS = 45
 """A container reads a tenant's limits again once its copy is this old (while its other callers
 keep using the copy)."""
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _count(value: object, field_name: str, low: int, high: int) -> int:
@@ -110,91 +105,28 @@ def check_named_limits(named: dict[str, str], limits: Sequence[Limit]) -> None:
             )
 
 
-class _Read:
-    """One read of a tenant's limits that other callers may wait for."""
-
-    def __init__(self, number: int) -> None:
-        self.number = number
-        self.done = threading.Event()
-        self.limits: tuple[Limit, ...] | None = None
-        self.error: BaseException | None = None
-
-
-@dataclass(frozen=True)
-class _Copy:
-    read_at: int
-    number: int
-    """The number of the read that made it (reads are numbered in the order they start)."""
-    limits: tuple[Limit, ...]
-
-
 @dataclass
 class LimitCache:
-    """A container's copy of each tenant's limits (one query a tenant), as
-    :class:`~shared.services.signing.SigningService` keeps signers: a copy is used for
-    ``cache_ms`` at most; once it is ``refresh_ms`` old the next caller reads the limits again
-    while the others keep using the copy; with no usable copy, a tenant's callers wait for one
-    read. A destination without a limit thus costs, per container, one query a tenant a minute."""
+    """A container's copy of each tenant's limits (one query a tenant), kept as the signers are
+    (shared/services/cache.py): a destination without a limit costs, per container, one query a
+    tenant a minute."""
 
     store: LimitStore
     clock: Callable[[], int] = now_ms
     cache_ms: int = CACHE_SECONDS * 1000
     refresh_ms: int = REFRESH_SECONDS * 1000
-    _copies: dict[str, _Copy] = field(default_factory=dict, repr=False)
-    _reading: dict[str, _Read] = field(default_factory=dict, repr=False)
-    _reads: int = field(default=0, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _copies: TenantCopies[tuple[Limit, ...]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._copies = TenantCopies(
+            lambda tenant, _: tuple(self.store.for_tenant(tenant)), self.clock, self.cache_ms, self.refresh_ms
+        )
 
     def limits(self, tenant: str) -> tuple[Limit, ...]:
         """The tenant's limits, as read at most ``cache_ms`` ago."""
-        return self._limits(tenant, None)
+        return self._copies.get(tenant)
 
     def refresh(self, tenant: str) -> tuple[Limit, ...]:
-        """The tenant's limits as read after this call began (a booking found the limit at
-        another version than the copy's, or gone): one read however many callers ask at once;
-        a read that was already under way when they asked may predate what they saw, so they
-        wait for it and then share a new one."""
-        with self._lock:
-            after = self._reads
-        return self._limits(tenant, after)
-
-    def _limits(self, tenant: str, after: int | None) -> tuple[Limit, ...]:
-        """``after`` None: a copy young enough will do; else only what a read numbered above
-        ``after`` found."""
-        while True:
-            now = self.clock()
-            with self._lock:
-                copy = self._copies.get(tenant)
-                reading = self._reading.get(tenant)
-                if after is None:
-                    usable = copy is not None and now < copy.read_at + self.cache_ms
-                    if copy is not None and usable and (now < copy.read_at + self.refresh_ms or reading is not None):
-                        return copy.limits  # fresh, or another caller is reading it again
-                elif copy is not None and copy.number > after:
-                    return copy.limits
-                mine = reading is None
-                if reading is None:
-                    self._reads += 1
-                    reading = self._reading[tenant] = _Read(self._reads)
-            if mine:
-                return self._read(tenant, reading, now)
-            reading.done.wait()
-            if after is not None and reading.number <= after:
-                continue  # under way before the caller asked: read (or join a read) again
-            if reading.limits is None:
-                raise reading.error or RuntimeError("reading the limits failed")
-            return reading.limits
-
-    def _read(self, tenant: str, reading: _Read, now: int) -> tuple[Limit, ...]:
-        try:
-            reading.limits = tuple(self.store.for_tenant(tenant))
-            with self._lock:
-                self._copies[tenant] = _Copy(now, reading.number, reading.limits)
-            return reading.limits
-        except BaseException as exc:
-            reading.error = exc
-            raise
-        finally:
-            with self._lock:
-                self._reading.pop(tenant, None)
-            reading.done.set()
+        """The tenant's limits as read after this call began (a booking found a limit at another
+        version than the copy's, or gone)."""
+        return self._copies.fresh(tenant)

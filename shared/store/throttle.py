@@ -38,6 +38,15 @@ def _item(limit: Limit, k: int) -> LimitStateItem:
     return LimitStateItem(state_pk(limit.tenant, limit.name, k), "S")
 
 
+def _found(limit: Limit, k: int, consistent: bool) -> LimitStateItem | None:
+    try:
+        return LimitStateItem.get(state_pk(limit.tenant, limit.name, k), "S", consistent_read=consistent)
+    except DoesNotExist:
+        return None
+    except PynamoDBException as exc:
+        raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
+
+
 def _written(item: LimitStateItem, actions: list[Action], condition: Condition, limit: Limit) -> bool:
     """One conditional update of a state item: True when written, False when its condition did
     not hold; anything else is the store being unavailable."""
@@ -104,21 +113,17 @@ class DynamoThrottle:
                 item, [slot.set(lease_until_ms)], same & ((size(LimitStateItem.slots) < cap) | slot.exists()), limit
             ):
                 return True
-            if not self._purge(limit, k, now_ms):
-                return None if self.state(limit, k, consistent=True) is None else False
+            found = _found(limit, k, consistent=True)
+            if found is None or int(found.version) != limit.version:
+                return None
+            if not self._purge(limit, k, now_ms, found):
+                return False
         return False
 
-    def _purge(self, limit: Limit, k: int, now_ms: int) -> bool:
+    @staticmethod
+    def _purge(limit: Limit, k: int, now_ms: int, found: LimitStateItem) -> bool:
         """Remove the slots whose lease is over (each conditional on its lease, so a slot taken
-        again meanwhile stays); False when none was, or the limit changed."""
-        try:
-            found = LimitStateItem.get(state_pk(limit.tenant, limit.name, k), "S", consistent_read=True)
-        except DoesNotExist:
-            return False
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
-        if int(found.version) != limit.version:
-            return False
+        again meanwhile stays); False when none was."""
         slots = found.slots.as_dict() if found.slots is not None else None
         if slots is None:
             # the map is made by bookings of a limit with max_in_flight; one set before it had one
@@ -164,13 +169,10 @@ class DynamoThrottle:
                 _written(item, [action], live & condition, limit)
 
     def state(self, limit: Limit, k: int, consistent: bool = False) -> LimitState | None:
-        """The sub-bucket's version and hold (None: the limit is gone); a held occurrence reads
-        it when it comes back (an eventually consistent read: half a read unit)."""
-        try:
-            found = LimitStateItem.get(state_pk(limit.tenant, limit.name, k), "S", consistent_read=consistent)
-        except DoesNotExist:
+        """The sub-bucket's version and hold (None: the limit is gone); a call reads it right
+        before it starts (an eventually consistent read: half a read unit)."""
+        found = _found(limit, k, consistent)
+        if found is None:
             return None
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"limit {limit.name}: {exc.msg}") from exc
         hold = int(found.hold_until_ms) if found.hold_until_ms is not None else None
         return LimitState(int(found.version), hold)
