@@ -9,13 +9,26 @@ export PYTHONPATH := $(CURDIR)
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test lint format synth deploy bench simulate clean
+.PHONY: run test lint format synth deploy bench simulate clean browser
 
-$(STAMP): requirements.txt requirements-dev.txt
+# The project itself is installed editable, without dependencies (they are the pinned ones just
+# installed): that is what puts the `sundial` command in .venv/bin.
+$(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps --editable .
 	touch $@
+
+# The console's browser tests drive Debian's chromium (tests/browser). Installed where this
+# machine lets us (root and apt-get); elsewhere the browser tests skip and say why.
+BROWSER ?= /usr/bin/chromium
+browser:
+	@test -x $(BROWSER) || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing Debian's chromium for the browser tests"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else echo "no $(BROWSER), and no root with apt-get to install it: the browser tests will skip"; fi; }
 
 $(NODE_STAMP): package.json
 	npm install --no-audit --no-fund --loglevel=error
@@ -28,7 +41,7 @@ run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_P
 # (pytest-xdist, one per core up to 4; TEST_WORKERS=0 runs them in this process). Tests that share
 # a costly session fixture run in one worker (tests/support/suites.py: --dist loadgroup).
 TEST_WORKERS ?= auto
-test: $(STAMP)  ## lint and every suite (unit, integration, infrastructure, e2e), in parallel
+test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructure, e2e, browser), in parallel
 	@lint_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \

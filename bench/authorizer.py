@@ -70,7 +70,7 @@ def authorizer_bench(calls: int) -> None:
     runtime = Runtime(settings)
     runtime.start()
     try:
-        from functions.api.access import PUBLIC_PATHS
+        from functions.api.access import is_public
         from functions.api.handler import handler as api
         from functions.authorizer.handler import authorize
         from local.apigw import LocalContext, authorizer_event, proxy_event, with_authorizer
@@ -90,7 +90,7 @@ def authorizer_bench(calls: int) -> None:
                 "authorizer": {**policy["context"], "principalId": policy["principalId"]},
             },
         }
-        gateway = with_authorizer(api, authorize, PUBLIC_PATHS, anonymous=anonymous)
+        gateway = with_authorizer(api, authorize, is_public, anonymous=anonymous)
 
         def served(event: dict[str, Any], through: Callable[[dict[str, Any], Any], dict[str, Any]]) -> None:
             answer = through(event, LocalContext())

@@ -7,7 +7,9 @@ function reads it from the authorizer's context and answers a key on a route it 
 with ``403 forbidden``. No key, an unknown or a revoked one: API Gateway answers ``401`` in the
 API's error format (:data:`GATEWAY_ERRORS`). IAM authorizes no caller.
 
-The OpenAPI document and Swagger UI are resources of their own, public, on the same function.
+The OpenAPI document and Swagger UI are resources of their own, public, on the same function;
+so is the web console, ``/console/`` and the files under it (``functions/api/assets.py``), from
+the same origin as the API it calls. Answers over 1 KiB are gzipped for a client that asks.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -116,7 +118,8 @@ GATEWAY_ERRORS = (
         apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN,
         404,
         "route_not_found",
-        "No route for this method and path: every route is under /v1/ (see /v1/openapi.json).",
+        "No route for this method and path: every route is under /v1/ (see /v1/openapi.json); the console is "
+        "at /console/.",
     ),
     GatewayError(
         apigw.ResponseType.AUTHORIZER_FAILURE,
@@ -206,6 +209,8 @@ class Api(Construct):
             rest_api_name=f"{Stack.of(self).stack_name}-api",
             description="Sundial task registration API (bearer API keys, checked by a Lambda authorizer)",
             endpoint_configuration=apigw.EndpointConfiguration(types=[apigw.EndpointType.REGIONAL]),
+            # the console's files and long lists travel gzipped (Accept-Encoding: gzip)
+            min_compression_size=Size.kibibytes(1),
             # The region-wide role API Gateway needs to write the access logs (see settings).
             cloud_watch_role=settings.api_gateway_cloudwatch_role,
             cloud_watch_role_removal_policy=RemovalPolicy.RETAIN if settings.api_gateway_cloudwatch_role else None,
@@ -227,6 +232,17 @@ class Api(Construct):
         self.public_methods = [
             version.add_resource(path).add_method("ANY", integration, authorization_type=apigw.AuthorizationType.NONE)
             for path in names.API_PUBLIC_PATHS
+        ]
+        # Public: the console's files (the same function answers them; ANY, as above).
+        console = self.rest_api.root.add_resource(names.CONSOLE_PATH)
+        no_key = apigw.MethodOptions(authorization_type=apigw.AuthorizationType.NONE)
+        console_files = console.add_proxy(
+            default_integration=integration, default_method_options=no_key, any_method=True
+        )
+        assert console_files.any_method is not None
+        self.console_methods = [
+            console.add_method("ANY", integration, authorization_type=apigw.AuthorizationType.NONE),
+            console_files.any_method,
         ]
         self.proxy = version.add_proxy(
             default_integration=integration,
@@ -268,6 +284,14 @@ class Api(Construct):
                 "who may call it, hold no tenant data and touch no storage (the function builds "
                 "them from its own code). Every other route needs an API key (the {proxy+} "
                 "method's CUSTOM authorizer)."
+            )
+            acknowledge(public, "AwsSolutions-APIG4", reason)
+            acknowledge(public, "AwsSolutions-COG4", reason)
+        for public in self.console_methods:
+            reason = (
+                "Public by design: the web console's static files (HTML, JavaScript, CSS and their "
+                "licences, built into the function) hold no data; the console signs its user in "
+                "with an API key and calls the /v1 routes with it, each checked by the authorizer."
             )
             acknowledge(public, "AwsSolutions-APIG4", reason)
             acknowledge(public, "AwsSolutions-COG4", reason)

@@ -10,7 +10,8 @@
   (Python 3.12+ runtimes run on Amazon Linux 2023, glibc 2.34, so manylinux_2_28 wheels load
   too.) Only wheels are accepted, so nothing is compiled on the host and the result does not
   depend on the host's OS or CPU.
-* **Code** is a copy of the ``*.py`` files of ``shared/`` and ``functions/``: the handler
+* **Code** is a copy of the ``*.py`` files of ``shared/`` and ``functions/`` (and the web
+  console's static files, ``functions/api/console/``, which the API function serves): the handler
   ``functions.api.handler.handler`` finds ``shared`` next to it, and the layer's ``python/``
   directory lands on ``sys.path`` at ``/opt/python``.
 
@@ -52,8 +53,10 @@ BUILD_DIR = PROJECT_ROOT / ".build"
 REQUIREMENTS = PROJECT_ROOT / "requirements.txt"
 CODE_PACKAGES = ("shared", "functions")
 CODE_SUFFIXES = (".py",)
+ASSET_DIRS = (Path("functions/api/console"),)
+"""Folders shipped whole: the web console's static files, which the API function serves."""
 
-_RECIPE = "1"
+_RECIPE = "2"
 """Bump when the way a layer or a code directory is built changes, to invalidate the cache."""
 _KEEP = 3
 """Cached builds of each kind kept (most recently used first); older ones are deleted."""
@@ -145,12 +148,14 @@ def build_code(
     packages: Iterable[str] = CODE_PACKAGES,
     build_dir: Path = BUILD_DIR,
 ) -> BuiltAsset:
-    """The function code directory: the packages' source files, nothing else."""
+    """The function code directory: the packages' source files and the asset folders, nothing else."""
     candidates = (path.relative_to(root) for package in packages for path in (root / package).rglob("*"))
     files = sorted(
         path
         for path in candidates
-        if path.suffix in CODE_SUFFIXES and "__pycache__" not in path.parts and (root / path).is_file()
+        if (path.suffix in CODE_SUFFIXES or any(path.is_relative_to(folder) for folder in ASSET_DIRS))
+        and "__pycache__" not in path.parts
+        and (root / path).is_file()
     )
     digest = hashlib.sha256(_RECIPE.encode() + b"\0")
     for relative in files:

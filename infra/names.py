@@ -79,6 +79,9 @@ AUTHORIZER_HANDLER = handler("authorizer")
 API_STAGE_NAME = "prod"
 API_VERSION_PATH = "v1"
 API_PUBLIC_PATHS = ("openapi.json", "docs")
+CONSOLE_PATH = "console"
+"""The web console's files: ``/console`` and everything under it, public (the console calls the API
+with the key its user signs in with)."""
 """The paths under /v1 anyone may read (the OpenAPI document and Swagger UI): no authorizer."""
 
 # Stack outputs.

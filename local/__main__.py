@@ -42,7 +42,8 @@ def main() -> int:
     functions = runtime.function_settings
     admin = f"({env_name('admin_key')})" if settings.functions.admin_key else functions.admin_key
     print(
-        f"Sundial is running\n  API      {base}/v1/tasks\n  jobs     {base}/v1/jobs"
+        f"Sundial is running\n  API      {base}/v1/tasks\n  console  {base}/console/  (sign in with a key, "
+        f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"
         f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
         f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
         f"{functions.default_tenant!r})\n  moto     {runtime.moto.endpoint}"

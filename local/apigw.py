@@ -105,15 +105,15 @@ Authorize = Callable[[dict[str, Any], str | None], dict[str, Any]]
 def with_authorizer(
     api: Callable[[dict[str, Any], Any], dict[str, Any]],
     authorize: Authorize,
-    public_paths: frozenset[str],
+    public: Callable[[str], bool],
     anonymous: str | None,
 ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """The API as API Gateway runs it: the authorizer first on every path but the public ones,
+    """The API as API Gateway runs it: the authorizer first on every path but the ``public`` ones,
     its context handed to the function; refused: ``401``. Not cached (a revoked key stops at
     once). Its one difference from AWS: no ``Authorization`` header acts as ``anonymous``."""
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        if event["path"] not in public_paths:
+        if not public(event["path"]):
             try:
                 policy = authorize(authorizer_event(event), anonymous)
             except Exception as exc:

@@ -92,7 +92,7 @@ class Runtime:
         # Imported only now: every client must be created after AWS_ENDPOINT_URL points at moto.
         import boto3
 
-        from functions.api.access import PUBLIC_PATHS
+        from functions.api.access import is_public
         from functions.api.handler import handler as api
         from functions.authorizer.handler import authorize
         from functions.jobs.handler import handler as job_step
@@ -117,7 +117,7 @@ class Runtime:
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
-        gateway = with_authorizer(api, authorize, PUBLIC_PATHS, anonymous=self.function_settings.default_tenant)
+        gateway = with_authorizer(api, authorize, is_public, anonymous=self.function_settings.default_tenant)
         self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from functions.api.assets import is_console
 from functions.api.common import current_caller, limiter, settings
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.domain.rate import Rate
@@ -14,6 +15,14 @@ from shared.domain.tenants import Caller, Limits, Role
 
 PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs"})
 """What anyone may read: the contract and its page (no authorizer in front of them)."""
+
+
+def is_public(path: str) -> bool:
+    """No key needed: the contract, its page and the web console's files (the console holds no
+    data: it calls the API with the key its user signs in with)."""
+    return path in PUBLIC_PATHS or is_console(path)
+
+
 ADMIN_PATHS = ("/v1/tenants",)
 
 
@@ -45,7 +54,7 @@ def admit(event: dict[str, Any]) -> SundialError | None:
     (``common.current_caller``)."""
     current_caller.set(None)
     path = event.get("path") or ""
-    if path in PUBLIC_PATHS:
+    if is_public(path):
         return None
     caller = caller_of(event)
     if caller is None:

@@ -29,22 +29,33 @@ def api_function(synthesized: Synthesized) -> dict[str, Any]:
     return functions[key]
 
 
-def _resource_paths(synthesized: Synthesized) -> dict[str, str]:
-    """Resource logical id -> its path part."""
+def _full_paths(synthesized: Synthesized) -> dict[str, str]:
+    """Resource logical id -> its whole path (``/v1/{proxy+}``)."""
     resources = synthesized.resources("AWS::ApiGateway::Resource")
-    return {key: resource["Properties"]["PathPart"] for key, resource in resources.items()}
+
+    def full(key: str) -> str:
+        properties = resources[key]["Properties"]
+        parent = properties["ParentId"].get("Ref")
+        return (full(parent) if parent in resources else "") + "/" + properties["PathPart"]
+
+    return {key: full(key) for key in resources}
 
 
-def test_every_method_but_the_api_description_takes_an_api_key(synthesized: Synthesized) -> None:
+def test_every_method_but_the_api_description_and_the_console_takes_an_api_key(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     authorizer_id = logical_id(stack, stack.keys.authorizer.node.default_child)
-    paths = _resource_paths(synthesized)
+    paths = _full_paths(synthesized)
     methods = synthesized.resources("AWS::ApiGateway::Method")
     assert methods, "the API has methods"
     by_path = {paths[method["Properties"]["ResourceId"]["Ref"]]: method["Properties"] for method in methods.values()}
     assert len(by_path) == len(methods), "one method (ANY) per resource"
-    public = {path: by_path.pop(path) for path in names.API_PUBLIC_PATHS}
-    assert set(by_path) == {"{proxy+}"}
+    public_paths = {
+        *(f"/{names.API_VERSION_PATH}/{path}" for path in names.API_PUBLIC_PATHS),
+        f"/{names.CONSOLE_PATH}",
+        f"/{names.CONSOLE_PATH}/{{proxy+}}",
+    }
+    public = {path: by_path.pop(path) for path in public_paths}
+    assert set(by_path) == {f"/{names.API_VERSION_PATH}/{{proxy+}}"}
     for method in by_path.values():
         assert method["AuthorizationType"] == "CUSTOM"
         assert method["AuthorizerId"] == {"Ref": authorizer_id}
@@ -54,19 +65,21 @@ def test_every_method_but_the_api_description_takes_an_api_key(synthesized: Synt
     assert "AWS_IAM" not in {method["Properties"]["AuthorizationType"] for method in methods.values()}
 
 
-def test_every_path_under_v1_is_proxied_to_the_api_function(synthesized: Synthesized) -> None:
+def test_every_path_under_v1_and_the_console_is_proxied_to_the_api_function(synthesized: Synthesized) -> None:
     stack = synthesized.stack
-    resources = synthesized.resources("AWS::ApiGateway::Resource")
-    path_parts = _resource_paths(synthesized)
-    assert sorted(path_parts.values()) == ["docs", "openapi.json", "v1", "{proxy+}"]
-    [version_id] = [key for key, part in path_parts.items() if part == "v1"]
-    for key, part in path_parts.items():
-        if part != "v1":
-            assert resources[key]["Properties"]["ParentId"] == {"Ref": version_id}, f"{part} is under /v1"
-
+    paths = _full_paths(synthesized)
+    assert sorted(paths.values()) == [
+        "/console",
+        "/console/{proxy+}",
+        "/v1",
+        "/v1/docs",
+        "/v1/openapi.json",
+        "/v1/{proxy+}",
+    ]
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
-    for part in ("{proxy+}", *names.API_PUBLIC_PATHS):
-        resource_id = next(key for key, found in path_parts.items() if found == part)
+    for resource_id, path in paths.items():
+        if path == "/v1":
+            continue
         synthesized.template.has_resource_properties(
             "AWS::ApiGateway::Method",
             {
@@ -83,7 +96,7 @@ def test_every_path_under_v1_is_proxied_to_the_api_function(synthesized: Synthes
         )
 
 
-def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1(synthesized: Synthesized) -> None:
+def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1_and_console(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
     stage_id = logical_id(stack, stack.api.rest_api.deployment_stage.node.default_child)
@@ -99,9 +112,11 @@ def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1(synthe
         source_arn_parts = permission["SourceArn"]["Fn::Join"][1]
         assert {"Ref": stage_id} in source_arn_parts
         suffixes.add(source_arn_parts[-1])
-    assert len(permissions) == len(suffixes) == 3
     version = f"/*/{names.API_VERSION_PATH}"
-    assert suffixes == {f"{version}/*", *(f"{version}/{path}" for path in names.API_PUBLIC_PATHS)}
+    console = f"/*/{names.CONSOLE_PATH}"
+    expected = {f"{version}/*", *(f"{version}/{path}" for path in names.API_PUBLIC_PATHS), console, f"{console}/*"}
+    assert len(permissions) == len(suffixes) == len(expected)
+    assert suffixes == expected
 
 
 GATEWAY_ANSWERS = {

@@ -57,9 +57,12 @@ def test_the_code_asset_holds_only_our_sources(synthesized: Synthesized) -> None
     files = [path.relative_to(code.path) for path in code.path.rglob("*") if path.is_file()]
     assert files
     assert {path.parts[0] for path in files} <= set(bundling.CODE_PACKAGES)
-    assert all(path.suffix == ".py" for path in files)
+    console = Path("functions/api/console")
+    assert all(path.suffix == ".py" or path.is_relative_to(console) for path in files)
     assert not any("__pycache__" in path.parts for path in files)
     assert Path("shared/store/models.py") in files
+    # the web console's files travel with the API function that serves them
+    assert {console / "index.html", console / "vendor/LICENSE-uplot.txt"} <= set(files)
 
 
 def _write(root: Path, relative: str, text: str) -> None:

@@ -64,6 +64,11 @@ ACKNOWLEDGED = {
         for path in names.API_PUBLIC_PATHS
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
+    *(
+        (f"Sundial/Api/RestApi/Default/{path}/ANY/Resource", rule)
+        for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}")
+        for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
+    ),
     ("Sundial/Auth/AdminKey/Resource", "AwsSolutions-SMG4"),
     ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),

@@ -32,11 +32,11 @@ def gateway() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     reads the settings the test has just set."""
     from functions.api import common
     from functions.api import handler as module
-    from functions.api.access import PUBLIC_PATHS
+    from functions.api.access import is_public
     from functions.authorizer import handler as authorizer
     from local.apigw import with_authorizer
     from shared.settings import from_env
 
     common.reset()
     authorizer.authenticator.cache_clear()
-    return with_authorizer(module.handler, authorizer.authorize, PUBLIC_PATHS, anonymous=from_env().default_tenant)
+    return with_authorizer(module.handler, authorizer.authorize, is_public, anonymous=from_env().default_tenant)
