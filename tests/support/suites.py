@@ -12,7 +12,7 @@ from pathlib import Path
 
 from xdist.scheduler import LoadScopeScheduling
 
-SUITES = ("unit", "integration", "infrastructure", "e2e")
+SUITES = ("unit", "integration", "infrastructure", "e2e", "browser")
 """The suites, one directory under tests/ and one marker (declared in pyproject.toml) each."""
 
 TESTS_ROOT = Path(__file__).resolve().parent.parent
@@ -43,10 +43,12 @@ def marker_problem(path: Path, markers: Iterable[str], root: Path = TESTS_ROOT) 
 SHARED_PROCESS = {
     "infrastructure": "infrastructure",
     "e2e": "e2e",
+    "browser": "browser",
 }
 """Suites whose tests share a costly session fixture, each run by one xdist worker as a whole:
 infrastructure's synthesis of the app (tens of seconds), e2e's local runtime (``make run`` in a
-subprocess, with its own moto). Every other test goes to whichever worker is free."""
+subprocess, with its own moto), the browser suite's (a runtime of its own and one Chromium). Every
+other test goes to whichever worker is free."""
 
 
 def scope_of(nodeid: str) -> str:

@@ -1,0 +1,104 @@
+"""The local runtime (``make run``) in a subprocess, talked to only over HTTP, like a client would:
+the e2e and browser suites each start one for their session."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from local.moto_server import free_port
+from local.settings import LocalSettings
+from shared.settings import env_name
+
+ADMIN_KEY = "sk_admin_e2e-tests"
+"""The runtime's admin key (its setting ``admin_key``; the runtime makes one up when it is unset)."""
+SIGNING_CACHE_S = 2
+"""How long the runtime's functions keep a tenant's signing secrets (60 s when unset), so a test
+sees a rotation reach the trigger without waiting a minute."""
+
+
+@dataclass
+class Client:
+    base: str
+
+    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+        status, answer, _ = self.exchange(method, path, body, headers)
+        return status, answer
+
+    def exchange(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, dict[str, str]]:
+        """(status, JSON body, response headers)."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                text = answer.read()
+                return answer.status, json.loads(text) if text else None, dict(answer.headers.items())
+        except urllib.error.HTTPError as error:
+            text = error.read()
+            return error.code, json.loads(text) if text else None, dict(error.headers.items())
+
+
+@contextmanager
+def running_runtime() -> Iterator[Client]:
+    """``make run`` on a free port, with :data:`ADMIN_KEY`, until the block ends (SIGTERM)."""
+    port = free_port()
+    # The runtime's own settings, not this process's (nor its AWS credentials).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
+    env.update(
+        {
+            LocalSettings.setting_name("port"): str(port),
+            env_name("admin_key"): ADMIN_KEY,
+            env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-W", "ignore", "-m", "local"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    # The runtime prints a line per fire: read them all the time (a pipe nobody reads fills at
+    # 64 KB and blocks the trigger thread that prints), keeping the last ones for a failed start.
+    printed: deque[str] = deque(maxlen=200)
+    threading.Thread(target=lambda: printed.extend(process.stdout or ()), name="runtime-output", daemon=True).start()
+    client = Client(f"http://127.0.0.1:{port}")
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if process.poll() is not None:
+            time.sleep(0.5)  # its last lines
+            raise RuntimeError("make run exited: " + "".join(printed))
+        try:
+            if client.call("GET", "/v1/openapi.json")[0] == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        raise RuntimeError("the local runtime did not answer within 60 s")
+    try:
+        yield client
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
