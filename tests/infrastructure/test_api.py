@@ -186,6 +186,12 @@ def test_stage_logs_traces_and_throttles(synthesized: Synthesized) -> None:
     ]
 
 
+def test_answers_over_a_kibibyte_travel_gzipped(synthesized: Synthesized) -> None:
+    """The console's files and long lists, for a client that sends Accept-Encoding: gzip."""
+    [api] = synthesized.resources("AWS::ApiGateway::RestApi").values()
+    assert api["Properties"]["MinimumCompressionSize"] == 1024
+
+
 def test_api_gateway_can_write_access_logs_before_the_stage_exists(synthesized: Synthesized) -> None:
     """Access logging needs the region's API Gateway CloudWatch role set (AWS::ApiGateway::Account)."""
     accounts = synthesized.resources("AWS::ApiGateway::Account")
