@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
@@ -51,18 +52,34 @@ subprocess, with its own moto), the browser suite's (a runtime of its own and on
 other test goes to whichever worker is free."""
 
 
+ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
+"""Files that share no session fixture but take minutes: each is a unit of its own, handed out
+before every other. The fuzzer starts its own runtime in its own network namespace and spends
+four minutes mostly waiting on it; in the e2e unit it would make that worker the last to end."""
+
+
 def scope_of(nodeid: str) -> str:
-    """The unit of work an xdist worker takes a test in: its suite, for a suite in
-    ``SHARED_PROCESS``; else the test alone."""
-    parts = nodeid.split("::", 1)[0].split("/")
+    """The unit of work an xdist worker takes a test in: its own, for a file of
+    :data:`ALONE_FIRST`; its suite, for a suite in ``SHARED_PROCESS``; else the test alone."""
+    path = nodeid.split("::", 1)[0]
+    if path in ALONE_FIRST:
+        return ALONE_FIRST[path]
+    parts = path.split("/")
     if len(parts) > 2 and parts[0] == TESTS_ROOT.name and parts[1] in SHARED_PROCESS:
         return SHARED_PROCESS[parts[1]]
     return nodeid
 
 
 class SuiteScheduling(LoadScopeScheduling):
-    """xdist's scope scheduling over :func:`scope_of`: the largest units (the shared-process
-    suites) are handed out first, then the single tests as workers free up."""
+    """xdist's scope scheduling over :func:`scope_of`: the units of :data:`ALONE_FIRST` are
+    handed out first, then the largest (the shared-process suites), then the single tests as
+    workers free up."""
 
     def _split_scope(self, nodeid: str) -> str:
         return scope_of(nodeid)
+
+    def _assign_work_unit(self, node: Any) -> None:
+        for scope in ALONE_FIRST.values():
+            if scope in self.workqueue:
+                self.workqueue.move_to_end(scope, last=False)
+        super()._assign_work_unit(node)

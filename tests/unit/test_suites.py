@@ -50,5 +50,8 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
     assert scope_of("tests/infrastructure/test_api.py::test_a") == scope_of("tests/infrastructure/test_iam.py::test_b")
     assert scope_of("tests/e2e/test_jobs.py::test_a") == scope_of("tests/e2e/test_management.py::test_b[x]")
     assert scope_of("tests/e2e/test_jobs.py::test_a") != scope_of("tests/infrastructure/test_api.py::test_a")
+    # the fuzzer: a unit of its own, not the e2e suite's
+    fuzz = "tests/e2e/test_openapi_fuzz.py::test_schemathesis_finds_nothing_against_the_local_runtime"
+    assert scope_of(fuzz) != scope_of("tests/e2e/test_jobs.py::test_a")
     single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
     assert [scope_of(nodeid) for nodeid in single] == single
