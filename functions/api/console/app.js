@@ -1,20 +1,80 @@
-// The Sundial console: sign in with an API key (kept in this tab's sessionStorage) and call the
-// API of the same origin with it.
-import { html, render, useState } from "./vendor/htm-preact-3.1.1.module.js";
+// The Sundial console: sign in with an API key (kept in this tab's sessionStorage), then the
+// tenant's tasks, dead letters and jobs, each page at a hash route (#/tasks, #/tasks/<id>,
+// #/new, #/dead-letters, #/jobs, #/jobs/<id>) so the server serves one page for all of them.
+import { html, render, useEffect, useState } from "./vendor/htm-preact-3.1.1.module.js";
+import { endSession, onSession, signIn, signedInKey, signedOutBecause } from "./api.js";
+import { DeadLetters } from "./pages/dead-letters.js";
+import { Editor } from "./pages/editor.js";
+import { Job, Jobs } from "./pages/jobs.js";
+import { Task } from "./pages/task.js";
+import { Tasks } from "./pages/tasks.js";
 
-const KEY = "sundial.key";
+const ROUTES = [
+  [/^tasks\/([^/]+)$/, (id) => html`<${Task} id=${id} key=${id} />`, "tasks"],
+  [/^(tasks)?$/, () => html`<${Tasks} />`, "tasks"],
+  [/^new$/, () => html`<${Editor} />`, "new"],
+  [/^dead-letters$/, () => html`<${DeadLetters} />`, "dead-letters"],
+  [/^jobs\/([^/]+)$/, (id) => html`<${Job} id=${id} key=${id} />`, "jobs"],
+  [/^jobs$/, () => html`<${Jobs} />`, "jobs"],
+];
+const NAV = [
+  ["tasks", "Tasks"],
+  ["new", "New task"],
+  ["dead-letters", "Dead letters"],
+  ["jobs", "Jobs"],
+];
 
 function SignIn() {
-  const [key, setKey] = useState(sessionStorage.getItem(KEY) || "");
+  const [key, setKey] = useState("");
   const submit = (event) => {
     event.preventDefault();
-    sessionStorage.setItem(KEY, key);
+    if (!location.hash) location.hash = "#/tasks";
+    signIn(key.trim());
   };
   return html`<form class="sign-in" onSubmit=${submit}>
     <h1>Sundial</h1>
-    <label>API key <input type="password" value=${key} onInput=${(e) => setKey(e.target.value)} /></label>
-    <button type="submit">Sign in</button>
+    ${signedOutBecause && html`<p class="error" role="alert" data-testid="signed-out">${signedOutBecause}</p>`}
+    <label>API key
+      <input type="password" autocomplete="off" value=${key} onInput=${(e) => setKey(e.target.value)} />
+    </label>
+    <button type="submit" class="primary">Sign in</button>
+    <p class="hint">The key stays in this tab only. On <code>make run</code> an empty key is tenant <code>default</code>.</p>
   </form>`;
 }
 
-render(html`<${SignIn} />`, document.getElementById("app"));
+function useHash() {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const changed = () => setHash(location.hash);
+    addEventListener("hashchange", changed);
+    return () => removeEventListener("hashchange", changed);
+  }, []);
+  return hash.replace(/^#\/?/, "");
+}
+
+function App() {
+  const [, setTurn] = useState(0);
+  useEffect(() => onSession(() => setTurn((n) => n + 1)), []);
+  const path = useHash();
+  if (signedInKey() === null) return html`<${SignIn} />`;
+  let page = html`<section><h1>No such page</h1><p><a href="#/tasks">Tasks</a></p></section>`;
+  let section = "";
+  for (const [pattern, view, name] of ROUTES) {
+    const match = pattern.exec(path);
+    if (match) {
+      page = view(decodeURIComponent(match[1] || ""));
+      section = name;
+      break;
+    }
+  }
+  return html`<header class="bar">
+      <strong class="brand">Sundial</strong>
+      <nav aria-label="Console">
+        ${NAV.map(([name, label]) => html`<a href=${`#/${name}`} aria-current=${section === name ? "page" : undefined}>${label}</a>`)}
+      </nav>
+      <button type="button" onClick=${() => endSession("Signed out.")}>Sign out</button>
+    </header>
+    <main>${page}</main>`;
+}
+
+render(html`<${App} />`, document.getElementById("app"));

@@ -1,0 +1,40 @@
+// Each run's lateness (fired_at - scheduled_for, ms) by its scheduled time, drawn by uPlot (the
+// classic script vendor/uPlot-*.iife.min.js, loaded before the modules, defines it globally).
+import { html, useEffect, useRef } from "./vendor/htm-preact-3.1.1.module.js";
+
+export function LatenessChart({ runs }) {
+  const box = useRef(null);
+  const plot = useRef(null);
+  const measured = runs
+    .filter((r) => r.lateness_ms !== null && r.lateness_ms !== undefined)
+    .sort((a, b) => a.scheduled_for.localeCompare(b.scheduled_for));
+  const data = [measured.map((r) => Date.parse(r.scheduled_for) / 1000), measured.map((r) => r.lateness_ms)];
+  useEffect(() => {
+    if (!window.uPlot || !box.current || !measured.length) return;
+    if (plot.current) {
+      plot.current.setData(data);
+      return;
+    }
+    plot.current = new window.uPlot(
+      {
+        width: box.current.clientWidth || 640,
+        height: 220,
+        tzDate: (ts) => window.uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"), // every time shown is UTC
+        series: [
+          {},
+          { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 }, value: (u, v) => (v === null ? "—" : `${v} ms`) },
+        ],
+        axes: [{}, { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 }],
+        scales: { y: { range: (u, min, max) => [0, Math.max(10, max * 1.2)] } },
+      },
+      data,
+      box.current,
+    );
+  }, [JSON.stringify(data)]);
+  useEffect(() => () => plot.current?.destroy(), []);
+  return html`<figure class="chart">
+    <figcaption>Lateness of each run (ms), by its scheduled time</figcaption>
+    <div ref=${box} data-testid="lateness-chart"></div>
+    ${!measured.length && html`<p class="empty">No run has fired yet.</p>`}
+  </figure>`;
+}

@@ -1,0 +1,85 @@
+// #/dead-letters: runs that failed every attempt; inspect one, redrive the selected or all.
+import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
+import { api, query } from "../api.js";
+import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
+
+export function DeadLetters() {
+  const [status, setStatus] = useState("dead_lettered");
+  const [chosen, setChosen] = useState(new Set());
+  const [open, setOpen] = useState(null);
+  const [outcome, setOutcome] = useState(null);
+  const pager = usePager();
+  const list = useLoad(
+    () => api("GET", "v1/dead-letters" + query({ status, limit: 50, cursor: pager.cursor })),
+    [status, pager.cursor],
+  );
+  const toggle = (id) => {
+    const next = new Set(chosen);
+    next.has(id) ? next.delete(id) : next.add(id);
+    setChosen(next);
+  };
+  const redrive = (body) => async () => {
+    setOutcome(null);
+    try {
+      const answer = await api("POST", "v1/dead-letters/redrive", body);
+      setOutcome({ done: `Redriven: ${answer.redriven}` });
+      setChosen(new Set());
+      list.reload();
+    } catch (error) {
+      setOutcome({ error });
+    }
+  };
+  const items = list.data?.items || [];
+  return html`<section>
+    <h1>Dead letters</h1>
+    <form class="filters" onSubmit=${(e) => e.preventDefault()}>
+      <label>Status
+        <select value=${status} onChange=${(e) => (setStatus(e.target.value), pager.reset(), setChosen(new Set()))}>
+          <option value="dead_lettered">dead_lettered</option>
+          <option value="redriven">redriven</option>
+          <option value="">any</option>
+        </select>
+      </label>
+      <button type="button" disabled=${!chosen.size} onClick=${redrive({ ids: [...chosen] })}>Redrive selected (${chosen.size})</button>
+      <button type="button" onClick=${redrive({ all: true })}>Redrive all</button>
+    </form>
+    ${outcome?.done && html`<p role="status" data-testid="redriven">${outcome.done}</p>`}
+    <${ErrorBox} error=${outcome?.error || list.error} />
+    <table data-testid="dead-letters">
+      <thead><tr><th></th><th>Task</th><th>Scheduled for</th><th>Failed at</th><th>Attempts</th><th>Status</th><th>Reason</th><th></th></tr></thead>
+      <tbody>
+        ${items.map(
+          (d) => html`<tr>
+              <td>${d.status === "dead_lettered" &&
+              html`<input type="checkbox" aria-label=${`select ${d.id}`} checked=${chosen.has(d.id)} onChange=${() => toggle(d.id)} />`}</td>
+              <td><a href=${`#/tasks/${d.task_id}`}>${d.name || d.task_id}</a></td>
+              <td>${when(d.scheduled_for)}</td>
+              <td>${when(d.failed_at)}</td>
+              <td class="number">${d.attempts}</td>
+              <td><${Status} status=${d.status} /></td>
+              <td class="error-text">${d.reason}</td>
+              <td><button type="button" aria-expanded=${open === d.id} onClick=${() => setOpen(open === d.id ? null : d.id)}>Inspect</button></td>
+            </tr>
+            ${open === d.id && html`<tr class="inspect"><td colspan="8"><${Letter} id=${d.id} /></td></tr>`}`,
+        )}
+      </tbody>
+    </table>
+    ${list.data && !items.length && html`<p class="empty">No dead letters here.</p>`}
+    <${Pager} pager=${pager} nextCursor=${list.data?.next_cursor} />
+  </section>`;
+}
+
+function Letter({ id }) {
+  const { data, error } = useLoad(() => api("GET", `v1/dead-letters/${encodeURIComponent(id)}`), [id]);
+  if (!data) return html`<${ErrorBox} error=${error} />`;
+  const { reason, task_id, run_id, failed_at, ...rest } = data;
+  return html`<div data-testid="letter">
+    <dl class="facts">
+      <dt>Reason</dt><dd class="error-text">${reason}</dd>
+      <dt>Task</dt><dd><a href=${`#/tasks/${task_id}`}><code>${task_id}</code></a></dd>
+      <dt>Run</dt><dd><code>${run_id}</code></dd>
+      <dt>Failed at</dt><dd>${when(failed_at)}</dd>
+    </dl>
+    <${Json} value=${rest} />
+  </div>`;
+}

@@ -1,0 +1,137 @@
+// #/tasks/<id>: one task, its next times, its runs and their lateness; pause, resume, run now,
+// cancel, and a new schedule (previewed before it is saved). Refreshes every 3 s.
+import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
+import { api } from "../api.js";
+import { LatenessChart } from "../chart.js";
+import { ErrorBox, Json, NextTimes, Status, describe, parseField, useLoad, when } from "../ui.js";
+import { ScheduleField } from "./schedule.js";
+
+const LIVE = ["scheduled", "paused"];
+const ONCE = (schedule) => schedule && ("at" in schedule || "after_seconds" in schedule);
+
+export function Task({ id }) {
+  const task = useLoad(() => api("GET", `v1/tasks/${id}`), [id], 3000);
+  const runs = useLoad(() => api("GET", `v1/tasks/${id}/runs?limit=100`), [id], 3000);
+  const t = task.data;
+  const schedule = JSON.stringify(t?.schedule);
+  // a one-shot's next time is its next_fire_at; a recurring schedule's next five, previewed
+  const next = useLoad(
+    () =>
+      t && LIVE.includes(t.status) && !ONCE(t.schedule)
+        ? api("POST", "v1/schedules:preview", { schedule: t.schedule, count: 5 })
+        : Promise.resolve(null),
+    [schedule, t?.status],
+  );
+  const [outcome, setOutcome] = useState(null);
+  const [confirming, setConfirming] = useState(false);
+  if (!t) return html`<section><h1>Task</h1><${ErrorBox} error=${task.error} /><p><a href="#/tasks">All tasks</a></p></section>`;
+
+  const act = (done, method, path, body) => async () => {
+    setOutcome(null);
+    setConfirming(false);
+    try {
+      const answer = await api(method, path, body);
+      setOutcome({ done: done + (answer?.run_id ? ` (run ${answer.run_id})` : "") });
+      task.reload();
+      runs.reload();
+    } catch (error) {
+      setOutcome({ error });
+    }
+  };
+  const live = LIVE.includes(t.status);
+  return html`<section class="task">
+    <p><a href="#/tasks">All tasks</a></p>
+    <h1 data-testid="task-name">${t.name || t.id}</h1>
+    <p data-testid="task-status"><${Status} status=${t.status} />${t.paused_reason && html` — ${t.paused_reason}`}</p>
+    <div class="actions" role="group" aria-label="Task actions">
+      ${t.status === "scheduled" && html`<button type="button" onClick=${act("Paused", "POST", `v1/tasks/${id}/pause`)}>Pause</button>`}
+      ${t.status === "paused" && html`<button type="button" onClick=${act("Resumed", "POST", `v1/tasks/${id}/resume`)}>Resume</button>`}
+      ${live && html`<button type="button" onClick=${act("Run started", "POST", `v1/tasks/${id}/run`)}>Run now</button>`}
+      ${live && !confirming && html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Cancel task</button>`}
+      ${confirming &&
+      html`<span class="confirm">Cancel this task for good?
+        <button type="button" class="danger" onClick=${act("Cancelled", "DELETE", `v1/tasks/${id}`)}>Yes, cancel it</button>
+        <button type="button" onClick=${() => setConfirming(false)}>Keep it</button></span>`}
+    </div>
+    ${outcome?.done && html`<p role="status" data-testid="outcome">${outcome.done}</p>`}
+    <${ErrorBox} error=${outcome?.error || task.error} />
+    <dl class="facts">
+      <dt>Id</dt><dd><code>${t.id}</code></dd>
+      <dt>Schedule</dt><dd data-testid="task-schedule">${describe(t.schedule)}</dd>
+      <dt>Next fire</dt><dd>${when(t.next_fire_at)}</dd>
+      <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
+      <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s</dd>
+      <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
+      <dt>Created, updated</dt><dd>${when(t.created_at)}, ${when(t.updated_at)} (version ${t.version})</dd>
+    </dl>
+    <div class="columns">
+      <div>
+        <h2>Next times</h2>
+        ${live && ONCE(t.schedule) && html`<ol class="times" data-testid="next-times"><li>${when(t.next_fire_at)}</li></ol>`}
+        ${!live && html`<p class="empty">None: the task is ${t.status}.</p>`}
+        <${NextTimes} preview=${next.data} />
+        <${ErrorBox} error=${next.error} />
+        <h2>Schedule</h2>
+        <${Json} value=${t.schedule} />
+      </div>
+      <div>
+        <h2>Targets</h2>
+        <${Json} value=${t.targets || [t.target]} testid="targets" />
+        <h2>Payload</h2>
+        <${Json} value=${t.payload} />
+      </div>
+    </div>
+    ${live && html`<${ChangeSchedule} task=${t} saved=${() => (task.reload(), next.reload())} />`}
+    <h2>Runs</h2>
+    <${LatenessChart} runs=${runs.data?.items || []} />
+    <${ErrorBox} error=${runs.error} />
+    <${Runs} runs=${runs.data?.items || []} />
+  </section>`;
+}
+
+function ChangeSchedule({ task, saved }) {
+  const [text, setText] = useState(JSON.stringify(task.schedule, null, 2));
+  const [checked, setChecked] = useState(null);
+  const [error, setError] = useState(null);
+  const [done, setDone] = useState(false);
+  const save = async () => {
+    setError(null);
+    setDone(false);
+    try {
+      await api("PATCH", `v1/tasks/${task.id}`, { schedule: parseField("schedule", text) });
+      setDone(true);
+      saved();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return html`<details class="change">
+    <summary>Change the schedule</summary>
+    <${ScheduleField} text=${text} setText=${setText} onChecked=${setChecked} />
+    <button type="button" class="primary" disabled=${checked !== text} onClick=${save}>Save schedule</button>
+    ${checked !== text && html`<span class="hint">Preview it to save it.</span>`}
+    ${done && html`<p role="status">Saved: the task is re-armed on its new schedule.</p>`}
+    <${ErrorBox} error=${error} />
+  </details>`;
+}
+
+function Runs({ runs }) {
+  if (!runs.length) return html`<p class="empty">No runs yet.</p>`;
+  return html`<table data-testid="runs">
+    <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th></tr></thead>
+    <tbody>
+      ${runs.map(
+        (r) => html`<tr>
+          <td><code>${r.run_id}</code></td>
+          <td>${when(r.scheduled_for)}</td>
+          <td>${when(r.fired_at)}</td>
+          <td><${Status} status=${r.status} /></td>
+          <td class="number">${r.attempts}</td>
+          <td class="number" data-testid="lateness">${r.lateness_ms ?? "—"}${r.lateness_ms != null ? " ms" : ""}</td>
+          <td class="number">${r.throttled_ms ? `${r.throttled_ms} ms` : "—"}</td>
+          <td class="error-text">${r.last_error || ""}</td>
+        </tr>`,
+      )}
+    </tbody>
+  </table>`;
+}

@@ -1,0 +1,51 @@
+// #/tasks: the tenant's tasks, newest first, filtered by status and name prefix, a page at a time.
+import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
+import { api, query } from "../api.js";
+import { ErrorBox, Pager, Status, describe, useLoad, usePager, when } from "../ui.js";
+
+const STATUSES = ["scheduled", "paused", "completed", "cancelled"];
+export const PAGE_SIZE = 20;
+
+export function Tasks() {
+  const [status, setStatus] = useState("");
+  const [prefix, setPrefix] = useState("");
+  const pager = usePager();
+  const { data, error } = useLoad(
+    () => api("GET", "v1/tasks" + query({ status, name_prefix: prefix, limit: PAGE_SIZE, cursor: pager.cursor })),
+    [status, prefix, pager.cursor],
+  );
+  const filter = (set) => (e) => {
+    set(e.target.value);
+    pager.reset();
+  };
+  return html`<section>
+    <h1>Tasks</h1>
+    <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>
+      <label>Status
+        <select value=${status} onChange=${filter(setStatus)}>
+          <option value="">any</option>
+          ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
+        </select>
+      </label>
+      <label>Name starts with <input type="search" value=${prefix} onInput=${filter(setPrefix)} /></label>
+      <a class="button" href="#/new">New task</a>
+    </form>
+    <${ErrorBox} error=${error} />
+    <table data-testid="tasks">
+      <thead><tr><th>Name</th><th>Status</th><th>Schedule</th><th>Next fire</th><th>Created</th></tr></thead>
+      <tbody>
+        ${data?.items.map(
+          (t) => html`<tr>
+            <td><a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a></td>
+            <td><${Status} status=${t.status} /></td>
+            <td>${describe(t.schedule)}</td>
+            <td>${when(t.next_fire_at)}</td>
+            <td>${when(t.created_at)}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+    ${data && !data.items.length && html`<p class="empty">No tasks on this page.</p>`}
+    <${Pager} pager=${pager} nextCursor=${data?.next_cursor} />
+  </section>`;
+}

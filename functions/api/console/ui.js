@@ -1,0 +1,108 @@
+// Small pieces every page uses: loading a route, errors, times, schedules, paging.
+import { html, useCallback, useEffect, useRef, useState } from "./vendor/htm-preact-3.1.1.module.js";
+
+// Calls load() when deps change (and every `every` ms when given); a late answer to an older
+// call never overwrites a newer one.
+export function useLoad(load, deps, every = 0) {
+  const [state, setState] = useState({ data: null, error: null, loading: true });
+  const turn = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++turn.current;
+    return load().then(
+      (data) => mine === turn.current && setState({ data, error: null, loading: false }),
+      (error) => mine === turn.current && setState((s) => ({ data: s.data, error, loading: false })),
+    );
+  }, deps);
+  useEffect(() => {
+    reload();
+    if (!every) return undefined;
+    const timer = setInterval(reload, every);
+    return () => clearInterval(timer);
+  }, [reload, every]);
+  return { ...state, reload };
+}
+
+// Paging over next_cursor: the cursors of the pages before this one are kept, so "Previous" works.
+export function usePager() {
+  const [stack, setStack] = useState([]);
+  const cursor = stack.length ? stack[stack.length - 1] : null;
+  return {
+    cursor,
+    page: stack.length + 1,
+    next: (nextCursor) => setStack([...stack, nextCursor]),
+    previous: () => setStack(stack.slice(0, -1)),
+    reset: () => setStack([]),
+  };
+}
+
+export function Pager({ pager, nextCursor }) {
+  return html`<nav class="pager" aria-label="pages">
+    <button type="button" disabled=${pager.page === 1} onClick=${pager.previous}>Previous</button>
+    <span data-testid="page">page ${pager.page}</span>
+    <button type="button" disabled=${!nextCursor} onClick=${() => pager.next(nextCursor)}>Next</button>
+  </nav>`;
+}
+
+// An API error (or any error): its message, and each field the API named.
+export function ErrorBox({ error }) {
+  if (!error) return null;
+  return html`<div class="error" role="alert" data-testid="error">
+    <strong>${error.status ? `${error.status} ${error.code}: ` : ""}</strong>${error.message}
+    ${error.details?.length > 0 &&
+    html`<ul>
+      ${error.details.map((d) => html`<li><code data-testid="error-field">${d.field}</code>: ${d.message}</li>`)}
+    </ul>`}
+  </div>`;
+}
+
+export const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z") : "—");
+export const Json = ({ value, testid }) => html`<pre class="json" data-testid=${testid}>${JSON.stringify(value, null, 2)}</pre>`;
+export const Status = ({ status }) => html`<span class="status status-${status}">${status}</span>`;
+
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+const WEEKDAYS = ["", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+
+// A schedule in words (the JSON is shown next to it).
+export function describe(schedule) {
+  if (!schedule) return "";
+  const tz = schedule.timezone && schedule.timezone !== "UTC" ? ` (${schedule.timezone})` : "";
+  if (schedule.at) return `once, at ${when(schedule.at)}`;
+  if (schedule.after_seconds !== undefined) return `once, ${schedule.after_seconds} s after registration`;
+  if (schedule.cron) return `cron ${schedule.cron}${tz}`;
+  if (schedule.every_seconds !== undefined) return `every ${plural(schedule.every_seconds, "second")}`;
+  const r = schedule.repeat;
+  if (!r) return JSON.stringify(schedule);
+  const days = r.days?.length ? (r.level === "week" ? r.days.map((d) => WEEKDAYS[d]) : r.days).join(", ") : "";
+  const at = r.time ? ` at ${r.time.slice(0, 5)}` : "";
+  const zone = r.timezone && r.timezone !== "UTC" ? ` (${r.timezone})` : "";
+  const calendar = r.calendar ? ` in ${r.calendar}'s calendar` : "";
+  return `every ${plural(r.interval || 1, r.level)}${days ? ` on ${days}` : ""}${at}${zone}${calendar}`;
+}
+
+// Schedule presets for the editors.
+export const PRESETS = {
+  at: () => ({ at: new Date(Date.now() + 60_000).toISOString() }),
+  after_seconds: () => ({ after_seconds: 5 }),
+  cron: () => ({ cron: "*/5 * * * *", timezone: "UTC" }),
+  every_seconds: () => ({ every_seconds: 60 }),
+  repeat: () => ({ repeat: { level: "week", days: [1, 3, 5], time: "09:00", timezone: "UTC" } }),
+};
+
+// A JSON field typed by hand: its value, or an error naming the field as the API would.
+export function parseField(field, text, { optional = false } = {}) {
+  if (optional && !text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw Object.assign(new Error(`${field} is not valid JSON`), { details: [{ field, message: e.message }] });
+  }
+}
+
+// The next times of a schedule, as POST /v1/schedules:preview answers them.
+export function NextTimes({ preview }) {
+  if (!preview) return null;
+  return html`<ol class="times" data-testid="next-times">
+      ${preview.times.map((t) => html`<li>${when(t)}</li>`)}
+    </ol>
+    ${preview.notes.map((n) => html`<p class="note">${n}</p>`)}`;
+}
