@@ -24,7 +24,9 @@ def receiver() -> Iterator[Receiver]:
         yield running
 
 
-def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(page, shoot, sundial, new_tenant, receiver) -> None:
+def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(
+    page, shoot, sundial, new_tenant, receiver
+) -> None:
     tenant = new_tenant("editor")
     call = as_tenant(sundial, tenant.key)
     sign_in(page, tenant.key)
@@ -64,7 +66,8 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(page, 
     chart = page.get_by_test_id("lateness-chart")
     expect(chart.locator("canvas")).to_have_count(1)
     drawn = chart.locator("canvas").evaluate(
-        "c => c.getContext('2d').getImageData(0, 0, c.width, c.height).data.filter((v, i) => i % 4 === 3 && v > 0).length"
+        "c => c.getContext('2d').getImageData(0, 0, c.width, c.height).data"
+        ".filter((v, i) => i % 4 === 3 && v > 0).length"
     )
     assert drawn > 100, "the lateness chart's canvas is blank"
     expect(page.get_by_test_id("targets")).to_contain_text(receiver.url + "/beat")
@@ -88,7 +91,9 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(page, 
 def test_a_schedule_changed_from_the_task_page_is_previewed_then_saved(page, sundial, new_tenant, receiver) -> None:
     tenant = new_tenant("reschedule")
     call = as_tenant(sundial, tenant.key)
-    status, task = call("POST", "/v1/tasks", {"name": "later", "schedule": {"after_seconds": 3600}, "target": http_target(receiver.url)})
+    status, task = call(
+        "POST", "/v1/tasks", {"name": "later", "schedule": {"after_seconds": 3600}, "target": http_target(receiver.url)}
+    )
     assert status == 201
     sign_in(page, tenant.key)
     page.get_by_role("link", name="later").click()
@@ -108,7 +113,9 @@ def test_the_tasks_list_filters_by_status_and_name_and_pages(page, shoot, sundia
     tenant = new_tenant("paging")
     call = as_tenant(sundial, tenant.key)
     target = http_target("http://127.0.0.1:9/never")
-    specs = [{"name": f"alpha-{i:02}", "schedule": {"after_seconds": 3600}, "target": target} for i in range(PAGE_SIZE + 2)]
+    specs = [
+        {"name": f"alpha-{i:02}", "schedule": {"after_seconds": 3600}, "target": target} for i in range(PAGE_SIZE + 2)
+    ]
     specs += [{"name": f"beta-{i}", "schedule": {"cron": "0 3 * * *"}, "target": target} for i in range(3)]
     status, batch = call("POST", "/v1/tasks:batch", {"tasks": specs})
     assert status == 200

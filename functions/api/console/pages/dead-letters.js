@@ -34,7 +34,7 @@ export function DeadLetters() {
     <h1>Dead letters</h1>
     <form class="filters" onSubmit=${(e) => e.preventDefault()}>
       <label>Status
-        <select value=${status} onChange=${(e) => (setStatus(e.target.value), pager.reset(), setChosen(new Set()))}>
+        <select value=${status} onChange=${(e) => (setStatus(e.target.value), pager.reset(), setChosen(new Set()), setOpen(null))}>
           <option value="dead_lettered">dead_lettered</option>
           <option value="redriven">redriven</option>
           <option value="">any</option>

@@ -1,0 +1,82 @@
+"""A dead letter in the console: listed, inspected, and redriven from its page (it fires once more)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from local.receiver import Receiver, running_receiver
+from tests.browser.console import as_tenant, eventually, http_target, nav, sign_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
+
+
+def test_a_dead_letter_is_inspected_and_redriven(page, shoot, sundial, new_tenant, receiver) -> None:
+    tenant = new_tenant("letters")
+    call = as_tenant(sundial, tenant.key)
+    url = receiver.script("/flaky", 500, 200)  # fails once, then succeeds
+    spec = {
+        "name": "flaky-hook",
+        "schedule": {"after_seconds": 0.1},
+        "target": http_target(url, headers={"X-Api-Key": "sk_live_do-not-show"}),
+        "retry": {"max_attempts": 1},
+    }
+    status, task = call("POST", "/v1/tasks", spec)
+    assert status == 201
+    letters = eventually(lambda: call("GET", "/v1/dead-letters")[1]["items"], what="the dead letter")
+    letter = letters[0]
+
+    sign_in(page, tenant.key)
+    nav(page, "Dead letters")
+    rows = page.get_by_test_id("dead-letters").locator("tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("flaky-hook")
+    page.get_by_role("button", name="Inspect").click()
+    inspected = page.get_by_test_id("letter")
+    expect(inspected).to_contain_text(letter["reason"])
+    expect(inspected).to_contain_text(letter["run_id"])
+    expect(inspected).to_contain_text("[redacted]")
+    expect(inspected).not_to_contain_text("sk_live_do-not-show")
+    shoot(page, "dead-letters")
+
+    page.get_by_label(f"select {letter['id']}").check()
+    page.get_by_role("button", name="Redrive selected (1)").click()
+    expect(page.get_by_test_id("redriven")).to_have_text("Redriven: 1")
+    expect(rows).to_have_count(0)  # the list shows the letters not redriven yet
+    assert len(receiver.wait_for("/flaky", 2, timeout=20)) == 2, "the redriven letter did not fire"
+
+    page.get_by_label("Status").select_option("redriven")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("redriven")
+    assert call("GET", f"/v1/dead-letters/{letter['id']}")[1]["status"] == "redriven"
+    assert task["id"] == letter["task_id"]
+
+
+def test_redrive_all_fires_every_letter_not_redriven(page, sundial, new_tenant, receiver) -> None:
+    tenant = new_tenant("redrive-all")
+    call = as_tenant(sundial, tenant.key)
+    url = receiver.script("/down", 500)
+    for name in ("one", "two"):
+        spec = {
+            "name": name,
+            "schedule": {"after_seconds": 0.1},
+            "target": http_target(url),
+            "retry": {"max_attempts": 1},
+        }
+        assert call("POST", "/v1/tasks", spec)[0] == 201
+    eventually(lambda: len(call("GET", "/v1/dead-letters")[1]["items"]) == 2, what="two dead letters")
+
+    sign_in(page, tenant.key)
+    nav(page, "Dead letters")
+    expect(page.get_by_test_id("dead-letters").locator("tbody tr")).to_have_count(2)
+    page.get_by_role("button", name="Redrive all").click()
+    expect(page.get_by_test_id("redriven")).to_have_text("Redriven: 2")
+    assert len(receiver.wait_for("/down", 4, timeout=20)) == 4
