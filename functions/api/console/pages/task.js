@@ -7,21 +7,27 @@ import { ErrorBox, Json, NextTimes, Status, describe, parseField, useLoad, when 
 import { ScheduleField } from "./schedule.js";
 
 const LIVE = ["scheduled", "paused"];
-const ONCE = (schedule) => schedule && ("at" in schedule || "after_seconds" in schedule);
+
+// The task's next five times, from its next_fire_at: a one-shot has that one; a fixed rate steps
+// from it; a cron or calendar rule is previewed from it (the preview's "after" is inclusive).
+function nextTimes(t) {
+  const s = t.schedule;
+  if (!LIVE.includes(t.status)) return Promise.resolve(null);
+  if ("at" in s || "after_seconds" in s) return Promise.resolve({ times: t.next_fire_at ? [t.next_fire_at] : [], notes: [] });
+  if ("every_seconds" in s && t.next_fire_at) {
+    const first = Date.parse(t.next_fire_at);
+    const times = [0, 1, 2, 3, 4].map((k) => new Date(first + k * s.every_seconds * 1000).toISOString());
+    return Promise.resolve({ times: times.filter((time) => !s.end || time <= s.end), notes: [] });
+  }
+  return api("POST", "v1/schedules:preview", { schedule: s, count: 5, ...(t.next_fire_at && { after: t.next_fire_at }) });
+}
 
 export function Task({ id }) {
   const task = useLoad(() => api("GET", `v1/tasks/${id}`), [id], 3000);
   const runs = useLoad(() => api("GET", `v1/tasks/${id}/runs?limit=100`), [id], 3000);
   const t = task.data;
   const schedule = JSON.stringify(t?.schedule);
-  // a one-shot's next time is its next_fire_at; a recurring schedule's next five, previewed
-  const next = useLoad(
-    () =>
-      t && LIVE.includes(t.status) && !ONCE(t.schedule)
-        ? api("POST", "v1/schedules:preview", { schedule: t.schedule, count: 5 })
-        : Promise.resolve(null),
-    [schedule, t?.status],
-  );
+  const next = useLoad(() => (t ? nextTimes(t) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at]);
   const [outcome, setOutcome] = useState(null);
   const [confirming, setConfirming] = useState(false);
   if (!t) return html`<section><h1>Task</h1><${ErrorBox} error=${task.error} /><p><a href="#/tasks">All tasks</a></p></section>`;
@@ -67,7 +73,6 @@ export function Task({ id }) {
     <div class="columns">
       <div>
         <h2>Next times</h2>
-        ${live && ONCE(t.schedule) && html`<ol class="times" data-testid="next-times"><li>${when(t.next_fire_at)}</li></ol>`}
         ${!live && html`<p class="empty">None: the task is ${t.status}.</p>`}
         <${NextTimes} preview=${next.data} />
         <${ErrorBox} error=${next.error} />
