@@ -39,6 +39,7 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_test_id("error-field")).to_have_text("schedule.cron")
     expect(create).to_be_disabled()
+    shoot(page, "editor-error")
 
     page.get_by_role("button", name="every_seconds").click()  # a preset, then changed by hand
     schedule.fill('{"every_seconds": 2}')
@@ -88,15 +89,23 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(
     expect(page.get_by_role("button", name="Run now")).to_have_count(0)
 
 
-def test_a_schedule_changed_from_the_task_page_is_previewed_then_saved(page, sundial, new_tenant, receiver) -> None:
+def test_a_task_is_run_now_and_its_schedule_changed_after_a_preview(page, sundial, new_tenant, receiver) -> None:
     tenant = new_tenant("reschedule")
     call = as_tenant(sundial, tenant.key)
     status, task = call(
-        "POST", "/v1/tasks", {"name": "later", "schedule": {"after_seconds": 3600}, "target": http_target(receiver.url)}
+        "POST",
+        "/v1/tasks",
+        {"name": "later", "schedule": {"after_seconds": 3600}, "target": http_target(receiver.url + "/")},
     )
     assert status == 201
     sign_in(page, tenant.key)
     page.get_by_role("link", name="later").click()
+    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(1)  # a one-shot: its next_fire_at
+    page.get_by_role("button", name="Run now").click()
+    expect(page.get_by_test_id("outcome")).to_contain_text("Run started")
+    expect(page.get_by_test_id("runs").get_by_text("succeeded")).to_be_visible(timeout=20_000)
+    assert receiver.wait_for("/", 1, timeout=5), "the run now did not call the target"
+
     page.get_by_text("Change the schedule").click()
     page.get_by_label("Schedule (JSON)").fill('{"cron": "0 9 * * 1-5", "timezone": "Europe/Paris"}')
     save = page.get_by_role("button", name="Save schedule")

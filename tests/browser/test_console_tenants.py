@@ -42,7 +42,7 @@ def test_one_tenant_never_sees_another_tenants_task(page, shoot, sundial, new_te
     expect(tasks).to_contain_text("alice-only")
 
 
-def test_a_revoked_key_sends_the_browser_back_to_sign_in(page, sundial, new_tenant) -> None:
+def test_a_revoked_key_sends_the_browser_back_to_sign_in(page, shoot, sundial, new_tenant) -> None:
     tenant = new_tenant("revoked")
     sign_in(page, tenant.key)
     assert page.evaluate(f"sessionStorage.getItem('{KEY_ITEM}')") == tenant.key
@@ -55,6 +55,7 @@ def test_a_revoked_key_sends_the_browser_back_to_sign_in(page, sundial, new_tena
     expect(page.get_by_label("API key")).to_be_visible()
     assert page.evaluate(f"sessionStorage.getItem('{KEY_ITEM}')") is None
     expect(page.get_by_role("button", name="Sign out")).to_have_count(0)
+    shoot(page, "signed-out")
 
 
 def test_an_unknown_key_is_refused_at_sign_in(page) -> None:
