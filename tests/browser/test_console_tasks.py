@@ -158,3 +158,15 @@ def test_the_tasks_list_filters_by_status_and_name_and_pages(page, shoot, sundia
     page.get_by_label("Status").select_option("")
     expect(rows).to_have_count(PAGE_SIZE)
     shoot(page, "tasks")
+
+
+@pytest.mark.parametrize(
+    ("preset", "times"), [("at", 1), ("after_seconds", 1), ("cron", 5), ("every_seconds", 5), ("repeat", 5)]
+)
+def test_every_schedule_preset_previews(page, new_tenant, preset, times) -> None:
+    sign_in(page, new_tenant("presets").key)
+    nav(page, "New task")
+    page.get_by_role("button", name=preset, exact=True).click()
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(times)
+    expect(page.get_by_test_id("error")).to_have_count(0)
