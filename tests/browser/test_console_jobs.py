@@ -22,7 +22,7 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
     def process(body: dict[str, Any]) -> Answer:
         if body["phase"] == "shard":
             if body["level"] == 1:  # the last level's shard waits until the test has looked
-                release.wait(timeout=8)
+                release.wait(timeout=25)
             return 200, {"result": sum(body["items"])}
         if body["phase"] == "post":
             return 200, {"result": {"total": sum(body["results"])}}
@@ -31,7 +31,7 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
     with running_processor(process) as (url, _):
         spec = {
             "name": "console-sum",
-            "processor": {"http": {"url": url}},
+            "processor": {"http": {"url": url, "timeout_seconds": 30}},
             "data": [[1, 2, 3], [4]],
             "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 1, "max_shards": 10},
         }
