@@ -58,7 +58,10 @@ def cli(
     ctx: click.Context, url: str | None, api_key: str | None, profile: str | None, output: str, timeout: float
 ) -> None:
     """Sundial's command line: every route of the API."""
-    ctx.obj = State(url=url, api_key=api_key, profile=profile, output=output, timeout=timeout)
+    given = ctx.obj if isinstance(ctx.obj, State) else State()
+    ctx.obj = State(
+        url=url, api_key=api_key, profile=profile, output=output, timeout=timeout, transport=given.transport
+    )
 
 
 for group in (tasks, schedules, dead_letters, jobs, limits, signing_secrets, tenants, keys, profile):

@@ -65,46 +65,57 @@ def print_error(error: ApiError) -> None:
 
 @dataclass(frozen=True)
 class Column:
-    """A table column: its header and how to read a cell from a row (a model)."""
+    """A table column: its header and how to read a cell from a row (an item as the API answers
+    it: a dict of JSON values)."""
 
     header: str
-    value: Callable[[Any], Any]
+    value: Callable[[dict[str, Any]], Any]
     no_wrap: bool = False
 
 
 def field(name: str, header: str | None = None, no_wrap: bool = False) -> Column:
-    """A column showing the row's attribute ``name`` (dotted for nested members)."""
+    """A column showing the row's member ``name`` (dotted for nested members)."""
 
-    def read(row: Any) -> Any:
+    def read(row: dict[str, Any]) -> Any:
+        value: Any = row
         for part in name.split("."):
-            row = getattr(row, part, None) if not isinstance(row, dict) else row.get(part)
-        return row
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
 
     return Column(header or name, read, no_wrap)
 
 
+def as_json(item: Any) -> Any:
+    """A model as the API answers it (times as ``2026-03-01T08:00:00.000Z``)."""
+    if isinstance(item, BaseModel):
+        return item.model_dump(mode="json", by_alias=True, exclude_none=False)
+    return item
+
+
 def cell(value: Any) -> str:
-    """A value as a table shows it: times as the API gives them, structures as compact JSON."""
+    """A JSON value as a table shows it: null as ``-``, structures as compact JSON."""
     if value is None:
         return "-"
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json", by_alias=True, exclude_none=True)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str | int | float):
         return str(value)
-    if hasattr(value, "value") and isinstance(value.value, str):  # an enum
-        return str(value.value)
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def console() -> Console:
-    """stdout, as a terminal shows it; wide and colourless when piped (no wrapped ids)."""
-    out = sys.stdout
-    if out.isatty():
-        return Console(file=out)
+    """A terminal's console; wide and colourless when stdout is not a terminal (no wrapped ids)."""
+    if sys.stdout.isatty():
+        return Console()
     width = int(os.environ.get("COLUMNS", "0") or 0) or 200
-    return Console(file=out, width=width, no_color=True, color_system=None, highlight=False, soft_wrap=False)
+    return Console(width=width, no_color=True, color_system=None, highlight=False)
+
+
+def _print(renderable: Table) -> None:
+    screen = console()
+    with screen.capture() as captured:
+        screen.print(renderable)
+    click.echo("\n".join(line.rstrip() for line in captured.get().splitlines()))
 
 
 def print_json(data: Any) -> None:
@@ -116,19 +127,19 @@ def table(rows: Sequence[Any], columns: Sequence[Column], title: str | None = No
     for column in columns:
         grid.add_column(column.header.upper(), no_wrap=column.no_wrap, overflow="fold")
     for row in rows:
-        grid.add_row(*(cell(column.value(row)) for column in columns))
-    console().print(grid)
+        data = as_json(row)
+        grid.add_row(*(cell(column.value(data)) for column in columns))
+    _print(grid)
 
 
 def record(model: BaseModel, title: str | None = None) -> None:
     """One object as a two-column table: its members and their values."""
-    data = model.model_dump(mode="json", by_alias=True, exclude_none=False)
     grid = Table(title=title, show_header=False, show_edge=False, box=None, pad_edge=False)
     grid.add_column("member", style="bold", no_wrap=True)
     grid.add_column("value", overflow="fold")
-    for name, value in data.items():
+    for name, value in as_json(model).items():
         grid.add_row(name, cell(value))
-    console().print(grid)
+    _print(grid)
 
 
 def note(text: str) -> None:

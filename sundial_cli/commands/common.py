@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import click
+import httpx
 import yaml
 
 from sundial_cli import output
@@ -28,6 +29,8 @@ class State:
     profile: str | None = None
     output: str = output.TABLE
     timeout: float = 30.0
+    transport: httpx.BaseTransport | None = None
+    """Where requests go instead of the network (tests pass an ``httpx.MockTransport``)."""
     _client: Client | None = field(default=None, repr=False)
 
     def settings(self) -> Settings:
@@ -39,7 +42,7 @@ class State:
     def client(self) -> Client:
         if self._client is None:
             settings = self.settings()
-            self._client = Client(settings.url, settings.api_key, timeout=self.timeout)
+            self._client = Client(settings.url, settings.api_key, timeout=self.timeout, transport=self.transport)
         return self._client
 
     @property

@@ -29,7 +29,7 @@ TASK_COLUMNS = (
     field("name"),
     field("status"),
     field("next_fire_at", no_wrap=True),
-    Column("schedule", lambda task: summary(task.schedule.model_dump(mode="json", by_alias=True, exclude_none=True))),
+    Column("schedule", lambda task: summary(task["schedule"])),
 )
 RUN_COLUMNS = (
     field("run_id", no_wrap=True),
@@ -79,21 +79,20 @@ def spec_options(command: F) -> F:
     return schedule_options(command)
 
 
+def schedule_flags(flags: dict[str, Any]) -> dict[str, Any]:
+    """The schedule options taken out of ``flags``, named as the API's schedule members."""
+    names = {"at": "at", "after": "after_seconds", "cron": "cron", "every": "every_seconds"}
+    names.update({name: name for name in ("timezone", "start", "end")})
+    return {member: flags.pop(option) for option, member in names.items()}
+
+
 def body_from(flags: dict[str, Any]) -> dict[str, Any]:
     """A spec from ``--file`` and the flags (the flags win)."""
     payload = flags.pop("payload")
     try:
         return task_body(
             read_object(flags.pop("path")),
-            schedule={
-                "at": flags.pop("at"),
-                "after_seconds": flags.pop("after"),
-                "cron": flags.pop("cron"),
-                "every_seconds": flags.pop("every"),
-                "timezone": flags.pop("timezone"),
-                "start": flags.pop("start"),
-                "end": flags.pop("end"),
-            },
+            schedule=schedule_flags(flags),
             url=flags.pop("url"),
             method=flags.pop("method"),
             headers=flags.pop("headers"),
@@ -102,10 +101,7 @@ def body_from(flags: dict[str, Any]) -> dict[str, Any]:
                 "backoff": flags.pop("backoff"),
                 "interval_seconds": flags.pop("interval"),
             },
-            members={
-                **flags,
-                "payload": json_value(payload, "--payload") if payload is not None else None,
-            },
+            members={**flags, "payload": json_value(payload, "--payload") if payload is not None else None},
         )
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -152,8 +148,8 @@ def batch(state: State, path: str, idempotency_key: str | None) -> None:
     def render() -> None:
         columns = (
             field("index"),
-            Column("task", lambda item: getattr(getattr(item, "task", None), "id", None)),
-            Column("status", lambda item: item.task.status if hasattr(item, "task") else "error"),
+            field("task.id", "task", no_wrap=True),
+            Column("status", lambda item: item["task"]["status"] if "task" in item else "error"),
             Column("error", _batch_error),
         )
         output.table(answer.model.items, columns)
@@ -161,12 +157,12 @@ def batch(state: State, path: str, idempotency_key: str | None) -> None:
     state.show(answer, render)
 
 
-def _batch_error(item: Any) -> str | None:
-    error = getattr(item, "error", None)
+def _batch_error(item: dict[str, Any]) -> str | None:
+    error = item.get("error")
     if error is None:
         return None
-    fields = "; ".join(f"{d.field}: {d.message}" for d in error.details or ())
-    return f"{error.code}: {fields or error.message}"
+    fields = "; ".join(f"{d['field']}: {d['message']}" for d in error.get("details") or ())
+    return f"{error['code']}: {fields or error['message']}"
 
 
 @tasks.command("get")
@@ -268,9 +264,9 @@ def schedules() -> None:
 @schedule_options
 @click.option("--file", "-f", "path", metavar="FILE", help="{schedule: ...} or a task spec, in JSON or YAML.")
 @click.option("--count", type=click.IntRange(1, 100), help="How many occurrences (default 5).")
-@click.option("--from", "after", metavar="TIME", help="The occurrences after this time (default: now).")
+@click.option("--from", "from_", metavar="TIME", help="The occurrences after this time (default: now).")
 @pass_state
-def preview(state: State, path: str | None, count: int | None, after: str | None, **flags: Any) -> None:
+def preview(state: State, path: str | None, count: int | None, from_: str | None, **flags: Any) -> None:
     """The next occurrences of a schedule.
 
     \b
@@ -279,17 +275,9 @@ def preview(state: State, path: str | None, count: int | None, after: str | None
     base = read_object(path)
     try:
         body = task_body(
-            {"schedule": base.get("schedule")} if "schedule" in base else {},
-            schedule={
-                "at": flags["at"],
-                "after_seconds": flags["after"],
-                "cron": flags["cron"],
-                "every_seconds": flags["every"],
-                "timezone": flags["timezone"],
-                "start": flags["start"],
-                "end": flags["end"],
-            },
-            members={"count": count if count is not None else base.get("count"), "after": after or base.get("after")},
+            {"schedule": base["schedule"]} if "schedule" in base else {},
+            schedule=schedule_flags(flags),
+            members={"count": count or base.get("count"), "after": from_ or base.get("after")},
         )
     except SpecError as exc:
         raise click.UsageError(str(exc)) from exc
