@@ -38,7 +38,7 @@ class Sundial(click.Group):
                 state.close()
 
 
-@click.group(cls=Sundial, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("sundial", cls=Sundial, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--url", metavar="URL", help="The API's URL (default http://127.0.0.1:8080).")
 @click.option("--api-key", metavar="KEY", help="The API key (the admin key for tenants and keys).")
 @click.option("--profile", metavar="NAME", help="A profile of the config file.")
