@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from sundial_cli.client import UNREACHABLE, ApiError
+from sundial_cli.client import ApiError
 
 TABLE = "table"
 JSON = "json"
@@ -55,8 +55,7 @@ def exit_code(error: ApiError) -> int:
 
 def print_error(error: ApiError) -> None:
     """``error: <code>: <message>``, then one line per field at fault."""
-    status = "" if error.code == UNREACHABLE or error.status == 0 else f" (HTTP {error.status})"
-    click.echo(f"error: {error.code}: {error.message}{status}", err=True)
+    click.echo(f"error: {error.code}: {error.message}", err=True)
     for field, message in error.details:
         click.echo(f"  {field}: {message}", err=True)
     if error.retry_after is not None:

@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from sundial_cli import output
-from sundial_cli.commands.common import State, listing, options, paging, pass_state
+from sundial_cli.commands.common import Group, State, listing, options, paging, pass_state
 from sundial_cli.output import field
 
 TENANT_COLUMNS = (
@@ -28,7 +28,7 @@ def limit_options(command: Any) -> Any:
     return click.option("--requests-per-second", type=int, help="The tenant's API rate.")(command)
 
 
-@click.group("tenants")
+@click.group("tenants", cls=Group)
 def tenants() -> None:
     """Tenants (admin key)."""
 
@@ -79,7 +79,7 @@ def update(state: State, tenant_id: str, **limits: int | None) -> None:
     state.show(answer, lambda: output.record(answer.model))
 
 
-@click.group("keys")
+@click.group("keys", cls=Group)
 def keys() -> None:
     """A tenant's API keys (admin key)."""
 

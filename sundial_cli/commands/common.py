@@ -64,6 +64,34 @@ class State:
 pass_state = click.make_pass_decorator(State)
 
 
+def _set_output(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    state = ctx.find_object(State)
+    if value is not None and state is not None:
+        state.output = value
+
+
+class Command(click.Command):
+    """A command that also takes ``-o/--output`` after its name (``sundial tasks list -o json``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.append(
+            click.Option(
+                ["-o", "--output"],
+                type=click.Choice(output.FORMATS),
+                expose_value=False,
+                callback=_set_output,
+                help="table or json (as the global option).",
+            )
+        )
+
+
+class Group(click.Group):
+    """A command group whose commands take ``-o/--output`` too."""
+
+    command_class = Command
+
+
 class _Loader(yaml.SafeLoader):
     """YAML without implicit timestamps: ``at: 2026-03-01T08:00:00Z`` stays the string the API reads."""
 

@@ -7,7 +7,7 @@ import os
 import click
 
 from sundial_cli import output
-from sundial_cli.commands.common import State, pass_state
+from sundial_cli.commands.common import Group, State, pass_state
 from sundial_cli.settings import ConfigError, config_path, masked, read_profiles, save_profile
 
 
@@ -18,7 +18,7 @@ def _profiles() -> dict[str, dict[str, str]]:
         raise click.UsageError(str(exc)) from exc
 
 
-@click.group("profile")
+@click.group("profile", cls=Group)
 def profile() -> None:
     """Named endpoints and keys ($SUNDIAL_CONFIG, else ~/.config/sundial/config.toml)."""
 

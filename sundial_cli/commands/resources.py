@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from sundial_cli import output
-from sundial_cli.commands.common import State, listing, options, paging, pass_state, read_object
+from sundial_cli.commands.common import Group, State, listing, options, paging, pass_state, read_object
 from sundial_cli.output import field
 
 LETTER_COLUMNS = (
@@ -49,7 +49,7 @@ def show_one(state: State, answer: Any) -> None:
 # --- dead letters ---------------------------------------------------------------------
 
 
-@click.group("dead-letters")
+@click.group("dead-letters", cls=Group)
 def dead_letters() -> None:
     """Runs that failed every attempt: inspect and redrive them."""
 
@@ -100,7 +100,7 @@ def redrive(state: State, ids: tuple[str, ...], every: bool, idempotency_key: st
 # --- jobs -----------------------------------------------------------------------------
 
 
-@click.group("jobs")
+@click.group("jobs", cls=Group)
 def jobs() -> None:
     """Sharded batch jobs."""
 
@@ -139,7 +139,7 @@ def list_jobs(state: State, limit: int | None, cursor: str | None, all_pages: bo
 # --- limits per destination -----------------------------------------------------------
 
 
-@click.group("limits")
+@click.group("limits", cls=Group)
 def limits() -> None:
     """Limits per destination: how fast, and how many at once, targets may call a receiver."""
 
@@ -202,7 +202,7 @@ def delete_limit(state: State, name: str) -> None:
 # --- signing secrets ------------------------------------------------------------------
 
 
-@click.group("signing-secrets")
+@click.group("signing-secrets", cls=Group)
 def signing_secrets() -> None:
     """The secrets callbacks are signed with (Standard Webhooks)."""
 

@@ -10,6 +10,7 @@ import click
 
 from sundial_cli import output
 from sundial_cli.commands.common import (
+    Group,
     State,
     json_value,
     listing,
@@ -111,7 +112,7 @@ def show_task(state: State, answer: Any) -> None:
     state.show(answer, lambda: output.record(answer.model))
 
 
-@click.group("tasks")
+@click.group("tasks", cls=Group)
 def tasks() -> None:
     """Register, read, list, change and run tasks."""
 
@@ -255,7 +256,7 @@ def runs(state: State, task_id: str, limit: int | None, cursor: str | None, all_
     listing(state, fetch, RUN_COLUMNS, all_pages, **options(limit=limit, cursor=cursor))
 
 
-@click.group("schedules")
+@click.group("schedules", cls=Group)
 def schedules() -> None:
     """Try schedules out without registering anything."""
 

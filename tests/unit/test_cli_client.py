@@ -180,3 +180,18 @@ def test_client_closes() -> None:
     client = Client("http://sundial.test", transport=httpx.MockTransport(lambda r: httpx.Response(200, json=TASK)))
     assert client.get_task("x").model.name == "close-order-123"
     client.close()
+
+
+def test_output_is_taken_before_or_after_the_command() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"items": [TASK], "next_cursor": None})
+
+    after = run(answer, "tasks", "list", "-o", "json")
+    assert json.loads(after.stdout)["items"][0]["id"] == TASK["id"]
+    overridden = run(answer, "-o", "json", "tasks", "list", "--output", "table")
+    assert overridden.stdout.splitlines()[0].split() == ["ID", "NAME", "STATUS", "NEXT_FIRE_AT", "SCHEDULE"]
+    from_env = CliRunner().invoke(
+        cli, ["--url", "http://sundial.test", "tasks", "list"], obj=State(transport=httpx.MockTransport(answer)),
+        env={"SUNDIAL_OUTPUT": "json"},
+    )  # fmt: skip
+    assert json.loads(from_env.stdout)["next_cursor"] is None
