@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.settings import ENV_PREFIX
+from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, URL_ENV
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until
 from tests.support.processor import SummingProcessor, running_processor
@@ -135,7 +137,7 @@ def test_jobs(cli, processor, tmp_path: Path):
 def sundial_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The installed entry point (.venv/bin/sundial), importing this tree's sundial_cli."""
     command = Path(sys.executable).with_name("sundial")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("SUNDIAL_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(ENV_PREFIX)}
     clean["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     return subprocess.run(
         [str(command), *args], env={**clean, **env}, capture_output=True, text=True, timeout=60, check=False
@@ -144,29 +146,29 @@ def sundial_process(args: list[str], env: dict[str, str]) -> subprocess.Complete
 
 def test_the_installed_command_reads_the_environment_and_a_profile(sundial, admin, tmp_path: Path):
     tenant_id, key = new_tenant(admin, "cli-proc")
-    env = {"SUNDIAL_URL": sundial.base, "SUNDIAL_API_KEY": key, "SUNDIAL_CONFIG": str(tmp_path / "none.toml")}
+    env = {URL_ENV: sundial.base, KEY_ENV: key, CONFIG_ENV: str(tmp_path / "none.toml")}
     created = sundial_process(["-o", "json", "tasks", "create", "--after", "3600", "--url", "http://127.0.0.1:9/"], env)
     assert created.returncode == 0, created.stderr
     task_id = json.loads(created.stdout)["id"]
-    listed = sundial_process(["tasks", "list"], {**env, "SUNDIAL_OUTPUT": "json"})
+    listed = sundial_process(["tasks", "list"], {**env, OUTPUT_ENV: "json"})
     assert [task["id"] for task in json.loads(listed.stdout)["items"]] == [task_id]
 
     config = tmp_path / "config.toml"
     setup = sundial_process(
-        ["profile", "set", "e2e", "--url", sundial.base, "--api-key", key], {"SUNDIAL_CONFIG": str(config)}
+        ["profile", "set", "e2e", "--url", sundial.base, "--api-key", key], {CONFIG_ENV: str(config)}
     )
     assert setup.returncode == 0, setup.stderr
     assert key not in setup.stdout
-    by_profile = sundial_process(["--profile", "e2e", "tasks", "get", task_id], {"SUNDIAL_CONFIG": str(config)})
+    by_profile = sundial_process(["--profile", "e2e", "tasks", "get", task_id], {CONFIG_ENV: str(config)})
     assert (by_profile.returncode, record(by_profile.stdout)["id"]) == (0, task_id)
 
     codes = {
         "not found": (["tasks", "get", "01J0000000000000000000000A"], env),
-        "unauthorized": (["tasks", "list"], {**env, "SUNDIAL_API_KEY": "sk_nope"}),
+        "unauthorized": (["tasks", "list"], {**env, KEY_ENV: "sk_nope"}),
         "unreachable": (["--url", "http://127.0.0.1:9", "tasks", "list"], env),
         "usage": (["tasks", "list", "--limit", "0"], env),
         "refused": (["tasks", "create", "--after", "-1", "--url", "http://127.0.0.1:9/"], env),
-        "no such profile": (["--profile", "absent", "tasks", "list"], {"SUNDIAL_CONFIG": str(config)}),
+        "no such profile": (["--profile", "absent", "tasks", "list"], {CONFIG_ENV: str(config)}),
     }
     answered = {name: sundial_process(*call).returncode for name, call in codes.items()}
     assert answered == {

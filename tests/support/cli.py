@@ -12,8 +12,9 @@ from typing import Any
 from click.testing import CliRunner, Result
 
 from sundial_cli.main import cli
+from sundial_cli.settings import KEY_ENV, OUTPUT_ENV, PROFILE_ENV, URL_ENV
 
-CLEAN_ENV = {"SUNDIAL_URL": "", "SUNDIAL_API_KEY": "", "SUNDIAL_PROFILE": "", "SUNDIAL_OUTPUT": ""}
+CLEAN_ENV = {URL_ENV: "", KEY_ENV: "", PROFILE_ENV: "", OUTPUT_ENV: ""}
 """No setting leaks in from the environment the tests run in."""
 
 

@@ -18,6 +18,7 @@ from sundial_cli.client import ApiError, Client, tolerant
 from sundial_cli.commands.common import State
 from sundial_cli.main import cli
 from sundial_cli.output import exit_code
+from sundial_cli.settings import KEY_ENV, OUTPUT_ENV
 
 pytestmark = pytest.mark.unit
 
@@ -85,7 +86,7 @@ def test_exit_codes(status: int, code: int) -> None:
 
 def run(handler: Callable[[httpx.Request], httpx.Response], *args: str, url: str = "http://sundial.test") -> Result:
     state = State(transport=httpx.MockTransport(handler))
-    return CliRunner().invoke(cli, ["--url", url, *args], obj=state, env={"SUNDIAL_API_KEY": "sk_env"})
+    return CliRunner().invoke(cli, ["--url", url, *args], obj=state, env={KEY_ENV: "sk_env"})
 
 
 def test_a_validation_error_names_each_field_on_stderr() -> None:
@@ -192,6 +193,6 @@ def test_output_is_taken_before_or_after_the_command() -> None:
     assert overridden.stdout.splitlines()[0].split() == ["ID", "NAME", "STATUS", "NEXT_FIRE_AT", "SCHEDULE"]
     from_env = CliRunner().invoke(
         cli, ["--url", "http://sundial.test", "tasks", "list"], obj=State(transport=httpx.MockTransport(answer)),
-        env={"SUNDIAL_OUTPUT": "json"},
+        env={OUTPUT_ENV: "json"},
     )  # fmt: skip
     assert json.loads(from_env.stdout)["next_cursor"] is None

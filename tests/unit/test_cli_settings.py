@@ -11,7 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 from sundial_cli.main import cli
-from sundial_cli.settings import DEFAULT_URL, ConfigError, read_profiles, resolve, save_profile
+from sundial_cli.settings import (
+    CONFIG_ENV,
+    DEFAULT_URL,
+    KEY_ENV,
+    PROFILE_ENV,
+    URL_ENV,
+    ConfigError,
+    read_profiles,
+    resolve,
+    save_profile,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -27,17 +37,17 @@ def config(tmp_path: Path) -> Path:
 
 
 def env_with(config: Path, **values: str) -> dict[str, str]:
-    return {"SUNDIAL_CONFIG": str(config), **values}
+    return {CONFIG_ENV: str(config), **values}
 
 
 def test_flags_win_over_env_and_profile(config: Path) -> None:
-    env = env_with(config, SUNDIAL_URL="http://env:2", SUNDIAL_API_KEY="sk_env")
+    env = env_with(config, **{URL_ENV: "http://env:2", KEY_ENV: "sk_env"})
     settings = resolve("http://flag:3", "sk_flag", "prod", env)
     assert (settings.url, settings.api_key, settings.source) == ("http://flag:3", "sk_flag", "flag")
 
 
 def test_env_wins_over_the_profile(config: Path) -> None:
-    env = env_with(config, SUNDIAL_URL="http://env:2", SUNDIAL_API_KEY="sk_env", SUNDIAL_PROFILE="prod")
+    env = env_with(config, **{URL_ENV: "http://env:2", KEY_ENV: "sk_env", PROFILE_ENV: "prod"})
     settings = resolve(None, None, None, env)
     assert (settings.url, settings.api_key, settings.source, settings.profile) == (
         "http://env:2",
@@ -48,12 +58,12 @@ def test_env_wins_over_the_profile(config: Path) -> None:
 
 
 def test_each_setting_falls_back_on_its_own(config: Path) -> None:
-    settings = resolve(None, None, "prod", env_with(config, SUNDIAL_URL="http://env:2"))
+    settings = resolve(None, None, "prod", env_with(config, **{URL_ENV: "http://env:2"}))
     assert (settings.url, settings.api_key) == ("http://env:2", "sk_prod_key")
 
 
 def test_the_profile_flag_wins_over_the_profile_env(config: Path) -> None:
-    settings = resolve(None, None, "default", env_with(config, SUNDIAL_PROFILE="prod"))
+    settings = resolve(None, None, "default", env_with(config, **{PROFILE_ENV: "prod"}))
     assert (settings.url, settings.api_key, settings.source) == (
         "http://profile-default:1",
         "sk_default_key",
@@ -62,7 +72,7 @@ def test_the_profile_flag_wins_over_the_profile_env(config: Path) -> None:
 
 
 def test_without_anything_the_local_runtime_and_no_key(tmp_path: Path) -> None:
-    settings = resolve(None, None, None, {"SUNDIAL_CONFIG": str(tmp_path / "absent.toml")})
+    settings = resolve(None, None, None, {CONFIG_ENV: str(tmp_path / "absent.toml")})
     assert (settings.url, settings.api_key, settings.source, settings.profile) == (
         DEFAULT_URL,
         None,
@@ -97,14 +107,14 @@ def test_saved_profiles_are_0600_and_keep_other_members(tmp_path: Path) -> None:
 def test_a_broken_config_file_is_a_usage_error(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[profiles.default\nurl = ")
-    result = CliRunner().invoke(cli, ["tasks", "list"], env={"SUNDIAL_CONFIG": str(path)})
+    result = CliRunner().invoke(cli, ["tasks", "list"], env={CONFIG_ENV: str(path)})
     assert result.exit_code == 2
     assert "cannot read" in result.stderr
 
 
 def test_profile_commands_write_list_and_show_without_the_full_key(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    env = {"SUNDIAL_CONFIG": str(path), "SUNDIAL_URL": "", "SUNDIAL_API_KEY": "", "SUNDIAL_PROFILE": ""}
+    env = {CONFIG_ENV: str(path), URL_ENV: "", KEY_ENV: "", PROFILE_ENV: ""}
     runner = CliRunner()
     key = "sk_abcdef0123456789_secretpart"
     made = runner.invoke(cli, ["profile", "set", "prod", "--url", "https://x.test/prod", "--api-key", key], env=env)
