@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Generic, TypeVar
@@ -198,7 +198,7 @@ class Client:
             ) from exc
         return Answer(parsed, data, response.headers)
 
-    def pages(self, fetch: Any, **params: Any) -> Iterator[Answer[Any]]:
+    def pages(self, fetch: Callable[..., Answer[Any]], **params: Any) -> Iterator[Answer[Any]]:
         """Every page of a list, following ``next_cursor``."""
         cursor = params.pop("cursor", None)
         while True:

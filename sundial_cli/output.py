@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from sundial_cli.client import ApiError
+from sundial_cli.client import UNEXPECTED, ApiError
 
 TABLE = "table"
 JSON = "json"
@@ -36,13 +36,14 @@ EXIT_CODES = f"""Exit codes:
   {EXIT_USAGE}  usage error (a bad option, a file that cannot be read)
   {EXIT_NOT_FOUND}  not found (404)
   {EXIT_UNAUTHORIZED}  unauthorized or forbidden (401, 403)
-  {EXIT_FAILED}  Sundial failed or could not be reached (5xx, connection refused, timeout)
+  {EXIT_FAILED}  Sundial failed or could not be reached (5xx, connection refused, timeout,
+     an answer that is not what the API documents)
   {EXIT_RATE_LIMITED}  rate limited or over quota (429; Retry-After is printed)
 """
 
 
 def exit_code(error: ApiError) -> int:
-    if error.status == 0 or error.status >= 500:
+    if error.status == 0 or error.status >= 500 or error.code == UNEXPECTED:
         return EXIT_FAILED
     if error.status == 404:
         return EXIT_NOT_FOUND

@@ -121,6 +121,14 @@ def test_an_answer_not_in_the_error_format_keeps_its_status_and_text() -> None:
     assert unauthorized.exit_code == 4
 
 
+def test_an_answer_that_is_not_the_documented_model_is_exit_5() -> None:
+    result = run(lambda request: httpx.Response(200, json={"items": "not a list"}), "tasks", "list")
+    assert result.exit_code == 5
+    assert result.stderr.startswith("error: unexpected_answer: the answer is not a TaskPage")
+    proxy = run(lambda request: httpx.Response(200, text="<html>login</html>"), "tasks", "list")
+    assert (proxy.exit_code, proxy.stderr.startswith("error: unexpected_answer: the answer is not JSON")) == (5, True)
+
+
 def test_unreachable_is_exit_5() -> None:
     def refuse(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("Connection refused", request=request)
