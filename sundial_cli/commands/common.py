@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -171,6 +171,11 @@ def listing(
     output.table(rows, columns)
     if cursor:
         output.note(f"more: --cursor {cursor}")
+
+
+def choice(values: Iterable[Any]) -> click.Choice[str]:
+    """The values an option takes, from the API's own enum or literal (never a copy of them)."""
+    return click.Choice([str(getattr(value, "value", value)) for value in values])
 
 
 def options(**given: Any) -> dict[str, Any]:

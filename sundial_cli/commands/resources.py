@@ -7,8 +7,9 @@ from typing import Any
 
 import click
 
+from shared.domain.states import LetterStatus
 from sundial_cli import output
-from sundial_cli.commands.common import Group, State, listing, options, paging, pass_state, read_object
+from sundial_cli.commands.common import Group, State, choice, listing, options, paging, pass_state, read_object
 from sundial_cli.output import field
 
 LETTER_COLUMNS = (
@@ -55,7 +56,7 @@ def dead_letters() -> None:
 
 
 @dead_letters.command("list")
-@click.option("--status", type=click.Choice(["dead_lettered", "redriven"]))
+@click.option("--status", type=choice(LetterStatus))
 @paging
 @pass_state
 def list_letters(state: State, status: str | None, limit: int | None, cursor: str | None, all_pages: bool) -> None:

@@ -4,14 +4,19 @@ pause, resume, run now, cancel, a task's runs; a schedule's next occurrences."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
+from shared.api.models import HttpCall
+from shared.domain.retry import Backoff
+from shared.domain.states import TaskStatus
+from shared.domain.tasks import Misfire, Priority
 from sundial_cli import output
 from sundial_cli.commands.common import (
     Group,
     State,
+    choice,
     json_value,
     listing,
     options,
@@ -65,14 +70,14 @@ def spec_options(command: F) -> F:
             click.option("--file", "-f", "path", metavar="FILE", help="A task spec in JSON or YAML ('-': stdin)."),
             click.option("--name", help="The task's name."),
             click.option("--url", metavar="URL", help="The HTTP target's URL."),
-            click.option("--method", type=click.Choice(["GET", "POST", "PUT", "PATCH", "DELETE"])),
+            click.option("--method", type=choice(get_args(HttpCall.model_fields["method"].annotation))),
             click.option("--header", "headers", multiple=True, metavar="NAME=VALUE", help="A target header (repeat)."),
             click.option("--payload", metavar="JSON", help="The JSON value handed to the target."),
             click.option("--max-attempts", type=int, help="Attempts in all, the first included."),
-            click.option("--backoff", type=click.Choice(["fixed", "exponential"])),
+            click.option("--backoff", type=choice(Backoff)),
             click.option("--interval", type=float, metavar="SECONDS", help="The retry interval."),
-            click.option("--misfire", type=click.Choice(["fire_now", "skip"])),
-            click.option("--priority", type=click.Choice(["normal", "high"])),
+            click.option("--misfire", type=choice(Misfire)),
+            click.option("--priority", type=choice(Priority)),
             click.option("--pause-after-failures", type=int, metavar="N", help="Pause after N failures in a row."),
         )
     ):
@@ -175,7 +180,7 @@ def get(state: State, task_id: str) -> None:
 
 
 @tasks.command("list")
-@click.option("--status", type=click.Choice(["scheduled", "paused", "completed", "cancelled"]))
+@click.option("--status", type=choice(TaskStatus))
 @click.option("--name-prefix", metavar="PREFIX", help="Tasks whose name starts with it.")
 @paging
 @pass_state
