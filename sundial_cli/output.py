@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -103,12 +102,16 @@ def cell(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
+UNWRAPPED = 100_000
+"""The width of a console that is not a terminal: wider than any row."""
+
+
 def console() -> Console:
-    """A terminal's console; wide and colourless when stdout is not a terminal (no wrapped ids)."""
+    """A terminal's console; colourless and never wrapped when stdout is not a terminal: a script
+    reads one row a line whatever ``COLUMNS`` says."""
     if sys.stdout.isatty():
         return Console()
-    width = int(os.environ.get("COLUMNS", "0") or 0) or 200
-    return Console(width=width, no_color=True, color_system=None, highlight=False)
+    return Console(width=UNWRAPPED, no_color=True, color_system=None, highlight=False)
 
 
 def _print(renderable: Table) -> None:
