@@ -1,15 +1,72 @@
-"""The ``sundial`` command's entry point."""
+"""The ``sundial`` command: every route of Sundial's API from a terminal or a script."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
+from sundial_cli import output
+from sundial_cli.client import ApiError
+from sundial_cli.commands.admin import keys, tenants
+from sundial_cli.commands.common import State
+from sundial_cli.commands.profiles import profile
+from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_secrets
+from sundial_cli.commands.tasks import schedules, tasks
+from sundial_cli.settings import OUTPUT_ENV
 
-@click.group()
+EPILOG = f"""Settings: --url and --api-key, else $SUNDIAL_URL and $SUNDIAL_API_KEY, else the profile
+(--profile, else $SUNDIAL_PROFILE, else "default") in $SUNDIAL_CONFIG or
+~/.config/sundial/config.toml, else http://127.0.0.1:8080 with no key (make run's tenant
+"default").
+
+{output.EXIT_CODES}"""
+
+
+class Sundial(click.Group):
+    """Prints an API error (``error: <code>: <message>``, a line per field) and exits with its code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ApiError as error:
+            output.print_error(error)
+            ctx.exit(output.exit_code(error))
+        finally:
+            state = ctx.find_object(State)
+            if state is not None:
+                state.close()
+
+
+@click.group("sundial", cls=Sundial, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--url", metavar="URL", help="The API's URL (default http://127.0.0.1:8080).")
+@click.option("--api-key", metavar="KEY", help="The API key (the admin key for tenants and keys).")
+@click.option("--profile", metavar="NAME", help="A profile of the config file.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(output.FORMATS),
+    default=output.TABLE,
+    show_default=True,
+    envvar=OUTPUT_ENV,
+    help=f"Tables for people, or the API's JSON for scripts (also ${OUTPUT_ENV}).",
+)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Seconds per request.")
 @click.version_option(package_name="sundial", prog_name="sundial")
-def cli() -> None:
-    """Sundial's command line."""
+@click.pass_context
+def cli(
+    ctx: click.Context, url: str | None, api_key: str | None, profile: str | None, output: str, timeout: float
+) -> None:
+    """Sundial's command line: every route of the API."""
+    given = ctx.obj if isinstance(ctx.obj, State) else State()
+    ctx.obj = State(
+        url=url, api_key=api_key, profile=profile, output=output, timeout=timeout, transport=given.transport
+    )
+
+
+for group in (tasks, schedules, dead_letters, jobs, limits, signing_secrets, tenants, keys, profile):
+    cli.add_command(group)
 
 
 def main() -> None:
-    cli()
+    cli(prog_name="sundial")

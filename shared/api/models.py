@@ -30,9 +30,9 @@ from pydantic import (
 
 from shared.api.errors import from_pydantic
 from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
-from shared.delivery.addresses import is_metadata_literal
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
+from shared.domain.addresses import is_metadata_literal
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
 from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
 from shared.domain.errors import ValidationFailed

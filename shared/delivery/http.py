@@ -3,7 +3,7 @@
 Safe means four things, because the URL comes from whoever registered the task:
 
 - **Addresses.** The client resolves the host itself, refuses it when *any* address it resolves to
-  is off limits (:mod:`shared.delivery.addresses`), and then connects to the checked address
+  is off limits (:mod:`shared.domain.addresses`), and then connects to the checked address
   (no second DNS lookup, so a rebinding DNS server cannot swap the address in between), sending
   the URL's host in ``Host`` and, for https, in SNI and certificate verification.
 - **Time.** ``timeout_seconds`` bounds the whole call: per-operation socket timeouts, plus a
@@ -40,9 +40,9 @@ from urllib3.response import BaseHTTPResponse
 from urllib3.util import make_headers
 from urllib3.util.ssl_match_hostname import CertificateError
 
-from shared.delivery.addresses import IPAddress, parse_address, refusal
 from shared.delivery.envelope import IDEMPOTENCY_KEY, Message
 from shared.delivery.outcome import Outcome
+from shared.domain.addresses import IPAddress, parse_address, refusal
 from shared.domain.retry import retry_after_seconds
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger

@@ -18,8 +18,8 @@ import pytest
 
 from tests.support.runtime import ADMIN_KEY, Client, running_runtime
 
-CHROMIUM = Path(os.environ.get("SUNDIAL_BROWSER", "/usr/bin/chromium"))
-"""Debian's chromium (``apt-get install chromium``); another Chromium with ``SUNDIAL_BROWSER``."""
+CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
+"""Debian's chromium (``apt-get install chromium``); another Chromium with ``CHROMIUM_PATH``."""
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "console"
 LAUNCH_ARGS = [
     "--no-sandbox",  # as root in a container
@@ -46,7 +46,7 @@ def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
         pytest.skip(
             f"no Chromium at {CHROMIUM}: `make test` installs Debian's (apt-get install chromium) when run "
-            "as root; elsewhere install it, or point SUNDIAL_BROWSER at a Chromium"
+            "as root; elsewhere install it, or point CHROMIUM_PATH at a Chromium"
         )
     try:
         from playwright.sync_api import sync_playwright

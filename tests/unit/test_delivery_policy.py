@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.delivery import Envelope, HttpDelivery
-from shared.delivery.addresses import refusal
+from shared.domain.addresses import refusal
 from shared.domain.tasks import HttpTarget
 
 pytestmark = pytest.mark.unit

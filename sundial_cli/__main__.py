@@ -1,0 +1,5 @@
+"""``python -m sundial_cli``: the same as ``sundial``."""
+
+from sundial_cli.main import main
+
+main()
