@@ -196,6 +196,7 @@ class Api(Construct):
         )
 
         jobs.acknowledge_object_access(self.handler.policy)
+        jobs.grant_stop(self.handler)  # POST /v1/jobs/{job_id}/cancel
 
         access_logs = logs.LogGroup(
             self,

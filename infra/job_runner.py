@@ -1,11 +1,12 @@
 """Everything a job runs on (docs/jobs.md): the jobs bucket (its data, each shard's items and
 results), the job function (every step of the state machine) and the state machine itself
 (infra/jobs.py). Whoever starts jobs (the API; the trigger, for tasks whose target is a job) gets
-what it needs from :meth:`JobRunner.starter_statements` and :meth:`JobRunner.starter_resources`."""
+what it needs from :meth:`JobRunner.starter_statements` and :meth:`JobRunner.starter_resources`;
+whoever cancels them (the API) from :meth:`JobRunner.grant_stop`."""
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -114,6 +115,30 @@ class JobRunner(Construct):
                 actions=["states:StartExecution"], resources=[self.jobs.state_machine.state_machine_arn]
             ),
         ]
+
+    def executions_arn(self) -> str:
+        """Every execution of the job state machine (an execution is named after its job)."""
+        return Stack.of(self).format_arn(
+            service="states",
+            resource="execution",
+            resource_name=f"{self.jobs.state_machine.state_machine_name}:*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+
+    def grant_stop(self, function: ServiceFunction) -> iam.Policy:
+        """Cancelling a job: StopExecution on the job state machine's executions, in a policy of
+        its own (the execution is named at run time: a wildcard, acknowledged there alone)."""
+        executions = self.executions_arn()
+        return function.add_policy(
+            "JobStopPolicy",
+            [iam.PolicyStatement(actions=["states:StopExecution"], resources=[executions])],
+            acknowledgments={
+                f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), executions)}]": (
+                    "A job's execution is named after the job, at run time: StopExecution alone, on "
+                    "the executions of this stack's job state machine and nothing else."
+                )
+            },
+        )
 
     def acknowledge_object_access(self, policy: iam.Policy) -> None:
         """A job's objects are many, under one prefix: access to ``jobs/*`` of this bucket alone."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Acknowledgment, CfnResource, Stack, Validations
 from constructs import IConstruct
 
@@ -20,9 +22,18 @@ def acknowledge(construct: IConstruct | None, rule: str, reason: str) -> None:
 
 
 def nag_form(stack: Stack, arn: str) -> str:
-    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``."""
+    """How cdk-nag writes a resource in a finding id: ``{"Ref": "AWS::Region"}`` as ``<AWS::Region>``,
+    ``{"Fn::GetAtt": [id, "Name"]}`` as ``<id.Name>``."""
     resolved = stack.resolve(arn)
     if isinstance(resolved, str):
         return resolved
     separator, parts = resolved["Fn::Join"]
-    return separator.join(part if isinstance(part, str) else f"<{part['Ref']}>" for part in parts)
+
+    def written(part: Any) -> str:
+        if isinstance(part, str):
+            return part
+        if "Fn::GetAtt" in part:
+            return "<{}.{}>".format(*part["Fn::GetAtt"])
+        return f"<{part['Ref']}>"
+
+    return separator.join(written(part) for part in parts)

@@ -1,4 +1,4 @@
-"""Step Functions: starting a job's execution (docs/jobs.md, section 4).
+"""Step Functions: starting and stopping a job's execution (docs/jobs.md, sections 4 and 6).
 
 An adapter of the port ``ExecutionStarter`` (shared/services/ports.py), in the layer of
 shared/store and shared/delivery (below the services: pyproject.toml's import contracts); kept
@@ -20,9 +20,19 @@ def _sfn() -> Any:
     return boto3.client("stepfunctions")
 
 
+def execution_arn(state_machine_arn: str, job_id: str) -> str:
+    """The ARN of the job's execution: ``arn:...:stateMachine:<machine>`` names its executions
+    ``arn:...:execution:<machine>:<execution name>``, and the execution is named after the job."""
+    head, marker, machine = state_machine_arn.rpartition(":stateMachine:")
+    if not marker:
+        raise ValueError(f"not a state machine ARN: {state_machine_arn}")
+    return f"{head}:execution:{machine}:{job_id}"
+
+
 class SfnStarter:
     """Starts the job state machine once per job: the execution is named after the job, and
-    Step Functions refuses a second execution of one name (a retried start is harmless)."""
+    Step Functions refuses a second execution of one name (a retried start is harmless). Stops
+    it when the job is cancelled."""
 
     def __init__(self, state_machine_arn: str, client: Callable[[], Any] = _sfn) -> None:
         self.state_machine_arn = state_machine_arn
@@ -37,4 +47,15 @@ class SfnStarter:
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ExecutionAlreadyExists":
+                raise
+
+    def stop(self, job_id: str) -> None:
+        if not self.state_machine_arn:
+            raise RuntimeError("this deployment has no job state machine (settings.job_state_machine_arn)")
+        try:
+            self._client().stop_execution(
+                executionArn=execution_arn(self.state_machine_arn, job_id), cause="cancelled through the API"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ExecutionDoesNotExist":
                 raise

@@ -279,6 +279,9 @@ class Client:
     def get_job(self, job_id: str) -> Answer[JobOut]:
         return self._call(JobOut, "GET", f"/v1/jobs/{_id(job_id)}")
 
+    def cancel_job(self, job_id: str) -> Answer[JobOut]:
+        return self._call(JobOut, "POST", f"/v1/jobs/{_id(job_id)}/cancel")
+
     def list_jobs(self, limit: int | None = None, cursor: str | None = None) -> Answer[JobPage]:
         return self._call(JobPage, "GET", "/v1/jobs", params=_query(limit=limit, cursor=cursor))
 

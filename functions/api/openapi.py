@@ -73,7 +73,10 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
         401: "unauthorized: no API key, an unknown or a revoked one",
         403: "forbidden: a tenant key on an admin route, or the admin key on a tenant route",
         404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
-        409: "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, too_many_limits",
+        409: (
+            "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, "
+            "too_many_limits, job_finished"
+        ),
         412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
         422: "idempotency_key_reused: the Idempotency-Key came with another body",
@@ -107,6 +110,10 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
     "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 413, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
+    "cancel_job": {
+        202: {"description": "The job, cancelled: no shard starts from now on and post is not called."},
+        **_errors(400, 404, 409),
+    },
     "put_limit": {
         200: {"description": "The limit, created or replaced (its version one more)."},
         **_errors(400, 409),

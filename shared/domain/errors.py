@@ -63,6 +63,13 @@ class JobNotFound(SundialError):
     status = 404
 
 
+class JobFinished(SundialError):
+    """A cancel of a job that has succeeded or failed, or whose post step has begun."""
+
+    code = "job_finished"
+    status = 409
+
+
 class DeadLetterNotFound(SundialError):
     code = "dead_letter_not_found"
     status = 404

@@ -16,6 +16,7 @@ class JobStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class ProcessorRetryable(Exception):
@@ -34,6 +35,8 @@ class JobSpec:
     job_id: str
     sharding: Sharding
     notify_every_percent: int | None
+    status: JobStatus = JobStatus.RUNNING
+    """As read when the step began: a step of a job that is no longer running calls no processor."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,21 @@ class JobView:
     error: str | None
     created_ms: int
     finished_ms: int | None
+    finishing: bool = False
+    """The ``post`` step has begun: the job can no longer be cancelled."""
+
+
+def cancel_refusal(view: JobView) -> str | None:
+    """Why the job cannot be cancelled (``409 job_finished``), or None when it can: a running
+    job whose ``post`` step has not begun is cancelled, and a cancelled one is cancelled again
+    harmlessly, as a task is (docs/jobs.md, "Cancelling")."""
+    if view.status is JobStatus.CANCELLED:
+        return None
+    if view.status is not JobStatus.RUNNING:
+        return f"job {view.id} has already ended ({view.status.value})"
+    if view.finishing:
+        return f"job {view.id} is finishing: its post step has begun"
+    return None
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shared.domain.codec import target_from_dict
-from shared.domain.errors import JobNotFound, StorageUnavailable
+from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable
 from shared.domain.jobs import (
     JobPage,
     JobRequest,
@@ -23,6 +23,7 @@ from shared.domain.jobs import (
     NewJobRecord,
     ProcessorFailed,
     ProcessorRetryable,
+    cancel_refusal,
 )
 from shared.domain.own import OwnResources
 from shared.domain.sharding import Sharding, plan
@@ -60,6 +61,9 @@ class JobSteps:
         it answers ``{}``) is split into shards, each written as its own object. Returns what the
         Maps iterate over: per level, its shard numbers."""
         spec = self._spec(job_id)
+        if spec.status is not JobStatus.RUNNING:  # cancelled before it began: nothing to run
+            logger.info("job not running: pre skipped", extra={"job_id": job_id, "status": spec.status.value})
+            return {"job_id": job_id, "levels": [], "total_shards": 0}
         submitted = self.blobs.get(levels_key(job_id))
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "pre", "data": submitted})
         levels = answer.get("data", submitted)
@@ -78,7 +82,12 @@ class JobSteps:
         }
 
     def shard(self, job_id: str, level: int, shard: int, shard_count: int) -> dict[str, JsonValue]:
-        """Call ``shard`` with the shard's items, keep its result, count it, notify on a crossing."""
+        """Call ``shard`` with the shard's items, keep its result, count it, notify on a crossing.
+        A shard of a job that is no longer running (cancelled) calls nothing and is not counted."""
+        status = self._spec(job_id).status
+        if status is not JobStatus.RUNNING:
+            logger.info("job not running: shard skipped", extra={"job_id": job_id, "status": status.value})
+            return {"job_id": job_id, "level": level, "shard": shard, "skipped": True}
         items = self.blobs.get(items_key(job_id, level, shard))
         body = {
             "job_id": job_id,
@@ -109,7 +118,12 @@ class JobSteps:
                 logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
 
     def post(self, job_id: str) -> dict[str, JsonValue]:
-        """Call ``post`` with every shard's result in level and shard order; the job succeeds."""
+        """Call ``post`` with every shard's result in level and shard order; the job succeeds.
+        The step first claims the job (from then on it cannot be cancelled); a cancelled job's
+        post calls nothing."""
+        if not self.store.claim_post(job_id):
+            logger.info("job not running: post skipped", extra={"job_id": job_id})
+            return {"job_id": job_id, "status": JobStatus.CANCELLED.value}
         shards_per_level = self.store.shards_per_level(job_id)
         results = [
             self.blobs.get(result_key(job_id, level, shard))
@@ -118,12 +132,14 @@ class JobSteps:
         ]
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
         result = answer.get("result")
-        self.store.succeeded(job_id, result)
+        if not self.store.succeeded(job_id, result):
+            logger.warning("job had ended before post's answer was recorded", extra={"job_id": job_id})
         return {"job_id": job_id, "status": JobStatus.SUCCEEDED.value}
 
     def fail(self, job_id: str, error: str, cause: str | None = None) -> dict[str, JsonValue]:
         message = f"{error}: {cause}" if cause else error
-        self.store.failed(job_id, message)
+        if not self.store.failed(job_id, message):  # cancelled (or ended) first: it stays so
+            logger.info("job had ended: failure not recorded", extra={"job_id": job_id, "error": message})
         return {"job_id": job_id, "status": JobStatus.FAILED.value, "error": message}
 
 
@@ -186,6 +202,29 @@ class JobService:
 
     def list(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
         return self.records.views(tenant, limit, cursor)
+
+    def cancel(self, tenant: str, job_id: str) -> JobView:
+        """Cancel the tenant's running job (docs/jobs.md, "Cancelling"): one conditional write
+        marks it cancelled (from then on no step calls the processor, and no step's outcome
+        replaces ``cancelled``), then its execution is stopped. A cancelled job is cancelled
+        again harmlessly (its execution stopped once more: a retry completes a stop that
+        failed); one that has ended otherwise, or whose post has begun, is :class:`JobFinished`;
+        another tenant's or no job :class:`JobNotFound`."""
+        cancelled = self.records.cancel(tenant, job_id, self.clock())
+        if cancelled is None:
+            view = self.records.view(tenant, job_id)
+            if view is None:
+                raise JobNotFound(f"no job {job_id}")
+            if view.status is not JobStatus.CANCELLED:
+                raise JobFinished(cancel_refusal(view) or f"job {job_id} cannot be cancelled now")
+            cancelled = view
+        try:
+            self.starter.stop(job_id)
+        except Exception as exc:
+            # the cancel holds without it: every step reads the status before calling the
+            # processor, so a running execution only walks its remaining states idle
+            logger.warning("the job's execution could not be stopped", extra={"job_id": job_id, "error": str(exc)})
+        return cancelled
 
 
 def job_request_from_dict(body: dict[str, Any]) -> JobRequest:

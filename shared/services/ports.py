@@ -301,9 +301,15 @@ class JobStore(Protocol):
         """True for exactly one caller per threshold: the one that moves the job's notified
         percent up to ``percent``."""
 
-    def succeeded(self, job_id: str, result: JsonValue) -> None: ...
+    def claim_post(self, job_id: str) -> bool:
+        """True while the job runs (it can no longer be cancelled from then on); False once it
+        is cancelled or ended: ``post`` is not called."""
 
-    def failed(self, job_id: str, error: str) -> None: ...
+    def succeeded(self, job_id: str, result: JsonValue) -> bool:
+        """False (nothing written) when the job had ended already, e.g. cancelled."""
+
+    def failed(self, job_id: str, error: str) -> bool:
+        """False (nothing written) when the job had ended already, e.g. cancelled."""
 
 
 class JobRecords(Protocol):
@@ -316,7 +322,11 @@ class JobRecords(Protocol):
 
     def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage: ...
 
-    def failed(self, job_id: str, error: str) -> None: ...
+    def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
+        """Mark the tenant's running job cancelled unless its post step has begun (one
+        conditional write); the job, or None when nothing was written."""
+
+    def failed(self, job_id: str, error: str) -> bool: ...
 
 
 class Blobs(Protocol):
@@ -336,3 +346,6 @@ class Processor(Protocol):
 class ExecutionStarter(Protocol):
     def start(self, job_id: str) -> None:
         """Start the job's state machine execution, named after the job (started once)."""
+
+    def stop(self, job_id: str) -> None:
+        """Stop the job's execution (nothing when it has ended or never started)."""

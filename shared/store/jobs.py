@@ -116,7 +116,8 @@ class DynamoJobStore:
         try:
             JobItem(job_pk(job_id), JOB_SK).update(
                 actions=[JobItem.notified_percent.set(percent)],
-                condition=JobItem.notified_percent < percent,
+                # no notify once the job is cancelled
+                condition=(JobItem.notified_percent < percent) & (JobItem.status == JobStatus.RUNNING.value),
             )
         except UpdateError as error:
             if is_conflict(error):
@@ -124,23 +125,70 @@ class DynamoJobStore:
             raise
         return True
 
-    def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> None:
-        self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(compact_json(result))], now_ms)
+    def claim_post(self, job_id: str, now_ms: int | None = None) -> bool:
+        """The ``post`` step may call the processor: True while the job is running (a retried
+        post claims again), and from then on the job cannot be cancelled; False once it is
+        cancelled (or ended)."""
+        started = now_ms if now_ms is not None else int(time.time() * 1000)
+        try:
+            JobItem(job_pk(job_id), JOB_SK).update(
+                actions=[JobItem.post_started_ms.set(started)],
+                condition=JobItem.status == JobStatus.RUNNING.value,
+            )
+        except UpdateError as error:
+            if is_conflict(error):
+                return False
+            raise
+        return True
 
-    def failed(self, job_id: str, error: str, now_ms: int | None = None) -> None:
-        self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
+    def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
+        """Mark the tenant's job cancelled, in one conditional write: only a running job whose
+        ``post`` has not begun. The job as it is now, or None when nothing was written (no such
+        job for this tenant, or it cannot be cancelled)."""
+        item = JobItem(job_pk(job_id), JOB_SK)
+        try:
+            item.update(
+                actions=[JobItem.status.set(JobStatus.CANCELLED.value), JobItem.finished_ms.set(now_ms)],
+                condition=(JobItem.status == JobStatus.RUNNING.value)
+                & (JobItem.tenant == tenant)
+                & JobItem.post_started_ms.does_not_exist(),
+            )
+        except UpdateError as error:
+            if is_conflict(error):
+                return None
+            raise
+        return to_view(item)  # the update read the item back (ALL_NEW)
 
-    def _finish(self, job_id: str, status: JobStatus, actions: list[Any], now_ms: int | None) -> None:
+    def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> bool:
+        return self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(compact_json(result))], now_ms)
+
+    def failed(self, job_id: str, error: str, now_ms: int | None = None) -> bool:
+        return self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
+
+    def _finish(self, job_id: str, status: JobStatus, actions: list[Any], now_ms: int | None) -> bool:
+        """False when the job had ended already: a job finishes once, and a step finishing after
+        a cancel leaves ``cancelled`` as it is."""
         finished = now_ms if now_ms is not None else int(time.time() * 1000)
-        JobItem(job_pk(job_id), JOB_SK).update(
-            actions=[JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
-            condition=JobItem.status == JobStatus.RUNNING.value,  # a job finishes once
-        )
+        try:
+            JobItem(job_pk(job_id), JOB_SK).update(
+                actions=[JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
+                condition=JobItem.status == JobStatus.RUNNING.value,
+            )
+        except UpdateError as error:
+            if is_conflict(error):
+                return False
+            raise
+        return True
 
 
 def spec_of(job_id: str, item: JobItem) -> JobSpec:
     notify = item.notify_every_percent
-    return JobSpec(job_id, Sharding(**json.loads(item.sharding)), int(notify) if notify is not None else None)
+    return JobSpec(
+        job_id,
+        Sharding(**json.loads(item.sharding)),
+        int(notify) if notify is not None else None,
+        JobStatus(item.status),
+    )
 
 
 def to_view(item: JobItem) -> JobView:
@@ -163,6 +211,7 @@ def to_view(item: JobItem) -> JobView:
         error=item.error,
         created_ms=int(item.created_ms),
         finished_ms=int(item.finished_ms) if item.finished_ms is not None else None,
+        finishing=item.post_started_ms is not None,
     )
 
 

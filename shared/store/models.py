@@ -235,6 +235,8 @@ class JobItem(_Table):
     error = UnicodeAttribute(null=True)
     created_ms = NumberAttribute()
     finished_ms = NumberAttribute(null=True)
+    post_started_ms = NumberAttribute(null=True)
+    """When the ``post`` step claimed the job: from then on it cannot be cancelled."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
 

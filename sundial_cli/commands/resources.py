@@ -129,6 +129,14 @@ def get_job(state: State, job_id: str) -> None:
     show_one(state, state.client().get_job(job_id))
 
 
+@jobs.command("cancel")
+@click.argument("job_id")
+@pass_state
+def cancel_job(state: State, job_id: str) -> None:
+    """Cancel a running job: no shard starts from now on and post is not called."""
+    show_one(state, state.client().cancel_job(job_id))
+
+
 @jobs.command("list")
 @paging
 @pass_state

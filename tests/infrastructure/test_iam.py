@@ -203,6 +203,29 @@ def _job_starter(built: Synthesized | Built) -> set[Grant]:
     }
 
 
+def _job_stopper(built: Synthesized | Built) -> set[Grant]:
+    """What cancelling a job takes: StopExecution on the job state machine's executions."""
+    stack = built.stack
+    machine = logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
+    executions = {
+        "Fn::Join": [
+            "",
+            [
+                "arn:",
+                {"Ref": "AWS::Partition"},
+                ":states:",
+                {"Ref": "AWS::Region"},
+                ":",
+                {"Ref": "AWS::AccountId"},
+                ":execution:",
+                {"Fn::GetAtt": [machine, "Name"]},
+                ":*",
+            ],
+        ]
+    }
+    return {("states:StopExecution", json.dumps(executions, sort_keys=True))}
+
+
 def _key(built: Synthesized | Built) -> str:
     return _arn(logical_id(built.stack, built.stack.signing.key.node.default_child))
 
@@ -279,6 +302,9 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         *_on(CONSUME_ACTIONS, ids.high_priority),
     }
     assert _job_starter(built) <= _grants(built, ids.role(built.stack.api.handler))
+    # the API cancels jobs; nothing else stops an execution (the triggers' grants are whole above)
+    assert _job_stopper(built) <= _grants(built, ids.role(built.stack.api.handler))
+    assert not _job_stopper(built) & _grants(built, ids.role(built.stack.jobs.function))
     api_queue_grants = {
         grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
     }
@@ -330,7 +356,8 @@ def test_the_pipeline_uses_the_table_but_no_index() -> None:
 def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synthesized) -> None:
     """Only the trigger's target policy (and the job function's Lambda processors) name resources
     by wildcard, and only in their own account and region; a job's objects are granted under the
-    jobs bucket's own prefix. The target policy holds nothing else."""
+    jobs bucket's own prefix, and the job executions the API may stop are the job state machine's.
+    The target policy holds nothing else."""
     stack = synthesized.stack
     targets_policies = [
         logical_id(stack, policy.node.default_child)
@@ -344,6 +371,8 @@ def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synth
             for resource in _listify(statement["Resource"]):
                 text = json.dumps(resource)
                 if resource == "*" or "*" not in text or resource == jobs_objects:
+                    continue
+                if {("states:StopExecution", json.dumps(resource, sort_keys=True))} == _job_stopper(synthesized):
                     continue
                 assert key in (*targets_policies, processors_policy), f"{key} grants {text}"
                 parts = resource["Fn::Join"][1]

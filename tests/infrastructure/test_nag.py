@@ -36,6 +36,11 @@ ACKNOWLEDGED = {
     ),
     ("Sundial/Jobs/StateMachine/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
     ("Sundial/Jobs/StateMachine/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    (  # cancelling a job: its execution, named at run time
+        "Sundial/Api/Handler/JobStopPolicy/Resource",
+        "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
+        "<JobsStateMachineEA2D5079.Name>:*]",
+    ),
     (
         "Sundial/Jobs/Function/ProcessorsPolicy/Resource",
         f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service='lambda', resource='function:*')}]",

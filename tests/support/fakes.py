@@ -126,6 +126,7 @@ class InMemoryJob:
     status: JobStatus = JobStatus.RUNNING
     result: JsonValue = None
     error: str | None = None
+    post_started: bool = False
 
 
 class InMemoryJobStore:
@@ -136,7 +137,8 @@ class InMemoryJobStore:
         self.jobs[spec.job_id] = InMemoryJob(spec)
 
     def spec(self, job_id: str) -> JobSpec:
-        return self.jobs[job_id].spec
+        job = self.jobs[job_id]
+        return replace(job.spec, status=job.status)
 
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
         self.jobs[job_id].levels = list(shards_per_level)
@@ -152,18 +154,39 @@ class InMemoryJobStore:
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         job = self.jobs[job_id]
-        if percent <= job.notified_percent:
+        if percent <= job.notified_percent or job.status is not JobStatus.RUNNING:
             return False
         job.notified_percent = percent
         return True
 
-    def succeeded(self, job_id: str, result: JsonValue) -> None:
+    def claim_post(self, job_id: str) -> bool:
         job = self.jobs[job_id]
-        job.status, job.result = JobStatus.SUCCEEDED, result
+        if job.status is not JobStatus.RUNNING:
+            return False
+        job.post_started = True
+        return True
 
-    def failed(self, job_id: str, error: str) -> None:
+    def cancel(self, job_id: str) -> bool:
+        """What the API's conditional write does (shared/store/jobs.py)."""
         job = self.jobs[job_id]
+        if job.status is not JobStatus.RUNNING or job.post_started:
+            return False
+        job.status = JobStatus.CANCELLED
+        return True
+
+    def succeeded(self, job_id: str, result: JsonValue) -> bool:
+        job = self.jobs[job_id]
+        if job.status is not JobStatus.RUNNING:
+            return False
+        job.status, job.result = JobStatus.SUCCEEDED, result
+        return True
+
+    def failed(self, job_id: str, error: str) -> bool:
+        job = self.jobs[job_id]
+        if job.status is not JobStatus.RUNNING:
+            return False
         job.status, job.error = JobStatus.FAILED, error
+        return True
 
 
 class InMemoryBlobs:

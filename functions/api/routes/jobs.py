@@ -1,4 +1,5 @@
-"""``/v1/jobs``: sharded batch jobs on Step Functions: start one, read its progress, list them."""
+"""``/v1/jobs``: sharded batch jobs on Step Functions: start one, read its progress, list them,
+cancel one."""
 
 from __future__ import annotations
 
@@ -40,3 +41,12 @@ def list_jobs(limit: PageSize = 50, cursor: Cursor = None) -> Response[JobPage]:
 @router.get("/v1/jobs/<job_id>", responses=RESPONSES["get_job"], summary="Read a job and its progress")
 def get_job(job_id: JobId) -> Response[JobOut]:
     return json_response(200, job_view(jobs().get(tenant(), job_id)))
+
+
+@router.post(
+    "/v1/jobs/<job_id>/cancel", status_code=202, responses=RESPONSES["cancel_job"], summary="Cancel a running job"
+)
+def cancel_job(job_id: JobId) -> Response[JobOut]:
+    cancelled = jobs().cancel(tenant(), job_id)
+    logger.info("job cancelled", extra={"job_id": job_id})
+    return json_response(202, job_view(cancelled))
