@@ -1,8 +1,10 @@
 """`make run` end to end for jobs: POST /v1/jobs, the runtime's state machine on moto's Step
-Functions, the job function for every step, and a real HTTP processor run here; over HTTP only."""
+Functions, the job function for every step, and a real HTTP processor run here; over HTTP only.
+Cancelling one mid-way is the last tests' (docs/jobs.md, "Cancelling")."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -65,3 +67,98 @@ def test_a_processor_refusing_pre_fails_the_job_through_the_fail_step(sundial, p
     assert job["status"] == "failed", job
     assert job["error"].startswith("ProcessorFailed"), job  # Lambda's errorType, caught by name
     assert [c["phase"] for c in script.calls] == ["pre"]  # a 4xx is not retried, and no post
+
+
+class SlowProcessor:
+    """A shard takes ``shard_s`` and answers its item count; every call is recorded with the time
+    (this process's monotonic clock) it arrived and the time it was answered."""
+
+    def __init__(self, shard_s: float) -> None:
+        self.shard_s = shard_s
+        self.calls: list[tuple[str, float, list[float]]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> tuple[int, Any]:
+        answered = [float("inf")]
+        with self.lock:
+            self.calls.append((body["phase"], time.monotonic(), answered))
+        try:
+            if body["phase"] == "shard":
+                time.sleep(self.shard_s)
+                return 200, {"result": len(body["items"])}
+            if body["phase"] == "post":
+                return 200, {"result": sum(body["results"])}
+            return 200, {}
+        finally:
+            answered[0] = time.monotonic()
+
+    def shards(self) -> list[tuple[float, float]]:
+        with self.lock:
+            return [(arrived, answered[0]) for phase, arrived, answered in self.calls if phase == "shard"]
+
+    def phases(self) -> list[str]:
+        with self.lock:
+            return [phase for phase, _, _ in self.calls]
+
+
+def test_a_1000_item_job_cancelled_mid_way_ends_cancelled_with_no_later_shard_and_no_post(sundial):
+    """The shard steps under way when the cancel is answered are at most the Map's concurrency;
+    those whose processor call had already arrived are among them, so at most the rest may still
+    reach the processor afterwards. Every other shard call must come before the cancel."""
+    from shared.settings import DeploymentSettings
+
+    concurrency = DeploymentSettings().job_shard_concurrency
+    script = SlowProcessor(shard_s=0.3)
+    with running_processor(script) as (url, _):
+        body = {
+            "name": "cancel me",
+            "processor": {"http": {"url": url}},
+            "data": [list(range(1000))],
+            "sharding": {"min_items_per_shard": 10, "max_items_per_shard": 10, "max_shards": 100},
+            "notify_every_percent": 50,
+        }
+        status, job = sundial.call("POST", "/v1/jobs", body)
+        assert status == 201, job
+        job_id = job["id"]
+        deadline = time.time() + 60
+        while job["progress"]["done_shards"] < 5 and job["status"] == "running" and time.time() < deadline:
+            time.sleep(0.1)
+            job = sundial.call("GET", f"/v1/jobs/{job_id}")[1]
+        assert job["status"] == "running", job
+        assert job["progress"]["done_shards"] >= 5, job
+
+        status, cancelled = sundial.call("POST", f"/v1/jobs/{job_id}/cancel")
+        answered = time.monotonic()
+        assert status == 202, cancelled
+        assert cancelled["id"] == job_id
+        assert cancelled["status"] == "cancelled"
+        calls_under_way = sum(1 for arrived, done in script.shards() if arrived <= answered < done)
+
+        # let every step already under way finish (each takes one slow call), then look
+        time.sleep(4 * script.shard_s + 2)
+        status, job = sundial.call("GET", f"/v1/jobs/{job_id}")
+        assert status == 200
+        assert job["status"] == "cancelled", job
+        assert job["progress"]["total_shards"] == 100
+        assert 5 <= job["progress"]["done_shards"] < 100, job
+        assert "post" not in script.phases()
+        assert "notify" not in script.phases()  # 50 % was never reached
+        late = [arrived for arrived, _ in script.shards() if arrived > answered]
+        assert len(late) <= concurrency - calls_under_way, (len(late), calls_under_way)
+        shards_then = len(script.shards())
+        time.sleep(1)
+        assert len(script.shards()) == shards_then  # nothing more comes
+
+        # the job stays cancelled; a second cancel is harmless, a cancel of no job is 404
+        assert sundial.call("POST", f"/v1/jobs/{job_id}/cancel")[0] == 202
+        status, missing = sundial.call("POST", "/v1/jobs/no-such-job/cancel")
+        assert (status, missing["error"]["code"]) == (404, "job_not_found")
+
+
+def test_a_finished_job_cannot_be_cancelled(sundial, processor):
+    url, _ = processor
+    job = finished(sundial, {"processor": {"http": {"url": url}}, "data": [[{"expand": 4}]]})
+    assert job["status"] == "succeeded", job
+    status, body = sundial.call("POST", f"/v1/jobs/{job['id']}/cancel")
+    assert (status, body["error"]["code"]) == (409, "job_finished")
+    assert sundial.call("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "succeeded"
