@@ -115,6 +115,7 @@ def test_each_tenant_sees_only_its_own_tasks_runs_jobs_and_dead_letters(sundial,
             ("POST", f"/v1/tasks/{theirs['task']}/pause"),
             ("POST", f"/v1/tasks/{theirs['task']}/run"),
             ("DELETE", f"/v1/tasks/{theirs['task']}"),
+            ("POST", f"/v1/jobs/{theirs['job']}/cancel"),
         ]:
             body = {"payload": {"taken": True}} if method == "PATCH" else None
             assert tenant.call(method, path, body)[0] == 404, (tenant.id, method, path)
