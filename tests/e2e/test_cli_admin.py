@@ -8,8 +8,11 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,7 +20,7 @@ from shared.settings import ENV_PREFIX
 from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, URL_ENV
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until
-from tests.support.processor import SummingProcessor, running_processor
+from tests.support.processor import Answer, SummingProcessor, running_processor
 
 pytestmark = pytest.mark.e2e
 
@@ -132,6 +135,43 @@ def test_jobs(cli, processor, tmp_path: Path):
     assert bad.exit_code == 1
     assert "  retry: " in bad.stderr
     cli.fails(3, "jobs", "get", "01J0000000000000000000000A")
+    ended = cli.fails(1, "jobs", "cancel", job["id"])  # 409: it has succeeded
+    assert ended.stderr.startswith("error: job_finished:"), ended.stderr
+    assert cli.json("jobs", "get", job["id"])["status"] == "succeeded"
+    cli.fails(3, "jobs", "cancel", "01J0000000000000000000000A")
+
+
+def test_jobs_cancel(cli, tmp_path: Path):
+    """A running job (its shards held by the processor) cancelled from the command line: the
+    answer says cancelled, as JSON and as a table (a second cancel is harmless), and it stays so."""
+    release = threading.Event()
+
+    def hold(body: dict[str, Any]) -> Answer:
+        if body["phase"] == "shard":
+            release.wait(timeout=20)
+            return 200, {"result": len(body["items"])}
+        return 200, {"result": "posted"} if body["phase"] == "post" else {}
+
+    with running_processor(hold) as (url, seen):
+        spec = tmp_path / "job.yaml"
+        spec.write_text(
+            f"processor:\n  http:\n    url: {url}\n    timeout_seconds: 30\ndata:\n  - [1, 2, 3, 4]\n"
+            "sharding:\n  min_items_per_shard: 1\n  max_items_per_shard: 1\n"
+        )
+        job = cli.json("jobs", "create", "--file", str(spec), "--name", "held")
+        try:
+            assert until(lambda: any(body["phase"] == "shard" for _, body in list(seen)), timeout=30)
+            cancelled = cli.json("jobs", "cancel", job["id"])
+            assert (cancelled["id"], cancelled["status"]) == (job["id"], "cancelled")
+            assert cancelled["finished_at"] is not None
+            again = record(cli.table("jobs", "cancel", job["id"]))
+            assert (again["id"], again["status"]) == (job["id"], "cancelled")
+        finally:
+            release.set()
+        time.sleep(1)  # the shards under way answer; the job stays cancelled and post is not called
+        assert cli.json("jobs", "get", job["id"])["status"] == "cancelled"
+        assert rows(cli.table("jobs", "list"))[1][:3] == [job["id"], "held", "cancelled"]
+        assert "post" not in [body["phase"] for _, body in list(seen)]
 
 
 def sundial_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
