@@ -1,8 +1,10 @@
-"""A job in the console: its progress while a shard is still at work, then its result."""
+"""A job in the console: its progress while a shard is still at work, then its result; a running
+job cancelled from its page, and a cancel the API refuses (its post has begun) shown as refused."""
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -58,3 +60,86 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
         expect(page.get_by_test_id("progress")).to_have_text("4/4 shards, 100%")
         expect(page.get_by_test_id("job-result")).to_contain_text('"total": 10')
         shoot(page, "job")
+
+
+def _held_job(call: Any, url: str, name: str, items: int) -> dict[str, Any]:
+    spec = {
+        "name": name,
+        "processor": {"http": {"url": url, "timeout_seconds": 30}},
+        "data": [list(range(items))],
+        "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 1, "max_shards": 10},
+    }
+    status, job = call("POST", "/v1/jobs", spec)
+    assert status == 201, job
+    return job
+
+
+def test_a_running_job_is_cancelled_from_its_page(page, sundial, new_tenant) -> None:
+    tenant = new_tenant("jobcancel")
+    call = as_tenant(sundial, tenant.key)
+    release = threading.Event()
+    phases: list[str] = []
+
+    def process(body: dict[str, Any]) -> Answer:
+        phases.append(body["phase"])
+        if body["phase"] == "shard":
+            release.wait(timeout=25)  # every shard waits: the job is still running when cancelled
+            return 200, {"result": 1}
+        return 200, {"result": "posted"} if body["phase"] == "post" else {}
+
+    with running_processor(process) as (url, _):
+        job = _held_job(call, url, "console-cancel", 4)
+        try:
+            eventually(lambda: "shard" in phases, what="a shard call")
+            sign_in(page, tenant.key)
+            page.goto(f"/console/#/jobs/{job['id']}")
+            expect(page.get_by_test_id("job-status")).to_have_text("running")
+            page.get_by_role("button", name="Cancel job").click()
+            page.get_by_role("button", name="Keep it").click()  # thought better of it: nothing sent
+            assert call("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "running"
+            page.get_by_role("button", name="Cancel job").click()
+            page.get_by_role("button", name="Yes, cancel it").click()
+            expect(page.get_by_test_id("outcome")).to_contain_text("Cancelled")
+            expect(page.get_by_test_id("job-status")).to_have_text("cancelled")
+            expect(page.get_by_role("button", name="Cancel job")).to_have_count(0)  # only a running job's
+            assert call("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "cancelled"
+        finally:
+            release.set()
+        nav(page, "Jobs")
+        row = page.get_by_test_id("jobs").locator("tbody tr").first
+        expect(row).to_contain_text("cancelled")
+        expect(row.locator(".status-cancelled")).to_have_text("cancelled")
+        time.sleep(1)  # the shards under way answer: the job stays cancelled, post is never called
+        assert call("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "cancelled"
+        assert "post" not in phases
+
+
+def test_a_cancel_the_api_refuses_shows_its_error(page, sundial, new_tenant) -> None:
+    tenant = new_tenant("jobrefuse")
+    call = as_tenant(sundial, tenant.key)
+    release = threading.Event()
+    phases: list[str] = []
+
+    def process(body: dict[str, Any]) -> Answer:
+        phases.append(body["phase"])
+        if body["phase"] == "post":
+            release.wait(timeout=25)  # post has begun: the job is running but cannot be cancelled
+            return 200, {"result": "posted"}
+        return 200, {"result": 1} if body["phase"] == "shard" else {}
+
+    with running_processor(process) as (url, _):
+        job = _held_job(call, url, "console-posting", 2)
+        try:
+            eventually(lambda: "post" in phases, what="the post call")
+            sign_in(page, tenant.key)
+            page.goto(f"/console/#/jobs/{job['id']}")
+            expect(page.get_by_test_id("job-status")).to_have_text("running")
+            page.get_by_role("button", name="Cancel job").click()
+            page.get_by_role("button", name="Yes, cancel it").click()
+            expect(page.get_by_test_id("error")).to_contain_text("409 job_finished")
+            expect(page.get_by_test_id("error")).to_contain_text("post")
+            expect(page.get_by_test_id("outcome")).to_have_count(0)
+        finally:
+            release.set()
+        expect(page.get_by_test_id("job-status")).to_have_text("succeeded", timeout=20_000)
+        expect(page.get_by_test_id("job-result")).to_contain_text("posted")

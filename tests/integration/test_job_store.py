@@ -75,3 +75,45 @@ def test_each_notification_threshold_is_claimed_once(store: DynamoJobStore) -> N
     assert not store.claim_notification("job-1", 25)
     assert not store.claim_notification("job-1", 10)
     assert store.claim_notification("job-1", 50)
+
+
+def test_once_cancelled_the_job_item_takes_no_notify_post_or_outcome_but_counts_a_shard_under_way(
+    store: DynamoJobStore,
+) -> None:
+    """The conditions themselves, on DynamoDB: every write a step makes after the cancel."""
+    _new(store, notify=25)
+    store.planned("job-1", [4])
+    assert store.cancel("another-tenant", "job-1", 5) is None  # not theirs: untouched
+    cancelled = store.cancel("default", "job-1", 5)
+    assert cancelled is not None
+    assert (cancelled.status.value, cancelled.finished_ms, cancelled.finishing) == ("cancelled", 5, False)
+    assert store.cancel("default", "job-1", 6) is None  # written once
+    assert store.shard_done("job-1", 0, 0) == (1, 4)  # a shard whose call was under way counts
+    assert not store.claim_notification("job-1", 25)
+    assert not store.claim_post("job-1")
+    assert not store.failed("job-1", "States.TaskFailed")
+    assert not store.succeeded("job-1", 1)
+    item = store.item("job-1")
+    assert item is not None
+    assert (item.status, item.finished_ms, item.notified_percent, item.post_started_ms, item.error, item.result) == (
+        "cancelled",
+        5,
+        0,
+        None,
+        None,
+        None,
+    )
+
+
+def test_a_claimed_post_and_a_cancel_exclude_each_other(store: DynamoJobStore) -> None:
+    _new(store, "first-post")
+    assert store.claim_post("first-post", now_ms=7)
+    assert store.claim_post("first-post")  # a retried post claims again
+    assert store.cancel("default", "first-post", 8) is None
+    assert store.succeeded("first-post", 1)
+    _new(store, "first-cancel")
+    assert store.cancel("default", "first-cancel", 8) is not None
+    assert not store.claim_post("first-cancel")
+    item = store.item("first-cancel")
+    assert item is not None
+    assert (item.status, item.post_started_ms) == ("cancelled", None)

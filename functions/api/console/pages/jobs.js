@@ -1,5 +1,6 @@
-// #/jobs and #/jobs/<id>: sharded batch jobs and their progress (refreshed every 3 s).
-import { html } from "../vendor/htm-preact-3.1.1.module.js";
+// #/jobs and #/jobs/<id>: sharded batch jobs and their progress (refreshed every 3 s); a running
+// job is cancelled from its page (after a confirmation).
+import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, query } from "../api.js";
 import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
 
@@ -34,11 +35,37 @@ export function Jobs() {
 }
 
 export function Job({ id }) {
-  const { data: job, error } = useLoad(() => api("GET", `v1/jobs/${id}`), [id], 3000);
+  const { data: job, error, reload } = useLoad(() => api("GET", `v1/jobs/${id}`), [id], 3000);
+  const [outcome, setOutcome] = useState(null);
+  const [confirming, setConfirming] = useState(false);
   if (!job) return html`<section><h1>Job</h1><${ErrorBox} error=${error} /><p><a href="#/jobs">All jobs</a></p></section>`;
+
+  // the API refuses a job that has ended or whose post has begun (409 job_finished): shown as is
+  const cancel = async () => {
+    setOutcome(null);
+    setConfirming(false);
+    try {
+      await api("POST", `v1/jobs/${id}/cancel`);
+      setOutcome({ done: "Cancelled: no shard starts from now on and post is not called." });
+    } catch (e) {
+      setOutcome({ error: e });
+    }
+    reload();
+  };
+  const running = job.status === "running";
   return html`<section>
     <p><a href="#/jobs">All jobs</a></p>
     <h1>${job.name || job.id}</h1>
+    ${running &&
+    html`<div class="actions" role="group" aria-label="Job actions">
+      ${!confirming && html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Cancel job</button>`}
+      ${confirming &&
+      html`<span class="confirm">Cancel this job? No shard starts after it and post is not called.
+        <button type="button" class="danger" onClick=${cancel}>Yes, cancel it</button>
+        <button type="button" onClick=${() => setConfirming(false)}>Keep it</button></span>`}
+    </div>`}
+    ${outcome?.done && html`<p role="status" data-testid="outcome">${outcome.done}</p>`}
+    <${ErrorBox} error=${outcome?.error || error} />
     <dl class="facts">
       <dt>Id</dt><dd><code>${job.id}</code></dd>
       <dt>Status</dt><dd data-testid="job-status"><${Status} status=${job.status} /></dd>
