@@ -1,6 +1,6 @@
 """A FastAPI receiver of Sundial's callbacks (``pip install fastapi uvicorn ./receiver-kit``).
 
-    SUNDIAL_SIGNING_SECRET=whsec_... uvicorn examples.fastapi_app:app --port 8000
+SUNDIAL_SIGNING_SECRET=whsec_... uvicorn examples.fastapi_app:app --port 8000
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import os
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
-
 from sundial_receiver import Callback, MemoryStore, Receiver
 
 receiver = Receiver(os.environ["SUNDIAL_SIGNING_SECRET"].split(), MemoryStore())

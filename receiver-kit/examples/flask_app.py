@@ -1,6 +1,6 @@
 """A Flask receiver of Sundial's callbacks (``pip install flask ./receiver-kit``).
 
-    SUNDIAL_SIGNING_SECRET=whsec_... flask --app examples/flask_app run --port 8000
+    SUNDIAL_SIGNING_SECRET=whsec_... python examples/flask_app.py
 
 and register a task whose target is ``{"http": {"url": "http://<this host>:8000/sundial"}}``.
 """
@@ -11,7 +11,6 @@ import os
 from typing import Any
 
 from flask import Flask, request
-
 from sundial_receiver import Callback, MemoryStore, Receiver
 
 
@@ -31,8 +30,10 @@ def close_order(callback: Callback) -> None:
     print(f"run {callback.run_id} of task {callback.task_id}, attempt {callback.attempt}: {callback.payload}")
 
 
-if __name__ == "__main__" or os.environ.get("SUNDIAL_SIGNING_SECRET"):
-    # Several secrets during a rotation: space-separated.
-    app = create_app(Receiver(os.environ["SUNDIAL_SIGNING_SECRET"].split(), MemoryStore()), close_order)
-    if __name__ == "__main__":
-        app.run(port=8000)
+def main() -> Flask:
+    """The app of ``SUNDIAL_SIGNING_SECRET`` (several during a rotation: space-separated)."""
+    return create_app(Receiver(os.environ["SUNDIAL_SIGNING_SECRET"].split(), MemoryStore()), close_order)
+
+
+if __name__ == "__main__":
+    main().run(port=8000)

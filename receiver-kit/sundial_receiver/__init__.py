@@ -1,9 +1,9 @@
 """Receive Sundial's callbacks: verify them (Standard Webhooks), parse them, drop repeats.
 
-    from sundial_receiver import Receiver, MemoryStore
-    receiver = Receiver("whsec_...", MemoryStore())
-    answer = receiver.handle(body_bytes, headers, lambda callback: ...)
-    # answer.status, answer.body: send them back
+from sundial_receiver import Receiver, MemoryStore
+receiver = Receiver("whsec_...", MemoryStore())
+answer = receiver.handle(body_bytes, headers, lambda callback: ...)
+# answer.status, answer.body: send them back
 """
 
 from sundial_receiver.callback import Callback, InvalidCallback, Parent
@@ -11,6 +11,7 @@ from sundial_receiver.dedupe import DEFAULT_TTL_SECONDS, DynamoDBStore, MemorySt
 from sundial_receiver.receiver import Answer, Receiver, process
 from sundial_receiver.verify import (
     BadSignature,
+    Headers,
     MissingHeader,
     TimestampTooNew,
     TimestampTooOld,
@@ -25,6 +26,7 @@ __all__ = [
     "BadSignature",
     "Callback",
     "DynamoDBStore",
+    "Headers",
     "InvalidCallback",
     "MemoryStore",
     "MissingHeader",

@@ -5,13 +5,13 @@ JSON body to send back."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sundial_receiver.callback import Callback, InvalidCallback
 from sundial_receiver.dedupe import DEFAULT_TTL_SECONDS, MemoryStore, Store
-from sundial_receiver.verify import VerificationError, Verifier
+from sundial_receiver.verify import Headers, VerificationError, Verifier
 
 log = logging.getLogger("sundial_receiver")
 
@@ -48,7 +48,7 @@ class Receiver:
         self.store: Store = store if store is not None else MemoryStore()
         self.ttl = ttl
 
-    def handle(self, body: bytes | str, headers: Mapping[str, str], handler: Handler) -> Answer:
+    def handle(self, body: bytes | str, headers: Headers, handler: Handler) -> Answer:
         """Verify ``body`` (the exact bytes received), parse it, and call ``handler`` once per run
         id: a repeat is answered 200 without calling it; a handler that raises releases the run
         id and is answered 500, so Sundial's retry runs it again."""

@@ -13,13 +13,22 @@ import binascii
 import hashlib
 import hmac
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 ID_HEADER = "webhook-id"
 TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
 SECRET_PREFIX = "whsec_"  # noqa: S105 (the format's prefix, not a secret)
 DEFAULT_TOLERANCE_SECONDS = 300
+
+
+class Headers(Protocol):
+    """A request's headers: a dict, or any framework's headers (Flask's, Starlette's...)."""
+
+    def get(self, key: str, /) -> Any: ...
+
+    def items(self) -> Iterable[tuple[str, Any]]: ...
 
 
 class VerificationError(Exception):
@@ -70,7 +79,7 @@ def sign(secret: str | bytes, message_id: str, timestamp: int, body: bytes) -> s
     return "v1," + base64.b64encode(hmac.new(secret_key(secret), signed, hashlib.sha256).digest()).decode("ascii")
 
 
-def _header(headers: Mapping[str, str], name: str) -> str:
+def _header(headers: Headers, name: str) -> str:
     value = headers.get(name)
     if value is None:
         lowered = name.lower()
@@ -97,7 +106,7 @@ class Verifier:
         self.tolerance_seconds = tolerance_seconds
         self._clock = clock
 
-    def verify(self, body: bytes | str, headers: Mapping[str, str]) -> str:
+    def verify(self, body: bytes | str, headers: Headers) -> str:
         """Raise :class:`VerificationError` unless ``body`` (the exact bytes received) was signed
         with one of the secrets within the tolerance; answer the ``webhook-id`` (the run id)."""
         raw = body.encode("utf-8") if isinstance(body, str) else bytes(body)

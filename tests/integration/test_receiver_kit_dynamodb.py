@@ -37,5 +37,5 @@ def test_dynamodb_store_claims_once_until_expired_or_released():
 def test_dynamodb_store_makes_its_boto3_client_lazily_and_raises_other_errors():
     with mock_aws():
         store = DynamoDBStore("no-such-table")
-        with pytest.raises(Exception, match="ResourceNotFound|non-existent|not found"):
+        with pytest.raises(Exception, match=r"ResourceNotFound|non-existent|not found"):
             store.claim("r1")

@@ -63,7 +63,11 @@ def test_what_the_kit_signs_standardwebhooks_verifies():
     secret = new_secret()
     assert sign(secret, "01RUN", NOW, BODY) == oracle_headers(secret)["webhook-signature"]
     at = int(datetime.now(UTC).timestamp())  # the oracle checks the timestamp against its own clock
-    headers = {"webhook-id": "01RUN", "webhook-timestamp": str(at), "webhook-signature": sign(secret, "01RUN", at, BODY)}
+    headers = {
+        "webhook-id": "01RUN",
+        "webhook-timestamp": str(at),
+        "webhook-signature": sign(secret, "01RUN", at, BODY),
+    }
     assert Webhook(secret).verify(BODY, headers)["run_id"] == "01RUN"
     with pytest.raises(WebhookVerificationError):
         Webhook(new_secret()).verify(BODY, headers)
@@ -83,7 +87,10 @@ def test_a_tampered_body_another_id_or_another_secret_is_a_bad_signature():
         verifier(secret).verify(BODY, {**headers, "webhook-signature": "v2," + headers["webhook-signature"][3:]})
 
 
-@pytest.mark.parametrize(("offset", "error", "reason"), [(-301, TimestampTooOld, "timestamp_too_old"), (301, TimestampTooNew, "timestamp_too_new")])
+@pytest.mark.parametrize(
+    ("offset", "error", "reason"),
+    [(-301, TimestampTooOld, "timestamp_too_old"), (301, TimestampTooNew, "timestamp_too_new")],
+)
 def test_the_tolerance_holds_both_ways(offset, error, reason):
     secret = new_secret()
     assert verifier(secret).verify(BODY, oracle_headers(secret, at=NOW - 300)) == "01RUN"
