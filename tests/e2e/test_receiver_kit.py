@@ -1,10 +1,12 @@
 """The receiver kit (receiver-kit/) against real callbacks of `make run`: the Flask example
 built with it verifies the tenant's signed callbacks and processes each run once; the same
 delivery replayed is a duplicate, a tampered body or an old timestamp is refused, and a run
-whose processing failed once is retried by Sundial and processed once in the end."""
+whose processing failed once is retried by Sundial and processed once in the end; across a
+rotation, a receiver holding either secret verifies the callbacks."""
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import secrets
 import threading
@@ -16,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sundial_receiver import Callback, MemoryStore, Receiver, sign
+from sundial_receiver import BadSignature, Callback, MemoryStore, Receiver, Verifier, sign
 from werkzeug.serving import make_server
 
-from tests.e2e.conftest import ADMIN_KEY
+from tests.e2e.conftest import ADMIN_KEY, SIGNING_CACHE_S
 
 pytestmark = pytest.mark.e2e
 
@@ -53,7 +55,8 @@ class App:
         self.deliveries: list[tuple[bytes, dict[str, str], int]] = []
         self.secret = secret
         self._failed: set[str] = set()  # runs of a ``fail_once`` payload whose first processing raised
-        self.app = flask_example().create_app(Receiver(secret, MemoryStore()), self.process)
+        self.receiver = Receiver(secret, MemoryStore())
+        self.app = flask_example().create_app(self.receiver, self.process)
         from flask import request
 
         @self.app.after_request
@@ -173,3 +176,25 @@ def test_a_run_whose_processing_failed_is_retried_by_sundial_and_processed_once(
     assert {lower(h)["webhook-id"] for _, h, _ in sent} == {callback.run_id}
     runs = lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs", None, key)[1]["items"]  # noqa: E731
     assert wait(lambda: [r["status"] for r in runs()] == ["succeeded"])
+
+
+def test_across_a_rotation_a_receiver_with_either_secret_verifies_and_one_with_both_takes_the_call(sundial, kit_app):
+    app, url, key = kit_app
+    status, rotated = sundial.call("POST", "/v1/signing-secrets:rotate", {"previous_expires_in_seconds": 3600}, key)
+    assert status == 201, rotated
+    # The receiver deployed for the rotation holds the new secret and the previous one.
+    app.receiver.verifier = Verifier([rotated["secret"], app.secret])
+    time.sleep(SIGNING_CACHE_S + 0.5)  # the trigger keeps a tenant's secrets that long (the runtime's setting)
+    spec = {"schedule": {"after_seconds": 1}, "target": {"http": {"url": url}}, "payload": {"rotated": True}}
+    status, task = sundial.call("POST", "/v1/tasks", spec, key)
+    assert status == 201, task
+    assert wait(lambda: len(app.of(task["id"])) == 1)
+    (body, headers, answered) = next(d for d in app.deliveries if lower(d[1])["sundial-task-id"] == task["id"])
+    assert answered == 200
+    assert len(lower(headers)["webhook-signature"].split(" ")) == 2  # one v1 signature per active secret
+    run_id = app.of(task["id"])[0].run_id
+    assert Verifier(rotated["secret"]).verify(body, headers) == run_id  # a receiver already switched over
+    assert Verifier(app.secret).verify(body, headers) == run_id  # a receiver not switched yet
+    other = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+    with pytest.raises(BadSignature):
+        Verifier(other).verify(body, headers)

@@ -1,9 +1,10 @@
 """The receiver kit's processing (receiver-kit/): a run id is processed once, a failure releases
-it for Sundial's retry; the memory and Redis-like stores; the WSGI app; the Lambda and SQS
+it for Sundial's retry; the memory and Redis-like stores; the WSGI and ASGI apps; the Lambda and SQS
 adapters (unsigned targets: parsed and de-duplicated)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from sundial_receiver import Callback, MemoryStore, Receiver, RedisStore, sign
+from sundial_receiver.adapters.asgi import asgi_app
 from sundial_receiver.adapters.aws import lambda_target, sqs_batch, sqs_run_id
 from sundial_receiver.adapters.wsgi import wsgi_app
 
@@ -146,6 +148,58 @@ def test_the_wsgi_app_answers_as_the_receiver_does():
     assert call_wsgi(app, body(payload=None), signed(raw))[0] == "401 Unauthorized"
     assert call_wsgi(app, raw, signed(raw), method="GET")[0] == "405 Method Not Allowed"
     assert len(recorder.seen) == 1
+
+
+def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict[str, Any]]:
+    """One request, its body in two chunks (an ASGI server may split it), through the ASGI app."""
+    scope = {
+        "type": "http",
+        "method": method,
+        "path": "/sundial",
+        "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
+    }
+    incoming = [
+        {"type": "http.request", "body": raw[:10], "more_body": True},
+        {"type": "http.request", "body": raw[10:], "more_body": False},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    start, body_message = sent
+    assert (b"content-type", b"application/json") in start["headers"]
+    return start["status"], json.loads(body_message["body"])
+
+
+def test_the_asgi_app_answers_as_the_receiver_does():
+    recorder = Recorder(failures=1)
+    app = asgi_app(Receiver(SECRET), recorder)
+    raw = body()
+    assert call_asgi(app, raw, signed(raw)) == (500, {"error": "processing_failed", "run_id": "01RUN"})
+    assert call_asgi(app, raw, signed(raw)) == (200, {"status": "processed", "run_id": "01RUN"})
+    assert call_asgi(app, raw, {k.upper(): v for k, v in signed(raw).items()})[1]["status"] == "duplicate"
+    assert call_asgi(app, raw + b" ", signed(raw))[1]["error"] == "bad_signature"
+    assert call_asgi(app, raw, signed(raw), method="GET")[0] == 405
+    assert [c.run_id for c in recorder.seen] == ["01RUN"]
+
+
+def test_the_asgi_app_answers_the_lifespan_protocol():
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return incoming.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(asgi_app(Receiver(SECRET), Recorder())({"type": "lifespan"}, receive, send))
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
 
 
 def test_a_lambda_target_skips_repeats_and_a_failure_releases_and_raises():

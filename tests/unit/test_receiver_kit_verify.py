@@ -159,6 +159,17 @@ def test_a_chained_callback_carries_its_parent_and_unknown_members_are_kept_not_
     assert callback.extra == {"something_new": [1, 2]}
 
 
+@pytest.mark.parametrize("response", [None, "plain text, not JSON", [1, "two"], 3.5, {"ok": {"deep": True}}])
+def test_a_parent_response_is_null_or_any_json_as_sent(response):
+    data = json.loads(BODY)
+    data["parent"] = {"task_id": "01UP", "run_id": "01UPRUN", "status": "failed", "response": response}
+    parent = Callback.parse(json.dumps(data)).parent
+    assert parent is not None
+    assert (parent.task_id, parent.run_id, parent.status, parent.response) == ("01UP", "01UPRUN", "failed", response)
+    data["parent"].pop("response")
+    assert Callback.parse(json.dumps(data)).parent == Parent("01UP", "01UPRUN", "failed", None)
+
+
 @pytest.mark.parametrize(
     "body",
     [

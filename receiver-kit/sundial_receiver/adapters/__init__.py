@@ -1,1 +1,1 @@
-"""Adapters: a WSGI app (wsgi), and a Lambda function or an SQS consumer (aws)."""
+"""Adapters: a WSGI app (wsgi), an ASGI app (asgi), and a Lambda function or an SQS consumer (aws)."""
