@@ -18,6 +18,7 @@ KIT = Path(__file__).resolve().parents[2] / "receiver-kit"
 CHECK = """
 import importlib.util, json, time
 from sundial_receiver import Receiver, sign
+import sundial_receiver.adapters.asgi, sundial_receiver.adapters.aws, sundial_receiver.adapters.wsgi
 secret = "whsec_" + "a" * 44
 body = json.dumps({"task_id": "t", "run_id": "r", "scheduled_for": "2026-03-01T08:00:00Z",
                    "fired_at": "2026-03-01T08:00:00Z", "attempt": 1, "payload": None}).encode()
