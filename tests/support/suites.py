@@ -53,9 +53,11 @@ other test goes to whichever worker is free."""
 
 
 ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
-"""Files that share no session fixture but take minutes: each is a unit of its own, handed out
-before every other. The fuzzer starts its own runtime in its own network namespace and spends
-four minutes mostly waiting on it; in the e2e unit it would make that worker the last to end."""
+"""Files that share no session fixture but take minutes of mostly waiting: each is a unit of its
+own, handed out first, to a worker that runs it alone and then ends (when there is more than one
+worker). The fuzzer starts its own runtime in its own network namespace and spends four minutes
+waiting on it: a worker of its own (``make test`` starts one more than the cores) keeps it from
+holding a core's worth of other tests back."""
 
 
 def scope_of(nodeid: str) -> str:
@@ -72,8 +74,12 @@ def scope_of(nodeid: str) -> str:
 
 class SuiteScheduling(LoadScopeScheduling):
     """xdist's scope scheduling over :func:`scope_of`: the units of :data:`ALONE_FIRST` are
-    handed out first, then the largest (the shared-process suites), then the single tests as
-    workers free up."""
+    handed out first, each to a worker of its own that ends with it; then the largest (the
+    shared-process suites), then the single tests as workers free up."""
+
+    def __init__(self, config: Any, log: Any = None) -> None:
+        super().__init__(config, log)
+        self.alone: set[Any] = set()
 
     def _split_scope(self, nodeid: str) -> str:
         return scope_of(nodeid)
@@ -82,4 +88,13 @@ class SuiteScheduling(LoadScopeScheduling):
         for scope in ALONE_FIRST.values():
             if scope in self.workqueue:
                 self.workqueue.move_to_end(scope, last=False)
+        scope = next(iter(self.workqueue))
         super()._assign_work_unit(node)
+        if scope in ALONE_FIRST.values() and len(self.nodes) > 1:
+            # nothing more for it: told now, it runs its last test at once and then ends
+            self.alone.add(node)
+            node.shutdown()
+
+    def _reschedule(self, node: Any) -> None:
+        if node not in self.alone:
+            super()._reschedule(node)
