@@ -21,7 +21,7 @@ def test_the_import_contracts_hold(tmp_path: Path) -> None:
     answer = subprocess.run(
         [str(lint_imports), "--no-logo", "--cache-dir", str(tmp_path)],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'receiver-kit'}"},
         capture_output=True,
         text=True,
         timeout=120,

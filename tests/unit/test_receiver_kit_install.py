@@ -1,0 +1,55 @@
+"""`pip install ./receiver-kit` into a clean venv, offline: the kit needs neither Sundial's
+dependencies nor any build dependency (its build backend is the standard library), and verifies
+a signed call there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import venv
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+KIT = Path(__file__).resolve().parents[2] / "receiver-kit"
+
+CHECK = """
+import importlib.util, json, time
+from sundial_receiver import Receiver, sign
+import sundial_receiver.adapters.asgi, sundial_receiver.adapters.aws, sundial_receiver.adapters.wsgi
+secret = "whsec_" + "a" * 44
+body = json.dumps({"task_id": "t", "run_id": "r", "scheduled_for": "2026-03-01T08:00:00Z",
+                   "fired_at": "2026-03-01T08:00:00Z", "attempt": 1, "payload": None}).encode()
+at = int(time.time())
+headers = {"webhook-id": "r", "webhook-timestamp": str(at), "webhook-signature": sign(secret, "r", at, body)}
+seen = []
+answer = Receiver(secret).handle(body, headers, seen.append)
+tampered = Receiver(secret).handle(body + b" ", headers, seen.append)
+absent = [name for name in ("boto3", "pydantic", "shared", "flask") if importlib.util.find_spec(name) is None]
+print(json.dumps([answer.status, tampered.status, len(seen), absent]))
+"""
+
+
+def test_the_kit_installs_into_a_clean_venv_offline_and_verifies_there(tmp_path):
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(target)
+    python = target / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON", "VIRTUAL_ENV"))}
+    env["PIP_CONFIG_FILE"] = os.devnull  # no index from this machine's pip configuration: offline
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "--no-index", "--disable-pip-version-check", "-q", str(KIT)],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    checked = subprocess.run(
+        [python, "-c", CHECK], check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.strip() == '[200, 401, 1, ["boto3", "pydantic", "shared", "flask"]]'
