@@ -92,9 +92,7 @@ def test_a_final_failure_runs_on_failure_too(api, pipeline, receiver):
     assert call.body["parent"]["status"] == "failed"
 
 
-def test_a_crash_after_the_hop_started_fires_the_parent_again_but_never_the_child(
-    api, pipeline, receiver, monkeypatch
-):
+def test_a_crash_after_the_hop_started_fires_the_parent_again_but_never_the_child(api, pipeline, receiver, monkeypatch):
     from shared.store.pipeline import DynamoPipelineStore
 
     upload = child(api, receiver.script("/upload", 200))
