@@ -40,6 +40,7 @@ def main() -> None:
         "--batch", type=int, default=0, help="register through POST /v1/tasks:batch, this many per request (max 100)"
     )
     parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
+    parser.add_argument("--chains", action="store_true", help="only count what one hop of a chain costs")
     parser.add_argument(
         "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
     )
@@ -102,19 +103,31 @@ def main() -> None:
 
         priority_bench(max(args.high, 1), max(args.flood, 0), max(args.spread, 0.1), max(args.delay_queues, 1))
         return
-    if args.costs:
-        from bench.costs import costs
-
-        costs(min(args.tasks, 500))
-        return
-    if args.ceiling:
-        from bench.ceiling import ceiling
-
-        ceiling(min(args.tasks, 500))
+    if _measured_alone(args):
         return
     lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
     keep = Keep(args.record, args.note, args.samples)
     run(args.tasks, args.window, lead_in, args.delay_queues, args.clients, min(max(args.batch, 0), 100), keep)
+
+
+def _measured_alone(args: argparse.Namespace) -> bool:
+    """The figures measured on their own (``--chains``, ``--costs``, ``--ceiling``): True when
+    one of them was asked for, and measured."""
+    if args.chains:
+        from bench.chains import chain_costs
+
+        chain_costs(min(args.tasks, 500))
+    elif args.costs:
+        from bench.costs import costs
+
+        costs(min(args.tasks, 500))
+    elif args.ceiling:
+        from bench.ceiling import ceiling
+
+        ceiling(min(args.tasks, 500))
+    else:
+        return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ tick       --                                                  send: scan reques
 scanner    UpdateItem, Query (scan lease + mark, buckets)       consume: scan requests;
                                                                send: delay queues
 trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
-           (claims, run logs, runs, re-arming)                 send: dead letters
+           (claims, run logs, runs, re-arming, chained runs)   send: dead letters
 =========  ==================================================  =============================
 
 The high-priority trigger (``trigger_high``) is the trigger's code and permissions again, with a
@@ -87,7 +87,9 @@ the next occurrence, record retries and outcomes (conditional updates) and dead 
 transaction needs its items' own actions: the run log with the tenants' task counters, an
 outcome with its tenant's counter, and, when a batch's run log could not be written, a check
 that it was not written after all (``ConditionCheckItem``; docs/tenancy.md, section 2 step 5).
-A tenant's limits per destination (``T#<tenant>`` / ``L#<name>``) are read with the ``Query`` the
+A chain's hop (docs/chains.md) reads the child task (GetItem) and writes its run and history
+record in one transaction (PutItem twice). A tenant's limits per destination
+(``T#<tenant>`` / ``L#<name>``) are read with the ``Query`` the
 signer's statement grants on the tenants' partitions (infra/signing.py); their state
 (``LIMIT#...``) is read and written with the actions above (docs/receivers.md)."""
 

@@ -41,6 +41,8 @@ class Receiver:
     lock: threading.Lock = field(default_factory=threading.Lock)
     slow: dict[str, float] = field(default_factory=dict)
     """Path -> seconds each call to it takes before it is answered."""
+    bodies: dict[str, bytes] = field(default_factory=dict)
+    """Path -> the body of its answers (JSON ``{"ok": true}`` when not set)."""
 
     def script(self, path: str, *answers: int | tuple[int, dict[str, str]]) -> str:
         self.scripts[path] = list(answers)
@@ -116,7 +118,7 @@ def running_receiver() -> Iterator[Receiver]:
             status, headers = receiver._answer(self.path)
             if (pause := receiver.slow.get(self.path)) is not None:
                 time.sleep(pause)
-            payload = b'{"ok": true}'
+            payload = receiver.bodies.get(self.path, b'{"ok": true}')
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

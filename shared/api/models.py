@@ -24,6 +24,7 @@ from pydantic import (
     Tag,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -34,6 +35,7 @@ from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.addresses import is_metadata_literal
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
+from shared.domain.chains import MAX_CHILDREN, MAX_HOPS, check_children
 from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
 from shared.domain.errors import ValidationFailed
 from shared.domain.jobs import JobRequest
@@ -653,6 +655,34 @@ PRIORITY = (
 )
 
 
+TASK_ID_PATTERN = "^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$"
+ChildList = Annotated[
+    list[Annotated[str, Field(pattern=TASK_ID_PATTERN, description="A task id of the same tenant.")]],
+    Field(max_length=MAX_CHILDREN),
+]
+ON_SUCCESS = (
+    f"Tasks (up to {MAX_CHILDREN}, of the same tenant) that each run once, now, when an occurrence of this "
+    "task succeeds, as POST /v1/tasks/{id}/run would; their callback body carries `parent`. A chain stops "
+    f"after {MAX_HOPS} hops. Default: none."
+)
+ON_FAILURE = (
+    f"Tasks (up to {MAX_CHILDREN}, of the same tenant) that each run once when an occurrence of this task "
+    "fails for good (failed, or dead-lettered after its retries). Default: none."
+)
+
+
+def _children(value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+    """``on_success`` / ``on_failure``: no id twice (their existence is the service's check)."""
+    if value is None:
+        return None
+    member = str(info.field_name)
+    try:
+        return list(check_children(member, value))
+    except ValidationFailed as exc:
+        detail = exc.details[0]
+        raise Problem(detail.field.removeprefix(member), detail.message) from exc
+
+
 class TaskIn(Model):
     """``POST /v1/tasks``: a schedule, and ``target`` (one) or ``targets`` (multicast)."""
 
@@ -668,8 +698,11 @@ class TaskIn(Model):
     priority: t.Priority = Field(t.Priority.NORMAL, description=PRIORITY)
     alert: AlertIn | None = Field(None, description=ALERT)
     pause_after_failures: FailureCount | None = Field(None, description=PAUSE_AFTER)
+    on_success: ChildList | None = Field(None, description=ON_SUCCESS)
+    on_failure: ChildList | None = Field(None, description=ON_FAILURE)
 
     _payload = field_validator("payload")(_payload_fits)
+    _chains = field_validator("on_success", "on_failure")(_children)
 
     @model_validator(mode="after")
     def _one_target(self) -> TaskIn:
@@ -690,14 +723,17 @@ class TaskIn(Model):
             priority=self.priority,
             alert=self.alert.to_domain() if self.alert is not None else None,
             pause_after_failures=self.pause_after_failures,
+            on_success=tuple(self.on_success or ()),
+            on_failure=tuple(self.on_failure or ()),
         )
 
 
 class TaskPatchIn(Model):
     """``PATCH /v1/tasks/{id}``: any of these members; those given replace the task's. A new
     ``schedule`` (even the same one) re-arms the task; ``target`` replaces ``targets`` and the
-    other way round. ``null`` clears ``name``, ``payload``, ``alert`` and
-    ``pause_after_failures``, resets ``retry`` to the default and leaves ``misfire`` as it is."""
+    other way round. ``null`` clears ``name``, ``payload``, ``alert``, ``pause_after_failures``,
+    ``on_success`` and ``on_failure``, resets ``retry`` to the default and leaves ``misfire`` as
+    it is."""
 
     model_config = Model.model_config | {"json_schema_extra": lambda schema: _patch_schema(schema)}  # noqa: PLW0108 (defined below)
 
@@ -711,8 +747,11 @@ class TaskPatchIn(Model):
     priority: t.Priority | None = Field(None, description="normal or high; null leaves it as it is.")
     alert: AlertIn | None = Field(None, description="Replaces the task's alert; null: no alert.")
     pause_after_failures: FailureCount | None = Field(None, description="null: never pause.")
+    on_success: ChildList | None = Field(None, description="Replaces the task's list; null or []: none.")
+    on_failure: ChildList | None = Field(None, description="Replaces the task's list; null or []: none.")
 
     _payload = field_validator("payload")(_payload_fits)
+    _chains = field_validator("on_success", "on_failure")(_children)
 
     @model_validator(mode="after")
     def _coherent(self) -> TaskPatchIn:
@@ -740,6 +779,8 @@ class TaskPatchIn(Model):
             priority=task.priority,
             alert=task.alert,
             pause_after_failures=task.pause_after_failures,
+            on_success=task.on_success,
+            on_failure=task.on_failure,
         )
         if self.schedule is not None:
             spec = replace(spec, schedule=schedule_to_domain(self.schedule))
@@ -765,6 +806,10 @@ class TaskPatchIn(Model):
             spec = replace(spec, alert=self.alert.to_domain(task.alert) if self.alert is not None else None)
         if "pause_after_failures" in given:
             spec = replace(spec, pause_after_failures=self.pause_after_failures)
+        if "on_success" in given:
+            spec = replace(spec, on_success=tuple(self.on_success or ()))
+        if "on_failure" in given:
+            spec = replace(spec, on_failure=tuple(self.on_failure or ()))
         return spec, "schedule" in given
 
 

@@ -71,11 +71,25 @@ class TaskOut(Model):
         description="Its occurrences that failed (failed or dead_lettered) in a row, up to the last that ended; "
         "a success and a resume set it back to 0."
     )
+    on_success: list[str] | None = Field(
+        None, exclude_if=is_none, description="Tasks that run once when an occurrence succeeds (absent: none)."
+    )
+    on_failure: list[str] | None = Field(
+        None, exclude_if=is_none, description="Tasks that run once when an occurrence fails for good (absent: none)."
+    )
 
 
 class TaskPage(Model):
     items: list[TaskOut]
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last.")
+
+
+class ParentOut(Model):
+    """The occurrence whose end started a chained run."""
+
+    task_id: str
+    run_id: str
+    status: RunStatus = Field(description="succeeded (on_success), or failed or dead_lettered (on_failure).")
 
 
 class RunOut(Model):
@@ -91,6 +105,9 @@ class RunOut(Model):
     last_error: str | None
     throttled_ms: int = Field(
         0, description="How long limits per destination held the run back, in milliseconds (0: never)."
+    )
+    parent: ParentOut | None = Field(
+        None, exclude_if=is_none, description="A chained run's parent occurrence (absent on other runs)."
     )
 
 

@@ -22,6 +22,7 @@ from shared.api.responses import (
     NewKeyOut,
     NewSigningSecretOut,
     NewTenantOut,
+    ParentOut,
     RedrivenRun,
     RedriveOut,
     RetryOut,
@@ -74,6 +75,8 @@ def task_view(task: Task) -> TaskOut:
             "pause_after_failures": task.pause_after_failures,
             "paused_reason": task.paused_reason,
             "consecutive_failures": task.consecutive_failures,
+            "on_success": list(task.on_success) or None,
+            "on_failure": list(task.on_failure) or None,
         }
     )
 
@@ -110,6 +113,9 @@ def run_view(run: Run) -> RunOut:
         lateness_ms=run.lateness_ms,
         last_error=run.last_error,
         throttled_ms=run.throttled_ms,
+        parent=ParentOut(task_id=run.parent.task_id, run_id=run.parent.run_id, status=run.parent.status)
+        if run.parent is not None
+        else None,
     )
 
 

@@ -58,9 +58,12 @@ class Envelope:
     """The tenant's signer: HTTP targets get the call signed (shared/domain/signing.py)."""
     tenant: str = field(default="", compare=False)
     """The task's tenant: a ``job`` target starts the job as that tenant's (never sent)."""
+    parent: dict[str, Any] | None = None
+    """A chained run's parent occurrence (shared/domain/chains.py, ``ChainLink.body``): sent as
+    ``parent``; absent from other runs' bodies."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        body = {
             "task_id": self.task_id,
             "run_id": self.run_id,
             "scheduled_for": iso(self.scheduled_for),
@@ -68,6 +71,9 @@ class Envelope:
             "attempt": self.attempt,
             "payload": self.payload,
         }
+        if self.parent is not None:
+            body["parent"] = self.parent
+        return body
 
     def text(self) -> str:
         """The envelope as JSON text (the message of SQS, SNS and EventBridge targets)."""

@@ -67,6 +67,8 @@ def new_task(
         priority=spec.priority,
         alert=spec.alert,
         pause_after_failures=spec.pause_after_failures,
+        on_success=spec.on_success,
+        on_failure=spec.on_failure,
         status=TaskStatus.SCHEDULED,
         due_at=due,
         next_fire_at=due,

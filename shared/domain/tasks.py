@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from shared.domain.chains import Branch, ChainLink, ParentRun
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
@@ -112,6 +113,10 @@ class TaskSpec:
     priority: Priority = Priority.NORMAL
     alert: Alert | None = None
     pause_after_failures: int | None = None
+    on_success: tuple[str, ...] = ()
+    """Tasks (of the same tenant) that run once when an occurrence of this one succeeds."""
+    on_failure: tuple[str, ...] = ()
+    """Tasks that run once when an occurrence of this one fails for good (failed or dead-lettered)."""
 
     def effective_misfire(self) -> Misfire:
         if self.misfire is not None:
@@ -133,6 +138,8 @@ class Run:
     last_error: str | None = None
     throttled_ms: int = 0
     """How long limits per destination held the run back (shared/domain/limits.py)."""
+    parent: ParentRun | None = None
+    """A chained run's parent occurrence (shared/domain/chains.py)."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +178,10 @@ class Task:
     """Why the pipeline paused the task (``pause_after_failures``); cleared by a resume."""
     consecutive_failures: int = 0
     """Its occurrences that failed in a row, up to the last one that ended (shared/domain/alerts.py)."""
+    on_success: tuple[str, ...] = ()
+    on_failure: tuple[str, ...] = ()
+    chain: ChainLink | None = None
+    """On a chained run (an extra run a parent occurrence started): its parent, its hop."""
 
     @property
     def recurring(self) -> bool:
@@ -180,6 +191,10 @@ class Task:
     def owner_id(self) -> str:
         """The task a receiver, the run history and the dead letters know this one as."""
         return self.parent_id or self.id
+
+    def chained(self, branch: Branch) -> tuple[str, ...]:
+        """The tasks an occurrence that ended on ``branch`` starts."""
+        return self.on_success if branch is Branch.SUCCESS else self.on_failure
 
 
 @dataclass(frozen=True)

@@ -149,6 +149,7 @@ def build_trigger(settings: Settings) -> Trigger:
         DynamoDeadLetters(settings.retention_ms),
         signer=signing.signer if (signing := build_signing_service(settings)) is not None else None,
         throttling=Throttling(DynamoThrottle(), build_limit_cache(settings)),
+        chains=build_task_service(settings),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from shared.delivery import AlertEnvelope, Envelope, Outcome
 from shared.domain.alerts import Notice, notices, streak_after
+from shared.domain.chains import ChainLink, ParentRun, branch_of, response_of
 from shared.domain.claims import Claimed, Fired, Refusal, Result, Success
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import (
@@ -32,7 +33,7 @@ from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Priority, Run, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
-from shared.services.ports import DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
+from shared.services.ports import Chains, DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
 from shared.services.throttling import Limited, Throttling
 from shared.topology import DELAY_MAX_RECEIVES
 
@@ -159,6 +160,8 @@ class Trigger:
     a trigger container serves one lane and claims in turn; the local runtime serves both lanes
     from one process against one moto, and sets it so that a high-priority claim waits for a
     few normal ones in moto, not for every one a flood has started (docs/receivers.md, 3)."""
+    chains: Chains | None = None
+    """Starts the tasks an occurrence's end chains to (docs/chains.md); None: no chains."""
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
     """Calls the targets of a task with several, side by side."""
 
@@ -327,6 +330,7 @@ class Trigger:
         lateness = fired - staged.due_ms
         failures = [o for o in ran.outcomes if not o.ok]
         if not failures:
+            self._chain(task, staged, RunStatus.SUCCEEDED, ran.outcomes)
             if staged.one_shot:
                 counted_in = task.tenant if claim.claimed.counted else None
                 success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in, ran.throttled_ms)
@@ -366,6 +370,7 @@ class Trigger:
         exhausted = all(o.retryable for o in failures)
         status = RunStatus.DEAD_LETTERED if exhausted else RunStatus.FAILED
         reason = f"{'retries exhausted' if exhausted else 'failed'} after {staged.attempt} attempt(s): {error}"
+        self._chain(task, staged, status, failures, error)
         self.stager.dead_letter(staged, reason, task.owner_id)
         self.dead_letters.record(dead_letter(task, staged, reason, self.clock()))
         run = Run(
@@ -420,6 +425,10 @@ class Trigger:
             over = claimed in (Refusal.STALE, Refusal.DONE)
             return Fired(staged, Result.DROPPED if over else Result.IN_FLIGHT, reason=claimed.value)
         task = claimed.task
+        try:
+            self._chain(task, staged, RunStatus.DEAD_LETTERED, (), reason)
+        except Exception:  # the trigger may be failing on exactly this: the occurrence is given up still
+            logger.exception("the chain of an abandoned occurrence was not started", extra={"run_id": staged.run_id})
         self.stager.dead_letter(staged, reason, task.owner_id)
         self.dead_letters.record(dead_letter(task, staged, reason, now))
         run = Run(
@@ -469,6 +478,7 @@ class Trigger:
             task.payload,
             signer=signer,
             tenant=task.tenant,
+            parent=task.chain.body() if task.chain is not None else None,
         )
 
         def deliver(target: Target) -> Outcome:
@@ -485,6 +495,37 @@ class Trigger:
             if outcome.ok:
                 done |= 1 << index
         return done, outcomes
+
+    def _chain(
+        self, task: Task, staged: Staged, status: RunStatus, outcomes: Sequence[Outcome], error: str | None = None
+    ) -> None:
+        """Start the tasks the occurrence's end chains to (docs/chains.md), before its end is
+        recorded: a crash in between fires the occurrence again, and its second start of each
+        hop finds the first (a hop's run id is derived from the parent run), so a child is
+        neither lost nor run twice. The child receives the first answer body of this attempt
+        (a success's, or the failure's)."""
+        branch = branch_of(status)
+        if self.chains is None or branch is None or not task.chained(branch):
+            return
+        answered = next((o.body for o in outcomes if o.body), b"")
+        link = ChainLink(
+            ParentRun(task.owner_id, staged.run_id, status),
+            hop=(task.chain.hop if task.chain is not None else 0) + 1,
+            response=response_of(answered),
+            error=error,
+        )
+        for child_id in task.chained(branch):
+            started = self.chains.start_chained(task, link, child_id, branch)
+            logger.info(
+                "chain",
+                extra={
+                    "run_id": staged.run_id,
+                    "child": child_id,
+                    "child_run_id": started.run_id,
+                    "duplicate": started.duplicate,
+                    "skipped": started.skipped,
+                },
+            )
 
     def _finish(self, claimed: Claimed, staged: Staged, run: Run, targets_done: int) -> int | None:
         """Record the run's final outcome; one that ends a counted task frees its place in its

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from shared.delivery import Envelope, Outcome
+from shared.domain.chains import Branch, ChainLink, ChainStart
 from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
@@ -174,6 +175,12 @@ class PipelineStore(Protocol):
         ``failures``: the task's failures in a row after it, ``paused_reason``: pause the task
         in the same write (shared/domain/alerts.py)."""
         ...
+
+
+class Chains(Protocol):
+    def start_chained(self, parent: Task, link: ChainLink, child_id: str, branch: Branch) -> ChainStart:
+        """Start one hop of a chain (docs/chains.md): the child runs once per parent occurrence
+        and branch, however often this is called for them."""
 
 
 class Delivery(Protocol):

@@ -10,11 +10,13 @@ from datetime import UTC, datetime, timedelta
 
 from shared.domain import schedules as sched
 from shared.domain.buckets import choose_shard
+from shared.domain.chains import MAX_HOPS, Branch, ChainLink, ChainStart, chained_item_id
 from shared.domain.errors import (
     ConcurrentUpdate,
     InvalidTransition,
     StorageUnavailable,
     SundialError,
+    TaskNotFound,
     ValidationFailed,
     VersionMismatch,
 )
@@ -23,7 +25,7 @@ from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
-from shared.domain.states import LetterStatus, TaskStatus, check_task_transition
+from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.services.limits import check_named_limits, named_limits
@@ -36,6 +38,26 @@ MAX_REDRIVE = 100
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _extra_spec(task: Task, now: datetime) -> TaskSpec:
+    """What an extra run of ``task`` (run now, a chained run) fires: the task's targets and
+    payload now, on its lane, and its chains (an extra run's end starts them too). Its dead
+    letter alerts as the task's would; it is not one of the task's occurrences in a row (an
+    item of its own), so it neither counts toward nor pauses the task."""
+    alert = replace(task.alert, after_consecutive_failures=None) if task.alert is not None else None
+    return TaskSpec(
+        At(now),
+        task.targets,
+        task.multicast,
+        task.name,
+        task.payload,
+        task.retry,
+        priority=task.priority,
+        alert=alert,
+        on_success=task.on_success,
+        on_failure=task.on_failure,
+    )
 
 
 def _staged(task: Task) -> Staged:
@@ -91,9 +113,34 @@ class TaskService:
             known.append(self.limit_store.for_tenant(tenant))
         check_named_limits(named, known[0])
 
+    def _check_chains(
+        self, tenant: str, spec: TaskSpec, known: dict[str, str | None], before: Task | None = None
+    ) -> None:
+        """``on_success[i]`` / ``on_failure[i]`` name tasks of the tenant that are not cancelled
+        (another tenant's task is one that does not exist: nothing leaks). A change checks the
+        ids it adds only: a child cancelled since does not block changing something else (it
+        is skipped when its turn comes). ``known``: what this request has read (id -> why it is
+        refused, None: fine)."""
+        for branch in Branch:
+            ids = spec.on_success if branch is Branch.SUCCESS else spec.on_failure
+            kept = set(before.chained(branch)) if before is not None else set()
+            for index, child_id in enumerate(ids):
+                if child_id in kept:
+                    continue
+                if child_id not in known:
+                    try:
+                        child = self.repository.get(tenant, child_id)
+                        known[child_id] = "is cancelled" if child.status is TaskStatus.CANCELLED else None
+                    except TaskNotFound:
+                        known[child_id] = "names no task of yours"
+                refused = known[child_id]
+                if refused is not None:
+                    raise ValidationFailed.on(f"{branch.value}[{index}]", f"{child_id} {refused}")
+
     def register(self, tenant: str, spec: TaskSpec) -> Task:
         self._check_own(spec)
         self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
+        self._check_chains(tenant, spec, {})
         now = self._now()
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
@@ -104,6 +151,7 @@ class TaskService:
         now = self._now()
         answers: list[Task | SundialError] = []
         known: list[Sequence[Limit]] = []
+        children: dict[str, str | None] = {}
         for spec in specs:
             if isinstance(spec, SundialError):
                 answers.append(spec)
@@ -111,6 +159,7 @@ class TaskService:
             try:
                 self._check_own(spec)
                 self._check_limits(tenant, named_limits(spec.targets, spec.multicast), known)
+                self._check_chains(tenant, spec, children)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
             except ValidationFailed as exc:
                 answers.append(exc)
@@ -146,6 +195,7 @@ class TaskService:
             # the targets the change sets only: a limit deleted since a target was given stops
             # applying to it, and does not block changing something else
             self._check_limits(tenant, named_limits(spec.targets, spec.multicast, task.targets), [])
+            self._check_chains(tenant, spec, {}, before=task)
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
             if wanted.reschedule:
@@ -163,6 +213,8 @@ class TaskService:
                 priority=spec.priority,
                 alert=spec.alert,
                 pause_after_failures=spec.pause_after_failures,
+                on_success=spec.on_success,
+                on_failure=spec.on_failure,
                 due_at=due,
                 next_fire_at=due,
                 updated_at=now,
@@ -183,36 +235,80 @@ class TaskService:
                 f"a {task.status.value} task does not run"
                 + ("; resume it first" if task.status is TaskStatus.PAUSED else "")
             )
-        # Its dead letter alerts as the task's would; it is not one of the task's occurrences in
-        # a row (an item of its own), so it neither counts toward nor pauses the task.
-        alert = replace(task.alert, after_consecutive_failures=None) if task.alert is not None else None
-        return self._extra_run(
-            tenant,
-            task.id,
-            TaskSpec(
-                At(self._now()),
-                task.targets,
-                task.multicast,
-                task.name,
-                task.payload,
-                task.retry,
-                priority=task.priority,
-                alert=alert,
-            ),
-        )
+        return self._extra_run(tenant, task.id, _extra_spec(task, self._now()))
 
-    def _extra_run(self, tenant: str, parent_id: str, spec: TaskSpec, redrive: DeadLetterRef | None = None) -> str:
+    def _extra_run(
+        self,
+        tenant: str,
+        parent_id: str,
+        spec: TaskSpec,
+        redrive: DeadLetterRef | None = None,
+        *,
+        item_id: str | None = None,
+        chain: ChainLink | None = None,
+    ) -> str:
         """A run now stops if its task is paused or cancelled before it is claimed; a redrive
-        (``redrive`` given) fires what its dead letter recorded whatever became of the task."""
+        (``redrive`` given) fires what its dead letter recorded whatever became of the task. A
+        chained run (``chain``) has the item id its hop derives (``item_id``)."""
         now = self._now()
         spec = replace(spec, schedule=At(now), misfire=Misfire.FIRE_NOW)
         run = replace(
             new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes),
             parent_id=parent_id,
             stops_with_parent=redrive is None,
+            chain=chain,
         )
+        if item_id is not None:
+            run = replace(run, id=item_id)
         self.repository.create_run(run, staged=self._stage(run, now), redrive=redrive)
         return run_id_for(run.id, to_ms(run.due_at))
+
+    # Chains (docs/chains.md) ---------------------------------------------------------------
+
+    def start_chained(self, parent: Task, link: ChainLink, child_id: str, branch: Branch) -> ChainStart:
+        """Start one hop: the child task runs once, now, as run now would, with ``link`` (its
+        parent occurrence) in its callback body. Every start of one hop writes the same item
+        (its id is derived from the parent run), so a second start finds it and starts nothing.
+        A child that is gone is skipped; one that is cancelled or paused, or one hop past
+        :data:`MAX_HOPS`, gets a skipped run that says why in its history."""
+        item_id = chained_item_id(link.parent.run_id, child_id, branch, self.bucket_shards)
+        try:
+            child = self.repository.get(parent.tenant, child_id)
+        except TaskNotFound:
+            return ChainStart(child_id, skipped=f"chained task {child_id} no longer exists")
+        skipped = None
+        if link.hop > MAX_HOPS:
+            skipped = f"chain stopped after {MAX_HOPS} hops"
+        elif child.status in (TaskStatus.CANCELLED, TaskStatus.PAUSED):
+            skipped = f"its task was {child.status.value} when its parent {link.parent.run_id} ended"
+        try:
+            if skipped is not None:
+                self._skipped_run(child, link, item_id, skipped)
+                return ChainStart(child_id, skipped=skipped)
+            run_id = self._extra_run(
+                parent.tenant, child.id, _extra_spec(child, self._now()), item_id=item_id, chain=link
+            )
+        except ConcurrentUpdate:
+            return ChainStart(child_id, duplicate=True)  # started (or skipped) by an earlier start
+        return ChainStart(child_id, run_id=run_id)
+
+    def _skipped_run(self, child: Task, link: ChainLink, item_id: str, reason: str) -> None:
+        """A hop that does not run: its item is written ended (a skipped run), so the child's
+        history says why, and a second start of the hop finds it."""
+        now = self._now()
+        spec = replace(_extra_spec(child, now), misfire=Misfire.FIRE_NOW)
+        item = replace(
+            new_task(spec, tenant=child.tenant, now=now, shard=0, randbytes=self.randbytes),
+            id=item_id,
+            parent_id=child.id,
+            chain=link,
+            status=TaskStatus.COMPLETED,
+            next_fire_at=None,
+            expires_at=now + self.retention,
+        )
+        run_id = run_id_for(item_id, to_ms(item.due_at))
+        run = Run(run_id, child.id, item.due_at, RunStatus.SKIPPED, last_error=reason, parent=link.parent)
+        self.repository.create_run(replace(item, run=run), staged=False)
 
     # Dead letters --------------------------------------------------------------------------
 

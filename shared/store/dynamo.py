@@ -15,6 +15,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
+from shared.domain.chains import ChainLink, ParentRun
 from shared.domain.codec import (
     alert_from_dict,
     alert_to_dict,
@@ -95,6 +96,9 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         pause_after_failures=task.pause_after_failures,
         paused_reason=task.paused_reason,
         failures=task.consecutive_failures or None,
+        on_success=compact_json(list(task.on_success)) if task.on_success else None,
+        on_failure=compact_json(list(task.on_failure)) if task.on_failure else None,
+        chain=compact_json(task.chain.to_dict()) if task.chain is not None else None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -132,6 +136,7 @@ def run_of(item: TaskItem) -> Run | None:
         lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
         last_error=item.last_error,
         throttled_ms=int(item.throttled_ms or 0),
+        parent=ChainLink.from_dict(json.loads(item.chain)).parent if item.chain is not None else None,
     )
 
 
@@ -181,7 +186,18 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         pause_after_failures=int(item.pause_after_failures) if item.pause_after_failures is not None else None,
         paused_reason=item.paused_reason,
         consecutive_failures=int(item.failures or 0),
+        on_success=tuple(json.loads(item.on_success)) if item.on_success is not None else (),
+        on_failure=tuple(json.loads(item.on_failure)) if item.on_failure is not None else (),
+        chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
     )
+
+
+def parent_of(text: str | None) -> ParentRun | None:
+    """A run record's ``parent`` member."""
+    if text is None:
+        return None
+    data = json.loads(text)
+    return ParentRun(data["task_id"], data["run_id"], RunStatus(data["status"]))
 
 
 def run_from_item(item: RunItem) -> Run:
@@ -195,6 +211,7 @@ def run_from_item(item: RunItem) -> Run:
         lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
         last_error=item.last_error,
         throttled_ms=int(item.throttled_ms or 0),
+        parent=parent_of(item.parent),
     )
 
 
@@ -279,7 +296,7 @@ class DynamoTaskRepository:
         attributes = (
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
             "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
-            "alert", "pause_after_failures", "paused_reason", "failures",
+            "alert", "pause_after_failures", "paused_reason", "failures", "on_success", "on_failure",
         )  # fmt: skip
         actions: list[Action] = []
         for name in attributes:
@@ -438,7 +455,9 @@ class DynamoTaskRepository:
 
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its
-        parent's history, in one transaction; with ``redrive``, the dead letter it redrives is
+        parent's history, in one transaction, only if the run's item does not exist (a chained
+        run's id is derived from its parent run: ConcurrentUpdate when it was started already);
+        with ``redrive``, the dead letter it redrives is
         marked in the same transaction, so a dead letter is redriven once (ConcurrentUpdate if
         it was already). An extra run is an occurrence of its task, not a registration: it is
         not counted in the tenant's quota."""
@@ -449,15 +468,20 @@ class DynamoTaskRepository:
             item.staged_ms = to_ms(run.due_at)
         due_ms = to_ms(run.due_at)
         run_id = run_id_for(run.id, due_ms)
+        parent = run.chain.parent if run.chain is not None else None
         record = RunItem(
             f"R#{run.parent_id}",
             f"{due_ms:013d}#{run_id}",
             tenant=run.tenant,
             task_id=run.parent_id,
             run_id=run_id,
-            status=RunStatus.STAGED.value,
+            status=(run.run.status if run.run is not None else RunStatus.STAGED).value,
             scheduled_ms=due_ms,
+            last_error=run.run.last_error if run.run is not None else None,
             child=run.id,
+            parent=compact_json({"task_id": parent.task_id, "run_id": parent.run_id, "status": parent.status.value})
+            if parent is not None
+            else None,
             expires_at=from_ms(due_ms) + self.retention,
         )
         try:
@@ -477,7 +501,9 @@ class DynamoTaskRepository:
                     )
         except TransactWriteError as exc:
             if is_conflict(exc):
-                raise ConcurrentUpdate("that dead letter was redriven already") from exc
+                if redrive is not None:
+                    raise ConcurrentUpdate("that dead letter was redriven already") from exc
+                raise ConcurrentUpdate(f"run {run_id} exists already") from exc
             raise _storage_error(exc) from exc
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc

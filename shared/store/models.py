@@ -139,6 +139,12 @@ class TaskItem(BucketItem, discriminator="task"):
     """Why the pipeline paused the task; removed by a resume."""
     failures = NumberAttribute(null=True)
     """The task's occurrences that failed in a row: written by the write that ends each one."""
+    on_success = UnicodeAttribute(null=True)
+    """The tasks an occurrence's success starts, as a JSON list of ids (absent: none)."""
+    on_failure = UnicodeAttribute(null=True)
+    """The tasks an occurrence's final failure starts (absent: none)."""
+    chain = UnicodeAttribute(null=True)
+    """A chained run's parent occurrence and hop, as JSON (shared/domain/chains.py)."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):
@@ -167,8 +173,10 @@ class RunItem(_Table):
     throttled_ms = NumberAttribute(null=True)
     last_error = UnicodeAttribute(null=True)
     child = UnicodeAttribute(null=True)
-    """An extra run (run now, redrive): the one-shot task that carries it, whose item holds
-    its state; this item only places it in the history."""
+    """An extra run (run now, redrive, a chain): the one-shot task that carries it, whose item
+    holds its state; this item only places it in the history."""
+    parent = UnicodeAttribute(null=True)
+    """A chained run's parent occurrence, as JSON {task_id, run_id, status}."""
 
 
 class DeadLetterItem(_Table):

@@ -44,6 +44,7 @@ RUN_COLUMNS = (
     field("attempts"),
     field("lateness_ms"),
     field("last_error"),
+    Column("parent", lambda run: (run.get("parent") or {}).get("run_id") or "", no_wrap=True),
 )
 
 
@@ -79,6 +80,15 @@ def spec_options(command: F) -> F:
             click.option("--misfire", type=choice(Misfire)),
             click.option("--priority", type=choice(Priority)),
             click.option("--pause-after-failures", type=int, metavar="N", help="Pause after N failures in a row."),
+            click.option(
+                "--on-success", multiple=True, metavar="TASK_ID", help="Run this task once after each success (repeat)."
+            ),
+            click.option(
+                "--on-failure",
+                multiple=True,
+                metavar="TASK_ID",
+                help="Run this task once after each final failure (repeat).",
+            ),
         )
     ):
         command = decorator(command)
@@ -95,6 +105,8 @@ def schedule_flags(flags: dict[str, Any]) -> dict[str, Any]:
 def body_from(flags: dict[str, Any]) -> dict[str, Any]:
     """A spec from ``--file`` and the flags (the flags win)."""
     payload = flags.pop("payload")
+    for chain in ("on_success", "on_failure"):
+        flags[chain] = list(flags.pop(chain)) or None  # not given: the file's (or none)
     try:
         return task_body(
             read_object(flags.pop("path")),

@@ -170,3 +170,37 @@ def test_every_schedule_preset_previews(page, new_tenant, preset, times) -> None
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_test_id("next-times").locator("li")).to_have_count(times)
     expect(page.get_by_test_id("error")).to_have_count(0)
+
+
+def test_a_chained_run_links_to_its_parent_and_the_task_shows_its_chains(
+    page, shoot, sundial, new_tenant, receiver
+) -> None:
+    tenant = new_tenant("chains")
+    call = as_tenant(sundial, tenant.key)
+    status, child = call(
+        "POST", "/v1/tasks", {"schedule": {"cron": "0 0 1 1 *"}, "target": http_target(receiver.url + "/child")}
+    )
+    assert status == 201, child
+    status, parent = call(
+        "POST",
+        "/v1/tasks",
+        {
+            "schedule": {"after_seconds": 1},
+            "target": http_target(receiver.url + "/parent"),
+            "on_success": [child["id"]],
+        },
+    )
+    assert status == 201, parent
+    assert receiver.wait_for("/child", 1, timeout=20), "the chained task never ran"
+    (parent_call,) = receiver.calls_to("/parent")
+
+    sign_in(page, tenant.key)
+    page.goto(f"{sundial.base}/console/#/tasks/{parent['id']}")
+    expect(page.get_by_test_id("chains")).to_contain_text(child["id"])
+    page.get_by_test_id("chains").get_by_role("link", name=child["id"]).click()
+    runs = page.get_by_test_id("runs")
+    expect(runs.get_by_test_id("parent").first).to_have_text(parent_call.body["run_id"], timeout=20_000)
+    shoot(page, "chained-run")
+    runs.get_by_test_id("parent").first.get_by_role("link").click()
+    expect(page.get_by_test_id("chains")).to_be_visible()
+    assert page.url.endswith(f"#/tasks/{parent['id']}")

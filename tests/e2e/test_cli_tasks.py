@@ -44,11 +44,28 @@ def test_a_task_made_from_flags_fires_and_its_run_is_listed(cli, receiver):
     (call,) = receiver.calls_to("/cli-fired")
     assert call.body["payload"] == {"order_id": 123}
     table = rows(cli.table("tasks", "runs", task["id"]))
-    assert table[0] == ["RUN_ID", "SCHEDULED_FOR", "STATUS", "ATTEMPTS", "LATENESS_MS", "LAST_ERROR"]
+    assert table[0] == ["RUN_ID", "SCHEDULED_FOR", "STATUS", "ATTEMPTS", "LATENESS_MS", "LAST_ERROR", "PARENT"]
     assert table[1][:4] == [run["run_id"], run["scheduled_for"], "succeeded", "1"]
 
     record = dict(line.split(None, 1) for line in cli.table("tasks", "get", task["id"]).splitlines())
     assert (record["id"], record["name"], record["status"]) == (task["id"], "close-order-123", "completed")
+
+
+def test_a_chain_made_from_flags_runs_its_child_whose_run_names_the_parent(cli, receiver):
+    child = cli.json("tasks", "create", "--cron", "0 0 1 1 *", "--url", receiver.script("/cli-child", 200))
+    parent = cli.json(
+        "tasks", "create", "--after", "1", "--url", receiver.script("/cli-parent", 200),
+        "--on-success", child["id"], "--on-failure", child["id"],
+    )  # fmt: skip
+    assert (parent["on_success"], parent["on_failure"]) == ([child["id"]], [child["id"]])
+    (run,) = until(lambda: cli.json("tasks", "runs", child["id"])["items"])
+    (call,) = receiver.wait_for("/cli-parent", 1, timeout=10)
+    assert run["parent"]["run_id"] == call.body["run_id"]
+    table = rows(cli.table("tasks", "runs", child["id"]))
+    assert table[0][-1] == "PARENT"
+    assert table[1][-1] == call.body["run_id"]
+    refused = cli.fails(1, "tasks", "update", child["id"], "--on-success", "01J00000000000000000000000")
+    assert "on_success[0]" in refused.stderr
 
 
 def test_a_task_from_a_yaml_file_is_changed_paused_resumed_run_and_cancelled(cli, tmp_path: Path):

@@ -125,3 +125,19 @@ def test_extra_runs_are_not_counted(small):
         run = replace(make(minutes=k + 1, schedule=At(NOW + timedelta(minutes=k + 1))), parent_id=task.id)
         small.create_run(run, staged=False)
     assert small.live_tasks("default") == 1
+
+
+def test_a_chained_run_is_stored_once_with_its_parent_and_the_lists_round_trip(repo):
+    from shared.domain.chains import ChainLink, ParentRun
+    from shared.domain.states import RunStatus
+
+    child = repo.create(make(minutes=9))
+    parent = repo.create(make(on_success=(child.id,), on_failure=(child.id, make().id)))
+    assert repo.get("default", parent.id).on_success == (child.id,)
+    assert repo.get("default", parent.id).on_failure == parent.on_failure
+    link = ChainLink(ParentRun(parent.id, "01J0000000000000000000000R", RunStatus.SUCCEEDED), 2, {"rows": 7})
+    run = replace(make(minutes=3, schedule=At(NOW + timedelta(minutes=3))), parent_id=child.id, chain=link)
+    stored = repo.create_run(run, staged=False)
+    assert stored.chain == link
+    with pytest.raises(ConcurrentUpdate):
+        repo.create_run(replace(run, due_at=NOW + timedelta(minutes=4)), staged=False)  # the same hop, later

@@ -25,7 +25,11 @@ export function LatenessChart({ runs }) {
           { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 }, value: (u, v) => (v === null ? "—" : `${v} ms`) },
         ],
         axes: [{}, { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 }],
-        scales: { y: { range: (u, min, max) => [0, Math.max(10, max * 1.2)] } },
+        scales: {
+          // one run: a minute either side of it (uPlot's own range for a single time spans years)
+          x: { time: true, range: (u, min, max) => (u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 60] : [min, max]) },
+          y: { range: (u, min, max) => [0, Math.max(10, max * 1.2)] },
+        },
       },
       data,
       box.current,

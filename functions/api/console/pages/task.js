@@ -69,6 +69,11 @@ export function Task({ id }) {
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s</dd>
       <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
       <dt>Created, updated</dt><dd>${when(t.created_at)}, ${when(t.updated_at)} (version ${t.version})</dd>
+      ${(t.on_success || t.on_failure) &&
+      html`<dt>Chains</dt><dd data-testid="chains">
+        ${t.on_success && html`<span>on success: <${TaskLinks} ids=${t.on_success} /></span> `}
+        ${t.on_failure && html`<span>on failure: <${TaskLinks} ids=${t.on_failure} /></span>`}
+      </dd>`}
     </dl>
     <div class="columns">
       <div>
@@ -120,10 +125,12 @@ function ChangeSchedule({ task, saved }) {
   </details>`;
 }
 
+const TaskLinks = ({ ids }) => ids.map((id, i) => html`${i ? ", " : ""}<a href=${`#/tasks/${id}`}><code>${id}</code></a>`);
+
 function Runs({ runs }) {
   if (!runs.length) return html`<p class="empty">No runs yet.</p>`;
   return html`<table data-testid="runs">
-    <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th></tr></thead>
+    <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Parent</th></tr></thead>
     <tbody>
       ${runs.map(
         (r) => html`<tr>
@@ -135,6 +142,9 @@ function Runs({ runs }) {
           <td class="number" data-testid="lateness">${r.lateness_ms ?? "—"}${r.lateness_ms != null ? " ms" : ""}</td>
           <td class="number">${r.throttled_ms ? `${r.throttled_ms} ms` : "—"}</td>
           <td class="error-text">${r.last_error || ""}</td>
+          <td data-testid="parent">${r.parent
+            ? html`<a href=${`#/tasks/${r.parent.task_id}`} title=${`${r.parent.status} run of ${r.parent.task_id}`}><code>${r.parent.run_id}</code></a>`
+            : ""}</td>
         </tr>`,
       )}
     </tbody>
