@@ -36,18 +36,22 @@ class Parent:
     task_id: str
     run_id: str
     status: str
+    """``succeeded`` (an ``on_success`` child), ``failed`` or ``dead_lettered`` (``on_failure``)."""
     response: Any = None
+    error: str | None = None
+    """Why the parent failed (an ``on_failure`` child); None after a success."""
 
     @classmethod
     def from_dict(cls, data: Any) -> Parent:
         if not isinstance(data, dict):
             raise InvalidCallback("parent is an object")
-        status = data.get("status")
+        status, error = data.get("status"), data.get("error")
         return cls(
             task_id=_text(data, "task_id"),
             run_id=_text(data, "run_id"),
             status=status if isinstance(status, str) else "",
             response=data.get("response"),
+            error=error if isinstance(error, str) else None,
         )
 
 

@@ -655,10 +655,11 @@ PRIORITY = (
 )
 
 
-TASK_ID_PATTERN = "^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$"
+TASK_ID_PATTERN = "^[0-7][0-9A-HJKMNP-TV-Z]{25}$"
+"""A task id as the API answers it: 26 upper-case Crockford base32 characters, 128 bits."""
 ChildList = Annotated[
-    list[Annotated[str, Field(pattern=TASK_ID_PATTERN, description="A task id of the same tenant.")]],
-    Field(max_length=MAX_CHILDREN),
+    list[Annotated[str, Field(pattern=TASK_ID_PATTERN, description="A task id of the same tenant, as answered.")]],
+    Field(max_length=MAX_CHILDREN, json_schema_extra={"uniqueItems": True}),
 ]
 ON_SUCCESS = (
     f"Tasks (up to {MAX_CHILDREN}, of the same tenant) that each run once, now, when an occurrence of this "

@@ -198,3 +198,29 @@ def test_across_a_rotation_a_receiver_with_either_secret_verifies_and_one_with_b
     other = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
     with pytest.raises(BadSignature):
         Verifier(other).verify(body, headers)
+
+
+def test_a_chained_callback_is_parsed_with_its_parent(sundial, kit_app):
+    """A → B on failure: the kit hands B's handler a typed Parent with A's run, status and error."""
+    app, url, key = kit_app
+    spec = {"schedule": {"cron": "0 0 1 1 *"}, "target": {"http": {"url": url}}, "payload": {"step": "b"}}
+    status, child = sundial.call("POST", "/v1/tasks", spec, key)
+    assert status == 201, child
+    failing = {
+        "schedule": {"after_seconds": 1},
+        "target": {"http": {"url": url + "-missing"}},  # the Flask app answers 404: a final failure
+        "retry": {"max_attempts": 1, "backoff": "fixed", "interval_seconds": 1},
+        "on_failure": [child["id"]],
+    }
+    status, parent = sundial.call("POST", "/v1/tasks", failing, key)
+    assert status == 201, parent
+    assert wait(lambda: len(app.of(child["id"])) == 1, timeout=20)
+    (callback,) = app.of(child["id"])
+    assert callback.payload == {"step": "b"}
+    assert callback.parent is not None
+    assert callback.parent.task_id == parent["id"]
+    assert callback.parent.status == "failed"
+    assert callback.parent.error is not None
+    assert "404" in callback.parent.error
+    runs = sundial.call("GET", f"/v1/tasks/{parent['id']}/runs", None, key)[1]["items"]
+    assert callback.parent.run_id == runs[0]["run_id"]

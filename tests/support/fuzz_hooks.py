@@ -142,6 +142,13 @@ ACCEPTED: tuple[Accepted, ...] = (
         "tenant has put (PUT /v1/limits/{name}); a schema describes values, not what is stored",
     ),
     Accepted(
+        TASKS,
+        r"on_(success|failure)\[\d+\]",
+        r"names no task of yours|is cancelled",
+        "a chain's task must be one of the tenant's tasks, not cancelled: that depends on what is stored, "
+        "which a schema does not describe",
+    ),
+    Accepted(
         LIMITS,
         "origin",
         r"has no valid host",
