@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -170,7 +171,10 @@ def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") ->
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    asyncio.run(app(scope, receive, send))
+    # a thread of its own: a test that ran before in this worker may have left a loop running in
+    # this one (Playwright's sync API does), where asyncio.run refuses to start
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, app(scope, receive, send)).result()
     start, body_message = sent
     assert (b"content-type", b"application/json") in start["headers"]
     return start["status"], json.loads(body_message["body"])
