@@ -13,7 +13,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from sundial_receiver import BadSignature, Callback, MemoryStore, Receiver, Veri
 from werkzeug.serving import make_server
 
 from tests.e2e.conftest import ADMIN_KEY, SIGNING_CACHE_S
+from tests.e2e.test_tenants import wait
 
 pytestmark = pytest.mark.e2e
 
@@ -35,15 +36,6 @@ def flask_example() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def wait(condition: Callable[[], bool], timeout: float = 20) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return condition()
 
 
 class App:
@@ -123,14 +115,14 @@ def test_the_kit_verifies_and_processes_real_callbacks_once_and_refuses_forgerie
         key,
     )
     assert status == 201, task
-    assert wait(lambda: len(app.of(task["id"])) == 1)
+    assert wait(lambda: len(app.of(task["id"])) == 1, timeout=20)
     (callback,) = app.of(task["id"])
     assert callback.payload == {"order_id": 123}
     assert callback.attempt == 1
     assert callback.parent is None
     assert callback.fired_at >= callback.scheduled_for
     runs = lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs", None, key)[1]["items"]  # noqa: E731
-    assert wait(lambda: [r["status"] for r in runs()] == ["succeeded"])
+    assert wait(lambda: [r["status"] for r in runs()] == ["succeeded"], timeout=20)
     (body, headers, answered) = next(d for d in app.deliveries if lower(d[1])["sundial-task-id"] == task["id"])
     assert answered == 200
     assert lower(headers)["webhook-id"] == callback.run_id == lower(headers)["idempotency-key"]
@@ -175,7 +167,7 @@ def test_a_run_whose_processing_failed_is_retried_by_sundial_and_processed_once(
     assert [(lower(h)["sundial-attempt"], answered) for _, h, answered in sent] == [("1", 500), ("2", 200)]
     assert {lower(h)["webhook-id"] for _, h, _ in sent} == {callback.run_id}
     runs = lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs", None, key)[1]["items"]  # noqa: E731
-    assert wait(lambda: [r["status"] for r in runs()] == ["succeeded"])
+    assert wait(lambda: [r["status"] for r in runs()] == ["succeeded"], timeout=20)
 
 
 def test_across_a_rotation_a_receiver_with_either_secret_verifies_and_one_with_both_takes_the_call(sundial, kit_app):
@@ -188,7 +180,7 @@ def test_across_a_rotation_a_receiver_with_either_secret_verifies_and_one_with_b
     spec = {"schedule": {"after_seconds": 1}, "target": {"http": {"url": url}}, "payload": {"rotated": True}}
     status, task = sundial.call("POST", "/v1/tasks", spec, key)
     assert status == 201, task
-    assert wait(lambda: len(app.of(task["id"])) == 1)
+    assert wait(lambda: len(app.of(task["id"])) == 1, timeout=20)
     (body, headers, answered) = next(d for d in app.deliveries if lower(d[1])["sundial-task-id"] == task["id"])
     assert answered == 200
     assert len(lower(headers)["webhook-signature"].split(" ")) == 2  # one v1 signature per active secret

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,3 +227,31 @@ def receiver() -> Iterator[Any]:
 
     with running_receiver() as running:
         yield running
+
+
+@contextmanager
+def jobs_on(monkeypatch: pytest.MonkeyPatch, state_machine_arn: str, bucket: str) -> Iterator[None]:
+    """The job functions and the API wired to a state machine on the mocked account (its table,
+    its jobs bucket, fresh clients), and unwired after: the models' connection and the cached
+    clients belong to the mock account that is going."""
+    import boto3
+
+    from functions.jobs import handler as jobs
+    from shared import executions
+    from shared.store.dynamo import ensure_table
+    from shared.store.models import TABLE_MODELS
+
+    def forget() -> None:
+        for model in TABLE_MODELS:
+            model._connection = None
+        executions._sfn.cache_clear()
+        jobs.factory.cache_clear()
+
+    forget()
+    ensure_table("sundial-test")
+    boto3.client("s3").create_bucket(Bucket=bucket)
+    use_settings(monkeypatch, jobs_bucket=bucket, job_state_machine_arn=state_machine_arn, allow_loopback_targets=True)
+    try:
+        yield
+    finally:
+        forget()

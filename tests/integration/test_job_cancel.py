@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import boto3
 import pytest
 from aws_cdk import Stack
 
@@ -19,7 +18,7 @@ from infra import names
 from infra.app import build_app
 from shared.domain.jobs import NewJobRecord
 from shared.domain.sharding import Sharding
-from tests.integration.conftest import use_settings
+from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.processor import running_processor
 from tests.support.stepfunctions import StateMachineRunner, definition_from_stack, state_machine
@@ -105,20 +104,12 @@ class World:
 
 @pytest.fixture
 def world(definition: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    from functions.jobs import handler as jobs
-    from shared import executions
-    from shared.store.dynamo import ensure_table
-    from shared.store.models import TABLE_MODELS
-
     processor, steps = SlowProcessor(), Steps()
-    with running_processor(processor) as (url, _), state_machine(definition, steps) as runner:
-        for model in TABLE_MODELS:
-            model._connection = None
-        ensure_table("sundial-test")
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        executions._sfn.cache_clear()
-        jobs.factory.cache_clear()
-        use_settings(monkeypatch, jobs_bucket=BUCKET, job_state_machine_arn=runner.arn, allow_loopback_targets=True)
+    with (
+        running_processor(processor) as (url, _),
+        state_machine(definition, steps) as runner,
+        jobs_on(monkeypatch, runner.arn, BUCKET),
+    ):
         api = gateway()
 
         def call(method: str, path: str, body: Any = None) -> tuple[int, Any]:
@@ -129,10 +120,6 @@ def world(definition: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
             yield World(call, runner, steps, processor, url)
         finally:
             _until(steps.idle, 30, "the steps under way finished")  # before the mock account goes
-            for model in TABLE_MODELS:
-                model._connection = None
-            executions._sfn.cache_clear()
-            jobs.factory.cache_clear()
 
 
 def _start(world: World, items: int, per_shard: int) -> dict[str, Any]:

@@ -9,14 +9,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
 import pytest
 from aws_cdk import Stack
 
 from infra import names
 from infra.app import build_app
 from shared.domain.sharding import split
-from tests.integration.conftest import use_settings
+from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.processor import SummingProcessor, running_processor
 from tests.support.stepfunctions import definition_from_stack, state_machine
@@ -58,19 +57,7 @@ def _api() -> Callable[..., tuple[int, Any]]:
 
 def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch, timeout: float) -> dict[str, Any]:
     """POST the job, follow it with GET until it finishes; everything on one mocked account."""
-    from functions.jobs import handler as jobs
-    from shared import executions
-    from shared.store.dynamo import ensure_table
-    from shared.store.models import TABLE_MODELS
-
-    with state_machine(definition, _job_step) as runner:
-        for model in TABLE_MODELS:
-            model._connection = None
-        ensure_table("sundial-test")
-        boto3.client("s3").create_bucket(Bucket=BUCKET)
-        executions._sfn.cache_clear()
-        jobs.factory.cache_clear()
-        use_settings(monkeypatch, jobs_bucket=BUCKET, job_state_machine_arn=runner.arn, allow_loopback_targets=True)
+    with state_machine(definition, _job_step) as runner, jobs_on(monkeypatch, runner.arn, BUCKET):
         api = _api()
         status, job = api("POST", "/v1/jobs", body)
         assert status == 201, job
@@ -88,10 +75,6 @@ def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPa
             for key, detail in event.items()
             if key.endswith("EventDetails")
         )
-        for model in TABLE_MODELS:
-            model._connection = None
-        executions._sfn.cache_clear()
-        jobs.factory.cache_clear()
     return job
 
 
