@@ -9,6 +9,7 @@ import base64
 import io
 import json
 import secrets
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -151,6 +152,14 @@ def test_the_wsgi_app_answers_as_the_receiver_does():
     assert len(recorder.seen) == 1
 
 
+def run_alone(coroutine: Coroutine[Any, Any, None]) -> None:
+    """Run ``coroutine`` to its end on a loop in a thread of its own: a test that ran before in
+    this worker may have left a loop running in this one (Playwright's sync API does), where
+    ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
+
+
 def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict[str, Any]]:
     """One request, its body in two chunks (an ASGI server may split it), through the ASGI app."""
     scope = {
@@ -171,10 +180,7 @@ def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") ->
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    # a thread of its own: a test that ran before in this worker may have left a loop running in
-    # this one (Playwright's sync API does), where asyncio.run refuses to start
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(asyncio.run, app(scope, receive, send)).result()
+    run_alone(app(scope, receive, send))
     start, body_message = sent
     assert (b"content-type", b"application/json") in start["headers"]
     return start["status"], json.loads(body_message["body"])
@@ -202,7 +208,7 @@ def test_the_asgi_app_answers_the_lifespan_protocol():
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    asyncio.run(asgi_app(Receiver(SECRET), Recorder())({"type": "lifespan"}, receive, send))
+    run_alone(asgi_app(Receiver(SECRET), Recorder())({"type": "lifespan"}, receive, send))
     assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
 
 
