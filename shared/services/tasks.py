@@ -323,8 +323,10 @@ class TaskService:
     def redrive(self, tenant: str, letter_ids: Sequence[str] | None) -> list[tuple[DeadLetter, str]]:
         """Fire each dead letter once more (``None``: every one not redriven yet, up to
         MAX_REDRIVE): a new run of its task with what it fired, marked on the letter in the
-        same write, so two redrives of one letter fire it once. Returns (letter, new run id)."""
+        same write, so two redrives of one letter fire it once. The new run's end starts its
+        task's chains as they are now (none when the task is gone). Returns (letter, new run id)."""
         letters = self._letters()
+        chains: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
         if letter_ids is None:
             chosen = letters.list(tenant, limit=MAX_REDRIVE, cursor=None, status=LetterStatus.DEAD_LETTERED).items
         else:
@@ -333,8 +335,18 @@ class TaskService:
         for letter in chosen:
             if letter.redriven_run_id is not None:
                 continue
+            if letter.task_id not in chains:
+                chains[letter.task_id] = self._chains_of(tenant, letter.task_id)
+            on_success, on_failure = chains[letter.task_id]
             spec = TaskSpec(
-                At(self._now()), letter.targets, letter.multicast, letter.name, letter.payload, letter.retry
+                At(self._now()),
+                letter.targets,
+                letter.multicast,
+                letter.name,
+                letter.payload,
+                letter.retry,
+                on_success=on_success,
+                on_failure=on_failure,
             )
             try:
                 run_id = self._extra_run(tenant, letter.task_id, spec, DeadLetterRef(tenant, letter.run_id))
@@ -342,6 +354,14 @@ class TaskService:
                 continue  # redriven by someone else meanwhile: it fires once, from there
             redriven.append((letter, run_id))
         return redriven
+
+    def _chains_of(self, tenant: str, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """A task's ``on_success`` and ``on_failure`` as they are now; none once it is gone."""
+        try:
+            task = self.repository.get(tenant, task_id)
+        except TaskNotFound:
+            return (), ()
+        return task.on_success, task.on_failure
 
     def _letters(self) -> DeadLetters:
         if self.dead_letters_store is None:

@@ -1,8 +1,9 @@
 """Chains through the pipeline on moto, with a real HTTP receiver: ``on_success`` and
 ``on_failure`` each start their tasks once per parent occurrence, with ``parent`` in the child's
-body and on its run; a crash after the hop started and before the parent was recorded fires the
-parent again but not the child; a loop stops after 10 hops; a cancelled or paused child is
-skipped with its reason; and the API refuses lists that name no task of the tenant's."""
+body and on its run; a redriven dead letter's success starts on_success; a crash after the hop
+started and before the parent was recorded fires the parent again but not the child; a loop
+stops after 10 hops; a cancelled or paused child is skipped with its reason; and the API refuses
+lists that name no task of the tenant's."""
 
 from __future__ import annotations
 
@@ -90,6 +91,27 @@ def test_a_final_failure_runs_on_failure_too(api, pipeline, receiver):
     quiet(pipeline)
     (call,) = receiver.calls_to("/cleanup")
     assert call.body["parent"]["status"] == "failed"
+
+
+def test_a_redriven_dead_letter_that_succeeds_starts_on_success_once(api, pipeline, receiver):
+    upload = child(api, receiver.script("/upload", 200))
+    page = child(api, receiver.script("/page", 200))
+    parent = register(
+        api, receiver.script("/flaky", 500, 200), on_success=[upload["id"]], on_failure=[page["id"]], retry=ONCE
+    )
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/page")) >= 1, timeout=15)
+    (letter,) = api("GET", "/v1/dead-letters").body["items"]
+    assert letter["task_id"] == parent["id"]
+    redriven = api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]})
+    assert redriven.status == 200, redriven.body
+    new_run = redriven.body["runs"][0]["run_id"]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/upload")) >= 1, timeout=15)
+    quiet(pipeline)
+    (call,) = receiver.calls_to("/upload")
+    assert call.body["parent"]["run_id"] == new_run
+    assert call.body["parent"]["status"] == "succeeded"
+    assert len(receiver.calls_to("/page")) == 1  # the first failure's, once
+    assert receiver.calls_to("/page")[0].body["parent"]["run_id"] == letter["run_id"]
 
 
 def test_a_crash_after_the_hop_started_fires_the_parent_again_but_never_the_child(api, pipeline, receiver, monkeypatch):
