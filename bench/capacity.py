@@ -114,7 +114,8 @@ class CallCounter:
     """Counts every AWS API call of clients created while active, per function and operation,
     and the DynamoDB capacity each consumed (writes from item sizes; an UpdateItem bills the
     larger of the item before and after: the item as it ends up is used, items here being
-    < 1 KB either way; a failed conditional write bills like a write)."""
+    < 1 KB either way; a failed conditional write bills like a write; a transaction bills each
+    of its items twice)."""
 
     def __init__(self, index_key: str = "lpk") -> None:
         self.usage = Usage(Counter(), defaultdict(float), defaultdict(float))
@@ -164,6 +165,18 @@ class CallCounter:
                 for request in requests:
                     item = request.get("PutRequest", {}).get("Item", {})
                     units += write_units(item_size(item)) + (1 if self.index_key in item else 0)
+            return units, 0
+        if operation == "TransactWriteItems":
+            # each item twice what it would cost alone; an Update or ConditionCheck's item is
+            # not sent, and is taken as under 1 KB (as UpdateItem's are here)
+            units = 0.0
+            for entry in params.get("TransactItems", []):
+                ((kind, body),) = entry.items()
+                if kind == "Put":
+                    item = body["Item"]
+                    units += 2 * (write_units(item_size(item)) + (1 if self.index_key in item else 0))
+                else:
+                    units += 2
             return units, 0
         if operation in ("GetItem", "Query", "Scan"):
             return 0, read_units(response_bytes, consistent)

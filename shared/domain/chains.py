@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from shared.domain.errors import ValidationFailed
-from shared.domain.ids import ID_LENGTH, MAX_SHARDS, parse_task_id, ulid
+from shared.domain.ids import ID_LENGTH, MAX_SHARDS, new_task_id, parse_task_id
 from shared.domain.states import RunStatus
 
 MAX_CHILDREN = 5
@@ -26,8 +26,6 @@ MAX_HOPS = 10
 one hop further is skipped (``chain stopped after 10 hops``)."""
 MAX_RESPONSE_BYTES = 4096
 """The parent's answer a child receives: at most this much of its body."""
-
-_SHARD_SHIFT = 70  # the id's 80 random bits begin with the shard (shared/domain/ids.py)
 
 
 class Branch(StrEnum):
@@ -124,10 +122,8 @@ def chained_item_id(parent_run_id: str, child_task_id: str, branch: Branch, shar
     if not 0 < shards <= MAX_SHARDS:
         raise ValueError(f"shards must be in [1, {MAX_SHARDS}]")
     digest = hashlib.sha256(f"{parent_run_id}|{child_task_id}|{branch.value}".encode()).digest()
-    bits = int.from_bytes(digest[:10], "big")
     shard = int.from_bytes(digest[10:14], "big") % shards
-    rest = bits & ((1 << _SHARD_SHIFT) - 1)
-    return ulid(parse_task_id(parent_run_id).due_ms, (shard << _SHARD_SHIFT) | rest)
+    return new_task_id(parse_task_id(parent_run_id).due_ms, shard, lambda n: digest[:n])
 
 
 def check_children(member: str, ids: Sequence[str]) -> tuple[str, ...]:

@@ -113,33 +113,19 @@ class DynamoJobStore:
         return int(item.done_shards or 0), int(item.total_shards or 0)
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
-        try:
-            JobItem(job_pk(job_id), JOB_SK).update(
-                actions=[JobItem.notified_percent.set(percent)],
-                # no notify once the job is cancelled
-                condition=(JobItem.notified_percent < percent) & (JobItem.status == JobStatus.RUNNING.value),
-            )
-        except UpdateError as error:
-            if is_conflict(error):
-                return False
-            raise
-        return True
+        return _updated(
+            job_id,
+            [JobItem.notified_percent.set(percent)],
+            # no notify once the job is cancelled
+            (JobItem.notified_percent < percent) & (JobItem.status == JobStatus.RUNNING.value),
+        )
 
     def claim_post(self, job_id: str, now_ms: int | None = None) -> bool:
         """The ``post`` step may call the processor: True while the job is running (a retried
         post claims again), and from then on the job cannot be cancelled; False once it is
         cancelled (or ended)."""
         started = now_ms if now_ms is not None else int(time.time() * 1000)
-        try:
-            JobItem(job_pk(job_id), JOB_SK).update(
-                actions=[JobItem.post_started_ms.set(started)],
-                condition=JobItem.status == JobStatus.RUNNING.value,
-            )
-        except UpdateError as error:
-            if is_conflict(error):
-                return False
-            raise
-        return True
+        return _updated(job_id, [JobItem.post_started_ms.set(started)], JobItem.status == JobStatus.RUNNING.value)
 
     def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
         """Mark the tenant's job cancelled, in one conditional write: only a running job whose
@@ -169,16 +155,23 @@ class DynamoJobStore:
         """False when the job had ended already: a job finishes once, and a step finishing after
         a cancel leaves ``cancelled`` as it is."""
         finished = now_ms if now_ms is not None else int(time.time() * 1000)
-        try:
-            JobItem(job_pk(job_id), JOB_SK).update(
-                actions=[JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
-                condition=JobItem.status == JobStatus.RUNNING.value,
-            )
-        except UpdateError as error:
-            if is_conflict(error):
-                return False
-            raise
-        return True
+        return _updated(
+            job_id,
+            [JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
+            JobItem.status == JobStatus.RUNNING.value,
+        )
+
+
+def _updated(job_id: str, actions: list[Any], condition: Any) -> bool:
+    """One conditional update of the job's item: False (nothing written) when its condition
+    does not hold."""
+    try:
+        JobItem(job_pk(job_id), JOB_SK).update(actions=actions, condition=condition)
+    except UpdateError as error:
+        if is_conflict(error):
+            return False
+        raise
+    return True
 
 
 def spec_of(job_id: str, item: JobItem) -> JobSpec:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -62,6 +63,19 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
         shoot(page, "job")
 
 
+def _holding(phase: str, release: threading.Event, phases: list[str]) -> Callable[[dict[str, Any]], Answer]:
+    """A job processor that records each call's phase and holds every ``phase`` call until
+    ``release`` (25 s at most); shards answer 1, post ``"posted"``."""
+
+    def process(body: dict[str, Any]) -> Answer:
+        phases.append(body["phase"])
+        if body["phase"] == phase:
+            release.wait(timeout=25)
+        return 200, {"shard": {"result": 1}, "post": {"result": "posted"}}.get(body["phase"], {})
+
+    return process
+
+
 def _held_job(call: Any, url: str, name: str, items: int) -> dict[str, Any]:
     spec = {
         "name": name,
@@ -77,17 +91,9 @@ def _held_job(call: Any, url: str, name: str, items: int) -> dict[str, Any]:
 def test_a_running_job_is_cancelled_from_its_page(page, sundial, new_tenant) -> None:
     tenant = new_tenant("jobcancel")
     call = as_tenant(sundial, tenant.key)
-    release = threading.Event()
-    phases: list[str] = []
-
-    def process(body: dict[str, Any]) -> Answer:
-        phases.append(body["phase"])
-        if body["phase"] == "shard":
-            release.wait(timeout=25)  # every shard waits: the job is still running when cancelled
-            return 200, {"result": 1}
-        return 200, {"result": "posted"} if body["phase"] == "post" else {}
-
-    with running_processor(process) as (url, _):
+    release, phases = threading.Event(), []
+    # every shard waits: the job is still running when cancelled
+    with running_processor(_holding("shard", release, phases)) as (url, _):
         job = _held_job(call, url, "console-cancel", 4)
         try:
             eventually(lambda: "shard" in phases, what="a shard call")
@@ -117,17 +123,9 @@ def test_a_running_job_is_cancelled_from_its_page(page, sundial, new_tenant) -> 
 def test_a_cancel_the_api_refuses_shows_its_error(page, sundial, new_tenant) -> None:
     tenant = new_tenant("jobrefuse")
     call = as_tenant(sundial, tenant.key)
-    release = threading.Event()
-    phases: list[str] = []
-
-    def process(body: dict[str, Any]) -> Answer:
-        phases.append(body["phase"])
-        if body["phase"] == "post":
-            release.wait(timeout=25)  # post has begun: the job is running but cannot be cancelled
-            return 200, {"result": "posted"}
-        return 200, {"result": 1} if body["phase"] == "shard" else {}
-
-    with running_processor(process) as (url, _):
+    release, phases = threading.Event(), []
+    # post has begun: the job is running but cannot be cancelled
+    with running_processor(_holding("post", release, phases)) as (url, _):
         job = _held_job(call, url, "console-posting", 2)
         try:
             eventually(lambda: "post" in phases, what="the post call")
