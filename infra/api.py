@@ -174,7 +174,7 @@ class Api(Construct):
                 # The Idempotency-Key header: Powertools' records, in a table of their own.
                 *storage.idempotency_statements(),
                 # A task due before the scanners' next pass is staged by the API itself.
-                *queues.staging_statements(),
+                queues.sends_of(names.API),
                 *jobs.starter_statements(),
                 # POST /v1/signing-secrets:rotate encrypts the new secret
                 *signing.rotator_statements(),

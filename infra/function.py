@@ -14,6 +14,9 @@
   actions Lambda's poller needs on that one queue, added together; in provisioned mode when asked.
 * **Reserved concurrency** when asked (``reserved_concurrency``): capacity set apart for the
   function alone, which is also the most it runs at once.
+* **Its recursive loop detection stated** (``allow_recursion``): ``Allow`` for a function that a
+  message can invoke again through the queues it sends to (``shared.topology.looping``), else
+  Lambda's default, ``Terminate``, written out.
 * **Provisioned concurrency** when asked (:meth:`ServiceFunction.provision`): an alias of the
   current version holds it, and the event sources added after it invoke the alias.
 * The Powertools service name and metrics namespace, and the function's settings
@@ -69,6 +72,7 @@ class ServiceFunction(Construct):
         memory_size: int,
         timeout: Duration,
         reserved_concurrency: int | None = None,
+        allow_recursion: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
@@ -122,6 +126,9 @@ class ServiceFunction(Construct):
             memory_size=memory_size,
             timeout=timeout,
             reserved_concurrent_executions=reserved_concurrency,
+            # Lambda stops a chain of invocations through SQS after about 16 unless the function
+            # allows recursion ("Use Lambda recursive loop detection to prevent infinite loops").
+            recursive_loop=lambda_.RecursiveLoop.ALLOW if allow_recursion else lambda_.RecursiveLoop.TERMINATE,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self.log_group,
             environment={

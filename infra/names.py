@@ -49,13 +49,16 @@ DLQ_DEPTH_ALARM_ID = "DeadLetters"
 LATENESS_ALARM_ID = "Lateness"
 API_5XX_ALARM_ID = "Api5xx"
 
-# Pipeline functions: the names shared/topology.py's ConsumerSpec.function uses.
+# Functions: the names shared/topology.py uses (ConsumerSpec.function, senders).
+API = "api"
 TICK = "tick"
 SCANNER = "scanner"
 TRIGGER = "trigger"
 HIGH_PRIORITY_TRIGGER = "trigger_high"
 """The trigger's code again (its handler module re-exports the trigger's), on the high-priority
-delay queue, with reserved concurrency."""
+delay queue, with a capacity of its own."""
+RECOVER = "recover"
+"""The trigger's code a third time, on the stranded queue (shared/topology.py)."""
 
 
 def handler(function: str) -> str:

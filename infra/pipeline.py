@@ -104,7 +104,8 @@ class FunctionProfile:
 PROFILES = {
     names.TICK: FunctionProfile("Sundial tick: one scan request per bucket shard, every minute", Duration.seconds(30)),
     names.SCANNER: FunctionProfile(
-        "Sundial scanner: stages a shard's due occurrences into the delay queues", Duration.seconds(60)
+        "Sundial scanner: stages a shard's due occurrences into the delay queues",
+        Duration.seconds(topology.SCANNER_TIMEOUT_S),
     ),
     names.TRIGGER: FunctionProfile(
         "Sundial trigger: claims, fires and records staged occurrences",
@@ -112,6 +113,11 @@ PROFILES = {
     ),
     names.HIGH_PRIORITY_TRIGGER: FunctionProfile(
         "Sundial high-priority trigger: claims, fires and records staged high-priority occurrences",
+        Duration.seconds(topology.TRIGGER_TIMEOUT_S),
+    ),
+    names.RECOVER: FunctionProfile(
+        "Sundial recovering trigger: fires late, or gives up as dead letters, occurrences whose messages "
+        "ran out of receives",
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
 }
@@ -178,9 +184,24 @@ class Queues(Construct):
             "high_priority_queue_url": self.high_priority.queue_url,
         }
 
-    def staging_statements(self) -> list[iam.PolicyStatement]:
-        """Sending (one message or a batch) to the delay queues, and to nothing else."""
-        return [send_statement([*self.delay, self.high_priority])]
+    def sends_of(self, function: str) -> iam.PolicyStatement:
+        """Sending (one message or a batch) to the queues ``function`` sends to
+        (``topology.senders``), and to nothing else."""
+        return send_statement([self.by_name[name] for name in topology.senders(len(self.delay))[function]])
+
+
+def event_source_concurrency(consumer: topology.ConsumerSpec, settings: DeploymentSettings) -> int:
+    """The maximum concurrency of ``consumer``'s event source: the topology's, else the setting of
+    its lane. The high-priority lane's is at most its reserved concurrency when it has one (the
+    settings refuse more): beyond it, invocations are throttled and each throttled batch burns its
+    messages' receives ("Using Lambda with Amazon SQS", maximum concurrency and reserved concurrency)."""
+    if consumer.max_concurrency is not None:
+        return consumer.max_concurrency
+    return {
+        names.SCANNER: settings.scanner_max_concurrency,
+        names.TRIGGER: settings.trigger_lane_concurrency,
+        names.HIGH_PRIORITY_TRIGGER: settings.high_priority_concurrency,
+    }[consumer.function]
 
 
 def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
@@ -209,21 +230,21 @@ class Pipeline(Construct):
             names.TICK,
             settings=settings,
             bundle=bundle,
-            statements=[send_statement([queues.scan_requests])],
+            statements=[queues.sends_of(names.TICK)],
             environment=function_environment(settings, scan_queue_url=queues.scan_requests.queue_url),
         )
         self.scanner = self._function(
             names.SCANNER,
             settings=settings,
             bundle=bundle,
-            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), *queues.staging_statements()],
+            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), queues.sends_of(names.SCANNER)],
             environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
         )
 
-        def trigger_statements() -> list[iam.PolicyStatement]:
+        def trigger_statements(name: str) -> list[iam.PolicyStatement]:
             return [
                 *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
-                send_statement([*queues.delay, queues.high_priority, queues.dead_letters]),
+                queues.sends_of(name),
                 # a task whose target is a job starts it
                 *jobs.starter_statements(),
                 # HTTP callbacks are signed with the task's tenant's secrets
@@ -250,18 +271,25 @@ class Pipeline(Construct):
             names.TRIGGER,
             settings=settings,
             bundle=bundle,
-            statements=trigger_statements(),
+            statements=trigger_statements(names.TRIGGER),
             environment=trigger_environment,
         )
         self.high_priority_trigger = self._function(
             names.HIGH_PRIORITY_TRIGGER,
             settings=settings,
             bundle=bundle,
-            statements=trigger_statements(),
+            statements=trigger_statements(names.HIGH_PRIORITY_TRIGGER),
             environment=trigger_environment,
-            reserved_concurrency=settings.high_priority_concurrency,
+            reserved_concurrency=settings.high_priority_reserved_concurrency or None,
         )
-        self.triggers = (self.trigger, self.high_priority_trigger)
+        self.recover = self._function(
+            names.RECOVER,
+            settings=settings,
+            bundle=bundle,
+            statements=trigger_statements(names.RECOVER),
+            environment=trigger_environment,
+        )
+        self.triggers = (self.trigger, self.high_priority_trigger, self.recover)
         for trigger in self.triggers:
             jobs.acknowledge_object_access(trigger.policy)
         self.functions = {
@@ -269,7 +297,10 @@ class Pipeline(Construct):
             names.SCANNER: self.scanner,
             names.TRIGGER: self.trigger,
             names.HIGH_PRIORITY_TRIGGER: self.high_priority_trigger,
+            names.RECOVER: self.recover,
         }
+        self.targets_policies: dict[ServiceFunction, iam.Policy] = {}
+        """Each trigger's policy of the target actions (:meth:`_grant_targets`)."""
         for trigger in self.triggers:
             self._grant_targets(trigger)
         if settings.trigger_provisioned_concurrency:
@@ -277,17 +308,15 @@ class Pipeline(Construct):
             self.trigger.provision(settings.trigger_provisioned_concurrency)
 
         for consumer in topology.consumers(settings.delay_queues, settings.trigger_batch_size):
-            max_concurrency = consumer.max_concurrency
-            if max_concurrency is None and consumer.function == names.SCANNER:
-                max_concurrency = settings.scanner_max_concurrency
+            pollers = settings.trigger_poller_config if consumer.function == names.TRIGGER else None
             self.functions[consumer.function].consume(
                 queues.by_name[consumer.queue],
                 batch_size=consumer.batch_size,
                 batching_window_s=consumer.batching_window_s,
-                max_concurrency=max_concurrency,
-                # provisioned pollers for the normal lane; the high lane's reserved concurrency
-                # bounds what its event source may invoke
-                pollers=settings.trigger_poller_config if consumer.function == names.TRIGGER else None,
+                # Every event source is capped (provisioned pollers cap the normal lane in their
+                # mode, which takes no maximum concurrency): no lane can take the account's pool.
+                max_concurrency=None if pollers else event_source_concurrency(consumer, settings),
+                pollers=pollers,
             )
 
         self.rule = events.Rule(
@@ -310,7 +339,7 @@ class Pipeline(Construct):
         reserved_concurrency: int | None = None,
     ) -> ServiceFunction:
         profile = PROFILES[name]
-        trigger = name in (names.TRIGGER, names.HIGH_PRIORITY_TRIGGER)
+        trigger = name in (names.TRIGGER, names.HIGH_PRIORITY_TRIGGER, names.RECOVER)
         return ServiceFunction(
             self,
             names.function_id(name),
@@ -323,6 +352,7 @@ class Pipeline(Construct):
             memory_size=settings.trigger_memory_mb if trigger else profile.memory_mb,
             timeout=profile.timeout,
             reserved_concurrency=reserved_concurrency,
+            allow_recursion=name in topology.looping(settings.delay_queues),
         )
 
     def _grant_targets(self, trigger: ServiceFunction) -> None:
@@ -348,7 +378,4 @@ class Pipeline(Construct):
                 )
             },
         )
-        if trigger is self.trigger:
-            self.targets_policy = policy
-        else:
-            self.high_priority_targets_policy = policy
+        self.targets_policies[trigger] = policy

@@ -27,7 +27,13 @@ from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACH
 from local.sqs_lambda import BatchingWindow, invoke_batch, receive
 from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.settings import Settings
-from shared.topology import EVENT_SOURCE_LONG_POLL_S, HIGH_PRIORITY_QUEUE, HIGH_PRIORITY_TRIGGER, ConsumerSpec
+from shared.topology import (
+    EVENT_SOURCE_LONG_POLL_S,
+    HIGH_PRIORITY_QUEUE,
+    HIGH_PRIORITY_TRIGGER,
+    RECOVER,
+    ConsumerSpec,
+)
 
 POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
@@ -96,6 +102,7 @@ class Runtime:
         from functions.api.handler import handler as api
         from functions.authorizer.handler import authorize
         from functions.jobs.handler import handler as job_step
+        from functions.recover.handler import handler as recover
         from functions.scanner.handler import handler as scanner
         from functions.tick.handler import handler as tick
         from functions.trigger import handler as trigger_module
@@ -111,6 +118,7 @@ class Runtime:
             "scanner": attributed("scanner", scanner),
             "trigger": attributed("trigger", trigger_module.handler),
             HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
+            RECOVER: attributed(RECOVER, recover),
         }
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")

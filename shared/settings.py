@@ -35,6 +35,7 @@ from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
+    RECOVER_CONCURRENCY,
     TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
@@ -82,6 +83,17 @@ MIN_PROVISIONED_POLLERS = 2
 maximum of at most 2,000 (Lambda's ProvisionedPollerConfig for SQS, as aws-cdk-lib checks it)."""
 MAX_RESERVED_CONCURRENCY = 900
 """Lambda keeps 100 of an account's concurrency unreserved; the default quota is 1,000."""
+MIN_EVENT_SOURCE_CONCURRENCY = 2
+MAX_EVENT_SOURCE_CONCURRENCY = 1_000
+"""An SQS event source's maximum concurrency (ScalingConfig.MaximumConcurrency): 2 to 1,000."""
+ACCOUNT_CONCURRENCY = 1_000
+"""Lambda's default quota of concurrent executions per account and Region ("Lambda quotas"); new
+accounts may start lower, which AWS raises with use."""
+OTHER_FUNCTIONS_CONCURRENCY = 100
+"""What the account's pool must keep for the API, its authorizer, the tick and the job function
+when every trigger lane and the scanners run at their maximum: Lambda itself keeps 100
+unreserved ("Lambda function scaling", reserved concurrency), and the API at its default stage
+throttle (500 requests a second of ~50 ms) needs about 25."""
 MAX_MINIMUM_POLLERS = 200
 MAX_MAXIMUM_POLLERS = 2_000
 NEW_TABLE_WARM_READS = 12_000
@@ -180,7 +192,9 @@ _WHY = {
     "scanner_max_concurrency": "an SQS event source's maximum concurrency",
     "job_shard_concurrency": "an inline Map's concurrency",
     "trigger_memory_mb": "Lambda's memory sizes",
-    "high_priority_concurrency": "reserved concurrency: Lambda keeps 100 of an account's 1,000 unreserved",
+    "high_priority_concurrency": "an SQS event source's maximum concurrency",
+    "high_priority_reserved_concurrency": "reserved concurrency: Lambda keeps 100 of an account's 1,000 unreserved",
+    "trigger_max_concurrency": "an SQS event source's maximum concurrency",
 }
 """Why a bound is where it is, told with the error (upper bounds only / both bounds)."""
 
@@ -401,10 +415,30 @@ class DeploymentSettings(Tuning):
     trigger_max_pollers: Annotated[Int, Field(ge=0, le=MAX_MAXIMUM_POLLERS)] = 0
     """Provisioned mode: the most pollers of each delay queue's event source (2 to 2,000; 0: Lambda's
     default, 200). Needs ``trigger_min_pollers``."""
-    high_priority_concurrency: Annotated[Int, Field(ge=1, le=MAX_RESERVED_CONCURRENCY)] = 10
-    """Concurrency reserved for the high-priority trigger (the lane of ``"priority": "high"``
-    tasks): environments no other function of the account can take, so a flood of normal
-    occurrences cannot starve it, and the most it runs at once (docs/receivers.md, section 3)."""
+    high_priority_concurrency: Annotated[
+        Int, Field(ge=MIN_EVENT_SOURCE_CONCURRENCY, le=MAX_EVENT_SOURCE_CONCURRENCY)
+    ] = 10
+    """The most batches the high-priority trigger (the lane of ``"priority": "high"`` tasks) runs
+    at once: its event source's maximum concurrency. The normal lane is capped too
+    (``trigger_max_concurrency``), so a flood of normal occurrences leaves this much of the
+    account's pool (docs/receivers.md, section 3)."""
+    high_priority_reserved_concurrency: Annotated[Int, Field(ge=0, le=MAX_RESERVED_CONCURRENCY)] = 0
+    """Concurrency reserved for the high-priority trigger (0: none): environments no other function
+    of the account can take, which the cap of the normal lane cannot promise when other workloads
+    share the account. Off by default: a reservation fails to deploy where the account's quota
+    leaves less than 100 unreserved (new accounts start with a low quota). At least
+    ``high_priority_concurrency`` when set: an event source invoking beyond a function's reserved
+    concurrency is throttled, and each throttled batch burns its messages' receives."""
+    trigger_max_concurrency: Annotated[Int, Field(ge=0, le=MAX_EVENT_SOURCE_CONCURRENCY)] = 0
+    """The most batches each delay queue's event source runs at once in standard mode (its maximum
+    concurrency), so the trigger cannot take the whole account's pool from the API, its
+    authorizer, the tick and the high-priority lane. 0: what the account's quota leaves once the
+    other lanes, the scanners and 100 for the other functions are counted, shared by the delay
+    queues (:attr:`trigger_lane_concurrency`; 872 at the defaults). Provisioned mode
+    (``trigger_min_pollers``) has no maximum concurrency; ``trigger_max_pollers`` bounds it."""
+    account_concurrency: Annotated[Int, Field(ge=10)] = ACCOUNT_CONCURRENCY
+    """The account's quota of concurrent executions in this Region (Lambda's default: 1,000): the
+    caps of the trigger's lanes and the scanners must leave 100 of it to the other functions."""
     trigger_provisioned_concurrency: Annotated[Int, Field(ge=0)] = 0
     """Execution environments of the trigger kept initialized (and billed) at all times; 0: none.
     Above 0 the event sources invoke an alias ("live") of the trigger's current version, which
@@ -485,6 +519,7 @@ class DeploymentSettings(Tuning):
                 f"{name('trigger_max_pollers')} must be at least {name('trigger_min_pollers')} "
                 f"({self.trigger_min_pollers}), got {self.trigger_max_pollers}"
             )
+        problems.extend(self.concurrency_problems())
         for field, least in (("table_warm_reads", NEW_TABLE_WARM_READS), ("table_warm_writes", NEW_TABLE_WARM_WRITES)):
             if 0 < getattr(self, field) < least:
                 problems.append(
@@ -492,6 +527,55 @@ class DeploymentSettings(Tuning):
                     f"has already), got {getattr(self, field)}"
                 )
         return problems
+
+    def concurrency_problems(self) -> list[str]:
+        """The rules between the event sources' caps, the reserved concurrency and the account's
+        pool, broken."""
+        name = self.setting_name
+        problems = []
+        reserved = self.high_priority_reserved_concurrency
+        if reserved and reserved < self.high_priority_concurrency:
+            problems.append(
+                f"{name('high_priority_reserved_concurrency')} must be 0 (none) or at least "
+                f"{name('high_priority_concurrency')} ({self.high_priority_concurrency}), got {reserved}: "
+                "the lane's event source would invoke beyond the reservation, and each throttled batch "
+                "burns its messages' receives"
+            )
+        if self.provisioned_pollers is None:
+            lanes = self.trigger_lane_concurrency * self.delay_queues
+            used = lanes + self._other_lanes_concurrency
+            room = self.account_concurrency - OTHER_FUNCTIONS_CONCURRENCY
+            if self.trigger_lane_concurrency < MIN_EVENT_SOURCE_CONCURRENCY:
+                problems.append(
+                    f"{name('account_concurrency')} ({self.account_concurrency}) less "
+                    f"{OTHER_FUNCTIONS_CONCURRENCY} for the other functions, {name('high_priority_concurrency')}, "
+                    f"{name('scanner_max_concurrency')} and the recovering trigger's {RECOVER_CONCURRENCY} must "
+                    f"leave each of the {name('delay_queues')} ({self.delay_queues}) at least "
+                    f"{MIN_EVENT_SOURCE_CONCURRENCY}: lower those caps, or raise the account's quota and say so"
+                )
+            elif used > room:
+                problems.append(
+                    f"{name('trigger_max_concurrency')} x {name('delay_queues')} ({lanes}) + "
+                    f"{name('high_priority_concurrency')} + {name('scanner_max_concurrency')} + the recovering "
+                    f"trigger's {RECOVER_CONCURRENCY} must leave {OTHER_FUNCTIONS_CONCURRENCY} of "
+                    f"{name('account_concurrency')} ({self.account_concurrency}) to the API, its authorizer, "
+                    f"the tick and the jobs, got {used}: lower a cap, or raise the account's quota and say so"
+                )
+        return problems
+
+    @property
+    def _other_lanes_concurrency(self) -> int:
+        return self.high_priority_concurrency + self.scanner_max_concurrency + RECOVER_CONCURRENCY
+
+    @property
+    def trigger_lane_concurrency(self) -> int:
+        """Each delay queue's event source's maximum concurrency: ``trigger_max_concurrency``, or
+        when 0 the account's room (its quota less the other lanes, the scanners and what the
+        other functions keep) shared by the delay queues, at most Lambda's 1,000."""
+        if self.trigger_max_concurrency:
+            return self.trigger_max_concurrency
+        room = self.account_concurrency - OTHER_FUNCTIONS_CONCURRENCY - self._other_lanes_concurrency
+        return min(MAX_EVENT_SOURCE_CONCURRENCY, room // self.delay_queues)
 
     @property
     def provisioned_pollers(self) -> tuple[int, int | None] | None:

@@ -33,6 +33,8 @@ class ConsumerSpec:
     """How long the event source may hold a batch that is not full (Lambda's
     MaximumBatchingWindowInSeconds)."""
     max_concurrency: int | None = None
+    """The event source's maximum concurrency (ScalingConfig.MaximumConcurrency) when the topology
+    fixes one; the deployment's settings size the others (infra/pipeline.py)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_size <= MAX_BATCH_SIZE:
@@ -57,14 +59,49 @@ MAX_UNWINDOWED_BATCH_SIZE = 10
 MAX_BATCHING_WINDOW_S = 300
 
 
+VISIBILITY_PER_TIMEOUT = 6
+"""A queue that invokes a Lambda function keeps a message invisible for at least six times the
+function's timeout: Lambda retries a throttled batch while its messages are in flight, and a
+shorter visibility timeout makes them receivable again, burning their receives towards the
+dead-letter queue (Lambda developer guide, "Using Lambda with Amazon SQS", configuring a queue:
+"set the source queue's visibility timeout to at least six times the timeout that you configure
+on your function")."""
+
+
+def visibility_for(timeout_s: int) -> int:
+    """The visibility timeout of a queue whose consumer times out after ``timeout_s``."""
+    return VISIBILITY_PER_TIMEOUT * timeout_s
+
+
+SCANNER_TIMEOUT_S = 60
+"""The scanner function's timeout."""
+TRIGGER_TIMEOUT_S = 120
+"""The trigger function's timeout (and the recovering trigger's): the lead it waits out, a batch's
+claims, and the slowest target (an HTTP call times out after at most 60 s), with room."""
+
 DEAD_LETTERS = QueueSpec("dead-letters", visibility_timeout_s=30, retention_s=14 * 86_400)
-SCAN_REQUESTS = QueueSpec("scan-requests", visibility_timeout_s=120, dead_letter=DEAD_LETTERS.name)
+"""Occurrences given up (the trigger sends them, with the reason) and messages no consumer could
+take: the stack alarms on its depth. No function consumes it."""
+SCAN_REQUESTS = QueueSpec(
+    "scan-requests", visibility_timeout_s=visibility_for(SCANNER_TIMEOUT_S), dead_letter=DEAD_LETTERS.name
+)
 """A standard queue: two scans of one shard never overlap because each takes the shard's scan
 lease first (shared/store/pipeline.py), and a request older than the shard's mark is skipped."""
+STRANDED = QueueSpec(
+    "stranded",
+    visibility_timeout_s=visibility_for(TRIGGER_TIMEOUT_S),
+    dead_letter=DEAD_LETTERS.name,
+    retention_s=14 * 86_400,
+)
+"""Where SQS moves a delay-queue message after its last receive: a message can run out of
+receives without the trigger ever seeing it (its invocations throttled by the account's
+concurrency or by Lambda's recursive loop detection), and the dead-letter queue alone would keep
+it where no API lists it. The recovering trigger (``RECOVER``) takes each one as a last delivery:
+fired late under the task's misfire policy, or given up as a dead letter that
+``GET /v1/dead-letters`` lists and redrive fires again; what it cannot take either goes on to the
+dead-letter queue, which is alarmed."""
 DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
-TRIGGER_TIMEOUT_S = 120
-"""The trigger function's timeout."""
 TRIGGER_MEMORY_MB = 128
 """The trigger's default memory (deployment setting ``sundial:triggerMemoryMb``). It mostly waits
 out the staging lead and its process needs about 80 MB: the smallest size halves the Lambda time
@@ -85,15 +122,19 @@ HIGH_PRIORITY_BATCHING_WINDOW_S = 0
 once (up to 10 messages, the most Lambda takes without a window), so its occurrences have the
 whole lead for their claims, which go one at a time in a batch. It costs more invocations per
 high-priority fire than the normal lane's fuller batches (each waits out the lead)."""
-DELAY_VISIBILITY_TIMEOUT_S = 180
-"""Longer than a claim's lease (the slowest target + the margin): a redelivered message finds it
-expired, and the trigger function's timeout (120 s) fits inside it."""
+DELAY_VISIBILITY_TIMEOUT_S = visibility_for(TRIGGER_TIMEOUT_S)
+"""Six times the trigger's timeout (:data:`VISIBILITY_PER_TIMEOUT`): 720 s. Longer than a claim's
+lease (the trigger's timeout + the lead + a margin), so a message redelivered after a crashed
+trigger finds the lease expired; the price is that such a message comes back 12 minutes after the
+crash (it was 3), which is a misfire handled by the task's policy either way (docs/deploy.md,
+"Limits AWS sets")."""
 
 
 DELAY_MAX_RECEIVES = 5
-"""Deliveries of one delay-queue message before SQS moves it to the dead-letter queue. The
-trigger gives an occurrence up on its last delivery (dead-lettered in the table as well, where
-it can be redriven), so only a trigger that cannot reach the table leaves one behind."""
+"""Deliveries of one delay-queue message before SQS moves it to the stranded queue (Lambda's
+guide asks for at least 5 on a queue a function consumes). The trigger gives an occurrence up on
+its last delivery (dead-lettered in the table as well, where it can be redriven); a message whose
+receives were burned without the trigger seeing it is taken by the recovering trigger."""
 
 
 HIGH_PRIORITY_QUEUE = f"{DELAY_QUEUE}-high"
@@ -101,15 +142,21 @@ HIGH_PRIORITY_QUEUE = f"{DELAY_QUEUE}-high"
 TRIGGER = "trigger"
 HIGH_PRIORITY_TRIGGER = "trigger_high"
 """The trigger's code deployed a second time (functions/trigger_high/handler.py is the trigger's
-handler), on the high-priority queue alone, with capacity of its own (reserved concurrency in
-AWS, its own worker pool locally)."""
+handler), on the high-priority queue alone, with capacity of its own (its event source's maximum
+concurrency, and reserved concurrency where the account has room for it; its own worker pool
+locally)."""
+RECOVER = "recover"
+"""The trigger's code a third time, on the stranded queue: every message is its last delivery."""
+API = "api"
+TICK = "tick"
+SCANNER = "scanner"
 
 
 def delay_queue(index: int | str, visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> QueueSpec:
     return QueueSpec(
         f"{DELAY_QUEUE}-{index}",
         visibility_timeout_s=visibility_timeout_s,
-        dead_letter=DEAD_LETTERS.name,
+        dead_letter=STRANDED.name,
         max_receive_count=DELAY_MAX_RECEIVES,
     )
 
@@ -122,6 +169,7 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
     return [
         DEAD_LETTERS,
         SCAN_REQUESTS,
+        STRANDED,
         *(delay_queue(i, delay_visibility_s) for i in range(delay_queues)),
         high_priority_queue(delay_visibility_s),
     ]
@@ -129,10 +177,10 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
     """The scanner on the scan requests, the trigger on every delay queue ``trigger_batch_size``
-    messages at a time, and the high-priority trigger on the high-priority queue, without a
-    batching window (at most 10 at a time)."""
+    messages at a time, the high-priority trigger on the high-priority queue, without a batching
+    window (at most 10 at a time), and the recovering trigger on the stranded queue."""
     return [
-        ConsumerSpec("scanner", SCAN_REQUESTS.name, batch_size=1),
+        ConsumerSpec(SCANNER, SCAN_REQUESTS.name, batch_size=1),
         *(
             ConsumerSpec(
                 TRIGGER,
@@ -148,4 +196,58 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
             batch_size=min(trigger_batch_size, MAX_UNWINDOWED_BATCH_SIZE),
             batching_window_s=HIGH_PRIORITY_BATCHING_WINDOW_S,
         ),
+        ConsumerSpec(RECOVER, STRANDED.name, batch_size=MAX_UNWINDOWED_BATCH_SIZE, max_concurrency=RECOVER_CONCURRENCY),
     ]
+
+
+RECOVER_CONCURRENCY = 2
+"""The recovering trigger's event source runs at most this many batches at once (the least
+Lambda's MaximumConcurrency accepts): stranded messages are rare, and a flood of them must not
+take the account's concurrency from the lanes that fire on time."""
+
+
+def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
+    """Function -> the queues it sends to: what each function's role may send to (infra/), and
+    with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
+    (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive),
+    the tick asks for scans, the scanners stage, and the triggers stage retries, next occurrences,
+    held copies and chain hops, and send what they give up to the dead-letter queue."""
+    staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
+    firing = (*staging, DEAD_LETTERS.name)
+    return {
+        API: staging,
+        TICK: (SCAN_REQUESTS.name,),
+        SCANNER: staging,
+        TRIGGER: firing,
+        HIGH_PRIORITY_TRIGGER: firing,
+        RECOVER: firing,
+    }
+
+
+def looping(delay_queues: int) -> frozenset[str]:
+    """The functions a message can invoke again through the queues: a function sends to a queue
+    that invokes a function that ... invokes the first. Lambda's recursive loop detection stops
+    such a chain after about 16 invocations unless the function allows recursion (Lambda developer
+    guide, "Use Lambda recursive loop detection to prevent infinite loops"): a task due every
+    minute is such a chain, forever, through the trigger and the delay queue it stages into."""
+    invoked_by: dict[str, set[str]] = {}
+    for consumer in consumers(delay_queues):
+        invoked_by.setdefault(consumer.queue, set()).add(consumer.function)
+    calls = {
+        function: {invoked for queue in queues for invoked in invoked_by.get(queue, ())}
+        for function, queues in senders(delay_queues).items()
+    }
+
+    def reaches(start: str) -> bool:
+        seen: set[str] = set()
+        pending = list(calls.get(start, ()))
+        while pending:
+            function = pending.pop()
+            if function == start:
+                return True
+            if function not in seen:
+                seen.add(function)
+                pending.extend(calls.get(function, ()))
+        return False
+
+    return frozenset(function for function in calls if reaches(function))

@@ -65,10 +65,10 @@ class LeaseHeld(Exception):
     """Makes SQS deliver the message again later (a partial batch failure)."""
 
 
-def _fire(batch: Batch, record: SQSRecord) -> Fired:
+def _fire(batch: Batch, record: SQSRecord, last_delivery: bool) -> Fired:
     """On the record's own thread: claim (in turn), wait, fire, record."""
     staged = Staged.from_message(json.loads(record.body))  # a malformed record fails here
-    receives = int(record.attributes.approximate_receive_count or 1)
+    receives = batch.max_receives if last_delivery else int(record.attributes.approximate_receive_count or 1)
     return batch.fire(staged, record.message_id, receives)
 
 
@@ -85,6 +85,12 @@ def _answer(fired: Fired) -> str:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    return fire_records(event, context, last_delivery=False)
+
+
+def fire_records(event: dict[str, Any], context: LambdaContext, *, last_delivery: bool) -> PartialItemFailureResponse:
+    """Fire a batch of staged occurrences; ``last_delivery``: each record is its message's last
+    delivery (the stranded queue's: functions/recover/handler.py), given up if it fails."""
     records = [SQSRecord(raw) for raw in event.get("Records", [])]
     batch = trigger().new_batch()
     batch.take_turns([(r.message_id, staged) for r in records if (staged := _staged(r.body)) is not None])
@@ -93,7 +99,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     threads = ThreadPoolExecutor(max_workers=max(1, len(records)))
     try:
         fired: dict[str, Future[Fired]] = {
-            r.message_id: threads.submit(contextvars.copy_context().run, _fire, batch, r) for r in records
+            r.message_id: threads.submit(contextvars.copy_context().run, _fire, batch, r, last_delivery)
+            for r in records
         }
 
         def record_handler(record: SQSRecord) -> str:

@@ -360,8 +360,7 @@ def test_account_wide_resources_are_only_the_triggers_targets(synthesized: Synth
     The target policy holds nothing else."""
     stack = synthesized.stack
     targets_policies = [
-        logical_id(stack, policy.node.default_child)
-        for policy in (stack.pipeline.targets_policy, stack.pipeline.high_priority_targets_policy)
+        logical_id(stack, policy.node.default_child) for policy in stack.pipeline.targets_policies.values()
     ]
     processors_policy = logical_id(stack, stack.jobs.processors_policy.node.default_child)
     bucket = logical_id(stack, stack.jobs.bucket.node.default_child)

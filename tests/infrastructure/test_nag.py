@@ -31,6 +31,7 @@ ACKNOWLEDGED = {
             "Pipeline/Scanner",
             "Pipeline/Trigger",
             "Pipeline/TriggerHigh",
+            "Pipeline/Recover",
             "Jobs/Function",
         )
     ),
@@ -52,6 +53,7 @@ ACKNOWLEDGED = {
             "Api/Handler/Policy",
             "Pipeline/Trigger/Policy",
             "Pipeline/TriggerHigh/Policy",
+            "Pipeline/Recover/Policy",
         )
     ),
     ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
@@ -60,7 +62,7 @@ ACKNOWLEDGED = {
             f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource",
             f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service=service, resource=resource)}]",
         )
-        for trigger in ("Trigger", "TriggerHigh")
+        for trigger in ("Trigger", "TriggerHigh", "Recover")
         for service, resource in (("lambda", "function:*"), ("sqs", "*"), ("sns", "*"), ("events", "event-bus/*"))
     ),
     ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),

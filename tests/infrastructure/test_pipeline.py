@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from aws_cdk.assertions import Template
 
 from infra import names
-from infra.settings import DeploymentSettings
+from infra.settings import DeploymentSettings, SettingsError
 from shared import topology
-from shared.settings import env_name, from_env
+from shared.settings import context_key, env_name, from_env
 from tests.infrastructure.conftest import (
     ALTERNATE_DELAY_QUEUES,
     Built,
@@ -96,7 +97,7 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
     deployment: tuple[Deployment, int],
 ) -> None:
     built, delay_queues = deployment
-    settings = DeploymentSettings(delay_queues=delay_queues)
+    settings = built.stack.settings
     queue_names = _queue_names(built)
     function_names = _function_names(built)
     found = []
@@ -113,11 +114,15 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
                 concurrency,
             )
         )
+    lanes = {
+        names.SCANNER: settings.scanner_max_concurrency,
+        names.TRIGGER: settings.trigger_lane_concurrency,
+        names.HIGH_PRIORITY_TRIGGER: settings.high_priority_concurrency,
+        names.RECOVER: topology.RECOVER_CONCURRENCY,
+    }
     expected = []
     for consumer in topology.consumers(delay_queues):
-        concurrency = consumer.max_concurrency
-        if concurrency is None and consumer.function == names.SCANNER:
-            concurrency = settings.scanner_max_concurrency
+        concurrency = lanes[consumer.function]
         expected.append(
             (consumer.function, consumer.queue, consumer.batch_size, consumer.batching_window_s, concurrency)
         )
@@ -127,18 +132,31 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
 # --- the queues ------------------------------------------------------------------------------
 
 
-def test_every_delay_queue_redrives_to_the_dead_letter_queue(deployment: tuple[Deployment, int]) -> None:
+def test_every_delay_queue_redrives_to_the_stranded_queue_and_that_to_the_dead_letter_queue(
+    deployment: tuple[Deployment, int],
+) -> None:
+    """A delay-queue message that ran out of receives goes where a function takes it (the recovering
+    trigger), not straight to the dead-letter queue, where no API would list it."""
     built, delay_queues = deployment
-    dead_letters = _queue_id(built, topology.DEAD_LETTERS.name)
+    stranded = _queue_id(built, topology.STRANDED.name)
     queues = built.resources("AWS::SQS::Queue")
-    for index in range(delay_queues):
-        spec = topology.delay_queue(index)
+    for spec in [*(topology.delay_queue(i) for i in range(delay_queues)), topology.high_priority_queue()]:
         properties = queues[_queue_id(built, spec.name)]["Properties"]
         assert properties["RedrivePolicy"] == {
-            "deadLetterTargetArn": {"Fn::GetAtt": [dead_letters, "Arn"]},
+            "deadLetterTargetArn": {"Fn::GetAtt": [stranded, "Arn"]},
             "maxReceiveCount": spec.max_receive_count,
         }
         assert properties["VisibilityTimeout"] == topology.DELAY_VISIBILITY_TIMEOUT_S
+    assert queues[stranded]["Properties"]["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
+    }
+    recover_id, _ = _function(built, names.RECOVER)
+    [consumed] = [
+        m["Properties"]
+        for m in built.resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": recover_id}
+    ]
+    assert consumed["EventSourceArn"] == {"Fn::GetAtt": [stranded, "Arn"]}
 
 
 def test_the_dead_letter_queue_keeps_messages_14_days(synthesized: Synthesized) -> None:
@@ -208,50 +226,164 @@ def test_the_trigger_consumes_every_delay_queue_ten_at_a_time(deployment: tuple[
     assert consumed == expected
 
 
-def test_every_consumer_finishes_before_its_queue_hands_the_message_out_again(
+def test_every_queue_a_function_consumes_hides_a_message_six_times_the_functions_timeout(
     deployment: tuple[Deployment, int],
 ) -> None:
+    """Lambda's guide: a queue's visibility timeout at least six times its function's timeout, so
+    Lambda can retry a throttled batch while its messages stay in flight ("Using Lambda with Amazon
+    SQS"). A shorter one burns their receives towards the dead-letter queue."""
     built, _ = deployment
     functions = built.resources("AWS::Lambda::Function")
     queues = built.resources("AWS::SQS::Queue")
-    for mapping in built.resources("AWS::Lambda::EventSourceMapping").values():
+    mappings = built.resources("AWS::Lambda::EventSourceMapping").values()
+    assert mappings
+    for mapping in mappings:
         properties = mapping["Properties"]
         timeout = functions[properties["FunctionName"]["Ref"]]["Properties"]["Timeout"]
         visibility = queues[properties["EventSourceArn"]["Fn::GetAtt"][0]]["Properties"]["VisibilityTimeout"]
-        assert timeout < visibility
+        assert visibility >= 6 * timeout, properties["EventSourceArn"]
 
 
 def test_the_trigger_times_out_before_a_delay_message_becomes_visible_again(synthesized: Synthesized) -> None:
     _, trigger = _function(synthesized, names.TRIGGER)
-    assert trigger["Timeout"] == 120 < topology.DELAY_VISIBILITY_TIMEOUT_S == 180
+    assert trigger["Timeout"] == 120
+    assert topology.DELAY_VISIBILITY_TIMEOUT_S == 720
 
 
-@pytest.mark.parametrize(("which", "reserved"), [("synthesized", 10), ("alternate", 25)])
-def test_the_high_priority_trigger_has_its_own_queue_and_reserved_concurrency(
-    request: pytest.FixtureRequest, which: str, reserved: int
+@pytest.mark.parametrize(("which", "cap"), [("synthesized", 10), ("alternate", 25)])
+def test_the_high_priority_trigger_has_its_own_queue_and_a_capped_event_source_but_no_reservation(
+    request: pytest.FixtureRequest, which: str, cap: int
 ) -> None:
-    """The trigger's code again, with the trigger's profile, on the high-priority queue alone, with
-    ``sundial:highPriorityConcurrency`` reserved for it (not a mapping's maximum concurrency: that
-    caps without setting anything apart)."""
+    """The trigger's code again, with the trigger's profile, on the high-priority queue alone, its
+    event source capped at ``sundial:highPriorityConcurrency``. No reserved concurrency by default:
+    a reservation fails to create where the account's quota would leave less than 100 unreserved
+    (a new account's), and a first deploy must succeed."""
     built = request.getfixturevalue(which)
     high_id, high = _function(built, names.HIGH_PRIORITY_TRIGGER)
     trigger_id, trigger = _function(built, names.TRIGGER)
-    assert high["ReservedConcurrentExecutions"] == reserved
-    assert "ReservedConcurrentExecutions" not in trigger
+    for function in built.resources("AWS::Lambda::Function").values():
+        assert "ReservedConcurrentExecutions" not in function["Properties"]
     assert (high["Timeout"], high["MemorySize"]) == (trigger["Timeout"], trigger["MemorySize"])
     mappings = [m["Properties"] for m in built.resources("AWS::Lambda::EventSourceMapping").values()]
     [consumed] = [m for m in mappings if m["FunctionName"] == {"Ref": high_id}]
     assert consumed["EventSourceArn"]["Fn::GetAtt"][0] == _queue_id(built, topology.HIGH_PRIORITY_QUEUE)
-    assert "ScalingConfig" not in consumed
+    assert consumed["ScalingConfig"] == {"MaximumConcurrency": cap}
     assert all(
         m["EventSourceArn"]["Fn::GetAtt"][0] != _queue_id(built, topology.HIGH_PRIORITY_QUEUE)
         for m in mappings
         if m["FunctionName"] == {"Ref": trigger_id}
     )
-    queue = built.resources("AWS::SQS::Queue")[_queue_id(built, topology.HIGH_PRIORITY_QUEUE)]["Properties"]
-    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
-        "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
-    }
+
+
+def test_a_reserved_high_lane_is_never_invoked_beyond_its_reservation() -> None:
+    """Where an account has room, ``sundial:highPriorityReservedConcurrency`` reserves the lane's
+    capacity; its event source's cap stays at or under it (beyond, Lambda throttles the batches and
+    each throttle burns their messages' receives), and the settings refuse less."""
+    from infra.app import build_app
+
+    app = build_app(
+        nag=False,
+        overrides={context_key("high_priority_concurrency"): 20, context_key("high_priority_reserved_concurrency"): 30},
+    )
+    stack = app.node.find_child(names.STACK_NAME)
+    built = Built(stack=stack, template=Template.from_stack(stack))  # type: ignore[arg-type]
+    high_id, high = _function(built, names.HIGH_PRIORITY_TRIGGER)
+    assert high["ReservedConcurrentExecutions"] == 30
+    [consumed] = [
+        m["Properties"]
+        for m in built.resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": high_id}
+    ]
+    assert consumed["ScalingConfig"]["MaximumConcurrency"] <= high["ReservedConcurrentExecutions"]
+    with pytest.raises(SettingsError, match="highPriorityReservedConcurrency must be 0"):
+        DeploymentSettings.from_context(
+            {context_key("high_priority_concurrency"): 20, context_key("high_priority_reserved_concurrency"): 10}
+        )
+
+
+def test_no_lane_can_take_the_accounts_whole_pool(deployment: tuple[Deployment, int]) -> None:
+    """Every event source has a maximum concurrency, and together they leave the other functions
+    (API, authorizer, tick, jobs) at least 100 of the account's default 1,000."""
+    built, delay_queues = deployment
+    caps = [
+        m["Properties"]["ScalingConfig"]["MaximumConcurrency"]
+        for m in built.resources("AWS::Lambda::EventSourceMapping").values()
+    ]
+    assert len(caps) == len(topology.consumers(delay_queues))
+    assert sum(caps) <= built.stack.settings.account_concurrency - 100
+
+
+# --- recursive loop detection ------------------------------------------------------------------
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _functions_in_loops(built: Deployment) -> set[str]:
+    """Functions a message can invoke again, read off the template alone: a function's role may
+    send to a queue (an ``sqs:SendMessage`` statement naming the queue), a queue invokes a function
+    (an event source mapping); a function that reaches itself through such edges is in a loop.
+    Target policies (``sqs:SendMessage`` on every queue of the account, for users' targets) are
+    not edges: a target naming one of Sundial's own queues is refused (shared/domain/own.py)."""
+    roles = {}
+    for key, function in built.resources("AWS::Lambda::Function").items():
+        role = function["Properties"].get("Role")
+        if isinstance(role, dict) and "Fn::GetAtt" in role:
+            roles[role["Fn::GetAtt"][0]] = key
+    sends: dict[str, set[str]] = {key: set() for key in roles.values()}
+    for policy in built.resources("AWS::IAM::Policy").values():
+        for role in policy["Properties"]["Roles"]:
+            function = roles.get(role["Ref"])
+            if function is None:
+                continue
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+                if "sqs:SendMessage" not in _listed(statement["Action"]):
+                    continue
+                for resource in _listed(statement["Resource"]):
+                    if isinstance(resource, dict) and "Fn::GetAtt" in resource:
+                        sends[function].add(resource["Fn::GetAtt"][0])
+    invokes: dict[str, set[str]] = {}
+    for mapping in built.resources("AWS::Lambda::EventSourceMapping").values():
+        properties = mapping["Properties"]
+        invokes.setdefault(properties["EventSourceArn"]["Fn::GetAtt"][0], set()).add(properties["FunctionName"]["Ref"])
+
+    def reaches_itself(start: str) -> bool:
+        seen, pending = set(), [f for q in sends[start] for f in invokes.get(q, ())]
+        while pending:
+            function = pending.pop()
+            if function == start:
+                return True
+            if function not in seen:
+                seen.add(function)
+                pending.extend(f for q in sends[function] for f in invokes.get(q, ()))
+        return False
+
+    return {key for key in sends if reaches_itself(key)}
+
+
+def test_every_function_in_a_loop_through_its_queues_allows_recursion_and_no_other(
+    deployment: tuple[Deployment, int],
+) -> None:
+    """Lambda stops a chain of invocations through SQS after about 16 unless the function allows
+    recursion ("Use Lambda recursive loop detection to prevent infinite loops"): the trigger stages
+    a recurring task's next occurrence into the queue that invokes it, so every task due more often
+    than the writers' window would stop firing for good. The set is derived from the template (who
+    may send to which queue, which queue invokes whom), not from a list."""
+    built, _ = deployment
+    looping = _functions_in_loops(built)
+    assert {_function_names(built)[key] for key in looping} >= {names.TRIGGER, names.HIGH_PRIORITY_TRIGGER}
+    for key, function in built.resources("AWS::Lambda::Function").items():
+        expected = "Allow" if key in looping else "Terminate"
+        assert function["Properties"].get("RecursiveLoop", "Terminate") == expected, _function_names(built)[key]
+
+
+def test_the_loops_the_template_has_are_the_topologys(deployment: tuple[Deployment, int]) -> None:
+    """The local runtime models loop detection from ``topology.looping``: it names the functions
+    the template allows recursion, so the runtime cannot drift from the stack."""
+    built, delay_queues = deployment
+    names_of = _function_names(built)
+    assert {names_of[key] for key in _functions_in_loops(built)} == topology.looping(delay_queues)
 
 
 def test_a_claims_lease_runs_out_before_its_message_comes_back() -> None:
@@ -372,6 +504,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
         names.SCANNER: urls,
         names.TRIGGER: urls,
         names.HIGH_PRIORITY_TRIGGER: urls,
+        names.RECOVER: urls,
         names.TICK: None,
         "jobs": None,
         "authorizer": None,

@@ -94,6 +94,9 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:triggerMaxPollers",
         "sundial:triggerProvisionedConcurrency",
         "sundial:highPriorityConcurrency",
+        "sundial:highPriorityReservedConcurrency",
+        "sundial:triggerMaxConcurrency",
+        "sundial:accountConcurrency",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
     }
@@ -211,6 +214,9 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         "trigger_max_pollers",
         "trigger_provisioned_concurrency",
         "high_priority_concurrency",
+        "high_priority_reserved_concurrency",
+        "trigger_max_concurrency",
+        "account_concurrency",
         "table_warm_reads",
         "table_warm_writes",
     }
@@ -246,7 +252,7 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         ("sundial:leadMs", 10_001),
         ("sundial:misfireToleranceMs", -1),
         ("sundial:leaseMs", 0),
-        ("sundial:leaseMs", 180_000),  # a redelivered message would find the lease still held
+        ("sundial:leaseMs", 720_000),  # a redelivered message would find the lease still held
         ("sundial:latenessAlarmMs", 0),
         ("sundial:alarmTopicArn", "ops-alarms"),
         ("sundial:alarmTopicArn", "arn:aws:sqs:us-east-1:123456789012:ops"),

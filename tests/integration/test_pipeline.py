@@ -319,3 +319,57 @@ def test_a_tick_skipped_for_five_minutes_loses_nothing(api, pipeline, receiver):
     pipeline.fire(until=lambda: False, timeout=1)
     fired = [c.body["task_id"] for c in receiver.calls_to("/outage")]
     assert sorted(fired) == sorted(ids)  # every one, once
+
+
+def _strand(pipeline, task_id: str) -> None:
+    """What AWS does to a message whose invocations were throttled (or stopped by recursive loop
+    detection): it is received again and again without the trigger ever seeing it, until SQS
+    moves it on after its queue's maxReceiveCount -- here two receives, one second apart."""
+    from shared.topology import STRANDED
+
+    stranded = pipeline.urls[STRANDED.name]
+    for queue in (u for name, u in pipeline.urls.items() if name.startswith("delay-")):
+        policy = {"deadLetterTargetArn": pipeline.arns[STRANDED.name], "maxReceiveCount": "2"}
+        pipeline.sqs.set_queue_attributes(
+            QueueUrl=queue, Attributes={"VisibilityTimeout": "1", "RedrivePolicy": json.dumps(policy)}
+        )
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        waiting = pipeline.sqs.get_queue_attributes(QueueUrl=stranded, AttributeNames=["ApproximateNumberOfMessages"])
+        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
+            return
+        for queue in (u for name, u in pipeline.urls.items() if name.startswith("delay-")):
+            pipeline.sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10, WaitTimeSeconds=1)
+    raise AssertionError(f"task {task_id}'s message never reached the stranded queue")
+
+
+def _recover(pipeline, until, timeout: float = 10) -> bool:
+    from functions.recover.handler import handler as recover
+    from shared.topology import STRANDED
+
+    return pipeline.pump(STRANDED.name, recover, until=until, timeout=timeout)
+
+
+def test_a_message_that_ran_out_of_receives_unseen_is_fired_late_by_the_recovering_trigger(api, pipeline, receiver):
+    url = receiver.script("/stranded", 200)
+    task = register(api, url, schedule={"after_seconds": 1})  # one-shot: misfire fire_now
+    _strand(pipeline, task["id"])
+    assert receiver.calls_to("/stranded") == []
+    assert _recover(pipeline, until=lambda: len(receiver.calls_to("/stranded")) == 1)
+    (run,) = runs(api, task["id"])
+    assert run["status"] == "succeeded"
+    assert api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed"
+
+
+def test_a_stranded_message_fired_late_that_fails_is_retried_as_usual(api, pipeline, receiver):
+    """The recovering trigger fires as the trigger does: a failed call is retried through the delay
+    queues (what is given up on a last delivery is an occurrence the trigger itself fails on:
+    tests/unit/test_last_delivery.py)."""
+    url = receiver.script("/stranded-retried", 503, 200)
+    task = register(api, url, schedule={"after_seconds": 1}, retry={"max_attempts": 3, "interval_seconds": 1})
+    _strand(pipeline, task["id"])
+    assert _recover(pipeline, until=lambda: len(receiver.calls_to("/stranded-retried")) == 1)
+    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "succeeded")
+    (run,) = runs(api, task["id"])
+    assert run["attempts"] == 2
+    assert [c.body["attempt"] for c in receiver.calls_to("/stranded-retried")] == [1, 2]
