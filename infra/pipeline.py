@@ -190,20 +190,6 @@ class Queues(Construct):
         return send_statement([self.by_name[name] for name in topology.senders(len(self.delay))[function]])
 
 
-def event_source_concurrency(consumer: topology.ConsumerSpec, settings: DeploymentSettings) -> int:
-    """The maximum concurrency of ``consumer``'s event source: the topology's, else the setting of
-    its lane. The high-priority lane's is at most its reserved concurrency when it has one (the
-    settings refuse more): beyond it, invocations are throttled and each throttled batch burns its
-    messages' receives ("Using Lambda with Amazon SQS", maximum concurrency and reserved concurrency)."""
-    if consumer.max_concurrency is not None:
-        return consumer.max_concurrency
-    return {
-        names.SCANNER: settings.scanner_max_concurrency,
-        names.TRIGGER: settings.trigger_lane_concurrency,
-        names.HIGH_PRIORITY_TRIGGER: settings.high_priority_concurrency,
-    }[consumer.function]
-
-
 def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=[queue.queue_arn for queue in queues])
 
@@ -315,7 +301,7 @@ class Pipeline(Construct):
                 batching_window_s=consumer.batching_window_s,
                 # Every event source is capped (provisioned pollers cap the normal lane in their
                 # mode, which takes no maximum concurrency): no lane can take the account's pool.
-                max_concurrency=None if pollers else event_source_concurrency(consumer, settings),
+                max_concurrency=None if pollers else settings.event_source_concurrency(consumer),
                 pollers=pollers,
             )
 

@@ -18,7 +18,12 @@ from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
 from local.moto_query import make_query_partitioned
 from local.moto_serialize import make_json_serialization_direct
-from local.moto_sqs import make_long_polling_prompt, make_receive_linear, make_send_linear
+from local.moto_sqs import (
+    make_batch_keep_trace_headers,
+    make_long_polling_prompt,
+    make_receive_linear,
+    make_send_linear,
+)
 from local.moto_transact import make_transactions_copy_items
 from local.settings import FUNCTIONS_URL_ENV
 
@@ -32,6 +37,7 @@ if __name__ == "__main__":
     make_long_polling_prompt()
     make_receive_linear()
     make_send_linear()
+    make_batch_keep_trace_headers()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main

@@ -101,3 +101,40 @@ def make_send_linear() -> None:
     functools.update_wrapper(send_message, send)
     send_message._sundial_linear = True  # type: ignore[attr-defined]
     SQSBackend.send_message = send_message  # type: ignore[method-assign]
+
+
+_BATCH = threading.local()
+
+
+def make_batch_keep_trace_headers() -> None:
+    """A SendMessageBatch entry's ``MessageSystemAttributes`` (the ``AWSTraceHeader`` that carries
+    Lambda's recursion lineage, local/recursion.py) are kept with its message, as SQS keeps them;
+    moto's batch drops them (its SendMessage keeps them). Each entry's attributes reach the
+    message as it is created (not after: a waiting poller could receive it in between)."""
+    from moto.sqs.models import SQSBackend
+
+    if getattr(SQSBackend.send_message_batch, "_sundial_trace", False):
+        return
+    send_batch = SQSBackend.send_message_batch
+    send = SQSBackend.send_message
+
+    def send_message_batch(self: Any, queue_name: str, entries: dict[str, dict[str, Any]]) -> Any:
+        _BATCH.pending = [entry.get("MessageSystemAttributes") for entry in entries.values()]
+        try:
+            return send_batch(self, queue_name, entries)
+        finally:
+            _BATCH.pending = None
+
+    def send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
+        pending = getattr(_BATCH, "pending", None)
+        if pending:  # one entry of the batch being sent, in order
+            attributes = pending.pop(0)
+            if attributes and not kwargs.get("system_attributes"):
+                kwargs["system_attributes"] = attributes
+        return send(self, *args, **kwargs)
+
+    functools.update_wrapper(send_message_batch, send_batch)
+    functools.update_wrapper(send_message, send)
+    send_message_batch._sundial_trace = True  # type: ignore[attr-defined]
+    SQSBackend.send_message_batch = send_message_batch  # type: ignore[method-assign]
+    SQSBackend.send_message = send_message  # type: ignore[method-assign]

@@ -23,12 +23,12 @@ from local.attribution import attributed, attributed_to, current_function
 from local.functions import FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
+from local.recursion import carry_lineage
 from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACHINE_ARN, LocalSettings
-from local.sqs_lambda import BatchingWindow, invoke_batch, receive
+from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.settings import Settings
 from shared.topology import (
-    EVENT_SOURCE_LONG_POLL_S,
     HIGH_PRIORITY_QUEUE,
     HIGH_PRIORITY_TRIGGER,
     RECOVER,
@@ -78,6 +78,7 @@ class Runtime:
 
     def start(self) -> None:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
+        carry_lineage()  # before any client: their SQS sends carry the invocation's lineage
         synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
         self.functions = FunctionServer()
         self.functions.start()
@@ -222,26 +223,22 @@ class Runtime:
             self.stopping.wait(period - time.time() % period)
 
     def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], consumer: ConsumerSpec) -> None:
-        """Lambda's SQS poller: receive, hand the messages to the batching window (which hands
-        each batch to a worker), go straight back."""
+        """Lambda's SQS poller for ``consumer`` (local/sqs_lambda.py ``poll``), each batch on the
+        function's pool, within the event source's maximum concurrency as the stack sets it."""
         pool = self._pools.get(consumer.function, self._pool)
         assert pool is not None
         source = f"{consumer.function} event source"  # the calls Lambda would make, for `make bench`
         current_function.set(source)
-
-        def dispatch(batch: list[dict[str, Any]]) -> None:
-            pool.submit(attributed_to, source, invoke_batch, sqs, url, arn, handler, batch)
-
-        window = BatchingWindow(consumer.batch_size, consumer.batching_window_s, dispatch)
-        while not self.stopping.is_set():
-            try:
-                messages = receive(sqs, url, min(consumer.batch_size, 10), wait_s=EVENT_SOURCE_LONG_POLL_S)
-            except Exception:
-                if self.stopping.wait(0.5):
-                    return
-                continue
-            if messages:
-                window.add(messages)
+        poll(
+            sqs,
+            url,
+            arn,
+            handler,
+            consumer,
+            EventSource(self.settings.deployment.event_source_concurrency(consumer)),
+            submit=lambda invoke, batch: pool.submit(attributed_to, source, invoke, batch),
+            stopping=self.stopping,
+        )
 
     def stop(self) -> None:
         self.stopping.set()

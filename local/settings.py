@@ -30,8 +30,10 @@ from pydantic import Field, model_validator
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
 from shared.settings import (
     MAX_DELAY_QUEUES,
-    MAX_RESERVED_CONCURRENCY,
+    MAX_EVENT_SOURCE_CONCURRENCY,
     MAX_TRIGGER_BATCH_SIZE,
+    MIN_EVENT_SOURCE_CONCURRENCY,
+    DeploymentSettings,
     Int,
     Platform,
     Settings,
@@ -79,9 +81,12 @@ class LocalSettings(SettingsModel):
     trigger_batch_size: Annotated[Int, Field(ge=1, le=MAX_TRIGGER_BATCH_SIZE)] = TRIGGER_BATCH_SIZE
     """Messages the trigger's pollers hand one invocation (the stack's ``sundial:triggerBatchSize``).
     No rule ties it to the lead here: the local trigger's CPU is the machine's, not Lambda's."""
-    high_priority_concurrency: Annotated[Int, Field(ge=1, le=MAX_RESERVED_CONCURRENCY)] = 10
-    """Workers of the high-priority trigger's own pool (the stack's reserved concurrency,
-    ``sundial:highPriorityConcurrency``): the high-priority queue's batches run there alone."""
+    high_priority_concurrency: Annotated[
+        Int, Field(ge=MIN_EVENT_SOURCE_CONCURRENCY, le=MAX_EVENT_SOURCE_CONCURRENCY)
+    ] = 10
+    """Workers of the high-priority trigger's own pool, and its event source's maximum concurrency
+    (the stack's ``sundial:highPriorityConcurrency``): the high-priority queue's batches run there
+    alone."""
     moto_port: Port | None = None
     """moto's port (None: a free one)."""
     functions: Settings = FUNCTIONS
@@ -107,6 +112,14 @@ class LocalSettings(SettingsModel):
         ).with_resources(job_state_machine_arn=JOB_STATE_MACHINE_ARN)  # the runtime creates it under this name
         knobs = {field: env[name] for field, name in _KNOBS.items() if env.get(name)}
         return cls.validated({**knobs, "functions": functions, **overrides})
+
+    @property
+    def deployment(self) -> DeploymentSettings:
+        """The stack's settings this runtime stands for (its delay queues, its high lane): the
+        event sources' maximum concurrency comes from them, as the stack's does."""
+        return DeploymentSettings(
+            delay_queues=self.delay_queues, high_priority_concurrency=self.high_priority_concurrency
+        )
 
     @property
     def platform(self) -> Platform:

@@ -1,16 +1,23 @@
 """Lambda's SQS event source, for the local runtime and the tests: receive up to a batch, build
 the event Lambda would, call the handler, delete what it did not report as failed. Failed
 messages stay in flight until their visibility timeout and come back; after maxReceiveCount
-receives SQS (moto) redrives them to the dead-letter queue."""
+receives SQS (moto) redrives them to the dead-letter queue. A batch that continues a chain the
+function is not allowed to continue is not handed over (Lambda's recursive loop detection,
+local/recursion.py): its messages go to the queue's redrive target, as AWS moves them."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from local import recursion
 from local.apigw import LocalContext
+from local.queues import QUEUE_PREFIX
+from shared.settings import MAX_DELAY_QUEUES
+from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec, consumers
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -34,15 +41,22 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
     }
 
 
-def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: int = 1) -> list[dict[str, Any]]:
+def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1) -> list[dict[str, Any]]:
     answer = client.receive_message(
         QueueUrl=queue_url,
         MaxNumberOfMessages=batch_size,
-        WaitTimeSeconds=wait_s,
+        WaitTimeSeconds=round(wait_s),
         MessageSystemAttributeNames=["All"],
     )
     messages: list[dict[str, Any]] = answer.get("Messages", [])
     return messages
+
+
+def consumer_of(queue_arn: str) -> str:
+    """The function the topology has consume the queue (``sundial-<its topology name>``); a queue
+    of no consumer's answers its own name (a function no stack deploys: never allowed recursion)."""
+    name = queue_arn.rsplit(":", 1)[-1].removeprefix(QUEUE_PREFIX)
+    return {c.queue: c.function for c in consumers(MAX_DELAY_QUEUES)}.get(name, name)
 
 
 def invoke_batch(
@@ -51,8 +65,13 @@ def invoke_batch(
     """Hand one received batch to the handler as Lambda would; returns the failed message ids."""
     if not messages:
         return []
+    function = consumer_of(queue_arn)
+    if recursion.stopped(function, messages):
+        move_to_redrive_target(client, queue_url, messages)
+        return []
     try:
-        answer = handler(sqs_event(messages, queue_arn), LocalContext())
+        with recursion.invocation(function, messages):
+            answer = handler(sqs_event(messages, queue_arn), LocalContext())
     except Exception:
         return [m["MessageId"] for m in messages]
     failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}
@@ -65,6 +84,18 @@ def invoke_batch(
             ],
         )
     return sorted(failed)
+
+
+def move_to_redrive_target(client: Any, queue_url: str, messages: list[dict[str, Any]]) -> None:
+    """Move ``messages`` to the queue's redrive target, with their trace headers."""
+    policy = client.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["RedrivePolicy"])
+    target_arn = json.loads(policy["Attributes"]["RedrivePolicy"])["deadLetterTargetArn"]
+    target = client.get_queue_url(QueueName=target_arn.rsplit(":", 1)[-1])["QueueUrl"]
+    for message in messages:
+        trace = (message.get("Attributes") or {}).get(recursion.TRACE_HEADER)
+        extra = {"MessageSystemAttributes": {recursion.TRACE_HEADER: {"DataType": "String", "StringValue": trace}}}
+        client.send_message(QueueUrl=target, MessageBody=message["Body"], **(extra if trace else {}))
+        client.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
 
 
 class BatchingWindow:
@@ -109,3 +140,101 @@ class BatchingWindow:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+class EventSource:
+    """How Lambda's SQS event source scales, for the local runtime: at most ``max_concurrency``
+    batches of this event source in flight, and when that many are, no receive (the messages wait
+    in the queue, their receives untouched: "Lambda doesn't read more messages from the queue"
+    once an event source reaches its maximum concurrency, "Using Lambda with Amazon SQS"). The
+    function's own limit (``function_slots``: its reserved concurrency, shared by its event
+    sources) is another matter: a batch received while the function has no free slot is
+    throttled, not invoked; its messages stay in flight until their visibility timeout and come
+    back with one receive more, which is how throttling walks messages to the dead-letter queue
+    (hence ``sundial:highPriorityReservedConcurrency`` is never below the lane's cap)."""
+
+    def __init__(self, max_concurrency: int, function_slots: threading.Semaphore | None = None) -> None:
+        self.max_concurrency = max_concurrency
+        self.function_slots = function_slots
+        self.in_flight = 0
+        self.throttled = 0
+        """Batches received that the function's limit refused."""
+        self._changed = threading.Condition()
+
+    def wait_for_room(self, stopping: threading.Event | None = None, timeout: float = 0.5) -> bool:
+        """Block until fewer than ``max_concurrency`` batches are in flight (False: stopping)."""
+        with self._changed:
+            while self.in_flight >= self.max_concurrency:
+                if stopping is not None and stopping.is_set():
+                    return False
+                self._changed.wait(timeout)
+        return True
+
+    def begin(self) -> bool:
+        """A received batch is to be invoked: it counts against the event source's concurrency
+        until :meth:`end`. False: the function's limit throttles it (it is not invoked, and its
+        messages stay in flight until their visibility timeout)."""
+        if self.function_slots is not None and not self.function_slots.acquire(blocking=False):
+            with self._changed:
+                self.throttled += 1
+            return False
+        with self._changed:
+            self.in_flight += 1
+        return True
+
+    def end(self) -> None:
+        with self._changed:
+            self.in_flight -= 1
+            self._changed.notify_all()
+        if self.function_slots is not None:
+            self.function_slots.release()
+
+    def run(self, invoke: Callable[[], object]) -> bool:
+        """Invoke one batch (``invoke()``) as this event source does; False: throttled."""
+        if not self.begin():
+            return False
+        try:
+            invoke()
+        finally:
+            self.end()
+        return True
+
+
+def poll(
+    client: Any,
+    queue_url: str,
+    queue_arn: str,
+    handler: Handler,
+    consumer: ConsumerSpec,
+    event_source: EventSource,
+    *,
+    submit: Callable[[Callable[[list[dict[str, Any]]], None], list[dict[str, Any]]], object],
+    stopping: threading.Event,
+    wait_s: float = EVENT_SOURCE_LONG_POLL_S,
+) -> None:
+    """Lambda's SQS poller, until ``stopping``: receive while the event source has room, hand the
+    messages to the batching window, which hands each batch to ``submit(invoke, batch)`` (a
+    worker of the function's), and go straight back."""
+
+    def invoke(batch: list[dict[str, Any]]) -> None:
+        try:
+            invoke_batch(client, queue_url, queue_arn, handler, batch)
+        finally:
+            event_source.end()
+
+    def dispatch(batch: list[dict[str, Any]]) -> None:
+        if event_source.begin():
+            submit(invoke, batch)
+
+    window = BatchingWindow(consumer.batch_size, consumer.batching_window_s, dispatch)
+    while not stopping.is_set():
+        if not event_source.wait_for_room(stopping):
+            return
+        try:
+            messages = receive(client, queue_url, min(consumer.batch_size, 10), wait_s=wait_s)
+        except Exception:
+            if stopping.wait(0.5):
+                return
+            continue
+        if messages:
+            window.add(messages)

@@ -35,7 +35,11 @@ from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
+    HIGH_PRIORITY_TRIGGER,
     RECOVER_CONCURRENCY,
+    SCANNER,
+    TRIGGER,
+    ConsumerSpec,
     TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
@@ -562,6 +566,20 @@ class DeploymentSettings(Tuning):
                     f"the tick and the jobs, got {used}: lower a cap, or raise the account's quota and say so"
                 )
         return problems
+
+    def event_source_concurrency(self, consumer: ConsumerSpec) -> int:
+        """The maximum concurrency of ``consumer``'s event source: the topology's, else its lane's
+        setting. The high-priority lane's stays within its reserved concurrency when it has one
+        (:meth:`concurrency_problems` refuses more): beyond it, invocations are throttled and each
+        throttled batch burns its messages' receives ("Using Lambda with Amazon SQS", maximum
+        concurrency and reserved concurrency)."""
+        if consumer.max_concurrency is not None:
+            return consumer.max_concurrency
+        return {
+            SCANNER: self.scanner_max_concurrency,
+            TRIGGER: self.trigger_lane_concurrency,
+            HIGH_PRIORITY_TRIGGER: self.high_priority_concurrency,
+        }[consumer.function]
 
     @property
     def _other_lanes_concurrency(self) -> int:

@@ -28,7 +28,12 @@ from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
-from local.moto_sqs import make_long_polling_prompt, make_receive_linear, make_send_linear  # noqa: E402
+from local.moto_sqs import (
+    make_batch_keep_trace_headers,
+    make_long_polling_prompt,
+    make_receive_linear,
+    make_send_linear,
+)  # noqa: E402
 from local.moto_transact import make_transactions_copy_items  # noqa: E402
 
 make_dynamodb_writes_atomic()
@@ -37,6 +42,13 @@ make_query_partitioned()
 make_transactions_copy_items()
 make_receive_linear()
 make_send_linear()
+make_batch_keep_trace_headers()
+
+# What Lambda does that moto does not: recursive loop detection (the SQS sends of an invocation
+# carry its lineage; local/recursion.py).
+from local.recursion import carry_lineage  # noqa: E402
+
+carry_lineage()
 make_json_serialization_direct()
 make_expressions_remembered()
 
