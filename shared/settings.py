@@ -39,11 +39,11 @@ from shared.topology import (
     RECOVER_CONCURRENCY,
     SCANNER,
     TRIGGER,
-    ConsumerSpec,
     TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
     TRIGGER_TIMEOUT_S,
+    ConsumerSpec,
 )
 
 ENV_PREFIX = "SUNDIAL_"

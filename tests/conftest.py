@@ -28,12 +28,12 @@ from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
-from local.moto_sqs import (
+from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_long_polling_prompt,
     make_receive_linear,
     make_send_linear,
-)  # noqa: E402
+)
 from local.moto_transact import make_transactions_copy_items  # noqa: E402
 
 make_dynamodb_writes_atomic()

@@ -35,7 +35,8 @@ class Held:
             self.running += 1
             self.most_running = max(self.most_running, self.running)
             for record in event["Records"]:
-                self.receives.setdefault(record["body"], []).append(int(record["attributes"]["ApproximateReceiveCount"]))
+                count = int(record["attributes"]["ApproximateReceiveCount"])
+                self.receives.setdefault(record["body"], []).append(count)
         self.release.wait(10)
         with self.lock:
             self.running -= 1
