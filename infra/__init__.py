@@ -11,8 +11,9 @@ function    the baseline of every function: own role, own log group, tracing
 auth        API keys: the admin key secret, the authorizer function, the REQUEST authorizer
 api         API Gateway (API keys through the authorizer; the OpenAPI document public),
             its own errors in the API's error format, and the API function
-pipeline    the firing pipeline: minute rule, tick, scanners, trigger, and the queues of
-            shared/topology.py
+pipeline    the firing pipeline: minute rule, tick, scanners, triggers (and the recovering one),
+            and the queues of shared/topology.py
+canary      a task due every minute, fired through the pipeline and timed, and its alarms
 jobs        the state machine of sharded batch jobs (docs/jobs.md)
 job_runner  what jobs run on: the jobs bucket, the job function and the state machine of jobs
 monitoring  alarms (dead letters, lateness, errors, API 5xx) and the dashboard

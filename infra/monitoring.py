@@ -12,6 +12,8 @@ recovers):
 * **lateness**: the trigger's p99 lateness over 5 minutes above ``sundial:latenessAlarmMs``;
 * **errors** of the tick, the scanners and the trigger: an invocation that failed as a whole
   (a partial batch failure is not an error; its messages come back and end in the dead letters);
+* **the canary** (infra/canary.py, when ``sundial:canary``): a minute's canary over a second late,
+  or three minutes without one;
 * **API 5xx**: the API stage answered a 5xx -- the API function failed, or the authorizer could
   not check keys (API Gateway's ``AUTHORIZER_*`` 500s). The authorizer's own Errors metric is no
   alarm: it refuses an unknown key by failing its invocation, so it counts bad keys.
@@ -27,6 +29,7 @@ from constructs import Construct
 
 from infra import names
 from infra.api import Api
+from infra.canary import Canary
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
 from shared.domain.claims import Result
@@ -54,7 +57,14 @@ def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -
 
 class Monitoring(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, settings: DeploymentSettings, pipeline: Pipeline, api: Api
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        pipeline: Pipeline,
+        api: Api,
+        canary: Canary | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         prefix = Stack.of(self).stack_name
@@ -135,6 +145,7 @@ class Monitoring(Construct):
             self.lateness_alarm,
             *self.errors_alarms.values(),
             self.api_errors_alarm,
+            *(canary.alarms if canary is not None else ()),
         ]
 
         if settings.alarm_topic_arn:

@@ -24,6 +24,7 @@ API_ID = "Api"
 PIPELINE_ID = "Pipeline"
 JOBS_ID = "Jobs"
 MONITORING_ID = "Monitoring"
+CANARY_ID = "Canary"
 
 # Construct ids: inside the constructs.
 DEPENDENCIES_LAYER_ID = "Dependencies"
@@ -58,6 +59,8 @@ HIGH_PRIORITY_TRIGGER = "trigger_high"
 """The trigger's code again (its handler module re-exports the trigger's), on the high-priority
 delay queue, with a capacity of its own."""
 RECOVER = "recover"
+CANARY = "canary"
+"""The canary's function (infra/canary.py)."""
 """The trigger's code a third time, on the stranded queue (shared/topology.py)."""
 
 
@@ -94,6 +97,7 @@ OUTPUT_IDEMPOTENCY_TABLE_NAME = "IdempotencyTableName"
 OUTPUT_DEAD_LETTER_QUEUE_URL = "DeadLetterQueueUrl"
 OUTPUT_TRIGGER_ROLE_ARN = "TriggerRoleArn"
 OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN = "HighPriorityTriggerRoleArn"
+OUTPUT_RECOVER_ROLE_ARN = "RecoverRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 OUTPUT_ADMIN_KEY_SECRET_ARN = "AdminKeySecretArn"  # noqa: S105 (an output's name)
 

@@ -11,6 +11,7 @@ from infra import names
 from infra.api import Api
 from infra.auth import ApiKeys
 from infra.bundling import LambdaBundle
+from infra.canary import Canary
 from infra.job_runner import JobRunner
 from infra.monitoring import Monitoring
 from infra.pipeline import Pipeline
@@ -50,7 +51,21 @@ class SundialStack(Stack):
             signing=self.signing,
             keys=self.keys,
         )
-        self.monitoring = Monitoring(self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api)
+        self.canary = (
+            Canary(
+                self,
+                names.CANARY_ID,
+                settings=settings,
+                bundle=self.bundle,
+                storage=self.storage,
+                queues=self.pipeline.queues,
+            )
+            if settings.canary
+            else None
+        )
+        self.monitoring = Monitoring(
+            self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api, canary=self.canary
+        )
 
         CfnOutput(
             self,
@@ -101,6 +116,15 @@ class SundialStack(Stack):
             description=(
                 'The role that calls the targets of "priority": "high" tasks: name it next to '
                 "TriggerRoleArn in such a key policy"
+            ),
+        )
+        CfnOutput(
+            self,
+            names.OUTPUT_RECOVER_ROLE_ARN,
+            value=self.pipeline.recover.role.role_arn,
+            description=(
+                "The role that fires occurrences whose messages ran out of receives (the recovering "
+                "trigger): name it next to TriggerRoleArn in such a key policy"
             ),
         )
         CfnOutput(

@@ -20,6 +20,8 @@ metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 LATENESS_METRIC = "LatenessMs"
 """Milliseconds from an occurrence's due time to its first attempt's fire."""
+CANARY_LATENESS_METRIC = "CanaryLatenessMs"
+"""Milliseconds from the canary's due time to its fire, as its target saw them (functions/canary)."""
 
 
 def runs_metric(result: Result) -> str:

@@ -455,6 +455,9 @@ class DeploymentSettings(Tuning):
     claims are one write each."""
     lateness_alarm_ms: Annotated[Int, Field(ge=1)] = 1000
     """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
+    canary: Flag = True
+    """A canary task due every minute, fired through the deployment's own path and timed, with
+    alarms when a minute is missed or over a second late (about $1 a month: docs/deploy.md)."""
     alarm_topic_arn: Text = ""
     """An SNS topic the alarms notify (and tell when they recover); empty: alarms only show in
     CloudWatch."""

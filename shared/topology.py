@@ -148,6 +148,7 @@ locally)."""
 RECOVER = "recover"
 """The trigger's code a third time, on the stranded queue: every message is its last delivery."""
 API = "api"
+CANARY = "canary"
 TICK = "tick"
 SCANNER = "scanner"
 
@@ -208,14 +209,16 @@ take the account's concurrency from the lanes that fire on time."""
 
 def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     """Function -> the queues it sends to: what each function's role may send to (infra/), and
-    with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
-    (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive),
-    the tick asks for scans, the scanners stage, and the triggers stage retries, next occurrences,
-    held copies and chain hops, and send what they give up to the dead-letter queue."""
+        with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
+        (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive;
+    the canary function its task's first occurrence),
+        the tick asks for scans, the scanners stage, and the triggers stage retries, next occurrences,
+        held copies and chain hops, and send what they give up to the dead-letter queue."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {
         API: staging,
+        CANARY: staging,
         TICK: (SCAN_REQUESTS.name,),
         SCANNER: staging,
         TRIGGER: firing,

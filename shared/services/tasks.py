@@ -137,8 +137,11 @@ class TaskService:
                 if refused is not None:
                     raise ValidationFailed.on(f"{branch.value}[{index}]", f"{child_id} {refused}")
 
-    def register(self, tenant: str, spec: TaskSpec) -> Task:
-        self._check_own(spec)
+    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False) -> Task:
+        """``own_target``: the spec may name the deployment's own resources (the canary's target
+        is the canary function; never from the API)."""
+        if not own_target:
+            self._check_own(spec)
         self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
         self._check_chains(tenant, spec, {})
         now = self._now()

@@ -268,6 +268,7 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
         names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
         names.OUTPUT_DEAD_LETTER_QUEUE_URL,
         names.OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN,
+        names.OUTPUT_RECOVER_ROLE_ARN,
         names.OUTPUT_TRIGGER_ROLE_ARN,
         names.OUTPUT_DASHBOARD_NAME,
     }

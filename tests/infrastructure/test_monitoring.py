@@ -126,8 +126,9 @@ def test_api_5xx_alarm_on_the_stage(synthesized: Synthesized) -> None:
 
 def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
     alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
-    # dead letters, lateness, the API's 5xx, and one per pipeline function (docs/deploy.md says 8)
-    assert len(alarms) == 3 + len(synthesized.stack.pipeline.functions) == 8
+    # dead letters, lateness, the API's 5xx, one per pipeline function and the canary's two
+    # (docs/deploy.md says 10)
+    assert len(alarms) == 3 + len(synthesized.stack.pipeline.functions) + 2 == 10
     for alarm in alarms:
         assert "AlarmActions" not in alarm["Properties"]
         assert "OKActions" not in alarm["Properties"]
@@ -135,7 +136,7 @@ def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
 
 def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternate: Built) -> None:
     alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 8
+    assert len(alarms) == 10
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [ALTERNATE_ALARM_TOPIC]
         assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]

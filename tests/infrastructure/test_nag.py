@@ -32,6 +32,7 @@ ACKNOWLEDGED = {
             "Pipeline/Trigger",
             "Pipeline/TriggerHigh",
             "Pipeline/Recover",
+            "Canary/Function",
             "Jobs/Function",
         )
     ),

@@ -505,6 +505,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
         names.TRIGGER: urls,
         names.HIGH_PRIORITY_TRIGGER: urls,
         names.RECOVER: urls,
+        names.CANARY: urls,
         names.TICK: None,
         "jobs": None,
         "authorizer": None,

@@ -97,6 +97,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:highPriorityReservedConcurrency",
         "sundial:triggerMaxConcurrency",
         "sundial:accountConcurrency",
+        "sundial:canary",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
     }

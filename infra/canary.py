@@ -1,0 +1,112 @@
+"""The canary (shared/domain/canary.py): a task due every minute that the deployment fires through
+its real path -- tick, scanner, delay queue, trigger -- at the canary function, which puts how late
+it came as ``CanaryLatenessMs``; two alarms tell when a minute is late by more than a second or
+when minutes go missing. The canary function is also the custom resource that registers the task
+on deploy and cancels it when the stack goes (a Lambda-backed custom resource: CloudFormation
+invokes the function and waits for its answer, "AWS Lambda-backed custom resources").
+
+On by default (``sundial:canary``); its cost, about $1 a month, is in docs/deploy.md."""
+
+from __future__ import annotations
+
+from aws_cdk import CustomResource, Duration, Stack
+from aws_cdk import aws_cloudwatch as cloudwatch
+from constructs import Construct
+
+from infra import names
+from infra.bundling import LambdaBundle
+from infra.function import ServiceFunction, function_environment
+from infra.pipeline import Queues
+from infra.settings import DeploymentSettings
+from infra.storage import Storage
+from shared import topology
+from shared.domain.canary import LATE_MS
+from shared.observability import CANARY_LATENESS_METRIC
+
+CANARY_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
+"""Register the task (its tenant's count, its item) and cancel it (read, conditional update)."""
+MISSING_MINUTES = 3
+"""The missing-canary alarm fires when this many minutes in a row had no canary fire (the first
+minutes after a deploy have none yet: one or two are no alarm)."""
+
+
+class Canary(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+        queues: Queues,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.function = ServiceFunction(
+            self,
+            "Function",
+            bundle=bundle,
+            settings=settings,
+            handler=names.handler(names.CANARY),
+            description="Sundial canary: registers the canary task on deploy, and times each of its fires",
+            statements=[
+                *storage.access_statements(actions=CANARY_TABLE_ACTIONS),
+                # its first occurrence falls within the writers' window: it stages it
+                queues.sends_of(names.CANARY),
+            ],
+            environment=function_environment(
+                settings,
+                table_name=storage.table.table_name,
+                **queues.staging_resources(),
+                own_prefix=f"{stack.stack_name}-",
+                account_id=stack.account,
+            ),
+            memory_size=128,
+            timeout=Duration.seconds(30),
+            allow_recursion=names.CANARY in topology.looping(settings.delay_queues),
+        )
+        self.task = CustomResource(
+            self,
+            "Task",
+            service_token=self.function.function.function_arn,
+            resource_type="Custom::SundialCanary",
+            properties={"FunctionArn": self.function.function.function_arn},
+        )
+        self.task.node.add_dependency(self.function)
+        lateness = cloudwatch.Metric(
+            namespace=names.POWERTOOLS_METRICS_NAMESPACE,
+            metric_name=CANARY_LATENESS_METRIC,
+            dimensions_map={"service": names.POWERTOOLS_SERVICE_NAME},
+            period=Duration.minutes(1),
+        )
+        prefix = stack.stack_name
+        self.late_alarm = cloudwatch.Alarm(
+            self,
+            "Late",
+            alarm_name=f"{prefix}-canary-late",
+            alarm_description=(
+                "The canary, due every minute, fired more than a second late: the firing path is "
+                "backed up or throttled (docs/deploy.md, The canary)."
+            ),
+            metric=lateness.with_(statistic="Maximum"),
+            threshold=LATE_MS,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+        self.missing_alarm = cloudwatch.Alarm(
+            self,
+            "Missing",
+            alarm_name=f"{prefix}-canary-missing",
+            alarm_description=(
+                f"The canary, due every minute, did not fire for {MISSING_MINUTES} minutes: the tick, "
+                "the scanners, the delay queues or the trigger stopped (docs/deploy.md, The canary)."
+            ),
+            metric=lateness.with_(statistic="SampleCount"),
+            threshold=1,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            evaluation_periods=MISSING_MINUTES,
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+        )
+        self.alarms = (self.late_alarm, self.missing_alarm)

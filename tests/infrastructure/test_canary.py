@@ -1,0 +1,60 @@
+"""The canary in the stack (infra/canary.py): registered by a custom resource whose function is also
+its target, timed, and alarmed when a minute is late or missing; off with ``sundial:canary``."""
+
+from __future__ import annotations
+
+import pytest
+from aws_cdk.assertions import Template
+
+from infra import names
+from infra.app import build_app
+from shared.domain.canary import LATE_MS
+from shared.settings import context_key
+from tests.infrastructure.conftest import Synthesized, logical_id
+
+pytestmark = pytest.mark.infrastructure
+
+
+def test_a_custom_resource_registers_the_canary_with_the_canary_function_as_its_target(
+    synthesized: Synthesized,
+) -> None:
+    stack = synthesized.stack
+    assert stack.canary is not None
+    function = logical_id(stack, stack.canary.function.function.node.default_child)
+    [resource] = synthesized.resources("Custom::SundialCanary").values()
+    assert resource["Properties"]["ServiceToken"] == {"Fn::GetAtt": [function, "Arn"]}
+    assert resource["Properties"]["FunctionArn"] == {"Fn::GetAtt": [function, "Arn"]}
+    assert function in resource["DependsOn"]
+    handler = synthesized.resources("AWS::Lambda::Function")[function]["Properties"]["Handler"]
+    assert handler == names.handler(names.CANARY)
+
+
+def test_the_canary_alarms_on_a_late_minute_and_on_missing_minutes(synthesized: Synthesized) -> None:
+    alarms = {
+        alarm["Properties"]["AlarmName"]: alarm["Properties"]
+        for alarm in synthesized.resources("AWS::CloudWatch::Alarm").values()
+    }
+    late, missing = alarms["Sundial-canary-late"], alarms["Sundial-canary-missing"]
+    for alarm in (late, missing):
+        assert (alarm["Namespace"], alarm["MetricName"], alarm["Period"]) == ("Sundial", "CanaryLatenessMs", 60)
+    assert (late["Statistic"], late["ComparisonOperator"], late["Threshold"]) == (
+        "Maximum",
+        "GreaterThanThreshold",
+        LATE_MS,
+    )
+    assert late["EvaluationPeriods"] == 1
+    assert (missing["Statistic"], missing["ComparisonOperator"], missing["Threshold"]) == (
+        "SampleCount",
+        "LessThanThreshold",
+        1,
+    )
+    assert missing["TreatMissingData"] == "breaching"  # no canary at all is the alarm
+
+
+def test_a_deployment_can_go_without_the_canary() -> None:
+    app = build_app(nag=False, overrides={context_key("canary"): False})
+    template = Template.from_stack(app.node.find_child(names.STACK_NAME))  # type: ignore[arg-type]
+    assert template.find_resources("Custom::SundialCanary") == {}
+    assert all(
+        "canary" not in a["Properties"]["AlarmName"] for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+    )
