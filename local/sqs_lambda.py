@@ -7,6 +7,7 @@ local/recursion.py): its messages go to the queue's redrive target, as AWS moves
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
@@ -52,11 +53,16 @@ def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1
     return messages
 
 
+@functools.cache
+def _consumers() -> dict[str, str]:
+    return {c.queue: c.function for c in consumers(MAX_DELAY_QUEUES)}
+
+
 def consumer_of(queue_arn: str) -> str:
     """The function the topology has consume the queue (``sundial-<its topology name>``); a queue
     of no consumer's answers its own name (a function no stack deploys: never allowed recursion)."""
     name = queue_arn.rsplit(":", 1)[-1].removeprefix(QUEUE_PREFIX)
-    return {c.queue: c.function for c in consumers(MAX_DELAY_QUEUES)}.get(name, name)
+    return _consumers().get(name, name)
 
 
 def invoke_batch(
