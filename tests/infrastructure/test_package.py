@@ -308,6 +308,8 @@ def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, rece
     assert [call.body["phase"] for call in receiver.calls_to("/process")] == ["pre"]
 
     assert sorted(deployment.sandboxes) == sorted(FUNCTIONS)
+    written = [*deployment.layer.rglob("__pycache__"), *deployment.package.code.rglob("__pycache__")]
+    assert written == [], "the functions ran as from read-only directories (python -B)"
     deployment.xray.setblocking(False)
     segment = deployment.xray.recv(65_536)  # tracing ran (as in Lambda), and sent its segments
     assert b'"trace_id": "1-67891233-abcdef012345678912345678"' in segment.replace(b'":"', b'": "'), segment[:300]

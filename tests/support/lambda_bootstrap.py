@@ -1,5 +1,5 @@
 """Lambda's Python runtime in miniature, for an interpreter that has nothing but the standard
-library: ``python -I -S lambda_bootstrap.py <task root> <layer> <handler>``.
+library: ``python -I -S -B lambda_bootstrap.py <task root> <layer> <handler>``.
 
 It puts the function's code (Lambda's ``/var/task``) and the layer's ``python/`` directory
 (``/opt/python``) first on ``sys.path``, imports the handler named as the function's ``Handler``

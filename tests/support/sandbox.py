@@ -1,7 +1,8 @@
 """Lambda functions as the stack ships them, each in a clean interpreter of its own.
 
-:class:`Sandbox` starts ``python -I -S tests/support/lambda_bootstrap.py`` (no site-packages, no
-environment variables of this process, no current directory on ``sys.path``) with only the
+:class:`Sandbox` starts ``python -I -S -B tests/support/lambda_bootstrap.py`` (no site-packages,
+no environment variables of this process, no current directory on ``sys.path``, no bytecode
+written: Lambda's ``/var/task`` and ``/opt`` are read-only) with only the
 function's code directory and a dependency layer on ``sys.path``, as Lambda puts ``/var/task``
 and ``/opt/python``; the environment is the one given, plus what Lambda sets itself. The process
 stays up between invocations, as a warm execution environment.
@@ -81,7 +82,8 @@ class Sandbox:
             **self.environment,
         }
         self._process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(BOOTSTRAP), str(self.code), str(self.layer), self.handler],
+            # -B: no bytecode written, as on Lambda's read-only /var/task and /opt
+            [sys.executable, "-I", "-S", "-B", str(BOOTSTRAP), str(self.code), str(self.layer), self.handler],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
