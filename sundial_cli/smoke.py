@@ -413,6 +413,13 @@ class Smoke:
         return [verdicts[name] for name in names if name in verdicts]
 
 
+def base_url(url: str) -> str:
+    """The API's base, routes appended to it: the stack's ``ApiUrl`` output (``.../prod/v1``) is
+    taken as it is printed, without its ``/v1``."""
+    url = url.rstrip("/")
+    return url.removesuffix("/v1")
+
+
 def _ms(instant: str) -> float:
     """An API instant (``2026-11-24T10:53:32.778Z``) in milliseconds since the epoch."""
     return datetime.fromisoformat(instant.replace("Z", "+00:00")).timestamp() * 1000
@@ -444,16 +451,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"FAILED  settings: {exc}")
         return 1
-    on_loopback = urlsplit(settings.url).hostname in LOOPBACK_HOSTS
+    url = base_url(settings.url)
+    on_loopback = urlsplit(url).hostname in LOOPBACK_HOSTS
     use_receiver = args.targets == "receiver" or (args.targets == "auto" and on_loopback)
-    client = Client(settings.url, settings.api_key)
+    client = Client(url, settings.api_key)
     try:
         with running_receiver() as receiver:
-            targets: Targets = ReceiverTargets(receiver) if use_receiver else ApiTargets(settings.url)
-            print(
-                f"smoke: {settings.url}, targets: {targets.description}, "
-                f"on time: at most {args.max_lateness_ms} ms late"
-            )
+            targets: Targets = ReceiverTargets(receiver) if use_receiver else ApiTargets(url)
+            print(f"smoke: {url}, targets: {targets.description}, on time: at most {args.max_lateness_ms} ms late")
             verdicts = Smoke(client, targets, args.max_lateness_ms).run(args.timeout)
     finally:
         client.close()

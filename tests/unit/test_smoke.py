@@ -77,3 +77,9 @@ def test_an_unreachable_api_fails_every_check_and_the_exit_status(capsys: pytest
     assert len(failed) == 5, out
     assert all("could not reach http://127.0.0.1:9" in line for line in failed), out
     assert out.splitlines()[-1] == "smoke: 0 ok, 5 failed, 0 skipped"
+
+
+def test_the_stacks_api_url_output_is_taken_as_it_is_printed() -> None:
+    assert smoke.base_url(f"{BASE}/v1") == BASE
+    assert smoke.base_url(f"{BASE}/v1/") == BASE
+    assert smoke.base_url("http://127.0.0.1:8080") == "http://127.0.0.1:8080"
