@@ -1,8 +1,9 @@
 """``make smoke`` (``python -m sundial_cli.smoke``): does a running Sundial fire? Checked from
 outside, through its public HTTP API only.
 
-It registers five tasks and reads back their run history (``GET /v1/tasks/{id}/runs``: status,
-attempts, ``lateness_ms``, ``fired_at``) and the dead letters (``GET /v1/dead-letters``):
+It registers six tasks (five where the retry check is skipped) and reads back their run history
+(``GET /v1/tasks/{id}/runs``: status, attempts, ``lateness_ms``, ``fired_at``) and the dead
+letters (``GET /v1/dead-letters``):
 
 * **one-shot**: a task due a few seconds after registration fires once, on time;
 * **recurring**: an ``every_seconds`` task fires several times, each on time (then it is cancelled);
@@ -21,7 +22,7 @@ dead letter; the retry check needs an answer that changes (500, then 200), which
 gives, so it is skipped and says so. ``--targets`` chooses either way explicitly.
 
 One line per check (``ok``, ``FAILED`` or ``skipped``, with its figures); the exit status is 1 when
-any check failed (or the API could not be reached), else 0. What it leaves behind: five tasks
+any check failed (or the API could not be reached), else 0. What it leaves behind: its tasks,
 named ``smoke-<id>-*`` (the recurring one and the chain's child cancelled, the others completed),
 and one dead letter.
 """
