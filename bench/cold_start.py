@@ -70,29 +70,26 @@ def _timed(python: str, script: str) -> float:
     return time.perf_counter() - started
 
 
-def _host_architecture() -> str:
-    import platform
-
-    return {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}[platform.machine().lower()]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cold_start", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="fresh processes per handler and case (7)")
     args = parser.parse_args(argv)
     python = sys.executable
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    version = bundling.host_python()
     with tempfile.TemporaryDirectory(prefix="sundial-cold-start-") as scratch:
         compiler = bundling.bytecode_compiler(python, version)
         built = {
             "source": (
                 bundling.build_code().path,
-                bundling.build_dependencies(architecture=_host_architecture(), python=version).path,
+                bundling.build_dependencies(architecture=bundling.host_architecture(), python=version).path,
             ),
             "bytecode": (
                 bundling.build_code(compiler=compiler, build_dir=Path(scratch)).path,
                 bundling.build_dependencies(
-                    architecture=_host_architecture(), python=version, compiler=compiler, build_dir=Path(scratch)
+                    architecture=bundling.host_architecture(),
+                    python=version,
+                    compiler=compiler,
+                    build_dir=Path(scratch),
                 ).path,
             ),
         }

@@ -74,6 +74,7 @@ _RECIPE = "2"
 _KEEP = 3
 """Cached builds of each kind kept (most recently used first); older ones are deleted."""
 _MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+_HOST_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
 
 
 class BundlingError(RuntimeError):
@@ -162,6 +163,19 @@ def python_version(runtime: lambda_.Runtime) -> str:
     if not name.startswith(prefix):
         raise ValueError(f"not a Python runtime: {name}")
     return name.removeprefix(prefix)
+
+
+def host_architecture() -> str:
+    """This machine's CPU as ``sundial:architecture`` names Lambda's (``x86_64`` or ``arm64``): a
+    layer for it runs here (the package test and ``bench.cold_start``; never the stack's)."""
+    import platform  # noqa: PLC0415  (only the tests and the benchmark ask)
+
+    return _HOST_MACHINES[platform.machine().lower()]
+
+
+def host_python() -> str:
+    """This interpreter's ``major.minor``, as :func:`python_version` gives a runtime's."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def pip_platforms(architecture: str) -> tuple[str, ...]:

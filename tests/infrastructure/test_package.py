@@ -43,7 +43,7 @@ from local.sqs_lambda import sqs_event
 from tests.infrastructure.conftest import Synthesized
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
-from tests.support.sandbox import Sandbox, host_architecture, host_python, provision
+from tests.support.sandbox import Sandbox, provision
 
 pytestmark = pytest.mark.infrastructure
 
@@ -55,7 +55,7 @@ FUNCTIONS = ("api", "authorizer", "tick", "scanner", "trigger", "trigger_high", 
 @pytest.fixture(scope="module")
 def host_layer() -> Path:
     """The dependency layer by the stack's recipe, for this machine (see the module's docstring)."""
-    return bundling.build_dependencies(architecture=host_architecture(), python=host_python()).path
+    return bundling.build_dependencies(architecture=bundling.host_architecture(), python=bundling.host_python()).path
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,18 @@ def test_a_handler_using_the_layer_answers_and_loads_nothing_from_elsewhere(tmp_
     assert outcome.error is None, outcome.error
     assert f"pydantic=={outcome.result}" in bundling.REQUIREMENTS.read_text().splitlines()
     assert outcome.foreign == [], "only the layer, the code and the standard library are importable"
+
+
+def test_a_module_loaded_from_outside_the_package_is_reported(tmp_path: Path, host_layer: Path) -> None:
+    import hypothesis
+
+    site = str(Path(hypothesis.__file__).parent.parent)  # the development venv's site-packages
+    handler = (
+        f"import sys\nsys.path.append({site!r})\nimport hypothesis\n\ndef handler(event, context):\n    return 1\n"
+    )
+    outcome = _probe(tmp_path, host_layer, handler)
+    assert outcome.error is None, outcome.error
+    assert any(line.startswith("hypothesis (") for line in outcome.foreign), outcome.foreign
 
 
 # --- the stack's own package ----------------------------------------------------------------------

@@ -45,17 +45,21 @@ class Context:
         return 30_000
 
 
-def foreign_modules(allowed: list[str]) -> list[str]:
-    """Loaded modules whose file lies under none of ``allowed``."""
+def foreign_modules(shipped: list[str], stdlib: list[str]) -> list[str]:
+    """Loaded modules whose file lies neither under ``shipped`` (the task root, the layer) nor in
+    the standard library (its directories, but not the site-packages inside them)."""
     found = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if (
-            path
-            and os.path.realpath(path) != SELF
-            and not any(os.path.realpath(path).startswith(root) for root in allowed)
-        ):
-            found.append(f"{name} ({path})")
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if real == SELF or any(real.startswith(root) for root in shipped):
+            continue
+        installed = f"{os.sep}site-packages{os.sep}" in real or f"{os.sep}dist-packages{os.sep}" in real
+        if not installed and any(real.startswith(root) for root in stdlib):
+            continue
+        found.append(f"{name} ({path})")
     return sorted(found)
 
 
@@ -63,8 +67,8 @@ def main(argv: list[str]) -> int:
     task_root, layer, handler_name = argv[1:4]
     site = os.path.join(layer, "python")
     sys.path[:0] = [task_root, site]
-    stdlib = {sysconfig.get_paths()[kind] for kind in ("stdlib", "platstdlib")}
-    allowed = [os.path.realpath(path) + os.sep for path in (task_root, site, *stdlib)]
+    shipped = [os.path.realpath(path) + os.sep for path in (task_root, site)]
+    stdlib = [os.path.realpath(sysconfig.get_paths()[kind]) + os.sep for kind in ("stdlib", "platstdlib")]
     answers = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the handler's prints go to stderr
     module_name, _, attribute = handler_name.rpartition(".")
@@ -83,7 +87,7 @@ def main(argv: list[str]) -> int:
                 outcome["result"] = handler(json.loads(line), Context(function_name))
             except Exception as exc:
                 outcome["error"] = {"type": type(exc).__name__, "message": str(exc), "trace": traceback.format_exc()}
-        outcome["foreign"] = foreign_modules(allowed)
+        outcome["foreign"] = foreign_modules(shipped, stdlib)
         answers.write(json.dumps(outcome, default=str) + "\n")
     return 0
 

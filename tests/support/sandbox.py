@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import queue
 import subprocess
 import sys
@@ -29,17 +28,6 @@ from typing import Any
 from local.moto_server import FAKE_ENV
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
-_ARCHITECTURES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
-
-
-def host_architecture() -> str:
-    """This machine's CPU as infra.bundling names Lambda's (``x86_64`` or ``arm64``)."""
-    return _ARCHITECTURES[platform.machine().lower()]
-
-
-def host_python() -> str:
-    """This interpreter's ``major.minor``, as infra.bundling takes a runtime's."""
-    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 class InvocationFailed(AssertionError):
