@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/receiver-kit
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test lint format synth deploy bench simulate clean browser
+.PHONY: run test lint format synth deploy bench simulate clean browser smoke
 
 # The project itself is installed editable, without dependencies (they are the pinned ones just
 # installed): that is what puts the `sundial` command in .venv/bin.
@@ -65,6 +65,11 @@ synth: $(STAMP)  ## cdk.out/; fails on any cdk-nag finding (warnings too) or cfn
 
 deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checked (AWS credentials, a bootstrapped account)
 	CDK_DISABLE_CLI_TELEMETRY=1 npx --no-install cdk deploy --app cdk.out --all --require-approval broadening
+
+# Checks any running Sundial from outside, through its HTTP API (sundial_cli/smoke.py): make run's
+# by default, else SUNDIAL_URL with SUNDIAL_API_KEY (README "Checking a deployment").
+smoke: $(STAMP)  ## one-shot, recurring, retry, dead letter and chain, each fired on time? (exit 1 if not)
+	$(PY) -m sundial_cli.smoke $(ARGS)
 
 bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--help")
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)

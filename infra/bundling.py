@@ -15,9 +15,21 @@
   ``functions.api.handler.handler`` finds ``shared`` next to it, and the layer's ``python/``
   directory lands on ``sys.path`` at ``/opt/python``.
 
+* **Bytecode**, only when the setting ``sundial:bytecodePython`` names an interpreter: every
+  ``.py`` of both is compiled by it, next to its source (``__pycache__/*.cpython-314.pyc``), with
+  ``--invalidation-mode unchecked-hash`` (CDK zips the assets with fixed timestamps, which would
+  make timestamp-checked bytecode stale), recording the paths Lambda unpacks them at
+  (``/opt/python``, ``/var/task``) rather than the build directory's, so the bytes do not depend
+  on where the synth ran. Bytecode is specific to a Python minor version,
+  so that interpreter must be the runtime's version exactly (:func:`bytecode_compiler` refuses any
+  other, and a synth that cannot run it stops): nothing depends on whichever Pythons the
+  synthesizing machine happens to have. Unset (the default), the assets are source only and the
+  same on every machine; docs/deploy.md ("Bytecode and cold starts") has what it costs.
+
 Both are cached under ``.build/`` (gitignored), keyed by a hash of what goes in: the layer by
 requirements.txt (and the files it includes), the pip platforms, the Python version and the
-recipe; the code by every copied file's path and bytes. A repeated synth, or a test session,
+recipe; the code by every copied file's path and bytes; both by the bytecode's Python version and
+magic number, when there is bytecode. A repeated synth, or a test session,
 finds the directory and does nothing; pip runs again only when requirements.txt, the
 architecture or the runtime changes. A build happens in a staging directory renamed into place
 when complete, under a file lock, so concurrent synths (pytest-xdist, a developer's shell) never
@@ -44,6 +56,7 @@ from constructs import Construct
 
 from infra import names
 from infra.settings import DeploymentSettings
+from shared.settings import context_key
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 """The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""
@@ -61,10 +74,79 @@ _RECIPE = "2"
 _KEEP = 3
 """Cached builds of each kind kept (most recently used first); older ones are deleted."""
 _MACHINES = {"arm64": "aarch64", "x86_64": "x86_64"}
+_HOST_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "arm64", "arm64": "arm64"}
 
 
 class BundlingError(RuntimeError):
     """pip could not build the dependency layer (its output is in the message)."""
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A CPython that compiles the shipped files to bytecode for the functions' runtime."""
+
+    command: str
+    version: str
+    """``3.14``: the runtime's, exactly."""
+    magic: str
+    """Hex of its ``importlib.util.MAGIC_NUMBER``: the bytecode format it writes."""
+
+    def digest_part(self) -> str:
+        return f"bytecode cpython-{self.version} {self.magic}"
+
+
+TASK_ROOT = "/var/task"
+"""Where Lambda unpacks a function's code (its modules' paths in tracebacks)."""
+LAYER_ROOT = "/opt/python"
+"""Where a layer's ``python/`` directory lands."""
+_PROBE = (
+    "import importlib.util, sys; "
+    "print(sys.implementation.name, '%d.%d' % sys.version_info[:2], importlib.util.MAGIC_NUMBER.hex())"
+)
+
+
+def bytecode_compiler(command: str, python: str) -> Compiler:
+    """The interpreter ``command`` runs, checked to be CPython ``python`` (``3.14``) exactly: a
+    :class:`BundlingError` naming the setting when it cannot be run or is another version
+    (Lambda's Python would ignore its bytecode and compile every module anyway)."""
+    setting = context_key("bytecode_python")
+    advice = f'(or set {setting} to "" to ship source only)'
+    try:
+        answer = subprocess.run([command, "-I", "-c", _PROBE], capture_output=True, text=True, check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BundlingError(f"{setting}: cannot run {command!r}: {exc} {advice}") from exc
+    if answer.returncode != 0:
+        raise BundlingError(f"{setting}: {command!r} failed (exit {answer.returncode}): {answer.stderr} {advice}")
+    implementation, version, magic = answer.stdout.split()
+    if (implementation, version) != ("cpython", python):
+        raise BundlingError(
+            f"{setting} must name a CPython {python}, the functions' runtime version: {command!r} is "
+            f"{implementation} {version}, whose bytecode Lambda's Python {python} would not use {advice}"
+        )
+    return Compiler(command, version, magic)
+
+
+def _compile(compiler: Compiler, directory: Path, shipped_at: str) -> None:
+    """Every ``.py`` under ``directory`` compiled next to it, recording its path as shipped."""
+    command = [
+        compiler.command,
+        "-I",
+        "-m",
+        "compileall",
+        "-q",
+        "-j",
+        "0",
+        "--invalidation-mode",
+        "unchecked-hash",
+        "-s",
+        str(directory),
+        "-p",
+        shipped_at,
+        str(directory),
+    ]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise BundlingError(f"{' '.join(command)} failed (exit {result.returncode}):\n{result.stdout}{result.stderr}")
 
 
 @dataclass(frozen=True)
@@ -83,6 +165,19 @@ def python_version(runtime: lambda_.Runtime) -> str:
     return name.removeprefix(prefix)
 
 
+def host_architecture() -> str:
+    """This machine's CPU as ``sundial:architecture`` names Lambda's (``x86_64`` or ``arm64``): a
+    layer for it runs here (the package test and ``bench.cold_start``; never the stack's)."""
+    import platform  # noqa: PLC0415  (only the tests and the benchmark ask)
+
+    return _HOST_MACHINES[platform.machine().lower()]
+
+
+def host_python() -> str:
+    """This interpreter's ``major.minor``, as :func:`python_version` gives a runtime's."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
 def pip_platforms(architecture: str) -> tuple[str, ...]:
     machine = _MACHINES[architecture]
     return (f"manylinux2014_{machine}", f"manylinux_2_28_{machine}")
@@ -94,11 +189,14 @@ def build_dependencies(
     python: str,
     requirements: Path = REQUIREMENTS,
     build_dir: Path = BUILD_DIR,
+    compiler: Compiler | None = None,
 ) -> BuiltAsset:
-    """The layer directory (with ``python/`` inside) for these requirements, built if missing."""
+    """The layer directory (with ``python/`` inside) for these requirements, built if missing;
+    with ``compiler``'s bytecode next to the sources (None: source only)."""
     platforms = pip_platforms(architecture)
     digest = hashlib.sha256()
-    for part in (_RECIPE, "cp", python, *platforms):
+    bytecode = (compiler.digest_part(),) if compiler is not None else ()
+    for part in (_RECIPE, "cp", python, *platforms, *bytecode):
         digest.update(part.encode() + b"\0")
     for path in _requirement_files(requirements):
         digest.update(path.read_bytes() + b"\0")
@@ -137,6 +235,8 @@ def build_dependencies(
             )
         # Console scripts carry the host interpreter's path: useless in Lambda.
         shutil.rmtree(target / "bin", ignore_errors=True)
+        if compiler is not None:
+            _compile(compiler, target, LAYER_ROOT)
         _say(f"dependency layer built in {time.monotonic() - started:.1f} s")
 
     return BuiltAsset(_cached(build_dir, "layer", key, fill), key)
@@ -147,8 +247,10 @@ def build_code(
     root: Path = PROJECT_ROOT,
     packages: Iterable[str] = CODE_PACKAGES,
     build_dir: Path = BUILD_DIR,
+    compiler: Compiler | None = None,
 ) -> BuiltAsset:
-    """The function code directory: the packages' source files and the asset folders, nothing else."""
+    """The function code directory: the packages' source files and the asset folders, nothing else
+    (and ``compiler``'s bytecode of the sources, when given)."""
     candidates = (path.relative_to(root) for package in packages for path in (root / package).rglob("*"))
     files = sorted(
         path
@@ -158,6 +260,8 @@ def build_code(
         and (root / path).is_file()
     )
     digest = hashlib.sha256(_RECIPE.encode() + b"\0")
+    if compiler is not None:
+        digest.update(compiler.digest_part().encode() + b"\0")
     for relative in files:
         digest.update(relative.as_posix().encode() + b"\0")
         digest.update((root / relative).read_bytes() + b"\0")
@@ -168,6 +272,8 @@ def build_code(
             destination = staging / relative
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / relative, destination)
+        if compiler is not None:
+            _compile(compiler, staging, TASK_ROOT)
 
     return BuiltAsset(_cached(build_dir, "code", key, fill), key)
 
@@ -181,8 +287,10 @@ class LambdaBundle(Construct):
         self.architecture = settings.lambda_architecture
         architecture = settings.architecture
         python = python_version(RUNTIME)
+        compiler = bytecode_compiler(settings.bytecode_python, python) if settings.bytecode_python else None
+        shipped = f", bytecode for CPython {compiler.version}" if compiler is not None else ""
 
-        dependencies = build_dependencies(architecture=architecture, python=python)
+        dependencies = build_dependencies(architecture=architecture, python=python, compiler=compiler)
         self.layer = lambda_.LayerVersion(
             self,
             names.DEPENDENCIES_LAYER_ID,
@@ -193,10 +301,10 @@ class LambdaBundle(Construct):
             ),
             compatible_runtimes=[RUNTIME],
             compatible_architectures=[self.architecture],
-            description=f"Sundial runtime dependencies (requirements.txt, {architecture}, {RUNTIME.name})",
+            description=f"Sundial runtime dependencies (requirements.txt, {architecture}, {RUNTIME.name}{shipped})",
         )
 
-        code = build_code()
+        code = build_code(compiler=compiler)
         self.code = lambda_.Code.from_asset(
             str(code.path), asset_hash=code.digest, asset_hash_type=AssetHashType.CUSTOM
         )

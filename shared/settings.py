@@ -382,6 +382,12 @@ class DeploymentSettings(Tuning):
     is deleted; "destroy" removes them (throw-away development stacks only)."""
     architecture: Literal["arm64", "x86_64"] = "arm64"
     """Lambda architecture; the dependency layer is built to match."""
+    bytecode_python: Text = ""
+    """Empty: the layer and the code ship as source only, and every cold start compiles what it
+    imports (the same assets whatever machine synthesizes them). Else the command of a Python of
+    the functions' runtime version exactly (``python3.14``), which the synth runs to ship bytecode
+    next to the sources (infra/bundling.py; docs/deploy.md, "Bytecode and cold starts"); a synth
+    that cannot run it, or finds another version, stops."""
     log_retention_days: Annotated[Literal[LOG_RETENTION_DAYS], BeforeValidator(_integer)] = 30  # type: ignore[valid-type]
     """Retention of every log group the stack creates (one of CloudWatch Logs' periods)."""
     api_throttle_rate: Annotated[Int, Field(ge=1)] = 500

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import marshal
+import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +149,89 @@ def test_a_failed_pip_run_leaves_no_cache_entry(tmp_path: Path, monkeypatch: pyt
     with pytest.raises(bundling.BundlingError, match="No matching distribution"):
         bundling.build_dependencies(architecture="arm64", python="3.14", requirements=requirements, build_dir=cache)
     assert [path.name for path in cache.iterdir() if not path.name.endswith(".lock")] == []
+
+
+# --- bytecode (sundial:bytecodePython) ------------------------------------------------------------
+
+HOST_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+HOST_TAG = sys.implementation.cache_tag  # cpython-311
+
+
+def test_the_default_stack_ships_source_only(synthesized: Synthesized) -> None:
+    assert DeploymentSettings().bytecode_python == ""
+    layer = bundling.build_dependencies(
+        architecture=DeploymentSettings().architecture, python=bundling.python_version(bundling.RUNTIME)
+    )
+    assert not list(layer.path.rglob("*.pyc"))
+    assert not list(bundling.build_code().path.rglob("*.pyc"))
+    (resource,) = synthesized.resources("AWS::Lambda::LayerVersion").values()
+    assert "bytecode" not in resource["Properties"]["Description"]
+
+
+def test_bytecode_wants_a_python_of_the_runtimes_version_exactly(tmp_path: Path) -> None:
+    with pytest.raises(bundling.BundlingError, match=r"sundial:bytecodePython must name a CPython 3\.14") as refused:
+        bundling.bytecode_compiler(sys.executable, "3.14")
+    assert f"is cpython {HOST_PYTHON}" in str(refused.value)
+    with pytest.raises(bundling.BundlingError, match="sundial:bytecodePython: cannot run"):
+        bundling.bytecode_compiler(str(tmp_path / "no-python"), "3.14")
+    assert bundling.bytecode_compiler(sys.executable, HOST_PYTHON).version == HOST_PYTHON
+
+
+def test_a_synth_with_bytecode_of_another_python_stops() -> None:
+    from infra.app import build_app
+    from shared.settings import context_key
+
+    with pytest.raises(bundling.BundlingError, match=r"must name a CPython 3\.14"):
+        build_app(nag=False, overrides={context_key("bytecode_python"): sys.executable})
+
+
+def test_shipped_bytecode_is_used_where_lambda_unpacks_it(tmp_path: Path) -> None:
+    """Built with this Python standing in for the runtime's: the .pyc sits next to its source and
+    is read (not recompiled) from a copy whose files all carry CDK's fixed zip timestamp (1980),
+    by a Python that may not write bytecode."""
+    source, cache = tmp_path / "src", tmp_path / "build"
+    _write(source, "pkg/__init__.py", "")
+    _write(source, "pkg/mod.py", "def where():\n    return where.__code__.co_filename\n")
+    compiler = bundling.bytecode_compiler(sys.executable, HOST_PYTHON)
+    plain = bundling.build_code(root=source, packages=["pkg"], build_dir=cache)
+    built = bundling.build_code(root=source, packages=["pkg"], build_dir=cache, compiler=compiler)
+    assert built.digest != plain.digest
+    assert (built.path / f"pkg/__pycache__/mod.{HOST_TAG}.pyc").is_file()
+    assert not list(plain.path.rglob("*.pyc"))
+
+    unpacked = tmp_path / "task"
+    shutil.copytree(built.path, unpacked)
+    for path in unpacked.rglob("*"):
+        os.utime(path, (315_532_800, 315_532_800))  # 1980-01-01, as in CDK's zip
+    script = f"import sys; sys.path.insert(0, {str(unpacked)!r}); import pkg.mod; print(pkg.mod.where())"
+    command = [sys.executable, "-I", "-S", "-B", "-v", "-c", script]
+    ran = subprocess.run(command, check=False, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == f"{unpacked}/pkg/mod.py"  # tracebacks name where it runs
+    assert f"code object from '{unpacked}/pkg/__pycache__/mod.{HOST_TAG}.pyc'" in ran.stderr
+
+
+def test_the_layers_bytecode_names_opt_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run = subprocess.run
+
+    def fake_pip(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        if command[1:3] != ["-m", "pip"]:
+            return run(command, **kwargs)  # the compiler
+        target = Path(command[command.index("--target") + 1])
+        (target / "fakepkg").mkdir(parents=True)
+        (target / "fakepkg" / "__init__.py").write_text("X = 1\n")
+        return subprocess.CompletedProcess(command, 0, "", "")
+
+    monkeypatch.setattr(bundling.subprocess, "run", fake_pip)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("fakepkg==1.0\n")
+    compiler = bundling.bytecode_compiler(sys.executable, HOST_PYTHON)
+    layer = bundling.build_dependencies(
+        architecture="x86_64", python=HOST_PYTHON, requirements=requirements, build_dir=tmp_path, compiler=compiler
+    )
+    compiled = layer.path / "python" / "fakepkg" / "__pycache__" / f"__init__.{HOST_TAG}.pyc"
+    data = compiled.read_bytes()
+    assert int.from_bytes(data[4:8], "little") == 0b01, "hash-based, not checked against the source's"
+    code = marshal.loads(data[16:])
+    # the path it is unpacked at, not the build directory's: the bytes do not depend on the machine
+    assert code.co_filename == f"{bundling.LAYER_ROOT}/fakepkg/__init__.py"

@@ -71,6 +71,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:defaultTenant",
         "sundial:removalPolicy",
         "sundial:architecture",
+        "sundial:bytecodePython",
         "sundial:logRetentionDays",
         "sundial:apiThrottleRate",
         "sundial:apiThrottleBurst",

@@ -1,0 +1,73 @@
+"""`make smoke` against `make run`'s runtime (the e2e suite's shared one), both ways it can
+choose its targets: a loopback receiver of its own (what it does on loopback), and the API's own
+routes (what it does against a deployed stack, where the retry check is skipped). Each run is a
+subprocess, on a tenant of its own, as a user would run it; they run at the same time."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.e2e.conftest import ADMIN_KEY
+
+pytestmark = pytest.mark.e2e
+
+
+def _tenant(sundial) -> str:
+    """A tenant of its own: its key."""
+    status, tenant = sundial.call(
+        "POST", "/v1/tenants", {"id": f"smoke-{secrets.token_hex(4)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, tenant
+    return tenant["key"]["secret"]
+
+
+def _smoke(sundial, tmp_path: Path, key: str, *args: str) -> subprocess.Popen[str]:
+    env = {
+        **os.environ,
+        "SUNDIAL_URL": sundial.base,
+        "SUNDIAL_API_KEY": key,
+        "SUNDIAL_CONFIG": str(tmp_path / "no-config.toml"),  # no profile of this machine's user
+    }
+    command = [sys.executable, "-m", "sundial_cli.smoke", "--timeout", "30", *args]
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _ended(process: subprocess.Popen[str]) -> tuple[int, dict[str, str], str]:
+    """The exit status, each check's outcome by name, and the whole output."""
+    output, _ = process.communicate(timeout=60)
+    checks = {}
+    for line in output.splitlines():
+        outcome, _, rest = line.partition(" ")
+        if outcome in ("ok", "FAILED", "skipped"):
+            checks[rest.strip().split(":", 1)[0]] = outcome
+    return process.returncode, checks, output
+
+
+def test_the_smoke_passes_against_the_local_runtime_with_either_targets(sundial, tmp_path: Path) -> None:
+    keys = {"receiver": _tenant(sundial), "api": _tenant(sundial)}
+    with_receiver = _smoke(sundial, tmp_path, keys["receiver"])
+    with_api = _smoke(sundial, tmp_path, keys["api"], "--targets", "api")
+    status, checks, output = _ended(with_receiver)
+    assert status == 0, output
+    assert checks == dict.fromkeys(("one-shot", "recurring", "retry", "dead letter", "chain"), "ok"), output
+    assert "targets: a receiver on http://127.0.0.1:" in output
+
+    status, checks, output = _ended(with_api)
+    assert status == 0, output
+    expected = {"one-shot": "ok", "recurring": "ok", "retry": "skipped", "dead letter": "ok", "chain": "ok"}
+    assert checks == expected, output
+    assert "targets: the API's own routes" in output
+
+    for key in keys.values():  # what it registered calls loopback only
+        status, page = sundial.call("GET", "/v1/tasks?limit=100", None, {"Authorization": f"Bearer {key}"})
+        assert status == 200, page
+        urls = [task["target"]["http"]["url"] for task in page["items"]]
+        assert len(urls) >= 5, urls  # one per check, two for the chain; no retry's with --targets api
+        assert {urlsplit(url).hostname for url in urls} == {"127.0.0.1"}, urls

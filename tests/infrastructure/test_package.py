@@ -1,0 +1,333 @@
+"""The deployed package is what the code needs: each function's handler, from the code asset the
+synthesized stack ships, with a dependency layer and nothing else, answers a real event.
+
+What runs is what deploys: the code directory is the assembly's own asset (found from the
+template's ``Code.S3Key`` through the assembly's asset manifest), each function's handler string
+and environment are the template's, and each function runs in a clean interpreter of its own
+(``python -I -S``: no site-packages, none of the development requirements) with only the code
+directory and the layer's ``python/`` on ``sys.path``, as Lambda puts ``/var/task`` and
+``/opt/python`` (tests/support/sandbox.py, tests/support/lambda_bootstrap.py). Its AWS is a moto
+server in a process of its own, reached through ``AWS_ENDPOINT_URL`` on loopback; its HTTP
+targets are a loopback receiver run here.
+
+One substitution, of necessity: the layer the stack ships is built for Lambda's platform
+(Python 3.14 on arm64 by default), which cannot run on this machine. The layer used here is
+built by the same recipe, ``infra.bundling.build_dependencies``, from the same requirements.txt,
+for this machine's architecture and Python version (cached under .build/ as the stack's is; the
+first run downloads its wheels from PyPI), and a test checks that it holds the same distributions
+at the same versions as the shipped one. The environment differs from the template's in the
+resources (moto's, where the template has references) and in one setting: loopback targets are
+allowed, since the receiver is on loopback.
+
+A module missing from requirements.txt (something only requirements-dev.txt provides) or from
+the code asset (a file the bundler does not copy) fails these tests: the first tests show the
+mechanism catching both, on a package made for the purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra import bundling
+from local.apigw import authorizer_event
+from local.moto_server import FAKE_ENV, MotoServer
+from local.sqs_lambda import sqs_event
+from tests.infrastructure.conftest import Synthesized
+from tests.support.events import api_event
+from tests.support.receiver import Receiver, running_receiver
+from tests.support.sandbox import Sandbox, provision
+
+pytestmark = pytest.mark.infrastructure
+
+ADMIN_KEY = "sk_admin_package-test"
+FUNCTIONS = ("api", "authorizer", "tick", "scanner", "trigger", "trigger_high", "jobs")
+"""Every handler under functions/ (a test checks the stack ships exactly these)."""
+
+
+@pytest.fixture(scope="module")
+def host_layer() -> Path:
+    """The dependency layer by the stack's recipe, for this machine (see the module's docstring)."""
+    return bundling.build_dependencies(architecture=bundling.host_architecture(), python=bundling.host_python()).path
+
+
+@dataclass(frozen=True)
+class Shipped:
+    code: Path
+    """The code asset's directory in the assembly (what CDK zips and uploads)."""
+    layer: Path
+    """The dependency layer's, built for Lambda's platform."""
+    handlers: dict[str, str]
+    """Function (its folder under functions/) -> the template's ``Handler``."""
+    environments: dict[str, dict[str, Any]]
+    """Function -> the template's ``Environment.Variables`` (strings, or references)."""
+
+
+def shipped(synthesized: Synthesized) -> Shipped:
+    manifest = json.loads((synthesized.outdir / f"{synthesized.stack.artifact_id}.assets.json").read_text())
+    by_key = {
+        destination["objectKey"]: synthesized.outdir / entry["source"]["path"]
+        for entry in manifest["files"].values()
+        for destination in entry["destinations"].values()
+    }
+    (layer,) = synthesized.resources("AWS::Lambda::LayerVersion").values()
+    codes, handlers, environments = set(), {}, {}
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        properties = function["Properties"]
+        if not str(properties.get("Runtime", "")).startswith("python"):
+            continue  # CDK's own helpers (none today), not ours
+        handler = properties["Handler"]
+        name = handler.split(".")[1]
+        handlers[name] = handler
+        environments[name] = properties.get("Environment", {}).get("Variables", {})
+        codes.add(properties["Code"]["S3Key"])
+    (code,) = codes
+    return Shipped(by_key[code], by_key[layer["Properties"]["Content"]["S3Key"]], handlers, environments)
+
+
+# --- the mechanism, on a package made for the purpose --------------------------------------------
+
+
+def _package(root: Path, handler: str) -> Path:
+    """A code asset built by the stack's bundler from one handler module (and a data file)."""
+    (root / "functions" / "probe").mkdir(parents=True)
+    (root / "functions" / "__init__.py").write_text("")
+    (root / "functions" / "probe" / "__init__.py").write_text("")
+    (root / "functions" / "probe" / "handler.py").write_text(handler)
+    (root / "functions" / "probe" / "table.json").write_text("{}")
+    return bundling.build_code(root=root, packages=["functions"], build_dir=root / ".build").path
+
+
+def _probe(tmp_path: Path, layer: Path, handler: str) -> Any:
+    sandbox = Sandbox("probe", "functions.probe.handler.handler", _package(tmp_path, handler), layer, {})
+    try:
+        return sandbox.invoke({})
+    finally:
+        sandbox.stop()
+
+
+def test_a_handler_importing_a_package_only_the_dev_requirements_hold_fails(tmp_path: Path, host_layer: Path) -> None:
+    import hypothesis  # noqa: F401  (here, in the development venv, it imports)
+
+    outcome = _probe(tmp_path, host_layer, "import hypothesis\n\ndef handler(event, context):\n    return 1\n")
+    assert outcome.error is not None
+    assert (outcome.error["type"], outcome.error["message"]) == ("ModuleNotFoundError", "No module named 'hypothesis'")
+
+
+def test_a_handler_reading_a_file_the_bundler_does_not_copy_fails(tmp_path: Path, host_layer: Path) -> None:
+    handler = (
+        "from pathlib import Path\n\n"
+        "def handler(event, context):\n"
+        "    return (Path(__file__).parent / 'table.json').read_text()\n"
+    )
+    outcome = _probe(tmp_path, host_layer, handler)
+    assert outcome.error is not None
+    assert outcome.error["type"] == "FileNotFoundError", outcome.error
+
+
+def test_a_handler_using_the_layer_answers_and_loads_nothing_from_elsewhere(tmp_path: Path, host_layer: Path) -> None:
+    handler = "import pydantic, boto3\n\ndef handler(event, context):\n    return pydantic.__version__\n"
+    outcome = _probe(tmp_path, host_layer, handler)
+    assert outcome.error is None, outcome.error
+    assert f"pydantic=={outcome.result}" in bundling.REQUIREMENTS.read_text().splitlines()
+    assert outcome.foreign == [], "only the layer, the code and the standard library are importable"
+
+
+def test_a_module_loaded_from_outside_the_package_is_reported(tmp_path: Path, host_layer: Path) -> None:
+    import hypothesis
+
+    site = str(Path(hypothesis.__file__).parent.parent)  # the development venv's site-packages
+    handler = (
+        f"import sys\nsys.path.append({site!r})\nimport hypothesis\n\ndef handler(event, context):\n    return 1\n"
+    )
+    outcome = _probe(tmp_path, host_layer, handler)
+    assert outcome.error is None, outcome.error
+    assert any(line.startswith("hypothesis (") for line in outcome.foreign), outcome.foreign
+
+
+# --- the stack's own package ----------------------------------------------------------------------
+
+
+def _distributions(layer: Path) -> set[str]:
+    return {path.name.removesuffix(".dist-info") for path in (layer / "python").glob("*.dist-info")}
+
+
+def test_the_host_layer_holds_what_the_shipped_one_holds(synthesized: Synthesized, host_layer: Path) -> None:
+    package = shipped(synthesized)
+    assert _distributions(package.layer)
+    assert _distributions(host_layer) == _distributions(package.layer)
+
+
+def test_the_stack_ships_every_handler_from_one_code_asset(synthesized: Synthesized) -> None:
+    package = shipped(synthesized)
+    assert sorted(package.handlers) == sorted(FUNCTIONS)
+    on_disk = sorted(path.parent.name for path in Path("functions").glob("*/handler.py"))
+    assert on_disk == sorted(FUNCTIONS)
+    for name, handler in package.handlers.items():
+        assert handler == f"functions.{name}.handler.handler"
+        assert (package.code / "functions" / name / "handler.py").is_file()
+
+
+@pytest.fixture
+def moto() -> Iterator[MotoServer]:
+    server = MotoServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def xray() -> Iterator[socket.socket]:
+    """Where the functions' X-Ray SDK sends its segments (Lambda's daemon address): tracing is on,
+    as in Lambda, so its code runs too."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as daemon:
+        daemon.bind(("127.0.0.1", 0))
+        yield daemon
+
+
+@dataclass
+class Deployment:
+    """The shipped functions on moto, each a :class:`Sandbox`, started on first use."""
+
+    package: Shipped
+    layer: Path
+    resources: dict[str, str]
+    common: dict[str, str]
+    sandboxes: dict[str, Sandbox]
+    xray: socket.socket
+
+    def __getitem__(self, name: str) -> Sandbox:
+        if name not in self.sandboxes:
+            self.sandboxes[name] = Sandbox(
+                name, self.package.handlers[name], self.package.code, self.layer, self.environment(name)
+            )
+        return self.sandboxes[name]
+
+    def environment(self, name: str) -> dict[str, str]:
+        """The template's variables, references resolved to moto's resources."""
+        env = {}
+        for key, value in self.package.environments[name].items():
+            if isinstance(value, str):
+                env[key] = value
+            else:
+                assert key in self.resources, f"{name}'s {key} refers to a resource the sandbox does not provision"
+                env[key] = self.resources[key]
+        return {**env, **self.common}
+
+
+@pytest.fixture
+def deployment(
+    synthesized: Synthesized, host_layer: Path, moto: MotoServer, xray: socket.socket
+) -> Iterator[Deployment]:
+    common = {
+        **FAKE_ENV,
+        "AWS_ENDPOINT_URL": moto.endpoint,
+        "AWS_XRAY_DAEMON_ADDRESS": f"127.0.0.1:{xray.getsockname()[1]}",
+        "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
+        "_X_AMZN_TRACE_ID": "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1",
+        "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "true",
+    }
+    running = Deployment(shipped(synthesized), host_layer, provision(moto.endpoint, ADMIN_KEY), common, {}, xray)
+    try:
+        yield running
+    finally:
+        for sandbox in running.sandboxes.values():
+            sandbox.stop()
+
+
+def _api(deployment: Deployment, method: str, path: str, body: Any, key: str) -> tuple[int, Any]:
+    """One request as API Gateway makes it: the authorizer's function, then the API's with the
+    authorizer's context."""
+    event = api_event(method, path, body, {"Authorization": f"Bearer {key}"})
+    policy = deployment["authorizer"].succeed(authorizer_event(event))
+    assert policy["policyDocument"]["Statement"][0]["Effect"] == "Allow"
+    event["requestContext"]["authorizer"] = {**policy["context"], "principalId": policy["principalId"]}
+    answer = deployment["api"].succeed(event)
+    return answer["statusCode"], json.loads(answer["body"]) if answer.get("body") else None
+
+
+def _drain(deployment: Deployment, queue: str, count: int) -> list[dict[str, Any]]:
+    """``count`` messages of a queue, as Lambda's poller receives them (long polls: no sleeping)."""
+    import boto3
+
+    sqs = boto3.client("sqs", endpoint_url=deployment.common["AWS_ENDPOINT_URL"], region_name=FAKE_ENV["AWS_REGION"])
+    url = deployment.resources[queue]
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 20
+    while len(messages) < count and time.monotonic() < deadline:
+        answer = sqs.receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=2, MessageSystemAttributeNames=["All"]
+        )
+        messages += answer.get("Messages", [])
+    assert len(messages) >= count, f"{queue}: {len(messages)} of {count} messages"
+    return messages
+
+
+def _arn(url: str) -> str:
+    return f"arn:aws:sqs:us-east-1:123456789012:{url.rsplit('/', 1)[-1]}"
+
+
+def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, receiver: Receiver) -> None:
+    # the admin makes a tenant (authorizer and API), the tenant registers two tasks and a job
+    status, tenant = _api(deployment, "POST", "/v1/tenants", {"id": "acme"}, ADMIN_KEY)
+    assert status == 201, tenant
+    key = tenant["key"]["secret"]
+    hook, high, process = (receiver.script(path, 200) for path in ("/hook", "/high", "/process"))
+    status, task = _api(
+        deployment, "POST", "/v1/tasks", {"schedule": {"after_seconds": 1}, "target": {"http": {"url": hook}}}, key
+    )
+    assert status == 201, task
+    urgent = {"schedule": {"after_seconds": 1}, "target": {"http": {"url": high}}, "priority": "high"}
+    status, urgent_task = _api(deployment, "POST", "/v1/tasks", urgent, key)
+    assert status == 201, urgent_task
+    status, job = _api(deployment, "POST", "/v1/jobs", {"processor": {"http": {"url": process}}, "data": [[1]]}, key)
+    assert status == 201, job
+
+    # the minute rule's event; the scan requests it queued, as the scanner's event source hands them
+    shards = deployment["tick"].succeed({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
+    assert shards == {"shards": int(deployment.package.environments["tick"]["SUNDIAL_BUCKET_SHARDS"])}
+    scan_url = deployment.resources["SUNDIAL_SCAN_QUEUE_URL"]
+    requests = _drain(deployment, "SUNDIAL_SCAN_QUEUE_URL", shards["shards"])
+    for start in range(0, len(requests), 10):
+        answer = deployment["scanner"].succeed(sqs_event(requests[start : start + 10], _arn(scan_url)))
+        assert answer == {"batchItemFailures": []}
+
+    # each lane's trigger fires its occurrence at the receiver
+    for function, queue, path in (
+        ("trigger", "SUNDIAL_DELAY_QUEUE_URLS", "/hook"),
+        ("trigger_high", "SUNDIAL_HIGH_PRIORITY_QUEUE_URL", "/high"),
+    ):
+        url = deployment.resources[queue]
+        answer = deployment[function].succeed(sqs_event(_drain(deployment, queue, 1), _arn(url)))
+        assert answer == {"batchItemFailures": []}
+        assert len(receiver.calls_to(path)) == 1, function
+    status, runs = _api(deployment, "GET", f"/v1/tasks/{task['id']}/runs", None, key)
+    assert status == 200, runs
+    assert [run["status"] for run in runs["items"]] == ["succeeded"]
+
+    # the job state machine's first step: pre, which calls the processor
+    planned = deployment["jobs"].succeed({"step": "pre", "job_id": job["id"]})
+    assert [level["shard_count"] for level in planned["levels"]] == [1]
+    assert [call.body["phase"] for call in receiver.calls_to("/process")] == ["pre"]
+
+    assert sorted(deployment.sandboxes) == sorted(FUNCTIONS)
+    written = [*deployment.layer.rglob("__pycache__"), *deployment.package.code.rglob("__pycache__")]
+    assert written == [], "the functions ran as from read-only directories (python -B)"
+    deployment.xray.setblocking(False)
+    segment = deployment.xray.recv(65_536)  # tracing ran (as in Lambda), and sent its segments
+    assert b'"trace_id": "1-67891233-abcdef012345678912345678"' in segment.replace(b'":"', b'": "'), segment[:300]
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with running_receiver() as running:
+        yield running
