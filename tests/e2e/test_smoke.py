@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from sundial_cli.settings import CONFIG_ENV, KEY_ENV, URL_ENV
 from tests.e2e.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.e2e
@@ -31,9 +32,9 @@ def _tenant(sundial) -> str:
 def _smoke(sundial, tmp_path: Path, key: str, *args: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,
-        "SUNDIAL_URL": sundial.base,
-        "SUNDIAL_API_KEY": key,
-        "SUNDIAL_CONFIG": str(tmp_path / "no-config.toml"),  # no profile of this machine's user
+        URL_ENV: sundial.base,
+        KEY_ENV: key,
+        CONFIG_ENV: str(tmp_path / "no-config.toml"),  # no profile of this machine's user
     }
     command = [sys.executable, "-m", "sundial_cli.smoke", "--timeout", "30", *args]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -40,6 +40,7 @@ from infra import bundling
 from local.apigw import authorizer_event
 from local.moto_server import FAKE_ENV, MotoServer
 from local.sqs_lambda import sqs_event
+from shared.settings import env_name
 from tests.infrastructure.conftest import Synthesized
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
@@ -48,7 +49,7 @@ from tests.support.sandbox import Sandbox, provision
 pytestmark = pytest.mark.infrastructure
 
 ADMIN_KEY = "sk_admin_package-test"
-FUNCTIONS = ("api", "authorizer", "tick", "scanner", "trigger", "trigger_high", "jobs")
+FUNCTIONS = ("api", "authorizer", "tick", "scanner", "trigger", "trigger_high", "recover", "canary", "jobs")
 """Every handler under functions/ (a test checks the stack ships exactly these)."""
 
 
@@ -234,7 +235,7 @@ def deployment(
         "AWS_XRAY_DAEMON_ADDRESS": f"127.0.0.1:{xray.getsockname()[1]}",
         "AWS_XRAY_CONTEXT_MISSING": "LOG_ERROR",
         "_X_AMZN_TRACE_ID": "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1",
-        "SUNDIAL_ALLOW_LOOPBACK_TARGETS": "true",
+        env_name("allow_loopback_targets"): "true",
     }
     running = Deployment(shipped(synthesized), host_layer, provision(moto.endpoint, ADMIN_KEY), common, {}, xray)
     try:
@@ -294,17 +295,17 @@ def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, rece
 
     # the minute rule's event; the scan requests it queued, as the scanner's event source hands them
     shards = deployment["tick"].succeed({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
-    assert shards == {"shards": int(deployment.package.environments["tick"]["SUNDIAL_BUCKET_SHARDS"])}
-    scan_url = deployment.resources["SUNDIAL_SCAN_QUEUE_URL"]
-    requests = _drain(deployment, "SUNDIAL_SCAN_QUEUE_URL", shards["shards"])
+    assert shards == {"shards": int(deployment.package.environments["tick"][env_name("bucket_shards")])}
+    scan_url = deployment.resources[env_name("scan_queue_url")]
+    requests = _drain(deployment, env_name("scan_queue_url"), shards["shards"])
     for start in range(0, len(requests), 10):
         answer = deployment["scanner"].succeed(sqs_event(requests[start : start + 10], _arn(scan_url)))
         assert answer == {"batchItemFailures": []}
 
     # each lane's trigger fires its occurrence at the receiver
     for function, queue, path in (
-        ("trigger", "SUNDIAL_DELAY_QUEUE_URLS", "/hook"),
-        ("trigger_high", "SUNDIAL_HIGH_PRIORITY_QUEUE_URL", "/high"),
+        ("trigger", env_name("delay_queue_urls"), "/hook"),
+        ("trigger_high", env_name("high_priority_queue_url"), "/high"),
     ):
         url = deployment.resources[queue]
         answer = deployment[function].succeed(sqs_event(_drain(deployment, queue, 1), _arn(url)))
@@ -313,6 +314,36 @@ def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, rece
     status, runs = _api(deployment, "GET", f"/v1/tasks/{task['id']}/runs", None, key)
     assert status == 200, runs
     assert [run["status"] for run in runs["items"]] == ["succeeded"]
+
+    # the recovering trigger fires a message that ran out of receives unseen (from the stranded queue)
+    late = receiver.script("/stranded", 200)
+    status, stranded = _api(
+        deployment, "POST", "/v1/tasks", {"schedule": {"after_seconds": 1}, "target": {"http": {"url": late}}}, key
+    )
+    assert status == 201, stranded
+    delay = env_name("delay_queue_urls")
+    answer = deployment["recover"].succeed(sqs_event(_drain(deployment, delay, 1), _arn("sundial-stranded")))
+    assert answer == {"batchItemFailures": []}
+    assert len(receiver.calls_to("/stranded")) == 1
+
+    # the canary: its custom resource registers it (answering at the request's URL), its target times it
+    receiver.script("/cloudformation", 200)
+    registered = deployment["canary"].succeed(
+        {
+            "RequestType": "Create",
+            "ResponseURL": receiver.url + "/cloudformation",
+            "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/Sundial/1",
+            "RequestId": "1",
+            "LogicalResourceId": "CanaryTask",
+            "ResourceProperties": {"FunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:Sundial-Canary"},
+        }
+    )
+    assert registered["status"] == "SUCCESS", registered
+    assert receiver.calls_to("/cloudformation")[0].body["Status"] == "SUCCESS"
+    timed = deployment["canary"].succeed(
+        {"scheduled_for": "2026-11-26T10:00:00.000Z", "fired_at": "2026-11-26T10:00:00.007Z", "run_id": "R"}
+    )
+    assert timed == {"lateness_ms": 7}
 
     # the job state machine's first step: pre, which calls the processor
     planned = deployment["jobs"].succeed({"step": "pre", "job_id": job["id"]})
