@@ -9,6 +9,8 @@ recovers):
 
 * **dead letters**: any message in the dead-letter queue -- an occurrence whose retries ran out,
   a target that refused it for good, or a message the pipeline itself could not process;
+* **stranded**: delay-queue messages that ran out of receives reached the stranded queue (the
+  trigger's lanes were throttled; the recovering trigger took them);
 * **lateness**: the trigger's p99 lateness over 5 minutes above ``sundial:latenessAlarmMs``;
 * **errors** of the tick, the scanners and the trigger: an invocation that failed as a whole
   (a partial batch failure is not an error; its messages come back and end in the dead letters);
@@ -32,6 +34,7 @@ from infra.api import Api
 from infra.canary import Canary
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
+from shared import topology
 from shared.domain.claims import Result
 from shared.observability import LATENESS_METRIC, runs_metric
 
@@ -82,6 +85,27 @@ class Monitoring(Construct):
                 "without help. Each task's run history says why (GET /v1/tasks/{id}/runs)."
             ),
             metric=dead_letter_depth,
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
+
+        stranded = pipeline.queues.by_name[topology.STRANDED.name].metric_number_of_messages_received(
+            statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW, label="stranded messages taken"
+        )
+        self.stranded_alarm = cloudwatch.Alarm(
+            self,
+            names.STRANDED_ALARM_ID,
+            alarm_name=f"{prefix}-stranded",
+            alarm_description=(
+                "Delay-queue messages ran out of receives without the trigger firing them (throttled "
+                "invocations, usually the account's concurrency): the recovering trigger fired them late "
+                "or listed them as dead letters (docs/deploy.md, Limits AWS sets)."
+            ),
+            # messages SQS moves there are not counted as sent ("Amazon SQS dead-letter queues"):
+            # the recovering trigger's receives count them
+            metric=stranded,
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=1,
@@ -142,6 +166,7 @@ class Monitoring(Construct):
         )
         self.alarms = [
             self.dead_letters_alarm,
+            self.stranded_alarm,
             self.lateness_alarm,
             *self.errors_alarms.values(),
             self.api_errors_alarm,

@@ -47,6 +47,7 @@ when ``sundial:triggerProvisionedConcurrency`` is above 0); its event sources in
 DASHBOARD_ID = "Dashboard"
 ALARM_TOPIC_ID = "AlarmTopic"
 DLQ_DEPTH_ALARM_ID = "DeadLetters"
+STRANDED_ALARM_ID = "Stranded"
 LATENESS_ALARM_ID = "Lateness"
 API_5XX_ALARM_ID = "Api5xx"
 

@@ -126,9 +126,9 @@ def test_api_5xx_alarm_on_the_stage(synthesized: Synthesized) -> None:
 
 def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
     alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
-    # dead letters, lateness, the API's 5xx, one per pipeline function and the canary's two
-    # (docs/deploy.md says 10)
-    assert len(alarms) == 3 + len(synthesized.stack.pipeline.functions) + 2 == 10
+    # dead letters, stranded messages, lateness, the API's 5xx, one per pipeline function and the
+    # canary's two (docs/deploy.md says 11)
+    assert len(alarms) == 4 + len(synthesized.stack.pipeline.functions) + 2 == 11
     for alarm in alarms:
         assert "AlarmActions" not in alarm["Properties"]
         assert "OKActions" not in alarm["Properties"]
@@ -136,7 +136,7 @@ def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
 
 def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternate: Built) -> None:
     alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 10
+    assert len(alarms) == 11
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [ALTERNATE_ALARM_TOPIC]
         assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]
@@ -157,3 +157,17 @@ def test_the_dashboard_shows_fires_lateness_and_dead_letters(synthesized: Synthe
     assert '"stat":"p50"' in body
     assert '"stat":"p99"' in body
     assert '"ApproximateNumberOfMessagesVisible"' in body
+
+
+def test_stranded_messages_are_an_alarm(synthesized: Synthesized) -> None:
+    """A message SQS moves to the stranded queue is not counted as sent there: the alarm counts the
+    recovering trigger's receives."""
+    alarm = _alarm(synthesized, "stranded")
+    assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == (
+        "AWS/SQS",
+        "NumberOfMessagesReceived",
+        "Sum",
+    )
+    [dimension] = alarm["Dimensions"]
+    assert dimension["Name"] == "QueueName"
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
