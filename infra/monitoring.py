@@ -92,7 +92,7 @@ class Monitoring(Construct):
         )
 
         stranded = pipeline.queues.by_name[topology.STRANDED.name].metric_number_of_messages_received(
-            statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW, label="stranded messages taken"
+            statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW
         )
         self.stranded_alarm = cloudwatch.Alarm(
             self,
