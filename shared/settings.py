@@ -175,6 +175,10 @@ _WHY_AT_MOST = {
     "trigger_batch_size": "the trigger runs a thread per message, and Lambda allows 1,024 threads",
     "trigger_min_pollers": "an SQS event source's minimum of provisioned pollers",
     "trigger_max_pollers": "an SQS event source's maximum of provisioned pollers",
+    "tenant_requests_per_second": "every request of a tenant writes its one rate item, and a DynamoDB partition "
+    "takes 1,000 writes a second",
+    "tenant_burst": "every request of a tenant writes its one rate item, and a DynamoDB partition takes 1,000 "
+    "writes a second",
 }
 _WHY = {
     "scanner_max_concurrency": "an SQS event source's maximum concurrency",
