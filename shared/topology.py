@@ -149,3 +149,54 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
             batching_window_s=HIGH_PRIORITY_BATCHING_WINDOW_S,
         ),
     ]
+
+
+# --- the API: API Gateway (REST, Lambda proxy) in front of one function ---------------------------
+# infra/api.py builds the function and the gateway's answers from these; the local API Gateway
+# (local/apigw.py) enforces the same limits on the same function.
+
+API_FUNCTION_TIMEOUT_S = 10
+"""The API function's timeout. A request still running then is a function error ("Handling Lambda
+errors with an API Gateway API": API Gateway answers a function error, or an answer in the wrong
+format, with 502)."""
+API_FUNCTION_MEMORY_MB = 256
+API_INTEGRATION_TIMEOUT_S = 29
+"""API Gateway's integration timeout, its default for a REST API ("Amazon API Gateway quotas":
+50 ms to 29 s). Past it API Gateway answers 504 (the INTEGRATION_TIMEOUT gateway response, "Gateway
+response types for API Gateway"), whatever the function goes on doing. The smaller of this and
+the function's timeout governs: with 10 s against 29 s, a slow request is the function's 502."""
+LAMBDA_RESPONSE_MAX_BYTES = 6 * 1024 * 1024
+"""A synchronous invocation's response ("Lambda quotas": 6 MB for the request and for the
+response), the proxy result as JSON: an answer over it fails the invocation, which API Gateway
+answers with 502 (its own payload limit, 10 MB, is further)."""
+
+
+@dataclass(frozen=True)
+class GatewayAnswer:
+    """An answer API Gateway gives itself when the API function cannot answer, in the API's error
+    format (``{"error": {"code", "message"}}``): the stack sets it as a gateway response, the local
+    API Gateway answers it the same."""
+
+    status: int
+    code: str
+    message: str
+
+    def body(self) -> dict[str, dict[str, str]]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+FUNCTION_FAILED = GatewayAnswer(
+    502,
+    "function_failed",
+    f"The API function did not answer: it ran out of time ({API_FUNCTION_TIMEOUT_S} s), failed, or its answer "
+    f"was over Lambda's {LAMBDA_RESPONSE_MAX_BYTES // (1024 * 1024)} MB. Retry later, or ask for less (a smaller "
+    "limit).",
+)
+"""A function error (timeout, crash, an answer over :data:`LAMBDA_RESPONSE_MAX_BYTES`): API Gateway's
+502 (the DEFAULT_5XX gateway response carries this body; its status stays API Gateway's)."""
+INTEGRATION_TIMED_OUT = GatewayAnswer(
+    504,
+    "timeout",
+    f"The API did not answer within API Gateway's {API_INTEGRATION_TIMEOUT_S} s. Retry later.",
+)
+"""API Gateway's integration timeout (the INTEGRATION_TIMEOUT gateway response)."""
