@@ -38,6 +38,6 @@ def get_dead_letter(letter_id: LetterId) -> Response[DeadLetterOut]:
 @router.post("/v1/dead-letters/redrive", responses=RESPONSES["redrive"], summary="Fire dead letters once more")
 def redrive_dead_letters(request: RedriveIn) -> Response[RedriveOut]:
     def redrive() -> tuple[int, RedriveOut]:
-        return 200, redrive_view(service().redrive(tenant(), request.chosen()))
+        return 200, redrive_view(service().redrive(tenant(), request.chosen(), request.cursor))
 
     return replayable(router, "POST /v1/dead-letters/redrive", redrive)
