@@ -176,7 +176,11 @@ class FunctionLimits:
 
 def gateway_answer(answer: GatewayAnswer) -> dict[str, Any]:
     """API Gateway's own answer, as the stack's gateway response words it (infra/api.py)."""
-    return {"statusCode": answer.status, "headers": {"Content-Type": "application/json"}, "body": json.dumps(answer.body())}
+    return {
+        "statusCode": answer.status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(answer.body()),
+    }
 
 
 def response_bytes(result: dict[str, Any]) -> int:

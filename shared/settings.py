@@ -35,6 +35,7 @@ from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS, Limits
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
+    PAGE_BYTES,
     TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
@@ -564,6 +565,9 @@ class Settings(Tuning):
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
     """HTTP targets may be private addresses (the local runtime only)."""
+    page_bytes: Annotated[Int, Field(ge=1, le=PAGE_BYTES)] = PAGE_BYTES
+    """What the items of one list page may take in the API's answer (shared/topology.py): Lambda's
+    answer is at most 6 MB. Lower only where a test must cross it with a few items."""
 
     RESOURCE_FIELDS: ClassVar[tuple[str, ...]] = (
         "table_name",
@@ -580,6 +584,7 @@ class Settings(Tuning):
         "admin_key_secret_arn",
         "admin_key",
         "signing_cache_seconds",
+        "page_bytes",
     )
     """A function's environment names only the resources it uses (and the local runtime's own
     knobs it is given): one left at its default is not written (and reads back as the default)."""

@@ -170,6 +170,14 @@ LAMBDA_RESPONSE_MAX_BYTES = 6 * 1024 * 1024
 response), the proxy result as JSON: an answer over it fails the invocation, which API Gateway
 answers with 502 (its own payload limit, 10 MB, is further)."""
 
+PAGE_BYTES = 5 * 1024 * 1024
+"""What the items of one list page may take in the function's answer (measured as Lambda sends
+it: each item's compact JSON, escaped again as the body string of the proxy result). A page stops
+before the item that would pass it and answers a cursor from there. The 1 MB left below
+:data:`LAMBDA_RESPONSE_MAX_BYTES` holds the rest of the answer (status, headers, the page's
+``next_cursor``: under a kilobyte) many times over; a page's first item always goes in, and one
+item (a DynamoDB item is at most 400 KB, its JSON answer at most about twice that) is far below."""
+
 
 @dataclass(frozen=True)
 class GatewayAnswer:

@@ -140,10 +140,13 @@ class DynamoDeadLetters:
                 if not expired(item, now) and (status is None or item.status == status):
                     found.append(from_item(item))
                 if len(found) > limit:
-                    page = found[:limit]
-                    return Page(page, encode_cursor(page[-1].run_id))
+                    return _page(found[:limit], encode_cursor(found[limit - 1].run_id))
         except PynamoDBException as exc:
             raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
         if read < budget or last_read is None:  # the partition ended before the budget
-            return Page(found)
-        return Page(found, encode_cursor(last_read))
+            return _page(found, None)
+        return _page(found, encode_cursor(last_read))
+
+
+def _page(letters: list[DeadLetter], next_cursor: str | None) -> Page[DeadLetter]:
+    return Page(letters, next_cursor, tuple(encode_cursor(letter.run_id) for letter in letters))

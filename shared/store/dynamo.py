@@ -382,10 +382,9 @@ class DynamoTaskRepository:
         ):
             found.append(current)
         found.sort(key=run_position, reverse=True)
-        if len(found) <= limit:
-            return Page(found)
         page = found[:limit]
-        return Page(page, encode_cursor(run_position(page[-1])))
+        after = tuple(encode_cursor(run_position(run)) for run in page)
+        return Page(page, after[-1] if len(found) > limit else None, after)
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         """Store new tasks, (task, staged) each, 25 per BatchWriteItem call; the answer says of
@@ -560,7 +559,7 @@ class DynamoTaskRepository:
             for _ in range(MAX_ROUNDS):
                 entries = self._positions(tenant, position, window)
                 if not entries:
-                    return Page([task for _, task in found])
+                    return _task_page(found)
                 keys = [(pk, sk) for _, pk, sk in entries]
                 items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
                 logs = run_logs(list(items.values()))
@@ -574,14 +573,19 @@ class DynamoTaskRepository:
                         found.append((lsk, task))
                     if len(found) > limit:
                         page = found[:limit]
-                        return Page([task for _, task in page], encode_cursor(page[-1][0]))
+                        return _task_page(page, encode_cursor(page[-1][0]))
                 if len(entries) < window:
-                    return Page([task for _, task in found])
+                    return _task_page(found)
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
         # Examined MAX_ROUNDS windows without filling the page: hand back what we have.
         assert position is not None
-        return Page([task for _, task in found], encode_cursor(position))
+        return _task_page(found, encode_cursor(position))
+
+
+def _task_page(found: list[tuple[str, Task]], next_cursor: str | None = None) -> Page[Task]:
+    """Tasks by their listing position: each one's cursor goes on after it."""
+    return Page([task for _, task in found], next_cursor, tuple(encode_cursor(lsk) for lsk, _ in found))
 
 
 def ensure_table(table_name: str | None = None) -> None:

@@ -80,7 +80,10 @@ def get_letter(state: State, letter_id: str) -> None:
 @dead_letters.command("redrive")
 @click.option("--id", "ids", multiple=True, metavar="ID", help="A dead letter to fire again (repeat, up to 100).")
 @click.option(
-    "--all", "every", is_flag=True, help="Every dead letter not redriven yet (a call per step of up to 100, until done)."
+    "--all",
+    "every",
+    is_flag=True,
+    help="Every dead letter not redriven yet (a call per step of up to 100, until done).",
 )
 @click.option("--idempotency-key", metavar="KEY")
 @pass_state
@@ -102,7 +105,11 @@ def redrive(state: State, ids: tuple[str, ...], every: bool, idempotency_key: st
             key = f"{idempotency_key[:240]}:{len(steps)}" if idempotency_key else None
             steps.append(client.redrive({"all": True, "cursor": cursor}, key))
         runs = [run for step in steps for run in step.model.runs]
-        data = {"redriven": len(runs), "runs": [run for step in steps for run in step.data["runs"]], "next_cursor": None}
+        data = {
+            "redriven": len(runs),
+            "runs": [run for step in steps for run in step.data["runs"]],
+            "next_cursor": None,
+        }
         answer = Answer(RedriveOut(redriven=len(runs), runs=runs, next_cursor=None), data, steps[-1].headers)
 
     def render() -> None:

@@ -40,4 +40,6 @@ def gateway() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 
     common.reset()
     authorizer.authenticator.cache_clear()
-    return with_authorizer(with_limits(module.handler), authorizer.authorize, is_public, anonymous=from_env().default_tenant)
+    return with_authorizer(
+        with_limits(module.handler), authorizer.authorize, is_public, anonymous=from_env().default_tenant
+    )
