@@ -78,9 +78,11 @@ def test_a_page_of_the_largest_tasks_stops_below_lambdas_answer_and_goes_on_from
     ids = [register(api, largest_spec(n))["id"] for n in range(1, count)]
     pages = follow(api, f"/v1/tasks?limit={MAX_PAGE}")
     sizes = [len(page.body["items"]) for page in pages]
-    assert len(pages) >= 2 and sizes[0] < count, sizes
+    assert len(pages) >= 2, sizes
+    assert sizes[0] < count, sizes
     listed = [task["id"] for page in pages for task in page.body["items"]]
-    assert len(listed) == count and set(ids) <= set(listed)
+    assert len(listed) == count
+    assert set(ids) <= set(listed)
     for page in pages:  # what Lambda would send back: under its 6 MB
         result = {"statusCode": 200, "headers": page.headers, "body": json.dumps(page.body, separators=(",", ":"))}
         assert response_bytes(result) <= LAMBDA_RESPONSE_MAX_BYTES
