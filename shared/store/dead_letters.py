@@ -34,11 +34,6 @@ more). A letter is at most a few tens of KB (32 KiB of payload, five targets): 2
 read in a few 1 MB Query pages, each a round trip of tens of milliseconds."""
 
 
-def expired(item: DeadLetterItem, now: datetime) -> bool:
-    """Past its retention: TTL will delete it, maybe days later; the API shows it no more."""
-    return item.expires_at is not None and item.expires_at <= now
-
-
 def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
     return DeadLetterItem(
         f"DL#{letter.tenant}",
@@ -97,7 +92,7 @@ class DynamoDeadLetters:
     def get(self, tenant: str, letter_id: str) -> DeadLetter:
         try:
             item = DeadLetterItem.get(f"DL#{tenant}", letter_id.upper(), consistent_read=True)
-            if expired(item, datetime.now(UTC)):
+            if item.expired(datetime.now(UTC)):
                 raise DoesNotExist()
             return from_item(item)
         except DoesNotExist as exc:
@@ -137,7 +132,7 @@ class DynamoDeadLetters:
             for item in query:
                 read += 1
                 last_read = item.sk
-                if not expired(item, now) and (status is None or item.status == status):
+                if not item.expired(now) and (status is None or item.status == status):
                     found.append(from_item(item))
                 if len(found) > limit:
                     return _page(found[:limit], encode_cursor(found[limit - 1].run_id))

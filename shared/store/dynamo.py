@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
@@ -360,7 +360,9 @@ class DynamoTaskRepository:
         position = decode_cursor(cursor) if cursor else None
         condition = RunItem.sk < position if position else None
         try:
-            items = list(RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1))
+            now = datetime.now(UTC)  # a run past its retention is left out (TTL deletes it later)
+            read = RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1)
+            items = [item for item in read if not item.expired(now)]
             children = {i.child for i in items if i.child}
             held = {c.task_id: c for c in TaskItem.batch_get([task_key(c) for c in sorted(children)])}
             logs = run_logs(list(held.values()))
@@ -552,6 +554,7 @@ class DynamoTaskRepository:
         items read, a window at a time, for at most MAX_ROUNDS windows per request: a page may
         come back short, with a cursor to go on from."""
         position = decode_cursor(cursor) if cursor else None
+        now = datetime.now(UTC)  # past its retention, a task is left out (TTL deletes it later)
         filtered = status is not None or name_prefix is not None
         window = max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1
         found: list[tuple[str, Task]] = []
@@ -566,7 +569,7 @@ class DynamoTaskRepository:
                 for lsk, pk, sk in entries:
                     item = items.get((pk, sk))
                     position = lsk
-                    if item is None or item.tenant != tenant:
+                    if item is None or item.tenant != tenant or item.expired(now):
                         continue
                     task = to_task(item, logs)
                     if matches(task, status, name_prefix):
