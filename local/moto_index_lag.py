@@ -4,8 +4,8 @@ Secondary Indexes in DynamoDB": a GSI supports eventually consistent reads only,
 written may take a short while, normally a fraction of a second, to reach it). Sundial lists tasks
 and jobs through its ``by_tenant`` GSI, so a list may not show a task just registered.
 
-With a lag set (:func:`index_lag`, or ``SUNDIAL_LOCAL_INDEX_LAG_MS`` for the local runtime's moto
-process), a Query of an index leaves out the items put less than the lag ago: what a client of
+With a lag set (:func:`index_lag`, or ``local.settings.INDEX_LAG_ENV`` for the local runtime's
+moto process), a Query of an index leaves out the items put less than the lag ago: what a client of
 AWS may see. Off (0) by default, so a test that wants read-after-write on a list says so by not
 setting it; tests/integration/test_moto_fidelity.py pins the behaviour."""
 
@@ -18,8 +18,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
-
-LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 
 
 class _Lag:
@@ -93,6 +91,8 @@ def make_index_queries_lag() -> None:
     lagging_query._sundial_lagging = True  # type: ignore[attr-defined]
     Table.put_item = lagging_put  # type: ignore[method-assign]
     Table.query = lagging_query  # type: ignore[method-assign]
-    lag_ms = int(os.environ.get(LAG_ENV, "0") or 0)
+    from local.settings import INDEX_LAG_ENV
+
+    lag_ms = int(os.environ.get(INDEX_LAG_ENV, "0") or 0)
     if lag_ms:
         LAG.seconds = lag_ms / 1000

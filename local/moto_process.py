@@ -2,7 +2,7 @@
 prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
 host, Queries that read one partition, transactions that copy only their items, sends and
 receives that do not count the queue per message, index Queries that lag behind writes when
-asked to (SUNDIAL_LOCAL_INDEX_LAG_MS, as a GSI does on AWS), DynamoDB answers serialized without moto's
+asked to (local.settings.INDEX_LAG_ENV, as a GSI does on AWS), DynamoDB answers serialized without moto's
 generic walk, expressions parsed once, and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks."""
