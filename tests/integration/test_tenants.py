@@ -96,6 +96,18 @@ def test_a_tenants_rate_is_capped_at_what_its_one_rate_item_holds(api):
     assert top.body["limits"]["requests_per_second"] == 500
 
 
+def test_a_rate_stored_above_the_cap_reads_as_the_cap_and_the_tenant_is_still_served(api):
+    """A tenant written before the cap (10,000 a second were accepted) is not locked out."""
+    from shared.store.models import TenantItem
+
+    secret = create(api, "acme")["key"]["secret"]
+    TenantItem("T#acme", "T").update(
+        actions=[TenantItem.requests_per_second.set(10_000), TenantItem.burst.set(100_000)]
+    )
+    assert api("GET", "/v1/tenants/acme", headers=ADMIN).body["limits"]["requests_per_second"] == 500
+    assert api("GET", "/v1/tasks", headers=bearer(secret)).status == 200
+
+
 def test_the_admin_lists_reads_and_changes_tenants(api):
     for tenant in ("globex", "acme", "initech"):
         create(api, tenant)
