@@ -131,12 +131,13 @@ def priority_bench(high: int = 20, flood: int = 1500, spread: float = 5.0, delay
     from bench.receiver import receiver_process
     from local.runtime import Runtime
     from local.settings import LocalSettings
+    from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
     from shared.settings import env_name
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     rate, burst = env_name("tenant_requests_per_second"), env_name("tenant_burst")
-    os.environ.setdefault(rate, "10000")
-    os.environ.setdefault(burst, "100000")
+    os.environ.setdefault(rate, str(MAX_REQUESTS_PER_SECOND))
+    os.environ.setdefault(burst, str(MAX_BURST))
     woke: dict[str, float] = {}  # the trigger's own lateness: when it stopped waiting, before the call
 
     def on_fire(fired: Any) -> None:

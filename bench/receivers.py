@@ -84,11 +84,12 @@ def local_system() -> Iterator[System]:
     from bench.receiver import receiver_process
     from local.runtime import Runtime
     from local.settings import LocalSettings
+    from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
     from shared.settings import env_name
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
-    os.environ.setdefault(env_name("tenant_requests_per_second"), "10000")
-    os.environ.setdefault(env_name("tenant_burst"), "100000")
+    os.environ.setdefault(env_name("tenant_requests_per_second"), str(MAX_REQUESTS_PER_SECOND))
+    os.environ.setdefault(env_name("tenant_burst"), str(MAX_BURST))
     counter = cap.CallCounter()
     results: Counter[str] = Counter()
     with counter.active(), receiver_process() as receiver:

@@ -34,6 +34,13 @@ from infra.signing import SigningKey
 from infra.storage import Storage
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.store.models import LIST_INDEX_NAME
+from shared.topology import (
+    API_FUNCTION_MEMORY_MB,
+    API_FUNCTION_TIMEOUT_S,
+    FUNCTION_FAILED,
+    INTEGRATION_TIMED_OUT,
+    GatewayAnswer,
+)
 
 API_TABLE_ACTIONS = (
     "dynamodb:GetItem",
@@ -47,8 +54,10 @@ API_TABLE_ACTIONS = (
 )
 """What the API function does to the table (register, get, update, cancel, list, batches)."""
 
-API_MEMORY_MB = 256
-API_TIMEOUT = Duration.seconds(10)
+API_MEMORY_MB = API_FUNCTION_MEMORY_MB
+API_TIMEOUT = Duration.seconds(API_FUNCTION_TIMEOUT_S)
+"""Below API Gateway's integration timeout (shared/topology.py): a slow request is the function's
+502, in the API's error format (the DEFAULT_5XX gateway response below)."""
 
 _F = apigw.AccessLogField
 ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
@@ -90,13 +99,18 @@ class GatewayError:
     (``{"error": {"code", "message"}}``, as ``shared.api.responses.ErrorOut``)."""
 
     type: apigw.ResponseType
-    status: int
+    status: int | None
+    """None: API Gateway's own status for the case (DEFAULT_5XX covers several)."""
     code: str
     message: str
     headers: tuple[tuple[str, str], ...] = ()
 
     def body(self) -> str:
         return json.dumps({"error": {"code": self.code, "message": self.message}})
+
+    @classmethod
+    def of(cls, type: apigw.ResponseType, answer: GatewayAnswer, *, keep_status: bool = False) -> GatewayError:
+        return cls(type, None if keep_status else answer.status, answer.code, answer.message)
 
 
 GATEWAY_ERRORS = (
@@ -141,6 +155,12 @@ GATEWAY_ERRORS = (
         "Over the API's request rate: retry after a second.",
         headers=(("Retry-After", "1"),),
     ),
+    # The function failed (its timeout, a crash, an answer over Lambda's 6 MB): API Gateway answers
+    # 502 ("Handling Lambda errors with an API Gateway API"), under the default 5xx response, whose
+    # status stays API Gateway's. The local API Gateway answers the same (local/apigw.py).
+    GatewayError.of(apigw.ResponseType.DEFAULT_5_XX, FUNCTION_FAILED, keep_status=True),
+    # Past API Gateway's 29 s (only when the function's timeout were longer): 504
+    GatewayError.of(apigw.ResponseType.INTEGRATION_TIMEOUT, INTEGRATION_TIMED_OUT),
 )
 """API Gateway's own 4xx and 5xx answers that a caller of this API can meet, in the error format."""
 
@@ -256,7 +276,7 @@ class Api(Construct):
             self.rest_api.add_gateway_response(
                 error.type.response_type,
                 type=error.type,
-                status_code=str(error.status),
+                status_code=str(error.status) if error.status is not None else None,
                 response_headers={
                     "Content-Type": "'application/json'",
                     **{name: f"'{value}'" for name, value in error.headers},

@@ -5,11 +5,24 @@ answer becomes the HTTP response."""
 from __future__ import annotations
 
 import base64
+import contextvars
 import json
+import threading
+import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from shared.topology import (
+    API_FUNCTION_MEMORY_MB,
+    API_FUNCTION_TIMEOUT_S,
+    API_INTEGRATION_TIMEOUT_S,
+    FUNCTION_FAILED,
+    INTEGRATION_TIMED_OUT,
+    LAMBDA_RESPONSE_MAX_BYTES,
+    GatewayAnswer,
+)
 
 STAGE = "prod"
 
@@ -19,13 +32,14 @@ class LocalContext:
     """The parts of a LambdaContext the handlers and Powertools read."""
 
     function_name: str = "sundial-local"
-    memory_limit_in_mb: int = 256
+    memory_limit_in_mb: int = API_FUNCTION_MEMORY_MB
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:sundial-local"
     aws_request_id: str = "00000000-0000-0000-0000-000000000000"
+    timeout_s: float = API_FUNCTION_TIMEOUT_S
+    started: float = field(default_factory=time.monotonic)
 
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 10_000
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.started + self.timeout_s - time.monotonic()) * 1000))
 
 
 def proxy_event(
@@ -132,5 +146,85 @@ def with_authorizer(
                 },
             }
         return api(event, context)
+
+    return handle
+
+
+Function = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FunctionLimits:
+    """What API Gateway and Lambda allow the API function (shared/topology.py, as the stack sets
+    them): its timeout, API Gateway's integration timeout, Lambda's response size."""
+
+    timeout_s: float = API_FUNCTION_TIMEOUT_S
+    integration_timeout_s: float = API_INTEGRATION_TIMEOUT_S
+    max_response_bytes: int = LAMBDA_RESPONSE_MAX_BYTES
+
+    @property
+    def wait_s(self) -> float:
+        """How long API Gateway waits for an answer: the smaller of the two timeouts governs."""
+        return min(self.timeout_s, self.integration_timeout_s)
+
+    @property
+    def late(self) -> GatewayAnswer:
+        """The answer to a request still running then: the function's timeout is a function error
+        (502); API Gateway's own timeout, when it comes first, is its 504."""
+        return FUNCTION_FAILED if self.timeout_s < self.integration_timeout_s else INTEGRATION_TIMED_OUT
+
+
+def gateway_answer(answer: GatewayAnswer) -> dict[str, Any]:
+    """API Gateway's own answer, as the stack's gateway response words it (infra/api.py)."""
+    return {
+        "statusCode": answer.status,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(answer.body()),
+    }
+
+
+def response_bytes(result: dict[str, Any]) -> int:
+    """The size of the proxy result as the Lambda runtime sends it back: JSON (ASCII, as Python's
+    ``json.dumps``), the answer's body a string within it."""
+    return len(json.dumps(result).encode())
+
+
+def with_limits(api: Function, limits: FunctionLimits | None = None) -> Function:
+    """The API function as Lambda runs it behind API Gateway: one event at a time (one execution
+    environment), a request still running after :attr:`FunctionLimits.wait_s` answered as API
+    Gateway answers it (the function's timeout: 502; API Gateway's: 504), and an answer over
+    Lambda's response size answered 502 (the invocation fails), both in the API's error format.
+
+    A request past its time is answered at once; its thread runs on (Python cannot stop one) and
+    holds the function until it ends, as a fresh environment would take its place on AWS only
+    after the old one stopped. The clock starts when the function starts on the event."""
+    limits = limits or FunctionLimits()
+    busy = threading.Lock()
+
+    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        started, done = threading.Event(), threading.Event()
+        outcome: dict[str, Any] = {}
+        caller = contextvars.copy_context()  # what the caller set (local/attribution.py) goes along
+
+        def run() -> None:
+            with busy:
+                started.set()
+                try:
+                    outcome["result"] = caller.run(api, event, LocalContext(timeout_s=limits.timeout_s))
+                except BaseException as exc:  # handed to the caller, as before (not modelled)
+                    outcome["error"] = exc
+                finally:
+                    done.set()
+
+        threading.Thread(target=run, name="api-function", daemon=True).start()
+        started.wait()
+        if not done.wait(limits.wait_s):
+            return gateway_answer(limits.late)
+        if "error" in outcome:
+            raise outcome["error"]
+        result: dict[str, Any] = outcome["result"]
+        if response_bytes(result) > limits.max_response_bytes:
+            return gateway_answer(FUNCTION_FAILED)
+        return result
 
     return handle

@@ -1,7 +1,8 @@
 """`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
 prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
 host, Queries that read one partition, transactions that copy only their items, sends and
-receives that do not count the queue per message, DynamoDB answers serialized without moto's
+receives that do not count the queue per message, index Queries that lag behind writes when
+asked to (local.settings.INDEX_LAG_ENV, as a GSI does on AWS), DynamoDB answers serialized without moto's
 generic walk, expressions parsed once, and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks."""
@@ -16,6 +17,7 @@ from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_dispatch import make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
+from local.moto_index_lag import make_index_queries_lag
 from local.moto_query import make_query_partitioned
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
@@ -31,6 +33,7 @@ if __name__ == "__main__":
     make_dispatch_cached()
     make_dynamodb_writes_atomic()
     make_query_partitioned()
+    make_index_queries_lag()
     make_json_serialization_direct()
     make_expressions_remembered()
     make_transactions_copy_items()

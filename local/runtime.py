@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from local.apigw import LocalContext, with_authorizer
+from local.apigw import LocalContext, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.functions import FunctionServer
 from local.http_adapter import make_server
@@ -126,7 +126,9 @@ class Runtime:
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
-        gateway = with_authorizer(api, authorize, is_public, anonymous=self.function_settings.default_tenant)
+        gateway = with_authorizer(
+            with_limits(api), authorize, is_public, anonymous=self.function_settings.default_tenant
+        )
         self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)

@@ -43,6 +43,8 @@ from shared.topology import TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 """Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
+INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
+"""How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
 _KNOBS = {
     "port": "SUNDIAL_PORT",
     "tick_period_s": "SUNDIAL_TICK_PERIOD_S",
@@ -99,7 +101,7 @@ class LocalSettings(SettingsModel):
     @classmethod
     def env_names(cls) -> frozenset[str]:
         """Every variable the local runtime reads: its knobs and its functions' settings."""
-        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, *Settings.env_names()})
+        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, *Settings.env_names()})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:

@@ -36,6 +36,7 @@ from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, MAX_TASKS,
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
     HIGH_PRIORITY_TRIGGER,
+    PAGE_BYTES,
     RECOVER_CONCURRENCY,
     SCANNER,
     TRIGGER,
@@ -191,6 +192,10 @@ _WHY_AT_MOST = {
     "trigger_batch_size": "the trigger runs a thread per message, and Lambda allows 1,024 threads",
     "trigger_min_pollers": "an SQS event source's minimum of provisioned pollers",
     "trigger_max_pollers": "an SQS event source's maximum of provisioned pollers",
+    "tenant_requests_per_second": "every request of a tenant writes its one rate item, and a DynamoDB partition "
+    "takes 1,000 writes a second",
+    "tenant_burst": "every request of a tenant writes its one rate item, and a DynamoDB partition takes 1,000 "
+    "writes a second",
 }
 _WHY = {
     "scanner_max_concurrency": "an SQS event source's maximum concurrency",
@@ -671,6 +676,9 @@ class Settings(Tuning):
     """HTTP targets may be loopback addresses (the local runtime and the tests only)."""
     allow_private_targets: Flag = False
     """HTTP targets may be private addresses (the local runtime only)."""
+    page_bytes: Annotated[Int, Field(ge=1, le=PAGE_BYTES)] = PAGE_BYTES
+    """What the items of one list page may take in the API's answer (shared/topology.py): Lambda's
+    answer is at most 6 MB. Lower only where a test must cross it with a few items."""
 
     RESOURCE_FIELDS: ClassVar[tuple[str, ...]] = (
         "table_name",
@@ -687,6 +695,7 @@ class Settings(Tuning):
         "admin_key_secret_arn",
         "admin_key",
         "signing_cache_seconds",
+        "page_bytes",
     )
     """A function's environment names only the resources it uses (and the local runtime's own
     knobs it is given): one left at its default is not written (and reads back as the default)."""

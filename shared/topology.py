@@ -209,11 +209,11 @@ take the account's concurrency from the lanes that fire on time."""
 
 def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     """Function -> the queues it sends to: what each function's role may send to (infra/), and
-        with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
-        (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive;
-    the canary function its task's first occurrence),
-        the tick asks for scans, the scanners stage, and the triggers stage retries, next occurrences,
-        held copies and chain hops, and send what they give up to the dead-letter queue."""
+    with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
+    (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive),
+    the canary function its task's first occurrence, the tick asks for scans, the scanners stage,
+    and the triggers stage retries, next occurrences, held copies and chain hops, and send what
+    they give up to the dead-letter queue."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {
@@ -254,3 +254,62 @@ def looping(delay_queues: int) -> frozenset[str]:
         return False
 
     return frozenset(function for function in calls if reaches(function))
+
+
+# --- the API: API Gateway (REST, Lambda proxy) in front of one function ---------------------------
+# infra/api.py builds the function and the gateway's answers from these; the local API Gateway
+# (local/apigw.py) enforces the same limits on the same function.
+
+API_FUNCTION_TIMEOUT_S = 10
+"""The API function's timeout. A request still running then is a function error ("Handling Lambda
+errors with an API Gateway API": API Gateway answers a function error, or an answer in the wrong
+format, with 502)."""
+API_FUNCTION_MEMORY_MB = 256
+API_INTEGRATION_TIMEOUT_S = 29
+"""API Gateway's integration timeout, its default for a REST API ("Amazon API Gateway quotas":
+50 ms to 29 s). Past it API Gateway answers 504 (the INTEGRATION_TIMEOUT gateway response, "Gateway
+response types for API Gateway"), whatever the function goes on doing. The smaller of this and
+the function's timeout governs: with 10 s against 29 s, a slow request is the function's 502."""
+LAMBDA_RESPONSE_MAX_BYTES = 6 * 1024 * 1024
+"""A synchronous invocation's response ("Lambda quotas": 6 MB for the request and for the
+response), the proxy result as JSON: an answer over it fails the invocation, which API Gateway
+answers with 502 (its own payload limit, 10 MB, is further)."""
+
+PAGE_BYTES = 5 * 1024 * 1024
+"""What the items of one list page may take in the function's answer (measured as Lambda sends
+it: each item's compact JSON, escaped again as the body string of the proxy result). A page stops
+before the item that would pass it and answers a cursor from there. The 1 MB left below
+:data:`LAMBDA_RESPONSE_MAX_BYTES` holds the rest of the answer (status, headers, the page's
+``next_cursor``: under a kilobyte) many times over; a page's first item always goes in, and one
+item (a DynamoDB item is at most 400 KB, its JSON answer at most about twice that) is far below."""
+
+
+@dataclass(frozen=True)
+class GatewayAnswer:
+    """An answer API Gateway gives itself when the API function cannot answer, in the API's error
+    format (``{"error": {"code", "message"}}``): the stack sets it as a gateway response, the local
+    API Gateway answers it the same."""
+
+    status: int
+    code: str
+    message: str
+
+    def body(self) -> dict[str, dict[str, str]]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+FUNCTION_FAILED = GatewayAnswer(
+    502,
+    "function_failed",
+    f"The API function did not answer: it ran out of time ({API_FUNCTION_TIMEOUT_S} s), failed, or its answer "
+    f"was over Lambda's {LAMBDA_RESPONSE_MAX_BYTES // (1024 * 1024)} MB. Retry later, or ask for less (a smaller "
+    "limit).",
+)
+"""A function error (timeout, crash, an answer over :data:`LAMBDA_RESPONSE_MAX_BYTES`): API Gateway's
+502 (the DEFAULT_5XX gateway response carries this body; its status stays API Gateway's)."""
+INTEGRATION_TIMED_OUT = GatewayAnswer(
+    504,
+    "timeout",
+    f"The API did not answer within API Gateway's {API_INTEGRATION_TIMEOUT_S} s. Retry later.",
+)
+"""API Gateway's integration timeout (the INTEGRATION_TIMEOUT gateway response)."""

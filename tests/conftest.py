@@ -26,6 +26,7 @@ os.environ.pop("AWS_PROFILE", None)
 # serializer, expressions parsed anew), as fast as the local runtime's moto process.
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
+from local.moto_index_lag import make_index_queries_lag  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
@@ -39,6 +40,7 @@ from local.moto_transact import make_transactions_copy_items  # noqa: E402
 make_dynamodb_writes_atomic()
 make_long_polling_prompt()
 make_query_partitioned()
+make_index_queries_lag()
 make_transactions_copy_items()
 make_receive_linear()
 make_send_linear()

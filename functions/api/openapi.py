@@ -17,6 +17,9 @@ from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL
 from shared.domain.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS
+from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
+from shared.services.tasks import MAX_REDRIVE
+from shared.topology import PAGE_BYTES
 
 TITLE = "Sundial"
 VERSION = "1.0.0"
@@ -56,7 +59,13 @@ documented as optional when they have no value.
 - limits per destination (`PUT /v1/limits/{{name}}`): at most {lim.MAX_LIMITS} a tenant, one per
   origin; `name` 1 to 64 of a-z, 0-9, `.`, `_`, `-`; `per_second` {lim.MIN_PER_SECOND} to
   {lim.MAX_PER_SECOND}; `burst` 1 to {lim.MAX_BURST}; `max_in_flight` 1 to {lim.MAX_IN_FLIGHT};
-- list `limit`: 1 to 100 (default 50); `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
+- list `limit`: 1 to 100 (default 50); a page also stops at {PAGE_BYTES // (1024 * 1024)} MiB of items (Lambda
+  answers at most 6 MB) and after a bounded read (a filtered list): a short page, even an empty
+  one, with a `next_cursor` is normal; lists are eventually consistent (reads by id are not);
+- `POST /v1/dead-letters/redrive` `{{"all": true}}`: up to {MAX_REDRIVE} letters a call, then call again
+  with `next_cursor` as `cursor` until it is null;
+- a tenant's `requests_per_second` and `burst`: 1 to {MAX_REQUESTS_PER_SECOND} and 1 to {MAX_BURST};
+- `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
 - `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
   route; `If-Match` on `PATCH`: the task's `version` (its `ETag`).

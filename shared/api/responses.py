@@ -154,6 +154,11 @@ class RedrivenRun(Model):
 class RedriveOut(Model):
     redriven: int
     runs: list[RedrivenRun]
+    next_cursor: str | None = Field(
+        None,
+        description='`{"all": true}`: not null while letters are left to look at; send it back as `cursor` '
+        "(a step may redrive none and still have a cursor). Null for `ids`, and once every letter was looked at.",
+    )
 
 
 class PreviewOut(Model):

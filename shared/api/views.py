@@ -40,6 +40,7 @@ from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.tasks import Alert, DeadLetter, Run, Target, Task
 from shared.domain.tenants import KeyInfo, NewKey, Tenant
 from shared.domain.times import from_ms
+from shared.services.tasks import Redriven
 
 
 def _targets(targets: tuple[Target, ...], multicast: bool) -> dict[str, object]:
@@ -155,9 +156,9 @@ def batch_view(answers: Sequence[Task | SundialError]) -> BatchOut:
     )
 
 
-def redrive_view(done: Sequence[tuple[DeadLetter, str]]) -> RedriveOut:
-    runs = [RedrivenRun(id=letter.id, task_id=letter.task_id, run_id=run_id) for letter, run_id in done]
-    return RedriveOut(redriven=len(done), runs=runs)
+def redrive_view(done: Redriven) -> RedriveOut:
+    runs = [RedrivenRun(id=letter.id, task_id=letter.task_id, run_id=run_id) for letter, run_id in done.runs]
+    return RedriveOut(redriven=len(runs), runs=runs, next_cursor=done.next_cursor)
 
 
 def signing_secret_view(info: SecretInfo) -> SigningSecretOut:

@@ -100,3 +100,5 @@ def cancel_refusal(view: JobView) -> str | None:
 class JobPage:
     items: list[JobView]
     next_cursor: str | None
+    cursors: tuple[str, ...] = ()
+    """The cursor that goes on after each item (as :class:`shared.domain.tasks.Page`)."""

@@ -201,6 +201,9 @@ class Task:
 class Page(Generic[T]):
     items: list[T]
     next_cursor: str | None = None
+    cursors: tuple[str, ...] = ()
+    """The cursor that goes on after each item (as many as ``items``): the API may answer fewer
+    items than a store read (a page too large for Lambda's answer) and go on from there."""
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,16 @@ TENANT_ID_PATTERN = TENANT_ID.pattern
 KEY_PREFIX = "sk_"
 KEY_ID_BYTES = 8
 KEY_SECRET_BYTES = 32
-MAX_REQUESTS_PER_SECOND = 10_000
-MAX_BURST = 100_000
+PARTITION_WRITES_PER_SECOND = 1_000
+"""What one DynamoDB partition key takes ("Best practices for designing and using partition keys
+effectively in DynamoDB": 1,000 write units a second per partition)."""
+MAX_REQUESTS_PER_SECOND = 500
+"""A tenant's rate is one item (``RATE#<tenant>``, shared/store/rate.py) that every request of the
+tenant writes: one write unit when admitted, two (two failed conditional writes) when refused or
+when the limiter's guess was wrong. Half of the item's 1,000 writes a second is left for those."""
+MAX_BURST = 500
+"""A burst is admitted at once after a quiet spell, one write each, on top of the rate's: rate and
+burst together stay within the 1,000 writes a second one item takes."""
 MAX_TASKS = 100_000_000
 
 

@@ -33,7 +33,19 @@ from shared.services.ports import DeadLetters, LimitStore, Stager, TaskRepositor
 
 CHANGE_ATTEMPTS = 5
 MAX_REDRIVE = 100
-"""Dead letters one ``{"all": true}`` redrive fires at most (the answer says how many)."""
+"""Dead letters one ``{"all": true}`` redrive fires at most; its ``next_cursor`` goes on from there.
+Each costs a transaction (the new run and the letter's mark), a staging message and, once per
+task, a read: about 3 calls of 10-30 ms, so 100 take 1 to 9 s at worst, within the API function's
+10 s only with the listing bounded too (the dead letters store reads at most a few hundred)."""
+
+
+@dataclass(frozen=True)
+class Redriven:
+    """What one redrive request fired: (letter, new run id) each, and for ``{"all": true}`` where
+    the next call goes on from (None: every letter has been looked at)."""
+
+    runs: list[tuple[DeadLetter, str]]
+    next_cursor: str | None = None
 
 
 def utc_now() -> datetime:
@@ -323,15 +335,18 @@ class TaskService:
     def dead_letter(self, tenant: str, letter_id: str) -> DeadLetter:
         return self._letters().get(tenant, letter_id)
 
-    def redrive(self, tenant: str, letter_ids: Sequence[str] | None) -> list[tuple[DeadLetter, str]]:
-        """Fire each dead letter once more (``None``: every one not redriven yet, up to
-        MAX_REDRIVE): a new run of its task with what it fired, marked on the letter in the
-        same write, so two redrives of one letter fire it once. The new run's end starts its
-        task's chains as they are now (none when the task is gone). Returns (letter, new run id)."""
+    def redrive(self, tenant: str, letter_ids: Sequence[str] | None, cursor: str | None = None) -> Redriven:
+        """Fire each dead letter once more (``None``: those not redriven yet, a step at a time:
+        up to MAX_REDRIVE of them, among the letters one list request reads, from ``cursor``):
+        a new run of its task with what it fired, marked on the letter in the same write, so two
+        redrives of one letter fire it once. The new run's end starts its task's chains as they
+        are now (none when the task is gone)."""
         letters = self._letters()
         chains: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        after: str | None = None
         if letter_ids is None:
-            chosen = letters.list(tenant, limit=MAX_REDRIVE, cursor=None, status=LetterStatus.DEAD_LETTERED).items
+            page = letters.list(tenant, limit=MAX_REDRIVE, cursor=cursor, status=LetterStatus.DEAD_LETTERED)
+            chosen, after = page.items, page.next_cursor
         else:
             chosen = [letters.get(tenant, letter_id) for letter_id in dict.fromkeys(i.upper() for i in letter_ids)]
         redriven: list[tuple[DeadLetter, str]] = []
@@ -356,7 +371,7 @@ class TaskService:
             except ConcurrentUpdate:
                 continue  # redriven by someone else meanwhile: it fires once, from there
             redriven.append((letter, run_id))
-        return redriven
+        return Redriven(redriven, after)
 
     def _chains_of(self, tenant: str, task_id: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A task's ``on_success`` and ``on_failure`` as they are now; none once it is gone."""

@@ -3,11 +3,20 @@
 The SQS dead-letter queue keeps the raw message (and drives the DLQ-depth alarm); this item is
 what the API lists, shows and redrives. A tenant's dead letters share a partition: they are
 rare by nature (a run that failed every attempt), far below a partition's 1,000 writes/s.
+
+A list reads at most :data:`READ_BUDGET` letters per request, whatever its filter finds: a tenant
+with thousands of letters of the other status would otherwise be read without bound inside one
+API request (the function's 10 s, API Gateway's 29 s). A page that stops on the budget is short,
+even empty, with a cursor from the last letter read. A letter past its retention is left out: DynamoDB
+deletes expired items only eventually, "typically within a few days" ("Using time to live (TTL)
+in DynamoDB"), so the item may still be there.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
@@ -18,6 +27,11 @@ from shared.domain.tasks import DeadLetter, Page
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import DeadLetterItem, is_conflict
+
+READ_BUDGET = 200
+"""Letters one list request reads at most (at least a full page, 101, read to know there is
+more). A letter is at most a few tens of KB (32 KiB of payload, five targets): 200 are a few MB,
+read in a few 1 MB Query pages, each a round trip of tens of milliseconds."""
 
 
 def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
@@ -77,34 +91,57 @@ class DynamoDeadLetters:
 
     def get(self, tenant: str, letter_id: str) -> DeadLetter:
         try:
-            return from_item(DeadLetterItem.get(f"DL#{tenant}", letter_id.upper(), consistent_read=True))
+            item = DeadLetterItem.get(f"DL#{tenant}", letter_id.upper(), consistent_read=True)
+            if item.expired(datetime.now(UTC)):
+                raise DoesNotExist()
+            return from_item(item)
         except DoesNotExist as exc:
             raise DeadLetterNotFound(f"dead letter {letter_id!r} not found") from exc
         except PynamoDBException as exc:
             raise StorageUnavailable(f"dead letter {letter_id}: {exc.msg}") from exc
 
     def list(
-        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
+        self,
+        tenant: str,
+        *,
+        limit: int,
+        cursor: str | None,
+        status: LetterStatus | None = None,
+        read_budget: int = READ_BUDGET,
     ) -> Page[DeadLetter]:
-        """Newest first (run ids are ULIDs of the due time); ``status`` filters on the server."""
+        """Newest first (run ids are ULIDs of the due time), reading at most ``read_budget``
+        letters (the ``status`` filter is applied to those read: a filter on the server reads, and
+        bills, the same items). ``next_cursor`` goes on after the last letter of the page when it
+        is full, else after the last one read when the budget ran out first (the page is then
+        short, or empty); None once the partition has been read to its end."""
+        budget = max(read_budget, limit + 1)
         position = decode_cursor(cursor) if cursor else None
         condition = DeadLetterItem.sk < position if position else None
+        now = datetime.fromtimestamp(time.time(), UTC)
         found: list[DeadLetter] = []
+        last_read: str | None = None
+        read = 0
         try:
             query = DeadLetterItem.query(
                 f"DL#{tenant}",
                 condition,
-                filter_condition=(DeadLetterItem.status == status) if status else None,
                 scan_index_forward=False,
-                page_size=max(limit + 1, 25),
+                page_size=budget if status else limit + 1,
+                limit=budget,
             )
             for item in query:
-                found.append(from_item(item))
+                read += 1
+                last_read = item.sk
+                if not item.expired(now) and (status is None or item.status == status):
+                    found.append(from_item(item))
                 if len(found) > limit:
-                    break
+                    return _page(found[:limit], encode_cursor(found[limit - 1].run_id))
         except PynamoDBException as exc:
             raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
-        if len(found) <= limit:
-            return Page(found)
-        page = found[:limit]
-        return Page(page, encode_cursor(page[-1].run_id))
+        if read < budget or last_read is None:  # the partition ended before the budget
+            return _page(found, None)
+        return _page(found, encode_cursor(last_read))
+
+
+def _page(letters: list[DeadLetter], next_cursor: str | None) -> Page[DeadLetter]:
+    return Page(letters, next_cursor, tuple(encode_cursor(letter.run_id) for letter in letters))

@@ -8,7 +8,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
@@ -57,8 +57,12 @@ BATCH_WRITE_FIRST_PAUSE_S = 0.05
 """Unprocessed items are sent again after 50, 100, 200, 400 ms (0.75 s in all at most)."""
 FILTERED_WINDOW = 50
 """Index entries read per round when a status filter may discard some."""
-MAX_ROUNDS = 20
-"""Rounds per listing request; past them the page is returned short with a cursor."""
+LIST_READ_BUDGET = 200
+"""Tasks one listing request reads at most (whole rounds of its window, at least one), whatever its
+filters keep; past them the page is returned short with a cursor. A task item is at most about
+130 KB (a 128 KiB registration): 200 are about 26 MB of BatchGetItem answers at worst, for a
+function of 256 MB with a seventh of a vCPU and 10 s; the 20 rounds of 50 read before were 1,000
+items, 130 MB."""
 
 
 def _storage_error(exc: PynamoDBException) -> StorageUnavailable:
@@ -360,7 +364,9 @@ class DynamoTaskRepository:
         position = decode_cursor(cursor) if cursor else None
         condition = RunItem.sk < position if position else None
         try:
-            items = list(RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1))
+            now = datetime.now(UTC)  # a run past its retention is left out (TTL deletes it later)
+            read = RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1)
+            items = [item for item in read if not item.expired(now)]
             children = {i.child for i in items if i.child}
             held = {c.task_id: c for c in TaskItem.batch_get([task_key(c) for c in sorted(children)])}
             logs = run_logs(list(held.values()))
@@ -382,10 +388,9 @@ class DynamoTaskRepository:
         ):
             found.append(current)
         found.sort(key=run_position, reverse=True)
-        if len(found) <= limit:
-            return Page(found)
         page = found[:limit]
-        return Page(page, encode_cursor(run_position(page[-1])))
+        after = tuple(encode_cursor(run_position(run)) for run in page)
+        return Page(page, after[-1] if len(found) > limit else None, after)
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         """Store new tasks, (task, staged) each, 25 per BatchWriteItem call; the answer says of
@@ -550,38 +555,44 @@ class DynamoTaskRepository:
         name_prefix: str | None = None,
     ) -> Page[Task]:
         """Newest first through the listing index (never a scan). Filters are applied to the
-        items read, a window at a time, for at most MAX_ROUNDS windows per request: a page may
-        come back short, with a cursor to go on from."""
+        items read, a window at a time, for at most LIST_READ_BUDGET items per request: a page may
+        come back short, even empty, with a cursor to go on from."""
         position = decode_cursor(cursor) if cursor else None
+        now = datetime.now(UTC)  # past its retention, a task is left out (TTL deletes it later)
         filtered = status is not None or name_prefix is not None
         window = max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1
         found: list[tuple[str, Task]] = []
         try:
-            for _ in range(MAX_ROUNDS):
+            for _ in range(max(1, LIST_READ_BUDGET // window)):
                 entries = self._positions(tenant, position, window)
                 if not entries:
-                    return Page([task for _, task in found])
+                    return _task_page(found)
                 keys = [(pk, sk) for _, pk, sk in entries]
                 items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
                 logs = run_logs(list(items.values()))
                 for lsk, pk, sk in entries:
                     item = items.get((pk, sk))
                     position = lsk
-                    if item is None or item.tenant != tenant:
+                    if item is None or item.tenant != tenant or item.expired(now):
                         continue
                     task = to_task(item, logs)
                     if matches(task, status, name_prefix):
                         found.append((lsk, task))
                     if len(found) > limit:
                         page = found[:limit]
-                        return Page([task for _, task in page], encode_cursor(page[-1][0]))
+                        return _task_page(page, encode_cursor(page[-1][0]))
                 if len(entries) < window:
-                    return Page([task for _, task in found])
+                    return _task_page(found)
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
-        # Examined MAX_ROUNDS windows without filling the page: hand back what we have.
+        # Read the budget without filling the page: hand back what we have.
         assert position is not None
-        return Page([task for _, task in found], encode_cursor(position))
+        return _task_page(found, encode_cursor(position))
+
+
+def _task_page(found: list[tuple[str, Task]], next_cursor: str | None = None) -> Page[Task]:
+    """Tasks by their listing position: each one's cursor goes on after it."""
+    return Page([task for _, task in found], next_cursor, tuple(encode_cursor(lsk) for lsk, _ in found))
 
 
 def ensure_table(table_name: str | None = None) -> None:

@@ -58,8 +58,9 @@ class DynamoJobStore:
         except DoesNotExist:
             return None
 
-    def page(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[JobItem], str | None]:
-        """The tenant's jobs, newest first, ``limit`` at a time (one index query + one batch read)."""
+    def page(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[tuple[str, JobItem]], str | None]:
+        """The tenant's jobs, newest first, ``limit`` at a time (one index query + one batch read),
+        each with the cursor that goes on after it."""
         before = decode_cursor(cursor) if cursor else None
         page = JobItem._get_connection().query(
             f"LJ#{tenant}",
@@ -72,7 +73,7 @@ class DynamoJobStore:
         more = len(entries) > limit
         entries = entries[:limit]
         found = {item.pk: item for item in JobItem.batch_get([(pk, JOB_SK) for _, pk in entries])}
-        items = [found[pk] for _, pk in entries if pk in found and found[pk].tenant == tenant]
+        items = [(encode_cursor(lsk), found[pk]) for lsk, pk in entries if pk in found and found[pk].tenant == tenant]
         return items, (encode_cursor(entries[-1][0]) if more and entries else None)
 
     def view(self, tenant: str, job_id: str) -> JobView | None:
@@ -81,7 +82,7 @@ class DynamoJobStore:
 
     def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
         items, next_cursor = self.page(tenant, limit, cursor)
-        return JobPage([to_view(item) for item in items], next_cursor)
+        return JobPage([to_view(item) for _, item in items], next_cursor, tuple(after for after, _ in items))
 
     def spec(self, job_id: str) -> JobSpec:
         return spec_of(job_id, JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True))

@@ -20,6 +20,7 @@ a tenant's tasks newest first; only task home items carry ``lpk``, so the index 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from pynamodb.attributes import (
@@ -56,6 +57,12 @@ class _Table(Model):
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
     expires_at = TTLAttribute(null=True)
+
+    def expired(self, now: datetime) -> bool:
+        """Past its retention. DynamoDB's TTL deletes such an item eventually, "typically within a
+        few days" ("Using time to live (TTL) in DynamoDB"), so it may still be read: the API's lists
+        leave it out."""
+        return self.expires_at is not None and self.expires_at <= now
 
 
 class ListIndex(GlobalSecondaryIndex["BucketItem"]):

@@ -17,7 +17,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import KeyNotFound, StorageUnavailable, TenantExists, TenantNotFound
-from shared.domain.tenants import KeyInfo, Limits, NewKey, Tenant
+from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, KeyInfo, Limits, NewKey, Tenant
 from shared.domain.times import from_ms
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import KeyEntryItem, KeyItem, TenantEntryItem, TenantItem, is_conflict
@@ -38,11 +38,14 @@ def _unavailable(exc: PynamoDBException) -> StorageUnavailable:
 
 
 def _limits(item: TenantItem | None, defaults: Limits) -> Limits:
+    """The tenant's limits as stored; a rate or burst stored above today's cap (written before it:
+    one rate item holds 500, shared/domain/tenants.py) reads as the cap, rather than lock the
+    tenant out."""
     if item is None:
         return defaults
     return Limits(
-        requests_per_second=int(item.requests_per_second or defaults.requests_per_second),
-        burst=int(item.burst or defaults.burst),
+        requests_per_second=min(int(item.requests_per_second or defaults.requests_per_second), MAX_REQUESTS_PER_SECOND),
+        burst=min(int(item.burst or defaults.burst), MAX_BURST),
         max_tasks=int(item.max_tasks or defaults.max_tasks),
     )
 

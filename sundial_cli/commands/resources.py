@@ -7,8 +7,10 @@ from typing import Any
 
 import click
 
+from shared.api.responses import RedriveOut
 from shared.domain.states import LetterStatus
 from sundial_cli import output
+from sundial_cli.client import Answer
 from sundial_cli.commands.common import Group, State, choice, listing, options, paging, pass_state, read_object
 from sundial_cli.output import field
 
@@ -77,7 +79,12 @@ def get_letter(state: State, letter_id: str) -> None:
 
 @dead_letters.command("redrive")
 @click.option("--id", "ids", multiple=True, metavar="ID", help="A dead letter to fire again (repeat, up to 100).")
-@click.option("--all", "every", is_flag=True, help="Every dead letter not redriven yet (up to 100 a call).")
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Every dead letter not redriven yet (a call per step of up to 100, until done).",
+)
 @click.option("--idempotency-key", metavar="KEY")
 @pass_state
 def redrive(state: State, ids: tuple[str, ...], every: bool, idempotency_key: str | None) -> None:
@@ -89,7 +96,21 @@ def redrive(state: State, ids: tuple[str, ...], every: bool, idempotency_key: st
     if bool(ids) == every:
         raise click.UsageError("give --id (one or more) or --all")
     body: dict[str, Any] = {"all": True} if every else {"ids": list(ids)}
-    answer = state.client().redrive(body, idempotency_key)
+    client = state.client()
+    answer = client.redrive(body, idempotency_key)
+    if every:  # the API redrives all a step at a time: follow next_cursor until it is null
+        steps = [answer]
+        while (cursor := steps[-1].model.next_cursor) is not None:
+            # each step's body differs (its cursor): a key of its own, the same on a retry of the command
+            key = f"{idempotency_key[:240]}:{len(steps)}" if idempotency_key else None
+            steps.append(client.redrive({"all": True, "cursor": cursor}, key))
+        runs = [run for step in steps for run in step.model.runs]
+        data = {
+            "redriven": len(runs),
+            "runs": [run for step in steps for run in step.data["runs"]],
+            "next_cursor": None,
+        }
+        answer = Answer(RedriveOut(redriven=len(runs), runs=runs, next_cursor=None), data, steps[-1].headers)
 
     def render() -> None:
         output.table(answer.model.runs, (field("id", no_wrap=True), field("task_id"), field("run_id")))

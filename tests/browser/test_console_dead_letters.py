@@ -80,3 +80,28 @@ def test_redrive_all_fires_every_letter_not_redriven(page, sundial, new_tenant, 
     page.get_by_role("button", name="Redrive all").click()
     expect(page.get_by_test_id("redriven")).to_have_text("Redriven: 2")
     assert len(receiver.wait_for("/down", 4, timeout=20)) == 4
+
+
+def test_redrive_all_follows_next_cursor_until_it_is_null(page, new_tenant) -> None:
+    """The API redrives all a step at a time (up to 100 a call): the console calls again with each
+    answer's next_cursor and shows the total. The API's steps are played here by the browser's
+    network layer (crossing the real step needs over 100 dead letters)."""
+    import json
+
+    tenant = new_tenant("redrive-steps")
+    steps = {None: (2, "c1"), "c1": (0, "c2"), "c2": (1, None)}
+    bodies: list[dict] = []
+
+    def step(route) -> None:
+        body = json.loads(route.request.post_data or "{}")
+        bodies.append(body)
+        redriven, after = steps[body.get("cursor")]
+        runs = [{"id": f"L{i}", "task_id": "T", "run_id": f"R{i}"} for i in range(redriven)]
+        route.fulfill(json={"redriven": redriven, "runs": runs, "next_cursor": after})
+
+    page.route("**/v1/dead-letters/redrive", step)
+    sign_in(page, tenant.key)
+    nav(page, "Dead letters")
+    page.get_by_role("button", name="Redrive all").click()
+    expect(page.get_by_test_id("redriven")).to_have_text("Redriven: 3")
+    assert bodies == [{"all": True}, {"all": True, "cursor": "c1"}, {"all": True, "cursor": "c2"}]

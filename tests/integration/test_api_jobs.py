@@ -60,6 +60,25 @@ def test_jobs_list_newest_first_in_pages(api: Any, started: list[str]) -> None:
     assert second["next_cursor"] is None
 
 
+def test_a_jobs_page_stops_at_page_bytes_and_goes_on_from_there(api: Any, started: list[str], monkeypatch) -> None:
+    """A job's result (post's answer) is kept on its item, up to 400 KB: a page of 100 can pass
+    Lambda's 6 MB answer, so a page is bounded by bytes too (page_bytes lowered here)."""
+    from shared.store.jobs import DynamoJobStore
+
+    use_settings(monkeypatch, page_bytes=100_000)
+    ids = [api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(5)]
+    for job_id in ids:
+        assert DynamoJobStore().succeeded(job_id, {"rows": "x" * 40_000})
+    pages, cursor = [], None
+    while True:
+        page = api("GET", "/v1/jobs?limit=100" + (f"&cursor={cursor}" if cursor else "")).body
+        pages.append([job["id"] for job in page["items"]])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert pages == [ids[4:2:-1], ids[2:0:-1], ids[:1]]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

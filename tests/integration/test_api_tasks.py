@@ -160,6 +160,24 @@ def test_listing_pages_through_every_task_once_newest_first(api):
     assert created == sorted(created, reverse=True)
 
 
+def test_a_filtered_listing_reads_a_bounded_number_of_tasks_and_hands_a_cursor_on_a_short_page(api):
+    """A filter may discard every task one request reads: it reads at most LIST_READ_BUDGET of
+    them (the API function has 10 s) and answers a cursor, even on an empty page."""
+    from shared.store.dynamo import LIST_READ_BUDGET
+
+    spec = {"schedule": {"after_seconds": 3600}, "target": {"http": {"url": "https://example.com/hook"}}}
+    wanted = new(api, name="wanted")["id"]  # the oldest: read last
+    for start in range(0, LIST_READ_BUDGET + 20, 100):
+        batch = [{**spec, "name": f"other-{n}"} for n in range(start, min(start + 100, LIST_READ_BUDGET + 20))]
+        assert api("POST", "/v1/tasks:batch", {"tasks": batch}).status == 200
+    first = api("GET", "/v1/tasks?name_prefix=wanted&limit=10").body
+    assert first["items"] == []
+    assert first["next_cursor"] is not None
+    rest = api("GET", f"/v1/tasks?name_prefix=wanted&limit=10&cursor={first['next_cursor']}").body
+    assert [task["id"] for task in rest["items"]] == [wanted]
+    assert rest["next_cursor"] is None
+
+
 def test_listing_filters_by_status(api):
     ids = [new(api)["id"] for _ in range(5)]
     for task_id in ids[:2]:

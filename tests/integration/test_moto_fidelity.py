@@ -188,6 +188,37 @@ def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> Non
     assert len(scanned) == 200
 
 
+def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_at_once(keyed_table: object) -> None:
+    """A GSI is eventually consistent ("Using Global Secondary Indexes in DynamoDB"): with a lag
+    set (local/moto_index_lag.py), an index Query leaves out what was put less than the lag ago."""
+    from local.moto_index_lag import index_lag
+
+    dynamodb: Any = keyed_table
+    now = [1000.0]
+
+    def by_due() -> list[str]:
+        answer = dynamodb.query(
+            TableName="fidelity",
+            IndexName="by-due",
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "p05"}},
+        )
+        return [i["sk"]["N"] for i in answer["Items"]]
+
+    with index_lag(0.5, clock=lambda: now[0]):
+        dynamodb.put_item(TableName="fidelity", Item={"pk": {"S": "p05"}, "sk": {"N": "42"}, "due": {"N": "1"}})
+        assert "42" not in by_due(), "not in the index yet"
+        assert len(by_due()) == 10, "what was there before the lag was set is"
+        table = dynamodb.get_item(
+            TableName="fidelity", Key={"pk": {"S": "p05"}, "sk": {"N": "42"}}, ConsistentRead=True
+        )
+        assert "Item" in table, "the table reads it at once"
+        now[0] += 0.5
+        assert by_due()[0] == "42"
+    dynamodb.put_item(TableName="fidelity", Item={"pk": {"S": "p05"}, "sk": {"N": "43"}, "due": {"N": "0"}})
+    assert by_due()[0] == "43", "no lag unless one is set"
+
+
 def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(keyed_table: object) -> None:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends

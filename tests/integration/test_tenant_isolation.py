@@ -93,7 +93,7 @@ def test_dead_letters_and_redrive_all_are_the_tenants_own(services):
     with pytest.raises(DeadLetterNotFound):
         tasks.redrive(B, [mine.id])
     redriven = tasks.redrive(B, None)  # "all": the caller's letters only
-    assert [letter.id for letter, _ in redriven] == [other.id]
+    assert [letter.id for letter, _ in redriven.runs] == [other.id]
     assert tasks.dead_letter(A, mine.id).redriven_run_id is None
 
 

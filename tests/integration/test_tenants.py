@@ -79,6 +79,35 @@ def test_tenant_ids_and_limits_are_checked_and_a_tenant_is_created_once(api):
     assert again.body["error"]["code"] == "tenant_exists"
 
 
+def test_a_tenants_rate_is_capped_at_what_its_one_rate_item_holds(api):
+    """Every request of a tenant writes its one rate item, and one DynamoDB partition key takes
+    1,000 writes a second: a rate or a burst above 500 is refused, naming the member."""
+    create(api, "acme")
+    for member in ("requests_per_second", "burst"):
+        for method, path, body in [
+            ("POST", "/v1/tenants", {"id": "globex", "limits": {member: 501}}),
+            ("PATCH", "/v1/tenants/acme", {"limits": {member: 501}}),
+        ]:
+            answer = api(method, path, body, ADMIN)
+            assert answer.status == 400, (method, member)
+            assert answer.body["error"]["details"][0]["field"] == f"limits.{member}"
+    top = api("PATCH", "/v1/tenants/acme", {"limits": {"requests_per_second": 500, "burst": 500}}, ADMIN)
+    assert top.status == 200
+    assert top.body["limits"]["requests_per_second"] == 500
+
+
+def test_a_rate_stored_above_the_cap_reads_as_the_cap_and_the_tenant_is_still_served(api):
+    """A tenant written before the cap (10,000 a second were accepted) is not locked out."""
+    from shared.store.models import TenantItem
+
+    secret = create(api, "acme")["key"]["secret"]
+    TenantItem("T#acme", "T").update(
+        actions=[TenantItem.requests_per_second.set(10_000), TenantItem.burst.set(100_000)]
+    )
+    assert api("GET", "/v1/tenants/acme", headers=ADMIN).body["limits"]["requests_per_second"] == 500
+    assert api("GET", "/v1/tasks", headers=bearer(secret)).status == 200
+
+
 def test_the_admin_lists_reads_and_changes_tenants(api):
     for tenant in ("globex", "acme", "initech"):
         create(api, tenant)

@@ -28,15 +28,18 @@ def api_event(method: str, url: str, body: Any = None, headers: dict[str, str] |
 
 def gateway() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The API function behind the local API Gateway: the authorizer on every request (no
-    ``Authorization`` header: the default tenant, as on the local runtime). Built fresh, so it
-    reads the settings the test has just set."""
+    ``Authorization`` header: the default tenant, as on the local runtime), within the function's
+    limits (its timeout, Lambda's response size: local/apigw.py). Built fresh, so it reads the
+    settings the test has just set."""
     from functions.api import common
     from functions.api import handler as module
     from functions.api.access import is_public
     from functions.authorizer import handler as authorizer
-    from local.apigw import with_authorizer
+    from local.apigw import with_authorizer, with_limits
     from shared.settings import from_env
 
     common.reset()
     authorizer.authenticator.cache_clear()
-    return with_authorizer(module.handler, authorizer.authorize, is_public, anonymous=from_env().default_tenant)
+    return with_authorizer(
+        with_limits(module.handler), authorizer.authorize, is_public, anonymous=from_env().default_tenant
+    )

@@ -11,7 +11,7 @@ from shared.api.models import LimitsIn, SigningRotateIn
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize(("given", "read"), [(5, 5), (5.0, 5), (1e3, 1000)])
+@pytest.mark.parametrize(("given", "read"), [(5, 5), (5.0, 5), (1e2, 100)])
 def test_an_integral_number_is_an_integer(given: object, read: int) -> None:
     assert LimitsIn.model_validate({"burst": given}).burst == read
     assert type(LimitsIn.model_validate({"burst": given}).burst) is int

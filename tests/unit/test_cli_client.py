@@ -173,6 +173,36 @@ def test_all_follows_next_cursor() -> None:
     assert "--cursor c1" in table.stderr
 
 
+def test_redrive_all_calls_again_with_next_cursor_until_it_is_null() -> None:
+    """The API redrives all a step at a time; the command goes on to the last step, each with an
+    Idempotency-Key of its own (a step's body, its cursor, differs from the others')."""
+    seen: list[tuple[dict[str, Any], str | None]] = []
+    steps = {
+        None: (["01J0000000000000000000000A"], "c1"),
+        "c1": ([], "c2"),
+        "c2": (["01J0000000000000000000000B"], None),
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        seen.append((body, request.headers.get("Idempotency-Key")))
+        ids, after = steps[body.get("cursor")]
+        runs = [{"id": i, "task_id": "01J0000000000000000000000T", "run_id": i} for i in ids]
+        return httpx.Response(200, json={"redriven": len(runs), "runs": runs, "next_cursor": after})
+
+    result = run(answer, "-o", "json", "dead-letters", "redrive", "--all", "--idempotency-key", "k")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["redriven"] == 2
+    assert [r["id"] for r in data["runs"]] == ["01J0000000000000000000000A", "01J0000000000000000000000B"]
+    assert data["next_cursor"] is None
+    assert seen == [
+        ({"all": True}, "k"),
+        ({"all": True, "cursor": "c1"}, "k:1"),
+        ({"all": True, "cursor": "c2"}, "k:2"),
+    ]
+
+
 def test_ids_are_quoted_into_the_path() -> None:
     seen: list[str] = []
 

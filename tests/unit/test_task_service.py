@@ -231,6 +231,6 @@ def test_a_dead_letter_is_redriven_once():
         NOW, NOW, 3, "retries exhausted", HOOK, False, {"a": 1}, RetryPolicy(),
     )  # fmt: skip
     svc = replace(service(), dead_letters_store=Letters(letter))
-    (done,) = svc.redrive("default", [letter.id])
+    (done,) = svc.redrive("default", [letter.id]).runs
     assert done[0] is letter
-    assert svc.redrive("default", None) == []  # the fake's transaction refuses a second redrive
+    assert svc.redrive("default", None).runs == []  # the fake's transaction refuses a second redrive

@@ -8,10 +8,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.common import json_response, replayable, service, tenant
+from functions.api.common import json_response, replayable, service, settings, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
 from shared.api.models import RedriveIn
+from shared.api.paging import fitted
 from shared.api.responses import DeadLetterOut, DeadLetterPage, RedriveOut
 from shared.api.views import dead_letter_view, redrive_view
 from shared.domain.states import LetterStatus
@@ -26,8 +27,8 @@ def list_dead_letters(
     status: Annotated[LetterStatus | None, Query()] = None, limit: PageSize = 50, cursor: Cursor = None
 ) -> Response[DeadLetterPage]:
     page = service().dead_letters(tenant(), limit=limit, cursor=cursor, status=status)
-    items = [dead_letter_view(letter) for letter in page.items]
-    return json_response(200, DeadLetterPage(items=items, next_cursor=page.next_cursor))
+    items, after = fitted(page.items, page.cursors, page.next_cursor, dead_letter_view, settings().page_bytes)
+    return json_response(200, DeadLetterPage(items=items, next_cursor=after))
 
 
 @router.get("/v1/dead-letters/<letter_id>", responses=RESPONSES["dead_letter"], summary="One dead letter")
@@ -38,6 +39,6 @@ def get_dead_letter(letter_id: LetterId) -> Response[DeadLetterOut]:
 @router.post("/v1/dead-letters/redrive", responses=RESPONSES["redrive"], summary="Fire dead letters once more")
 def redrive_dead_letters(request: RedriveIn) -> Response[RedriveOut]:
     def redrive() -> tuple[int, RedriveOut]:
-        return 200, redrive_view(service().redrive(tenant(), request.chosen()))
+        return 200, redrive_view(service().redrive(tenant(), request.chosen(), request.cursor))
 
     return replayable(router, "POST /v1/dead-letters/redrive", redrive)

@@ -9,10 +9,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from functions.api.common import jobs, json_response, replayable, tenant
+from functions.api.common import jobs, json_response, replayable, settings, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
 from shared.api.models import JobIn
+from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
 from shared.api.views import job_view
 from shared.observability import logger
@@ -35,7 +36,8 @@ def create_job(job: JobIn) -> Response[JobOut]:
 @router.get("/v1/jobs", responses=RESPONSES["list"], summary="List jobs, newest first")
 def list_jobs(limit: PageSize = 50, cursor: Cursor = None) -> Response[JobPage]:
     page = jobs().list(tenant(), limit, cursor)
-    return json_response(200, JobPage(items=[job_view(job) for job in page.items], next_cursor=page.next_cursor))
+    items, after = fitted(page.items, page.cursors, page.next_cursor, job_view, settings().page_bytes)
+    return json_response(200, JobPage(items=items, next_cursor=after))
 
 
 @router.get("/v1/jobs/<job_id>", responses=RESPONSES["get_job"], summary="Read a job and its progress")

@@ -10,10 +10,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.metrics import MetricUnit
 
-from functions.api.common import json_response, replayable, service, tenant
+from functions.api.common import json_response, replayable, service, settings, tenant
 from functions.api.openapi import RESPONSES, TaskId
 from shared.api.models import MAX_PAGE, BatchIn, TaskIn, TaskPatchIn, parse_version, spec_or_error
-from shared.api.responses import BatchOut, RunOut, RunPage, RunStarted, TaskOut, TaskPage
+from shared.api.paging import fitted
+from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
 from shared.api.views import batch_view, run_view, task_view
 from shared.domain import tasks as t
 from shared.domain.states import TaskStatus
@@ -58,7 +59,8 @@ def list_tasks(
     cursor: Cursor = None,
 ) -> Response[TaskPage]:
     page = service().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
-    return json_response(200, TaskPage(items=[task_view(task) for task in page.items], next_cursor=page.next_cursor))
+    items, after = fitted(page.items, page.cursors, page.next_cursor, task_view, settings().page_bytes)
+    return json_response(200, TaskPage(items=items, next_cursor=after))
 
 
 @router.get("/v1/tasks/<task_id>", responses=RESPONSES["get"], summary="Read a task")
@@ -107,5 +109,5 @@ def run_task(task_id: TaskId) -> Response[RunStarted]:
 @router.get("/v1/tasks/<task_id>/runs", responses=RESPONSES["runs"], summary="A task's runs, newest first")
 def list_runs(task_id: TaskId, limit: PageSize = 50, cursor: Cursor = None) -> Response[RunPage]:
     page = service().runs(tenant(), task_id, limit=limit, cursor=cursor)
-    items: list[RunOut] = [run_view(run) for run in page.items]
-    return json_response(200, RunPage(items=items, next_cursor=page.next_cursor))
+    items, after = fitted(page.items, page.cursors, page.next_cursor, run_view, settings().page_bytes)
+    return json_response(200, RunPage(items=items, next_cursor=after))

@@ -21,8 +21,14 @@ export function DeadLetters() {
   const redrive = (body) => async () => {
     setOutcome(null);
     try {
-      const answer = await api("POST", "v1/dead-letters/redrive", body);
-      setOutcome({ done: `Redriven: ${answer.redriven}` });
+      // "all" goes a step at a time (up to 100 a call): call again with next_cursor until it is null
+      let answer = await api("POST", "v1/dead-letters/redrive", body);
+      let redriven = answer.redriven;
+      while (body.all && answer.next_cursor) {
+        answer = await api("POST", "v1/dead-letters/redrive", { all: true, cursor: answer.next_cursor });
+        redriven += answer.redriven;
+      }
+      setOutcome({ done: `Redriven: ${redriven}` });
       setChosen(new Set());
       list.reload();
     } catch (error) {
