@@ -6,7 +6,9 @@ whoever cancels them (the API) from :meth:`JobRunner.grant_stop`."""
 
 from __future__ import annotations
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -26,6 +28,8 @@ JOB_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 JOB_FUNCTION_TIMEOUT = Duration.seconds(300)
 """One processor call per invocation, at most its own timeout, plus the objects around it."""
 JOBS_PREFIX = "jobs/"
+ENDED_WITHOUT_THE_JOB = ("FAILED", "TIMED_OUT", "ABORTED")
+"""Execution statuses after which a still running job is recorded failed (functions/jobs/handler.py)."""
 
 
 class JobRunner(Construct):
@@ -55,6 +59,9 @@ class JobRunner(Construct):
                 )
             ],
             removal_policy=settings.cdk_removal_policy,
+            # a throw-away stack's bucket is emptied before it is deleted (CloudFormation deletes
+            # no bucket that holds objects: the teardown would end DELETE_FAILED)
+            auto_delete_objects=settings.cdk_removal_policy is RemovalPolicy.DESTROY,
         )
         acknowledge(
             self.bucket,
@@ -105,6 +112,24 @@ class JobRunner(Construct):
             settings=settings,
             function=self.function.function,
             shard_concurrency=settings.job_shard_concurrency,
+        )
+        # An execution that ends FAILED, TIMED_OUT or ABORTED (its fail step itself failing, a stop
+        # from outside) has its job recorded failed, unless the job had ended already: no job stays
+        # "running" behind an execution that is over (Step Functions sends its status changes to
+        # EventBridge's default bus: "Automating Step Functions event delivery with EventBridge").
+        self.execution_ends = events.Rule(
+            self,
+            "ExecutionEnds",
+            description="Sundial: a job whose execution ended without it is recorded failed",
+            event_pattern=events.EventPattern(
+                source=["aws.states"],
+                detail_type=["Step Functions Execution Status Change"],
+                detail={
+                    "status": list(ENDED_WITHOUT_THE_JOB),
+                    "stateMachineArn": [self.jobs.state_machine.state_machine_arn],
+                },
+            ),
+            targets=[events_targets.LambdaFunction(self.function.function, retry_attempts=8)],
         )
 
     def starter_statements(self) -> list[iam.PolicyStatement]:

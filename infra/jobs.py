@@ -15,9 +15,21 @@ input, ``$$.Execution.Input.job_id``), a level, a shard number and the level's s
 answers each level's shard numbers as a list because an inline Map iterates over a list; a
 thousand small ints are a few kilobytes.
 
-Every Lambda state retries the step's ``ProcessorRetryable`` error (the step raises it for
-408/429/5xx/timeouts from the processor) and, as ``LambdaInvoke`` does by default, Lambda's own
-service errors. Any other error fails the job.
+Every Lambda state retries Lambda's own failures -- throttling (``Lambda.TooManyRequestsException``),
+its service errors, ``Lambda.Unknown`` and the SDK's client errors -- with backoff and jitter
+(``SERVICE_ERROR_RETRIES``), and the step's ``ProcessorRetryable`` error (the step raises it for
+408/429/5xx/timeouts from the processor, ``PROCESSOR_RETRIES``) ("Handling errors in Step Functions
+workflows"; the Lambda service exceptions to retry are the ones the Step Functions developer guide
+lists for the Lambda integration). Any other error fails the job through the ``fail`` step, which is
+retried the same way and whose own failure still ends the execution failed. A job can then never
+stay ``running`` behind an execution that ended: an EventBridge rule takes every execution of this
+state machine that ends FAILED, TIMED_OUT or ABORTED to the job function's ``fail`` step
+(:class:`ExecutionEnds`), which records the job failed unless it already ended (a cancel's ABORTED
+finds it cancelled).
+
+The execution's history holds 25,000 events; ``shared.domain.sharding.MAX_SHARDS_PER_JOB`` keeps the
+largest job, retried to the end, inside it (tests/infrastructure/test_jobs.py counts it from the
+synthesized definition).
 
 One function runs every step (``functions.jobs.handler.handler``, dispatching on ``step``); it is
 handed in, not built here. The state machine has a role of its own with exactly three policies:
@@ -41,10 +53,21 @@ from constructs import Construct
 from infra import names
 from infra.nag import acknowledge
 from infra.settings import DeploymentSettings
+from shared.domain.sharding import PROCESSOR_RETRIES, SERVICE_ERROR_RETRIES
 
 JOB_HANDLER = names.handler("jobs")
 """The handler of the job step function this construct is given (``functions.jobs.handler.handler``)."""
 RETRYABLE_ERROR = "ProcessorRetryable"
+LAMBDA_ERRORS = (
+    "Lambda.ClientExecutionTimeoutException",
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+    "Lambda.Unknown",
+)
+"""Lambda's own failures of an invocation, retried with backoff: throttling included (a busy
+account's concurrency), and ``Lambda.Unknown`` (the function ended without an answer)."""
 JOB_ID = "$$.Execution.Input.job_id"
 """Where every state reads the job id: the execution's input, whatever the state's input is."""
 
@@ -85,7 +108,7 @@ class Jobs(Construct):
         shard_concurrency: int = 10,
         retry_interval: Duration | None = None,
         retry_backoff_rate: float = 2,
-        retry_max_attempts: int = 2,
+        retry_max_attempts: int = PROCESSOR_RETRIES,
     ) -> None:
         super().__init__(scope, construct_id)
         if not 1 <= shard_concurrency <= 40:
@@ -150,8 +173,15 @@ class Jobs(Construct):
         for state in (pre, levels, post):
             state.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.error")
 
+        # Vended logs go to a group under /aws/vendedlogs/: CloudWatch Logs' resource policy, which
+        # each such delivery adds to, holds 5,120 characters ("Logging using CloudWatch Logs" in
+        # the Step Functions developer guide), and a prefix lets one statement cover them all.
         self.log_group = logs.LogGroup(
-            self, "Logs", retention=settings.log_retention, removal_policy=settings.cdk_removal_policy
+            self,
+            "Logs",
+            log_group_name=f"/aws/vendedlogs/states/{Stack.of(self).stack_name}-jobs",
+            retention=settings.log_retention,
+            removal_policy=settings.cdk_removal_policy,
         )
         self.role = iam.Role(
             self,
@@ -215,7 +245,14 @@ class Jobs(Construct):
             payload=sfn.TaskInput.from_object(payload),
             output_path="$.Payload" if keep_output else None,
             result_path=None if keep_output else sfn.JsonPath.DISCARD,
-            retry_on_service_exceptions=True,
+            retry_on_service_exceptions=False,  # the retrier below: throttling and Lambda.Unknown too
+        )
+        step.add_retry(
+            errors=list(LAMBDA_ERRORS),
+            interval=Duration.seconds(2),
+            backoff_rate=2,
+            max_attempts=SERVICE_ERROR_RETRIES,
+            jitter_strategy=sfn.JitterType.FULL,
         )
         step.add_retry(
             errors=[RETRYABLE_ERROR],

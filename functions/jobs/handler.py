@@ -26,6 +26,8 @@ def factory() -> JobStepsFactory:
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("source") == "aws.states":  # an execution ended without its job (infra/job_runner.py)
+        return ended(event["detail"])
     step, job_id = event["step"], str(event["job_id"])
     logger.append_keys(job_id=job_id, step=step)
     steps = steps_of(job_id)
@@ -38,6 +40,15 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if step == "fail":
         return steps.fail(job_id, str(event.get("error") or "failed"), _cause(event.get("cause")))
     raise ValueError(f"unknown job step {step!r}")
+
+
+def ended(detail: dict[str, Any]) -> dict[str, Any]:
+    """An execution (named after its job) ended FAILED, TIMED_OUT or ABORTED: its job, if still
+    running, is recorded failed with what Step Functions said."""
+    job_id = str(detail["name"])
+    logger.append_keys(job_id=job_id, step="ended")
+    error = f"the job's execution ended {str(detail.get('status', 'FAILED')).lower().replace('_', ' ')}"
+    return steps_of(job_id).fail(job_id, error, _cause(detail.get("cause") or detail.get("error")))
 
 
 def steps_of(job_id: str) -> JobSteps:

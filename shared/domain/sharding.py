@@ -10,10 +10,36 @@ from shared.domain.errors import ValidationFailed
 
 T = TypeVar("T")
 
-MAX_SHARDS_PER_LEVEL = 1_000
-"""The deployment's cap on one level's shards: an inline Map's history grows with its shards."""
-MAX_SHARDS_PER_JOB = 2_000
-"""About 6 history events per shard: 2,000 shards stay well inside an execution's 25,000."""
+EXECUTION_HISTORY_EVENTS = 25_000
+"""A Standard execution's history holds at most this many events ("Step Functions service
+quotas"); past it the execution fails. A job's levels and shards are inline Maps, whose every
+iteration's events go into the job's one execution."""
+SERVICE_ERROR_RETRIES = 4
+"""Retries of a job step that Lambda itself failed (throttled, its service erring, an unknown
+error: infra/jobs.py's first retrier), with backoff."""
+PROCESSOR_RETRIES = 2
+"""Retries of a step whose processor answered something worth retrying (``ProcessorRetryable``)."""
+TASK_ATTEMPTS = 1 + SERVICE_ERROR_RETRIES + PROCESSOR_RETRIES
+"""The most attempts of one Lambda task state (each retrier counts on its own)."""
+
+
+def worst_history_events(shards: int, levels: int, attempts: int = TASK_ATTEMPTS) -> int:
+    """The most events a job's execution can write: a task state enters and exits (2) and each
+    attempt is scheduled, started and ends (3); a shard is an iteration (started, ended) around its
+    task; a level is an iteration of the levels Map around the shards Map (entered, started, ended,
+    exited); besides, the execution's start and end, the levels Map, pre and post (or the fail
+    step), and the final state."""
+    task = 2 + 3 * attempts
+    return 2 + 4 + 2 * task + 2 + levels * (2 + 4) + shards * (2 + task)
+
+
+MAX_SHARDS_PER_JOB = 750
+"""The most shards of one job: with every shard its own level (the worst case) and every step
+retried to the end, ``worst_history_events(750, 750)`` is 23,304, inside an execution's 25,000
+(docs/jobs.md, "Limits"). Larger jobs would need a Distributed Map, whose iterations are child
+executions with histories of their own."""
+MAX_SHARDS_PER_LEVEL = MAX_SHARDS_PER_JOB
+"""One level's shards are bounded by the job's."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from cdk_nag import AwsSolutionsChecks
 
 from infra.jobs import FAIL, FAILED, LEVELS, POST, PRE, RETRYABLE_ERROR, SHARD, SHARDS, Jobs
 from infra.settings import DeploymentSettings
+from shared.domain.sharding import EXECUTION_HISTORY_EVENTS, MAX_SHARDS_PER_JOB, worst_history_events
 from tests.support.stepfunctions import definition_from_json, definition_from_stack
 
 pytestmark = pytest.mark.infrastructure
@@ -28,6 +29,8 @@ LAMBDA_SERVICE_ERRORS = [
     "Lambda.ServiceException",
     "Lambda.AWSLambdaException",
     "Lambda.SdkClientException",
+    "Lambda.TooManyRequestsException",
+    "Lambda.Unknown",
 ]
 ACKNOWLEDGED = {
     ("Probe/Jobs/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
@@ -117,9 +120,55 @@ def test_every_lambda_state_retries_processor_retryable_and_lambda_service_error
         assert states[name]["Resource"] == "arn:aws:states:::lambda:invoke"
         assert states[name]["Parameters"]["FunctionName"] == FUNCTION_ARN
         assert states[name]["Retry"] == [
-            {"ErrorEquals": LAMBDA_SERVICE_ERRORS, "IntervalSeconds": 2, "MaxAttempts": 6, "BackoffRate": 2},
+            {
+                "ErrorEquals": LAMBDA_SERVICE_ERRORS,
+                "IntervalSeconds": 2,
+                "MaxAttempts": 4,
+                "BackoffRate": 2,
+                "JitterStrategy": "FULL",
+            },
             {"ErrorEquals": [RETRYABLE_ERROR], "IntervalSeconds": 1, "MaxAttempts": 2, "BackoffRate": 2},
         ]
+
+
+def test_the_largest_job_the_bounds_allow_fits_an_executions_history_retried_to_the_end(
+    states: dict[str, Any],
+) -> None:
+    """A Standard execution's history holds 25,000 events ("Step Functions service quotas"); every
+    iteration of the inline Maps writes into it. Counted from the definition itself: each task
+    state's attempts are one plus every retrier's MaxAttempts; a task state enters and exits, each
+    attempt is scheduled, started and ends; a shard is a Map iteration around its task, a level an
+    iteration around the shards Map (entered, started, ended, exited). The worst job has every
+    shard its own level."""
+    attempts = {
+        name: 1 + sum(retrier["MaxAttempts"] for retrier in state.get("Retry", []))
+        for name, state in states.items()
+        if state["Type"] == "Task"
+    }
+
+    def task(name: str) -> int:
+        return 2 + 3 * attempts[name]
+
+    shards = levels = MAX_SHARDS_PER_JOB
+    events = (
+        2  # execution started, ended
+        + 4  # the levels Map
+        + task(PRE)
+        + max(task(POST), task(FAILED))
+        + 2  # the final state
+        + levels * (2 + 4)
+        + shards * (2 + task(SHARD))
+    )
+    assert events <= EXECUTION_HISTORY_EVENTS == 25_000
+    assert events == worst_history_events(shards, levels)  # the domain's arithmetic is the definition's
+
+
+def test_the_log_group_is_a_vended_logs_group(built: tuple[Stack, Jobs]) -> None:
+    """Under /aws/vendedlogs/: each vended-logs delivery adds to CloudWatch Logs' resource policy,
+    which holds 5,120 characters ("Logging using CloudWatch Logs", Step Functions developer guide)."""
+    Template.from_stack(built[0]).has_resource_properties(
+        "AWS::Logs::LogGroup", {"LogGroupName": "/aws/vendedlogs/states/Probe-jobs"}
+    )
 
 
 def test_the_retry_rules_are_parameters() -> None:

@@ -65,6 +65,50 @@ def test_the_fail_step_records_the_lambda_error_message(jobs: DynamoJobStore) ->
     assert (item.status, item.error) == ("failed", "ProcessorFailed: job-f:shard:0:0: HTTP 400")
 
 
+def _execution_ended(job_id: str, status: str) -> dict[str, Any]:
+    """Step Functions' status change event on EventBridge's default bus, as the stack's rule
+    delivers it (infra/job_runner.py): the execution is named after its job."""
+    return {
+        "version": "0",
+        "source": "aws.states",
+        "detail-type": "Step Functions Execution Status Change",
+        "detail": {
+            "executionArn": f"arn:aws:states:us-east-1:123456789012:execution:sundial-jobs:{job_id}",
+            "stateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:sundial-jobs",
+            "name": job_id,
+            "status": status,
+            "input": json.dumps({"job_id": job_id}),
+            "error": "Lambda.Unknown" if status == "FAILED" else None,
+            "cause": "The fail step itself could not run" if status == "FAILED" else None,
+        },
+    }
+
+
+def test_a_job_whose_execution_ended_without_it_is_recorded_failed(jobs: DynamoJobStore) -> None:
+    """Its fail step failed too, or the execution timed out: the job does not stay running."""
+    from functions.jobs.handler import handler
+
+    jobs.create(NewJobRecord("job-e", "default", None, {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, 1))
+    handler(_execution_ended("job-e", "TIMED_OUT"), FakeLambdaContext())
+    item = jobs.item("job-e")
+    assert item is not None
+    assert item.status == "failed"
+    assert item.error.startswith("the job's execution ended timed out")
+
+
+def test_an_execution_ended_after_its_job_ended_changes_nothing(jobs: DynamoJobStore) -> None:
+    """A cancel stops the execution (ABORTED), and a job failed by its fail step ends FAILED: the job
+    keeps what it was."""
+    from functions.jobs.handler import handler
+
+    jobs.create(NewJobRecord("job-c", "default", None, {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, 1))
+    assert jobs.cancel("default", "job-c", 2) is not None
+    handler(_execution_ended("job-c", "ABORTED"), FakeLambdaContext())
+    item = jobs.item("job-c")
+    assert item is not None
+    assert item.status == "cancelled"
+
+
 class FakeLambda:
     def __init__(self, answer: Any = None, error: Exception | None = None, function_error: bool = False) -> None:
         self.answer, self.error, self.function_error = answer, error, function_error
