@@ -196,6 +196,8 @@ class Api(Construct):
                 # A task due before the scanners' next pass is staged by the API itself.
                 queues.sends_of(names.API),
                 *jobs.starter_statements(),
+                # GET /v1/jobs/{id}: a link to a result too large for the job's item
+                *jobs.result_reader_statements(),
                 # POST /v1/signing-secrets:rotate encrypts the new secret
                 *signing.rotator_statements(),
             ],

@@ -141,6 +141,13 @@ class JobRunner(Construct):
             ),
         ]
 
+    def result_reader_statements(self) -> list[iam.PolicyStatement]:
+        """Signing links to post's results kept in the bucket (a presigned GET is authorized as
+        the role that signed it): reading ``jobs/*`` of this bucket."""
+        return [
+            iam.PolicyStatement(actions=["s3:GetObject"], resources=[self.bucket.arn_for_objects(f"{JOBS_PREFIX}*")])
+        ]
+
     def executions_arn(self) -> str:
         """Every execution of the job state machine (an execution is named after its job)."""
         return Stack.of(self).format_arn(

@@ -198,7 +198,13 @@ class JobOut(Model):
     name: str | None
     status: JobStatus
     progress: JobProgress
-    result: Any = Field(description="post's result once succeeded.")
+    result: Any = Field(
+        description="post's result once succeeded; null when it is larger than 64 KiB as JSON (then result_url)."
+    )
+    result_url: str | None = Field(
+        None, description="A link (valid for an hour) to a result larger than 64 KiB, kept as a JSON object."
+    )
+    result_bytes: int | None = Field(None, description="The size of such a result as JSON.")
     error: str | None
     created_at: Instant
     finished_at: Instant | None

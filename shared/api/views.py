@@ -139,6 +139,8 @@ def job_view(job: JobView) -> JobOut:
             "status": job.status,
             "progress": JobProgress(done_shards=job.done_shards, total_shards=total, percent=percent, level=job.level),
             "result": job.result,
+            "result_url": job.result_url,
+            "result_bytes": job.result_bytes,
             "error": job.error,
             "created_at": from_ms(job.created_ms),
             "finished_at": from_ms(job.finished_ms) if job.finished_ms is not None else None,

@@ -65,6 +65,15 @@ class NewJobRecord:
     created_ms: int
 
 
+INLINE_RESULT_BYTES = 64 * 1024
+"""Post's result is kept on the job's item up to this size as JSON, and beyond it in the jobs
+bucket: a DynamoDB item holds 400 KB in all ("Service, account, and table quotas in Amazon
+DynamoDB"), a processor's answer may be 6 MB, and a result on the item is read, and paid for, with
+every read of the job (64 KiB: 16 read units a strongly consistent read)."""
+RESULT_LINK_SECONDS = 3_600
+"""How long a link to a result kept in the bucket works."""
+
+
 @dataclass(frozen=True)
 class JobView:
     """A job as a client reads it."""
@@ -81,6 +90,13 @@ class JobView:
     finished_ms: int | None
     finishing: bool = False
     """The ``post`` step has begun: the job can no longer be cancelled."""
+    result_ref: str | None = None
+    """Where a result too large for the job's item is kept (the jobs bucket's key); ``result`` is
+    then None."""
+    result_bytes: int | None = None
+    """The size of such a result, as JSON."""
+    result_url: str | None = None
+    """A link to such a result that its reader can follow (for a while): the API's answer."""
 
 
 def cancel_refusal(view: JobView) -> str | None:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shared.domain.codec import target_from_dict
+from shared.domain.codec import compact_json, target_from_dict
 from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable
 from shared.domain.jobs import (
+    INLINE_RESULT_BYTES,
+    RESULT_LINK_SECONDS,
     JobPage,
     JobRequest,
     JobSpec,
@@ -41,6 +43,11 @@ def items_key(job_id: str, level: int, shard: int) -> str:
 
 def result_key(job_id: str, level: int, shard: int) -> str:
     return f"jobs/{job_id}/results/L{level}/S{shard}.json"
+
+
+def final_result_key(job_id: str) -> str:
+    """Post's result, when it is too large for the job's item."""
+    return f"jobs/{job_id}/result.json"
 
 
 @dataclass
@@ -132,7 +139,13 @@ class JobSteps:
         ]
         answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
         result = answer.get("result")
-        if not self.store.succeeded(job_id, result):
+        size = len(compact_json(result).encode())
+        if size > INLINE_RESULT_BYTES:  # beyond what the job's item should hold: the bucket keeps it
+            self.blobs.put(final_result_key(job_id), result)
+            recorded = self.store.succeeded(job_id, None, result_ref=final_result_key(job_id), result_bytes=size)
+        else:
+            recorded = self.store.succeeded(job_id, result)
+        if not recorded:
             logger.warning("job had ended before post's answer was recorded", extra={"job_id": job_id})
         return {"job_id": job_id, "status": JobStatus.SUCCEEDED.value}
 
@@ -198,10 +211,18 @@ class JobService:
         view = self.records.view(tenant, job_id)
         if view is None:
             raise JobNotFound(f"no job {job_id}")
-        return view
+        return self._linked(view)
 
     def list(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
-        return self.records.views(tenant, limit, cursor)
+        page = self.records.views(tenant, limit, cursor)
+        return replace(page, items=[self._linked(view) for view in page.items])
+
+    def _linked(self, view: JobView) -> JobView:
+        """A result kept in the bucket is answered as a link to it (signed, no call), not read:
+        up to 6 MB, it could not go in the API's answer (Lambda's 6 MB, the page's bytes)."""
+        if view.result_ref is None:
+            return view
+        return replace(view, result_url=self.blobs.url(view.result_ref, RESULT_LINK_SECONDS))
 
     def cancel(self, tenant: str, job_id: str) -> JobView:
         """Cancel the tenant's running job (docs/jobs.md, "Cancelling"): one conditional write

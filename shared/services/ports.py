@@ -312,8 +312,11 @@ class JobStore(Protocol):
         """True while the job runs (it can no longer be cancelled from then on); False once it
         is cancelled or ended: ``post`` is not called."""
 
-    def succeeded(self, job_id: str, result: JsonValue) -> bool:
-        """False (nothing written) when the job had ended already, e.g. cancelled."""
+    def succeeded(
+        self, job_id: str, result: JsonValue, *, result_ref: str | None = None, result_bytes: int | None = None
+    ) -> bool:
+        """False (nothing written) when the job had ended already, e.g. cancelled. A result kept
+        in the bucket is ``result_ref`` (``result`` then None)."""
 
     def failed(self, job_id: str, error: str) -> bool:
         """False (nothing written) when the job had ended already, e.g. cancelled."""
@@ -342,6 +345,9 @@ class Blobs(Protocol):
     def put(self, key: str, value: JsonValue) -> None: ...
 
     def get(self, key: str) -> JsonValue: ...
+
+    def url(self, key: str, expires_s: int) -> str:
+        """A link that reads the object for ``expires_s`` seconds (no call: a signed URL)."""
 
 
 class Processor(Protocol):

@@ -146,8 +146,20 @@ class DynamoJobStore:
             raise
         return to_view(item)  # the update read the item back (ALL_NEW)
 
-    def succeeded(self, job_id: str, result: JsonValue, now_ms: int | None = None) -> bool:
-        return self._finish(job_id, JobStatus.SUCCEEDED, [JobItem.result.set(compact_json(result))], now_ms)
+    def succeeded(
+        self,
+        job_id: str,
+        result: JsonValue,
+        now_ms: int | None = None,
+        *,
+        result_ref: str | None = None,
+        result_bytes: int | None = None,
+    ) -> bool:
+        if result_ref is not None:
+            kept = [JobItem.result_ref.set(result_ref), JobItem.result_bytes.set(result_bytes or 0)]
+        else:
+            kept = [JobItem.result.set(compact_json(result))]
+        return self._finish(job_id, JobStatus.SUCCEEDED, kept, now_ms)
 
     def failed(self, job_id: str, error: str, now_ms: int | None = None) -> bool:
         return self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
@@ -206,6 +218,8 @@ def to_view(item: JobItem) -> JobView:
         created_ms=int(item.created_ms),
         finished_ms=int(item.finished_ms) if item.finished_ms is not None else None,
         finishing=item.post_started_ms is not None,
+        result_ref=item.result_ref,
+        result_bytes=int(item.result_bytes) if item.result_bytes is not None else None,
     )
 
 
@@ -228,3 +242,11 @@ class S3Blobs:
     def get(self, key: str) -> JsonValue:
         answer = self._client().get_object(Bucket=self.bucket, Key=key)
         return json.loads(answer["Body"].read())
+
+    def url(self, key: str, expires_s: int) -> str:
+        """A presigned GET of the object (signed here, with the function's role: it must be allowed
+        s3:GetObject there)."""
+        url: str = self._client().generate_presigned_url(
+            "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
+        )
+        return url

@@ -246,7 +246,10 @@ class JobItem(_Table):
     done_shards = NumberAttribute(default=0)
     notified_percent = NumberAttribute(default=0)
     result = UnicodeAttribute(null=True)
-    """The post step's result as JSON."""
+    """The post step's result as JSON (up to ``INLINE_RESULT_BYTES``)."""
+    result_ref = UnicodeAttribute(null=True)
+    """Where a larger result is kept: its key in the jobs bucket."""
+    result_bytes = NumberAttribute(null=True)
     error = UnicodeAttribute(null=True)
     created_ms = NumberAttribute()
     finished_ms = NumberAttribute(null=True)

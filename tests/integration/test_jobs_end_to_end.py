@@ -55,8 +55,15 @@ def _api() -> Callable[..., tuple[int, Any]]:
     return call
 
 
-def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPatch, timeout: float) -> dict[str, Any]:
-    """POST the job, follow it with GET until it finishes; everything on one mocked account."""
+def _run_job(
+    definition: str,
+    body: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    timeout: float,
+    then: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """POST the job, follow it with GET until it finishes; everything on one mocked account
+    (``then(job)`` runs on it too, before it goes)."""
     with state_machine(definition, _job_step) as runner, jobs_on(monkeypatch, runner.arn, BUCKET):
         api = _api()
         status, job = api("POST", "/v1/jobs", body)
@@ -75,6 +82,8 @@ def _run_job(definition: str, body: dict[str, Any], monkeypatch: pytest.MonkeyPa
             for key, detail in event.items()
             if key.endswith("EventDetails")
         )
+        if then is not None:
+            then(job)
     return job
 
 
@@ -126,3 +135,33 @@ def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(
     assert job["progress"]["done_shards"] == job["progress"]["total_shards"] == 101
     assert len([c for c in script.calls if c["phase"] == "shard"]) == 102  # one retried after a 503
     assert job["_largest_state_payload"] < 16 * 1024  # Step Functions allows 256 KiB
+
+
+def test_a_post_result_too_large_for_the_jobs_item_is_kept_in_the_bucket_and_linked(
+    definition: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A DynamoDB item holds 400 KB: a 600 KB result used to break the job's item after post had
+    run. Past 64 KiB the result goes to the jobs bucket and the job answers a link to it."""
+    import requests  # moto answers the presigned link as S3 would (its mock covers requests)
+
+    big = {"rows": ["x" * 1000] * 600}
+
+    def answer(body: dict[str, Any]) -> tuple[int, Any]:
+        if body["phase"] == "post":
+            return 200, {"result": big}
+        return 200, {"result": 1} if body["phase"] == "shard" else {}
+
+    fetched: list[Any] = []
+
+    def follow(job: dict[str, Any]) -> None:
+        if job.get("result_url"):
+            fetched.append(requests.get(job["result_url"], timeout=10).json())
+
+    with running_processor(answer) as (url, _):
+        body = {"processor": {"http": {"url": url}}, "data": [[1, 2]]}
+        job = _run_job(definition, body, monkeypatch, timeout=30, then=follow)
+    assert job["status"] == "succeeded", job
+    assert job["result"] is None
+    assert job["result_bytes"] == len(json.dumps(big, separators=(",", ":")).encode()) > 400_000
+    assert job["result_url"].startswith("https://")
+    assert fetched == [big]  # the link reads the result, as it was answered

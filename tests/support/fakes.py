@@ -125,6 +125,7 @@ class InMemoryJob:
     notified_percent: int = 0
     status: JobStatus = JobStatus.RUNNING
     result: JsonValue = None
+    result_ref: str | None = None
     error: str | None = None
     post_started: bool = False
 
@@ -174,11 +175,13 @@ class InMemoryJobStore:
         job.status = JobStatus.CANCELLED
         return True
 
-    def succeeded(self, job_id: str, result: JsonValue) -> bool:
+    def succeeded(
+        self, job_id: str, result: JsonValue, *, result_ref: str | None = None, result_bytes: int | None = None
+    ) -> bool:
         job = self.jobs[job_id]
         if job.status is not JobStatus.RUNNING:
             return False
-        job.status, job.result = JobStatus.SUCCEEDED, result
+        job.status, job.result, job.result_ref = JobStatus.SUCCEEDED, result, result_ref
         return True
 
     def failed(self, job_id: str, error: str) -> bool:
@@ -198,6 +201,9 @@ class InMemoryBlobs:
 
     def get(self, key: str) -> JsonValue:
         return self.objects[key]
+
+    def url(self, key: str, expires_s: int) -> str:
+        return f"memory://{key}?expires={expires_s}"
 
 
 @dataclass

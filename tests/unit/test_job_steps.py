@@ -117,3 +117,22 @@ def test_fail_records_the_error() -> None:
     steps.fail("job-1", "ProcessorFailed", "shard 0 answered 400")
     job = store.jobs["job-1"]
     assert (job.status, job.error) == ("failed", "ProcessorFailed: shard 0 answered 400")
+
+
+def test_a_result_larger_than_the_jobs_item_should_hold_goes_to_the_bucket() -> None:
+    """Up to 64 KiB as JSON a result is kept on the job's item; beyond, in the bucket, the item
+    naming it (a DynamoDB item holds 400 KB in all)."""
+    steps, store, processor = _steps([[1]], Sharding())
+    small = {"rows": ["x" * 100] * 600}  # 61 KB
+    processor.call = lambda job_id, body: {"result": small if body["phase"] == "post" else 1}
+    _run(steps)
+    job = store.jobs["job-1"]
+    assert (job.result, job.result_ref) == (small, None)
+
+    steps, store, processor = _steps([[1]], Sharding())
+    big = {"rows": ["x" * 100] * 700}  # 71 KB
+    processor.call = lambda job_id, body: {"result": big if body["phase"] == "post" else 1}
+    _run(steps)
+    job = store.jobs["job-1"]
+    assert (job.status, job.result, job.result_ref) == ("succeeded", None, "jobs/job-1/result.json")
+    assert steps.blobs.get("jobs/job-1/result.json") == big
