@@ -30,7 +30,18 @@ from pydantic import (
 )
 
 from shared.api.errors import from_pydantic
-from shared.api.types import Instant, Model, Problem, exactly_one_schema, is_none, named, one_of, tag
+from shared.api.types import (
+    Instant,
+    Model,
+    Problem,
+    exactly_one_schema,
+    is_none,
+    named,
+    one_of,
+    only_with_schema,
+    schema_rules,
+    tag,
+)
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.addresses import is_metadata_literal
@@ -50,7 +61,7 @@ from shared.domain.limits import (
 )
 from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
 from shared.domain.secrets import kept
-from shared.domain.sharding import MAX_SHARDS_PER_LEVEL, Sharding, plan
+from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, plan
 from shared.domain.signing import (
     DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS,
     MAX_PREVIOUS_EXPIRES_IN_SECONDS,
@@ -485,7 +496,11 @@ class JobIn(Model):
 
     name: str | None = Field(None, exclude_if=is_none, min_length=1, max_length=t.MAX_NAME_LENGTH)
     processor: ProcessorIn
-    data: list[list[Any]] = Field(default_factory=list, description="Items grouped by priority level.")
+    data: list[list[Any]] = Field(
+        default_factory=list,
+        max_length=MAX_LEVELS,
+        description=f"Items grouped by priority level (at most {MAX_LEVELS} levels).",
+    )
     sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
     notify_every_percent: int | None = Field(None, exclude_if=is_none, ge=1, le=100)
 
@@ -872,7 +887,9 @@ LetterId = Annotated[str, Field(min_length=1, max_length=64)]
 class RedriveIn(Model):
     """``POST /v1/dead-letters/redrive``: ``{"ids": [...]}`` or ``{"all": true}``."""
 
-    model_config = Model.model_config | {"json_schema_extra": exactly_one_schema("ids", "all")}
+    model_config = Model.model_config | {
+        "json_schema_extra": schema_rules(exactly_one_schema("ids", "all"), only_with_schema("cursor", "all"))
+    }
 
     ids: list[LetterId] | None = Field(None, min_length=1, max_length=100, description="Up to 100 letter ids.")
     all: Literal[True] | None = Field(

@@ -123,11 +123,33 @@ def exactly_one_schema(*members: str) -> Callable[[dict[str, Any]], None]:
     null, as the model's validator counts them): at least one (``anyOf``) and not two (``not``).
     Said so rather than as a ``oneOf`` of partial schemas, which code generators cannot read."""
 
-    def given(*names: str) -> dict[str, Any]:
-        return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
+    def extra(schema: dict[str, Any]) -> None:
+        schema["anyOf"] = [_given(member) for member in members]
+        schema["not"] = {"anyOf": [_given(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]}
+
+    return extra
+
+
+def _given(*names: str) -> dict[str, Any]:
+    """Every one of ``names`` present and not null."""
+    return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
+
+
+def schema_rules(*rules: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """Several ``json_schema_extra`` rules on one model."""
 
     def extra(schema: dict[str, Any]) -> None:
-        schema["anyOf"] = [given(member) for member in members]
-        schema["not"] = {"anyOf": [given(a, b) for i, a in enumerate(members) for b in members[i + 1 :]]}
+        for rule in rules:
+            rule(schema)
+
+    return extra
+
+
+def only_with_schema(member: str, other: str) -> Callable[[dict[str, Any]], None]:
+    """``json_schema_extra`` saying ``member`` may be set (present and not null) only when
+    ``other`` is."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema.setdefault("allOf", []).append({"not": {"allOf": [_given(member), {"not": _given(other)}]}})
 
     return extra

@@ -33,11 +33,14 @@ def worst_history_events(shards: int, levels: int, attempts: int = TASK_ATTEMPTS
     return 2 + 4 + 2 * task + 2 + levels * (2 + 4) + shards * (2 + task)
 
 
-MAX_SHARDS_PER_JOB = 750
-"""The most shards of one job: with every shard its own level (the worst case) and every step
-retried to the end, ``worst_history_events(750, 750)`` is 23,304, inside an execution's 25,000
-(docs/jobs.md, "Limits"). Larger jobs would need a Distributed Map, whose iterations are child
-executions with histories of their own."""
+MAX_LEVELS = 100
+"""The most priority levels of one job (its data's, or pre's answer's): each level is an iteration
+of the levels Map, shards or none."""
+MAX_SHARDS_PER_JOB = 800
+"""The most shards of one job: with :data:`MAX_LEVELS` levels and every step retried to the end,
+``worst_history_events(800, 100)`` is 20,654, inside an execution's 25,000 with room for events
+this count does not foresee (docs/jobs.md, section 2). Larger jobs would need a Distributed Map,
+whose iterations are child executions with histories of their own."""
 MAX_SHARDS_PER_LEVEL = MAX_SHARDS_PER_JOB
 """One level's shards are bounded by the job's."""
 
@@ -95,6 +98,8 @@ def split(items: Sequence[T], count: int) -> list[list[T]]:
 
 def plan(levels: Sequence[Sequence[T]], rules: Sharding, cap: int = MAX_SHARDS_PER_LEVEL) -> list[list[list[T]]]:
     """Every level split into its shards, first level first; a job over the per-job cap is refused."""
+    if len(levels) > MAX_LEVELS:
+        raise ValidationFailed.on("data", f"{len(levels)} levels; a job may have at most {MAX_LEVELS}")
     planned = [split(level, shard_count(len(level), rules, cap)) for level in levels]
     total = sum(len(level) for level in planned)
     if total > MAX_SHARDS_PER_JOB:

@@ -18,7 +18,7 @@ from cdk_nag import AwsSolutionsChecks
 
 from infra.jobs import FAIL, FAILED, LEVELS, POST, PRE, RETRYABLE_ERROR, SHARD, SHARDS, Jobs
 from infra.settings import DeploymentSettings
-from shared.domain.sharding import EXECUTION_HISTORY_EVENTS, MAX_SHARDS_PER_JOB, worst_history_events
+from shared.domain.sharding import EXECUTION_HISTORY_EVENTS, MAX_LEVELS, MAX_SHARDS_PER_JOB, worst_history_events
 from tests.support.stepfunctions import definition_from_json, definition_from_stack
 
 pytestmark = pytest.mark.infrastructure
@@ -138,8 +138,8 @@ def test_the_largest_job_the_bounds_allow_fits_an_executions_history_retried_to_
     iteration of the inline Maps writes into it. Counted from the definition itself: each task
     state's attempts are one plus every retrier's MaxAttempts; a task state enters and exits, each
     attempt is scheduled, started and ends; a shard is a Map iteration around its task, a level an
-    iteration around the shards Map (entered, started, ended, exited). The worst job has every
-    shard its own level."""
+    iteration around the shards Map (entered, started, ended, exited). The worst job has the most
+    shards and the most levels."""
     attempts = {
         name: 1 + sum(retrier["MaxAttempts"] for retrier in state.get("Retry", []))
         for name, state in states.items()
@@ -149,7 +149,7 @@ def test_the_largest_job_the_bounds_allow_fits_an_executions_history_retried_to_
     def task(name: str) -> int:
         return 2 + 3 * attempts[name]
 
-    shards = levels = MAX_SHARDS_PER_JOB
+    shards, levels = MAX_SHARDS_PER_JOB, MAX_LEVELS
     events = (
         2  # execution started, ended
         + 4  # the levels Map

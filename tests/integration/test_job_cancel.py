@@ -126,7 +126,7 @@ def _start(world: World, items: int, per_shard: int) -> dict[str, Any]:
     body = {
         "processor": {"http": {"url": world.url}},
         "data": [list(range(items))],
-        "sharding": {"min_items_per_shard": per_shard, "max_items_per_shard": per_shard, "max_shards": 1000},
+        "sharding": {"min_items_per_shard": per_shard, "max_items_per_shard": per_shard, "max_shards": 100},
         "notify_every_percent": 10,
     }
     status, job = world.api("POST", "/v1/jobs", body)

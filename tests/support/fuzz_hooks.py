@@ -44,7 +44,7 @@ class Accepted:
         )
 
 
-LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants)"
+LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants)|POST /v1/dead-letters/redrive"
 SCHEDULES = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}|POST /v1/schedules:preview"
 TASKS = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}"
 JOBS = r"POST /v1/jobs"

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shared.domain.errors import ValidationFailed
-from shared.domain.sharding import MAX_SHARDS_PER_JOB, Sharding, plan, shard_count, split
+from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_JOB, Sharding, plan, shard_count, split
 
 pytestmark = pytest.mark.unit
 
@@ -88,7 +88,15 @@ def test_a_job_over_the_shard_cap_is_refused() -> None:
     with pytest.raises(ValidationFailed) as raised:
         plan(levels, Sharding(1, 1, 500))
     assert raised.value.details[0].field == "sharding"
-    assert MAX_SHARDS_PER_JOB == 750
+    assert MAX_SHARDS_PER_JOB == 800
+
+
+def test_a_job_of_more_levels_than_the_cap_is_refused_naming_its_data() -> None:
+    """Each level, empty or not, is an iteration of the levels Map in the job's one history."""
+    with pytest.raises(ValidationFailed) as raised:
+        plan([[]] * (MAX_LEVELS + 1), Sharding())
+    assert raised.value.details[0].field == "data"
+    assert plan([[]] * MAX_LEVELS, Sharding()) == [[]] * MAX_LEVELS
 
 
 @pytest.mark.parametrize(
