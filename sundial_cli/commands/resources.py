@@ -162,7 +162,8 @@ def cancel_job(state: State, job_id: str) -> None:
 @paging
 @pass_state
 def list_jobs(state: State, limit: int | None, cursor: str | None, all_pages: bool) -> None:
-    """Jobs, newest first."""
+    """Jobs, newest first. A job just created may take a moment to be listed (lists are
+    eventually consistent); `jobs get ID` reads it at once."""
     listing(state, state.client().list_jobs, JOB_COLUMNS, all_pages, **options(limit=limit, cursor=cursor))
 
 

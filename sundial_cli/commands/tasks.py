@@ -199,7 +199,8 @@ def get(state: State, task_id: str) -> None:
 def list_(
     state: State, status: str | None, name_prefix: str | None, limit: int | None, cursor: str | None, all_pages: bool
 ) -> None:
-    """List tasks, newest first."""
+    """List tasks, newest first. A task just written may take a moment to be listed (lists are
+    eventually consistent); `tasks get ID` reads it at once."""
     client = state.client()
     params = options(status=status, name_prefix=name_prefix, limit=limit, cursor=cursor)
     listing(state, client.list_tasks, TASK_COLUMNS, all_pages, **params)

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.console import as_tenant, http_target
+from tests.browser.console import as_tenant, eventually, http_target
 
 pytestmark = pytest.mark.browser
 
@@ -17,7 +17,9 @@ pytestmark = pytest.mark.browser
 def test_the_console_under_a_stage_calls_the_api_under_it(page, sundial, new_tenant) -> None:
     tenant = new_tenant("stage")
     spec = {"name": "staged", "schedule": {"after_seconds": 3600}, "target": http_target("http://127.0.0.1:9/s")}
-    assert as_tenant(sundial, tenant.key)("POST", "/v1/tasks", spec)[0] == 201
+    call = as_tenant(sundial, tenant.key)
+    assert call("POST", "/v1/tasks", spec)[0] == 201
+    eventually(lambda: call("GET", "/v1/tasks")[1]["items"], what="the task listed")  # an eventually consistent list
     staged: list[str] = []
 
     def strip_stage(route: Any) -> None:  # what API Gateway's stage does in front of the function

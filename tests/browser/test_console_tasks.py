@@ -131,6 +131,9 @@ def test_the_tasks_list_filters_by_status_and_name_and_pages(page, shoot, sundia
     assert all("task" in item for item in batch["items"])
     paused = batch["items"][-1]["task"]["id"]
     assert call("POST", f"/v1/tasks/{paused}/pause")[0] == 200
+    # the list comes from an eventually consistent index: the console shows it once it has them
+    eventually(lambda: len(call("GET", "/v1/tasks?limit=100")[1]["items"]) == len(specs), what="every task listed")
+    eventually(lambda: call("GET", "/v1/tasks?status=paused")[1]["items"], what="the paused task listed")
 
     sign_in(page, tenant.key)
     rows = page.get_by_test_id("tasks").locator("tbody tr")

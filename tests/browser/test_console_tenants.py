@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.console import as_tenant, http_target, nav, sign_in
+from tests.browser.console import as_tenant, eventually, http_target, nav, sign_in
 from tests.support.runtime import ADMIN_KEY
 
 pytestmark = pytest.mark.browser
@@ -21,6 +21,8 @@ def test_one_tenant_never_sees_another_tenants_task(page, shoot, sundial, new_te
     spec = {"name": "alice-only", "schedule": {"after_seconds": 3600}, "target": http_target("http://127.0.0.1:9/a")}
     status, task = as_tenant(sundial, alice.key)("POST", "/v1/tasks", spec)
     assert status == 201
+    # first: while alice's list lags, bob's empty one would prove nothing
+    eventually(lambda: as_tenant(sundial, alice.key)("GET", "/v1/tasks")[1]["items"], what="alice's task listed")
 
     sign_in(page, bob.key)
     tasks = page.get_by_test_id("tasks")

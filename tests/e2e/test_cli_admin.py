@@ -20,6 +20,7 @@ from shared.settings import ENV_PREFIX
 from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, URL_ENV
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until
+from tests.support.eventually import eventually
 from tests.support.processor import Answer, SummingProcessor, running_processor
 
 pytestmark = pytest.mark.e2e
@@ -190,8 +191,12 @@ def test_the_installed_command_reads_the_environment_and_a_profile(sundial, admi
     created = sundial_process(["-o", "json", "tasks", "create", "--after", "3600", "--url", "http://127.0.0.1:9/"], env)
     assert created.returncode == 0, created.stderr
     task_id = json.loads(created.stdout)["id"]
-    listed = sundial_process(["tasks", "list"], {**env, OUTPUT_ENV: "json"})
-    assert [task["id"] for task in json.loads(listed.stdout)["items"]] == [task_id]
+
+    def listed() -> None:
+        answer = sundial_process(["tasks", "list"], {**env, OUTPUT_ENV: "json"})
+        assert [task["id"] for task in json.loads(answer.stdout)["items"]] == [task_id]
+
+    eventually(listed)
 
     config = tmp_path / "config.toml"
     setup = sundial_process(

@@ -10,6 +10,7 @@ import pytest
 
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -87,7 +88,13 @@ def test_a_task_from_a_yaml_file_is_changed_paused_resumed_run_and_cancelled(cli
     assert "error: version_mismatch:" in stale.stderr
 
     assert cli.json("tasks", "pause", task_id)["status"] == "paused"
-    assert "paused" in cli.table("tasks", "list", "--status", "paused")
+
+    def listed_paused() -> None:
+        assert [task_id, "hourly-report", "paused"] in [
+            row[:3] for row in rows(cli.table("tasks", "list", "--status", "paused"))
+        ]
+
+    eventually(listed_paused)
     assert rows(cli.table("tasks", "resume", task_id))[2] == ["status", "scheduled"]
     run = cli.json("tasks", "run", task_id)
     assert len(run["run_id"]) == 26
@@ -97,22 +104,30 @@ def test_a_task_from_a_yaml_file_is_changed_paused_resumed_run_and_cancelled(cli
     assert (cancelled.exit_code, cancelled.stdout) == (0, "")
     assert cli.run("--output", "json", "tasks", "cancel", task_id).stdout == ""  # twice is harmless
     assert cli.json("tasks", "get", task_id)["status"] == "cancelled"
-    listed = rows(cli.table("tasks", "list", "--name-prefix", "hourly-"))
-    assert listed[0] == ["ID", "NAME", "STATUS", "NEXT_FIRE_AT", "SCHEDULE"]
-    assert listed[1] == [task_id, "hourly-report", "cancelled", "-", "every 3600 s"]
+
+    def listed_cancelled() -> None:
+        listed = rows(cli.table("tasks", "list", "--name-prefix", "hourly-"))
+        assert listed[0] == ["ID", "NAME", "STATUS", "NEXT_FIRE_AT", "SCHEDULE"]
+        assert listed[1] == [task_id, "hourly-report", "cancelled", "-", "every 3600 s"]
+
+    eventually(listed_cancelled)
 
 
 def test_lists_page_and_filter(cli):
     made = [
         cli.json("tasks", "create", "--name", f"page-{n}", "--after", "3600", "--url", NOWHERE)["id"] for n in range(3)
     ]
-    first = cli.json("tasks", "list", "--limit", "2")
-    assert [task["id"] for task in first["items"]] == made[::-1][:2]
-    assert first["next_cursor"]
-    rest = cli.json("tasks", "list", "--limit", "2", "--cursor", first["next_cursor"])
-    assert [task["id"] for task in rest["items"]] == made[:1]
-    every = cli.json("tasks", "list", "--limit", "1", "--all", "--name-prefix", "page-")
-    assert ([task["id"] for task in every["items"]], every["next_cursor"]) == (made[::-1], None)
+
+    def pages() -> None:
+        first = cli.json("tasks", "list", "--limit", "2")
+        assert [task["id"] for task in first["items"]] == made[::-1][:2]
+        assert first["next_cursor"]
+        rest = cli.json("tasks", "list", "--limit", "2", "--cursor", first["next_cursor"])
+        assert [task["id"] for task in rest["items"]] == made[:1]
+        every = cli.json("tasks", "list", "--limit", "1", "--all", "--name-prefix", "page-")
+        assert ([task["id"] for task in every["items"]], every["next_cursor"]) == (made[::-1], None)
+
+    eventually(pages)
     paged = cli.ok("tasks", "list", "--limit", "1")
     assert "--cursor " in paged.stderr
     assert len(rows(paged.stdout)) == 2

@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.eventually import eventually
+
 pytestmark = pytest.mark.e2e
 
 PACKAGE = "sundial_generated_client"
@@ -139,6 +141,10 @@ def test_a_generated_client_registers_a_task_and_reads_it_its_runs_and_a_page_of
     assert isinstance(run.scheduled_for, datetime)
 
     listing = operation(generated, "GET", "/v1/tasks")
-    tasks = typed(listing, listing.sync_detailed(client=client, name_prefix=name, limit=10), 200)
-    assert [type(item) for item in tasks.items] == [type(task)]
-    assert tasks.items[0].id == task.id
+
+    def listed() -> None:
+        tasks = typed(listing, listing.sync_detailed(client=client, name_prefix=name, limit=10), 200)
+        assert [type(item) for item in tasks.items] == [type(task)]
+        assert tasks.items[0].id == task.id
+
+    eventually(listed)

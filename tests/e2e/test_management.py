@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from tests.e2e.test_local_runtime import parse, register, runs, wait
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -88,8 +89,12 @@ def test_a_batch_accepts_the_good_specs_and_rejects_the_bad(sundial, receiver):
     assert ["task" in i for i in items] == [True, False, True]
     assert items[1]["error"]["details"][0]["field"] == "schedule.cron"
     assert len(receiver.wait_for("/e2e-batch", 2, timeout=10)) == 2
-    listed = sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]
-    assert {t["id"] for t in listed} == {items[0]["task"]["id"], items[2]["task"]["id"]}
+
+    def both_listed() -> None:
+        listed = sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]
+        assert {t["id"] for t in listed} == {items[0]["task"]["id"], items[2]["task"]["id"]}
+
+    eventually(both_listed)
 
 
 def test_the_same_idempotency_key_twice_creates_one_task(sundial, receiver):
@@ -101,27 +106,35 @@ def test_the_same_idempotency_key_twice_creates_one_task(sundial, receiver):
     assert first[0] == again[0] == 201
     assert again[1] == first[1]
     assert again[2].get("Idempotent-Replayed") == "true"
-    assert len(sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]) == 1
     receiver.wait_for("/e2e-idem", 1, timeout=10)
     time.sleep(1.5)
     assert len(receiver.calls_to("/e2e-idem")) == 1
+
+    def one_listed() -> None:  # after 1.5 s: longer than the index lags, so a second would show
+        assert [t["id"] for t in sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]] == [first[1]["id"]]
+
+    eventually(one_listed)
 
 
 def test_paging_returns_every_task_exactly_once(sundial):
     name = prefix()
     batch = {"tasks": [spec("http://127.0.0.1:9/x", name=f"{name}{i:02d}", schedule=FAR_CRON) for i in range(12)]}
     created = [i["task"]["id"] for i in sundial.call("POST", "/v1/tasks:batch", batch)[1]["items"]]
-    seen: list[str] = []
-    cursor = None
-    while True:
-        query = f"/v1/tasks?name_prefix={name}&limit=5" + (f"&cursor={cursor}" if cursor else "")
-        page = sundial.call("GET", query)[1]
-        seen += [t["id"] for t in page["items"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert sorted(seen) == sorted(created)
-    assert len(seen) == len(set(seen)) == 12
+
+    def every_one_once() -> None:
+        seen: list[str] = []
+        cursor = None
+        while True:
+            query = f"/v1/tasks?name_prefix={name}&limit=5" + (f"&cursor={cursor}" if cursor else "")
+            page = sundial.call("GET", query)[1]
+            seen += [t["id"] for t in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert sorted(seen) == sorted(created)
+        assert len(seen) == len(set(seen)) == 12
+
+    eventually(every_one_once)
 
 
 def test_a_dead_letter_redriven_after_the_receiver_recovers_fires_once_and_succeeds(sundial, receiver):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from local.moto_index_lag import index_lag
 from shared.settings import Platform, Settings, from_env
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
@@ -25,6 +26,12 @@ class Answer:
     headers: dict[str, str]
 
 
+INDEX_LAG_S = 0.3
+"""How long after a write a Query of a table's index sees it, as on AWS (a GSI is eventually
+consistent: local/moto_index_lag.py); a test that lists what it just wrote waits for it
+(tests/support/eventually.py). A test may pin its own lag and clock inside this one."""
+
+
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     import boto3
@@ -32,7 +39,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from functions.jobs import handler as jobs
     from shared.store.models import TABLE_MODELS
 
-    with mock_aws():
+    with mock_aws(), index_lag(INDEX_LAG_S, clock=time.monotonic):
         for model in TABLE_MODELS:
             model._connection = None  # clients made under an earlier mock are not mocked
         jobs.factory.cache_clear()

@@ -9,6 +9,7 @@ import pytest
 
 from shared.executions import SfnStarter
 from tests.integration.conftest import use_settings
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -48,16 +49,23 @@ def test_a_job_is_recorded_its_data_kept_and_its_execution_started(api: Any, sta
     stored = boto3.client("s3").get_object(Bucket=BUCKET, Key=f"jobs/{job['id']}/levels.json")["Body"].read()
     assert stored == b'[["user-1","user-2",{"id":3}],["ref-1","ref-2"]]'
     assert api("GET", f"/v1/jobs/{job['id']}").body == job
-    listed = api("GET", "/v1/jobs").body
-    assert [j["id"] for j in listed["items"]] == [job["id"]]
+
+    def listed() -> None:
+        assert [j["id"] for j in api("GET", "/v1/jobs").body["items"]] == [job["id"]]
+
+    eventually(listed)
 
 
 def test_jobs_list_newest_first_in_pages(api: Any, started: list[str]) -> None:
     ids = [api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(3)]
-    first = api("GET", "/v1/jobs?limit=2").body
-    second = api("GET", f"/v1/jobs?limit=2&cursor={first['next_cursor']}").body
-    assert [j["id"] for j in first["items"] + second["items"]] == ids[::-1]
-    assert second["next_cursor"] is None
+
+    def paged() -> None:
+        first = api("GET", "/v1/jobs?limit=2").body
+        second = api("GET", f"/v1/jobs?limit=2&cursor={first['next_cursor']}").body
+        assert [j["id"] for j in first["items"] + second["items"]] == ids[::-1]
+        assert second["next_cursor"] is None
+
+    eventually(paged)
 
 
 def test_a_jobs_page_stops_at_page_bytes_and_goes_on_from_there(api: Any, started: list[str], monkeypatch) -> None:
@@ -69,14 +77,18 @@ def test_a_jobs_page_stops_at_page_bytes_and_goes_on_from_there(api: Any, starte
     ids = [api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(5)]
     for job_id in ids:
         assert DynamoJobStore().succeeded(job_id, {"rows": "x" * 40_000})
-    pages, cursor = [], None
-    while True:
-        page = api("GET", "/v1/jobs?limit=100" + (f"&cursor={cursor}" if cursor else "")).body
-        pages.append([job["id"] for job in page["items"]])
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert pages == [ids[4:2:-1], ids[2:0:-1], ids[:1]]
+
+    def paged_by_bytes() -> None:
+        pages, cursor = [], None
+        while True:
+            page = api("GET", "/v1/jobs?limit=100" + (f"&cursor={cursor}" if cursor else "")).body
+            pages.append([job["id"] for job in page["items"]])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert pages == [ids[4:2:-1], ids[2:0:-1], ids[:1]]
+
+    eventually(paged_by_bytes)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ import boto3
 import pytest
 
 from shared.domain.times import iso
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -143,19 +144,24 @@ def test_registration_puts_the_task_in_its_minute_bucket_for_the_scanners(api):
 
 def test_listing_pages_through_every_task_once_newest_first(api):
     ids = [new(api, name=f"task-{i}")["id"] for i in range(7)]
-    seen, cursor, pages = [], None, 0
-    while True:
-        answer = api("GET", "/v1/tasks?limit=3" + (f"&cursor={cursor}" if cursor else ""))
-        assert answer.status == 200
-        assert len(answer.body["items"]) <= 3
-        seen += [task["id"] for task in answer.body["items"]]
-        pages += 1
-        cursor = answer.body["next_cursor"]
-        if cursor is None:
-            break
-    assert pages == 3
-    assert sorted(seen) == sorted(ids)
-    assert len(seen) == len(ids)
+
+    def pages_through_all() -> list[str]:
+        seen, cursor, pages = [], None, 0
+        while True:
+            answer = api("GET", "/v1/tasks?limit=3" + (f"&cursor={cursor}" if cursor else ""))
+            assert answer.status == 200
+            assert len(answer.body["items"]) <= 3
+            seen += [task["id"] for task in answer.body["items"]]
+            pages += 1
+            cursor = answer.body["next_cursor"]
+            if cursor is None:
+                break
+        assert pages == 3
+        assert sorted(seen) == sorted(ids)
+        assert len(seen) == len(ids)
+        return seen
+
+    seen = eventually(pages_through_all)
     created = [parse(api("GET", f"/v1/tasks/{i}").body["created_at"]) for i in seen]
     assert created == sorted(created, reverse=True)
 
@@ -170,26 +176,34 @@ def test_a_filtered_listing_reads_a_bounded_number_of_tasks_and_hands_a_cursor_o
     for start in range(0, LIST_READ_BUDGET + 20, 100):
         batch = [{**spec, "name": f"other-{n}"} for n in range(start, min(start + 100, LIST_READ_BUDGET + 20))]
         assert api("POST", "/v1/tasks:batch", {"tasks": batch}).status == 200
-    first = api("GET", "/v1/tasks?name_prefix=wanted&limit=10").body
-    assert first["items"] == []
-    assert first["next_cursor"] is not None
-    rest = api("GET", f"/v1/tasks?name_prefix=wanted&limit=10&cursor={first['next_cursor']}").body
-    assert [task["id"] for task in rest["items"]] == [wanted]
-    assert rest["next_cursor"] is None
+
+    def bounded() -> None:
+        first = api("GET", "/v1/tasks?name_prefix=wanted&limit=10").body
+        assert first["items"] == []
+        assert first["next_cursor"] is not None
+        rest = api("GET", f"/v1/tasks?name_prefix=wanted&limit=10&cursor={first['next_cursor']}").body
+        assert [task["id"] for task in rest["items"]] == [wanted]
+        assert rest["next_cursor"] is None
+
+    eventually(bounded)
 
 
 def test_listing_filters_by_status(api):
     ids = [new(api)["id"] for _ in range(5)]
     for task_id in ids[:2]:
         assert api("DELETE", f"/v1/tasks/{task_id}").status == 204
-    cancelled = api("GET", "/v1/tasks?status=cancelled&limit=1")
-    assert len(cancelled.body["items"]) == 1
-    assert cancelled.body["next_cursor"]
-    rest = api("GET", f"/v1/tasks?status=cancelled&limit=1&cursor={cancelled.body['next_cursor']}")
-    assert {t["id"] for t in cancelled.body["items"] + rest.body["items"]} == set(ids[:2])
-    assert rest.body["next_cursor"] is None
-    scheduled = api("GET", "/v1/tasks?status=scheduled")
-    assert {t["id"] for t in scheduled.body["items"]} == set(ids[2:])
+
+    def filtered() -> None:
+        cancelled = api("GET", "/v1/tasks?status=cancelled&limit=1")
+        assert len(cancelled.body["items"]) == 1
+        assert cancelled.body["next_cursor"]
+        rest = api("GET", f"/v1/tasks?status=cancelled&limit=1&cursor={cancelled.body['next_cursor']}")
+        assert {t["id"] for t in cancelled.body["items"] + rest.body["items"]} == set(ids[:2])
+        assert rest.body["next_cursor"] is None
+        scheduled = api("GET", "/v1/tasks?status=scheduled")
+        assert {t["id"] for t in scheduled.body["items"]} == set(ids[2:])
+
+    eventually(filtered)
 
 
 def test_cancel_stops_the_task_and_expires_it_after_the_retention(api):
@@ -255,6 +269,10 @@ def test_a_task_whose_start_is_before_the_year_1000_reads_back_and_lists(api):
     assert created.status == 201, created.body
     assert created.body["schedule"]["start"] == "0309-04-24T02:54:02.163Z"
     assert api("GET", f"/v1/tasks/{created.body['id']}").status == 200
-    listed = api("GET", "/v1/tasks?limit=5")
-    assert listed.status == 200
-    assert created.body["id"] in [task["id"] for task in listed.body["items"]]
+
+    def listed() -> None:
+        answer = api("GET", "/v1/tasks?limit=5")
+        assert answer.status == 200
+        assert created.body["id"] in [task["id"] for task in answer.body["items"]]
+
+    eventually(listed)

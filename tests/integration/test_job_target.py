@@ -9,6 +9,7 @@ import pytest
 
 from shared.executions import SfnStarter
 from tests.integration.conftest import use_settings
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -66,7 +67,11 @@ def test_a_tenants_task_starts_the_job_as_that_tenants(
     assert pipeline.fire(until=lambda: len(started) >= 1, timeout=10)
     (job_id,) = started
     assert api("GET", f"/v1/jobs/{job_id}", headers=acme).status == 200
-    assert [j["id"] for j in api("GET", "/v1/jobs", headers=acme).body["items"]] == [job_id]
+
+    def acme_lists_it() -> None:
+        assert [j["id"] for j in api("GET", "/v1/jobs", headers=acme).body["items"]] == [job_id]
+
+    eventually(acme_lists_it)  # first: while the list lags, an empty one would prove nothing
     assert api("GET", f"/v1/jobs/{job_id}").status == 404  # not the default tenant's
     assert api("GET", "/v1/jobs").body["items"] == []
 

@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from tests.integration.conftest import ADMIN_KEY
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -273,8 +274,13 @@ def test_the_limit_field_round_trips_and_a_deleted_limit_only_stops_applying(api
     assert "limit" not in task["targets"][1]["http"]  # no limit named: left out, as other optional members
     read = api("GET", f"/v1/tasks/{task['id']}")
     assert read.body["targets"] == task["targets"]
-    listed = api("GET", "/v1/tasks").body["items"]
-    assert listed[0]["targets"][0]["http"]["limit"] == "orders"
+
+    def listed_with_its_limit() -> None:
+        listed = api("GET", "/v1/tasks").body["items"]
+        assert [t["id"] for t in listed] == [task["id"]]
+        assert listed[0]["targets"][0]["http"]["limit"] == "orders"
+
+    eventually(listed_with_its_limit)
 
     patch = api("PATCH", f"/v1/tasks/{task['id']}", {"target": http("https://z.example.com/", "nope")})
     assert refused(patch) == "target.http.limit"

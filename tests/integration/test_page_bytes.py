@@ -21,6 +21,7 @@ from shared.domain.tasks import DeadLetter, HttpTarget
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.topology import LAMBDA_RESPONSE_MAX_BYTES, PAGE_BYTES
 from tests.integration.conftest import use_settings
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
 
@@ -76,7 +77,13 @@ def test_a_page_of_the_largest_tasks_stops_below_lambdas_answer_and_goes_on_from
     assert MAX_PAGE * item > LAMBDA_RESPONSE_MAX_BYTES, "a full page of them would not fit"
     count = PAGE_BYTES // item + 5  # more than one page holds: over 6 MB together
     ids = [register(api, largest_spec(n))["id"] for n in range(1, count)]
-    pages = follow(api, f"/v1/tasks?limit={MAX_PAGE}")
+
+    def every_one_listed() -> list[Any]:
+        pages = follow(api, f"/v1/tasks?limit={MAX_PAGE}")
+        assert sum(len(page.body["items"]) for page in pages) == count
+        return pages
+
+    pages = eventually(every_one_listed)
     sizes = [len(page.body["items"]) for page in pages]
     assert len(pages) >= 2, sizes
     assert sizes[0] < count, sizes

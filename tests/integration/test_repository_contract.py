@@ -13,6 +13,7 @@ from shared.domain.schedules import At, Cron, Every
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import HttpTarget, SqsTarget, TaskSpec
 from shared.store.dynamo import DynamoTaskRepository
+from tests.support.eventually import eventually
 from tests.support.fakes import InMemoryTaskRepository
 
 pytestmark = pytest.mark.integration
@@ -74,11 +75,8 @@ def test_listing_is_newest_first_filters_and_pages_exactly_once(repo):
     repo.create(make(tenant="other"))
     for task in tasks[::3]:
         repo.update(replace(task, status=TaskStatus.CANCELLED))
-    for status, expected in [
-        (None, tasks),
-        (TaskStatus.CANCELLED, tasks[::3]),
-        (TaskStatus.SCHEDULED, [t for t in tasks if t not in tasks[::3]]),
-    ]:
+
+    def lists(status: TaskStatus | None, expected: list) -> None:
         seen, cursor = [], None
         while True:
             page = repo.list("default", status=status, limit=2, cursor=cursor)
@@ -88,6 +86,13 @@ def test_listing_is_newest_first_filters_and_pages_exactly_once(repo):
             if cursor is None:
                 break
         assert seen == [t.id for t in reversed(expected)]
+
+    for status, expected in [
+        (None, tasks),
+        (TaskStatus.CANCELLED, tasks[::3]),
+        (TaskStatus.SCHEDULED, [t for t in tasks if t not in tasks[::3]]),
+    ]:
+        eventually(lambda status=status, expected=expected: lists(status, expected))
 
 
 # --- the quota of tasks that can still fire ----------------------------------------------------

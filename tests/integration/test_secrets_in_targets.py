@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.eventually import eventually
+
 pytestmark = pytest.mark.integration
 
 SECRETS = {
@@ -36,8 +38,12 @@ def test_secret_headers_are_sent_but_never_shown(api, pipeline, receiver):
     expected = {**dict.fromkeys(SECRETS, REDACTED), **PLAIN}
     assert _shown(created.body["target"]) == expected
     assert _shown(api("GET", f"/v1/tasks/{created.body['id']}").body["target"]) == expected
-    listed = api("GET", "/v1/tasks?name_prefix=secrets").body["items"]
-    assert [_shown(task["target"]) for task in listed] == [expected]
+
+    def listed_redacted() -> None:
+        listed = api("GET", "/v1/tasks?name_prefix=secrets").body["items"]
+        assert [_shown(task["target"]) for task in listed] == [expected]
+
+    eventually(listed_redacted)
     batch = api("POST", "/v1/tasks:batch", {"tasks": [{**body, "schedule": {"after_seconds": 600}}]})
     assert _shown(batch.body["items"][0]["task"]["target"]) == expected
 

@@ -10,6 +10,8 @@ from datetime import datetime
 
 import pytest
 
+from tests.support.eventually import eventually
+
 pytestmark = pytest.mark.integration
 
 
@@ -254,8 +256,11 @@ def test_run_now_fires_one_extra_run_with_its_own_id_and_leaves_the_schedule_alo
     assert {r["run_id"] for r in history} == {first.body["run_id"], second.body["run_id"]}
     assert {r["status"] for r in history} == {"succeeded"}
     assert all(r["task_id"] == task["id"] for r in history)
-    listed = api("GET", "/v1/tasks").body["items"]
-    assert [t["id"] for t in listed] == [task["id"]]  # an extra run is not a task of its own
+
+    def one_task() -> None:  # an extra run is not a task of its own
+        assert [t["id"] for t in api("GET", "/v1/tasks").body["items"]] == [task["id"]]
+
+    eventually(one_task)
 
 
 def test_run_now_of_a_finished_one_shot_task_comes_first_in_its_history(api, pipeline, receiver):
@@ -424,9 +429,13 @@ def test_a_batch_the_store_writes_only_in_part_answers_each_task_as_it_is(api, m
     assert refused == {3, *range(25, 50)}  # b7 went through on its second send
     assert {items[i]["error"]["code"] for i in refused} == {"storage_unavailable"}
     monkeypatch.undo()
-    listed = api("GET", "/v1/tasks?limit=100").body
-    assert sorted(t["id"] for t in listed["items"]) == sorted(i["task"]["id"] for i in items if "task" in i)
-    assert len(listed["items"]) == 74
+
+    def the_written_ones() -> None:
+        listed = api("GET", "/v1/tasks?limit=100").body
+        assert sorted(t["id"] for t in listed["items"]) == sorted(i["task"]["id"] for i in items if "task" in i)
+        assert len(listed["items"]) == 74
+
+    eventually(the_written_ones)
 
 
 # --- idempotent registration -----------------------------------------------------------------
@@ -441,7 +450,11 @@ def test_the_same_idempotency_key_twice_creates_one_task(api, pipeline, receiver
     assert again.body == first.body
     assert again.headers.get("Idempotent-Replayed") == "true"
     assert "Idempotent-Replayed" not in first.headers
-    assert [t["id"] for t in api("GET", "/v1/tasks").body["items"]] == [first.body["id"]]
+
+    def one_task() -> None:
+        assert [t["id"] for t in api("GET", "/v1/tasks").body["items"]] == [first.body["id"]]
+
+    eventually(one_task)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/once")) == 1, timeout=10)
     pipeline.fire(until=lambda: False, timeout=1)
     assert len(receiver.calls_to("/once")) == 1
@@ -455,7 +468,11 @@ def test_an_idempotency_key_reused_for_another_body_is_refused(api):
     assert other.body["error"]["code"] == "idempotency_key_reused"
     fresh = api("POST", "/v1/tasks", {**body, "name": "other"}, {"Idempotency-Key": "k2"})
     assert fresh.status == 201
-    assert len(api("GET", "/v1/tasks").body["items"]) == 2
+
+    def two_tasks() -> None:
+        assert len(api("GET", "/v1/tasks").body["items"]) == 2
+
+    eventually(two_tasks)
 
 
 def test_a_refused_request_stores_nothing_and_its_retry_runs_again(api):
@@ -493,7 +510,15 @@ def test_a_store_failing_before_the_work_runs_nothing(api, monkeypatch):
     answer = api("POST", "/v1/tasks", spec("http://example.com/hook"), {"Idempotency-Key": "never"})
     assert answer.status == 503
     assert answer.body["error"]["code"] == "storage_unavailable"
-    assert api("GET", "/v1/tasks").body["items"] == []
+    # An empty list proves nothing while the index lags: a task registered after it is listed
+    # alone once the list shows it (the index shows writes in their order).
+    monkeypatch.undo()
+    later = api("POST", "/v1/tasks", spec("http://example.com/hook")).body["id"]
+
+    def only_the_later_one() -> None:
+        assert [t["id"] for t in api("GET", "/v1/tasks").body["items"]] == [later]
+
+    eventually(only_the_later_one)
 
 
 def test_idempotency_keys_cover_batches_and_run_now_and_are_checked(api):
@@ -519,19 +544,23 @@ def test_paging_returns_every_task_exactly_once_newest_first(api):
             "POST", "/v1/tasks", spec("http://example.com/hook", name=f"{'a' if i % 3 else 'b'}-{i}", schedule=FAR_CRON)
         )
         created.append(answer.body["id"])
-    seen: list[str] = []
-    cursor = None
-    pages = 0
-    while True:
-        query = f"?limit=5&cursor={cursor}" if cursor else "?limit=5"
-        page = api("GET", f"/v1/tasks{query}").body
-        seen += [t["id"] for t in page["items"]]
-        pages += 1
-        cursor = page["next_cursor"]
-        if cursor is None:
-            break
-    assert pages == 5
-    assert seen == list(reversed(created))
+
+    def every_one_once() -> None:
+        seen: list[str] = []
+        cursor = None
+        pages = 0
+        while True:
+            query = f"?limit=5&cursor={cursor}" if cursor else "?limit=5"
+            page = api("GET", f"/v1/tasks{query}").body
+            seen += [t["id"] for t in page["items"]]
+            pages += 1
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert pages == 5
+        assert seen == list(reversed(created))
+
+    eventually(every_one_once)
 
 
 def test_listing_filters_by_name_prefix_and_status_across_pages(api):
@@ -541,16 +570,20 @@ def test_listing_filters_by_name_prefix_and_status_across_pages(api):
         ids[name] = api("POST", "/v1/tasks", spec("http://example.com/hook", name=name, schedule=FAR_CRON)).body["id"]
     api("POST", f"/v1/tasks/{ids['orders-3']}/pause")
     api("POST", f"/v1/tasks/{ids['billing-4']}/pause")
-    orders, cursor = [], None
-    while True:
-        page = api("GET", "/v1/tasks?name_prefix=orders&limit=2" + (f"&cursor={cursor}" if cursor else "")).body
-        orders += [t["name"] for t in page["items"]]
-        cursor = page["next_cursor"]
-        if not cursor:
-            break
-    assert orders == [f"orders-{i}" for i in (11, 9, 7, 5, 3, 1)]
-    paused = api("GET", "/v1/tasks?status=paused&name_prefix=orders").body["items"]
-    assert [t["name"] for t in paused] == ["orders-3"]
+
+    def filtered() -> None:
+        orders, cursor = [], None
+        while True:
+            page = api("GET", "/v1/tasks?name_prefix=orders&limit=2" + (f"&cursor={cursor}" if cursor else "")).body
+            orders += [t["name"] for t in page["items"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert orders == [f"orders-{i}" for i in (11, 9, 7, 5, 3, 1)]
+        paused = api("GET", "/v1/tasks?status=paused&name_prefix=orders").body["items"]
+        assert [t["name"] for t in paused] == ["orders-3"]
+
+    eventually(filtered)
     assert api("GET", "/v1/tasks?name_prefix=").status == 400
 
 

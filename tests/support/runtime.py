@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from local.moto_server import free_port
-from local.settings import LocalSettings
+from local.settings import INDEX_LAG_ENV, LocalSettings
 from shared.settings import env_name
 
 ADMIN_KEY = "sk_admin_e2e-tests"
@@ -27,6 +27,9 @@ ADMIN_KEY = "sk_admin_e2e-tests"
 SIGNING_CACHE_S = 2
 """How long the runtime's functions keep a tenant's signing secrets (60 s when unset), so a test
 sees a rotation reach the trigger without waiting a minute."""
+INDEX_LAG_MS = 300
+"""How long after a write the runtime's index Queries (its task and job lists) see it, as on AWS
+(local/moto_index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
 
 
 @dataclass
@@ -66,6 +69,7 @@ def running_runtime() -> Iterator[Client]:
             LocalSettings.setting_name("port"): str(port),
             env_name("admin_key"): ADMIN_KEY,
             env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
+            INDEX_LAG_ENV: str(INDEX_LAG_MS),
             "PYTHONUNBUFFERED": "1",
         }
     )
