@@ -29,6 +29,8 @@ class _Lag:
 
 
 LAG = _Lag()
+_PRUNE_AT = 10_000
+"""Writes remembered before those older than the lag are dropped (a long run of the runtime)."""
 
 
 def _value(attribute: Any) -> Any:
@@ -63,8 +65,11 @@ def make_index_queries_lag() -> None:
     def lagging_put(self: Any, *args: Any, **kwargs: Any) -> Any:
         item = put_item(self, *args, **kwargs)
         if LAG.seconds:
+            now = LAG.clock()
             with LAG.lock:
-                LAG.written[_key(self, item)] = LAG.clock()
+                LAG.written[_key(self, item)] = now
+                if len(LAG.written) > _PRUNE_AT:  # what every index has reached is forgotten
+                    LAG.written = {key: at for key, at in LAG.written.items() if now - at < LAG.seconds}
         return item
 
     def lagging_query(self: Any, *args: Any, **kwargs: Any) -> Any:
