@@ -23,6 +23,7 @@ from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
     make_batch_keep_trace_headers,
     make_long_polling_prompt,
+    make_pending_groups_safe,
     make_receive_linear,
     make_send_linear,
 )
@@ -41,6 +42,7 @@ if __name__ == "__main__":
     make_receive_linear()
     make_send_linear()
     make_batch_keep_trace_headers()
+    make_pending_groups_safe()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main

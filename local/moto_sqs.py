@@ -138,3 +138,21 @@ def make_batch_keep_trace_headers() -> None:
     send_message_batch._sundial_trace = True  # type: ignore[attr-defined]
     SQSBackend.send_message_batch = send_message_batch  # type: ignore[method-assign]
     SQSBackend.send_message = send_message  # type: ignore[method-assign]
+
+
+def make_pending_groups_safe() -> None:
+    """moto's receive reads a queue's pending message groups by iterating the set of messages in
+    flight, which a delete on another thread changes meanwhile ("Set changed size during
+    iteration": a receive failed in the tests' pipeline while a trigger deleted its batch). SQS
+    serves concurrent receives and deletes; here the receive reads a copy of the set (made in one
+    step under the interpreter lock)."""
+    from moto.sqs.models import Queue
+
+    if getattr(Queue.pending_message_groups, "_sundial_safe", False):
+        return
+
+    def pending_message_groups(self: Any) -> set[str]:
+        return {message.group_id for message in tuple(self._pending_messages) if message.group_id is not None}
+
+    pending_message_groups._sundial_safe = True  # type: ignore[attr-defined]
+    Queue.pending_message_groups = property(pending_message_groups)  # type: ignore[assignment,method-assign]

@@ -32,6 +32,7 @@ from local.moto_serialize import make_json_serialization_direct  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_long_polling_prompt,
+    make_pending_groups_safe,
     make_receive_linear,
     make_send_linear,
 )
@@ -45,6 +46,7 @@ make_transactions_copy_items()
 make_receive_linear()
 make_send_linear()
 make_batch_keep_trace_headers()
+make_pending_groups_safe()
 
 # What Lambda does that moto does not: recursive loop detection (the SQS sends of an invocation
 # carry its lineage; local/recursion.py).

@@ -473,3 +473,26 @@ def test_an_expression_is_parsed_once_and_its_values_still_decide(keyed_table: o
                 UpdateExpression="SET due = = :d",
                 ExpressionAttributeValues={":d": {"N": "1"}},
             )
+
+
+def test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_flight() -> None:
+    """moto iterated the set of messages in flight while a delete on another thread changed it
+    ("Set changed size during iteration", local/moto_sqs.py): the property now reads a copy, and
+    still answers the FIFO groups. Here reading one message's group deletes another, as a delete
+    between two steps of the iteration would."""
+    from moto.sqs.models import Queue
+
+    queue = Queue.__new__(Queue)
+
+    class Message:
+        def __init__(self, group: str | None) -> None:
+            self.group = group
+
+        @property
+        def group_id(self) -> str | None:
+            queue._pending_messages.discard(others.pop()) if others else None
+            return self.group
+
+    others = [Message(None), Message(None)]
+    queue._pending_messages = {Message("a"), Message("b"), *others}
+    assert queue.pending_message_groups == {"a", "b"}

@@ -54,3 +54,21 @@ def test_a_target_naming_a_limit_the_tenant_has_not_is_an_accepted_refusal_of_a_
     bracket = ("origin", "has no valid host (Invalid IPv6 URL)")
     assert accepted_reason("PUT /v1/limits/{name}", 400, refusal(bracket))
     assert accepted_reason("PUT /v1/limits/{name}", 400, refusal(("origin", "an origin is scheme://host"))) is None
+
+
+def test_a_pattern_refusal_of_a_value_ending_in_a_newline_is_accepted_and_no_other() -> None:
+    """Python's $ matches before a final newline (the fuzzer generates with it); JSON Schema's and
+    the API's do not: such a value was never schema-valid."""
+    from tests.support.fuzz_hooks import TRAILING_NEWLINE, trailing_newline_reason
+
+    refusal = {
+        "error": {
+            "code": "validation_error",
+            "details": [{"field": "targets[0].sqs.queue_url", "message": "does not have the form (the pattern ^x$)"}],
+        }
+    }
+    sent = {"targets": [{"sqs": {"queue_url": "https://h/123456789012/q\n"}}]}
+    assert trailing_newline_reason(sent, refusal) == TRAILING_NEWLINE
+    assert trailing_newline_reason({"targets": [{"sqs": {"queue_url": "https://h/1/q"}}]}, refusal) is None
+    other = {"error": {"code": "validation_error", "details": [{"field": "targets[0].sqs.queue_url", "message": "x"}]}}
+    assert trailing_newline_reason(sent, other) is None
