@@ -97,9 +97,12 @@ RESERVED_HEADERS = {
     # the signature of a signed callback (Standard Webhooks): Sundial's to set
     *SIGNATURE_HEADERS,
 }
-LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
-SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
-QUEUE_URL = r"^https?://[^/\s]+/\d{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
+LAMBDA_ARN = r"^arn:aws[a-z-]*:lambda:[a-z0-9-]+:[0-9]{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9$_-]{1,128})?$"
+SNS_ARN = r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$"
+QUEUE_URL = r"^https?://[^/\x00-\x20\x7f]+/[0-9]{12}/[A-Za-z0-9_-]{1,80}(\.fifo)?$"
+r"""ASCII classes only, as in :data:`HTTP_URL`: a ``\s`` or ``\d`` reads differently in JSON Schema's
+dialect (and the OpenAPI fuzzer's reading of it) than in the API's validator, which refused hosts
+the document admitted (a non-ASCII space)."""
 HTTP_URL = r"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:[0-9]{0,5})?([/?#][^\x00-\x20\x7f]*)?$"
 r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port, no user info,
 no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s`` differ)."""
