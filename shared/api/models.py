@@ -38,8 +38,6 @@ from shared.api.types import (
     is_none,
     named,
     one_of,
-    only_with_schema,
-    schema_rules,
     tag,
 )
 from shared.domain import schedules as sched
@@ -890,9 +888,7 @@ LetterId = Annotated[str, Field(min_length=1, max_length=64)]
 class RedriveIn(Model):
     """``POST /v1/dead-letters/redrive``: ``{"ids": [...]}`` or ``{"all": true}``."""
 
-    model_config = Model.model_config | {
-        "json_schema_extra": schema_rules(exactly_one_schema("ids", "all"), only_with_schema("cursor", "all"))
-    }
+    model_config = Model.model_config | {"json_schema_extra": exactly_one_schema("ids", "all")}
 
     ids: list[LetterId] | None = Field(None, min_length=1, max_length=100, description="Up to 100 letter ids.")
     all: Literal[True] | None = Field(

@@ -133,23 +133,3 @@ def exactly_one_schema(*members: str) -> Callable[[dict[str, Any]], None]:
 def _given(*names: str) -> dict[str, Any]:
     """Every one of ``names`` present and not null."""
     return {"required": list(names), "properties": {name: {"not": {"type": "null"}} for name in names}}
-
-
-def schema_rules(*rules: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
-    """Several ``json_schema_extra`` rules on one model."""
-
-    def extra(schema: dict[str, Any]) -> None:
-        for rule in rules:
-            rule(schema)
-
-    return extra
-
-
-def only_with_schema(member: str, other: str) -> Callable[[dict[str, Any]], None]:
-    """``json_schema_extra`` saying ``member`` may be set (present and not null) only when
-    ``other`` is."""
-
-    def extra(schema: dict[str, Any]) -> None:
-        schema.setdefault("allOf", []).append({"not": {"allOf": [_given(member), {"not": _given(other)}]}})
-
-    return extra
