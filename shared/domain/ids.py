@@ -22,6 +22,10 @@ MAX_SHARDS = 1 << 10
 _TIME_BITS = 48
 _RANDOM_BITS = 80
 _SHARD_SHIFT = _RANDOM_BITS - 10
+LAST_DUE_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z: the last instant a task can be due (the API takes years 1 to 9999,
+and a bucket is named by its UTC minute). A ULID's 48 bits reach year 10889; a task id past this
+instant names no task, and its bucket has no name."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ def _random80(randbytes: Callable[[int], bytes]) -> int:
 def new_task_id(due_ms: int, shard: int, randbytes: Callable[[int], bytes] = os.urandom) -> str:
     if not 0 <= shard < MAX_SHARDS:
         raise ValueError(f"shard must be in [0, {MAX_SHARDS})")
+    if due_ms > LAST_DUE_MS:
+        raise ValueError("due time after year 9999")
     rest = _random80(randbytes) & ((1 << _SHARD_SHIFT) - 1)
     return ulid(due_ms, (shard << _SHARD_SHIFT) | rest)
 
@@ -76,6 +82,8 @@ def parse_task_id(task_id: str) -> TaskKey:
     """The home (first due time, shard) a task id encodes; ``ValueError`` if it is not an id."""
     value = _decode(task_id)
     random_part = value & ((1 << _RANDOM_BITS) - 1)
+    if value >> _RANDOM_BITS > LAST_DUE_MS:
+        raise ValueError("its time is after year 9999, when no task is due")
     return TaskKey(due_ms=value >> _RANDOM_BITS, shard=random_part >> _SHARD_SHIFT)
 
 

@@ -66,3 +66,23 @@ def test_another_tenants_task_cannot_be_chained(sundial, receiver):
     assert status == 400, answer
     assert answer["error"]["details"][0]["field"] == "on_failure[0]"
     assert "names no task of yours" in answer["error"]["details"][0]["message"]
+
+
+# The largest ULID: its time is in year 10889, after the last instant a task can be due (found by
+# the OpenAPI fuzzer: naming its bucket was a 500).
+BEYOND_9999 = "7" + "Z" * 25
+
+
+def test_an_id_past_year_9999_names_no_task(sundial, receiver):
+    mine = Tenant(sundial, create(sundial, "chain-far"))
+    status, answer = mine.call(
+        "POST",
+        "/v1/tasks",
+        {"schedule": YEARLY, "target": {"http": {"url": receiver.url + "/far"}}, "on_success": [BEYOND_9999]},
+    )
+    assert status == 400, answer
+    assert answer["error"]["details"][0]["field"] == "on_success[0]"
+    assert "names no task of yours" in answer["error"]["details"][0]["message"]
+    for method, path in (("GET", ""), ("DELETE", ""), ("GET", "/runs"), ("POST", "/pause")):
+        status, answer = mine.call(method, f"/v1/tasks/{BEYOND_9999}{path}")
+        assert status == 404, (method, path, answer)

@@ -13,6 +13,7 @@ from shared.domain.buckets import bucket_of, choose_shard
 from shared.domain.ids import (
     ALPHABET,
     ID_LENGTH,
+    LAST_DUE_MS,
     MAX_SHARDS,
     TaskKey,
     new_run_id,
@@ -27,7 +28,8 @@ MAX_TIME_MS = (1 << 48) - 1
 ULID_TEXT = re.compile(r"\A[0-7][0-9A-HJKMNP-TV-Z]{25}\Z")
 ULID_ANY_CASE = re.compile(ULID_TEXT.pattern, re.IGNORECASE | re.ASCII)  # ASCII: "\u017f" is no "s"
 
-due_times = st.one_of(st.integers(0, MAX_TIME_MS), st.integers(1_700_000_000_000, 2_000_000_000_000))
+due_times = st.one_of(st.integers(0, LAST_DUE_MS), st.integers(1_700_000_000_000, 2_000_000_000_000))
+ulid_times = st.integers(0, MAX_TIME_MS)
 shards = st.integers(0, MAX_SHARDS - 1)
 random_bytes = st.binary(min_size=10, max_size=10)
 
@@ -167,10 +169,10 @@ ID_CHARS = ALPHABET + ALPHABET.lower() + "ILOU-_ \u017f\u00df\ufb00\u0131"
     )
 )
 def test_parse_task_id_accepts_exactly_the_ulids(text: str) -> None:
-    is_ulid = ULID_ANY_CASE.match(text) is not None
-    if is_ulid:
+    is_task_id = ULID_ANY_CASE.match(text) is not None and decode(text.upper()) >> 80 <= LAST_DUE_MS
+    if is_task_id:
         key = parse_task_id(text)
-        assert 0 <= key.due_ms <= MAX_TIME_MS
+        assert 0 <= key.due_ms <= LAST_DUE_MS
         assert 0 <= key.shard < MAX_SHARDS
         random_part = decode(text.upper()).to_bytes(16, "big")[6:]
         assert new_task_id(key.due_ms, key.shard, fixed(random_part)) == text.upper()
@@ -180,12 +182,24 @@ def test_parse_task_id_accepts_exactly_the_ulids(text: str) -> None:
 
 
 @settings(max_examples=100)
-@given(now_ms=due_times, data=random_bytes)
+@given(now_ms=ulid_times, data=random_bytes)
 def test_run_ids_are_stamped_with_their_creation_time(now_ms: int, data: bytes) -> None:
     run_id = new_run_id(now_ms, fixed(data))
     assert ULID_TEXT.match(run_id)
     assert decode(run_id) == (now_ms << 80) | int.from_bytes(data, "big")
-    assert parse_task_id(run_id).due_ms == now_ms
+
+
+@pytest.mark.parametrize("due_ms", [LAST_DUE_MS + 1, MAX_TIME_MS])
+def test_an_id_past_year_9999_names_no_task(due_ms: int) -> None:
+    """A ULID's 48 bits run to year 10889; no task is due after 9999 and no bucket is named
+    there, so such an id is refused (as not found or not an id), never a crash naming a bucket."""
+    text = ulid(due_ms, 0)
+    with pytest.raises(ValueError, match="9999"):
+        parse_task_id(text)
+    with pytest.raises(ValueError, match="9999"):
+        new_task_id(due_ms, 0)
+    assert parse_task_id(ulid(LAST_DUE_MS, 0)).due_ms == LAST_DUE_MS
+    assert bucket_of(LAST_DUE_MS) == "999912312359"
 
 
 @settings(max_examples=100)
