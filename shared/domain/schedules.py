@@ -119,17 +119,81 @@ CRON_PATTERN = r"^[ \t]*[!-~]+([ \t]+[!-~]+){4,5}[ \t]*$"
 Python's ``str.split`` and JSON Schema's ``\\s`` disagree on which characters are spaces)."""
 
 
+_CRON_ERRORS = (CroniterBadCronError, CroniterError, ValueError, KeyError)
+_FIELD_NAMES = ("minute", "hour", "day of month", "month", "day of week")
+_YEARS = re.compile(r"^(\*|[0-9]{4}(-[0-9]{4})?(/[0-9]+)?)(,[0-9]{4}(-[0-9]{4})?(/[0-9]+)?)*$")
+"""A year field as EventBridge Scheduler and Quartz write it: ``*``, years, ranges and steps of them."""
+_WEEKDAY_NUMBER = re.compile(r"(?<![#/0-9])([1-7])(?![0-9])")
+"""A day-of-week number, not a ``#n`` or ``/n`` count."""
+
+
 def check_cron(expression: str, field: str = "schedule.cron") -> None:
+    """Refuse, with a message that says why in the caller's own terms, what is not a cron
+    expression this API reads. An expression in the form of EventBridge Scheduler or Quartz (a
+    year field last, ``?`` in a day field, weekdays counted from 1 = Sunday) is recognised as
+    such, and the message gives its Linux cron form when it has one."""
+    fields = expression.split()
+    foreign = _foreign_cron(fields)
     if not re.fullmatch(CRON_PATTERN, expression):
         raise ValidationFailed.on(
             field,
-            "a cron expression has 5 fields, or 6 with seconds first (sec min hour dom mon dow), "
+            foreign
+            or "a cron expression has 5 fields, or 6 with seconds first (sec min hour dom mon dow), "
             "of printable ASCII separated by spaces",
         )
     try:
         _cron_iterator(expression, datetime(2000, 1, 1))
-    except (CroniterBadCronError, CroniterError, ValueError, KeyError) as exc:
-        raise ValidationFailed.on(field, f"invalid cron expression: {exc}") from exc
+    except _CRON_ERRORS as exc:
+        raise ValidationFailed.on(field, foreign or _cron_problem(fields, exc)) from exc
+
+
+def _readable(expression: str) -> bool:
+    try:
+        _cron_iterator(expression, datetime(2000, 1, 1))
+    except _CRON_ERRORS:
+        return False
+    return True
+
+
+def _cron_problem(fields: list[str], exc: Exception) -> str:
+    """Which field of the caller's expression is wrong, in the caller's order (croniter's own
+    message echoes its fields reordered, seconds last), and croniter's reason without its echo."""
+    names = (("second",) if len(fields) == 6 else ()) + _FIELD_NAMES
+    reason = re.sub(r"^\[[^\]]*\] (is|are) not acceptable[.,]?\s*", "", str(exc)).strip()
+    for index, (name, text) in enumerate(zip(names, fields, strict=True)):
+        probe = ["*"] * len(fields)
+        probe[index] = text
+        if not _readable(" ".join(probe)):
+            return f"the {name} field {text!r} is not valid" + (f" ({reason})" if reason else "")
+    return "the fields do not make a schedule" + (f" ({reason})" if reason else "")
+
+
+def _foreign_cron(fields: list[str]) -> str | None:
+    """A message for an expression written for EventBridge Scheduler (``min hour dom mon dow
+    year``) or Quartz (``sec min hour dom mon dow year``), or None when it is not one."""
+    if len(fields) == 6 and _YEARS.match(fields[5]) and not _readable(" ".join(fields)):
+        kind, head, days = "an EventBridge Scheduler", [], fields[:5]
+        order = "minutes hours day-of-month month day-of-week year"
+    elif len(fields) == 7 and _YEARS.match(fields[6]):
+        kind, head, days = "a Quartz", fields[:1], fields[1:6]
+        order = "seconds minutes hours day-of-month month day-of-week year"
+    else:
+        return None
+    dom = "*" if days[2] == "?" else days[2]
+    dow = "*" if days[4] == "?" else _WEEKDAY_NUMBER.sub(lambda m: str(int(m[1]) - 1), days[4])
+    linux = " ".join([*head, *days[:2], dom, days[3], dow])
+    marked = "?" in (days[2], days[4]) or fields[-1] != "*"  # both forms want "?" in a day field
+    if not marked and not _readable(linux):
+        return None  # "0 61 * * * *" is a bad minute in cron's own form, not a foreign form
+    message = (
+        f"this reads as {kind} cron expression ({order}); Sundial reads Linux cron: "
+        "5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, "
+        "weekdays numbered from 0 = Sunday, no year field"
+    )
+    if not _readable(linux):
+        return message + "; it has no Linux cron form (L, W and # are not cron)"
+    years = "" if fields[-1] == "*" else f" and bound it with start and end for the years {fields[-1]}"
+    return message + f": write {linux!r}{years}"
 
 
 def day_fields_ored(expression: str) -> bool:

@@ -83,7 +83,8 @@ ACCEPTED: tuple[Accepted, ...] = (
     Accepted(
         SCHEDULES,
         r"schedule\.cron",
-        "invalid cron expression",
+        r"^the [a-z ]+ field .* is not valid|^the fields do not make a schedule|"
+        r"^this reads as (an EventBridge Scheduler|a Quartz) cron expression",
         "each cron field's values, ranges, steps and names (croniter's grammar) are beyond a pattern anyone could "
         "maintain (how many fields there are is a pattern, and that refusal is not accepted here)",
     ),

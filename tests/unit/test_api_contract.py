@@ -117,7 +117,7 @@ HTTP = {"http": {"url": "http://127.0.0.1:9/x"}}
             "schedule.end",
             "after start",
         ),
-        ({"schedule": {"cron": "61 * * * *"}, "target": HTTP}, "schedule.cron", "invalid cron"),
+        ({"schedule": {"cron": "61 * * * *"}, "target": HTTP}, "schedule.cron", "minute field"),
         ({"schedule": {"cron": "* * * * *", "timezone": "Mars/Base"}, "target": HTTP}, "schedule.timezone", "Mars"),
         (
             {"schedule": {"repeat": {"level": "day", "days": [1]}}, "target": HTTP},
