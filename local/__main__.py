@@ -8,6 +8,7 @@ import threading
 from types import FrameType
 from typing import Any
 
+from local.moto_server import scan_command
 from local.runtime import Runtime
 from local.settings import LocalSettings
 from shared.settings import SettingsError, env_name
@@ -46,9 +47,10 @@ def main() -> int:
         f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"
         f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
         f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
-        f"{functions.default_tenant!r})\n  moto     {runtime.moto.endpoint}"
-        f"  (aws --endpoint-url {runtime.moto.endpoint} dynamodb scan --table-name {functions.table_name})"
-        "\nCtrl-C stops it. One line per fire follows.",
+        f"{functions.default_tenant!r})\n  moto     {runtime.moto.endpoint}\n  items    "
+        f"{scan_command(runtime.moto.endpoint, functions.table_name)}"
+        "\nEverything is kept in memory: stopping Sundial forgets every task, run, tenant and key (a CLI "
+        "profile saved with a key of this run then answers unauthorized).\nCtrl-C stops it. One line per fire follows.",
         flush=True,
     )
     stopped.wait()

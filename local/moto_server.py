@@ -18,6 +18,15 @@ FAKE_ENV = {
 }
 
 
+def scan_command(endpoint: str, table: str) -> str:
+    """The AWS CLI command that lists a table's items on this moto, as a shell line that works
+    as printed: moto takes any credentials, and the CLI wants some, and a region."""
+    return (
+        f"AWS_ACCESS_KEY_ID={FAKE_ENV['AWS_ACCESS_KEY_ID']} AWS_SECRET_ACCESS_KEY={FAKE_ENV['AWS_SECRET_ACCESS_KEY']} "
+        f"aws --region {FAKE_ENV['AWS_REGION']} --endpoint-url {endpoint} dynamodb scan --table-name {table}"
+    )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

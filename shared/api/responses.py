@@ -77,6 +77,12 @@ class TaskOut(Model):
     on_failure: list[str] | None = Field(
         None, exclude_if=is_none, description="Tasks that run once when an occurrence fails for good (absent: none)."
     )
+    notices: list[ErrorDetail] | None = Field(
+        None,
+        exclude_if=is_none,
+        description="Only in the answer to the write that set the schedule (POST, a batch item, a PATCH with "
+        "schedule), and only when there is something to say: e.g. an `at` already in the past fires at once.",
+    )
 
 
 class TaskPage(Model):

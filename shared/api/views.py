@@ -34,6 +34,7 @@ from shared.api.responses import (
 from shared.domain.errors import SundialError
 from shared.domain.jobs import JobStatus, JobView
 from shared.domain.limits import Limit
+from shared.domain.registration import notices
 from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
 from shared.domain.signing import NewSecret, SecretInfo
@@ -56,7 +57,10 @@ def _retry(retry: RetryPolicy) -> RetryOut:
     return RetryOut(max_attempts=retry.max_attempts, backoff=retry.backoff, interval_seconds=retry.interval_seconds)
 
 
-def task_view(task: Task) -> TaskOut:
+def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
+    """A task. ``scheduled_now``: the answer to the write that set its schedule, which carries
+    the notices about it (an ``at`` already past fires at once)."""
+    said = notices(task.schedule, task.updated_at) if scheduled_now else ()
     return TaskOut.model_validate(
         {
             "id": task.id,
@@ -78,6 +82,7 @@ def task_view(task: Task) -> TaskOut:
             "consecutive_failures": task.consecutive_failures,
             "on_success": list(task.on_success) or None,
             "on_failure": list(task.on_failure) or None,
+            "notices": [{"field": n.field, "message": n.message} for n in said] or None,
         }
     )
 
@@ -152,7 +157,7 @@ def batch_view(answers: Sequence[Task | SundialError]) -> BatchOut:
     """``POST /v1/tasks:batch``: each spec's task or error, by its index."""
     return BatchOut(
         items=[
-            BatchTask(index=i, task=task_view(a)) if isinstance(a, Task) else BatchError(index=i, error=error_body(a))
+            BatchTask(index=i, task=task_view(a, scheduled_now=True)) if isinstance(a, Task) else BatchError(index=i, error=error_body(a))
             for i, a in enumerate(answers)
         ]
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from shared.domain import schedules as sched
@@ -41,6 +42,30 @@ def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> date
     if due - now > sched.MAX_AHEAD:
         raise ValidationFailed.on(field, f"first fires at {iso(due)}, more than {sched.MAX_AHEAD.days} days ahead")
     return due
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something true about what was just accepted that its writer may not expect (the answer to
+    the write says it; nothing is stored)."""
+
+    field: str
+    message: str
+
+
+def notices(schedule: sched.Schedule, set_at: datetime) -> tuple[Notice, ...]:
+    """What to tell whoever set ``schedule`` at ``set_at``: an ``at`` already past (accepted up
+    to 24 h back with misfire fire_now) fires at once, not at the time written."""
+    if isinstance(schedule, sched.At) and schedule.at < set_at:
+        late = (set_at - schedule.at).total_seconds()
+        return (
+            Notice(
+                "schedule.at",
+                f"{iso(schedule.at)} was {late:.3f} s in the past when this schedule was set: "
+                "the task fires at once (misfire fire_now)",
+            ),
+        )
+    return ()
 
 
 def new_task(

@@ -126,7 +126,16 @@ def body_from(flags: dict[str, Any]) -> dict[str, Any]:
 
 
 def show_task(state: State, answer: Any) -> None:
-    state.show(answer, lambda: output.record(answer.model))
+    """A task as a record; what the API noticed about the write (an ``at`` already past fires at
+    once) on stderr after it."""
+
+    def render() -> None:
+        model = answer.model
+        output.record(model.model_copy(update={"notices": None}))
+        for notice in model.notices or ():
+            output.note(f"notice: {notice.field}: {notice.message}")
+
+    state.show(answer, render)
 
 
 @click.group("tasks", cls=Group)

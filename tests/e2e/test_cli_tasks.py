@@ -4,10 +4,12 @@ JSON; each test on a tenant of its own."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from shared.domain.times import iso
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until
 from tests.support.eventually import eventually
@@ -201,3 +203,13 @@ def test_dead_letters_are_listed_read_and_redriven(cli):
     assert cli.json("dead-letters", "list", "--status", "redriven", "--all")["items"][0]["id"] == letter["id"]
     cli.fails(2, "dead-letters", "redrive")
     cli.fails(3, "dead-letters", "get", "01J0000000000000000000000A")
+
+
+def test_a_past_at_is_said_to_fire_at_once(cli):
+    past = iso(datetime.now(UTC) - timedelta(seconds=30))
+    created = cli.ok("tasks", "create", "--at", past, "--url", NOWHERE, "--max-attempts", "1")
+    assert f"notice: schedule.at: {past} was " in created.stderr
+    assert "fires at once" in created.stderr
+    assert "notices" not in created.stdout  # the table shows the task; the notice is said once, on stderr
+    future = cli.ok("tasks", "create", "--after", "3600", "--url", NOWHERE)
+    assert "notice" not in future.stderr

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import time
 from datetime import datetime
 
 import pytest
+
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.e2e
 
@@ -104,3 +110,23 @@ def test_bad_input_is_a_400_naming_the_field(sundial):
     assert body["error"]["code"] == "validation_error"
     assert "schedule.cron" in [d["field"] for d in body["error"]["details"]]
     assert sundial.call("GET", "/v1/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV")[0] == 404
+
+
+def test_the_banner_says_state_is_forgotten_and_its_scan_command_works_as_printed(sundial):
+    """The start-up lines say that stopping forgets everything, and the moto hint they print runs
+    as printed (credentials and a region included) with the AWS CLI, listing the table's items."""
+
+    def printed() -> str:
+        text = "".join(sundial.opening)
+        assert "Ctrl-C" in text, text
+        return text
+
+    banner = eventually(printed)
+    assert "forgets every task, run, tenant and key" in banner
+    (command,) = [line.split("items", 1)[1].strip() for line in banner.splitlines() if line.startswith("  items ")]
+    if shutil.which("aws") is None:
+        pytest.skip("the AWS CLI is not installed here")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and "proxy" not in k.lower()}
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Items" in json.loads(done.stdout)

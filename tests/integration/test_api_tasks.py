@@ -90,6 +90,29 @@ def test_a_past_at_fires_now_when_misfire_is_fire_now(api):
     assert before - timedelta(seconds=1) <= parse(created["next_fire_at"]) <= datetime.now(UTC)
 
 
+def test_the_answer_says_a_past_at_fires_at_once(api):
+    """Accepted silently, a past ``at`` would fire at a time its writer did not write: the answer
+    to the write that set it says so (a create, a batch item, a PATCH of the schedule); a read
+    does not repeat it, and a future ``at`` has nothing to say."""
+    past = iso(datetime.now(UTC) - timedelta(seconds=5))
+    created = new(api, schedule={"at": past})
+    (notice,) = created["notices"]
+    assert notice["field"] == "schedule.at"
+    assert past in notice["message"]
+    assert "fires at once" in notice["message"]
+    assert "notices" not in api("GET", f"/v1/tasks/{created['id']}").body
+    assert "notices" not in new(api, schedule={"at": soon()})
+
+    batch = api("POST", "/v1/tasks:batch", {"tasks": [{"schedule": {"at": past}, "target": HOOK}]}).body
+    assert batch["items"][0]["task"]["notices"][0]["field"] == "schedule.at"
+
+    later = new(api)
+    renamed = api("PATCH", f"/v1/tasks/{later['id']}", {"name": "renamed"}).body
+    assert "notices" not in renamed
+    moved = api("PATCH", f"/v1/tasks/{later['id']}", {"schedule": {"at": past}}).body
+    assert moved["notices"][0]["field"] == "schedule.at"
+
+
 def test_cron_next_fire_is_the_next_weekday_eight_oclock_in_its_zone(api):
     created = new(api, schedule={"cron": "0 8 * * 1-5", "timezone": "Asia/Shanghai"})
     fire = parse(created["next_fire_at"]).astimezone(ZoneInfo("Asia/Shanghai"))

@@ -15,7 +15,7 @@ import urllib.request
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from local.moto_server import free_port
@@ -31,10 +31,14 @@ INDEX_LAG_MS = 300
 """How long after a write the runtime's index Queries (its task and job lists) see it, as on AWS
 (local/moto_index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
 
+OPENING_LINES = 40
+
 
 @dataclass
 class Client:
     base: str
+    opening: list[str] = field(default_factory=list)
+    """The first lines the runtime printed (its start-up banner)."""
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         status, answer, _ = self.exchange(method, path, body, headers)
@@ -83,8 +87,15 @@ def running_runtime() -> Iterator[Client]:
     # The runtime prints a line per fire: read them all the time (a pipe nobody reads fills at
     # 64 KB and blocks the trigger thread that prints), keeping the last ones for a failed start.
     printed: deque[str] = deque(maxlen=200)
-    threading.Thread(target=lambda: printed.extend(process.stdout or ()), name="runtime-output", daemon=True).start()
     client = Client(f"http://127.0.0.1:{port}")
+
+    def read() -> None:
+        for line in process.stdout or ():
+            printed.append(line)
+            if len(client.opening) < OPENING_LINES:
+                client.opening.append(line)
+
+    threading.Thread(target=read, name="runtime-output", daemon=True).start()
     deadline = time.time() + 60
     while time.time() < deadline:
         if process.poll() is not None:

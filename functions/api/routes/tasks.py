@@ -34,7 +34,7 @@ def create_task(task: TaskIn) -> Response[TaskOut]:
         created = service().register(tenant(), task.to_spec())
         metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
         logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
-        return 201, task_view(created)
+        return 201, task_view(created, scheduled_now=True)
 
     return replayable(router, "POST /v1/tasks", register)
 
@@ -79,7 +79,8 @@ def update_task(task_id: TaskId, patch: TaskPatchIn) -> Response[TaskOut]:
     def change(task: Task) -> Change:
         return Change(*patch.change(task))
 
-    return json_response(200, task_view(service().update(tenant(), task_id, change, version)))
+    changed = service().update(tenant(), task_id, change, version)
+    return json_response(200, task_view(changed, scheduled_now=patch.schedule is not None))
 
 
 @router.delete("/v1/tasks/<task_id>", status_code=204, responses=RESPONSES["cancel"], summary="Cancel a task")
