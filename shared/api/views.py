@@ -157,7 +157,9 @@ def batch_view(answers: Sequence[Task | SundialError]) -> BatchOut:
     """``POST /v1/tasks:batch``: each spec's task or error, by its index."""
     return BatchOut(
         items=[
-            BatchTask(index=i, task=task_view(a, scheduled_now=True)) if isinstance(a, Task) else BatchError(index=i, error=error_body(a))
+            BatchTask(index=i, task=task_view(a, scheduled_now=True))
+            if isinstance(a, Task)
+            else BatchError(index=i, error=error_body(a))
             for i, a in enumerate(answers)
         ]
     )
