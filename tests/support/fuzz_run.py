@@ -167,7 +167,17 @@ ADMIN_ROUTES = ("--include-path-regex", "^/v1/tenants")
 ANONYMOUS_OPTIONS = ("--phases", "fuzzing,stateful", "--max-examples", "6")
 """Past the authorizer the handlers are the same whoever calls; the coverage phase's thousands of
 boundary cases (the API's validation) run once, in the tenant's run; the default tenant gets the
-fuzzing and stateful phases, fewer examples each."""
+fuzzing and stateful phases, fewer examples each, with a fresh seed (:func:`fresh_seed`)."""
+
+SEED_ENV = "FUZZ_SEED"
+
+
+def fresh_seed() -> int:
+    """The anonymous run's seed: ``FUZZ_SEED`` when set (to replay a run that failed: the test
+    prints every run's seed), else a new one each time. The tenant's and the admin's runs keep
+    ``schemathesis.toml``'s: a fixed seed only finds again what it found once."""
+    given = os.environ.get(SEED_ENV)
+    return int(given) if given else secrets.randbelow(2**31)
 
 
 def seed(base: str, closed_port: int, admin_key: str) -> list[Run]:
@@ -189,7 +199,12 @@ def seed(base: str, closed_port: int, admin_key: str) -> list[Run]:
     # Every run's configuration names every placeholder: the tenant's ids stand in where a run
     # does not read them.
     return [
-        Run("anonymous", None, (*TENANT_ROUTES, *ANONYMOUS_OPTIONS), {**planted["anonymous"], **admin_ids}),
+        Run(
+            "anonymous",
+            None,
+            (*TENANT_ROUTES, *ANONYMOUS_OPTIONS, "--seed", str(fresh_seed())),
+            {**planted["anonymous"], **admin_ids},
+        ),
         Run("tenant", callers["tenant"], TENANT_ROUTES, {**planted["tenant"], **admin_ids}),
         Run("admin", admin["Authorization"], ADMIN_ROUTES, {**planted["tenant"], **admin_ids}),
     ]
