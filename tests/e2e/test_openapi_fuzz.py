@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -55,15 +56,22 @@ def test_schemathesis_finds_nothing_against_the_local_runtime(tmp_path) -> None:
     reports, runtime_log = tmp_path / "reports", tmp_path / "runtime.log"
     env = {**os.environ, "FUZZ_RUNTIME_LOG": str(runtime_log)}
     started = time.monotonic()
-    done = subprocess.run(
+    process = subprocess.Popen(
         [*unshare, sys.executable, "tests/support/fuzz_run.py", "--reports", str(reports), "--no-color"],
-        check=False,
         cwd=ROOT,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=BUDGET_S,
+        start_new_session=True,  # its own process group: a timeout stops the runtime it started too
     )
+    try:
+        stdout, stderr = process.communicate(timeout=BUDGET_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"the fuzzer ran past {BUDGET_S} s:\n{(stdout + stderr)[-6000:]}")
+    done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     elapsed = time.monotonic() - started
     output = done.stdout + done.stderr
     print(f"\nschemathesis: {elapsed:.0f} s for {len(RUNS)} runs against one local runtime")
