@@ -623,7 +623,7 @@ class AlertIn(Model):
 
     def to_domain(self, before: t.Alert | None = None) -> t.Alert:
         """The alert; ``before``: the task's (a PATCH's ``[redacted]`` headers keep its values)."""
-        target = kept(target_to_domain(self.target), before.target if before else None, "alert.target")
+        target = kept(target_to_domain(self.target), (before.target,) if before else (), "alert.target")
         return t.Alert(target, self.after_consecutive_failures)
 
 
@@ -801,13 +801,12 @@ class TaskPatchIn(Model):
         )
         if self.schedule is not None:
             spec = replace(spec, schedule=schedule_to_domain(self.schedule))
-        before = dict(enumerate(task.targets))
         if self.target is not None:
-            target = kept(target_to_domain(self.target), before.get(0), "target")
+            target = kept(target_to_domain(self.target), task.targets, "target")
             spec = replace(spec, targets=(target,), multicast=False)
         if self.targets is not None:
             targets = [target_to_domain(x) for x in self.targets]
-            chosen = [kept(x, before.get(i), f"targets[{i}]") for i, x in enumerate(targets)]
+            chosen = [kept(x, task.targets, f"targets[{i}]") for i, x in enumerate(targets)]
             spec = replace(spec, targets=tuple(chosen), multicast=True)
         if "name" in given:
             spec = replace(spec, name=self.name)
