@@ -42,7 +42,7 @@ from shared.api.types import (
 )
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
-from shared.domain.addresses import is_metadata_literal
+from shared.domain.addresses import host_as_called, is_metadata_literal
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
 from shared.domain.chains import MAX_CHILDREN, MAX_HOPS, check_children
 from shared.domain.codec import canonical_job, repeat_to_api, target_to_dict
@@ -101,9 +101,16 @@ QUEUE_URL = r"^https?://[^/\x00-\x20\x7f]+/[0-9]{12}/[A-Za-z0-9_-]{1,80}(\.fifo)
 r"""ASCII classes only, as in :data:`HTTP_URL`: a ``\s`` or ``\d`` reads differently in JSON Schema's
 dialect (and the OpenAPI fuzzer's reading of it) than in the API's validator, which refused hosts
 the document admitted (a non-ASCII space)."""
-HTTP_URL = r"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:[0-9]{0,5})?([/?#][^\x00-\x20\x7f]*)?$"
-r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port, no user info,
-no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s`` differ)."""
+URL_PORT = (
+    r"(0{0,4}[1-9]|0{0,3}[1-9][0-9]|0{0,2}[1-9][0-9]{2}|0?[1-9][0-9]{3}|[1-5][0-9]{4}|6[0-4][0-9]{3}"
+    r"|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])?"
+)
+"""A URL's port: 1 to 65535 in at most five digits (leading zeros allowed, as the URL parser reads
+them), or none after the colon (the scheme's default)."""
+HTTP_URL = rf"^https?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:{URL_PORT})?([/?#][^\x00-\x20\x7f]*)?$"
+r"""An absolute http(s) URL: a host (or a bracketed IPv6 address), an optional port (1 to 65535), no
+user info, no spaces or control characters (ASCII classes only: JSON Schema's and Python's ``\s``
+differ)."""
 LIMIT_NAME = NAME_PATTERN.pattern
 PORT = r"(0?[0-9]{0,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
 ORIGIN = rf"^[Hh][Tt][Tt][Pp][Ss]?://(\[[0-9A-Fa-f:.]+\]|[^/?#@\[\]:\x00-\x20\x7f]+)(:{PORT})?/?$"
@@ -389,11 +396,14 @@ class HttpCall(Model):
         authority = re.split(r"[/?#]", value.partition("//")[2], maxsplit=1)[0]
         if "@" in authority:
             raise ValueError("must not carry credentials (user:password@): put them in a header")
+        port = re.search(r"(?<!\]):([0-9]+)$|\]:([0-9]+)$", authority)
+        if port is not None and not 1 <= int(port[1] or port[2]) <= 65_535:
+            raise ValueError(f"has port {port[1] or port[2]}: a port is 1 to 65535")
         if not re.match(HTTP_URL, value):
             raise ValueError("must be an absolute http:// or https:// URL, without spaces or control characters")
         try:
-            host = urlsplit(value).hostname or ""
-        except ValueError as exc:  # a bracketed host that is no IPv6 address
+            host = host_as_called(urlsplit(value).hostname or "")
+        except ValueError as exc:  # a bracketed host that is no IPv6 address, or one with no IDNA form
             raise ValueError(f"has no valid host ({exc})") from exc
         if is_metadata_literal(host):
             raise ValueError(f"points at a cloud metadata endpoint ({host}): a target that can never be right")

@@ -10,7 +10,9 @@ Safe means four things, because the URL comes from whoever registered the task:
   watchdog that shuts the socket down when the budget is spent (a receiver that sends one byte a
   second never times out a socket read).
 - **Size.** At most ``max_response_bytes`` of an answer are read; the rest is never received.
-- **Redirects.** At most ``max_redirects``, only to the same host (an https upgrade is fine).
+- **Redirects.** Never followed: a 3xx answer fails the attempt for good, its status and
+  ``Location`` in the error (the signed call and its secret headers go to the URL its writer
+  gave, nowhere else: Standard Webhooks senders do the same).
 
 One :class:`HttpDelivery` keeps its connection pools across calls (Lambda reuses the process)
 and may be called from many threads at once.
@@ -30,7 +32,7 @@ from datetime import UTC, datetime
 from time import monotonic, time
 from types import TracebackType
 from typing import Any
-from urllib.parse import quote, unquote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from urllib3 import PoolManager, Timeout
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -42,7 +44,7 @@ from urllib3.util.ssl_match_hostname import CertificateError
 
 from shared.delivery.envelope import IDEMPOTENCY_KEY, Message
 from shared.delivery.outcome import Outcome
-from shared.domain.addresses import IPAddress, parse_address, refusal
+from shared.domain.addresses import IPAddress, host_as_called, parse_address, refusal
 from shared.domain.retry import retry_after_seconds
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger
@@ -51,7 +53,8 @@ Resolver = Callable[..., Sequence[tuple[Any, ...]]]
 """``socket.getaddrinfo`` or a stand-in: called as ``resolver(host, port, type=SOCK_STREAM)``."""
 
 USER_AGENT = "Sundial"
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_LOCATION_SHOWN = 512
+"""How much of a 3xx answer's Location the run's error quotes."""
 DEFAULT_PORTS = {"http": 80, "https": 443}
 BODILESS_METHODS = frozenset({"GET", "HEAD"})
 DROPPED_HEADERS = frozenset(
@@ -188,8 +191,7 @@ def _parse(url: str) -> _Url:
     host = parts.hostname
     if not host:
         raise ValueError("the URL has no host")
-    if not host.isascii():
-        host = host.encode("idna").decode("ascii")
+    host = host_as_called(host)  # what registration judged (shared/domain/addresses.py)
     port = parts.port or DEFAULT_PORTS[scheme]
     target = quote((parts.path or "/") + (f"?{parts.query}" if parts.query else ""), safe=_URL_SAFE)
     auth = None
@@ -295,7 +297,6 @@ class HttpDelivery:
         allow_loopback: bool = False,
         allow_private: bool = False,
         max_response_bytes: int = 4096,
-        max_redirects: int = 3,
         resolver: Resolver = socket.getaddrinfo,
         *,
         ca_certs: str | None = None,
@@ -305,12 +306,11 @@ class HttpDelivery:
     ) -> None:
         """``allow_loopback`` is for the local runtime only; ``ca_certs`` replaces the system's
         trust store (tests); ``pool_size`` keeps that many idle connections per address."""
-        if max_response_bytes < 0 or max_redirects < 0:
-            raise ValueError("max_response_bytes and max_redirects cannot be negative")
+        if max_response_bytes < 0:
+            raise ValueError("max_response_bytes cannot be negative")
         self._allow_loopback = allow_loopback
         self._allow_private = allow_private
         self._max_response_bytes = max_response_bytes
-        self._max_redirects = max_redirects
         self._resolver = resolver
         self._user_agent = user_agent
         self._pools = PoolManager(num_pools=max_pools, maxsize=pool_size, block=False, ca_certs=ca_certs)
@@ -339,40 +339,24 @@ class HttpDelivery:
             url = _parse(target.url)
         except ValueError as exc:
             return Outcome.fail(f"invalid URL: {exc}")
-        checked: dict[str, list[IPAddress]] = {}
-        redirects = 0
-        while True:
-            addresses = checked.get(url.name)
-            if addresses is None:
-                resolved = self._resolve(url)
-                if isinstance(resolved, Outcome):
-                    return resolved
-                addresses = checked[url.name] = resolved
-            try:
-                headers = self._headers(target, envelope, url, body)
-            except ValueError as exc:
-                return Outcome.fail(f"invalid request: {exc}")
-            answer = self._exchange(url, addresses, method, headers, body, watch, deadline, timeout)
-            if isinstance(answer, Outcome):
-                return answer
-            status, location, data, retry_after = answer
-            if status not in REDIRECT_STATUSES or not location:
-                wait = retry_after_seconds(retry_after, datetime.now(UTC))
-                return Outcome.of_status(status, body=data, retry_after_s=wait)
-            try:
-                following = _parse(urljoin(url.text, location))
-            except ValueError:
-                return Outcome.fail(f"HTTP {status} to an invalid location", status=status)
-            if following.name != url.name:
-                return Outcome.fail("redirect to another host refused", status=status)
-            if url.scheme == "https" and following.scheme == "http":
-                return Outcome.fail("redirect from https to http refused", status=status)
-            if redirects >= self._max_redirects:
-                return Outcome.fail(f"too many redirects (more than {self._max_redirects})", status=status)
-            redirects += 1
-            if status == 303:  # "see other": fetch it (RFC 9110 15.4.4)
-                method, body = "GET", None
-            url = following
+        addresses = self._resolve(url)
+        if isinstance(addresses, Outcome):
+            return addresses
+        try:
+            headers = self._headers(target, envelope, url, body)
+        except ValueError as exc:
+            return Outcome.fail(f"invalid request: {exc}")
+        answer = self._exchange(url, addresses, method, headers, body, watch, deadline, timeout)
+        if isinstance(answer, Outcome):
+            return answer
+        status, location, data, retry_after = answer
+        if 300 <= status <= 399 and location:
+            # Never followed (as Standard Webhooks senders do): the signed call and its secret
+            # headers go to the URL its writer gave, nowhere else. A 3xx is a final failure.
+            where = location[:MAX_LOCATION_SHOWN]
+            return Outcome.fail(f"HTTP {status} redirect to {where} not followed", status=status, body=data)
+        wait = retry_after_seconds(retry_after, datetime.now(UTC))
+        return Outcome.of_status(status, body=data, retry_after_s=wait)
 
     def _resolve(self, url: _Url) -> list[IPAddress] | Outcome:
         """The host's addresses, all of them allowed; or why not."""

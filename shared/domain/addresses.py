@@ -117,6 +117,21 @@ def literal_address(host: str) -> IPAddress | None:
         return None
 
 
+def host_as_called(host: str) -> str:
+    """The host as Sundial's HTTP client reads it (shared/delivery/http.py): a host beyond ASCII
+    goes through Python's ``idna`` codec (IDNA 2003: nameprep maps full-width digits and letters
+    to ASCII and every ideographic full stop to a dot), so 169.254.169.254 written in full-width
+    digits (U+FF11...) or with ideographic full stops (U+3002) is ``169.254.169.254``.
+    ``ValueError`` when it has no IDNA form. Judge a host at registration by what this returns,
+    never by the text as written."""
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError as exc:
+        raise ValueError(f"{host!r} has no IDNA form ({exc})") from exc
+
+
 def is_metadata_literal(host: str) -> bool:
     """Whether a URL's host is a cloud metadata endpoint given as an IP literal (in any form,
     IPv4-mapped and NAT64 included): a target that can never be right."""

@@ -97,3 +97,27 @@ def test_a_job_targets_processor_keeps_its_secret_when_sent_back(sundial):
 
         headers = eventually(pre_called, timeout=20)
         assert headers["Authorization"] == "Bearer job"  # not the literal "[redacted]"
+
+
+def test_a_redirect_is_not_followed_and_the_run_says_where_it_pointed(sundial, receiver):
+    """A 302 to another port of the same host carried the signed call and its headers there: now
+    the attempt fails for good, its status and Location in the run's error, and nothing else is
+    called."""
+    with running_receiver() as other_port:
+        there = other_port.script("/there", 200)
+        here = receiver.script("/moved", (302, {"Location": there}))
+        status, task = sundial.call(
+            "POST", "/v1/tasks", {"schedule": NOW, "target": http(here, "Bearer here"), "retry": {"max_attempts": 3}}
+        )
+        assert status == 201, task
+
+        def ended() -> dict[str, Any]:
+            (run,) = sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"]
+            assert run["status"] in ("failed", "dead_lettered"), run
+            return run
+
+        run = eventually(ended, timeout=20)
+        assert run["attempts"] == 1  # a 3xx is final: not retried
+        assert run["last_error"] == f"HTTP 302 redirect to {there} not followed"
+        assert len(receiver.calls_to("/moved")) == 1
+        assert other_port.calls_to("/there") == []

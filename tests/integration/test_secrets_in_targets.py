@@ -5,8 +5,13 @@ literal) are refused at registration."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from shared.delivery.envelope import Envelope
+from shared.delivery.http import HttpDelivery
+from shared.domain.tasks import HttpTarget
 from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration
@@ -117,6 +122,54 @@ def test_a_metadata_endpoint_as_an_ip_literal_is_refused_at_registration(api, ho
     refused = api("POST", "/v1/jobs", job)
     assert refused.status == 400
     assert refused.body["error"]["details"][0]["field"] == "processor.http.url"
+
+
+UNICODE_METADATA = [
+    "\uff11\uff16\uff19.\uff12\uff15\uff14.\uff11\uff16\uff19.\uff12\uff15\uff14",  # full-width digits
+    "169\u3002254\u3002169\u3002254",  # ideographic full stops
+    "169\uff0e254\uff0e169\uff0e254",  # full-width full stops
+    "169\uff61254\uff61169\uff61254",  # half-width ideographic full stops
+    "\u2460\u2465\u2468.\u2461\u2464\u2463.\u2460\u2465\u2468.\u2461\u2464\u2463",  # circled digits
+    "\uff11\uff16\uff19\u3002\uff12\uff15\uff14\u3002\uff11\uff17\uff10\u3002\uff12",  # ECS, both
+]
+
+
+@pytest.mark.parametrize("host", UNICODE_METADATA)
+def test_a_host_is_judged_as_sundials_http_client_reads_it(api, host):
+    """The oracle is the client itself: the HTTP delivery, given the URL, reads its host as a
+    metadata address and refuses the call (no resolver is asked: it is an address); registration
+    must refuse what the client would read so, as it refuses every ASCII form of it."""
+
+    asked: list[str] = []
+
+    def resolver(name: str, port: int, type: int = 0) -> list:
+        asked.append(name)
+        raise OSError("no network in this test")
+
+    envelope = Envelope("t", "r", datetime.now(UTC), datetime.now(UTC), 1, None)
+    outcome = HttpDelivery(resolver=resolver).call(HttpTarget(f"http://{host}/latest/meta-data/"), envelope)
+    assert outcome.final, outcome
+    assert "a cloud metadata address" in (outcome.error or ""), outcome.error
+    assert asked == []
+    answer = api("POST", "/v1/tasks", {"schedule": {"after_seconds": 60}, "target": _http(f"http://{host}/x", {})})
+    assert answer.status == 400, answer.body
+    (detail,) = answer.body["error"]["details"]
+    assert detail["field"] == "target.http.url"
+    assert "metadata" in detail["message"]
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "99999", "00000"])
+def test_a_port_outside_1_to_65535_is_refused_at_registration(api, port):
+    answer = api(
+        "POST", "/v1/tasks", {"schedule": {"after_seconds": 60}, "target": _http(f"http://127.0.0.1:{port}/x", {})}
+    )
+    assert answer.status == 400, answer.body
+    (detail,) = answer.body["error"]["details"]
+    assert detail["field"] == "target.http.url"
+    assert "a port is 1 to 65535" in detail["message"]
+    for fine in ("1", "65535", "08080"):
+        body = {"schedule": {"after_seconds": 60}, "target": _http(f"http://127.0.0.1:{fine}/x", {})}
+        assert api("POST", "/v1/tasks", body).status == 201
 
 
 def test_the_deployments_own_resources_are_refused_as_targets(api, monkeypatch):

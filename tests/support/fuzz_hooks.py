@@ -118,8 +118,9 @@ ACCEPTED: tuple[Accepted, ...] = (
         rf"{JOBS}|{TASKS}",
         r".*\.http\.url",
         r"has no valid host",
-        "a bracketed host must be an IPv6 address; which strings of hex digits, colons and dots are one is "
-        "beyond a pattern (the document's pattern admits the characters, the parser decides)",
+        "a bracketed host must be an IPv6 address, and a host beyond ASCII must have an IDNA form (the form "
+        "Sundial's HTTP client calls); which strings those are is beyond a pattern (the document's pattern "
+        "admits the characters, the parser decides)",
     ),
     Accepted(
         rf"{JOBS}|{TASKS}",
