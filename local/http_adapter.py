@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from local.apigw import LocalContext, http_answer, proxy_event
+from shared.topology import API_PAYLOAD_MAX_BYTES
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -33,6 +34,30 @@ def not_allowed(method: str) -> tuple[int, list[tuple[str, str]], bytes]:
     return 405, headers, json.dumps({"error": error}).encode()
 
 
+def framing_error(code: str, message: str, status: int) -> tuple[int, list[tuple[str, str]], bytes]:
+    """An answer to a request whose body cannot be framed, in the API's error format; the
+    connection closes after it (where the body ends is unknown)."""
+    headers = [("Content-Type", "application/json"), ("Connection", "close")]
+    return status, headers, json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+def body_length(value: str | None) -> int | tuple[int, list[tuple[str, str]], bytes]:
+    """A request's ``Content-Length`` as a number of bytes (0 when absent), or the answer to give
+    instead: anything but ASCII digits (``abc``, ``-1``, ``1e3``) is a 400, and more than API
+    Gateway's payload limit a 413, before a byte of the body is read."""
+    if value is None or not value.strip():
+        return 0
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()):
+        return framing_error("bad_request", f"Content-Length {value!r} is not a number of bytes", 400)
+    length = int(text)
+    if length > API_PAYLOAD_MAX_BYTES:
+        return framing_error(
+            "payload_too_large", f"the request is over API Gateway's {API_PAYLOAD_MAX_BYTES} bytes", 413
+        )
+    return length
+
+
 def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
     """Connections are served concurrently, the API function one request at a time: one Lambda
     execution environment handles one event at a time (and Powertools' resolver relies on it)."""
@@ -41,9 +66,20 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
     class Request(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
+        def _length(self) -> int | None:
+            """The body's length, or None once the request is answered (the connection closes)."""
+            length = body_length(self.headers.get("Content-Length"))
+            if isinstance(length, int):
+                return length
+            self.close_connection = True
+            self._answer(*length)
+            return None
+
         def _serve(self) -> None:
             parts = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
+            length = self._length()
+            if length is None:
+                return
             body = self.rfile.read(length).decode("utf-8", errors="replace") if length else None
             event = proxy_event(
                 self.command,
@@ -68,7 +104,9 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
                 self.wfile.write(raw)
 
         def _refuse(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
+            length = self._length()
+            if length is None:
+                return
             if length:
                 self.rfile.read(length)  # the connection stays usable for the next request
             self._answer(*not_allowed(self.command))

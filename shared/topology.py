@@ -275,6 +275,10 @@ LAMBDA_RESPONSE_MAX_BYTES = 6 * 1024 * 1024
 response), the proxy result as JSON: an answer over it fails the invocation, which API Gateway
 answers with 502 (its own payload limit, 10 MB, is further)."""
 
+API_PAYLOAD_MAX_BYTES = 10 * 1024 * 1024
+"""API Gateway's payload limit for a REST API ("Amazon API Gateway quotas": 10 MB); the API
+function refuses far less (its own body limit, ``413 payload_too_large``)."""
+
 PAGE_BYTES = 5 * 1024 * 1024
 """What the items of one list page may take in the function's answer (measured as Lambda sends
 it: each item's compact JSON, escaped again as the body string of the proxy result). A page stops

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -69,4 +70,44 @@ def test_the_any_methods_reach_the_function(adapter, method: str) -> None:
     assert [(e["httpMethod"], e["path"], e["queryStringParameters"]) for e in events] == [
         (method, "/v1/tasks", {"limit": "1"})
     ]
+    connection.close()
+
+
+def raw_exchange(port: int, head: str) -> bytes:
+    """Send ``head`` as it is (http.client would not send a bad Content-Length) and read the
+    answer until the server closes the connection."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(head.encode("latin-1"))
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize(
+    ("length", "status", "code"),
+    [
+        ("abc", 400, "bad_request"),
+        ("-1", 400, "bad_request"),
+        ("1e3", 400, "bad_request"),
+        (" 12x", 400, "bad_request"),
+        ("99999999999", 413, "payload_too_large"),
+    ],
+)
+def test_a_content_length_that_is_not_a_number_of_bytes_is_answered_and_the_server_serves_on(
+    adapter, length: str, status: int, code: str
+) -> None:
+    """``abc`` dropped the connection with a traceback and ``-1`` hung it: each is now an answer in
+    the API's error format (the connection closes: where the body ends is unknown), before the
+    function, and the next connection is served."""
+    port, events = adapter
+    answer = raw_exchange(port, f"POST /v1/tasks HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n{{}}")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status} ".encode()), answer
+    assert b"Connection: close" in head
+    assert json.loads(body)["error"]["code"] == code
+    assert events == []
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request("GET", "/v1/tasks")
+    assert connection.getresponse().status == 200
     connection.close()
