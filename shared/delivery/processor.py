@@ -39,8 +39,9 @@ class PhaseCall:
         parts = [self.job_id, str(self.content["phase"])]
         if self.content["phase"] == "shard":
             parts += [str(self.content["level"]), str(self.content["shard"])]
-        if self.content["phase"] == "notify":
-            parts.append(str(self.content["progress"]["percent"]))
+        if self.content["phase"] == "notify":  # one call per threshold: its key names the threshold
+            progress = self.content["progress"]
+            parts.append(str(progress.get("threshold", progress["percent"])))
         return ":".join(parts)
 
     def body(self) -> bytes:

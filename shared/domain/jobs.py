@@ -19,6 +19,17 @@ class JobStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+def crossed_thresholds(done: int, total: int, step: int) -> list[int]:
+    """The multiples of ``step`` (percent) that the ``done``-th of ``total`` shards crosses on
+    ending: those in ``((done - 1) * 100 // total, done * 100 // total]``. Each multiple is crossed
+    by exactly one shard's end, whatever order parallel shards end in, and a shard that crosses
+    several (3 shards, every 10 %: 10, 20 and 30 at the first) crosses each."""
+    if step <= 0 or total <= 0 or not 0 < done <= total:
+        return []
+    before, now = (done - 1) * 100 // total, done * 100 // total
+    return [threshold for threshold in range(step, 101, step) if before < threshold <= now]
+
+
 class ProcessorRetryable(Exception):
     """The processor failed in a way worth retrying (timeout, refused connection, 408/429/5xx).
     The state machine's Retry blocks match this exception's name."""

@@ -26,6 +26,7 @@ from shared.domain.jobs import (
     ProcessorFailed,
     ProcessorRetryable,
     cancel_refusal,
+    crossed_thresholds,
 )
 from shared.domain.own import OwnResources
 from shared.domain.sharding import Sharding, plan
@@ -111,13 +112,16 @@ class JobSteps:
         return {"job_id": job_id, "level": level, "shard": shard}
 
     def _notify(self, job_id: str, done: int, total: int) -> None:
+        """A ``notify`` for each multiple of ``notify_every_percent`` this shard's end crosses,
+        the first one included, each claimed once (a retried shard does not send it again)."""
         step = self._spec(job_id).notify_every_percent
-        if not step or total == 0:
+        if not step:
             return
-        percent = done * 100 // total
-        threshold = percent - percent % step
-        if threshold > 0 and self.store.claim_notification(job_id, threshold):
-            progress = {"done_shards": done, "total_shards": total, "percent": percent}
+        percent = done * 100 // total if total else 0
+        for threshold in crossed_thresholds(done, total, step):
+            if not self.store.claim_notification(job_id, threshold):
+                continue
+            progress = {"done_shards": done, "total_shards": total, "percent": percent, "threshold": threshold}
             try:
                 self.processor.call(job_id, {"job_id": job_id, "phase": "notify", "progress": progress})
             except (ProcessorRetryable, ProcessorFailed) as exc:

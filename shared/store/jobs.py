@@ -114,11 +114,13 @@ class DynamoJobStore:
         return int(item.done_shards or 0), int(item.total_shards or 0)
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
+        """The notify at ``percent`` may be sent: True once per threshold (not after another
+        claimed it, whatever order the thresholds come in), never once the job is cancelled."""
         return _updated(
             job_id,
-            [JobItem.notified_percent.set(percent)],
-            # no notify once the job is cancelled
-            (JobItem.notified_percent < percent) & (JobItem.status == JobStatus.RUNNING.value),
+            [JobItem.notified.add({percent})],
+            (JobItem.notified.does_not_exist() | ~JobItem.notified.contains(percent))
+            & (JobItem.status == JobStatus.RUNNING.value),
         )
 
     def claim_post(self, job_id: str, now_ms: int | None = None) -> bool:

@@ -28,6 +28,7 @@ from pynamodb.attributes import (
     DiscriminatorAttribute,
     MapAttribute,
     NumberAttribute,
+    NumberSetAttribute,
     TTLAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
@@ -244,7 +245,8 @@ class JobItem(_Table):
     done = UnicodeSetAttribute(null=True)
     """``<level>/<shard>`` of every shard done (a retried shard is counted once)."""
     done_shards = NumberAttribute(default=0)
-    notified_percent = NumberAttribute(default=0)
+    notified = NumberSetAttribute(null=True)
+    """The notify thresholds (percent) already sent: each once, in whatever order shards end."""
     result = UnicodeAttribute(null=True)
     """The post step's result as JSON (up to ``INLINE_RESULT_BYTES``)."""
     result_ref = UnicodeAttribute(null=True)

@@ -61,6 +61,24 @@ def test_a_job_runs_through_the_local_state_machine_to_its_result(sundial, proce
     assert [p - p % 50 for p in notified] == [50, 100]
 
 
+def test_notify_comes_at_every_multiple_crossed_the_first_included(sundial, processor):
+    """Shards of a level in parallel, every 25 %: 25, 50, 75 and 100, each once (25 went missing
+    when the shard that counted 2 claimed its notify before the one that counted 1)."""
+    url, script = processor
+    body = {
+        "name": "quarters",
+        "processor": {"http": {"url": url}},
+        "data": [[{"expand": 4}]],
+        "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 1, "max_shards": 4},
+        "notify_every_percent": 25,
+    }
+    job = finished(sundial, body)
+    assert job["status"] == "succeeded", job
+    notified = [c["progress"] for c in script.calls if c["phase"] == "notify"]
+    assert sorted(p["threshold"] for p in notified) == [25, 50, 75, 100], notified
+    assert job["progress"]["total_shards"] == 5  # pre adds a level of one shard: 25 % falls at the 2nd
+
+
 def test_a_processor_refusing_pre_fails_the_job_through_the_fail_step(sundial, processor):
     url, script = processor
     job = finished(sundial, {"processor": {"http": {"url": url}}, "data": [["refuse"]]})

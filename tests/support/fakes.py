@@ -122,7 +122,7 @@ class InMemoryJob:
     levels: list[int] = field(default_factory=list)
     total: int = 0
     done: frozenset[tuple[int, int]] = frozenset()
-    notified_percent: int = 0
+    notified: set[int] = field(default_factory=set)
     status: JobStatus = JobStatus.RUNNING
     result: JsonValue = None
     result_ref: str | None = None
@@ -155,9 +155,9 @@ class InMemoryJobStore:
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         job = self.jobs[job_id]
-        if percent <= job.notified_percent or job.status is not JobStatus.RUNNING:
+        if percent in job.notified or job.status is not JobStatus.RUNNING:
             return False
-        job.notified_percent = percent
+        job.notified.add(percent)
         return True
 
     def claim_post(self, job_id: str) -> bool:

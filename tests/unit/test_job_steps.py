@@ -86,8 +86,39 @@ def test_notify_is_called_once_per_crossed_threshold() -> None:
     _run(steps)
     notified = [c["progress"] for c in processor.calls if c["phase"] == "notify"]
     assert [p["percent"] for p in notified] == [25, 50, 75, 100]
-    assert notified[0] == {"done_shards": 2, "total_shards": 8, "percent": 25}
+    assert notified[0] == {"done_shards": 2, "total_shards": 8, "percent": 25, "threshold": 25}
     assert processor.phases()[-1] == "post"
+
+
+def test_every_threshold_is_sent_whatever_order_parallel_shards_end_in() -> None:
+    """Shards of a level run in parallel: the one whose end counted 2 of 4 (50 %) may reach its
+    notify before the one that counted 1 (25 %). Each threshold is sent once all the same (it was
+    a high-water mark: 25 came after 50 and was dropped)."""
+    steps, store, processor = _steps([list(range(4))], Sharding(1, 1, 4), notify=25)
+    steps.pre("job-1")
+    steps._notify("job-1", 2, 4)  # the second shard's end, notified first
+    steps._notify("job-1", 1, 4)
+    steps._notify("job-1", 2, 4)  # a retried step: nothing again
+    assert [c["progress"]["threshold"] for c in processor.calls if c["phase"] == "notify"] == [50, 25]
+    assert store.jobs["job-1"].notified == {25, 50}
+
+
+@pytest.mark.parametrize(
+    ("total", "step", "expected"),
+    [
+        (4, 25, [[25], [50], [75], [100]]),
+        (3, 10, [[10, 20, 30], [40, 50, 60], [70, 80, 90, 100]]),
+        (8, 25, [[], [25], [], [50], [], [75], [], [100]]),
+        (200, 50, [[] for _ in range(99)] + [[50]] + [[] for _ in range(99)] + [[100]]),
+        (3, 30, [[30], [60], [90]]),
+    ],
+)
+def test_each_multiple_is_crossed_by_exactly_one_shards_end(total: int, step: int, expected: list[list[int]]) -> None:
+    from shared.domain.jobs import crossed_thresholds
+
+    crossed = [crossed_thresholds(done, total, step) for done in range(1, total + 1)]
+    assert crossed == expected
+    assert sorted(t for ts in crossed for t in ts) == list(range(step, 101, step))
 
 
 def test_a_retried_shard_is_counted_once() -> None:
@@ -96,7 +127,7 @@ def test_a_retried_shard_is_counted_once() -> None:
     steps.shard("job-1", 0, 0, 2)
     steps.shard("job-1", 0, 0, 2)  # Step Functions retried it after the result was written
     assert len(store.jobs["job-1"].done) == 1
-    assert store.jobs["job-1"].notified_percent == 50
+    assert store.jobs["job-1"].notified == {50}
 
 
 def test_an_answer_outside_the_contract_fails_the_step() -> None:
