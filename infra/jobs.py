@@ -70,6 +70,9 @@ LAMBDA_ERRORS = (
 account's concurrency), and ``Lambda.Unknown`` (the function ended without an answer)."""
 JOB_ID = "$$.Execution.Input.job_id"
 """Where every state reads the job id: the execution's input, whatever the state's input is."""
+RETRY_COUNT = sfn.JsonPath.number_at("$$.State.RetryCount")
+"""The state's retries so far (0 on its first attempt), from the context object: the step tells
+a failure's attempt by it."""
 
 LOG_DELIVERY_ACTIONS = (
     "logs:CreateLogDelivery",
@@ -118,7 +121,11 @@ class Jobs(Construct):
         self._retry_backoff_rate = retry_backoff_rate
         self._retry_max_attempts = retry_max_attempts
 
-        pre = self._step(PRE, {"step": "pre", "job_id": sfn.JsonPath.string_at("$.job_id")}, keep_output=True)
+        pre = self._step(
+            PRE,
+            {"step": "pre", "job_id": sfn.JsonPath.string_at("$.job_id"), "retry_count": RETRY_COUNT},
+            keep_output=True,
+        )
         shard = self._step(
             SHARD,
             {
@@ -127,6 +134,7 @@ class Jobs(Construct):
                 "level": sfn.JsonPath.number_at("$.level"),
                 "shard": sfn.JsonPath.number_at("$.shard"),
                 "shard_count": sfn.JsonPath.number_at("$.shard_count"),
+                "retry_count": RETRY_COUNT,
             },
             keep_output=False,
         )
@@ -158,7 +166,11 @@ class Jobs(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         levels.item_processor(shards)
-        post = self._step(POST, {"step": "post", "job_id": sfn.JsonPath.string_at(JOB_ID)}, keep_output=True)
+        post = self._step(
+            POST,
+            {"step": "post", "job_id": sfn.JsonPath.string_at(JOB_ID), "retry_count": RETRY_COUNT},
+            keep_output=True,
+        )
 
         failed = self._step(
             FAILED,

@@ -23,6 +23,10 @@ def factory() -> JobStepsFactory:
     return build_job_steps(from_env())
 
 
+MAX_CAUSE_CHARS = 4000
+"""Of a failed step's errorMessage: a processor's failure, as JSON, is well under it."""
+
+
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -31,12 +35,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     step, job_id = event["step"], str(event["job_id"])
     logger.append_keys(job_id=job_id, step=step)
     steps = steps_of(job_id)
+    attempt = int(event.get("retry_count") or 0) + 1  # the state's $$.State.RetryCount: 0 on its first attempt
     if step == "pre":
-        return steps.pre(job_id)
+        return steps.pre(job_id, attempt)
     if step == "shard":
-        return steps.shard(job_id, int(event["level"]), int(event["shard"]), int(event["shard_count"]))
+        return steps.shard(job_id, int(event["level"]), int(event["shard"]), int(event["shard_count"]), attempt)
     if step == "post":
-        return steps.post(job_id)
+        return steps.post(job_id, attempt)
     if step == "fail":
         return steps.fail(job_id, str(event.get("error") or "failed"), _cause(event.get("cause")))
     raise ValueError(f"unknown job step {step!r}")
@@ -56,7 +61,8 @@ def steps_of(job_id: str) -> JobSteps:
 
 
 def _cause(cause: Any) -> str | None:
-    """Step Functions hands a failed Lambda's cause over as JSON text with an errorMessage."""
+    """Step Functions hands a failed Lambda's cause over as JSON text with an errorMessage (a
+    processor's failure: ``StepFailure.message()``, about 1 KB, read whole)."""
     if not isinstance(cause, str):
         return None
     try:
@@ -64,5 +70,5 @@ def _cause(cause: Any) -> str | None:
     except ValueError:
         return cause[:1000]
     if isinstance(parsed, dict) and "errorMessage" in parsed:
-        return str(parsed["errorMessage"])[:1000]
+        return str(parsed["errorMessage"])[:MAX_CAUSE_CHARS]
     return cause[:1000]

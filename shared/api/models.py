@@ -595,6 +595,16 @@ def target_of(target: t.Target) -> Targets:
     return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
 
 
+def processor_of(target: t.Target) -> HttpProcessor | LambdaTarget:
+    """A job's processor as the API shows it."""
+    if isinstance(target, t.HttpTarget):
+        call = {"url": target.url, "method": target.method, "headers": target.headers}
+        return HttpProcessor(http=HttpCall.model_validate(call | {"timeout_seconds": target.timeout_seconds}))
+    if isinstance(target, t.LambdaTarget):
+        return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
+    raise ValueError(f"a job's processor is an http or a lambda target, not {type(target).__name__}")
+
+
 # --- alerts (shared/domain/alerts.py) -----------------------------------------------------------
 
 

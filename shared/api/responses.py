@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, Tag
 
-from shared.api.models import AlertIn, ScheduleIn, TargetIn
+from shared.api.models import AlertIn, ProcessorIn, ScheduleIn, ShardingIn, TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
-from shared.domain.jobs import JobStatus
+from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobStatus, JobStep
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority
@@ -199,11 +199,53 @@ class JobProgress(Model):
     level: int | None
 
 
+class JobTimes(Model):
+    """When a step of a job began and ended (null: not yet, or never)."""
+
+    started_at: Instant | None
+    finished_at: Instant | None
+
+
+class JobLevel(Model):
+    level: int
+    total_shards: int
+    done_shards: int
+    started_at: Instant | None = Field(description="When the level before it ended (the first: when pre did).")
+    finished_at: Instant | None = Field(description="When its last shard was done; null until then.")
+
+
+class JobFailure(Model):
+    """Which step failed, on which attempt, with what answer."""
+
+    step: JobStep = Field(description="pre, shard, notify or post.")
+    level: int | None = Field(description="A shard's level (a failure during a level: that level).")
+    shard: int | None = Field(description="A shard's number in its level; null when not known.")
+    attempt: int | None = Field(description="The step's attempt (1 is its first call); null when not known.")
+    status: int | None = Field(description="The processor's HTTP status, when it answered.")
+    answer: str | None = Field(description=f"The start of its answer, on one line ({ANSWER_EXCERPT_CHARS} characters).")
+    reason: str = Field(description="Why, in words: the processor's status, the connection error, the answer at fault.")
+    threshold: int | None = absent()
+
+
 class JobOut(Model):
     id: str
     name: str | None
     status: JobStatus
+    processor: ProcessorIn = Field(description="As given; secret header values read [redacted].")
+    sharding: ShardingIn
+    notify_every_percent: int | None
     progress: JobProgress
+    pre: JobTimes | None = Field(description="When pre ran; null until it began.")
+    levels: list[JobLevel] | None = Field(
+        description="Each level's shards, done and in all; null until pre planned them."
+    )
+    post: JobTimes | None = Field(description="When post ran; null until it began.")
+    failure: JobFailure | None = Field(
+        description="A failed job: which step failed it (error says the same in words); null otherwise."
+    )
+    notify_failure: JobFailure | None = Field(
+        None, exclude_if=is_none, description="The last notify that failed (the job went on); absent when none did."
+    )
     result: Any = Field(
         description="post's result once succeeded; null when it is larger than 64 KiB as JSON (then result_url)."
     )
@@ -211,7 +253,10 @@ class JobOut(Model):
         None, description="A link (valid for an hour) to a result larger than 64 KiB, kept as a JSON object."
     )
     result_bytes: int | None = Field(None, description="The size of such a result as JSON.")
-    error: str | None
+    error: str | None = Field(
+        description="A failed job's failure in words: 'the pre step failed on attempt 3 of 3: the processor "
+        "answered HTTP 500: ...' (failure says the same member by member)."
+    )
     created_at: Instant
     finished_at: Instant | None
 

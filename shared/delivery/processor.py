@@ -16,7 +16,7 @@ from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.codec import compact_json
 from shared.domain.errors import StorageUnavailable
-from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
+from shared.domain.jobs import JobStep, ProcessorFailed, ProcessorRetryable, StepFailure, excerpt
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
 
@@ -47,6 +47,33 @@ class PhaseCall:
     def body(self) -> bytes:
         return compact_json(self.content).encode()
 
+    def failure(self, reason: str, *, status: int | None = None, answer: bytes | str | None = None) -> StepFailure:
+        """This call's step failed: which one, how, and the start of what the processor answered."""
+        content = self.content
+        progress = content["progress"] if isinstance(content.get("progress"), dict) else {}
+        return StepFailure(
+            step=JobStep(content["phase"]),
+            reason=reason,
+            level=content.get("level") if content["phase"] == "shard" else None,
+            shard=content.get("shard") if content["phase"] == "shard" else None,
+            status=status,
+            answer=excerpt(answer),
+            threshold=progress.get("threshold", progress.get("percent")) if content["phase"] == "notify" else None,
+        )
+
+    def failed(self, outcome: Outcome, *, invoking: bool = False) -> NoReturn:
+        """Raise what the state machine retries (``ProcessorRetryable``) or not, for a failed call
+        (``invoking``: Lambda's Invoke failed, whose status is AWS's, not the processor's)."""
+        assert outcome.error is not None
+        if invoking:
+            reason = f"the processor function could not be invoked: {outcome.error}"
+        elif outcome.status is not None:
+            reason = f"the processor answered {outcome.error}"
+        else:
+            reason = f"the processor could not be called: {outcome.error}"
+        failure = self.failure(reason, status=None if invoking else outcome.status, answer=outcome.body)
+        raise ProcessorRetryable(failure) if outcome.retryable else ProcessorFailed(failure)
+
     def headers(self) -> dict[str, str]:
         return {
             "Content-Type": CONTENT_TYPE,
@@ -71,22 +98,22 @@ class HttpProcessor:
         try:
             signer = self.signer() if self.signer is not None else None
         except StorageUnavailable as exc:  # never an unsigned call: the step is retried
-            raise ProcessorRetryable(f"{job_id}: the signing secret could not be read: {exc.message}") from exc
+            reason = f"the signing secret could not be read: {exc.message}"
+            raise ProcessorRetryable(PhaseCall(job_id, body).failure(reason)) from exc
         call = PhaseCall(job_id, body, signer)
         outcome = self.client.call(self.target, call)
         if not outcome.ok:
-            error = f"{call.step()}: {outcome.error}"
-            raise ProcessorRetryable(error) if outcome.retryable else ProcessorFailed(error)
+            call.failed(outcome)
         if not outcome.body.strip():
             return {}
         try:
             answer = json.loads(outcome.body)
         except ValueError as exc:
-            raise ProcessorFailed(
-                f"{call.step()}: the answer is not JSON (or longer than {MAX_ANSWER_BYTES} bytes)"
-            ) from exc
+            reason = f"the processor's answer is not JSON (or longer than {MAX_ANSWER_BYTES} bytes)"
+            raise ProcessorFailed(call.failure(reason, status=outcome.status, answer=outcome.body)) from exc
         if not isinstance(answer, dict):
-            raise ProcessorFailed(f"{call.step()}: the answer must be a JSON object")
+            reason = "the processor's answer must be a JSON object"
+            raise ProcessorFailed(call.failure(reason, status=outcome.status, answer=outcome.body))
         return answer
 
 
@@ -106,24 +133,19 @@ class LambdaProcessor:
                 FunctionName=self.target.function_arn, InvocationType="RequestResponse", Payload=call.body()
             )
         except ClientError as exc:
-            _raise(call, classify_client_error(exc, "lambda Invoke"))
+            call.failed(classify_client_error(exc, "lambda Invoke"), invoking=True)
         except BotoCoreError as exc:
-            _raise(call, classify_botocore_error(exc, "lambda Invoke"))
+            call.failed(classify_botocore_error(exc, "lambda Invoke"), invoking=True)
         payload = answer["Payload"].read()
         if answer.get("FunctionError"):
-            raise ProcessorRetryable(f"{call.step()}: the function failed: {payload[:300]!r}")
+            raise ProcessorRetryable(call.failure("the processor function failed", answer=payload))
         try:
             result = json.loads(payload) if payload.strip() else {}
         except ValueError as exc:
-            raise ProcessorFailed(f"{call.step()}: the function did not return JSON") from exc
+            raise ProcessorFailed(call.failure("the processor function did not return JSON", answer=payload)) from exc
         if not isinstance(result, dict):
-            raise ProcessorFailed(f"{call.step()}: the function must return a JSON object")
+            raise ProcessorFailed(call.failure("the processor function must return a JSON object", answer=payload))
         return result
-
-
-def _raise(call: PhaseCall, outcome: Outcome) -> NoReturn:
-    error = f"{call.step()}: {outcome.error}"
-    raise ProcessorRetryable(error) if outcome.retryable else ProcessorFailed(error)
 
 
 def http_client(*, allow_loopback: bool, allow_private: bool) -> HttpDelivery:

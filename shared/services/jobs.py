@@ -20,13 +20,17 @@ from shared.domain.jobs import (
     JobRequest,
     JobSpec,
     JobStatus,
+    JobStep,
     JobView,
     JsonValue,
     NewJobRecord,
+    ProcessorError,
     ProcessorFailed,
-    ProcessorRetryable,
+    StepFailure,
     cancel_refusal,
     crossed_thresholds,
+    excerpt,
+    failure_outside_step,
 )
 from shared.domain.own import OwnResources
 from shared.domain.sharding import Sharding, plan
@@ -64,7 +68,15 @@ class JobSteps:
             return self.known
         return self.store.spec(job_id)
 
-    def pre(self, job_id: str) -> dict[str, JsonValue]:
+    def _call(self, job_id: str, body: dict[str, JsonValue], attempt: int) -> dict[str, Any]:
+        """The processor's answer to one call of a step; a failure says it was the step's
+        ``attempt``-th (1 for the first: Step Functions retries the step, not the call)."""
+        try:
+            return self.processor.call(job_id, body)
+        except ProcessorError as exc:
+            raise exc.at(attempt) from exc
+
+    def pre(self, job_id: str, attempt: int = 1) -> dict[str, JsonValue]:
         """Call ``pre`` with the submitted data; its answer's ``data`` (or the submitted data, if
         it answers ``{}``) is split into shards, each written as its own object. Returns what the
         Maps iterate over: per level, its shard numbers."""
@@ -72,11 +84,15 @@ class JobSteps:
         if spec.status is not JobStatus.RUNNING:  # cancelled before it began: nothing to run
             logger.info("job not running: pre skipped", extra={"job_id": job_id, "status": spec.status.value})
             return {"job_id": job_id, "levels": [], "total_shards": 0}
+        self.store.pre_started(job_id)
         submitted = self.blobs.get(levels_key(job_id))
-        answer = self.processor.call(job_id, {"job_id": job_id, "phase": "pre", "data": submitted})
+        answer = self._call(job_id, {"job_id": job_id, "phase": "pre", "data": submitted}, attempt)
         levels = answer.get("data", submitted)
         if not isinstance(levels, list) or not all(isinstance(level, list) for level in levels):
-            raise ProcessorFailed("pre must answer {'data': [[...], ...]} (items grouped by level) or {}")
+            reason = "pre must answer {'data': [[...], ...]} (items grouped by level) or {}"
+            raise ProcessorFailed(
+                StepFailure(JobStep.PRE, reason, attempt=attempt, answer=excerpt(compact_json(answer)))
+            )
         shards = plan(levels, spec.sharding)
         for level, level_shards in enumerate(shards):
             for shard, items in enumerate(level_shards):
@@ -89,10 +105,11 @@ class JobSteps:
             "total_shards": sum(counts),
         }
 
-    def shard(self, job_id: str, level: int, shard: int, shard_count: int) -> dict[str, JsonValue]:
+    def shard(self, job_id: str, level: int, shard: int, shard_count: int, attempt: int = 1) -> dict[str, JsonValue]:
         """Call ``shard`` with the shard's items, keep its result, count it, notify on a crossing.
         A shard of a job that is no longer running (cancelled) calls nothing and is not counted."""
-        status = self._spec(job_id).status
+        spec = self._spec(job_id)
+        status = spec.status
         if status is not JobStatus.RUNNING:
             logger.info("job not running: shard skipped", extra={"job_id": job_id, "status": status.value})
             return {"job_id": job_id, "level": level, "shard": shard, "skipped": True}
@@ -105,9 +122,9 @@ class JobSteps:
             "shard_count": shard_count,
             "items": items,
         }
-        answer = self.processor.call(job_id, body)
+        answer = self._call(job_id, body, attempt)
         self.blobs.put(result_key(job_id, level, shard), answer.get("result"))
-        done, total = self.store.shard_done(job_id, level, shard)
+        done, total = self.store.shard_done(job_id, level, shard, by_level=spec.levels_counted)
         self._notify(job_id, done, total)
         return {"job_id": job_id, "level": level, "shard": shard}
 
@@ -124,11 +141,14 @@ class JobSteps:
             progress = {"done_shards": done, "total_shards": total, "percent": percent, "threshold": threshold}
             try:
                 self.processor.call(job_id, {"job_id": job_id, "phase": "notify", "progress": progress})
-            except (ProcessorRetryable, ProcessorFailed) as exc:
-                # best effort: the shard's work is done and counted, and the job goes on
+            except ProcessorError as exc:
+                # best effort: the shard's work is done and counted, and the job goes on; the
+                # job's page shows the last notify that failed
                 logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
+                if exc.failure is not None:
+                    self.store.notify_failed(job_id, exc.failure.at(1))
 
-    def post(self, job_id: str) -> dict[str, JsonValue]:
+    def post(self, job_id: str, attempt: int = 1) -> dict[str, JsonValue]:
         """Call ``post`` with every shard's result in level and shard order; the job succeeds.
         The step first claims the job (from then on it cannot be cancelled); a cancelled job's
         post calls nothing."""
@@ -141,7 +161,7 @@ class JobSteps:
             for level, count in enumerate(shards_per_level)
             for shard in range(count)
         ]
-        answer = self.processor.call(job_id, {"job_id": job_id, "phase": "post", "results": results})
+        answer = self._call(job_id, {"job_id": job_id, "phase": "post", "results": results}, attempt)
         result = answer.get("result")
         size = len(compact_json(result).encode())
         if size > INLINE_RESULT_BYTES:  # beyond what the job's item should hold: the bucket keeps it
@@ -154,8 +174,17 @@ class JobSteps:
         return {"job_id": job_id, "status": JobStatus.SUCCEEDED.value}
 
     def fail(self, job_id: str, error: str, cause: str | None = None) -> dict[str, JsonValue]:
-        message = f"{error}: {cause}" if cause else error
-        if not self.store.failed(job_id, message):  # cancelled (or ended) first: it stays so
+        """Record the job failed: which step, on which attempt, with what answer, as the failed
+        step reported it (a processor's failure, in ``cause``); any other failure (the job
+        function's own, a timeout, the execution ending) in the step the job's item says it
+        came in."""
+        failure = StepFailure.from_message(cause)
+        if failure is None:
+            reason = f"{error}: {cause}" if cause else error
+            view = self.store.current(job_id)
+            failure = failure_outside_step(view, reason) if view is not None else StepFailure(JobStep.PRE, reason)
+        message = failure.sentence()
+        if not self.store.failed(job_id, message, failure):  # cancelled (or ended) first: it stays so
             logger.info("job had ended: failure not recorded", extra={"job_id": job_id, "error": message})
         return {"job_id": job_id, "status": JobStatus.FAILED.value, "error": message}
 
@@ -217,8 +246,8 @@ class JobService:
             raise JobNotFound(f"no job {job_id}")
         return self._linked(view)
 
-    def list(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
-        page = self.records.views(tenant, limit, cursor)
+    def list(self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None) -> JobPage:
+        page = self.records.views(tenant, limit, cursor, status)
         return replace(page, items=[self._linked(view) for view in page.items])
 
     def _linked(self, view: JobView) -> JobView:

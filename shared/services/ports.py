@@ -13,7 +13,7 @@ from shared.domain.chains import Branch, ChainLink, ChainStart
 from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import SundialError
 from shared.domain.firing import Staged
-from shared.domain.jobs import JobPage, JobSpec, JobView, JsonValue, NewJobRecord
+from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord, StepFailure
 from shared.domain.limits import Booking, Limit, LimitSpec, LimitState
 from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
@@ -300,9 +300,12 @@ class JobStore(Protocol):
     def shards_per_level(self, job_id: str) -> list[int]:
         """What :meth:`planned` recorded."""
 
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
-        """Count a shard as done once (a retried shard is not counted twice); returns
-        (done shards, total shards)."""
+    def pre_started(self, job_id: str) -> None:
+        """``pre`` began (its first attempt's time is kept)."""
+
+    def shard_done(self, job_id: str, level: int, shard: int, *, by_level: bool = True) -> tuple[int, int]:
+        """Count a shard as done once (a retried shard is not counted twice), in all and, when
+        ``by_level``, in its level (with the time); returns (done shards, total shards)."""
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """True for exactly one caller per threshold: the one that moves the job's notified
@@ -318,8 +321,15 @@ class JobStore(Protocol):
         """False (nothing written) when the job had ended already, e.g. cancelled. A result kept
         in the bucket is ``result_ref`` (``result`` then None)."""
 
-    def failed(self, job_id: str, error: str) -> bool:
-        """False (nothing written) when the job had ended already, e.g. cancelled."""
+    def failed(self, job_id: str, error: str, failure: StepFailure | None = None) -> bool:
+        """False (nothing written) when the job had ended already, e.g. cancelled. ``error`` is
+        the failure in words."""
+
+    def notify_failed(self, job_id: str, failure: StepFailure) -> None:
+        """A ``notify`` failed (the job goes on): kept as the job's last failed notify."""
+
+    def current(self, job_id: str) -> JobView | None:
+        """The job as it is now (a consistent read), whoever's it is."""
 
 
 class JobRecords(Protocol):
@@ -330,7 +340,9 @@ class JobRecords(Protocol):
 
     def view(self, tenant: str, job_id: str) -> JobView | None: ...
 
-    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage: ...
+    def views(self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None) -> JobPage:
+        """The tenant's jobs newest first (of ``status`` only, when given): through the listing
+        index, never a scan; a filtered page may come back short, with a cursor to go on from."""
 
     def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
         """Mark the tenant's running job cancelled unless its post step has begun (one

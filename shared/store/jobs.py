@@ -13,7 +13,16 @@ import boto3
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from shared.domain.codec import compact_json
-from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord
+from shared.domain.jobs import (
+    JobPage,
+    JobSpec,
+    JobStatus,
+    JobView,
+    JsonValue,
+    LevelProgress,
+    NewJobRecord,
+    StepFailure,
+)
 from shared.domain.sharding import Sharding
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import LIST_INDEX_NAME, JobItem, is_conflict
@@ -24,6 +33,11 @@ def job_pk(job_id: str) -> str:
 
 
 JOB_SK = "J"
+FILTERED_WINDOW = 50
+"""Index entries read per round when a status filter may leave some out."""
+LIST_READ_BUDGET = 200
+"""Jobs one filtered listing request reads at most (whole windows, at least one); a job item is
+at most about 80 KB (a result up to 64 KiB on it), so 200 are about 16 MB of BatchGetItem answers."""
 
 
 class DynamoJobStore:
@@ -58,53 +72,93 @@ class DynamoJobStore:
         except DoesNotExist:
             return None
 
-    def page(self, tenant: str, limit: int, cursor: str | None) -> tuple[list[tuple[str, JobItem]], str | None]:
-        """The tenant's jobs, newest first, ``limit`` at a time (one index query + one batch read),
-        each with the cursor that goes on after it."""
-        before = decode_cursor(cursor) if cursor else None
+    def page(
+        self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None
+    ) -> tuple[list[tuple[str, JobItem]], str | None]:
+        """The tenant's jobs, newest first, ``limit`` at a time, each with the cursor that goes on
+        after it: index queries and batch reads, never a scan. Unfiltered, one query of
+        ``limit + 1`` entries; with a ``status``, the entries are read a window at a time and the
+        jobs of other statuses left out, for at most ``LIST_READ_BUDGET`` jobs a request (as the
+        tasks list does): the page may come back short, even empty, with a cursor to go on from."""
+        position = decode_cursor(cursor) if cursor else None
+        window = limit + 1 if status is None else max(limit + 1, FILTERED_WINDOW)
+        found: list[tuple[str, JobItem]] = []
+        for _ in range(1 if status is None else max(1, LIST_READ_BUDGET // window)):
+            entries = self._entries(tenant, position, window)
+            items = {item.pk: item for item in JobItem.batch_get([(pk, JOB_SK) for _, pk in entries])}
+            for lsk, pk in entries:
+                position = lsk
+                item = items.get(pk)
+                if item is None or item.tenant != tenant or (status is not None and item.status != status.value):
+                    continue
+                found.append((encode_cursor(lsk), item))
+                if len(found) > limit:
+                    return found[:limit], found[limit - 1][0]
+            if len(entries) < window:
+                return found, None
+        assert position is not None  # read the budget without filling the page
+        return found, encode_cursor(position)
+
+    def _entries(self, tenant: str, before: str | None, count: int) -> list[tuple[str, str]]:
+        """Up to ``count`` (lsk, pk) of the tenant's jobs older than ``before``, newest first."""
         page = JobItem._get_connection().query(
             f"LJ#{tenant}",
             range_key_condition=JobItem.lsk < before if before is not None else None,
             index_name=LIST_INDEX_NAME,
             scan_index_forward=False,
-            limit=limit + 1,
+            limit=count,
         )
-        entries = [(raw["lsk"]["S"], raw["pk"]["S"]) for raw in page.get("Items", [])]
-        more = len(entries) > limit
-        entries = entries[:limit]
-        found = {item.pk: item for item in JobItem.batch_get([(pk, JOB_SK) for _, pk in entries])}
-        items = [(encode_cursor(lsk), found[pk]) for lsk, pk in entries if pk in found and found[pk].tenant == tenant]
-        return items, (encode_cursor(entries[-1][0]) if more and entries else None)
+        return [(raw["lsk"]["S"], raw["pk"]["S"]) for raw in page.get("Items", [])]
 
     def view(self, tenant: str, job_id: str) -> JobView | None:
         item = self.item(job_id)
         return to_view(item) if item is not None and item.tenant == tenant else None
 
-    def views(self, tenant: str, limit: int, cursor: str | None) -> JobPage:
-        items, next_cursor = self.page(tenant, limit, cursor)
+    def views(self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None) -> JobPage:
+        items, next_cursor = self.page(tenant, limit, cursor, status)
         return JobPage([to_view(item) for _, item in items], next_cursor, tuple(after for after, _ in items))
 
     def spec(self, job_id: str) -> JobSpec:
         return spec_of(job_id, JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True))
 
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+    def planned(self, job_id: str, shards_per_level: Sequence[int], now_ms: int | None = None) -> None:
+        """``pre`` has planned the shards: their counts, and per level a count of those done and
+        the time of the latest (zeros), so each shard adds to its level in the write that counts it."""
+        zeros: Any = [0] * len(shards_per_level)  # pynamodb types a list of numbers as of NumberAttribute
         JobItem(job_pk(job_id), JOB_SK).update(
             actions=[
                 JobItem.shards_per_level.set(json.dumps(list(shards_per_level))),
                 JobItem.total_shards.set(sum(shards_per_level)),
+                JobItem.level_done.set(zeros),
+                JobItem.level_done_ms.set(zeros),
+                JobItem.pre_finished_ms.set(_now(now_ms)),
             ]
+        )
+
+    def pre_started(self, job_id: str, now_ms: int | None = None) -> None:
+        """The first attempt's time is kept (a retried ``pre`` leaves it)."""
+        JobItem(job_pk(job_id), JOB_SK).update(
+            actions=[JobItem.pre_started_ms.set(JobItem.pre_started_ms | _now(now_ms))]
         )
 
     def shards_per_level(self, job_id: str) -> list[int]:
         item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True)
         return [int(n) for n in json.loads(item.shards_per_level or "[]")]
 
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+    def shard_done(
+        self, job_id: str, level: int, shard: int, *, by_level: bool = True, now_ms: int | None = None
+    ) -> tuple[int, int]:
         key = f"{level}/{shard}"
         item = JobItem(job_pk(job_id), JOB_SK)
+        actions: list[Any] = [JobItem.done.add({key}), JobItem.done_shards.add(1)]
+        if by_level:  # the level's count and time, in the same write (an item planned before them has none)
+            actions += [
+                JobItem.level_done[level].set(JobItem.level_done[level] + 1),
+                JobItem.level_done_ms[level].set(_now(now_ms)),
+            ]
         try:
             item.update(
-                actions=[JobItem.done.add({key}), JobItem.done_shards.add(1)],
+                actions=actions,
                 condition=JobItem.done.does_not_exist() | ~JobItem.done.contains(key),
             )
         except UpdateError as error:
@@ -127,7 +181,7 @@ class DynamoJobStore:
         """The ``post`` step may call the processor: True while the job is running (a retried
         post claims again), and from then on the job cannot be cancelled; False once it is
         cancelled (or ended)."""
-        started = now_ms if now_ms is not None else int(time.time() * 1000)
+        started = JobItem.post_started_ms | _now(now_ms)  # a retried post keeps the first attempt's time
         return _updated(job_id, [JobItem.post_started_ms.set(started)], JobItem.status == JobStatus.RUNNING.value)
 
     def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
@@ -163,18 +217,32 @@ class DynamoJobStore:
             kept = [JobItem.result.set(compact_json(result))]
         return self._finish(job_id, JobStatus.SUCCEEDED, kept, now_ms)
 
-    def failed(self, job_id: str, error: str, now_ms: int | None = None) -> bool:
-        return self._finish(job_id, JobStatus.FAILED, [JobItem.error.set(error[:2000])], now_ms)
+    def failed(self, job_id: str, error: str, failure: StepFailure | None = None, now_ms: int | None = None) -> bool:
+        kept = [JobItem.error.set(error[:2000])]
+        if failure is not None:
+            kept.append(JobItem.failure.set(compact_json(failure.to_dict())))
+        return self._finish(job_id, JobStatus.FAILED, kept, now_ms)
+
+    def notify_failed(self, job_id: str, failure: StepFailure) -> None:
+        JobItem(job_pk(job_id), JOB_SK).update(actions=[JobItem.notify_failure.set(compact_json(failure.to_dict()))])
+
+    def current(self, job_id: str) -> JobView | None:
+        item = self.item(job_id)
+        return to_view(item) if item is not None else None
 
     def _finish(self, job_id: str, status: JobStatus, actions: list[Any], now_ms: int | None) -> bool:
         """False when the job had ended already: a job finishes once, and a step finishing after
         a cancel leaves ``cancelled`` as it is."""
-        finished = now_ms if now_ms is not None else int(time.time() * 1000)
+        finished = _now(now_ms)
         return _updated(
             job_id,
             [JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
             JobItem.status == JobStatus.RUNNING.value,
         )
+
+
+def _now(now_ms: int | None) -> int:
+    return now_ms if now_ms is not None else int(time.time() * 1000)
 
 
 def _updated(job_id: str, actions: list[Any], condition: Any) -> bool:
@@ -196,18 +264,15 @@ def spec_of(job_id: str, item: JobItem) -> JobSpec:
         Sharding(**json.loads(item.sharding)),
         int(notify) if notify is not None else None,
         JobStatus(item.status),
+        levels_counted=item.level_done is not None,
     )
 
 
 def to_view(item: JobItem) -> JobView:
-    levels = [int(n) for n in json.loads(item.shards_per_level)] if item.shards_per_level else None
-    done = set(item.done or ())
+    levels = _levels(item)
     level = None
     if levels is not None:
-        level = next(
-            (lv for lv, n in enumerate(levels) if any(f"{lv}/{s}" not in done for s in range(n))),
-            max(len(levels) - 1, 0),
-        )
+        level = next((lv.level for lv in levels if lv.done_shards < lv.total_shards), max(len(levels) - 1, 0))
     return JobView(
         id=item.pk.removeprefix("J#"),
         name=item.name,
@@ -218,10 +283,49 @@ def to_view(item: JobItem) -> JobView:
         result=json.loads(item.result) if item.result is not None else None,
         error=item.error,
         created_ms=int(item.created_ms),
-        finished_ms=int(item.finished_ms) if item.finished_ms is not None else None,
+        finished_ms=_int(item.finished_ms),
         finishing=item.post_started_ms is not None,
         result_ref=item.result_ref,
-        result_bytes=int(item.result_bytes) if item.result_bytes is not None else None,
+        result_bytes=_int(item.result_bytes),
+        processor=json.loads(item.processor),
+        sharding=Sharding(**json.loads(item.sharding)),
+        notify_every_percent=_int(item.notify_every_percent),
+        pre_started_ms=_int(item.pre_started_ms),
+        pre_finished_ms=_int(item.pre_finished_ms),
+        levels=levels,
+        post_started_ms=_int(item.post_started_ms),
+        failure=StepFailure.from_dict(json.loads(item.failure)) if item.failure else None,
+        notify_failure=StepFailure.from_dict(json.loads(item.notify_failure)) if item.notify_failure else None,
+    )
+
+
+def _int(value: float | None) -> int | None:
+    return int(value) if value is not None else None
+
+
+def _levels(item: JobItem) -> tuple[LevelProgress, ...] | None:
+    """Each level's shards, those done and when the latest was: from the per-level counts, or,
+    for a job planned before the item had them, from the set of shards done (no times)."""
+    if not item.shards_per_level:
+        return None
+    totals = [int(n) for n in json.loads(item.shards_per_level)]
+    if item.level_done is not None:
+        counts: list[Any] = list(item.level_done)  # numbers (typed by pynamodb as their attribute)
+        stamps: list[Any] = list(item.level_done_ms or [])
+        done = [int(n) for n in counts]
+        times = [int(ms) for ms in stamps]
+    else:
+        counted = set(item.done or ())
+        done = [sum(1 for s in range(n) if f"{lv}/{s}" in counted) for lv, n in enumerate(totals)]
+        times = []
+    return tuple(
+        LevelProgress(
+            level=lv,
+            total_shards=n,
+            done_shards=done[lv] if lv < len(done) else 0,
+            last_done_ms=(times[lv] or None) if lv < len(times) else None,
+        )
+        for lv, n in enumerate(totals)
     )
 
 

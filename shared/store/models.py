@@ -26,6 +26,7 @@ from typing import Any
 from pynamodb.attributes import (
     BooleanAttribute,
     DiscriminatorAttribute,
+    ListAttribute,
     MapAttribute,
     NumberAttribute,
     NumberSetAttribute,
@@ -247,6 +248,18 @@ class JobItem(_Table):
     done_shards = NumberAttribute(default=0)
     notified = NumberSetAttribute(null=True)
     """The notify thresholds (percent) already sent: each once, in whatever order shards end."""
+    level_done = ListAttribute(of=NumberAttribute, null=True)
+    """Shards done per level (one number a level: at most 100), planned as zeros by ``pre``."""
+    level_done_ms = ListAttribute(of=NumberAttribute, null=True)
+    """Per level, when its latest shard was counted (0: none yet); once every shard of the
+    level is done, when the level ended."""
+    pre_started_ms = NumberAttribute(null=True)
+    pre_finished_ms = NumberAttribute(null=True)
+    """When ``pre``'s answer was planned into shards."""
+    failure = UnicodeAttribute(null=True)
+    """Which step failed the job, and how (``StepFailure.to_dict`` as JSON, about 1 KB at most)."""
+    notify_failure = UnicodeAttribute(null=True)
+    """The last ``notify`` that failed, the same way (the job went on)."""
     result = UnicodeAttribute(null=True)
     """The post step's result as JSON (up to ``INLINE_RESULT_BYTES``)."""
     result_ref = UnicodeAttribute(null=True)

@@ -83,8 +83,18 @@ def test_a_processor_refusing_pre_fails_the_job_through_the_fail_step(sundial, p
     url, script = processor
     job = finished(sundial, {"processor": {"http": {"url": url}}, "data": [["refuse"]]})
     assert job["status"] == "failed", job
-    assert job["error"].startswith("ProcessorFailed"), job  # Lambda's errorType, caught by name
-    assert [c["phase"] for c in script.calls] == ["pre"]  # a 4xx is not retried, and no post
+    # which step, on which attempt, with what answer (a 4xx is not retried), through Lambda's error
+    assert (
+        job["error"]
+        == 'the pre step failed on attempt 1: the processor answered HTTP 400: {"error": "no such reference"}'
+    )
+    assert job["failure"] == {
+        "step": "pre", "level": None, "shard": None, "attempt": 1, "status": 400,
+        "answer": '{"error": "no such reference"}', "reason": "the processor answered HTTP 400",
+    }  # fmt: skip
+    assert job["pre"]["finished_at"] is None
+    assert (job["levels"], job["post"]) == (None, None)
+    assert [c["phase"] for c in script.calls] == ["pre"]  # and no post
 
 
 class SlowProcessor:

@@ -71,7 +71,7 @@ def test_the_flow_is_pre_levels_one_at_a_time_shards_in_parallel_post(states: di
     assert states[PRE]["OutputPath"] == "$.Payload"
     assert states[PRE]["Parameters"] == {
         "FunctionName": FUNCTION_ARN,
-        "Payload": {"step": "pre", "job_id.$": "$.job_id"},
+        "Payload": {"step": "pre", "job_id.$": "$.job_id", "retry_count.$": "$$.State.RetryCount"},
     }
 
     levels = states[LEVELS]
@@ -90,13 +90,18 @@ def test_the_flow_is_pre_levels_one_at_a_time_shards_in_parallel_post(states: di
         "level.$": "$.level",
         "shard.$": "$.shard",
         "shard_count.$": "$.shard_count",
+        "retry_count.$": "$$.State.RetryCount",  # a failure says on which attempt
     }
     # No results accumulate in the execution: the Maps and the shard step drop theirs.
     assert levels["ResultPath"] is None
     assert shards["ResultPath"] is None
     assert states[SHARD]["ResultPath"] is None
 
-    assert states[POST]["Parameters"]["Payload"] == {"step": "post", "job_id.$": "$$.Execution.Input.job_id"}
+    assert states[POST]["Parameters"]["Payload"] == {
+        "step": "post",
+        "job_id.$": "$$.Execution.Input.job_id",
+        "retry_count.$": "$$.State.RetryCount",
+    }
     assert states[states[POST]["Next"]]["Type"] == "Succeed"
 
 

@@ -91,6 +91,45 @@ def test_a_jobs_page_stops_at_page_bytes_and_goes_on_from_there(api: Any, starte
     eventually(paged_by_bytes)
 
 
+def test_jobs_are_listed_by_status_through_the_index(api: Any, started: list[str], monkeypatch) -> None:
+    """``GET /v1/jobs?status=failed`` (what the console's home page asks): the failed jobs only,
+    newest first, a page at a time, read through the listing index; an unknown status is a 400."""
+    from shared.domain.jobs import JobStep, StepFailure
+    from shared.store import jobs as job_store
+
+    ids = [api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(7)]
+    store = job_store.DynamoJobStore()
+    failed = [ids[1], ids[3], ids[6]]
+    for job_id in failed:
+        assert store.failed(job_id, "the pre step failed", StepFailure(JobStep.PRE, "the processor answered HTTP 500"))
+    assert store.succeeded(ids[2], 1)
+    # a window of 3 (limit + 1) and one window a request: some pages come back short, one empty,
+    # each with a cursor to go on from
+    monkeypatch.setattr(job_store, "FILTERED_WINDOW", 2)
+    monkeypatch.setattr(job_store, "LIST_READ_BUDGET", 3)
+
+    def by_status() -> None:
+        pages, cursor = [], None
+        while True:
+            page = api("GET", "/v1/jobs?status=failed&limit=2" + (f"&cursor={cursor}" if cursor else "")).body
+            pages.append([job["id"] for job in page["items"]])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert [job_id for page in pages for job_id in page] == failed[::-1]
+        assert [len(page) for page in pages] == [1, 2, 0]  # windows of ids 6-4, 3-1, then 0 (none failed)
+        running = api("GET", "/v1/jobs?status=running&limit=50").body["items"]
+        assert [job["id"] for job in running] == [ids[5], ids[4], ids[0]]
+        assert api("GET", "/v1/jobs?status=succeeded").body["items"][0]["id"] == ids[2]
+
+    eventually(by_status)
+    answer = api("GET", f"/v1/jobs/{ids[6]}").body
+    assert (answer["status"], answer["error"], answer["failure"]["step"]) == ("failed", "the pre step failed", "pre")
+    refused = api("GET", "/v1/jobs?status=broken")
+    assert refused.status == 400
+    assert [d["field"] for d in refused.body["error"]["details"]] == ["status"]
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -19,6 +19,7 @@ from shared.services.jobs import levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.integration.conftest import use_settings
 from tests.support.events import FakeLambdaContext
+from tests.support.processor import running_processor
 
 pytestmark = pytest.mark.integration
 
@@ -55,14 +56,41 @@ def test_the_steps_run_a_job_against_an_http_processor(jobs: DynamoJobStore, rec
 
 
 def test_the_fail_step_records_the_lambda_error_message(jobs: DynamoJobStore) -> None:
+    """An error that is not a processor's failure (here a bare message) is recorded in the step the
+    job's item says it came in: pre, before any shard was planned."""
     from functions.jobs.handler import handler
 
     jobs.create(NewJobRecord("job-f", "default", "x", {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, 1))
-    cause = json.dumps({"errorType": "ProcessorFailed", "errorMessage": "job-f:shard:0:0: HTTP 400"})
+    cause = json.dumps({"errorType": "ProcessorFailed", "errorMessage": "job job-f does not exist"})
     handler({"step": "fail", "job_id": "job-f", "error": "ProcessorFailed", "cause": cause}, FakeLambdaContext())
     item = jobs.item("job-f")
     assert item is not None
-    assert (item.status, item.error) == ("failed", "ProcessorFailed: job-f:shard:0:0: HTTP 400")
+    assert (item.status, item.error) == ("failed", "the pre step failed: ProcessorFailed: job job-f does not exist")
+    assert json.loads(item.failure or "")["step"] == "pre"
+
+
+def test_the_fail_step_records_which_step_failed_on_which_attempt_with_what_answer(jobs: DynamoJobStore) -> None:
+    """The failing step's own report crosses Step Functions as the Lambda error's message (its
+    cause), and the fail step records it: the step, the attempt, the status, the answer's start."""
+    from functions.jobs.handler import handler
+
+    with running_processor(lambda body: (500, b"database is\n  down")) as (url, _):
+        jobs.create(NewJobRecord("job-p", "default", None, {"http": {"url": url}}, Sharding(), None, 1))
+        S3Blobs(BUCKET).put(levels_key("job-p"), [[1]])
+        with pytest.raises(ProcessorRetryable) as raised:
+            handler({"step": "pre", "job_id": "job-p", "retry_count": 2}, FakeLambdaContext())
+    cause = json.dumps({"errorType": "ProcessorRetryable", "errorMessage": str(raised.value)})
+    handler({"step": "fail", "job_id": "job-p", "error": "ProcessorRetryable", "cause": cause}, FakeLambdaContext())
+    item = jobs.item("job-p")
+    assert item is not None
+    assert item.status == "failed"
+    assert item.error == "the pre step failed on attempt 3 of 3: the processor answered HTTP 500: database is down"
+    assert json.loads(item.failure or "") == {
+        "step": "pre", "level": None, "shard": None, "attempt": 3, "status": 500, "answer": "database is down",
+        "reason": "the processor answered HTTP 500", "retryable": True, "threshold": None,
+    }  # fmt: skip
+    assert item.pre_started_ms is not None
+    assert item.pre_finished_ms is None
 
 
 def _execution_ended(job_id: str, status: str) -> dict[str, Any]:
@@ -93,7 +121,7 @@ def test_a_job_whose_execution_ended_without_it_is_recorded_failed(jobs: DynamoJ
     item = jobs.item("job-e")
     assert item is not None
     assert item.status == "failed"
-    assert item.error.startswith("the job's execution ended timed out")
+    assert item.error.startswith("the pre step failed: the job's execution ended timed out")
 
 
 def test_an_execution_ended_after_its_job_ended_changes_nothing(jobs: DynamoJobStore) -> None:
@@ -145,5 +173,8 @@ def test_a_lambda_processor_answers_with_what_the_function_returns() -> None:
     ],
 )
 def test_lambda_processor_failures_are_told_apart(fake: FakeLambda, error: type[Exception]) -> None:
-    with pytest.raises(error, match="j:shard:0:3"):
+    with pytest.raises(error) as raised:
         LambdaProcessor(TARGET, fake).call("j", BODY)
+    failure = raised.value.failure  # type: ignore[attr-defined]
+    assert failure.where() == "shard 3 of level 0"
+    assert failure.status is None  # a Lambda processor has no HTTP status of its own

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared.delivery.processor import HttpProcessor, http_client
-from shared.domain.jobs import JobSpec, ProcessorFailed, ProcessorRetryable
+from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobSpec, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import HttpTarget
 from shared.services.jobs import JobSteps, levels_key
@@ -78,10 +78,32 @@ def test_a_job_runs_against_an_http_processor(server: Any) -> None:
     ],
 )
 def test_failures_are_told_apart(server: Any, status: int, payload: bytes, error: type[Exception]) -> None:
+    """Each failure says which step it was, what the processor answered and the start of it."""
     url, _, answering = server
     answering(lambda body: (status, payload))
-    with pytest.raises(error, match="job-1:shard:0:1"):
+    with pytest.raises(error) as raised:
         _processor(url).call("job-1", {"job_id": "job-1", "phase": "shard", "level": 0, "shard": 1, "items": []})
+    failure = raised.value.failure  # type: ignore[attr-defined]
+    assert (failure.step, failure.level, failure.shard, failure.status) == ("shard", 0, 1, status)
+    assert failure.answer == payload.decode()
+    assert failure.where() == "shard 1 of level 0"
+    if status != 200:
+        assert failure.reason == f"the processor answered HTTP {status}"
+    assert failure.retryable is (error is ProcessorRetryable)
+
+
+def test_a_failure_keeps_only_the_start_of_a_long_answer_on_one_line(server: Any) -> None:
+    url, _, answering = server
+    answering(lambda body: (500, b"Internal error\n" + b"x" * 100_000))
+    with pytest.raises(ProcessorRetryable) as raised:
+        _processor(url).call("job-1", {"job_id": "job-1", "phase": "pre", "data": []})
+    failure = raised.value.failure
+    assert failure is not None
+    assert failure.answer is not None
+    assert failure.answer.startswith("Internal error xxx")
+    assert len(failure.answer) == ANSWER_EXCERPT_CHARS
+    assert failure.answer.endswith("…")
+    assert failure.sentence().startswith("the pre step failed: the processor answered HTTP 500: Internal error xxx")
 
 
 def test_a_processor_at_a_loopback_address_is_refused_unless_allowed(server: Any) -> None:
@@ -93,5 +115,9 @@ def test_a_processor_at_a_loopback_address_is_refused_unless_allowed(server: Any
 
 
 def test_an_unreachable_processor_is_retryable() -> None:
-    with pytest.raises(ProcessorRetryable):
+    with pytest.raises(ProcessorRetryable) as raised:
         _processor("http://127.0.0.1:9/x").call("job-1", {"job_id": "job-1", "phase": "pre", "data": []})
+    failure = raised.value.failure
+    assert failure is not None
+    assert (failure.step, failure.status, failure.answer) == ("pre", None, None)  # no answer: the connection's error
+    assert failure.reason.startswith("the processor could not be called: "), failure.reason

@@ -149,7 +149,7 @@ def test_levels_run_in_order_their_shards_in_parallel_and_post_after_all(run) ->
 
     assert finished.status == "SUCCEEDED", (finished.error, finished.cause)
     assert finished.output == {"job_id": "J1", "status": "succeeded"}
-    assert [call.event for call in steps.of("pre")] == [{"step": "pre", "job_id": "J1"}]
+    assert [call.event for call in steps.of("pre")] == [{"step": "pre", "job_id": "J1", "retry_count": 0}]
     assert sorted(call.key for call in steps.shards()) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (2, 0)]
     assert {call.event["shard_count"] for call in steps.shards(0)} == {3}
     assert {call.event["shard_count"] for call in steps.shards(1)} == {2}
@@ -158,7 +158,7 @@ def test_levels_run_in_order_their_shards_in_parallel_and_post_after_all(run) ->
     for level in (0, 1):  # a level's shards overlap: they ran at the same time
         assert max(c.start for c in steps.shards(level)) < min(c.end for c in steps.shards(level))
     (post,) = steps.of("post")
-    assert post.event == {"step": "post", "job_id": "J1"}
+    assert post.event == {"step": "post", "job_id": "J1", "retry_count": 0}
     assert post.start >= max(c.end for c in steps.shards())
     assert steps.of("fail") == []
 
@@ -170,6 +170,7 @@ def test_a_retryable_error_is_retried_by_the_retry_block_and_the_job_succeeds(ru
     assert finished.status == "SUCCEEDED", (finished.error, finished.cause)
     first, second = (call for call in steps.shards(0) if call.event["shard"] == 1)
     assert second.start - first.end >= RETRY_INTERVAL_S * 0.9  # the Retry block's interval, not a rerun
+    assert (first.event["retry_count"], second.event["retry_count"]) == (0, 1)  # the step tells its attempt
     assert len(steps.shards()) == 4  # three shards, one of them twice
     assert len(steps.of("post")) == 1
     assert steps.of("fail") == []

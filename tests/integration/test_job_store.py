@@ -7,10 +7,11 @@ from typing import Any
 import boto3
 import pytest
 
-from shared.domain.jobs import NewJobRecord
+from shared.domain.jobs import JobStep, NewJobRecord, Span, StepFailure
 from shared.domain.sharding import Sharding
 from shared.services.jobs import JobSteps, levels_key
-from shared.store.jobs import DynamoJobStore, S3Blobs
+from shared.store.jobs import JOB_SK, DynamoJobStore, S3Blobs, job_pk
+from shared.store.models import JobItem
 
 pytestmark = pytest.mark.integration
 
@@ -118,3 +119,68 @@ def test_a_claimed_post_and_a_cancel_exclude_each_other(store: DynamoJobStore) -
     item = store.item("first-cancel")
     assert item is not None
     assert (item.status, item.post_started_ms) == ("cancelled", None)
+
+
+def test_each_level_counts_its_shards_and_keeps_when_the_last_was_done(store: DynamoJobStore) -> None:
+    """Per-level counters (a number a level, not a list of shards) and times, in the writes the
+    steps make anyway; a level starts when the one before it ends, an empty one ends as it starts."""
+    _new(store, notify=None)
+    store.pre_started("job-1", now_ms=5)
+    store.pre_started("job-1", now_ms=6)  # a retried pre keeps its first attempt's time
+    store.planned("job-1", [2, 0, 1], now_ms=10)
+    assert store.shard_done("job-1", 0, 0, now_ms=20) == (1, 3)
+    assert store.shard_done("job-1", 0, 0, now_ms=25) == (1, 3)  # a retried shard counts once
+    store.shard_done("job-1", 0, 1, now_ms=30)
+    view = store.view("default", "job-1")
+    assert view is not None
+    assert [(lv.total_shards, lv.done_shards, lv.last_done_ms) for lv in view.levels or ()] == [
+        (2, 2, 30),
+        (0, 0, None),
+        (1, 0, None),
+    ]
+    assert [(s.started_ms, s.finished_ms) for s in view.level_spans()] == [(10, 30), (30, 30), (30, None)]
+    assert (view.pre_started_ms, view.pre_finished_ms, view.level) == (5, 10, 2)
+    store.shard_done("job-1", 2, 0, now_ms=40)
+    assert store.claim_post("job-1", now_ms=50)
+    assert store.claim_post("job-1", now_ms=55)  # a retried post keeps its first attempt's time
+    assert store.succeeded("job-1", 7, now_ms=60)
+    view = store.view("default", "job-1")
+    assert view is not None
+    assert [(s.started_ms, s.finished_ms) for s in view.level_spans()][-1] == (30, 40)
+    assert (view.post, view.failure) == (Span(50, 60), None)
+    item = store.item("job-1")
+    assert item is not None
+    assert (item.level_done, item.level_done_ms) == ([2, 0, 1], [30, 0, 40])
+
+
+def test_a_job_planned_before_levels_were_counted_goes_on_counting_in_all(store: DynamoJobStore) -> None:
+    """A job whose pre ran before this version (no per-level counts on its item) is counted as it
+    was, and read per level from its set of shards done."""
+    _new(store, notify=None)
+    JobItem(job_pk("job-1"), JOB_SK).update(
+        actions=[JobItem.shards_per_level.set("[2, 1]"), JobItem.total_shards.set(3)]
+    )
+    spec = store.spec("job-1")
+    assert not spec.levels_counted
+    assert store.shard_done("job-1", 0, 1, by_level=spec.levels_counted) == (1, 3)
+    view = store.view("default", "job-1")
+    assert view is not None
+    assert [(lv.total_shards, lv.done_shards, lv.last_done_ms) for lv in view.levels or ()] == [
+        (2, 1, None),
+        (1, 0, None),
+    ]
+    assert _new(store, "job-2")
+    store.planned("job-2", [1])  # planned by this version: counted per level
+    assert store.spec("job-2").levels_counted
+
+
+def test_a_failure_and_a_failed_notify_are_kept_on_the_item(store: DynamoJobStore) -> None:
+    _new(store)
+    notify = StepFailure(JobStep.NOTIFY, "the processor answered HTTP 502", attempt=1, status=502, threshold=50)
+    store.notify_failed("job-1", notify)
+    failure = StepFailure(JobStep.SHARD, "the processor answered HTTP 500", level=0, shard=3, attempt=3, status=500,
+                          answer="locked", retryable=True)  # fmt: skip
+    assert store.failed("job-1", failure.sentence(), failure, now_ms=9)
+    view = store.view("default", "job-1")
+    assert view is not None
+    assert (view.failure, view.notify_failure, view.error) == (failure, notify, failure.sentence())

@@ -111,9 +111,63 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
     assert level_of.index(1) == len(level_of) - 1  # the second level only after the whole first
     notified = [c["progress"]["percent"] for c in script.calls if c["phase"] == "notify"]
     assert [p - p % 25 for p in notified] == [25, 50, 75, 100]  # each threshold once, the actual percent
+    # each step's times: pre, then each level once the one before it ended, then post
+    pre, (first, second), post = job["pre"], job["levels"], job["post"]
+    assert pre["started_at"] <= pre["finished_at"] == first["started_at"]
+    assert (first["level"], first["total_shards"], first["done_shards"]) == (0, 20, 20)
+    assert (second["level"], second["total_shards"], second["done_shards"]) == (1, 1, 1)
+    assert first["started_at"] <= first["finished_at"] == second["started_at"] <= second["finished_at"]
+    assert second["finished_at"] <= post["started_at"] <= post["finished_at"] == job["finished_at"]
+    assert (job["failure"], job["error"]) == (None, None)
+    assert job["processor"] == {"http": {"url": url, "method": "POST", "headers": {}, "timeout_seconds": 10.0}}
+    assert job["sharding"] == body["sharding"]
+    assert job["notify_every_percent"] == 25
     # post gets every shard's result in level and shard order, whatever order the shards ran in
     expected = [sum(shard) for shard in split(list(range(1, 251)), 20)] + [1000]
     assert script.calls[-1]["results"] == expected
+
+
+def test_a_failed_job_says_which_step_failed_on_which_attempt_with_what_answer(
+    definition: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Shard 1 of level 0 answers 500 on each of its 3 attempts: the job says so, in words and
+    member by member, with each level's shards and the processor's secret header redacted."""
+
+    def process(body: dict[str, Any]) -> tuple[int, Any]:
+        if body["phase"] == "shard" and (body["level"], body["shard"]) == (0, 1):
+            return 500, b"the index is locked\n(try later)"
+        return 200, {"result": 1} if body["phase"] == "shard" else {}
+
+    with running_processor(process) as (url, seen):
+        headers = {"Authorization": "Bearer s3cret", "X-Trace": "abc"}
+        body = {
+            "processor": {"http": {"url": url, "headers": headers}},
+            "data": [[1, 2, 3], [4]],
+            "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 1, "max_shards": 10},
+        }
+        job = _run_job(definition, body, monkeypatch, timeout=30)
+    assert job["status"] == "failed", job
+    said = (
+        "shard 1 of level 0 failed on attempt 3 of 3: the processor answered HTTP 500: the index is locked (try later)"
+    )
+    assert job["error"] == said
+    assert job["failure"] == {
+        "step": "shard", "level": 0, "shard": 1, "attempt": 3, "status": 500,
+        "answer": "the index is locked (try later)", "reason": "the processor answered HTTP 500",
+    }  # fmt: skip
+    assert [b["shard"] for _, b in seen if b["phase"] == "shard" and b["level"] == 0].count(1) == 3
+    assert job["processor"]["http"]["headers"] == {"Authorization": "[redacted]", "X-Trace": "abc"}
+    (first, second) = job["levels"]
+    assert (first["total_shards"], first["done_shards"], first["finished_at"]) == (3, 2, None)
+    assert first["started_at"] == job["pre"]["finished_at"]
+    assert (second["total_shards"], second["done_shards"], second["started_at"], second["finished_at"]) == (
+        1,
+        0,
+        None,
+        None,
+    )
+    assert job["post"] is None
+    assert job["progress"] == {"done_shards": 2, "total_shards": 4, "percent": 50, "level": 0}
 
 
 def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(

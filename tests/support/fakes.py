@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, SundialError, TaskNotFound
-from shared.domain.jobs import JobSpec, JobStatus, JsonValue
+from shared.domain.jobs import JobSpec, JobStatus, JobView, JsonValue, LevelProgress, StepFailure
 from shared.domain.limits import Limit, LimitSpec
 from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
@@ -128,6 +128,10 @@ class InMemoryJob:
     result_ref: str | None = None
     error: str | None = None
     post_started: bool = False
+    pre_started: bool = False
+    planned: bool = False
+    failure: StepFailure | None = None
+    notify_failure: StepFailure | None = None
 
 
 class InMemoryJobStore:
@@ -144,11 +148,15 @@ class InMemoryJobStore:
     def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
         self.jobs[job_id].levels = list(shards_per_level)
         self.jobs[job_id].total = sum(shards_per_level)
+        self.jobs[job_id].planned = True
 
     def shards_per_level(self, job_id: str) -> list[int]:
         return self.jobs[job_id].levels
 
-    def shard_done(self, job_id: str, level: int, shard: int) -> tuple[int, int]:
+    def pre_started(self, job_id: str) -> None:
+        self.jobs[job_id].pre_started = True
+
+    def shard_done(self, job_id: str, level: int, shard: int, *, by_level: bool = True) -> tuple[int, int]:
         job = self.jobs[job_id]
         job.done = job.done | {(level, shard)}
         return len(job.done), job.total
@@ -184,12 +192,28 @@ class InMemoryJobStore:
         job.status, job.result, job.result_ref = JobStatus.SUCCEEDED, result, result_ref
         return True
 
-    def failed(self, job_id: str, error: str) -> bool:
+    def failed(self, job_id: str, error: str, failure: StepFailure | None = None) -> bool:
         job = self.jobs[job_id]
         if job.status is not JobStatus.RUNNING:
             return False
-        job.status, job.error = JobStatus.FAILED, error
+        job.status, job.error, job.failure = JobStatus.FAILED, error, failure
         return True
+
+    def notify_failed(self, job_id: str, failure: StepFailure) -> None:
+        self.jobs[job_id].notify_failure = failure
+
+    def current(self, job_id: str) -> JobView | None:
+        job = self.jobs.get(job_id)
+        if job is None:
+            return None
+        planned = job.planned
+        levels = tuple(
+            LevelProgress(lv, n, sum(1 for level, _ in job.done if level == lv)) for lv, n in enumerate(job.levels)
+        )
+        return JobView(
+            job_id, None, job.status, len(job.done), job.total if planned else None, None, job.result, job.error, 0,
+            None, job.post_started, levels=levels if planned else None, post_started_ms=1 if job.post_started else None,
+        )  # fmt: skip
 
 
 class InMemoryBlobs:

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from shared.delivery.processor import PhaseCall
 from shared.domain.errors import ValidationFailed
-from shared.domain.jobs import JobSpec, ProcessorFailed
+from shared.domain.jobs import JobSpec, JobStep, ProcessorError, ProcessorFailed, ProcessorRetryable, StepFailure
 from shared.domain.sharding import Sharding
 from shared.services.jobs import JobSteps, levels_key
 from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
@@ -143,11 +144,110 @@ def test_too_many_items_for_the_shards_fail_at_pre_naming_the_field() -> None:
     assert raised.value.details[0].field == "sharding.max_shards"
 
 
-def test_fail_records_the_error() -> None:
+def test_fail_records_an_error_no_step_reported_in_the_step_it_came_in() -> None:
+    """An error that no processor call reported (the job function's own, a timeout): its step is
+    the one the job's progress says: pre before the shards are planned, then the first level with
+    shards left, then post."""
     steps, store, _ = _steps([[1]], Sharding())
-    steps.fail("job-1", "ProcessorFailed", "shard 0 answered 400")
+    steps.fail("job-1", "Sandbox.Timedout", "Task timed out after 60.00 seconds")
     job = store.jobs["job-1"]
-    assert (job.status, job.error) == ("failed", "ProcessorFailed: shard 0 answered 400")
+    assert (job.status, job.error) == (
+        "failed",
+        "the pre step failed: Sandbox.Timedout: Task timed out after 60.00 seconds",
+    )
+    assert job.failure == StepFailure(JobStep.PRE, "Sandbox.Timedout: Task timed out after 60.00 seconds")
+
+    steps, store, _ = _steps([[1, 2], [3]], Sharding(1, 1, 10))
+    steps.pre("job-1")
+    steps.shard("job-1", 0, 0, 2)
+    steps.shard("job-1", 0, 1, 2)
+    steps.fail("job-1", "Lambda.Unknown")
+    assert store.jobs["job-1"].error == "level 1 failed: Lambda.Unknown"
+    assert store.jobs["job-1"].failure == StepFailure(JobStep.SHARD, "Lambda.Unknown", level=1)
+
+
+class Failing(ScriptedProcessor):
+    """Fails the calls of ``phase`` (a shard: of ``shard`` only) as the HTTP processor would."""
+
+    def __init__(self, phase: str, error: type[ProcessorError], status: int, shard: int | None = None) -> None:
+        super().__init__()
+        self.phase, self.error, self.status, self.shard = phase, error, status, shard
+
+    def call(self, job_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        if body["phase"] == self.phase and self.shard in (None, body.get("shard")):
+            self.calls.append(body)
+            call = PhaseCall(job_id, body)
+            raise self.error(
+                call.failure(
+                    f"the processor answered HTTP {self.status}", status=self.status, answer=b'{"error": "no"}'
+                )
+            )
+        return super().call(job_id, body)
+
+
+def _failing(processor: ScriptedProcessor, data: Any, notify: int | None = None) -> tuple[JobSteps, InMemoryJobStore]:
+    store, blobs = InMemoryJobStore(), InMemoryBlobs()
+    store.add(JobSpec("job-1", Sharding(1, 1, 10), notify))
+    blobs.put(levels_key("job-1"), data)
+    return JobSteps(store, blobs, processor), store
+
+
+def test_a_shard_failing_for_good_is_recorded_with_its_step_attempt_and_answer() -> None:
+    """What the fail step gets is the failed step's own report (the Lambda error's message, handed
+    over by Step Functions as the cause): the shard, its level, the attempt, the status and the
+    start of the answer; the job's error says it in words."""
+    steps, store = _failing(Failing("shard", ProcessorRetryable, 503, shard=1), [[1, 2, 3]])
+    steps.pre("job-1")
+    steps.shard("job-1", 0, 0, 3)
+    with pytest.raises(ProcessorRetryable) as raised:
+        steps.shard("job-1", 0, 1, 3, attempt=3)
+    steps.fail("job-1", "ProcessorRetryable", str(raised.value))
+    job = store.jobs["job-1"]
+    assert job.error == 'shard 1 of level 0 failed on attempt 3 of 3: the processor answered HTTP 503: {"error": "no"}'
+    assert job.failure == StepFailure(
+        JobStep.SHARD, "the processor answered HTTP 503", level=0, shard=1, attempt=3, status=503,
+        answer='{"error": "no"}', retryable=True,
+    )  # fmt: skip
+
+
+def test_a_refusal_is_not_retried_and_says_so_without_a_count_of_attempts() -> None:
+    steps, store = _failing(Failing("post", ProcessorFailed, 400), [[1]])
+    _run_until_post(steps)
+    with pytest.raises(ProcessorFailed) as raised:
+        steps.post("job-1")
+    steps.fail("job-1", "ProcessorFailed", str(raised.value))
+    assert (
+        store.jobs["job-1"].error
+        == 'the post step failed on attempt 1: the processor answered HTTP 400: {"error": "no"}'
+    )
+
+
+def test_pre_answering_outside_the_contract_says_what_it_answered() -> None:
+    steps, store = _failing(ScriptedProcessor(pre_data={"not": "levels"}), [[1]])
+    with pytest.raises(ProcessorFailed) as raised:
+        steps.pre("job-1", attempt=2)
+    steps.fail("job-1", "ProcessorFailed", str(raised.value))
+    failure = store.jobs["job-1"].failure
+    assert failure is not None
+    assert (failure.step, failure.attempt, failure.answer) == (JobStep.PRE, 2, '{"data":{"not":"levels"}}')
+
+
+def test_a_failed_notify_is_kept_and_the_job_goes_on() -> None:
+    steps, store = _failing(Failing("notify", ProcessorRetryable, 502), [[1, 2]], notify=50)
+    _run(steps)
+    job = store.jobs["job-1"]
+    assert job.status == "succeeded"
+    assert job.notify_failure is not None
+    assert job.notify_failure.sentence() == (
+        'the notify at 100 % failed on attempt 1 of 3: the processor answered HTTP 502: {"error": "no"}'
+    )
+
+
+def _run_until_post(steps: JobSteps) -> None:
+    planned = steps.pre("job-1")
+    for level in planned["levels"]:
+        for shard in level["shards"]:
+            steps.shard("job-1", level["level"], shard, level["shard_count"])
 
 
 def test_a_result_larger_than_the_jobs_item_should_hold_goes_to_the_bucket() -> None:

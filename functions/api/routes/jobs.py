@@ -7,7 +7,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from functions.api.common import jobs, json_response, replayable, settings, tenant
 from functions.api.openapi import RESPONSES
@@ -16,6 +16,7 @@ from shared.api.models import JobIn
 from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
 from shared.api.views import job_view
+from shared.domain.jobs import JobStatus
 from shared.observability import logger
 
 router = Router()
@@ -34,8 +35,15 @@ def create_job(job: JobIn) -> Response[JobOut]:
 
 
 @router.get("/v1/jobs", responses=RESPONSES["list"], summary="List jobs, newest first")
-def list_jobs(limit: PageSize = 50, cursor: Cursor = None) -> Response[JobPage]:
-    page = jobs().list(tenant(), limit, cursor)
+def list_jobs(
+    status: Annotated[
+        JobStatus | None,
+        Query(description="Only the jobs of this status (a page may then come back short: follow next_cursor)."),
+    ] = None,
+    limit: PageSize = 50,
+    cursor: Cursor = None,
+) -> Response[JobPage]:
+    page = jobs().list(tenant(), limit, cursor, status)
     items, after = fitted(page.items, page.cursors, page.next_cursor, job_view, settings().page_bytes)
     return json_response(200, JobPage(items=items, next_cursor=after))
 
