@@ -21,6 +21,9 @@ from tests.support.runtime import ADMIN_KEY, Client, running_runtime
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
 """Debian's chromium (``apt-get install chromium``); another Chromium with ``CHROMIUM_PATH``."""
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "console"
+DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
+"""Where the screenshots docs/console.md shows are kept: refreshed from a run of this suite with
+``CONSOLE_DOCS_SHOTS=1`` (the viewport only, so each stays small)."""
 LAUNCH_ARGS = [
     "--no-sandbox",  # as root in a container
     "--disable-gpu",
@@ -100,13 +103,18 @@ def page(browser: Any, sundial: Client) -> Iterator[Any]:
 
 
 @pytest.fixture
-def shoot() -> Callable[[Any, str], Path]:
-    """``shoot(page, "tasks")``: a full-page screenshot kept as ``.artifacts/console/tasks.png``."""
+def shoot() -> Callable[..., Path]:
+    """``shoot(page, "tasks")``: a full-page screenshot kept as ``.artifacts/console/tasks.png``;
+    with ``docs=True`` it is also the page docs/console.md shows, written to docs/console/ when
+    ``CONSOLE_DOCS_SHOTS`` is set."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
 
-    def take(page: Any, name: str) -> Path:
+    def take(page: Any, name: str, docs: bool = False) -> Path:
         path = ARTIFACTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=True)
+        if docs and os.environ.get("CONSOLE_DOCS_SHOTS"):
+            DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(DOCS_SHOTS / f"{name}.png"), full_page=False)
         return path
 
     return take

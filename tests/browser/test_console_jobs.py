@@ -3,6 +3,7 @@ job cancelled from its page, and a cancel the API refuses (its post has begun) s
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -141,3 +142,84 @@ def test_a_cancel_the_api_refuses_shows_its_error(page, sundial, new_tenant) -> 
             release.set()
         expect(page.get_by_test_id("job-status")).to_have_text("succeeded", timeout=20_000)
         expect(page.get_by_test_id("job-result")).to_contain_text("posted")
+
+
+def shown(iso: str) -> str:
+    """A time as the console writes it (ui.js, ``when``): ``2026-03-01 08:00:00Z``."""
+    return re.sub(r"\.\d+Z$|Z$", "Z", iso.replace("T", " "))
+
+
+def test_a_failed_jobs_page_says_which_step_failed_on_which_attempt_with_what_answer(
+    page, shoot, sundial, new_tenant
+) -> None:
+    """Shard 1 of level 0 answers 500 on its 3 attempts: the page says so in words and member by
+    member, shows each step with its times and shards (level 1 never began, post never ran), and
+    the processor with its secret header redacted."""
+    tenant = new_tenant("jobfail")
+    call = as_tenant(sundial, tenant.key)
+
+    def process(body: dict[str, Any]) -> Answer:
+        if body["phase"] == "shard" and (body["level"], body["shard"]) == (0, 1):
+            return 500, b"the index is locked"
+        return 200, {"result": 1} if body["phase"] == "shard" else {}
+
+    with running_processor(process) as (url, _):
+        spec = {
+            "name": "reindex",
+            "processor": {"http": {"url": url, "headers": {"Authorization": "Bearer s3cret", "X-Team": "search"}}},
+            "data": [[1, 2, 3], [4]],
+            "sharding": {"min_items_per_shard": 1, "max_items_per_shard": 1, "max_shards": 10},
+        }
+        status, job = call("POST", "/v1/jobs", spec)
+        assert status == 201, job
+        failed = eventually(lambda: (j := call("GET", f"/v1/jobs/{job['id']}")[1])["status"] == "failed" and j)
+    sign_in(page, tenant.key)
+    page.goto(f"/console/#/jobs/{job['id']}")
+    expect(page.get_by_test_id("job-status")).to_have_text("failed")
+    said = "shard 1 of level 0 failed on attempt 3 of 3: the processor answered HTTP 500: the index is locked"
+    assert failed["error"] == said
+    expect(page.get_by_test_id("job-error")).to_contain_text(said)
+    failure = page.get_by_test_id("job-failure")
+    expect(failure.get_by_test_id("failure-step")).to_have_text("shard 1 of level 0")
+    expect(failure.get_by_test_id("failure-attempt")).to_have_text("3")
+    expect(failure.get_by_test_id("failure-status")).to_have_text("500")
+    expect(failure.get_by_test_id("failure-answer")).to_have_text("the index is locked")
+    expect(page.get_by_test_id("progress")).to_have_text("2/4 shards, 50%")
+    steps = page.get_by_test_id("job-steps")
+    pre = steps.get_by_test_id("step-pre").locator("td")
+    expect(pre.nth(1)).to_have_text(shown(failed["pre"]["started_at"]))
+    expect(pre.nth(2)).to_have_text(shown(failed["pre"]["finished_at"]))
+    level_0 = steps.get_by_test_id("step-level-0").locator("td")
+    expect(level_0.nth(1)).to_have_text(shown(failed["pre"]["finished_at"]))  # it began when pre ended
+    expect(level_0.nth(2)).to_have_text("—")  # it never ended
+    expect(steps.get_by_test_id("step-level-0").get_by_test_id("level-shards")).to_have_text("2/3")
+    expect(steps.get_by_test_id("step-level-1").get_by_test_id("level-shards")).to_have_text("0/1")
+    expect(steps.get_by_test_id("step-level-1").locator("td").nth(1)).to_have_text("—")  # never began
+    expect(steps.get_by_test_id("step-post").locator("td").nth(1)).to_have_text("—")
+    processor = page.get_by_test_id("job-processor")
+    expect(processor).to_contain_text("Authorization: [redacted]")
+    expect(processor).to_contain_text("X-Team: search")
+    expect(processor).not_to_contain_text("s3cret")
+    shoot(page, "job-failed", docs=True)
+
+
+def test_a_job_whose_pre_failed_says_so_rather_than_an_empty_count(page, sundial, new_tenant) -> None:
+    tenant = new_tenant("jobpre")
+    call = as_tenant(sundial, tenant.key)
+    with running_processor(lambda body: (400, {"error": "no such bucket"})) as (url, _):
+        status, job = call("POST", "/v1/jobs", {"name": "import", "processor": {"http": {"url": url}}, "data": [[1]]})
+        assert status == 201, job
+        eventually(lambda: call("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "failed", what="the job failed")
+    sign_in(page, tenant.key)
+    page.goto(f"/console/#/jobs/{job['id']}")
+    expect(page.get_by_test_id("job-error")).to_contain_text(
+        'the pre step failed on attempt 1: the processor answered HTTP 400: {"error": "no such bucket"}'
+    )
+    expect(page.get_by_test_id("progress")).to_have_text("pre planned no shards")
+    expect(page.get_by_text("0/ shards")).to_have_count(0)
+    expect(page.get_by_test_id("job-failure").get_by_test_id("failure-step")).to_have_text("the pre step")
+    nav(page, "Jobs")
+    page.get_by_label("Status").select_option("failed")
+    row = page.get_by_test_id("jobs").locator("tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.get_by_test_id("job-list-error")).to_contain_text("the pre step failed on attempt 1")

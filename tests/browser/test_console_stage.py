@@ -27,7 +27,7 @@ def test_the_console_under_a_stage_calls_the_api_under_it(page, sundial, new_ten
         route.fulfill(response=route.fetch(url=route.request.url.replace("/prod/", "/", 1)))
 
     page.route("**/prod/**", strip_stage)
-    page.goto("/prod/console/")
+    page.goto("/prod/console/#/tasks")
     page.get_by_label("API key").fill(tenant.key)
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_test_id("tasks")).to_contain_text("staged")

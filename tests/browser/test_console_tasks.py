@@ -44,7 +44,7 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(
     page.get_by_role("button", name="every_seconds").click()  # a preset, then changed by hand
     schedule.fill('{"every_seconds": 2}')
     page.get_by_role("button", name="Preview").click()
-    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(5)
+    expect(page.get_by_test_id("next-times").locator("tbody tr")).to_have_count(5)
     expect(page.get_by_test_id("error")).to_have_count(0)
     page.get_by_label("URL").fill(receiver.url + "/beat")
     page.get_by_label("Payload (JSON, optional)").fill('{"from": "console"}')
@@ -72,7 +72,7 @@ def test_a_task_from_the_editor_fires_and_is_paused_resumed_and_cancelled(
     )
     assert drawn > 100, "the lateness chart's canvas is blank"
     expect(page.get_by_test_id("targets")).to_contain_text(receiver.url + "/beat")
-    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(5)
+    expect(page.get_by_test_id("next-times").locator("tbody tr")).to_have_count(5)
     shoot(page, "task")
 
     page.get_by_role("button", name="Pause").click()
@@ -100,7 +100,7 @@ def test_a_task_is_run_now_and_its_schedule_changed_after_a_preview(page, sundia
     assert status == 201
     sign_in(page, tenant.key)
     page.get_by_role("link", name="later").click()
-    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(1)  # a one-shot: its next_fire_at
+    expect(page.get_by_test_id("next-times").locator("tbody tr")).to_have_count(1)  # a one-shot: its next_fire_at
     page.get_by_role("button", name="Run now").click()
     expect(page.get_by_test_id("outcome")).to_contain_text("Run started")
     expect(page.get_by_test_id("runs").get_by_text("succeeded")).to_be_visible(timeout=20_000)
@@ -111,7 +111,7 @@ def test_a_task_is_run_now_and_its_schedule_changed_after_a_preview(page, sundia
     save = page.get_by_role("button", name="Save schedule")
     expect(save).to_be_disabled()
     page.get_by_role("button", name="Preview").click()
-    expect(page.get_by_test_id("next-times").last.locator("li")).to_have_count(5)
+    expect(page.get_by_test_id("next-times").last.locator("tbody tr")).to_have_count(5)
     save.click()
     expect(page.get_by_test_id("task-schedule")).to_have_text("cron 0 9 * * 1-5 (Europe/Paris)")
     stored = eventually(lambda: (t := call("GET", f"/v1/tasks/{task['id']}")[1])["version"] > task["version"] and t)
@@ -171,7 +171,7 @@ def test_every_schedule_preset_previews(page, new_tenant, preset, times) -> None
     nav(page, "New task")
     page.get_by_role("button", name=preset, exact=True).click()
     page.get_by_role("button", name="Preview").click()
-    expect(page.get_by_test_id("next-times").locator("li")).to_have_count(times)
+    expect(page.get_by_test_id("next-times").locator("tbody tr")).to_have_count(times)
     expect(page.get_by_test_id("error")).to_have_count(0)
 
 

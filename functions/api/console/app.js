@@ -1,23 +1,27 @@
 // The Sundial console: sign in with an API key (kept in this tab's sessionStorage), then the
-// tenant's tasks, dead letters and jobs, each page at a hash route (#/tasks, #/tasks/<id>,
-// #/new, #/dead-letters, #/jobs, #/jobs/<id>) so the server serves one page for all of them.
+// tenant's home (is anything wrong?), tasks, dead letters and jobs, each page at a hash route (#/,
+// #/tasks, #/tasks/<id>, #/new, #/dead-letters, #/jobs, #/jobs/<id>) so the server serves one
+// page for all of them.
 import { html, render, useEffect, useState } from "./vendor/htm-preact-3.1.1.module.js";
 import { endSession, onSession, signIn, signedInKey, signedOutBecause } from "./api.js";
 import { DeadLetters } from "./pages/dead-letters.js";
 import { Editor } from "./pages/editor.js";
+import { Home } from "./pages/home.js";
 import { Job, Jobs } from "./pages/jobs.js";
 import { Task } from "./pages/task.js";
 import { Tasks } from "./pages/tasks.js";
 
 const ROUTES = [
   [/^tasks\/([^/]+)$/, (id) => html`<${Task} id=${id} key=${id} />`, "tasks"],
-  [/^(tasks)?$/, () => html`<${Tasks} />`, "tasks"],
+  [/^$/, () => html`<${Home} />`, ""],
+  [/^tasks$/, () => html`<${Tasks} />`, "tasks"],
   [/^new$/, () => html`<${Editor} />`, "new"],
   [/^dead-letters$/, () => html`<${DeadLetters} />`, "dead-letters"],
   [/^jobs\/([^/]+)$/, (id) => html`<${Job} id=${id} key=${id} />`, "jobs"],
   [/^jobs$/, () => html`<${Jobs} />`, "jobs"],
 ];
 const NAV = [
+  ["", "Home"],
   ["tasks", "Tasks"],
   ["new", "New task"],
   ["dead-letters", "Dead letters"],
@@ -28,7 +32,7 @@ function SignIn() {
   const [key, setKey] = useState("");
   const submit = (event) => {
     event.preventDefault();
-    if (!location.hash) location.hash = "#/tasks";
+    if (!location.hash) location.hash = "#/";
     signIn(key.trim());
   };
   return html`<form class="sign-in" onSubmit=${submit}>
@@ -57,8 +61,8 @@ function App() {
   useEffect(() => onSession(() => setTurn((n) => n + 1)), []);
   const path = useHash();
   if (signedInKey() === null) return html`<${SignIn} />`;
-  let page = html`<section><h1>No such page</h1><p><a href="#/tasks">Tasks</a></p></section>`;
-  let section = "";
+  let page = html`<section><h1>No such page</h1><p><a href="#/">Home</a></p></section>`;
+  let section = null;
   for (const [pattern, view, name] of ROUTES) {
     const match = pattern.exec(path);
     if (match) {

@@ -1,6 +1,20 @@
 // Each run's lateness (fired_at - scheduled_for, ms) by its scheduled time, drawn by uPlot (the
 // classic script vendor/uPlot-*.iife.min.js, loaded before the modules, defines it globally).
+// Times are written as everywhere on the page: UTC, ISO order, 24-hour clock.
 import { html, useEffect, useRef } from "./vendor/htm-preact-3.1.1.module.js";
+
+// The x axis's labels (ticks in seconds): the time of day, with the date where it changes (and on
+// the first tick), and seconds only when the ticks are less than a minute apart.
+export function isoTicks(ticks, increment) {
+  let day = "";
+  return ticks.map((tick) => {
+    const iso = new Date(tick * 1000).toISOString();
+    const time = increment < 60 ? iso.slice(11, 19) : iso.slice(11, 16);
+    if (iso.slice(0, 10) === day) return time;
+    day = iso.slice(0, 10);
+    return `${time}\n${day}`;
+  });
+}
 
 export function LatenessChart({ runs }) {
   const box = useRef(null);
@@ -20,11 +34,12 @@ export function LatenessChart({ runs }) {
         width: box.current.clientWidth || 640,
         height: 220,
         tzDate: (ts) => window.uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"), // every time shown is UTC
-        series: [
-          {},
-          { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 }, value: (u, v) => (v === null ? "—" : `${v} ms`) },
+        legend: { show: false }, // one series, named in the caption: a legend would be an empty box
+        series: [{}, { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 } }],
+        axes: [
+          { values: (u, ticks, axis, space, increment) => isoTicks(ticks, increment), size: 50 },
+          { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 },
         ],
-        axes: [{}, { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 }],
         scales: {
           // one run: a minute either side of it (uPlot's own range for a single time spans years)
           x: { time: true, range: (u, min, max) => (u.data[0].length === 1 ? [u.data[0][0] - 60, u.data[0][0] + 60] : [min, max]) },

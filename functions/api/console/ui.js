@@ -98,11 +98,41 @@ export function parseField(field, text, { optional = false } = {}) {
   }
 }
 
-// The next times of a schedule, as POST /v1/schedules:preview answers them.
-export function NextTimes({ preview }) {
+// The zone a schedule is written in, when it is not UTC (a cron's timezone, a repeat rule's).
+export function zoneOf(schedule) {
+  const zone = schedule?.timezone || schedule?.repeat?.timezone;
+  return zone && zone !== "UTC" && zone !== "Etc/UTC" ? zone : null;
+}
+
+// An instant in a zone, written as the page writes UTC (ISO order, 24-hour clock) with the
+// zone's offset then: "2026-03-02 09:00:00 (UTC+01:00)".
+export function inZone(iso, zone) {
+  const format = new Intl.DateTimeFormat("en-GB", {
+    timeZone: zone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+    timeZoneName: "longOffset",
+  });
+  const part = Object.fromEntries(format.formatToParts(new Date(iso)).map((p) => [p.type, p.value]));
+  const offset = part.timeZoneName === "GMT" ? "UTC+00:00" : part.timeZoneName.replace("GMT", "UTC");
+  return `${part.year}-${part.month}-${part.day} ${part.hour}:${part.minute}:${part.second} (${offset})`;
+}
+
+// The next times of a schedule, as POST /v1/schedules:preview answers them: in UTC and, for a
+// schedule written in a zone, in that zone beside it.
+export function NextTimes({ preview, zone }) {
   if (!preview) return null;
-  return html`<ol class="times" data-testid="next-times">
-      ${preview.times.map((t) => html`<li>${when(t)}</li>`)}
-    </ol>
+  return html`${preview.times.length > 0 &&
+    html`<table class="times" data-testid="next-times">
+      <thead><tr><th>UTC</th>${zone && html`<th>${zone}</th>`}</tr></thead>
+      <tbody>
+        ${preview.times.map((t) => html`<tr><td>${when(t)}</td>${zone && html`<td data-testid="zoned">${inZone(t, zone)}</td>`}</tr>`)}
+      </tbody>
+    </table>`}
     ${preview.notes.map((n) => html`<p class="note">${n}</p>`)}`;
 }

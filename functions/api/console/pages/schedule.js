@@ -1,12 +1,13 @@
 // A schedule typed as JSON (with presets to start from) and previewed before it is saved.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api } from "../api.js";
-import { ErrorBox, NextTimes, PRESETS, describe, parseField } from "../ui.js";
+import { ErrorBox, NextTimes, PRESETS, describe, parseField, zoneOf } from "../ui.js";
 
 // onChecked(text) is called with the text whose preview the API accepted: a form saves a
 // schedule only when the text is the one previewed.
 export function ScheduleField({ text, setText, onChecked }) {
   const [preview, setPreview] = useState(null);
+  const [zone, setZone] = useState(null);
   const [error, setError] = useState(null);
   const change = (value) => {
     setText(value);
@@ -19,6 +20,7 @@ export function ScheduleField({ text, setText, onChecked }) {
     try {
       const schedule = parseField("schedule", text);
       setPreview(await api("POST", "v1/schedules:preview", { schedule, count: 5 }));
+      setZone(zoneOf(schedule));
       onChecked(text);
     } catch (e) {
       setError(e);
@@ -44,7 +46,7 @@ export function ScheduleField({ text, setText, onChecked }) {
     <p class="describe">${words}</p>
     <button type="button" onClick=${run}>Preview</button>
     <${ErrorBox} error=${error} />
-    ${preview && html`<p>The next times (UTC):</p>`}
-    <${NextTimes} preview=${preview} />
+    ${preview && html`<p>The next times:</p>`}
+    <${NextTimes} preview=${preview} zone=${zone} />
   </fieldset>`;
 }

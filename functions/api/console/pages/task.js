@@ -3,23 +3,50 @@
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api } from "../api.js";
 import { LatenessChart } from "../chart.js";
-import { ErrorBox, Json, NextTimes, Status, describe, parseField, useLoad, when } from "../ui.js";
+import { ErrorBox, Json, NextTimes, Status, describe, inZone, parseField, useLoad, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
 
 const LIVE = ["scheduled", "paused"];
 
-// The task's next five times, from its next_fire_at: a one-shot has that one; a fixed rate steps
-// from it; a cron or calendar rule is previewed from it (the preview's "after" is inclusive).
-function nextTimes(t) {
+const ONE_SHOT = (s) => "at" in s || "after_seconds" in s;
+
+// The task's next five times from `from` (an instant on its schedule, or any instant for a cron or
+// calendar rule): a one-shot has its one time; a fixed rate steps from its next_fire_at, which is
+// on its grid, to the first step at or after `from`; a cron or calendar rule is previewed from
+// `from` (the preview's "after" is inclusive).
+function timesFrom(t, from) {
   const s = t.schedule;
-  if (!LIVE.includes(t.status)) return Promise.resolve(null);
-  if ("at" in s || "after_seconds" in s) return Promise.resolve({ times: t.next_fire_at ? [t.next_fire_at] : [], notes: [] });
+  if (ONE_SHOT(s)) return Promise.resolve({ times: t.next_fire_at ? [t.next_fire_at] : [], notes: [] });
   if ("every_seconds" in s && t.next_fire_at) {
-    const first = Date.parse(t.next_fire_at);
-    const times = [0, 1, 2, 3, 4].map((k) => new Date(first + k * s.every_seconds * 1000).toISOString());
+    const period = s.every_seconds * 1000;
+    const armed = Date.parse(t.next_fire_at);
+    const first = armed + Math.max(0, Math.ceil((Date.parse(from) - armed) / period)) * period;
+    const times = [0, 1, 2, 3, 4].map((k) => new Date(first + k * period).toISOString());
     return Promise.resolve({ times: times.filter((time) => !s.end || time <= s.end), notes: [] });
   }
-  return api("POST", "v1/schedules:preview", { schedule: s, count: 5, ...(t.next_fire_at && { after: t.next_fire_at }) });
+  return api("POST", "v1/schedules:preview", { schedule: s, count: 5, ...(from && { after: from }) });
+}
+
+// What the page lists under "Next times". A scheduled task: its times from next_fire_at. A paused
+// task fires nothing; its times are those it would have once resumed (now), as resume arms it:
+// its armed occurrence if still ahead; if missed, misfire fire_now fires it at once (a recurring
+// task then goes on from now), misfire skip moves to the first time from now (a one-shot then
+// never fires: resuming completes it).
+async function nextTimes(t) {
+  if (!LIVE.includes(t.status)) return null;
+  const paused = t.status === "paused";
+  const now = new Date().toISOString();
+  const missed = paused && t.next_fire_at && t.next_fire_at < now;
+  if (!missed) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
+  const s = t.schedule;
+  const was = `its occurrence of ${when(t.next_fire_at)} went by while paused`;
+  if (ONE_SHOT(s)) {
+    if (t.misfire === "skip") return { paused, times: [], notes: [`None: ${was} and its misfire is skip, so resuming completes it.`] };
+    return { paused, times: [], notes: [`At once: ${was} and its misfire is fire_now.`] };
+  }
+  const ahead = await timesFrom(t, now);
+  const first = t.misfire === "fire_now" ? [`At once (${was}; misfire fire_now), then:`] : [];
+  return { paused, times: ahead.times, notes: [...first, ...ahead.notes] };
 }
 
 export function Task({ id }) {
@@ -27,7 +54,7 @@ export function Task({ id }) {
   const runs = useLoad(() => api("GET", `v1/tasks/${id}/runs?limit=100`), [id], 3000);
   const t = task.data;
   const schedule = JSON.stringify(t?.schedule);
-  const next = useLoad(() => (t ? nextTimes(t) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at]);
+  const next = useLoad(() => (t ? nextTimes(t) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at, t?.misfire]);
   const [outcome, setOutcome] = useState(null);
   const [confirming, setConfirming] = useState(false);
   if (!t) return html`<section><h1>Task</h1><${ErrorBox} error=${task.error} /><p><a href="#/tasks">All tasks</a></p></section>`;
@@ -64,7 +91,9 @@ export function Task({ id }) {
     <dl class="facts">
       <dt>Id</dt><dd><code>${t.id}</code></dd>
       <dt>Schedule</dt><dd data-testid="task-schedule">${describe(t.schedule)}</dd>
-      <dt>Next fire</dt><dd>${when(t.next_fire_at)}</dd>
+      <dt>Next fire</dt><dd data-testid="next-fire">${t.status === "paused"
+        ? html`none while paused${t.next_fire_at ? html` (armed for ${when(t.next_fire_at)})` : ""}`
+        : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s</dd>
       <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
@@ -79,7 +108,9 @@ export function Task({ id }) {
       <div>
         <h2>Next times</h2>
         ${!live && html`<p class="empty">None: the task is ${t.status}.</p>`}
-        <${NextTimes} preview=${next.data} />
+        ${next.data?.paused && html`<p data-testid="next-times-heading"><strong>Paused</strong> — next times once resumed:</p>`}
+        ${next.data?.paused && !next.data.times.length && !next.data.notes.length && html`<p class="empty">None.</p>`}
+        <${NextTimes} preview=${next.data} zone=${zoneOf(t.schedule)} />
         <${ErrorBox} error=${next.error} />
         <h2>Schedule</h2>
         <${Json} value=${t.schedule} />
