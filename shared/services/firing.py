@@ -334,6 +334,10 @@ class Trigger:
             if staged.one_shot:
                 counted_in = task.tenant if claim.claimed.counted else None
                 success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in, ran.throttled_ms)
+                ended = Run(
+                    staged.run_id, task.id, from_ms(staged.due_ms), RunStatus.SUCCEEDED, fired_at=from_ms(fired)
+                )
+                self._note_parent(task, ended)
                 return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt, success=success)
             run = Run(
                 staged.run_id,
@@ -533,6 +537,7 @@ class Trigger:
         for) go in it too. Returns those failures (None: left as they were)."""
         now, task = self.clock(), claimed.task
         streak = streak_after(task, run.status)
+        self._note_parent(task, run)
         if staged.one_shot:
             counted_in = task.tenant if claimed.counted else None
             self.store.finish_one_shot(
@@ -555,6 +560,13 @@ class Trigger:
             paused_reason=streak.paused_reason,
         )
         return streak.failures
+
+    def _note_parent(self, task: Task, run: Run) -> None:
+        """An extra run (run now, a chained run, a redrive) is an occurrence of its parent too:
+        its end is the parent's latest occurrence (``last_run``), and a success ends a failed
+        parent completed. Nothing for a task's own occurrences (their item says it)."""
+        if task.parent_id is not None:
+            self.store.note_ended_run(task.parent_id, run)
 
     # Alerts: sent after the batch's outcomes are recorded ---------------------------------
 
