@@ -45,12 +45,27 @@ class RetryOut(Model):
     interval_seconds: float
 
 
+class LastRunOut(Model):
+    """A task's latest occurrence, in brief (``GET /v1/tasks/{id}/runs`` has the whole run)."""
+
+    run_id: str
+    scheduled_for: Instant
+    status: RunStatus = Field(description="firing or retrying while under way; then how it ended.")
+    fired_at: Instant | None = Field(description="When its last attempt was made (null: none made).")
+
+
 class TaskOut(Model):
     """A task. It has ``target`` or, when it multicasts, ``targets``."""
 
     id: str = Field(description="26-character ULID.")
     name: str | None
-    status: TaskStatus
+    status: TaskStatus = Field(
+        description="scheduled, paused, completed, cancelled, or failed: it will never fire again by itself "
+        "and its last occurrence failed (a redrive that succeeds makes it completed)."
+    )
+    last_run: LastRunOut | None = Field(
+        None, description="Its latest occurrence (its own, run now, a chained run or a redrive); null before the first."
+    )
     schedule: ScheduleIn
     target: TargetIn | None = absent()
     targets: list[TargetIn] | None = absent()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from datetime import datetime
+from typing import Any
 
 from shared.api.models import ShardingIn, alert_of, processor_of, schedule_of, target_of
 from shared.api.responses import (
@@ -44,7 +45,7 @@ from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import redacted
 from shared.domain.sharding import Sharding
 from shared.domain.signing import NewSecret, SecretInfo
-from shared.domain.tasks import Alert, DeadLetter, Run, Target, Task
+from shared.domain.tasks import Alert, DeadLetter, LastRun, Run, Target, Task
 from shared.domain.tenants import KeyInfo, NewKey, Tenant
 from shared.domain.times import from_ms
 from shared.services.tasks import Redriven
@@ -63,6 +64,12 @@ def _retry(retry: RetryPolicy) -> RetryOut:
     return RetryOut(max_attempts=retry.max_attempts, backoff=retry.backoff, interval_seconds=retry.interval_seconds)
 
 
+def _last_run(run: LastRun | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {"run_id": run.run_id, "scheduled_for": run.scheduled_for, "status": run.status, "fired_at": run.fired_at}
+
+
 def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
     """A task. ``scheduled_now``: the answer to the write that set its schedule, which carries
     the notices about it (an ``at`` already past fires at once)."""
@@ -72,6 +79,7 @@ def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
             "id": task.id,
             "name": task.name,
             "status": task.status,
+            "last_run": _last_run(task.last_run),
             "schedule": schedule_of(task.schedule),
             **_targets(task.targets, task.multicast),
             "payload": task.payload,

@@ -103,7 +103,9 @@ class Staged:
     """Put back by a limit per destination (docs/receivers.md): its run waits, ``throttled``, for
     this message, which claims it without using an attempt."""
     start_ms: int | None = None
-    """A held occurrence's booked start (None: it books again when it comes back)."""
+    """No call of this attempt starts before it: a retry's due start (its backoff after the
+    attempt before started, or a receiver's Retry-After), or a held occurrence's booked start
+    (None there: it books again when it comes back)."""
     booked: tuple[tuple[str, int], ...] = ()
     """The limits (name, version) its start was booked under: a limit changed since is booked again."""
     ready_ms: int | None = None
@@ -119,10 +121,10 @@ class Staged:
             "a": self.attempt,
             "o": self.one_shot,
         }
+        if self.start_ms is not None:  # a held copy's booked start, or a retry's due start
+            message["s"] = self.start_ms
         if self.held:
             message["h"] = 1
-            if self.start_ms is not None:
-                message["s"] = self.start_ms
             if self.booked:
                 message["v"] = [[name, version] for name, version in self.booked]
             if self.ready_ms is not None:

@@ -12,6 +12,9 @@ class TaskStatus(StrEnum):
     PAUSED = "paused"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
+    FAILED = "failed"
+    """It will never fire again by itself, and its last occurrence failed (``failed`` or
+    ``dead_lettered``): a one-shot task whose run failed, a recurring one whose last ended so."""
 
 
 class RunStatus(StrEnum):
@@ -34,11 +37,17 @@ class LetterStatus(StrEnum):
 
 
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
-    TaskStatus.SCHEDULED: frozenset({TaskStatus.PAUSED, TaskStatus.COMPLETED, TaskStatus.CANCELLED}),
+    TaskStatus.SCHEDULED: frozenset({TaskStatus.PAUSED, TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED}),
     TaskStatus.PAUSED: frozenset({TaskStatus.SCHEDULED, TaskStatus.CANCELLED}),
     TaskStatus.COMPLETED: frozenset(),
     TaskStatus.CANCELLED: frozenset(),
+    TaskStatus.FAILED: frozenset({TaskStatus.COMPLETED}),  # a redriven run that succeeds
 }
+
+ENDED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
+"""A task in one of these never fires again by itself (a client cannot change it; a failed one
+becomes completed when a redrive of its run succeeds)."""
+
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.STAGED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
@@ -63,7 +72,13 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
 
 
 def is_final(status: TaskStatus) -> bool:
-    return not TASK_TRANSITIONS[status]
+    return status in ENDED
+
+
+def ended_as(run: RunStatus) -> TaskStatus:
+    """What a task that will never fire again by itself is once its last occurrence ended ``run``:
+    ``failed`` when that occurrence failed, else ``completed``."""
+    return TaskStatus.FAILED if run in (RunStatus.FAILED, RunStatus.DEAD_LETTERED) else TaskStatus.COMPLETED
 
 
 def check_task_transition(current: TaskStatus, target: TaskStatus) -> TaskStatus:

@@ -143,6 +143,20 @@ class Run:
 
 
 @dataclass(frozen=True)
+class LastRun:
+    """A task's latest occurrence, in brief: what an operator looks at first."""
+
+    run_id: str
+    scheduled_for: datetime
+    status: RunStatus
+    fired_at: datetime | None = None
+
+    @classmethod
+    def of(cls, run: Run) -> LastRun:
+        return cls(run.run_id, run.scheduled_for, run.status, run.fired_at)
+
+
+@dataclass(frozen=True)
 class Task:
     id: str
     tenant: str
@@ -182,6 +196,18 @@ class Task:
     on_failure: tuple[str, ...] = ()
     chain: ChainLink | None = None
     """On a chained run (an extra run a parent occurrence started): its parent, its hop."""
+    ended_run: LastRun | None = None
+    """The latest occurrence that ended and is no longer the item's current run: a recurring
+    task's previous occurrence, or an extra run of this task (run now, a chained run, a redrive)."""
+
+    @property
+    def last_run(self) -> LastRun | None:
+        """The task's latest occurrence (null before the first): its current run when it has one
+        that is no older than the latest ended elsewhere, else that one."""
+        current = LastRun.of(self.run) if self.run is not None else None
+        if current is None or (self.ended_run is not None and self.ended_run.scheduled_for > current.scheduled_for):
+            return self.ended_run
+        return current
 
     @property
     def recurring(self) -> bool:

@@ -328,12 +328,20 @@ class Trigger:
             return Fired(staged, Result.SKIPPED, reason=run.last_error)
         fired, done = ran.fired_ms, ran.targets_done
         lateness = fired - staged.due_ms
+        # A run's lateness is its first attempt's (the API's word): a retry keeps what the first
+        # recorded on the task's item (record_retry), not its own (which includes the backoff).
+        earlier = task.run.lateness_ms if task.run is not None and task.run.run_id == staged.run_id else None
+        run_lateness = earlier if staged.attempt > 1 and earlier is not None else lateness
         failures = [o for o in ran.outcomes if not o.ok]
         if not failures:
             self._chain(task, staged, RunStatus.SUCCEEDED, ran.outcomes)
             if staged.one_shot:
                 counted_in = task.tenant if claim.claimed.counted else None
-                success = Success(staged.run_id, fired, lateness, staged.attempt, counted_in, ran.throttled_ms)
+                success = Success(staged.run_id, fired, run_lateness, staged.attempt, counted_in, ran.throttled_ms)
+                ended = Run(
+                    staged.run_id, task.id, from_ms(staged.due_ms), RunStatus.SUCCEEDED, fired_at=from_ms(fired)
+                )
+                self._note_parent(task, ended)
                 return Fired(staged, Result.SUCCEEDED, lateness, staged.attempt, success=success)
             run = Run(
                 staged.run_id,
@@ -342,7 +350,7 @@ class Trigger:
                 RunStatus.SUCCEEDED,
                 staged.attempt,
                 from_ms(fired),
-                lateness,
+                run_lateness,
                 throttled_ms=ran.throttled_ms,
             )
             self._finish(claim.claimed, staged, run, done)
@@ -352,12 +360,15 @@ class Trigger:
         if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
             # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503, up
             # to an hour): a wait past SQS's longest delay comes back early and is sent on again.
-            asked = [math.ceil(o.retry_after_s) for o in failures if o.retry_after_s is not None]
-            delay = max([round(task.retry.delay_after(staged.attempt)), *asked])
-            following = staged.next_attempt(ran.throttled_ms)
-            if delay > MAX_DELAY_SECONDS:
-                following = replace(following, start_ms=self.clock() + delay * 1000)
-            self.stager.send([(following, min(delay, MAX_DELAY_SECONDS))])
+            # The next attempt is due its backoff after this one started (as a first fire is due
+            # at its time: staged a lead early and held to the millisecond), never before a
+            # receiver's Retry-After has passed, and at once when this call outlasted the backoff.
+            now = self.clock()
+            start = fired + round(task.retry.delay_after(staged.attempt) * 1000)
+            asked = [now + math.ceil(o.retry_after_s * 1000) for o in failures if o.retry_after_s is not None]
+            start = max([start, now, *asked])
+            following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
+            self.stager.send([(following, delay_seconds(start, now, self.timing.lead_ms))])
             self.store.record_retry(
                 staged,
                 error=error,
@@ -380,7 +391,7 @@ class Trigger:
             status,
             staged.attempt,
             from_ms(fired),
-            lateness,
+            run_lateness,
             error,
             throttled_ms=ran.throttled_ms,
         )
@@ -533,6 +544,7 @@ class Trigger:
         for) go in it too. Returns those failures (None: left as they were)."""
         now, task = self.clock(), claimed.task
         streak = streak_after(task, run.status)
+        self._note_parent(task, run)
         if staged.one_shot:
             counted_in = task.tenant if claimed.counted else None
             self.store.finish_one_shot(
@@ -555,6 +567,13 @@ class Trigger:
             paused_reason=streak.paused_reason,
         )
         return streak.failures
+
+    def _note_parent(self, task: Task, run: Run) -> None:
+        """An extra run (run now, a chained run, a redrive) is an occurrence of its parent too:
+        its end is the parent's latest occurrence (``last_run``), and a success ends a failed
+        parent completed. Nothing for a task's own occurrences (their item says it)."""
+        if task.parent_id is not None:
+            self.store.note_ended_run(task.parent_id, run)
 
     # Alerts: sent after the batch's outcomes are recorded ---------------------------------
 

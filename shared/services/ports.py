@@ -176,6 +176,11 @@ class PipelineStore(Protocol):
         in the same write (shared/domain/alerts.py)."""
         ...
 
+    def note_ended_run(self, task_id: str, run: Run) -> None:
+        """An extra run of ``task_id`` ended: it becomes the task's ``last_run`` unless a later
+        one is there already; a success makes a ``failed`` task ``completed``."""
+        ...
+
 
 class Chains(Protocol):
     def start_chained(self, parent: Task, link: ChainLink, child_id: str, branch: Branch) -> ChainStart:

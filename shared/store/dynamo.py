@@ -32,7 +32,7 @@ from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetterRef, Misfire, Page, Priority, Run, Task, matches
+from shared.domain.tasks import DeadLetterRef, LastRun, Misfire, Page, Priority, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
@@ -193,6 +193,27 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         on_success=tuple(json.loads(item.on_success)) if item.on_success is not None else (),
         on_failure=tuple(json.loads(item.on_failure)) if item.on_failure is not None else (),
         chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
+        ended_run=ended_run_of(item.ended_run),
+    )
+
+
+def ended_run_to_json(run: Run) -> str:
+    fired = to_ms(run.fired_at) if run.fired_at is not None else None
+    return compact_json(
+        {"run_id": run.run_id, "scheduled_ms": to_ms(run.scheduled_for), "status": run.status.value, "fired_ms": fired}
+    )
+
+
+def ended_run_of(text: str | None) -> LastRun | None:
+    if text is None:
+        return None
+    data = json.loads(text)
+    fired = data.get("fired_ms")
+    return LastRun(
+        data["run_id"],
+        from_ms(int(data["scheduled_ms"])),
+        RunStatus(data["status"]),
+        from_ms(int(fired)) if fired is not None else None,
     )
 
 
@@ -237,7 +258,7 @@ def _task_id_of(serialized: dict[str, Any]) -> str:
     return str(serialized["task_id"]["S"])
 
 
-FINAL = (TaskStatus.COMPLETED, TaskStatus.CANCELLED)
+FINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED)
 
 
 class DynamoTaskRepository:

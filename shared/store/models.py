@@ -148,6 +148,11 @@ class TaskItem(BucketItem, discriminator="task"):
     """Why the pipeline paused the task; removed by a resume."""
     failures = NumberAttribute(null=True)
     """The task's occurrences that failed in a row: written by the write that ends each one."""
+    ended_run = UnicodeAttribute(null=True)
+    """JSON ``{"run_id", "scheduled_ms", "status", "fired_ms"}``: the task's latest occurrence that
+    ended and is not the item's current run (a recurring task's previous one, an extra run's)."""
+    ended_run_ms = NumberAttribute(null=True)
+    """That occurrence's scheduled time: an older one never overwrites it."""
     on_success = UnicodeAttribute(null=True)
     """The tasks an occurrence's success starts, as a JSON list of ids (absent: none)."""
     on_failure = UnicodeAttribute(null=True)

@@ -24,11 +24,11 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, occurrence_key, staged_for
 from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
 from shared.domain.quota import freed
-from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.states import RunStatus, TaskStatus, ended_as
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.dynamo import lane_of, priority_of, run_logs, to_task
+from shared.store.dynamo import ended_run_to_json, lane_of, priority_of, run_logs, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
@@ -250,7 +250,7 @@ class DynamoPipelineStore:
             staged.one_shot and current.counted and current.run_id == staged.run_id
         ):
             return
-        if current.status not in (TaskStatus.CANCELLED.value, TaskStatus.COMPLETED.value):
+        if current.status not in (TaskStatus.CANCELLED.value, TaskStatus.COMPLETED.value, TaskStatus.FAILED.value):
             return  # paused: it still counts, and may fire after it resumes
         retrying = current.run_status in (RunStatus.RETRYING.value, RunStatus.THROTTLED.value)
         died = current.run_status == FIRING and (current.lease_until_ms or 0) < now_ms
@@ -373,7 +373,7 @@ class DynamoPipelineStore:
         tenant whose quota counts the task, which gets its place back in the same write. A task
         cancelled while the run was firing stays cancelled (the run's outcome is still kept).
         ``failures``: the task's failures in a row after this run (None: left as it is)."""
-        completed = [TaskItem.status.set(TaskStatus.COMPLETED.value), TaskItem.next_fire_ms.remove()]
+        completed = [TaskItem.status.set(ended_as(run.status).value), TaskItem.next_fire_ms.remove()]
         actions = [
             TaskItem.run_status.set(run.status.value),
             TaskItem.attempts.set(run.attempts),  # a skipped run made one attempt fewer than its claim
@@ -449,6 +449,33 @@ class DynamoPipelineStore:
             raise StorageUnavailable(f"run {staged.run_id}: {exc.msg}") from exc
         return True
 
+    def note_ended_run(self, task_id: str, run: Run) -> None:
+        """An extra run of ``task_id`` (run now, a chained run, a redrive) ended: it is the task's
+        latest occurrence unless one scheduled later ended already (an older one never
+        overwrites it); a success ends a ``failed`` task ``completed`` (a redrive that worked).
+        Best effort: the run's own outcome is on record whatever happens here."""
+        item = TaskItem(*task_key(task_id))
+        scheduled = to_ms(run.scheduled_for)
+        try:
+            item.update(
+                actions=[TaskItem.ended_run.set(ended_run_to_json(run)), TaskItem.ended_run_ms.set(scheduled)],
+                condition=TaskItem.pk.exists()
+                & (TaskItem.ended_run_ms.does_not_exist() | (TaskItem.ended_run_ms <= scheduled)),
+            )
+        except PynamoDBException as exc:
+            if not is_conflict(exc):
+                logger.warning("an extra run's end was not noted on its task", extra={"task_id": task_id})
+            return
+        if run.status is RunStatus.SUCCEEDED:
+            try:
+                item.update(
+                    actions=[TaskItem.status.set(TaskStatus.COMPLETED.value), TaskItem.version.add(1)],
+                    condition=TaskItem.status == TaskStatus.FAILED.value,
+                )
+            except PynamoDBException as exc:
+                if not is_conflict(exc):
+                    logger.warning("a failed task was not marked completed", extra={"task_id": task_id})
+
     def rearm(
         self,
         task: Task,
@@ -495,13 +522,15 @@ class DynamoPipelineStore:
                 TaskItem.fired_ms.remove(),
                 TaskItem.lateness_ms.remove(),
                 TaskItem.throttled_ms.remove(),
+                TaskItem.ended_run.set(ended_run_to_json(run)),
+                TaskItem.ended_run_ms.set(staged.due_ms),
             ]
             if failures is not None:
                 clear.append(TaskItem.failures.set(failures))
             if next_due_ms is None:
                 actions: list[Action] = [
                     *clear,
-                    TaskItem.status.set(TaskStatus.COMPLETED.value),
+                    TaskItem.status.set(ended_as(run.status).value),
                     TaskItem.next_fire_ms.remove(),
                     TaskItem.expires_at.set(expires),
                 ]

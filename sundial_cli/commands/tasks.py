@@ -34,6 +34,7 @@ TASK_COLUMNS = (
     field("id", no_wrap=True),
     field("name"),
     field("status"),
+    field("last_run.status", "last_run", no_wrap=True),
     field("next_fire_at", no_wrap=True),
     Column("schedule", lambda task: summary(task["schedule"])),
 )

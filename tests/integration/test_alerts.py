@@ -55,7 +55,8 @@ def test_a_dead_lettered_run_alerts_its_target_signed_with_the_run_and_the_reaso
     (run,) = runs(api, task["id"])
     assert run["status"] == "dead_lettered"  # recorded, and fired once
     after = task_of(api, task["id"])
-    assert after["status"] == "completed"
+    assert after["status"] == "failed"  # not "completed": its one occurrence failed
+    assert after["last_run"]["status"] == "dead_lettered"
     assert after["consecutive_failures"] == 1
 
 

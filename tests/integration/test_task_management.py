@@ -673,7 +673,8 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
     assert "failed on it 2 times" in letter["reason"]
     assert "a bug in delivery" in letter["reason"]
     assert [r["status"] for r in runs(api, task["id"])] == ["dead_lettered"]
-    assert api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed"
+    failed = api("GET", f"/v1/tasks/{task['id']}").body
+    assert (failed["status"], failed["last_run"]["status"]) == ("failed", "dead_lettered")
     (queued,) = pipeline.dead_letters()
     assert queued["run_id"] == letter["run_id"]
     assert receiver.calls_to("/buggy") == []
@@ -682,6 +683,10 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/buggy")) == 1, timeout=10)
     pipeline.fire(until=lambda: False, timeout=1.5)
     assert len(receiver.calls_to("/buggy")) == 1
+    # the redrive succeeded: the task's latest occurrence is it, and the task is completed
+    healed = api("GET", f"/v1/tasks/{task['id']}").body
+    assert (healed["status"], healed["last_run"]["status"]) == ("completed", "succeeded")
+    assert healed["last_run"]["run_id"] != failed["last_run"]["run_id"]
 
 
 def test_redrive_all_fires_each_dead_letter_once_even_when_asked_twice_at_once(api, pipeline, receiver):

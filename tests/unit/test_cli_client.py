@@ -228,7 +228,7 @@ def test_output_is_taken_before_or_after_the_command() -> None:
     after = run(answer, "tasks", "list", "-o", "json")
     assert json.loads(after.stdout)["items"][0]["id"] == TASK["id"]
     overridden = run(answer, "-o", "json", "tasks", "list", "--output", "table")
-    assert overridden.stdout.splitlines()[0].split() == ["ID", "NAME", "STATUS", "NEXT_FIRE_AT", "SCHEDULE"]
+    assert overridden.stdout.splitlines()[0].split() == ["ID", "NAME", "STATUS", "LAST_RUN", "NEXT_FIRE_AT", "SCHEDULE"]
     from_env = CliRunner().invoke(
         cli, ["--url", "http://sundial.test", "tasks", "list"], obj=State(transport=httpx.MockTransport(answer)),
         env={OUTPUT_ENV: "json"},

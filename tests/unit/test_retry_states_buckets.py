@@ -4,6 +4,7 @@ buckets.py)."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime
 from itertools import pairwise
 
@@ -28,6 +29,7 @@ from shared.domain.states import (
     TaskStatus,
     check_run_transition,
     check_task_transition,
+    ended_as,
     is_final,
 )
 from shared.domain.times import from_ms, to_ms
@@ -118,7 +120,7 @@ def test_only_408_429_and_5xx_are_retried(status: int) -> None:
 
 
 def test_statuses_are_the_api_names() -> None:
-    assert {s.value for s in TaskStatus} == {"scheduled", "paused", "completed", "cancelled"}
+    assert {s.value for s in TaskStatus} == {"scheduled", "paused", "completed", "cancelled", "failed"}
     assert {s.value for s in RunStatus} == {
         "staged",
         "firing",
@@ -168,7 +170,20 @@ def test_forbidden_task_transitions(current: TaskStatus, target: TaskStatus) -> 
 
 
 def test_final_task_statuses() -> None:
-    assert {s for s in TaskStatus if is_final(s)} == {TaskStatus.COMPLETED, TaskStatus.CANCELLED}
+    assert {s for s in TaskStatus if is_final(s)} == {TaskStatus.COMPLETED, TaskStatus.CANCELLED, TaskStatus.FAILED}
+
+
+@pytest.mark.parametrize(
+    ("run", "task"),
+    [
+        (RunStatus.SUCCEEDED, TaskStatus.COMPLETED),
+        (RunStatus.SKIPPED, TaskStatus.COMPLETED),
+        (RunStatus.FAILED, TaskStatus.FAILED),
+        (RunStatus.DEAD_LETTERED, TaskStatus.FAILED),
+    ],
+)
+def test_a_task_that_ended_is_failed_when_its_last_occurrence_failed(run: RunStatus, task: TaskStatus) -> None:
+    assert ended_as(run) is task
 
 
 @given(current=st.sampled_from(TaskStatus), target=st.sampled_from(TaskStatus))
@@ -178,8 +193,8 @@ def test_task_transition_check_follows_the_table(current: TaskStatus, target: Ta
     else:
         with pytest.raises(InvalidTransition):
             check_task_transition(current, target)
-    if is_final(current):
-        assert target not in TASK_TRANSITIONS[current]
+    if is_final(current):  # only a redrive that succeeds moves an ended task: failed -> completed
+        assert TASK_TRANSITIONS[current] <= {TaskStatus.COMPLETED}
 
 
 @given(current=st.sampled_from(RunStatus), target=st.sampled_from(RunStatus))
@@ -325,3 +340,21 @@ def test_choose_shard_is_uniform_over_uniform_input(shards: int) -> None:
 def test_a_bucket_has_at_least_one_shard(shards: int) -> None:
     with pytest.raises(ValueError, match="at least one shard"):
         choose_shard(3, shards)
+
+
+def test_a_tasks_last_run_is_its_latest_occurrence() -> None:
+    """The item's current run, unless an occurrence that ended elsewhere (a previous one of a
+    recurring task, an extra run) was scheduled later; null before the first."""
+    from shared.domain.tasks import LastRun, Run, Task
+
+    def at(minute: int) -> datetime:
+        return datetime(2026, 11, 27, 10, minute, tzinfo=UTC)
+
+    base = Task("T", "t", None, None, (), False, None, None, None, TaskStatus.SCHEDULED, at(0), at(0), at(0), at(0))  # type: ignore[arg-type]
+    assert base.last_run is None
+    current = Run("R2", "T", at(2), RunStatus.FIRING)
+    earlier = LastRun("R1", at(1), RunStatus.DEAD_LETTERED)
+    later = LastRun("R3", at(3), RunStatus.SUCCEEDED)
+    assert replace(base, ended_run=earlier).last_run == earlier
+    assert replace(base, run=current, ended_run=earlier).last_run == LastRun.of(current)
+    assert replace(base, run=current, ended_run=later).last_run == later
