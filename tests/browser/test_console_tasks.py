@@ -4,6 +4,7 @@ cancelled from its page; the list's filters and paging."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -207,3 +208,64 @@ def test_a_chained_run_links_to_its_parent_and_the_task_shows_its_chains(
     runs.get_by_test_id("parent").first.get_by_role("link").click()
     expect(page.get_by_test_id("chains")).to_be_visible()
     assert page.url.endswith(f"#/tasks/{parent['id']}")
+
+
+def test_the_tasks_list_shows_how_each_last_run_went_and_a_failed_task_never_looks_green(
+    page, shoot, sundial, new_tenant, receiver
+) -> None:
+    tenant = new_tenant("outcomes")
+    call = as_tenant(sundial, tenant.key)
+    receiver.script("/down", *([500] * 50))
+    once = {"max_attempts": 1}
+    specs = [
+        {"name": "ok-once", "schedule": {"after_seconds": 1}, "target": http_target(receiver.url + "/ok")},
+        {"name": "fails-once", "schedule": {"after_seconds": 1}, "retry": once,
+         "target": http_target(receiver.url + "/down")},
+        {"name": "fails-every-2s", "schedule": {"every_seconds": 2}, "retry": once,
+         "target": http_target(receiver.url + "/down")},
+        {"name": "not-yet", "schedule": {"cron": "0 3 * * *"}, "target": http_target(receiver.url + "/ok")},
+    ]  # fmt: skip
+    ids = {spec["name"]: call("POST", "/v1/tasks", spec)[1]["id"] for spec in specs}
+
+    def last(name: str) -> dict:
+        return call("GET", f"/v1/tasks/{ids[name]}")[1]
+
+    eventually(lambda: last("ok-once")["status"] == "completed", what="ok-once completed")
+    eventually(lambda: last("fails-once")["status"] == "failed", what="fails-once failed")
+    def last_failed(name: str) -> bool:
+        return (last(name)["last_run"] or {}).get("status") in ("failed", "dead_lettered")
+
+    eventually(lambda: last_failed("fails-every-2s"), what="fails-every-2s failed a run")
+    # paused, it stops firing: its last run (one under way when paused ends too) stays failed
+    assert call("POST", f"/v1/tasks/{ids['fails-every-2s']}/pause")[0] == 200
+    eventually(lambda: last_failed("fails-every-2s"), what="its last run failed")
+    eventually(lambda: len(call("GET", "/v1/tasks")[1]["items"]) == len(specs), what="every task listed")
+
+    sign_in(page, tenant.key)
+    rows = page.get_by_test_id("tasks").locator("tbody tr")
+    expect(rows).to_have_count(len(specs))
+    green = ".status-succeeded, .status-completed"
+
+    def row(name: str):
+        return rows.filter(has=page.get_by_role("link", name=name, exact=True))
+
+    expect(row("ok-once").get_by_test_id("last-run").locator(".status-succeeded")).to_have_text("succeeded")
+    failed = row("fails-once")
+    expect(failed.locator(".status-failed").first).to_have_text("failed")  # the task's own status
+    expect(failed.get_by_test_id("last-run").locator(".status")).to_have_class(
+        re.compile(r"status-(failed|dead_lettered)")
+    )
+    expect(failed.locator(green)).to_have_count(0)
+    recurring = row("fails-every-2s")
+    expect(recurring.locator(".status-paused")).to_have_text("paused")
+    expect(recurring.locator("td").nth(4)).to_have_text("none while paused")  # no next fire while paused
+    expect(recurring.get_by_test_id("last-run").locator(".status")).to_have_class(
+        re.compile(r"status-(failed|dead_lettered)")
+    )
+    expect(recurring.locator(green)).to_have_count(0)
+    expect(row("not-yet").get_by_test_id("last-run")).to_have_text("not run yet")
+    shoot(page, "tasks-outcomes", docs=True)
+
+    page.get_by_label("Status").select_option("failed")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("fails-once")

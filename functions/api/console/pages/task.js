@@ -5,6 +5,7 @@ import { api } from "../api.js";
 import { LatenessChart } from "../chart.js";
 import { ErrorBox, Json, NextTimes, Status, describe, inZone, parseField, useLoad, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
+import { LastRun } from "./tasks.js";
 
 const LIVE = ["scheduled", "paused"];
 
@@ -72,6 +73,7 @@ export function Task({ id }) {
     }
   };
   const live = LIVE.includes(t.status);
+  const actionable = live || t.status === "failed"; // a failed task is run again, or cancelled to put it aside
   return html`<section class="task">
     <p><a href="#/tasks">All tasks</a></p>
     <h1 data-testid="task-name">${t.name || t.id}</h1>
@@ -79,8 +81,8 @@ export function Task({ id }) {
     <div class="actions" role="group" aria-label="Task actions">
       ${t.status === "scheduled" && html`<button type="button" onClick=${act("Paused", "POST", `v1/tasks/${id}/pause`)}>Pause</button>`}
       ${t.status === "paused" && html`<button type="button" onClick=${act("Resumed", "POST", `v1/tasks/${id}/resume`)}>Resume</button>`}
-      ${live && html`<button type="button" onClick=${act("Run started", "POST", `v1/tasks/${id}/run`)}>Run now</button>`}
-      ${live && !confirming && html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Cancel task</button>`}
+      ${actionable && html`<button type="button" onClick=${act("Run started", "POST", `v1/tasks/${id}/run`)}>Run now</button>`}
+      ${actionable && !confirming && html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Cancel task</button>`}
       ${confirming &&
       html`<span class="confirm">Cancel this task for good?
         <button type="button" class="danger" onClick=${act("Cancelled", "DELETE", `v1/tasks/${id}`)}>Yes, cancel it</button>
@@ -91,6 +93,7 @@ export function Task({ id }) {
     <dl class="facts">
       <dt>Id</dt><dd><code>${t.id}</code></dd>
       <dt>Schedule</dt><dd data-testid="task-schedule">${describe(t.schedule)}</dd>
+      <dt>Last run</dt><dd><${LastRun} run=${t.last_run} /></dd>
       <dt>Next fire</dt><dd data-testid="next-fire">${t.status === "paused"
         ? html`none while paused${t.next_fire_at ? html` (armed for ${when(t.next_fire_at)})` : ""}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>

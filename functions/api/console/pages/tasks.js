@@ -1,9 +1,16 @@
-// #/tasks: the tenant's tasks, newest first, filtered by status and name prefix, a page at a time.
+// #/tasks: the tenant's tasks, newest first, filtered by status and name prefix, a page at a time;
+// each with how its last run went (red when it failed: a failed task never looks green).
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, query } from "../api.js";
 import { ErrorBox, Pager, Status, describe, useLoad, usePager, when } from "../ui.js";
 
-const STATUSES = ["scheduled", "paused", "completed", "cancelled"];
+const STATUSES = ["scheduled", "paused", "completed", "failed", "cancelled"];
+
+// The task's last run: its status (coloured as every status is) and when it was scheduled.
+export const LastRun = ({ run }) =>
+  run
+    ? html`<span data-testid="last-run"><${Status} status=${run.status} /> <span class="hint">${when(run.scheduled_for)}</span></span>`
+    : html`<span data-testid="last-run" class="empty">not run yet</span>`;
 export const PAGE_SIZE = 20;
 
 export function Tasks() {
@@ -32,14 +39,15 @@ export function Tasks() {
     </form>
     <${ErrorBox} error=${error} />
     <table data-testid="tasks">
-      <thead><tr><th>Name</th><th>Status</th><th>Schedule</th><th>Next fire</th><th>Created</th></tr></thead>
+      <thead><tr><th>Name</th><th>Status</th><th>Last run</th><th>Schedule</th><th>Next fire</th><th>Created</th></tr></thead>
       <tbody>
         ${data?.items.map(
           (t) => html`<tr>
             <td><a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a></td>
-            <td><${Status} status=${t.status} /></td>
+            <td><${Status} status=${t.status} />${t.paused_reason && html`<div class="hint">${t.paused_reason}</div>`}</td>
+            <td><${LastRun} run=${t.last_run} /></td>
             <td>${describe(t.schedule)}</td>
-            <td>${when(t.next_fire_at)}</td>
+            <td>${t.status === "paused" ? html`<span class="empty">none while paused</span>` : when(t.next_fire_at)}</td>
             <td>${when(t.created_at)}</td>
           </tr>`,
         )}
