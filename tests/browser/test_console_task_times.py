@@ -102,7 +102,7 @@ def test_a_paused_task_shows_no_time_gone_by_but_the_times_it_would_have_once_re
 
 
 def test_the_lateness_chart_writes_times_in_utc_on_a_24_hour_clock_and_has_no_legend_box(
-    page, sundial, new_tenant, receiver
+    page, shoot, sundial, new_tenant, receiver
 ) -> None:
     tenant = new_tenant("chart")
     call = as_tenant(sundial, tenant.key)
@@ -125,6 +125,8 @@ def test_the_lateness_chart_writes_times_in_utc_on_a_24_hour_clock_and_has_no_le
     times = [text for text in drawn if re.fullmatch(r"\d{2}:\d{2}(:\d{2})?|\d{4}-\d{2}-\d{2}", text)]
     assert times, drawn
     assert not [text for text in drawn if re.search(r"\d\s*(am|pm)\b", text, re.IGNORECASE)], drawn
+    clock = [text for text in times if ":" in text]
+    assert len(set(clock)) == len(clock), clock  # each tick its own time: none written twice
     # the hours are the runs' own in UTC (the axis spans a minute either side of them at most)
     scheduled = [datetime.fromisoformat(run["scheduled_for"]) for run in measured()]
     span = range(
@@ -137,3 +139,4 @@ def test_the_lateness_chart_writes_times_in_utc_on_a_24_hour_clock_and_has_no_le
     assert hours, drawn
     assert hours <= utc_hours, (hours, utc_hours)
     expect(chart.locator(".u-legend")).to_have_count(0)
+    shoot(page, "task-chart")

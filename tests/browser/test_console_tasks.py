@@ -232,6 +232,7 @@ def test_the_tasks_list_shows_how_each_last_run_went_and_a_failed_task_never_loo
 
     eventually(lambda: last("ok-once")["status"] == "completed", what="ok-once completed")
     eventually(lambda: last("fails-once")["status"] == "failed", what="fails-once failed")
+
     def last_failed(name: str) -> bool:
         return (last(name)["last_run"] or {}).get("status") in ("failed", "dead_lettered")
 

@@ -16,6 +16,8 @@ export function isoTicks(ticks, increment) {
   });
 }
 
+const TICK_SECONDS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+
 export function LatenessChart({ runs }) {
   const box = useRef(null);
   const plot = useRef(null);
@@ -37,7 +39,8 @@ export function LatenessChart({ runs }) {
         legend: { show: false }, // one series, named in the caption: a legend would be an empty box
         series: [{}, { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 } }],
         axes: [
-          { values: (u, ticks, axis, space, increment) => isoTicks(ticks, increment), size: 50 },
+          // whole seconds at least between ticks, far enough apart for "HH:MM:SS"
+          { values: (u, ticks, axis, space, increment) => isoTicks(ticks, increment), incrs: TICK_SECONDS, space: 80, size: 50 },
           { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 },
         ],
         scales: {
