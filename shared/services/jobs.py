@@ -145,8 +145,8 @@ class JobSteps:
                 # best effort: the shard's work is done and counted, and the job goes on; the
                 # job's page shows the last notify that failed
                 logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
-                if exc.failure is not None:
-                    self.store.notify_failed(job_id, exc.failure.at(1))
+                if exc.failure is not None:  # called once, never retried
+                    self.store.notify_failed(job_id, replace(exc.failure, attempt=1, retryable=False))
 
     def post(self, job_id: str, attempt: int = 1) -> dict[str, JsonValue]:
         """Call ``post`` with every shard's result in level and shard order; the job succeeds.

@@ -239,7 +239,7 @@ def test_a_failed_notify_is_kept_and_the_job_goes_on() -> None:
     assert job.status == "succeeded"
     assert job.notify_failure is not None
     assert job.notify_failure.sentence() == (
-        'the notify at 100 % failed on attempt 1 of 3: the processor answered HTTP 502: {"error": "no"}'
+        'the notify at 100 % failed on attempt 1: the processor answered HTTP 502: {"error": "no"}'
     )
 
 
