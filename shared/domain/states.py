@@ -41,12 +41,13 @@ TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
     TaskStatus.PAUSED: frozenset({TaskStatus.SCHEDULED, TaskStatus.CANCELLED}),
     TaskStatus.COMPLETED: frozenset(),
     TaskStatus.CANCELLED: frozenset(),
-    TaskStatus.FAILED: frozenset({TaskStatus.COMPLETED}),  # a redriven run that succeeds
+    # a redriven run that succeeds; a cancel puts it aside (off the failed list)
+    TaskStatus.FAILED: frozenset({TaskStatus.COMPLETED, TaskStatus.CANCELLED}),
 }
 
 ENDED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED})
 """A task in one of these never fires again by itself (a client cannot change it; a failed one
-becomes completed when a redrive of its run succeeds)."""
+becomes completed when a redrive of its run succeeds, and cancelled when a client puts it aside)."""
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {

@@ -54,6 +54,15 @@ def test_a_failed_one_shot_is_failed_listed_so_and_completed_by_a_redrive_that_w
     assert len(receiver.calls_to("/flaky")) == 3
 
 
+def test_a_failed_task_can_be_put_aside(sundial, receiver):
+    tenant = Tenant(sundial, create(sundial, "outcomes-aside"))
+    url = receiver.script("/gone", 400)
+    task = tenant.ok("POST", "/v1/tasks", {"schedule": {"after_seconds": 1}, "target": {"http": {"url": url}}})
+    assert settled(tenant, task["id"], "failed")["last_run"]["status"] == "failed"
+    assert tenant.call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
+    assert tenant.ok("GET", f"/v1/tasks/{task['id']}")["status"] == "cancelled"
+
+
 def test_a_recurring_task_whose_occurrences_fail_stays_scheduled_and_says_so(sundial, receiver):
     tenant = Tenant(sundial, create(sundial, "outcomes-recurring"))
     url = receiver.script("/down", *([500] * 50))
