@@ -64,11 +64,21 @@ def main() -> None:
         "--in-flight", type=int, default=5, help="--burst: the limit's max_in_flight (default 5; 0: none)"
     )
     parser.add_argument(
-        "--latency", type=float, default=0.1, help="--burst: seconds the receiver takes per call (default 0.1)"
+        "--latency",
+        type=float,
+        default=0.1,
+        help="--burst: seconds the receiver takes per call (default 0.1; --retries: default 0)",
     )
     parser.add_argument(
         "--backpressure", action="store_true", help="only the backpressure scenario (429 Retry-After: 3, then 200)"
     )
+    parser.add_argument(
+        "--retries",
+        action="store_true",
+        help="only the retry scenario: --tasks (default 100) due over --window (default 10 s), each answered 500, "
+        "500, 200 in --latency s, retried every --interval s (default 2): each attempt's lateness from its due time",
+    )
+    parser.add_argument("--interval", type=float, default=2.0, help="--retries: the fixed backoff (default 2 s)")
     parser.add_argument(
         "--priority",
         action="store_true",
@@ -97,6 +107,18 @@ def main() -> None:
             receivers.burst(tasks, args.per_second, args.burst_size, args.in_flight, args.latency, lead_in)
         if args.backpressure:
             receivers.backpressure(args.lead_in if args.lead_in is not None else 10.0)
+        return
+    if args.retries:
+        from bench.retries import retry_gaps
+
+        given = " ".join(sys.argv)
+        retry_gaps(
+            args.tasks if "--tasks" in given else 100,
+            args.window if "--window" in given else 10.0,
+            max(args.interval, 1.0),
+            args.latency if "--latency" in given else 0.0,
+            args.lead_in if args.lead_in is not None else 10.0,
+        )
         return
     if args.priority:
         from bench.priority import priority_bench

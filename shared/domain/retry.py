@@ -63,6 +63,24 @@ class RetryPolicy:
         return attempt < self.max_attempts
 
 
+def next_attempt_due(
+    policy: RetryPolicy, attempt: int, attempt_due_ms: int, ended_ms: int, retry_after_ms: int | None = None
+) -> int:
+    """The instant attempt ``attempt + 1`` is due, after attempt ``attempt`` (due at
+    ``attempt_due_ms``) failed and was over at ``ended_ms``: the backoff after the attempt was
+    due, so attempts keep their schedule whatever their calls took (fixed 2 s: attempts due 2 s
+    apart); when that instant had passed before the attempt was over (an answer slower than the
+    backoff, a timeout), the backoff after its end, so the receiver is never called again at
+    once; and never before a receiver's ``Retry-After`` (``retry_after_ms``, from the end)."""
+    backoff_ms = round(policy.delay_after(attempt) * 1000)
+    due = attempt_due_ms + backoff_ms
+    if due < ended_ms:
+        due = ended_ms + backoff_ms
+    if retry_after_ms is not None:
+        due = max(due, ended_ms + retry_after_ms)
+    return due
+
+
 def is_retryable_status(status: int) -> bool:
     """408, 429 and 5xx are retried; any other answer is final (2xx success, 4xx failure)."""
     return status in RETRYABLE_STATUS or 500 <= status <= 599

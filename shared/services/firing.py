@@ -28,6 +28,7 @@ from shared.domain.firing import (
     staged_for,
     writer_stages,
 )
+from shared.domain.retry import next_attempt_due
 from shared.domain.signing import Signer
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Priority, Run, Target, Task
@@ -360,13 +361,12 @@ class Trigger:
         if all(o.retryable for o in failures) and task.retry.has_attempt_after(staged.attempt):
             # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503, up
             # to an hour): a wait past SQS's longest delay comes back early and is sent on again.
-            # The next attempt is due its backoff after this one started (as a first fire is due
-            # at its time: staged a lead early and held to the millisecond), never before a
-            # receiver's Retry-After has passed, and at once when this call outlasted the backoff.
+            # Due its backoff after this attempt was due (next_attempt_due: the backoff after this
+            # one's end when its call outlasted it; never before a receiver's Retry-After), and
+            # delivered as a first fire is: staged a lead early and held to the millisecond.
             now = self.clock()
-            start = fired + round(task.retry.delay_after(staged.attempt) * 1000)
-            asked = [now + math.ceil(o.retry_after_s * 1000) for o in failures if o.retry_after_s is not None]
-            start = max([start, now, *asked])
+            asked = [math.ceil(o.retry_after_s * 1000) for o in failures if o.retry_after_s is not None]
+            start = next_attempt_due(task.retry, staged.attempt, self._earliest(staged), now, max(asked, default=None))
             following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
             self.stager.send([(following, delay_seconds(start, now, self.timing.lead_ms))])
             self.store.record_retry(
@@ -414,8 +414,9 @@ class Trigger:
         """Why a claimed occurrence is not fired (``None``: it fires): missed under the skip
         misfire policy, or a run now whose task was paused or cancelled before this claim (read
         after the claim, so a pause that answered before it is always seen)."""
-        if misfire_decision(task.misfire, staged.due_ms, now, self.timing) is Decision.SKIP:
-            return f"missed by {now - staged.due_ms} ms (misfire: skip)"
+        due = self._earliest(staged)  # a retry is judged from its own due start, not its occurrence's
+        if misfire_decision(task.misfire, due, now, self.timing) is Decision.SKIP:
+            return f"missed by {now - due} ms (misfire: skip)"
         if task.stops_with_parent and task.parent_id is not None:
             parent = self.store.status_of(task.parent_id)
             if parent in (TaskStatus.PAUSED, TaskStatus.CANCELLED, None):
