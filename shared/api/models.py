@@ -748,10 +748,15 @@ class TaskIn(Model):
         return self
 
     def to_spec(self) -> t.TaskSpec:
-        chosen = self.targets if self.targets is not None else [self.target]
+        """The spec. A secret header sent as ``[redacted]`` stands for a stored value, and a new
+        task has none: refused naming the header (it was stored and sent as the literal text)."""
+        if self.targets is not None:
+            named = [(f"targets[{i}]", target) for i, target in enumerate(self.targets)]
+        else:
+            named = [("target", self.target)] if self.target is not None else []
         return t.TaskSpec(
             schedule=schedule_to_domain(self.schedule),
-            targets=tuple(target_to_domain(target) for target in chosen if target is not None),
+            targets=tuple(kept(target_to_domain(target), (), field) for field, target in named),
             multicast=self.targets is not None,
             name=self.name,
             payload=self.payload,
@@ -887,6 +892,8 @@ def spec_or_error(raw: Any) -> t.TaskSpec | ValidationFailed:
         return TaskIn.model_validate(raw).to_spec()
     except ValidationError as exc:
         return from_pydantic(exc.errors())
+    except ValidationFailed as exc:  # a rule to_spec applies (a [redacted] with no stored value)
+        return exc
 
 
 class PreviewIn(Model):

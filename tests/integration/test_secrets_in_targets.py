@@ -201,3 +201,28 @@ def test_the_deployments_own_resources_are_refused_as_targets(api, monkeypatch):
     job = api("POST", "/v1/jobs", {"processor": {"lambda": {"function_arn": function}}, "data": [[1]]})
     assert job.status == 400
     assert job.body["error"]["details"][0]["field"] == "processor.lambda.function_arn"
+
+
+def test_a_new_task_cannot_send_redacted_as_a_secret(api):
+    """ "[redacted]" stands for a value Sundial keeps; a registration has none to keep, so it was
+    stored and sent as the literal text (a task copied from a GET): refused, naming the header,
+    in a registration and in a batch item alike (the other items stand)."""
+    body = {"schedule": {"after_seconds": 60}, "target": _http("https://example.com/a", {"Authorization": REDACTED})}
+    refused = api("POST", "/v1/tasks", body)
+    assert refused.status == 400, refused.body
+    assert [d["field"] for d in refused.body["error"]["details"]] == ["target.http.headers.Authorization"]
+    multicast = {
+        "schedule": {"after_seconds": 60},
+        "targets": [
+            _http("https://example.com/a", {"X-Team": REDACTED}),
+            _http("https://example.com/b", {"X-Api-Key": REDACTED}),
+        ],
+    }
+    refused = api("POST", "/v1/tasks", multicast)
+    assert [d["field"] for d in refused.body["error"]["details"]] == ["targets[1].http.headers.X-Api-Key"]
+    fine = {"schedule": {"after_seconds": 60}, "target": _http("https://example.com/a", {"Authorization": "Bearer x"})}
+    batch = api("POST", "/v1/tasks:batch", {"tasks": [body, fine]})
+    assert batch.status == 200, batch.body
+    first, second = batch.body["items"]
+    assert first["error"]["details"][0]["field"] == "target.http.headers.Authorization"
+    assert "task" in second

@@ -152,6 +152,13 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         TASKS,
+        rf"({TARGETS}|alert\.target)\.(http|job\.processor\.http)\.headers\..+",
+        r"send the value itself",
+        'a secret header\'s "[redacted]" stands for the value the task stores for that target (a PATCH keeps it, '
+        "a new target or one moved to another origin has none): it depends on what is stored",
+    ),
+    Accepted(
+        TASKS,
         r"on_(success|failure)\[\d+\]",
         r"names no task of yours|is cancelled",
         "a chain's task must be one of the tenant's tasks, not cancelled: that depends on what is stored, "
