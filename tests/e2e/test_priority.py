@@ -54,8 +54,9 @@ def test_high_priority_tasks_fire_on_time_while_normal_ones_flood(sundial, recei
     assert min(high_late) >= 0
     assert min(flood_late) >= 0
     flood_p90 = statistics.quantiles(flood_late, n=10)[-1]
-    # the flood is late (the normal lane is over the runtime's pace), the high tasks are not
-    assert max(high_late) < 1.0, f"high-priority lateness {sorted(high_late)} s; the flood's p90 {flood_p90:.2f} s"
+    # the flood is late (the normal lane is over the runtime's pace), the high tasks are not: a
+    # comparison between the lanes, not a wall-clock bound (`make bench ARGS="--priority"` measures
+    # the figures; a 1 s bound here failed on a busy CI machine with the flood 15 s behind)
     assert max(high_late) < flood_p90, (
         f"high-priority lateness {sorted(high_late)} s; the flood's p90 {flood_p90:.2f} s"
     )
