@@ -9,7 +9,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/receiver-kit
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test lint format synth deploy bench simulate clean browser smoke
+.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke
 
 # The project itself is installed editable, without dependencies (they are the pinned ones just
 # installed): that is what puts the `sundial` command in .venv/bin.
@@ -46,11 +46,19 @@ test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructu
 	@lint_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
-		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup tests; suites=$$?; \
+		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup $(PYTEST_ARGS) tests; suites=$$?; \
 	wait $$lint; linted=$$?; \
 	echo "--- make lint (ruff check, ruff format --check, mypy, lint-imports; ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
 	cat $$lint_log; rm -f $$lint_log; \
 	exit $$(( suites || linted ))
+
+# The suites as `make test` runs them, each process recording the lines it ran (pyproject.toml,
+# [tool.coverage.run]); prints line coverage per module and in all.
+coverage: $(STAMP) browser  ## line coverage of every suite (coverage.py), printed per module
+	rm -rf .coverage-data && mkdir -p .coverage-data
+	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
+		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS) tests; \
+	$(PY) -m coverage combine -q; $(PY) -m coverage report --sort=-miss | tail -45
 
 LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy && $(VENV)/bin/lint-imports --no-logo
 lint: $(STAMP)
