@@ -29,7 +29,7 @@ def ceiling(count: int) -> None:
 
         due = datetime.now(UTC) + timedelta(hours=1)
         ids = [register(runtime.port, due) for _ in range(2 * count)]
-        store = trigger().store
+        store = trigger().claimer.store
         due_ms = int(due.timestamp() * 1000)
         print(f"\nmoto's DynamoDB, claims (conditional UpdateItem, ReturnValues ALL_NEW) of {count} tasks:")
         for threads, chunk in ((1, ids[:count]), (4, ids[count:])):

@@ -80,7 +80,7 @@ def _series(
     settings = from_env()
     due = datetime.now(UTC) + timedelta(hours=1)
     ids = [register(runtime.port, due) for _ in range(count)]
-    store = trigger().store
+    store = trigger().claimer.store
     due_ms = int(due.timestamp() * 1000)
     table = settings.table_name
     queue = sqs.create_queue(QueueName="sundial-costs")["QueueUrl"]

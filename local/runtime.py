@@ -44,7 +44,7 @@ SWITCH_INTERVAL_S = 0.001
 woken at its due time waits for the lock behind a flood's threads; with 1 ms, make bench
 --priority measured the high tasks' p99 in a flood 13 ms instead of 39 (unloaded 2.7-2.9 ms)."""
 NORMAL_CLAIMS = 4
-"""Normal-lane claims under way at once (Trigger.normal_claims): moto serves one request at a
+"""Normal-lane claims under way at once (Claimer.normal_claims): moto serves one request at a
 time in effect, so more only queue inside it, where a high-priority claim would queue behind them."""
 
 
@@ -166,9 +166,9 @@ class Runtime:
         scan_requests()
         scanner()
         built = trigger()
-        built.normal_claims = threading.BoundedSemaphore(NORMAL_CLAIMS)
+        built.claimer.normal_claims = threading.BoundedSemaphore(NORMAL_CLAIMS)
         TaskItem.exists()
-        built.store.watermark(0)
+        built.claimer.store.watermark(0)
 
     def _create_resources(self) -> tuple[dict[str, str], dict[str, str]]:
         import boto3

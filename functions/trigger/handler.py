@@ -2,7 +2,7 @@
 
 One executor per invocation, a thread per record: every record waits for its own due time at
 the same time as the others, while the claims still go one at a time in due order (the batch's
-claim turns, shared/services/firing.py). Powertools' ``BatchProcessor`` answers the batch as
+claim turns, shared/services/firing/claim.py). Powertools' ``BatchProcessor`` answers the batch as
 Lambda expects (``process_partial_response``: the ids of the records that failed, an error when
 all of them did); its record handler only takes each record's result from the executor, in
 order, so its one-record-at-a-time loop costs no time. The rule for a message's last delivery

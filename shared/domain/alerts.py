@@ -1,7 +1,7 @@
 """Alerts and self-pausing (docs/receivers.md, section 4): what an occurrence's end does to its
 task's count of failures in a row, whether that pauses the task, and which alerts it sends.
 Pure: the trigger records the count in the write that already ends the occurrence, then sends
-the alerts (shared/services/firing.py).
+the alerts (shared/services/firing/alerts.py).
 
 - An occurrence *failed* when its run ended ``failed`` or ``dead_lettered``; a success sets the
   count back to 0; a skipped occurrence leaves it as it is. Retries are attempts of one

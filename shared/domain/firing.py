@@ -155,6 +155,13 @@ class Staged:
             priority=Priority.HIGH if body.get("p") == Priority.HIGH.value else Priority.NORMAL,
         )
 
+    @property
+    def earliest_ms(self) -> int:
+        """No call of this attempt starts before: its due time, or a receiver's Retry-After
+        that outlasted SQS's longest delay (a retry's ``start_ms``). A held copy's start is a
+        limit's booking, kept by the limits, not by this."""
+        return self.due_ms if self.held else max(self.due_ms, self.start_ms or 0)
+
     def next_attempt(self, throttled_ms: int | None = None) -> Staged:
         """The next attempt of the run (on the same lane); ``throttled_ms``: the run's throttled
         time so far."""

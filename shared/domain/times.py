@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
+
+
+def now_ms() -> int:
+    """The clock every service reads (the wall clock, in ms since the epoch); tests pass their own."""
+    return time.time_ns() // 1_000_000
 
 
 def to_ms(instant: datetime) -> int:

@@ -23,6 +23,10 @@ from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
+from shared.services.firing.alerts import AlertSender
+from shared.services.firing.call import Caller
+from shared.services.firing.claim import Claimer
+from shared.services.firing.record import Recorder
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, ScanRequester
@@ -137,19 +141,19 @@ def build_rate_limiter(settings: Settings) -> DynamoRateLimiter:
 
 
 def build_trigger(settings: Settings) -> Trigger:
+    """The trigger's four steps and its alerts, over the table, the delay queues and the targets."""
     bind_table(settings.table_name)
-    stager = _stager(settings)
-    assert stager is not None, "the trigger needs the delay queues (settings.delay_queue_urls)"
+    queues = _stager(settings)
+    assert queues is not None, "the trigger needs the delay queues (settings.delay_queue_urls)"
     http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
+    deliverer = Deliverer(http, AwsDelivery(), _job_starter(settings))
+    signer = signing.signer if (signing := build_signing_service(settings)) is not None else None
+    store, timing = DynamoPipelineStore(settings.retention_ms), settings.timing
     return Trigger(
-        DynamoPipelineStore(settings.retention_ms),
-        stager,
-        Deliverer(http, AwsDelivery(), _job_starter(settings)),
-        settings.timing,
-        DynamoDeadLetters(settings.retention_ms),
-        signer=signing.signer if (signing := build_signing_service(settings)) is not None else None,
-        throttling=Throttling(DynamoThrottle(), build_limit_cache(settings)),
-        chains=build_task_service(settings),
+        Claimer(store, queues, timing),
+        Caller(deliverer, timing, signer=signer, throttling=Throttling(DynamoThrottle(), build_limit_cache(settings))),
+        Recorder(store, queues, DynamoDeadLetters(settings.retention_ms), timing, chains=build_task_service(settings)),
+        AlertSender(deliverer, signer=signer),
     )
 
 

@@ -1,6 +1,6 @@
 """Limits per destination in the firing path (docs/receivers.md, section 1): which of a run's
 targets are limited, the start their limits book for it, their in-flight slots, and a
-receiver's Retry-After held limit-wide. The trigger (shared/services/firing.py) decides what to
+receiver's Retry-After held limit-wide. The trigger (shared/services/firing/call.py) decides what to
 do with a start: call at once, wait out a short one, or put the occurrence back."""
 
 from __future__ import annotations

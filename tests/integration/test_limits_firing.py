@@ -79,21 +79,21 @@ def test_max_in_flight_caps_the_outstanding_calls_to_a_slow_receiver(api, pipeli
 
 
 def test_a_trigger_that_dies_holding_a_slot_gives_it_back_after_the_lease(api, pipeline, receiver, monkeypatch):
-    from shared.services import firing
+    from shared.services.firing import call
 
     url = receiver.script("/crash-slot", 200)
     put_limit(api, "one-at-a-time", origin=receiver.url, per_second=100, burst=10, max_in_flight=1)
-    real_call = firing.Trigger._call
+    real_call = call.Caller._call
     crashed: list[tuple[float, str]] = []
 
-    def die_once_holding_the_slot(self: Any, task: Any, *args: Any, **kwargs: Any) -> Any:
+    def die_once_holding_the_slot(self: Any, claim: Any, *args: Any, **kwargs: Any) -> Any:
         if not crashed:
-            crashed.append((time.time(), task.id))
+            crashed.append((time.time(), claim.claimed.task.id))
             raise RuntimeError("the trigger died mid-callback")  # its slot is never given back...
-        return real_call(self, task, *args, **kwargs)
+        return real_call(self, claim, *args, **kwargs)
 
-    monkeypatch.setattr(firing.Trigger, "_call", die_once_holding_the_slot)
-    monkeypatch.setattr(firing.Throttling, "release", lambda self, run_id, limited: None)  # ...as in a crash
+    monkeypatch.setattr(call.Caller, "_call", die_once_holding_the_slot)
+    monkeypatch.setattr(call.Throttling, "release", lambda self, run_id, limited: None)  # ...as in a crash
     tasks = burst(api, url, 2)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/crash-slot")) >= 2, timeout=30)
     pipeline.fire(until=lambda: False, timeout=1.5)

@@ -208,12 +208,12 @@ def test_exhausting_the_retries_dead_letters_the_occurrence(api, pipeline, recei
 
 
 def test_a_crash_after_the_claim_fires_once_after_redelivery(api, pipeline, receiver, monkeypatch):
-    from shared.services import firing
+    from shared.services.firing import call
 
     url = receiver.script("/crash", 200)
     task = register(api, url)
     crashes = []
-    real_call = firing.Trigger._call
+    real_call = call.Caller._call
 
     def crash_once(self, *args, **kwargs):
         if not crashes:
@@ -221,7 +221,7 @@ def test_a_crash_after_the_claim_fires_once_after_redelivery(api, pipeline, rece
             raise RuntimeError("the trigger died mid-callback")
         return real_call(self, *args, **kwargs)
 
-    monkeypatch.setattr(firing.Trigger, "_call", crash_once)
+    monkeypatch.setattr(call.Caller, "_call", crash_once)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/crash")) == 1, timeout=15)
     pipeline.fire(until=lambda: False, timeout=1.5)
     assert crashes

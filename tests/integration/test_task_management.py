@@ -91,11 +91,11 @@ def test_an_update_to_a_recurring_schedule_re_arms_it(api, pipeline, receiver):
 def test_an_update_while_an_occurrence_is_firing_is_not_undone_by_its_re_arm(api, pipeline, receiver, monkeypatch):
     """The run in flight finishes and is recorded; its re-arm (the next occurrence of the old
     schedule) must not overwrite the schedule the client set meanwhile."""
-    from shared.services import firing
+    from shared.services.firing import call
 
     url = receiver.script("/inflight", 200)
     task = register(api, url, schedule={"every_seconds": 1})
-    real_call = firing.Trigger._call
+    real_call = call.Caller._call
     changed = []
 
     def change_mid_call(self, *args, **kwargs):
@@ -103,7 +103,7 @@ def test_an_update_while_an_occurrence_is_firing_is_not_undone_by_its_re_arm(api
             changed.append(api("PATCH", f"/v1/tasks/{task['id']}", {"schedule": FAR_CRON}).body)
         return real_call(self, *args, **kwargs)
 
-    monkeypatch.setattr(firing.Trigger, "_call", change_mid_call)
+    monkeypatch.setattr(call.Caller, "_call", change_mid_call)
     assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["succeeded"], timeout=10)
     pipeline.fire(until=lambda: False, timeout=2.5)
     assert len(receiver.calls_to("/inflight")) == 1  # the old every-second schedule is gone
@@ -647,7 +647,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
     import json
 
     from functions.trigger import handler as trigger_handler
-    from shared.services import firing
+    from shared.services.firing import call
 
     for i in range(2):
         policy = {"deadLetterTargetArn": pipeline.arns["dead-letters"], "maxReceiveCount": "3"}
@@ -656,7 +656,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
             Attributes={"VisibilityTimeout": "4", "RedrivePolicy": json.dumps(policy)},  # > the 2 s lease
         )
     monkeypatch.setattr(trigger_handler.trigger(), "max_receives", 2)
-    real_call = firing.Trigger._call
+    real_call = call.Caller._call
     broken = [True]
 
     def buggy(self, *args, **kwargs):
@@ -664,7 +664,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
             raise RuntimeError("a bug in delivery")
         return real_call(self, *args, **kwargs)
 
-    monkeypatch.setattr(firing.Trigger, "_call", buggy)
+    monkeypatch.setattr(call.Caller, "_call", buggy)
     url = receiver.script("/buggy", 200)
     task = register(api, url)
     assert pipeline.fire(until=lambda: bool(api("GET", "/v1/dead-letters").body["items"]), timeout=15)

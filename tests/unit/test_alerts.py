@@ -13,14 +13,13 @@ import pytest
 from shared.delivery import AlertEnvelope, Outcome
 from shared.domain.alerts import AlertType, Notice, notices, streak_after
 from shared.domain.errors import StorageUnavailable, ValidationFailed
-from shared.domain.firing import Timing
 from shared.domain.own import OwnResources
 from shared.domain.schedules import At, Every
 from shared.domain.signing import Signer, secret_text
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Alert, HttpTarget, SqsTarget, Task, TaskSpec
 from shared.domain.times import to_ms
-from shared.services.firing import Trigger
+from shared.services.firing.alerts import AlertSender
 from shared.services.tasks import TaskService
 from tests.support.fakes import InMemoryTaskRepository
 
@@ -161,7 +160,7 @@ def test_a_resume_clears_the_reason_and_the_count():
     assert resumed.pause_after_failures == 2
 
 
-# --- sending (Trigger.send_alerts) ------------------------------------------------------------
+# --- sending (AlertSender.send) ---------------------------------------------------------------
 
 
 class Receiving:
@@ -180,16 +179,8 @@ class Receiving:
         return answer
 
 
-def sending(delivery: Receiving, signer: Any = None) -> Trigger:
-    return Trigger(
-        store=None,  # type: ignore[arg-type]  (sending alerts reads and writes nothing)
-        stager=None,  # type: ignore[arg-type]
-        deliverer=delivery,
-        timing=Timing(),
-        dead_letters=None,  # type: ignore[arg-type]
-        sleep=delivery.slept.append,
-        signer=signer,
-    )
+def sending(delivery: Receiving, signer: Any = None) -> AlertSender:
+    return AlertSender(delivery, signer=signer, sleep=delivery.slept.append)
 
 
 NOTICE = Notice(
@@ -205,7 +196,7 @@ NOTICE = Notice(
 
 def test_an_alert_answered_with_a_retryable_failure_is_tried_once_more_with_the_same_key():
     delivery = Receiving(Outcome.retry("HTTP 503"), Outcome.retry("HTTP 503"))
-    sending(delivery).send_alerts([NOTICE])
+    sending(delivery).send([NOTICE])
     assert [e.run_id for _, e in delivery.received] == ["sundial.run.dead_lettered:R1"] * 2
     assert [e.attempt for _, e in delivery.received] == [1, 2]
     assert delivery.slept == [0.5]
@@ -213,16 +204,16 @@ def test_an_alert_answered_with_a_retryable_failure_is_tried_once_more_with_the_
 
 def test_an_alert_refused_for_good_is_not_tried_again_and_a_broken_delivery_raises_nothing():
     refused = Receiving(Outcome.fail("HTTP 404"))
-    sending(refused).send_alerts([NOTICE, replace(NOTICE, run_id="R2")])
+    sending(refused).send([NOTICE, replace(NOTICE, run_id="R2")])
     assert len(refused.received) == 2  # once each
     broken = Receiving(RuntimeError("boom"))
-    sending(broken).send_alerts([NOTICE])  # logged, not raised
+    sending(broken).send([NOTICE])  # logged, not raised
     assert len(broken.received) == 1
 
 
 def test_an_http_alert_waits_10_s_at_most_and_is_signed_or_not_sent():
     delivery = Receiving(Outcome.success(200))
-    sending(delivery, signer=lambda tenant: Signer.of([secret_text(bytes(32))])).send_alerts([NOTICE])
+    sending(delivery, signer=lambda tenant: Signer.of([secret_text(bytes(32))])).send([NOTICE])
     ((target, envelope),) = delivery.received
     assert target.timeout_seconds == 10
     assert envelope.signer is not None
@@ -232,7 +223,7 @@ def test_an_http_alert_waits_10_s_at_most_and_is_signed_or_not_sent():
         raise StorageUnavailable("KMS unavailable")
 
     unsigned = Receiving(Outcome.success(200))
-    sending(unsigned, signer=unreadable).send_alerts([NOTICE])
+    sending(unsigned, signer=unreadable).send([NOTICE])
     assert unsigned.received == []
 
 

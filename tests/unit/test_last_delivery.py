@@ -1,4 +1,4 @@
-"""A batch gives an occurrence up on its message's last delivery (shared/services/firing.py,
+"""A batch gives an occurrence up on its message's last delivery (shared/services/firing/trigger.py,
 ``Batch.fire``): before it, whatever failed is raised, so that SQS delivers the message again."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ STAGED = Staged("01TASK", 1_000, "01RUN", 1, True)
 class FailingTrigger:
     """Fails every fire; records what was given up, and under which batch."""
 
+    max_receives = 3
+
     def __init__(self) -> None:
         self.abandoned: list[tuple[Staged, str, str]] = []
 
@@ -33,7 +35,7 @@ class FailingTrigger:
 @pytest.mark.parametrize("receives", [1, 2])
 def test_a_failure_before_the_last_delivery_is_raised(receives: int) -> None:
     trigger = FailingTrigger()
-    batch = Batch(trigger, "log", max_receives=3)  # type: ignore[arg-type]
+    batch = Batch(trigger, "log")  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="a bug in delivery"):
         batch.fire(STAGED, "m-1", receives)
     assert trigger.abandoned == []
@@ -43,7 +45,7 @@ def test_a_failure_before_the_last_delivery_is_raised(receives: int) -> None:
 @pytest.mark.parametrize("receives", [3, 4])
 def test_on_the_last_delivery_the_occurrence_is_given_up_as_a_dead_letter(receives: int) -> None:
     trigger = FailingTrigger()
-    batch = Batch(trigger, "log", max_receives=3)  # type: ignore[arg-type]
+    batch = Batch(trigger, "log")  # type: ignore[arg-type]
     fired = batch.fire(STAGED, "m-1", receives)
     assert fired.result is Result.DEAD_LETTERED
     [(staged, reason, log_id)] = trigger.abandoned

@@ -22,7 +22,10 @@ from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import At
 from shared.domain.tasks import HttpTarget, TaskSpec
 from shared.domain.times import to_ms, truncate_ms
-from shared.services.firing import Claim, Ran, Trigger
+from shared.services.firing.call import Caller, Ran
+from shared.services.firing.claim import Claim, Claimer
+from shared.services.firing.record import Recorder
+from shared.services.firing.settle import settle
 
 pytestmark = pytest.mark.unit
 
@@ -135,15 +138,8 @@ class Sent:
         raise AssertionError("a message back before its start is not claimed")
 
 
-def trigger(sent: Sent) -> Trigger:
-    return Trigger(
-        store=sent,  # type: ignore[arg-type]
-        stager=sent,  # type: ignore[arg-type]
-        deliverer=None,  # type: ignore[arg-type]
-        timing=Timing(),
-        dead_letters=None,  # type: ignore[arg-type]
-        clock=lambda: to_ms(NOW),
-    )
+def recorder(sent: Sent) -> Recorder:
+    return Recorder(sent, sent, None, Timing(), clock=lambda: to_ms(NOW))  # type: ignore[arg-type]
 
 
 def test_a_retry_after_of_half_an_hour_is_waited_in_full_across_sqs_delays():
@@ -157,14 +153,15 @@ def test_a_retry_after_of_half_an_hour_is_waited_in_full_across_sqs_delays():
     staged = staged_for(task.id, to_ms(NOW), one_shot=True)
     claim = Claim(staged, Claimed(task, 0, "log"), to_ms(NOW))
     busy = Outcome.of_status(503, retry_after_s=1_800)
-    fired = trigger(sent).settle(claim, Ran(0, fired_ms=to_ms(NOW), outcomes=(busy,), called=(0,)))
+    ran = Ran(0, fired_ms=to_ms(NOW), outcomes=(busy,))
+    fired = recorder(sent).record(claim, settle(claim, ran, to_ms(NOW), Timing()))
     assert fired.result is Result.RETRYING
     ((following, delay),) = sent.messages
     assert delay == 900  # SQS's longest
     assert following.attempt == 2
     assert following.start_ms == to_ms(NOW) + 1_800_000
     # it comes back after 15 minutes: sent on again, not claimed
-    back = Trigger(**{**trigger(sent).__dict__, "clock": lambda: to_ms(NOW) + 900_000})
+    back = Claimer(sent, sent, Timing(), clock=lambda: to_ms(NOW) + 900_000)  # type: ignore[arg-type]
     again = back.claim(following, "log")
     assert sent.claims == 0
     assert again.result is Result.EARLY  # type: ignore[union-attr]
@@ -186,16 +183,8 @@ def test_a_retry_back_within_the_lead_of_a_long_retry_after_waits_for_it_not_for
             return Outcome.success(200)
 
     now = start - 1_500
-    trigger = Trigger(
-        store=None,  # type: ignore[arg-type]
-        stager=None,  # type: ignore[arg-type]
-        deliverer=Receiver(),
-        timing=Timing(),
-        dead_letters=None,  # type: ignore[arg-type]
-        clock=lambda: now,
-        sleep=slept.append,
-    )
-    ran = trigger.run(Claim(retry, Claimed(task, 0, "log"), now))
+    caller = Caller(Receiver(), Timing(), clock=lambda: now, sleep=slept.append)
+    ran = caller.run(Claim(retry, Claimed(task, 0, "log"), now))
     assert slept == [1.5]  # until the receiver's time, 30 minutes after the due time
     assert called == [1]
     assert ran.outcomes[0].ok

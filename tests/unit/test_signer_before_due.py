@@ -1,6 +1,6 @@
 """A claimed occurrence gets its tenant's signer before it waits for its due time: reading the
 secrets (a query and a KMS decrypt when nothing is cached) is spent in the staging lead, not
-after the due time (shared/services/firing.py, Trigger.run)."""
+after the due time (shared/services/firing/call.py, Caller.run)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from shared.domain.schedules import At
 from shared.domain.signing import Signer, secret_text
 from shared.domain.tasks import HttpTarget, TaskSpec
 from shared.domain.times import to_ms, truncate_ms
-from shared.services.firing import Claim, Trigger
+from shared.services.firing.call import Caller
+from shared.services.firing.claim import Claim
 
 pytestmark = pytest.mark.unit
 
@@ -49,18 +50,9 @@ class Recorder:
 def run(recorder: Recorder) -> Any:
     due = NOW + timedelta(seconds=2)
     task = new_task(TaskSpec(At(due), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
-    trigger = Trigger(
-        store=None,  # type: ignore[arg-type]  (running a claim reads nothing)
-        stager=None,  # type: ignore[arg-type]
-        deliverer=recorder,
-        timing=Timing(),
-        dead_letters=None,  # type: ignore[arg-type]
-        clock=lambda: to_ms(NOW),
-        sleep=recorder.sleep,
-        signer=recorder.signer,
-    )
+    caller = Caller(recorder, Timing(), clock=lambda: to_ms(NOW), sleep=recorder.sleep, signer=recorder.signer)
     staged = staged_for(task.id, to_ms(due), one_shot=True)
-    return trigger.run(Claim(staged, Claimed(task, 0, "log"), to_ms(NOW)))
+    return caller.run(Claim(staged, Claimed(task, 0, "log"), to_ms(NOW)))
 
 
 def test_the_signer_is_got_before_the_wait_and_signs_the_call() -> None:

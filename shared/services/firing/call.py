@@ -1,0 +1,200 @@
+"""Step 2 of an occurrence's life: wait for its due time and call the targets that have not
+succeeded yet in its run, within the limits per destination (docs/receivers.md)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from shared.delivery import Envelope, Outcome
+from shared.domain.errors import StorageUnavailable
+from shared.domain.firing import MAX_DELAY_SECONDS, Staged, Timing, delay_seconds
+from shared.domain.signing import Signer
+from shared.domain.tasks import HttpTarget, Target, Task
+from shared.domain.times import from_ms, now_ms
+from shared.services.firing.claim import HOLD_SLACK_MS, Claim
+from shared.services.ports import Delivery
+from shared.services.throttling import Limited, Throttling
+
+SLOT_WAIT_S = 1
+"""An occurrence whose limit has all its in-flight slots taken comes back this much later."""
+REBOOKINGS = 2
+"""A run whose limits change (or are held) under it this often in the staging lead is put back."""
+
+Signing = tuple[Signer | None, str | None]
+"""The signer of a task's HTTP calls, or why there is none (then they are not made)."""
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What running a claimed occurrence did: skipped (and why), put back by a limit, or fired
+    at ``fired_ms``."""
+
+    targets_done: int
+    """Bit i set: target i has succeeded in this run (in this attempt or an earlier one)."""
+    skipped: str | None = None
+    fired_ms: int = 0
+    outcomes: tuple[Outcome, ...] = ()
+    """The outcome of each target this attempt called."""
+    held: tuple[Staged, int] | None = None
+    """Put back by a limit: the held copy of the message and its delay (seconds)."""
+    throttled_ms: int = 0
+    """How long limits have held the run back, this attempt included."""
+
+
+@dataclass
+class Caller:
+    deliverer: Delivery
+    timing: Timing
+    clock: Callable[[], int] = now_ms
+    sleep: Callable[[float], None] = time.sleep
+    signer: Callable[[str], Signer] | None = None
+    """The tenant's signer (SigningService.signer): HTTP targets get signed calls; None: unsigned."""
+    throttling: Throttling | None = None
+    """Limits per destination (docs/receivers.md); None: no target is limited."""
+    _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
+    """Calls the targets of a task with several, side by side."""
+
+    def run(self, claim: Claim) -> Ran:
+        """Skip the claimed occurrence, or wait for its due time and call the targets that have
+        not succeeded yet in this run. The tenant's signer is got before the wait: reading its
+        secrets (a query and a KMS decrypt when the container has none cached) is spent in the
+        staging lead, not after the due time."""
+        task, staged = claim.claimed.task, claim.staged
+        if claim.skipped is not None:
+            return Ran(claim.claimed.targets_done, skipped=claim.skipped)
+        pending = [(i, t) for i, t in enumerate(task.targets) if not claim.claimed.targets_done & (1 << i)]
+        if self.throttling is not None and (limited := self.throttling.limited(task.tenant, staged.run_id, pending)):
+            return self._run_limited(claim, pending, limited, self.throttling)
+        signing = self._signing(task, pending)
+        self._wait_until(staged.earliest_ms)
+        fired = self.clock()
+        done, outcomes = self._call(claim, fired, pending, signing)
+        return Ran(done, fired_ms=fired, outcomes=tuple(outcomes))
+
+    def _wait_until(self, at_ms: int) -> None:
+        wait = at_ms - self.clock()
+        if wait > 0:
+            self.sleep(wait / 1000)
+
+    def _run_limited(
+        self,
+        claim: Claim,
+        pending: list[tuple[int, Target]],
+        limited: tuple[Limited, ...],
+        throttling: Throttling,
+    ) -> Ran:
+        """A run with targets under limits per destination (docs/receivers.md): book their start
+        (a held copy come back has its start booked already); a start further than the staging
+        lead puts the occurrence back on the delay queue; a nearer one is waited out. Before the
+        call the limits are read once more: one changed meanwhile, or held by a receiver's
+        Retry-After, books again, as does a run woken more than an interval after its start
+        (GCRA's bound holds for calls that start within an interval of their booking). Then an
+        in-flight slot each, the call, the slots back."""
+        task, staged, done = claim.claimed.task, claim.staged, claim.claimed.targets_done
+        ready = self._ready(claim)
+        if staged.held and staged.start_ms is not None:
+            start, booked = staged.start_ms, staged.booked
+        else:
+            reference = max(staged.earliest_ms, self.clock())
+            booking = throttling.book(task.tenant, staged.run_id, pending, reference)
+            start, limited, booked = booking.start_ms, booking.limited, booking.booked
+            if staged.ready_ms is None:
+                ready = reference  # a slow claim is late, not throttled
+        signing: Signing | None = None
+        late_again = False
+        for _ in range(REBOOKINGS + 1):
+            throttled = staged.throttled_ms + max(0, start - ready)
+            now = self.clock()
+            if start - now > self.timing.lead_ms + HOLD_SLACK_MS:
+                delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
+                return Ran(done, held=(staged.hold(start, booked, ready), delay), throttled_ms=throttled)
+            signing = signing or self._signing(task, pending)
+            self._wait_until(max(staged.due_ms, start))
+            woke = self.clock()
+            again = throttling.recheck(limited, booked, woke)
+            if again is None and not late_again and woke - start > throttling.tolerance_ms(limited):
+                # woken later than an interval after its start: calling now could crowd the next
+                # second with the calls booked for it (a busy trigger, a late message); once
+                late_again = True
+                again = woke
+            if again is None:
+                break
+            booking = throttling.book(task.tenant, staged.run_id, pending, again)
+            start, limited, booked = booking.start_ms, booking.limited, booking.booked
+        else:
+            return Ran(done, held=(staged.hold(None, (), ready), SLOT_WAIT_S), throttled_ms=throttled)
+        if not throttling.acquire(staged.run_id, limited, self.clock()):
+            # every in-flight slot is taken: back in a second, to book again
+            return Ran(done, held=(staged.hold(None, (), ready), SLOT_WAIT_S), throttled_ms=throttled)
+        fired = self.clock()
+        try:
+            done, outcomes = self._call(claim, fired, pending, signing)
+        finally:
+            throttling.release(staged.run_id, limited)
+        self._hold_limits(throttling, limited, pending, outcomes)
+        return Ran(done, fired_ms=fired, outcomes=tuple(outcomes), throttled_ms=throttled)
+
+    def _ready(self, claim: Claim) -> int:
+        """When this attempt would start were no target limited."""
+        staged = claim.staged
+        return staged.ready_ms if staged.ready_ms is not None else max(staged.earliest_ms, claim.at_ms)
+
+    def _hold_limits(
+        self,
+        throttling: Throttling,
+        limited: tuple[Limited, ...],
+        called: list[tuple[int, Target]],
+        outcomes: list[Outcome],
+    ) -> None:
+        """A limited receiver that answered 429 or 503 with Retry-After spoke for its whole
+        limit: no call to it starts before then (up to an hour)."""
+        by_index = {item.index: item for item in limited}
+        for (index, _), outcome in zip(called, outcomes, strict=True):
+            item = by_index.get(index)
+            if item is not None and not outcome.ok and outcome.retry_after_s is not None:
+                throttling.hold([item], self.clock() + math.ceil(outcome.retry_after_s * 1000))
+
+    def _signing(self, task: Task, pending: list[tuple[int, Target]]) -> Signing:
+        if self.signer is None or not any(isinstance(t, HttpTarget) for _, t in pending):
+            return None, None
+        try:
+            return self.signer(task.tenant), None
+        except StorageUnavailable as exc:
+            return None, f"the signing secret could not be read: {exc.message}"
+
+    def _call(
+        self, claim: Claim, fired_ms: int, pending: list[tuple[int, Target]], signing: Signing | None
+    ) -> tuple[int, list[Outcome]]:
+        """Call ``pending`` (side by side when several); the run's targets done after it."""
+        task, staged = claim.claimed.task, claim.staged
+        signer, unsigned = signing or (None, None)
+        envelope = Envelope(
+            task.owner_id,
+            staged.run_id,
+            from_ms(staged.due_ms),
+            from_ms(fired_ms),
+            staged.attempt,
+            task.payload,
+            signer=signer,
+            tenant=task.tenant,
+            parent=task.chain.body() if task.chain is not None else None,
+        )
+
+        def deliver(target: Target) -> Outcome:
+            if unsigned is not None and isinstance(target, HttpTarget):
+                return Outcome.retry(unsigned)  # never an unsigned callback
+            return self.deliverer.deliver(target, envelope)
+
+        if len(pending) == 1:
+            outcomes = [deliver(pending[0][1])]
+        else:
+            outcomes = list(self._pool.map(lambda it: deliver(it[1]), pending))
+        done = claim.claimed.targets_done
+        for (index, _), outcome in zip(pending, outcomes, strict=True):
+            if outcome.ok:
+                done |= 1 << index
+        return done, outcomes

@@ -1,0 +1,222 @@
+"""Step 4 of an occurrence's life: write down what it came to (docs/design.md, 2.4, and "Where
+a run lives"). Every write is conditional on the run it belongs to (the store's), so a late or
+duplicate copy never moves an occurrence twice."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from shared.delivery import Outcome
+from shared.domain.alerts import notices, streak_after
+from shared.domain.chains import ChainLink, ParentRun, branch_of, response_of
+from shared.domain.claims import Fired, Result
+from shared.domain.errors import StorageUnavailable
+from shared.domain.firing import Staged, Timing, next_occurrence, staged_for, writer_stages
+from shared.domain.states import RunStatus
+from shared.domain.tasks import DeadLetter, Run, Task
+from shared.domain.times import from_ms, now_ms
+from shared.observability import logger
+from shared.services.firing.claim import Claim
+from shared.services.firing.settle import Ended, Held, Retrying, Settlement, Skipped, Succeeded, ended_run
+from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore
+
+RUN_LOG_WRITE_PAUSES_S = (0.1, 0.2, 0.4)
+"""Pauses after each failed write of a batch's run log; then its successes are written one each."""
+
+
+def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> DeadLetter:
+    """The record of an occurrence that failed for good, with what it fired (for a redrive)."""
+    return DeadLetter(
+        id=staged.run_id,
+        tenant=task.tenant,
+        task_id=task.owner_id,
+        run_id=staged.run_id,
+        scheduled_for=from_ms(staged.due_ms),
+        failed_at=from_ms(failed_ms),
+        attempts=staged.attempt,
+        reason=reason,
+        targets=task.targets,
+        multicast=task.multicast,
+        payload=task.payload,
+        retry=task.retry,
+        name=task.name,
+    )
+
+
+class Recorder:
+    def __init__(
+        self,
+        store: PipelineStore,
+        queues: DelayQueues,
+        dead_letters: DeadLetters,
+        timing: Timing,
+        *,
+        chains: Chains | None = None,
+        clock: Callable[[], int] = now_ms,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store, self.queues, self.dead_letters, self.timing = store, queues, dead_letters, timing
+        self.chains = chains
+        """Starts the tasks an occurrence's end chains to (docs/chains.md); None: no chains."""
+        self.clock, self.sleep = clock, sleep
+
+    def record(self, claim: Claim, settled: Settlement) -> Fired:
+        """Write the settlement down; the occurrence's answer to its delivery."""
+        staged = claim.staged
+        match settled:
+            case Held():
+                self.queues.send([(settled.message, settled.delay_s)])
+                self.store.record_hold(staged, lease_until_ms=settled.lease_until_ms, throttled_ms=settled.throttled_ms)
+                return Fired(staged, Result.THROTTLED, reason=f"held back by a limit for {settled.delay_s} s")
+            case Skipped():
+                self._finish(claim, settled.run, settled.targets_done)
+                return Fired(staged, Result.SKIPPED, reason=settled.run.last_error)
+            case Succeeded():
+                return self._succeeded(claim, settled)
+            case Retrying():
+                self.queues.send([(settled.message, settled.delay_s)])
+                self.store.record_retry(
+                    staged,
+                    error=settled.error,
+                    targets_done=settled.targets_done,
+                    fired_ms=settled.fired_ms,
+                    lateness_ms=settled.lateness_ms,
+                    throttled_ms=settled.throttled_ms,
+                )
+                return Fired(staged, Result.RETRYING, settled.lateness_ms, staged.attempt, reason=settled.error)
+            case Ended():
+                return self._ended(claim, settled)
+
+    def _succeeded(self, claim: Claim, settled: Succeeded) -> Fired:
+        """A one-shot's success waits for its batch's run log (:meth:`log_successes`); a
+        recurring task's is written with its re-arm."""
+        staged = claim.staged
+        self._chain(claim, settled.run, settled.outcomes)
+        if settled.success is not None:
+            self._note_parent(claim.claimed.task, settled.run)
+        else:
+            self._finish(claim, settled.run, settled.targets_done)
+        return Fired(staged, Result.SUCCEEDED, settled.lateness_ms, staged.attempt, success=settled.success)
+
+    def _ended(self, claim: Claim, settled: Ended, *, given_up: bool = False) -> Fired:
+        """Dead-lettered or failed: its chains started, the dead letter kept (the table's, which
+        the API redrives, and the DLQ's), the task moved on, and its alerts prepared."""
+        task, staged, run = claim.claimed.task, claim.staged, settled.run
+        try:
+            self._chain(claim, run, settled.outcomes)
+        except Exception:
+            if not given_up:
+                raise
+            # the trigger may be failing on exactly this: the occurrence is given up still
+            logger.exception("the chain of an abandoned occurrence was not started", extra={"run_id": staged.run_id})
+        self.queues.dead_letter(staged, settled.reason, task.owner_id)
+        self.dead_letters.record(dead_letter(task, staged, settled.reason, self.clock()))
+        in_a_row = self._finish(claim, run, settled.targets_done)
+        alerts = tuple(notices(task, staged.run_id, run.status, settled.reason, in_a_row, self.clock()))
+        return Fired(
+            staged, Result(run.status.value), settled.lateness_ms, staged.attempt, reason=settled.reason, alerts=alerts
+        )
+
+    def give_up(self, claim: Claim, settled: Ended) -> Fired:
+        """Record an occurrence given up on its message's last delivery: as :meth:`record`, except
+        that a chain that cannot be started does not stop it."""
+        return self._ended(claim, settled, given_up=True)
+
+    def _chain(self, claim: Claim, run: Run, outcomes: Sequence[Outcome]) -> None:
+        """Start the tasks the occurrence's end chains to (docs/chains.md), before its end is
+        recorded: a crash in between fires the occurrence again, and its second start of each
+        hop finds the first (a hop's run id is derived from the parent run), so a child is
+        neither lost nor run twice. The child receives the first answer body of this attempt
+        (a success's, or the failure's)."""
+        task, staged = claim.claimed.task, claim.staged
+        branch = branch_of(run.status)
+        if self.chains is None or branch is None or not task.chained(branch):
+            return
+        answered = next((o.body for o in outcomes if o.body), b"")
+        link = ChainLink(
+            ParentRun(task.owner_id, staged.run_id, run.status),
+            hop=(task.chain.hop if task.chain is not None else 0) + 1,
+            response=response_of(answered),
+            error=run.last_error,
+        )
+        for child_id in task.chained(branch):
+            started = self.chains.start_chained(task, link, child_id, branch)
+            logger.info(
+                "chain",
+                extra={
+                    "run_id": staged.run_id,
+                    "child": child_id,
+                    "child_run_id": started.run_id,
+                    "duplicate": started.duplicate,
+                    "skipped": started.skipped,
+                },
+            )
+
+    def _finish(self, claim: Claim, run: Run, targets_done: int) -> int | None:
+        """Record the run's final outcome; one that ends a counted task frees its place in its
+        tenant's quota in the same write, as the task's failures in a row (and a pause they call
+        for) go in it too. A recurring task is armed for its next occurrence (staged first when
+        the scanners have passed it). Returns those failures (None: left as they were)."""
+        now, task, staged, claimed = self.clock(), claim.claimed.task, claim.staged, claim.claimed
+        streak = streak_after(task, run.status)
+        self._note_parent(task, run)
+        if staged.one_shot:
+            counted_in = task.tenant if claimed.counted else None
+            self.store.finish_one_shot(
+                staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in, failures=streak.failures
+            )
+            return streak.failures
+        following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
+        stage_it = following is not None and streak.paused_reason is None and writer_stages(following, now, self.timing)
+        if following is not None and stage_it:
+            self.queues.stage([staged_for(task.id, following, one_shot=False, priority=task.priority)], now)
+        self.store.rearm(
+            task,
+            staged,
+            run,
+            next_due_ms=following,
+            staged_next=stage_it,
+            now_ms=now,
+            counted=claimed.counted,
+            failures=streak.failures,
+            paused_reason=streak.paused_reason,
+        )
+        return streak.failures
+
+    def _note_parent(self, task: Task, run: Run) -> None:
+        """An extra run (run now, a chained run, a redrive) is an occurrence of its parent too:
+        its end is the parent's latest occurrence (``last_run``), and a success ends a failed
+        parent completed. Nothing for a task's own occurrences (their item says it)."""
+        if task.parent_id is not None:
+            self.store.note_ended_run(task.parent_id, run)
+
+    def log_successes(self, log_id: str, results: Sequence[Fired]) -> None:
+        """Record a batch's one-shot successes: one write for all of them (or, if that write
+        keeps failing, one each: a success must be on record before its lease runs out)."""
+        successes = [r.success for r in results if r.success is not None]
+        for attempt, pause in enumerate(RUN_LOG_WRITE_PAUSES_S, start=1):
+            try:
+                self.store.log_successes(log_id, successes, self.clock())
+                return
+            except StorageUnavailable:
+                logger.warning("run log write failed", extra={"log_id": log_id, "attempt": attempt})
+                self.sleep(pause)
+        for fired in results:
+            if (s := fired.success) is not None:
+                run = ended_run(
+                    fired.staged,
+                    fired.staged.task_id,
+                    RunStatus.SUCCEEDED,
+                    attempts=s.attempts,
+                    fired_ms=s.fired_ms,
+                    lateness_ms=s.lateness_ms,
+                )
+                self.store.finish_one_shot(
+                    fired.staged,
+                    run,
+                    now_ms=self.clock(),
+                    targets_done=-1,
+                    counted_in=s.counted_in,
+                    logged_in=log_id,
+                )
