@@ -11,7 +11,7 @@ from shared.domain import schedules as sched
 from shared.domain.errors import ValidationFailed
 from shared.domain.ids import new_task_id
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Misfire, Task, TaskSpec
+from shared.domain.tasks import Misfire, Task, TaskSpec, spec_values
 from shared.domain.times import iso, to_ms
 
 
@@ -80,20 +80,9 @@ def new_task(
     misfire = spec.effective_misfire()
     due = first_due(schedule, misfire, now)
     return Task(
+        **{**spec_values(spec), "schedule": schedule, "misfire": misfire},
         id=new_task_id(to_ms(due), shard, randbytes),
         tenant=tenant,
-        name=spec.name,
-        schedule=schedule,
-        targets=spec.targets,
-        multicast=spec.multicast,
-        payload=spec.payload,
-        retry=spec.retry,
-        misfire=misfire,
-        priority=spec.priority,
-        alert=spec.alert,
-        pause_after_failures=spec.pause_after_failures,
-        on_success=spec.on_success,
-        on_failure=spec.on_failure,
         status=TaskStatus.SCHEDULED,
         due_at=due,
         next_fire_at=due,

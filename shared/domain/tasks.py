@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
@@ -124,6 +124,15 @@ class TaskSpec:
         return Misfire.SKIP if is_recurring(self.schedule) else Misfire.FIRE_NOW
 
 
+SPEC_FIELDS = tuple(f.name for f in fields(TaskSpec))
+"""What a client sets: :class:`TaskSpec`'s fields, which a :class:`Task` inherits."""
+
+
+def spec_values(spec: TaskSpec) -> dict[str, Any]:
+    """The spec's fields by name (what a task built or changed from it takes)."""
+    return {name: getattr(spec, name) for name in SPEC_FIELDS}
+
+
 @dataclass(frozen=True)
 class Run:
     """One occurrence's run: what ``GET /v1/tasks/{id}/runs`` lists."""
@@ -156,17 +165,15 @@ class LastRun:
         return cls(run.run_id, run.scheduled_for, run.status, run.fired_at)
 
 
-@dataclass(frozen=True)
-class Task:
+@dataclass(frozen=True, kw_only=True)
+class Task(TaskSpec):
+    """A registered task: what its client asked for (the :class:`TaskSpec` it extends, declared
+    once there) and what Sundial keeps about it."""
+
     id: str
     tenant: str
-    name: str | None
-    schedule: Schedule
-    targets: tuple[Target, ...]
-    multicast: bool
-    payload: Any
-    retry: RetryPolicy
     misfire: Misfire
+    """Resolved: the spec's, or its schedule's default (``TaskSpec.effective_misfire``)."""
     status: TaskStatus
     due_at: datetime
     """The occurrence the task's item is currently due for."""
@@ -184,16 +191,10 @@ class Task:
     stops_with_parent: bool = False
     """An extra run that the parent's pause or cancel stops until it is claimed (run now); a
     redriven dead letter fires regardless of what became of its task."""
-    priority: Priority = Priority.NORMAL
-    alert: Alert | None = None
-    pause_after_failures: int | None = None
-    """Pause the task (a recurring one) when this many of its occurrences in a row failed."""
     paused_reason: str | None = None
     """Why the pipeline paused the task (``pause_after_failures``); cleared by a resume."""
     consecutive_failures: int = 0
     """Its occurrences that failed in a row, up to the last one that ended (shared/domain/alerts.py)."""
-    on_success: tuple[str, ...] = ()
-    on_failure: tuple[str, ...] = ()
     chain: ChainLink | None = None
     """On a chained run (an extra run a parent occurrence started): its parent, its hop."""
     ended_run: LastRun | None = None
@@ -212,6 +213,16 @@ class Task:
     @property
     def recurring(self) -> bool:
         return is_recurring(self.schedule)
+
+    @property
+    def spec(self) -> TaskSpec:
+        """What the task's client asked for, as it stands now (its misfire policy resolved)."""
+        return TaskSpec(**spec_values(self))
+
+    def with_spec(self, spec: TaskSpec, **changes: Any) -> Task:
+        """This task asking for ``spec``, with ``changes`` to any of its fields (a resolved
+        ``misfire`` among them when the spec leaves it to its schedule's default)."""
+        return replace(self, **{**spec_values(spec), **changes})
 
     @property
     def owner_id(self) -> str:

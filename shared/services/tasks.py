@@ -58,18 +58,7 @@ def _extra_spec(task: Task, now: datetime) -> TaskSpec:
     letter alerts as the task's would; it is not one of the task's occurrences in a row (an
     item of its own), so it neither counts toward nor pauses the task."""
     alert = replace(task.alert, after_consecutive_failures=None) if task.alert is not None else None
-    return TaskSpec(
-        At(now),
-        task.targets,
-        task.multicast,
-        task.name,
-        task.payload,
-        task.retry,
-        priority=task.priority,
-        alert=alert,
-        on_success=task.on_success,
-        on_failure=task.on_failure,
-    )
+    return replace(task.spec, schedule=At(now), misfire=None, alert=alert, pause_after_failures=None)
 
 
 def _staged(task: Task) -> Staged:
@@ -216,23 +205,8 @@ class TaskService:
             if wanted.reschedule:
                 schedule = sched.anchored(spec.schedule, now)
                 due = first_due(schedule, misfire, now)
-            changed = replace(
-                task,
-                name=spec.name,
-                schedule=schedule,
-                targets=spec.targets,
-                multicast=spec.multicast,
-                payload=spec.payload,
-                retry=spec.retry,
-                misfire=misfire,
-                priority=spec.priority,
-                alert=spec.alert,
-                pause_after_failures=spec.pause_after_failures,
-                on_success=spec.on_success,
-                on_failure=spec.on_failure,
-                due_at=due,
-                next_fire_at=due,
-                updated_at=now,
+            changed = task.with_spec(
+                spec, schedule=schedule, misfire=misfire, due_at=due, next_fire_at=due, updated_at=now
             )
             if not wanted.reschedule:
                 return self.repository.update(changed, staged=False)

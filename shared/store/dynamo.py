@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -15,28 +14,16 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from shared.domain.chains import ChainLink, ParentRun
-from shared.domain.codec import (
-    alert_from_dict,
-    alert_to_dict,
-    compact_json,
-    retry_from_dict,
-    retry_to_dict,
-    schedule_from_dict,
-    schedule_to_dict,
-    target_from_dict,
-    target_to_dict,
-)
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, SundialError, TaskNotFound
 from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
-from shared.domain.schedules import After, Every
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
-from shared.domain.tasks import DeadLetterRef, LastRun, Misfire, Page, Priority, Run, Task, matches
+from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, list_pk, list_sk, task_key
+from shared.store.items import lane_of, to_item, to_task
+from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, task_key
 from shared.store.models import (
     LIST_INDEX_NAME,
     TABLE_MODELS,
@@ -44,11 +31,11 @@ from shared.store.models import (
     DeadLetterItem,
     OccurrenceItem,
     RunItem,
-    RunLogItem,
     TaskItem,
     is_conflict,
 )
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
+from shared.store.runs import run_from_item, run_item, run_logs, run_position
 
 BATCH_WRITE_ITEMS = 25
 """Items per BatchWriteItem call (DynamoDB's limit)."""
@@ -67,191 +54,6 @@ items, 130 MB."""
 
 def _storage_error(exc: PynamoDBException) -> StorageUnavailable:
     return StorageUnavailable(f"the task store did not answer: {exc.msg}")
-
-
-def to_item(task: Task, list_shards: int) -> TaskItem:
-    schedule = task.schedule
-    anchor = schedule.anchor if isinstance(schedule, After | Every) else None
-    pk, sk = task_key(task.id)
-    item = TaskItem(
-        pk,
-        sk,
-        tenant=task.tenant,
-        task_id=task.id,
-        name=task.name,
-        status=task.status.value,
-        schedule=compact_json(schedule_to_dict(schedule)),
-        anchor_ms=to_ms(anchor) if anchor else None,
-        targets=compact_json([target_to_dict(target) for target in task.targets]),
-        multicast=task.multicast,
-        payload=None if task.payload is None else compact_json(task.payload),
-        retry=compact_json(retry_to_dict(task.retry)),
-        misfire=task.misfire.value,
-        priority=lane_of(task.priority),
-        due_ms=to_ms(task.due_at),
-        next_fire_ms=to_ms(task.next_fire_at) if task.next_fire_at else None,
-        version=task.version,
-        created_ms=to_ms(task.created_at),
-        updated_ms=to_ms(task.updated_at),
-        expires_at=task.expires_at,
-        parent_id=task.parent_id,
-        stops_with_parent=task.stops_with_parent or None,
-        alert=compact_json(alert_to_dict(task.alert)) if task.alert is not None else None,
-        pause_after_failures=task.pause_after_failures,
-        paused_reason=task.paused_reason,
-        failures=task.consecutive_failures or None,
-        on_success=compact_json(list(task.on_success)) if task.on_success else None,
-        on_failure=compact_json(list(task.on_failure)) if task.on_failure else None,
-        chain=compact_json(task.chain.to_dict()) if task.chain is not None else None,
-        lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
-        lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
-    )
-    run = task.run
-    if run is not None:
-        item.run_due_ms = to_ms(run.scheduled_for)
-        item.run_id = run.run_id
-        item.run_status = run.status.value
-        item.attempts = run.attempts
-        item.fired_ms = to_ms(run.fired_at) if run.fired_at else None
-        item.lateness_ms = run.lateness_ms
-        item.last_error = run.last_error
-    return item
-
-
-def lane_of(priority: Priority) -> str | None:
-    """A task's priority as its items keep it: absent when normal."""
-    return None if priority is Priority.NORMAL else priority.value
-
-
-def priority_of(stored: str | None) -> Priority:
-    return Priority(stored) if stored else Priority.NORMAL
-
-
-def run_of(item: TaskItem) -> Run | None:
-    if item.run_id is None or item.run_due_ms is None or item.run_status is None:
-        return None
-    return Run(
-        run_id=item.run_id,
-        task_id=item.task_id,
-        scheduled_for=from_ms(int(item.run_due_ms)),
-        status=RunStatus(item.run_status),
-        attempts=int(item.attempts or 0),
-        fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
-        lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
-        last_error=item.last_error,
-        throttled_ms=int(item.throttled_ms or 0),
-        parent=ChainLink.from_dict(json.loads(item.chain)).parent if item.chain is not None else None,
-    )
-
-
-def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
-    """The task an item holds. A one-shot run recorded in its batch's run log (``logs``, keyed
-    by log id) has succeeded and the task is complete (docs/design.md, section 2.4)."""
-    run = run_of(item)
-    status = TaskStatus(item.status)
-    next_fire: datetime | None = from_ms(int(item.next_fire_ms)) if item.next_fire_ms is not None else None
-    logged = (logs or {}).get(item.run_log or "")
-    if run is not None and run.status is RunStatus.FIRING and logged is not None and run.run_id in logged.runs:
-        entry = logged.runs[run.run_id]
-        run = replace(
-            run,
-            status=RunStatus.SUCCEEDED,
-            fired_at=from_ms(int(entry["fired_ms"])),
-            lateness_ms=int(entry["lateness_ms"]),
-            attempts=int(entry["attempts"]),
-            throttled_ms=int(entry.get("throttled_ms", 0)),
-        )
-        if status is TaskStatus.SCHEDULED and item.next_fire_ms == item.run_due_ms:
-            status, next_fire = TaskStatus.COMPLETED, None
-    anchor = from_ms(int(item.anchor_ms)) if item.anchor_ms is not None else None
-    expires: datetime | None = item.expires_at
-    return Task(
-        id=item.task_id,
-        tenant=item.tenant,
-        name=item.name,
-        schedule=schedule_from_dict(json.loads(item.schedule), anchor),
-        targets=tuple(target_from_dict(t) for t in json.loads(item.targets)),
-        multicast=bool(item.multicast),
-        payload=None if item.payload is None else json.loads(item.payload),
-        retry=retry_from_dict(json.loads(item.retry)),
-        misfire=Misfire(item.misfire),
-        priority=priority_of(item.priority),
-        status=status,
-        due_at=from_ms(int(item.due_ms)),
-        next_fire_at=next_fire,
-        created_at=from_ms(int(item.created_ms)),
-        updated_at=from_ms(int(item.updated_ms)),
-        version=int(item.version or 0),
-        expires_at=expires,
-        run=run,
-        parent_id=item.parent_id,
-        stops_with_parent=bool(item.stops_with_parent),
-        alert=alert_from_dict(json.loads(item.alert)) if item.alert is not None else None,
-        pause_after_failures=int(item.pause_after_failures) if item.pause_after_failures is not None else None,
-        paused_reason=item.paused_reason,
-        consecutive_failures=int(item.failures or 0),
-        on_success=tuple(json.loads(item.on_success)) if item.on_success is not None else (),
-        on_failure=tuple(json.loads(item.on_failure)) if item.on_failure is not None else (),
-        chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
-        ended_run=ended_run_of(item.ended_run),
-    )
-
-
-def ended_run_to_json(run: Run) -> str:
-    fired = to_ms(run.fired_at) if run.fired_at is not None else None
-    return compact_json(
-        {"run_id": run.run_id, "scheduled_ms": to_ms(run.scheduled_for), "status": run.status.value, "fired_ms": fired}
-    )
-
-
-def ended_run_of(text: str | None) -> LastRun | None:
-    if text is None:
-        return None
-    data = json.loads(text)
-    fired = data.get("fired_ms")
-    return LastRun(
-        data["run_id"],
-        from_ms(int(data["scheduled_ms"])),
-        RunStatus(data["status"]),
-        from_ms(int(fired)) if fired is not None else None,
-    )
-
-
-def parent_of(text: str | None) -> ParentRun | None:
-    """A run record's ``parent`` member."""
-    if text is None:
-        return None
-    data = json.loads(text)
-    return ParentRun(data["task_id"], data["run_id"], RunStatus(data["status"]))
-
-
-def run_from_item(item: RunItem) -> Run:
-    return Run(
-        run_id=item.run_id,
-        task_id=item.task_id,
-        scheduled_for=from_ms(int(item.scheduled_ms)),
-        status=RunStatus(item.status),
-        attempts=int(item.attempts or 0),
-        fired_at=from_ms(int(item.fired_ms)) if item.fired_ms is not None else None,
-        lateness_ms=int(item.lateness_ms) if item.lateness_ms is not None else None,
-        last_error=item.last_error,
-        throttled_ms=int(item.throttled_ms or 0),
-        parent=parent_of(item.parent),
-    )
-
-
-def run_position(run: Run) -> str:
-    """Where a run sorts in its task's history: the sort key of its ``R#`` item."""
-    return f"{to_ms(run.scheduled_for):013d}#{run.run_id}"
-
-
-def run_logs(items: list[TaskItem]) -> dict[str, RunLogItem]:
-    """The run logs that may hold the outcome of these items' firing runs (one BatchGetItem)."""
-    wanted = {i.run_log for i in items if i.run_status == RunStatus.FIRING.value and i.run_log}
-    if not wanted:
-        return {}
-    keys = [(f"RL#{log}", "RL") for log in sorted(wanted)]
-    return {log.pk.removeprefix("RL#"): log for log in RunLogItem.batch_get(keys)}
 
 
 def _task_id_of(serialized: dict[str, Any]) -> str:
@@ -494,22 +296,15 @@ class DynamoTaskRepository:
             item.staged_ms = to_ms(run.due_at)
         due_ms = to_ms(run.due_at)
         run_id = run_id_for(run.id, due_ms)
-        parent = run.chain.parent if run.chain is not None else None
-        record = RunItem(
-            f"R#{run.parent_id}",
-            f"{due_ms:013d}#{run_id}",
-            tenant=run.tenant,
-            task_id=run.parent_id,
-            run_id=run_id,
-            status=(run.run.status if run.run is not None else RunStatus.STAGED).value,
-            scheduled_ms=due_ms,
+        placed = Run(
+            run_id,
+            run.parent_id,
+            run.due_at,
+            run.run.status if run.run is not None else RunStatus.STAGED,
             last_error=run.run.last_error if run.run is not None else None,
-            child=run.id,
-            parent=compact_json({"task_id": parent.task_id, "run_id": parent.run_id, "status": parent.status.value})
-            if parent is not None
-            else None,
-            expires_at=from_ms(due_ms) + self.retention,
+            parent=run.chain.parent if run.chain is not None else None,
         )
+        record = run_item(run.parent_id, run.tenant, placed, from_ms(due_ms) + self.retention, child=run.id)
         try:
             with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
                 transaction.save(item, condition=TaskItem.pk.does_not_exist())
@@ -625,4 +420,4 @@ def ensure_table(table_name: str | None = None) -> None:
         TaskItem.create_table(wait=True)
 
 
-__all__ = ["DynamoTaskRepository", "bucket_pk", "ensure_table", "to_item", "to_task"]
+__all__ = ["DynamoTaskRepository", "ensure_table"]

@@ -28,18 +28,18 @@ from shared.domain.states import RunStatus, TaskStatus, ended_as
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.dynamo import ended_run_to_json, lane_of, priority_of, run_logs, to_task
+from shared.store.items import lane_of, priority_of, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
     OccurrenceItem,
-    RunItem,
     RunLogItem,
     TaskItem,
     WatermarkItem,
     is_conflict,
 )
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
+from shared.store.runs import ended_run_json, run_item, run_logs
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
@@ -458,7 +458,7 @@ class DynamoPipelineStore:
         scheduled = to_ms(run.scheduled_for)
         try:
             item.update(
-                actions=[TaskItem.ended_run.set(ended_run_to_json(run)), TaskItem.ended_run_ms.set(scheduled)],
+                actions=[TaskItem.ended_run.set(ended_run_json(run)), TaskItem.ended_run_ms.set(scheduled)],
                 condition=TaskItem.pk.exists()
                 & (TaskItem.ended_run_ms.does_not_exist() | (TaskItem.ended_run_ms <= scheduled)),
             )
@@ -498,21 +498,7 @@ class DynamoPipelineStore:
         shard = parse_task_id(task.id).shard
         expires = self._expiry(now_ms)
         try:
-            RunItem(
-                f"R#{task.id}",
-                f"{staged.due_ms:013d}#{staged.run_id}",
-                tenant=task.tenant,
-                task_id=task.id,
-                run_id=run.run_id,
-                status=run.status.value,
-                scheduled_ms=staged.due_ms,
-                fired_ms=to_ms(run.fired_at) if run.fired_at else None,
-                attempts=run.attempts,
-                lateness_ms=run.lateness_ms,
-                throttled_ms=run.throttled_ms or None,
-                last_error=run.last_error,
-                expires_at=expires,
-            ).save()
+            run_item(task.id, task.tenant, run, expires).save()
             clear: list[Action] = [
                 TaskItem.run_status.remove(),
                 TaskItem.lease_until_ms.remove(),
@@ -522,7 +508,7 @@ class DynamoPipelineStore:
                 TaskItem.fired_ms.remove(),
                 TaskItem.lateness_ms.remove(),
                 TaskItem.throttled_ms.remove(),
-                TaskItem.ended_run.set(ended_run_to_json(run)),
+                TaskItem.ended_run.set(ended_run_json(run)),
                 TaskItem.ended_run_ms.set(staged.due_ms),
             ]
             if failures is not None:

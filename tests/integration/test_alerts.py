@@ -212,7 +212,7 @@ def test_a_patch_sets_and_clears_the_alert_and_the_threshold_and_keeps_secret_he
     # what was read, sent back: the secret is kept, not replaced by "[redacted]"
     again = api("PATCH", f"/v1/tasks/{created['id']}", {"alert": answer.body["alert"]})
     assert again.status == 200, again.body
-    from shared.store.dynamo import to_task
+    from shared.store.items import to_task
     from shared.store.keys import task_key
     from shared.store.models import TaskItem
 

@@ -350,7 +350,18 @@ def test_a_tasks_last_run_is_its_latest_occurrence() -> None:
     def at(minute: int) -> datetime:
         return datetime(2026, 11, 27, 10, minute, tzinfo=UTC)
 
-    base = Task("T", "t", None, None, (), False, None, None, None, TaskStatus.SCHEDULED, at(0), at(0), at(0), at(0))  # type: ignore[arg-type]
+    base = Task(
+        None,  # type: ignore[arg-type]
+        (),
+        id="T",
+        tenant="t",
+        misfire=None,  # type: ignore[arg-type]
+        status=TaskStatus.SCHEDULED,
+        due_at=at(0),
+        next_fire_at=at(0),
+        created_at=at(0),
+        updated_at=at(0),
+    )
     assert base.last_run is None
     current = Run("R2", "T", at(2), RunStatus.FIRING)
     earlier = LastRun("R1", at(1), RunStatus.DEAD_LETTERED)

@@ -9,6 +9,7 @@ import pytest
 
 from shared.domain.errors import ConcurrentUpdate, InvalidTransition, TaskNotFound, ValidationFailed
 from shared.domain.ids import parse_task_id
+from shared.domain.registration import new_task
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import After, At, Cron, Every
 from shared.domain.states import TaskStatus
@@ -234,3 +235,27 @@ def test_a_dead_letter_is_redriven_once():
     (done,) = svc.redrive("default", [letter.id]).runs
     assert done[0] is letter
     assert svc.redrive("default", None).runs == []  # the fake's transaction refuses a second redrive
+
+
+def test_a_task_is_its_spec_and_what_sundial_keeps_a_field_declared_once() -> None:
+    """Task extends TaskSpec: every field a client sets is a task's field of the same name, and a
+    task's spec (what an update merges into, what an extra run fires) round-trips."""
+    from dataclasses import fields
+
+    from shared.domain.tasks import SPEC_FIELDS, Task, TaskSpec
+
+    assert set(SPEC_FIELDS) == {f.name for f in fields(TaskSpec)}
+    assert set(SPEC_FIELDS) <= {f.name for f in fields(Task)}
+    spec = TaskSpec(
+        Every(60),
+        (HttpTarget("https://example.com/a"), HttpTarget("https://example.com/b")),
+        multicast=True,
+        name="n",
+        payload={"k": 1},
+        pause_after_failures=3,
+        on_success=("01KAZ0000000000000000000AA",),
+    )
+    task = new_task(spec, tenant="acme", now=NOW, shard=0)
+    assert task.spec == replace(spec, schedule=task.schedule, misfire=spec.effective_misfire())
+    renamed = task.with_spec(replace(task.spec, name="m"))
+    assert (renamed.name, renamed.id, renamed.spec) == ("m", task.id, replace(task.spec, name="m"))

@@ -1,5 +1,5 @@
-"""Step 4 of an occurrence's life: write down what it came to (docs/design.md, 2.4, and "Where
-a run lives"). Every write is conditional on the run it belongs to (the store's), so a late or
+"""Step 4 of an occurrence's life: write down what it came to (docs/design.md, 2.4; where each
+write lands: 2.6, "Where a run lives"). Every write is conditional on the run it belongs to (the store's), so a late or
 duplicate copy never moves an occurrence twice."""
 
 from __future__ import annotations

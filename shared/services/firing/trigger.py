@@ -1,4 +1,4 @@
-"""The trigger: one occurrence's life, top to bottom (docs/design.md, 2.4).
+"""The trigger: one occurrence's life, top to bottom (docs/design.md, 2.4 and 2.5).
 
     claim  (claim.py)   take the run, or say why not; decide whether it fires at all
     call   (call.py)    wait for the due time, call the targets not yet done, within limits
