@@ -1,6 +1,8 @@
 """In-memory fakes of the service ports (shared/services/ports.py), for tests that need no AWS.
 They behave like the DynamoDB and S3 adapters (tests/integration/test_repository_contract.py runs
-the same contract over both task repositories). The local runtime does not use them."""
+the same contract over both task repositories; tests/integration/test_pipeline_store_contract.py
+over both pipeline stores, the in-memory one in tests/support/pipeline_store.py, which works on
+an InMemoryTaskRepository's state). The local runtime does not use them."""
 
 from __future__ import annotations
 
@@ -229,7 +231,7 @@ class InMemoryTaskRepository:
             self.staged_ms[task.id] = due_ms
         else:
             self.staged_ms.pop(task.id, None)
-        firing = self.run_fields[task.id].run_status is RunStatus.FIRING
+        firing = self.run_fields.get(task.id, RunFields()).run_status is RunStatus.FIRING
         if task.status in ENDED and task.id in self.counted and (task.recurring or not firing):
             self.counted.discard(task.id)
             self.live[current.tenant] -= 1
