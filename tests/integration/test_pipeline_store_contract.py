@@ -6,6 +6,7 @@ out of the way by a retention of a century."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -224,6 +225,18 @@ def test_a_claim_takes_the_run_once(stores):
     assert stores.get(task).version == claimed.task.version
     with pytest.raises(ConcurrentUpdate):  # a client who read the task before the claim
         stores.repository.update(replace(task, name="renamed"))
+
+
+def test_copies_claimed_at_once_on_threads_fire_once(stores):
+    """The trigger claims on a thread per record: the claim is one atomic write in both stores."""
+    task = stores.one_shot()
+    staged = first(task)
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        answers = list(pool.map(lambda k: stores.claim(staged, log=f"b{k}"), range(6)))
+    claimed = [a for a in answers if isinstance(a, Claimed)]
+    assert len(claimed) == 1
+    assert sorted(a for a in answers if not isinstance(a, Claimed)) == [Refusal.IN_FLIGHT] * 5
+    assert stores.get(task).version == task.version + 1
 
 
 def test_a_claim_tells_a_stale_message_from_one_that_came_early(stores):

@@ -7,11 +7,14 @@ an InMemoryTaskRepository's state). The local runtime does not use them."""
 from __future__ import annotations
 
 import copy
+import functools
 import os
+import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar, cast
 
 from shared.domain.claims import Success
 from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, SundialError, TaskNotFound
@@ -34,6 +37,22 @@ from shared.store.quota import refused
 
 def _position(task: Task) -> str:
     return list_sk(to_ms(task.created_at), task.id)
+
+
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def atomic(method: Method) -> Method:
+    """A method run under its object's ``table_lock``: each is one conditional write or consistent
+    read, atomic as DynamoDB makes them whichever thread calls (the trigger fires the records of a
+    batch on a thread each)."""
+
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.table_lock:
+            return method(self, *args, **kwargs)
+
+    return cast(Method, locked)
 
 
 def ttl(instant: datetime) -> datetime:
@@ -144,7 +163,10 @@ class InMemoryTaskRepository:
         gives its place back without writing its item (its mark stays)."""
         self.retention = retention
         """How long a run's record is kept (extra runs': the pipeline store has its own)."""
+        self.table_lock = threading.RLock()
+        """Held by each read and write, the pipeline store's too (:func:`atomic`)."""
 
+    @atomic
     def create(self, task: Task, *, staged: bool = False) -> Task:
         self._check_room(task.tenant, 1)
         return self._store(task, counted=True, staged=staged)
@@ -167,9 +189,11 @@ class InMemoryTaskRepository:
             self.live[task.tenant] += 1
         return self.item_task(task.id, logged=False)
 
+    @atomic
     def live_tasks(self, tenant: str) -> int:
         return self.live[tenant]
 
+    @atomic
     def item_task(self, task_id: str, *, logged: bool = True) -> Task:
         """The task an item holds, its run read off its run fields (``to_task``); ``logged``: a
         firing run its batch's run log lists has succeeded, and a one-shot task whose run that
@@ -194,6 +218,7 @@ class InMemoryTaskRepository:
                 task = replace(task, status=TaskStatus.COMPLETED, next_fire_at=None)
         return copy.deepcopy(task)
 
+    @atomic
     def get(self, tenant: str, task_id: str) -> Task:
         task_key(task_id)
         task = self._tasks.get(task_id.upper())
@@ -201,6 +226,7 @@ class InMemoryTaskRepository:
             raise TaskNotFound(f"task {task_id!r} not found")
         return self.item_task(task.id)
 
+    @atomic
     def list(
         self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
     ) -> Page[Task]:
@@ -214,6 +240,7 @@ class InMemoryTaskRepository:
         more = len(matching) > limit
         return Page(page, encode_cursor(_position(page[-1])) if more else None)
 
+    @atomic
     def update(self, task: Task, *, staged: bool = False) -> Task:
         """What a client owns (definition, status, the armed occurrence), never the pipeline's
         run fields; a final status frees a counted task's place (``_finish``) unless it is a
@@ -242,11 +269,13 @@ class InMemoryTaskRepository:
             self.occurrences[key] = Occurrence(task.id, due_ms, due_ms if staged else None, task.priority)
         return self.item_task(task.id)
 
+    @atomic
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         for tenant in sorted({task.tenant for task, _ in tasks}):
             self._check_room(tenant, sum(1 for task, _ in tasks if task.tenant == tenant))
         return [self._store(task, counted=True, staged=staged) for task, staged in tasks]
 
+    @atomic
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """The extra run's item and its place in its task's history (a run item pointing at
         it), all or nothing, as the DynamoDB transaction writes them."""
@@ -273,6 +302,7 @@ class InMemoryTaskRepository:
         self.recorded_runs.setdefault(run.parent_id, {})[f"{due_ms:013d}#{run_id}"] = record
         return stored
 
+    @atomic
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
         """The task's runs, newest first by scheduled time, as the DynamoDB repository reads them:
         its run items (an extra run's shows the run its item holds now; one past its retention

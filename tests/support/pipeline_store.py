@@ -28,7 +28,7 @@ from shared.domain.states import RunStatus, TaskStatus, ended_as
 from shared.domain.tasks import LastRun, Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.store.keys import task_key
-from tests.support.fakes import InMemoryTaskRepository, Occurrence, RecordedRun, RunFields, ttl
+from tests.support.fakes import InMemoryTaskRepository, Occurrence, RecordedRun, RunFields, atomic, ttl
 
 FIRING = RunStatus.FIRING
 SCHEDULED = TaskStatus.SCHEDULED
@@ -63,6 +63,8 @@ class InMemoryPipelineStore:
         self.repository = repository
         self.retention_ms = retention_ms
         self.watermarks: dict[int, Watermark] = {}
+        self.table_lock = repository.table_lock
+        """The repository's: a write here and one there never interleave (:func:`atomic`)."""
 
     # --- the items --------------------------------------------------------------------------
 
@@ -107,10 +109,12 @@ class InMemoryPipelineStore:
 
     # --- scanning ---------------------------------------------------------------------------
 
+    @atomic
     def watermark(self, shard: int) -> int | None:
         mark = self.watermarks.get(shard)
         return mark.staged_until_ms if mark is not None else None
 
+    @atomic
     def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:
         """Take the shard's scan lease unless another scan holds it (its lease not yet run out):
         the conditional UpdateItem that also creates the mark item."""
@@ -120,6 +124,7 @@ class InMemoryPipelineStore:
         mark.scanning_until_ms = now_ms + lease_ms
         return mark.staged_until_ms, mark.scanning_until_ms
 
+    @atomic
     def end_scan(self, shard: int, lease: int, mark: int) -> bool:
         """Move the mark (anywhere: the write has no condition on it) and release the lease, if
         the lease is still ``lease``."""
@@ -129,6 +134,7 @@ class InMemoryPipelineStore:
         current.staged_until_ms, current.scanning_until_ms = mark, None
         return True
 
+    @atomic
     def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]:
         """What the Query of the shard's buckets in ``[start_ms, end_ms)`` finds stageable, in
         key order (due time first): home items armed for their first due time, scheduled and
@@ -157,6 +163,7 @@ class InMemoryPipelineStore:
 
     # --- claiming ---------------------------------------------------------------------------
 
+    @atomic
     def claim(
         self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
     ) -> Claimed | Refusal:
@@ -250,6 +257,7 @@ class InMemoryPipelineStore:
         self._free(task.id, task.tenant)
         self._written(task.id)
 
+    @atomic
     def status_of(self, task_id: str) -> TaskStatus | None:
         """The item's status as stored (no run log read: a one-shot whose success only its run
         log holds is still ``scheduled`` here); None once the task is gone."""
@@ -258,6 +266,7 @@ class InMemoryPipelineStore:
 
     # --- recording --------------------------------------------------------------------------
 
+    @atomic
     def log_successes(self, log_id: str, successes: list[Success], now_ms: int) -> None:
         """The batch's run log, put only if it does not exist (a replay writes and frees nothing),
         then each tenant's counted successes given back; the tasks' items are not written."""
@@ -267,6 +276,7 @@ class InMemoryPipelineStore:
         for tenant, count in freed(s.counted_in for s in successes).items():
             self.repository.live[tenant] -= count
 
+    @atomic
     def record_retry(
         self,
         staged: Staged,
@@ -291,6 +301,7 @@ class InMemoryPipelineStore:
         self._written(_item_id(staged.task_id))
         return True
 
+    @atomic
     def record_hold(self, staged: Staged, *, lease_until_ms: int, throttled_ms: int) -> bool:
         """A claimed attempt put back by a limit: the run waits ``throttled``, its attempt unused,
         held by the lease for the held copy of its message."""
@@ -304,6 +315,7 @@ class InMemoryPipelineStore:
         self._written(_item_id(staged.task_id))
         return True
 
+    @atomic
     def finish_one_shot(
         self,
         staged: Staged,
@@ -348,6 +360,7 @@ class InMemoryPipelineStore:
             fields.fired_ms = fields.fired_ms if fields.fired_ms is not None else to_ms(run.fired_at)
             fields.lateness_ms = fields.lateness_ms if fields.lateness_ms is not None else (run.lateness_ms or 0)
 
+    @atomic
     def note_ended_run(self, task_id: str, run: Run) -> None:
         """An extra run of ``task_id`` ended: the task's ``ended_run`` unless a later one is there
         (this write does not bump the version); then a success makes a ``failed`` task
@@ -362,6 +375,7 @@ class InMemoryPipelineStore:
         if run.status is RunStatus.SUCCEEDED and task.status is TaskStatus.FAILED:
             self._written(item_id, status=TaskStatus.COMPLETED)
 
+    @atomic
     def rearm(
         self,
         task: Task,
