@@ -1,23 +1,34 @@
 """In-memory fakes of the service ports (shared/services/ports.py), for tests that need no AWS.
 They behave like the DynamoDB and S3 adapters (tests/integration/test_repository_contract.py runs
-the same contract over both task repositories). The local runtime does not use them."""
+the same contract over both task repositories; tests/integration/test_pipeline_store_contract.py
+over both pipeline stores, the in-memory one in tests/support/pipeline_store.py, which works on
+an InMemoryTaskRepository's state). The local runtime does not use them."""
 
 from __future__ import annotations
 
 import copy
+import functools
 import os
-from collections.abc import Sequence
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar, cast
 
+from shared.domain.claims import Success
 from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, SundialError, TaskNotFound
+from shared.domain.firing import occurrence_key, run_id_for
+from shared.domain.ids import parse_task_id
 from shared.domain.jobs import JobSpec, JobStatus, JobView, JsonValue, LevelProgress, StepFailure
 from shared.domain.limits import Limit, LimitSpec
 from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
-from shared.domain.states import TaskStatus
-from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
+from shared.domain.states import ENDED, RunStatus, TaskStatus
+from shared.domain.tasks import DeadLetterRef, Page, Priority, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
+from shared.store.dynamo import run_position
 from shared.store.keys import decode_cursor, encode_cursor, list_sk, task_key
 from shared.store.quota import refused
 
@@ -28,89 +39,301 @@ def _position(task: Task) -> str:
     return list_sk(to_ms(task.created_at), task.id)
 
 
-class InMemoryTaskRepository:
-    """Same behaviour as the DynamoDB repository, in a dict (for fast domain tests)."""
+Method = TypeVar("Method", bound=Callable[..., Any])
 
-    def __init__(self, default_max_tasks: int = MAX_TASKS) -> None:
+
+def atomic(method: Method) -> Method:
+    """A method run under its object's ``table_lock``: each is one conditional write or consistent
+    read, atomic as DynamoDB makes them whichever thread calls (the trigger fires the records of a
+    batch on a thread each)."""
+
+    @functools.wraps(method)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.table_lock:
+            return method(self, *args, **kwargs)
+
+    return cast(Method, locked)
+
+
+def ttl(instant: datetime) -> datetime:
+    """An expiry as DynamoDB keeps it: ``expires_at`` is a TTL attribute, whole epoch seconds."""
+    return from_ms(to_ms(instant) // 1000 * 1000)
+
+
+@dataclass
+class RunFields:
+    """The run fields of a task's home item (``TaskItem``, shared/store/models.py): the run of its
+    current occurrence, as the pipeline writes them (tests/support/pipeline_store.py). As on the
+    item they outlive the run: a re-arm removes its status and what it did but keeps ``run_id``,
+    ``run_due_ms`` and ``attempts`` (a first claim compares its due time with ``run_due_ms``)."""
+
+    run_id: str | None = None
+    run_due_ms: int | None = None
+    run_status: RunStatus | None = None
+    attempts: int | None = None
+    fired_ms: int | None = None
+    lateness_ms: int | None = None
+    throttled_ms: int | None = None
+    lease_until_ms: int | None = None
+    run_log: str | None = None
+    """The trigger batch whose run log holds this run's success, if it succeeded."""
+    last_error: str | None = None
+    targets_done: int | None = None
+    """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
+
+    @classmethod
+    def written(cls, run: Run | None) -> RunFields:
+        """What ``to_item`` (shared/store/dynamo.py) writes of a new item's run."""
+        if run is None:
+            return cls()
+        fired = to_ms(run.fired_at) if run.fired_at is not None else None
+        return cls(run.run_id, to_ms(run.scheduled_for), run.status, run.attempts, fired, run.lateness_ms,
+                   last_error=run.last_error)  # fmt: skip
+
+    def run(self, task: Task) -> Run | None:
+        """The run these fields hold (``run_of``): none without an id, a due time and a status."""
+        if self.run_id is None or self.run_due_ms is None or self.run_status is None:
+            return None
+        return Run(
+            run_id=self.run_id,
+            task_id=task.id,
+            scheduled_for=from_ms(self.run_due_ms),
+            status=self.run_status,
+            attempts=self.attempts or 0,
+            fired_at=from_ms(self.fired_ms) if self.fired_ms is not None else None,
+            lateness_ms=self.lateness_ms,
+            last_error=self.last_error,
+            throttled_ms=self.throttled_ms or 0,
+            parent=task.chain.parent if task.chain is not None else None,
+        )
+
+
+@dataclass
+class Occurrence:
+    """An occurrence item (``OccurrenceItem``): a later occurrence of a task, a pointer in the
+    bucket of its due minute for the scanners."""
+
+    task_id: str
+    due_ms: int
+    staged_ms: int | None
+    """Its writer staged it itself: the scanners skip it."""
+    priority: Priority
+
+
+@dataclass
+class RecordedRun:
+    """A run item ``R#<task id>`` (``RunItem``): a finished occurrence of a recurring task, or an
+    extra run's place in its task's history (``child``: the item that holds the extra run)."""
+
+    run: Run
+    expires_at: datetime | None
+    child: str | None = None
+
+
+class InMemoryTaskRepository:
+    """Same behaviour as the DynamoDB repository, in dicts (for fast domain tests). What it keeps
+    is what the table holds, so the in-memory pipeline store (tests/support/pipeline_store.py)
+    works on it as DynamoPipelineStore does on DynamoTaskRepository's table: a task created here
+    is scanned, claimed and fired there, and its runs and status are read here."""
+
+    def __init__(self, default_max_tasks: int = MAX_TASKS, retention: timedelta = timedelta(days=30)) -> None:
         self._tasks: dict[str, Task] = {}
+        """Each task's home item but its run fields (a task read here gets its run from
+        :attr:`run_fields`)."""
+        self.run_fields: dict[str, RunFields] = {}
+        self.staged_ms: dict[str, int] = {}
+        """The due time each item's writer staged itself (the scanners skip the item then)."""
+        self.ended_run_ms: dict[str, int] = {}
+        """The scheduled time of each task's ``ended_run`` (an older one never overwrites it)."""
+        self.occurrences: dict[tuple[int, str], Occurrence] = {}
+        """The occurrence items, by (bucket shard, sort key)."""
+        self.recorded_runs: dict[str, dict[str, RecordedRun]] = {}
+        """The run items of each task, by sort key (``<scheduled ms>#<run id>``)."""
+        self.run_logs: dict[str, dict[str, Success]] = {}
+        """The run-log items ``RL#<batch id>``: the successes of one trigger batch, by run id."""
         self.redriven: set[str] = set()
         self.default_max_tasks = default_max_tasks
         self.max_tasks: dict[str, int] = {}
         """Tenants with a quota of their own (the others have the default)."""
         self.counted: set[str] = set()
-        """The tasks counted in their tenant's quota (the fake has no pipeline to end them)."""
+        """The tasks whose item is marked ``counted``: the write that ends one removes the mark
+        and gives its tenant's place back."""
+        self.live: Counter[str] = Counter()
+        """Each tenant's ``live_tasks`` (shared/store/quota.py). A one-shot success in a run log
+        gives its place back without writing its item (its mark stays)."""
+        self.retention = retention
+        """How long a run's record is kept (extra runs': the pipeline store has its own)."""
+        self.table_lock = threading.RLock()
+        """Held by each read and write, the pipeline store's too (:func:`atomic`)."""
 
+    @atomic
     def create(self, task: Task, *, staged: bool = False) -> Task:
         self._check_room(task.tenant, 1)
-        return self._store(task, counted=True)
+        return self._store(task, counted=True, staged=staged)
 
     def _check_room(self, tenant: str, wanted: int) -> None:
         limit = self.max_tasks.get(tenant, self.default_max_tasks)
         if not fits(self.live_tasks(tenant), limit, wanted):
             raise refused(tenant, limit, wanted)
 
-    def _store(self, task: Task, *, counted: bool) -> Task:
+    def _store(self, task: Task, *, counted: bool, staged: bool) -> Task:
         task_key(task.id)
         if task.id in self._tasks:
             raise ConcurrentUpdate(f"task {task.id} already exists")
-        stored = replace(task, version=1)
-        self._tasks[task.id] = stored
+        self._tasks[task.id] = replace(task, version=1, run=None)
+        self.run_fields[task.id] = RunFields.written(task.run)
+        if staged:
+            self.staged_ms[task.id] = to_ms(task.due_at)
         if counted:
             self.counted.add(task.id)
-        return copy.deepcopy(stored)
+            self.live[task.tenant] += 1
+        return self.item_task(task.id, logged=False)
 
+    @atomic
     def live_tasks(self, tenant: str) -> int:
-        return sum(1 for task_id in self.counted if self._tasks[task_id].tenant == tenant)
+        return self.live[tenant]
 
+    @atomic
+    def item_task(self, task_id: str, *, logged: bool = True) -> Task:
+        """The task an item holds, its run read off its run fields (``to_task``); ``logged``: a
+        firing run its batch's run log lists has succeeded, and a one-shot task whose run that
+        is is completed (as a read with the run logs resolves it)."""
+        stored = self._tasks[task_id]
+        fields = self.run_fields.setdefault(task_id, RunFields())
+        task = replace(stored, run=fields.run(stored))
+        run = task.run
+        entry = self.run_logs.get(fields.run_log or "", {}).get(run.run_id) if run is not None else None
+        if logged and run is not None and run.status is RunStatus.FIRING and entry is not None:
+            succeeded = replace(
+                run,
+                status=RunStatus.SUCCEEDED,
+                fired_at=from_ms(entry.fired_ms),
+                lateness_ms=entry.lateness_ms,
+                attempts=entry.attempts,
+                throttled_ms=entry.throttled_ms,
+            )
+            task = replace(task, run=succeeded)
+            next_fire = to_ms(task.next_fire_at) if task.next_fire_at is not None else None
+            if task.status is TaskStatus.SCHEDULED and next_fire == fields.run_due_ms:
+                task = replace(task, status=TaskStatus.COMPLETED, next_fire_at=None)
+        return copy.deepcopy(task)
+
+    @atomic
     def get(self, tenant: str, task_id: str) -> Task:
         task_key(task_id)
         task = self._tasks.get(task_id.upper())
         if task is None or task.tenant != tenant or task.parent_id is not None:
             raise TaskNotFound(f"task {task_id!r} not found")
-        return copy.deepcopy(task)
+        return self.item_task(task.id)
 
+    @atomic
     def list(
         self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
     ) -> Page[Task]:
         after = decode_cursor(cursor) if cursor else None
-        listed = (t for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
+        listed = (self.item_task(t.id) for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
         mine = sorted(listed, key=_position, reverse=True)
         if after is not None:
             mine = [t for t in mine if _position(t) < after]
         matching = [t for t in mine if matches(t, status, name_prefix)]
         page = matching[:limit]
         more = len(matching) > limit
-        return Page([copy.deepcopy(t) for t in page], encode_cursor(_position(page[-1])) if more else None)
+        return Page(page, encode_cursor(_position(page[-1])) if more else None)
 
+    @atomic
     def update(self, task: Task, *, staged: bool = False) -> Task:
+        """What a client owns (definition, status, the armed occurrence), never the pipeline's
+        run fields; a final status frees a counted task's place (``_finish``) unless it is a
+        one-shot whose run is firing (that run's outcome frees it); an occurrence armed outside
+        the home item's bucket gets an occurrence item there."""
         current = self._tasks.get(task.id)
         if current is None:
             raise TaskNotFound(f"task {task.id!r} not found")
         if current.version != task.version:
             raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again")
-        stored = replace(task, version=task.version + 1)
-        self._tasks[task.id] = stored
-        if task.status in (TaskStatus.COMPLETED, TaskStatus.CANCELLED):
+        kept = {name: getattr(current, name) for name in _NOT_A_CLIENTS}
+        self._tasks[task.id] = replace(task, version=task.version + 1, run=None, **kept)
+        due_ms = to_ms(task.due_at)
+        if staged:
+            self.staged_ms[task.id] = due_ms
+        else:
+            self.staged_ms.pop(task.id, None)
+        firing = self.run_fields.get(task.id, RunFields()).run_status is RunStatus.FIRING
+        if task.status in ENDED and task.id in self.counted and (task.recurring or not firing):
             self.counted.discard(task.id)
-        return copy.deepcopy(stored)
+            self.live[current.tenant] -= 1
+            return replace(task, version=task.version + 1)
+        home = parse_task_id(task.id)
+        if home.due_ms != due_ms and task.status is TaskStatus.SCHEDULED:
+            key = (home.shard, occurrence_key(task.id, due_ms))
+            self.occurrences[key] = Occurrence(task.id, due_ms, due_ms if staged else None, task.priority)
+        return self.item_task(task.id)
 
+    @atomic
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
         for tenant in sorted({task.tenant for task, _ in tasks}):
             self._check_room(tenant, sum(1 for task, _ in tasks if task.tenant == tenant))
-        return [self._store(task, counted=True) for task, _ in tasks]
+        return [self._store(task, counted=True, staged=staged) for task, staged in tasks]
 
+    @atomic
     def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        """The extra run's item and its place in its task's history (a run item pointing at
+        it), all or nothing, as the DynamoDB transaction writes them."""
+        if run.parent_id is None:
+            raise ValueError("an extra run has a parent task")
+        if run.id in self._tasks:
+            raise ConcurrentUpdate(f"run {run.id} exists already")
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
             self.redriven.add(redrive.run_id)
-        return self._store(run, counted=False)
+        stored = self._store(run, counted=False, staged=staged)
+        due_ms = to_ms(run.due_at)
+        run_id = run_id_for(run.id, due_ms)
+        place = Run(
+            run_id,
+            run.parent_id,
+            from_ms(due_ms),
+            run.run.status if run.run is not None else RunStatus.STAGED,
+            last_error=run.run.last_error if run.run is not None else None,
+            parent=run.chain.parent if run.chain is not None else None,
+        )
+        record = RecordedRun(place, ttl(from_ms(due_ms) + self.retention), child=run.id)
+        self.recorded_runs.setdefault(run.parent_id, {})[f"{due_ms:013d}#{run_id}"] = record
+        return stored
 
+    @atomic
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
-        """The fake has no pipeline: a task's runs are the one it carries and its extra runs'."""
-        extra = [t.run for t in self._tasks.values() if t.parent_id == task.id and t.run is not None]
-        items = ([task.run] if task.run is not None else []) + extra if cursor is None else []
-        return Page(items[:limit])
+        """The task's runs, newest first by scheduled time, as the DynamoDB repository reads them:
+        its run items (an extra run's shows the run its item holds now; one past its retention
+        is left out) and the current occurrence's run, which the task carries, in its place."""
+        position = decode_cursor(cursor) if cursor else None
+        records = self.recorded_runs.get(task.id, {})
+        older = sorted((sk for sk in records if position is None or sk < position), reverse=True)
+        now = datetime.now(UTC)  # as DynamoDB's read: a run past its retention is left out
+        found: list[Run] = []
+        for sk in older[: limit + 1]:
+            record = records[sk]
+            if record.expires_at is not None and record.expires_at <= now:
+                continue
+            run = record.run
+            child = self.item_task(record.child).run if record.child in self._tasks else None
+            found.append(replace(child, task_id=task.id) if child is not None else run)
+        current = task.run
+        if (
+            current is not None
+            and (position is None or run_position(current) < position)
+            and all(r.run_id != current.run_id for r in found)
+        ):
+            found.append(current)
+        found.sort(key=run_position, reverse=True)
+        page = found[:limit]
+        after = tuple(encode_cursor(run_position(run)) for run in page)
+        return Page(page, after[-1] if len(found) > limit else None, after)
+
+
+_NOT_A_CLIENTS = ("tenant", "created_at", "parent_id", "stops_with_parent", "chain", "ended_run")
+"""What a client's update never writes (the DynamoDB update's attribute list leaves them out)."""
 
 
 # --- jobs ------------------------------------------------------------------------------------
