@@ -15,21 +15,19 @@ from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, SundialError, TaskNotFound
-from shared.domain.firing import occurrence_key, run_id_for
-from shared.domain.ids import parse_task_id
+from shared.domain.firing import run_id_for
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.items import lane_of, to_item, to_task
-from shared.store.keys import bucket_pk, decode_cursor, encode_cursor, task_key
+from shared.store.items import occurrence_item, to_item, to_task
+from shared.store.keys import decode_cursor, encode_cursor, task_key
 from shared.store.models import (
     LIST_INDEX_NAME,
     TABLE_MODELS,
     BucketItem,
     DeadLetterItem,
-    OccurrenceItem,
     RunItem,
     TaskItem,
     is_conflict,
@@ -137,15 +135,9 @@ class DynamoTaskRepository:
         item = TaskItem(*task_key(task.id))
         try:
             item.update(actions=actions, condition=TaskItem.version == task.version)
-            if parse_task_id(task.id).due_ms != due_ms and task.status is TaskStatus.SCHEDULED:
-                OccurrenceItem(
-                    bucket_pk(due_ms, parse_task_id(task.id).shard),
-                    occurrence_key(task.id, due_ms),
-                    task_id=task.id,
-                    due_ms=due_ms,
-                    staged_ms=due_ms if staged else None,
-                    priority=lane_of(task.priority),
-                ).save()
+            pointer = occurrence_item(task, due_ms, staged)
+            if pointer is not None and task.status is TaskStatus.SCHEDULED:
+                pointer.save()
         except PynamoDBException as exc:
             if is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc

@@ -1,5 +1,6 @@
 """A task's home item: the one builder (:func:`to_item`) and reader (:func:`to_task`) of it
-(docs/design.md, section 1, "Attributes of the task home item")."""
+(docs/design.md, section 1, "Attributes of the task home item"), and the builder of the pointer to
+a later occurrence (:func:`occurrence_item`)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from shared.domain.codec import (
     target_from_dict,
     target_to_dict,
 )
+from shared.domain.firing import occurrence_key
+from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority, Task
 from shared.domain.times import from_ms, to_ms
-from shared.store.keys import list_pk, list_sk, task_key
-from shared.store.models import RunLogItem, TaskItem
+from shared.store.keys import bucket_pk, list_pk, list_sk, task_key
+from shared.store.models import OccurrenceItem, RunLogItem, TaskItem
 from shared.store.runs import ended_run_of, run_on_item, set_run_fields
 
 
@@ -118,4 +121,21 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         on_failure=tuple(json.loads(item.on_failure)) if item.on_failure is not None else (),
         chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
         ended_run=ended_run_of(item.ended_run),
+    )
+
+
+def occurrence_item(task: Task, due_ms: int, staged: bool) -> OccurrenceItem | None:
+    """The pointer to the task's occurrence due at ``due_ms``, in that minute's bucket, for the
+    scanners; None when the home item is that pointer (an occurrence at the task's first due
+    time: its key is the home item's, which a pointer would overwrite)."""
+    home = parse_task_id(task.id)
+    if due_ms == home.due_ms:
+        return None
+    return OccurrenceItem(
+        bucket_pk(due_ms, home.shard),
+        occurrence_key(task.id, due_ms),
+        task_id=task.id,
+        due_ms=due_ms,
+        staged_ms=due_ms if staged else None,
+        priority=lane_of(task.priority),
     )

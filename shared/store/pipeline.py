@@ -21,18 +21,17 @@ from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
 from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
-from shared.domain.firing import Staged, occurrence_key, staged_for
+from shared.domain.firing import Staged, staged_for
 from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
 from shared.domain.quota import freed
 from shared.domain.states import RunStatus, TaskStatus, ended_as
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.items import lane_of, priority_of, to_task
+from shared.store.items import occurrence_item, priority_of, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
-    OccurrenceItem,
     RunLogItem,
     TaskItem,
     WatermarkItem,
@@ -158,10 +157,11 @@ class DynamoPipelineStore:
             actions: list[Action] = []
         elif staged.attempt == 1:
             mine = TaskItem.run_due_ms.does_not_exist() | (TaskItem.run_due_ms != staged.due_ms)
-            actions = [
+            actions = [  # a new run: what an earlier one left (abandoned mid-retry) is not its
                 TaskItem.targets_done.set(0),
                 TaskItem.last_error.remove(),
                 TaskItem.fired_ms.remove(),
+                TaskItem.lateness_ms.remove(),
                 TaskItem.throttled_ms.remove(),
             ]
         else:
@@ -495,7 +495,6 @@ class DynamoPipelineStore:
         the task's failures in a row after this occurrence (None: left as it is); with
         ``paused_reason``, the task is paused in the same write (its next occurrence armed, as a
         client's pause leaves it, for a resume to follow its misfire policy from)."""
-        shard = parse_task_id(task.id).shard
         expires = self._expiry(now_ms)
         try:
             run_item(task.id, task.tenant, run, expires).save()
@@ -538,16 +537,10 @@ class DynamoPipelineStore:
             if not self._update_run(staged, actions, also=armed):
                 self._update_run(staged, clear)
                 return False
-            if next_due_ms is not None:
-                OccurrenceItem(
-                    bucket_pk(next_due_ms, shard),
-                    occurrence_key(task.id, next_due_ms),
-                    task_id=task.id,
-                    due_ms=next_due_ms,
-                    staged_ms=next_due_ms if staged_next else None,
-                    priority=lane_of(task.priority),
-                    expires_at=self._expiry(next_due_ms),
-                ).save()
+            pointer = None if next_due_ms is None else occurrence_item(task, next_due_ms, staged_next)
+            if pointer is not None and next_due_ms is not None:
+                pointer.expires_at = self._expiry(next_due_ms)
+                pointer.save()
         except PynamoDBException as exc:
             raise StorageUnavailable(f"re-arming {task.id}: {exc.msg}") from exc
         return True

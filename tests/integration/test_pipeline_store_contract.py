@@ -614,11 +614,10 @@ def test_a_recurring_task_completed_by_a_claim_that_was_not_counted_frees_nothin
     assert stores.repository.live_tasks("t") == 1
 
 
-def test_a_new_occurrences_claim_starts_its_run_afresh_but_for_the_lateness_of_the_last(stores):
+def test_a_new_occurrences_claim_starts_its_run_afresh(stores):
     """A run abandoned mid-way (its retry never claimed: the client moved the task) leaves its
-    fields on the item; the next occurrence's first claim clears them, all but ``lateness_ms``,
-    which the retries of the new run then keep (``if_not_exists``). Pinned here as the DynamoDB
-    store does it; it looks like a bug there (the claim does not remove ``lateness_ms``)."""
+    fields on the item; the next occurrence's first claim clears every one of them, its lateness
+    too (which the new run's retries would otherwise keep as theirs: ``if_not_exists``)."""
     task = stores.recurring()
     one = first(task)
     stores.claim(one)
@@ -634,16 +633,39 @@ def test_a_new_occurrences_claim_starts_its_run_afresh_but_for_the_lateness_of_t
     assert isinstance(claimed, Claimed)
     assert claimed.targets_done == 0
     run = claimed.task.run
-    assert (run.run_id, run.attempts, run.last_error, run.fired_at, run.throttled_ms) == (
+    assert (run.run_id, run.attempts, run.last_error, run.fired_at, run.lateness_ms, run.throttled_ms) == (
         moved.run_id,
         1,
         None,
         None,
+        None,
         0,
     )
-    assert run.lateness_ms == 5  # the abandoned run's
     assert stores.store.record_retry(moved, error="HTTP 502", targets_done=0, fired_ms=moved_ms + 7, lateness_ms=7)
-    assert (stores.get(task).run.fired_at, stores.get(task).run.lateness_ms) == (from_ms(moved_ms + 7), 5)
+    assert (stores.get(task).run.fired_at, stores.get(task).run.lateness_ms) == (from_ms(moved_ms + 7), 7)
+
+
+def test_a_task_re_armed_at_its_first_due_time_keeps_its_item(stores):
+    """The pointer to an occurrence at the task's first due time would have the home item's key:
+    a re-arm there (a client moved the task a minute earlier; that occurrence fired) arms the
+    home item itself, which the scanners stage, and writes no pointer over it."""
+    task = stores.recurring()
+    home_due = to_ms(task.due_at)
+    earlier = home_due - 60_000
+    current = stores.get(task)
+    stores.repository.update(replace(current, due_at=from_ms(earlier), next_fire_at=from_ms(earlier)))
+    moved = staged_for(task.id, earlier, one_shot=False)
+    claimed = stores.claim(moved)
+    assert isinstance(claimed, Claimed)
+    ran = run_of(moved, RunStatus.SUCCEEDED)
+    assert stores.store.rearm(claimed.task, moved, ran, next_due_ms=home_due, staged_next=False, now_ms=earlier + 10)
+    read = stores.get(task)
+    assert (read.status, read.due_at) == (TaskStatus.SCHEDULED, from_ms(home_due))
+    assert stores.store.status_of(task.id) is TaskStatus.SCHEDULED
+    home = staged_for(task.id, home_due, one_shot=False)
+    assert stores.store.due(0, earlier + 1, home_due + 1) == [home]
+    assert isinstance(stores.claim(home), Claimed)
+    assert [r.run_id for r in stores.runs(task)] == [home.run_id, moved.run_id]
 
 
 # --- extra runs ----------------------------------------------------------------------------------

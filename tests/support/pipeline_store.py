@@ -176,6 +176,7 @@ class InMemoryPipelineStore:
         fields = self._fields(task_id)
         if not staged.held and staged.attempt == 1:  # a new run: what an earlier one did is gone
             fields.targets_done, fields.last_error, fields.fired_ms, fields.throttled_ms = 0, None, None, None
+            fields.lateness_ms = None
         fields.run_due_ms, fields.run_id, fields.run_status = staged.due_ms, staged.run_id, FIRING
         fields.attempts, fields.lease_until_ms, fields.run_log = staged.attempt, lease_until_ms, log_id
         self._written(task_id, expires_at=self._expiry(now_ms) if staged.one_shot else task.expires_at)
@@ -411,9 +412,11 @@ class InMemoryPipelineStore:
             )
             return True
         self._written(task_id, **changes, **self._arm(task_id, next_due_ms, staged_next, paused_reason))
-        key = (parse_task_id(task_id).shard, occurrence_key(task_id, next_due_ms))
-        staged_ms = next_due_ms if staged_next else None
-        self.repository.occurrences[key] = Occurrence(task_id, next_due_ms, staged_ms, task.priority)
+        home = parse_task_id(task_id)
+        if next_due_ms != home.due_ms:  # at the first due time the home item is the pointer
+            staged_ms = next_due_ms if staged_next else None
+            key = (home.shard, occurrence_key(task_id, next_due_ms))
+            self.repository.occurrences[key] = Occurrence(task_id, next_due_ms, staged_ms, task.priority)
         return True
 
     def _record_run(self, task: Task, staged: Staged, run: Run, now_ms: int) -> None:
