@@ -39,7 +39,7 @@ class Timing:
     lease_ms: int = 150_000
     """How long a claim holds a run from its due time: longer than a trigger can live (its
     function's 120 s timeout), so a live trigger is never overtaken; shorter than the delay
-    queues' visibility timeout (180 s), so the redelivered message of a crashed one finds it run
+    queues' visibility timeout (720 s), so the redelivered message of a crashed one finds it run
     out and fires the occurrence."""
 
 

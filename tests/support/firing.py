@@ -1,0 +1,125 @@
+"""The trigger's four steps wired over in-memory ports and a fake clock (tests/unit/test_trigger.py):
+the task repository and pipeline store of tests/support (held to DynamoDB's contract), queues that
+keep what was sent, a delivery that answers as scripted, and a clock that only moves when the
+trigger waits (``sleep``) or a test says so. No thread sleeps, no wall clock."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from shared.delivery import Envelope, Outcome
+from shared.domain.errors import DeadLetterNotFound
+from shared.domain.firing import Staged, Timing
+from shared.domain.states import LetterStatus
+from shared.domain.tasks import DeadLetter, HttpTarget, Page, Target
+from shared.services.firing import Trigger
+from shared.services.firing.alerts import AlertSender
+from shared.services.firing.call import Caller
+from shared.services.firing.claim import Claimer
+from shared.services.firing.record import Recorder
+from tests.support.fakes import InMemoryTaskRepository
+from tests.support.pipeline_store import InMemoryPipelineStore
+
+RETENTION = timedelta(days=30)
+
+
+@dataclass
+class FakeClock:
+    now: int
+
+    def __call__(self) -> int:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += round(seconds * 1000)
+
+    def advance(self, ms: int) -> None:
+        self.now += ms
+
+
+@dataclass
+class Queues:
+    """The delay queues and the DLQ: what the trigger sent, in order."""
+
+    staged: list[Staged] = field(default_factory=list)
+    sent: list[tuple[Staged, int]] = field(default_factory=list)
+    dead: list[tuple[Staged, str]] = field(default_factory=list)
+
+    def stage(self, occurrences: Any, now_ms: int) -> None:
+        self.staged.extend(occurrences)
+
+    def send(self, messages: Any) -> None:
+        self.sent.extend(messages)
+
+    def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None:
+        self.dead.append((staged, reason))
+
+
+@dataclass
+class DeadLetters:
+    letters: dict[str, DeadLetter] = field(default_factory=dict)
+
+    def record(self, letter: DeadLetter) -> None:
+        self.letters[letter.id] = letter
+
+    def get(self, tenant: str, letter_id: str) -> DeadLetter:
+        letter = self.letters.get(letter_id)
+        if letter is None or letter.tenant != tenant:
+            raise DeadLetterNotFound(letter_id)
+        return letter
+
+    def list(self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None) -> Page[Any]:
+        return Page([letter for letter in self.letters.values() if letter.tenant == tenant][:limit])
+
+
+@dataclass
+class Receiver:
+    """Answers each URL's calls as scripted, in turn (the last answer repeats); an exception is
+    raised (a trigger crashing mid-callback). Keeps every call with the clock's time."""
+
+    clock: FakeClock
+    scripts: dict[str, list[Outcome | Exception]] = field(default_factory=dict)
+    calls: dict[str, list[tuple[int, Envelope]]] = field(default_factory=lambda: defaultdict(list))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def deliver(self, target: Target, envelope: Envelope) -> Outcome:
+        assert isinstance(target, HttpTarget)
+        with self.lock:
+            calls = self.calls[target.url]
+            calls.append((self.clock(), envelope))
+            script = self.scripts.get(target.url, [Outcome.success(200)])
+            answer = script[min(len(calls), len(script)) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@dataclass
+class FiringCore:
+    repository: InMemoryTaskRepository
+    store: InMemoryPipelineStore
+    queues: Queues
+    dead_letters: DeadLetters
+    receiver: Receiver
+    clock: FakeClock
+    trigger: Trigger
+
+
+def firing_core(now_ms: int, timing: Timing | None = None) -> FiringCore:
+    timing = timing or Timing()
+    clock = FakeClock(now_ms)
+    repository = InMemoryTaskRepository(retention=RETENTION)
+    store = InMemoryPipelineStore(repository, retention_ms=int(RETENTION.total_seconds() * 1000))
+    queues, dead_letters, receiver = Queues(), DeadLetters(), Receiver(clock)
+    trigger = Trigger(
+        Claimer(store, queues, timing, clock=clock, sleep=clock.sleep),
+        Caller(receiver, timing, clock=clock, sleep=clock.sleep),
+        Recorder(store, queues, dead_letters, timing, clock=clock, sleep=clock.sleep),
+        AlertSender(receiver, sleep=clock.sleep),
+        clock=clock,
+    )
+    return FiringCore(repository, store, queues, dead_letters, receiver, clock, trigger)

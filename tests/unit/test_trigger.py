@@ -1,0 +1,168 @@
+"""One occurrence's life through the trigger (claim -> call -> settle -> record), on the in-memory
+task repository and pipeline store (held to DynamoDB's contract: tests/integration/
+test_pipeline_store_contract.py) under a fake clock: duplicates, a receiver that answers 500
+then 200, a crash mid-callback, a message's last delivery, a recurring re-arm, a missed
+occurrence. The clock moves only when the trigger waits, so every time below is exact."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.delivery import Outcome
+from shared.domain.claims import Fired, Result
+from shared.domain.firing import Staged, Timing, staged_for
+from shared.domain.registration import new_task
+from shared.domain.retry import Backoff, RetryPolicy
+from shared.domain.schedules import At, Every
+from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.tasks import HttpTarget, Task, TaskSpec
+from shared.domain.times import to_ms
+from tests.support.firing import FiringCore, firing_core
+
+pytestmark = pytest.mark.unit
+
+NOW = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+URL = "https://example.com/hook"
+FIXED_2S = RetryPolicy(max_attempts=3, backoff=Backoff.FIXED, interval_seconds=2)
+LEAD = Timing().lead_ms
+
+
+def register(core: FiringCore, spec: TaskSpec) -> Task:
+    return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0))
+
+
+def first(task: Task) -> Staged:
+    return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring)
+
+
+def deliver(core: FiringCore, staged: Staged, receives: int = 1) -> Fired:
+    """One trigger invocation of one message (the message's ``receives``-th delivery)."""
+    batch = core.trigger.new_batch()
+    batch.take_turns([("m", staged)])
+    try:
+        return batch.fire(staged, "m", receives)
+    finally:
+        batch.close()
+
+
+def one_shot(core: FiringCore, seconds: float = 3, retry: RetryPolicy = FIXED_2S) -> Task:
+    return register(core, TaskSpec(At(NOW + timedelta(seconds=seconds)), (HttpTarget(URL),), retry=retry))
+
+
+def test_an_occurrence_fires_once_at_its_due_time_and_a_duplicate_never_fires_it_again() -> None:
+    core = firing_core(to_ms(NOW))
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD  # the message is visible a lead early
+    fired = deliver(core, staged)
+    assert (fired.result, fired.lateness_ms) == (Result.SUCCEEDED, 0)
+    assert [at for at, _ in core.receiver.calls[URL]] == [staged.due_ms]  # waited to the millisecond
+    again = deliver(core, staged)  # SQS delivered it twice: the copy waits out the run's lease...
+    assert again.result is Result.IN_FLIGHT
+    core.clock.now = staged.due_ms + Timing().lease_ms + 1
+    late = deliver(core, staged, receives=2)  # ...and then finds the run in its batch's run log
+    assert (late.result, late.reason) == (Result.DROPPED, "done")
+    assert len(core.receiver.calls[URL]) == 1
+    read = core.repository.get("acme", task.id)
+    assert read.status is TaskStatus.COMPLETED
+    assert read.run is not None
+    assert (read.run.status, read.run.attempts, read.run.lateness_ms) == (RunStatus.SUCCEEDED, 1, 0)
+
+
+def test_a_receiver_that_answers_500_then_200_is_called_again_its_backoff_later_and_succeeds() -> None:
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500), Outcome.success(200)]
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    assert deliver(core, staged).result is Result.RETRYING
+    ((retry, delay),) = core.queues.sent
+    assert (retry.attempt, retry.start_ms, retry.run_id) == (2, staged.due_ms + 2_000, staged.run_id)
+    assert delay == 0  # 2 s away: visible at once, held to its start by the trigger
+    assert deliver(core, retry).result is Result.SUCCEEDED
+    calls = core.receiver.calls[URL]
+    assert [at for at, _ in calls] == [staged.due_ms, staged.due_ms + 2_000]
+    assert [envelope.attempt for _, envelope in calls] == [1, 2]
+    assert {envelope.run_id for _, envelope in calls} == {staged.run_id}  # the receiver's idempotency key
+    run = core.repository.get("acme", task.id).run
+    assert run is not None
+    assert (run.status, run.attempts, run.lateness_ms) == (RunStatus.SUCCEEDED, 2, 0)  # the first attempt's
+
+
+def test_a_crash_mid_callback_fires_again_only_after_the_lease_with_the_same_run_id() -> None:
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [RuntimeError("the trigger died mid-callback"), Outcome.success(200)]
+    staged = first(one_shot(core))
+    core.clock.now = staged.due_ms - LEAD
+    with pytest.raises(RuntimeError):
+        deliver(core, staged)  # SQS delivers the message again after its visibility timeout
+    assert deliver(core, staged, receives=2).result is Result.IN_FLIGHT  # its lease still holds
+    core.clock.now = staged.due_ms + Timing().lease_ms + 1
+    fired = deliver(core, staged, receives=3)
+    assert fired.result is Result.SUCCEEDED
+    assert [envelope.run_id for _, envelope in core.receiver.calls[URL]] == [staged.run_id] * 2
+
+
+def test_on_its_last_delivery_an_occurrence_the_trigger_keeps_failing_on_is_dead_lettered() -> None:
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [RuntimeError("a bug in delivery")]
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    fired = deliver(core, staged, receives=core.trigger.max_receives)
+    assert fired.result is Result.DEAD_LETTERED
+    assert fired.reason == "the trigger failed on it 5 times: RuntimeError: a bug in delivery"
+    (letter,) = core.dead_letters.letters.values()
+    assert (letter.run_id, letter.task_id, letter.reason) == (staged.run_id, task.id, fired.reason)
+    assert [dead.run_id for dead, _ in core.queues.dead] == [staged.run_id]
+    assert core.repository.get("acme", task.id).status is TaskStatus.FAILED
+
+
+def test_retries_exhausted_dead_letter_the_run_and_fail_the_task() -> None:
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [Outcome.retry("HTTP 503", status=503)]
+    task = one_shot(core, retry=RetryPolicy(max_attempts=2, backoff=Backoff.FIXED, interval_seconds=1))
+    message = first(task)
+    core.clock.now = message.due_ms - LEAD
+    assert deliver(core, message).result is Result.RETRYING
+    ((message, _),) = core.queues.sent
+    fired = deliver(core, message)
+    assert fired.result is Result.DEAD_LETTERED
+    assert fired.reason == "retries exhausted after 2 attempt(s): HTTP 503"
+    read = core.repository.get("acme", task.id)
+    assert read.status is TaskStatus.FAILED
+    assert read.run is not None
+    assert (read.run.status, read.run.attempts) == (RunStatus.DEAD_LETTERED, 2)
+
+
+def test_a_recurring_task_is_re_armed_for_its_next_occurrence_and_its_run_kept() -> None:
+    core = firing_core(to_ms(NOW))
+    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    assert deliver(core, staged).result is Result.SUCCEEDED
+    following = staged_for(task.id, staged.due_ms + 60_000, one_shot=False)
+    assert core.queues.staged == [following]  # within the scanners' look-ahead: its writer stages it
+    read = core.repository.get("acme", task.id)
+    assert (read.status, to_ms(read.due_at)) == (TaskStatus.SCHEDULED, following.due_ms)
+    (run,) = core.repository.runs(read, limit=10, cursor=None).items
+    assert (run.run_id, run.status) == (staged.run_id, RunStatus.SUCCEEDED)
+    core.clock.now = following.due_ms - LEAD
+    assert deliver(core, following).result is Result.SUCCEEDED
+    assert [at for at, _ in core.receiver.calls[URL]] == [staged.due_ms, following.due_ms]
+
+
+def test_an_occurrence_claimed_past_its_misfire_tolerance_is_skipped_and_the_task_moves_on() -> None:
+    core = firing_core(to_ms(NOW))
+    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    staged = first(task)
+    core.clock.now = staged.due_ms + Timing().misfire_tolerance_ms + 30_000  # the tick and the queue were down
+    fired = deliver(core, staged)
+    assert fired.result is Result.SKIPPED
+    assert fired.reason == "missed by 90000 ms (misfire: skip)"
+    assert URL not in core.receiver.calls
+    read = core.repository.get("acme", task.id)
+    assert read.status is TaskStatus.SCHEDULED
+    assert to_ms(read.due_at) == staged.due_ms + 60_000  # the next one, late within the tolerance
