@@ -26,6 +26,7 @@ from shared.services.firing.call import Caller, Ran
 from shared.services.firing.claim import Claim, Claimer
 from shared.services.firing.record import Recorder
 from shared.services.firing.settle import settle
+from tests.support.firing import DeadLetters
 
 pytestmark = pytest.mark.unit
 
@@ -139,7 +140,7 @@ class Sent:
 
 
 def recorder(sent: Sent) -> Recorder:
-    return Recorder(sent, sent, None, Timing(), clock=lambda: to_ms(NOW))  # type: ignore[arg-type]
+    return Recorder(sent, sent, DeadLetters(), Timing(), clock=lambda: to_ms(NOW))  # type: ignore[arg-type]
 
 
 def test_a_retry_after_of_half_an_hour_is_waited_in_full_across_sqs_delays():
