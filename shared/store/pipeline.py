@@ -63,6 +63,39 @@ def _same_run(staged: Staged) -> Condition:
     )
 
 
+def _put_away(staged: Staged, run: Run, failures: int | None) -> list[Action]:
+    """A recurring task's ended occurrence off its item's run fields (its run record is
+    written): kept in brief as the task's ``ended_run``, with its failures in a row."""
+    actions: list[Action] = [
+        TaskItem.run_status.remove(),
+        TaskItem.lease_until_ms.remove(),
+        TaskItem.run_log.remove(),
+        TaskItem.targets_done.remove(),
+        TaskItem.last_error.remove(),
+        TaskItem.fired_ms.remove(),
+        TaskItem.lateness_ms.remove(),
+        TaskItem.throttled_ms.remove(),
+        TaskItem.ended_run.set(ended_run_json(run)),
+        TaskItem.ended_run_ms.set(staged.due_ms),
+    ]
+    if failures is not None:
+        actions.append(TaskItem.failures.set(failures))
+    return actions
+
+
+def _armed_for(next_due_ms: int, staged_next: bool, paused_reason: str | None) -> list[Action]:
+    """The item armed for its task's next occurrence (staged by the re-arm or left to the
+    scanners), paused with ``paused_reason`` when its failures in a row call for it."""
+    actions: list[Action] = [
+        TaskItem.due_ms.set(next_due_ms),
+        TaskItem.next_fire_ms.set(next_due_ms),
+        TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
+    ]
+    if paused_reason is not None:
+        actions += [TaskItem.status.set(TaskStatus.PAUSED.value), TaskItem.paused_reason.set(paused_reason)]
+    return actions
+
+
 class DynamoPipelineStore:
     def __init__(self, retention_ms: int) -> None:
         self.retention_ms = retention_ms
@@ -498,36 +531,12 @@ class DynamoPipelineStore:
         expires = self._expiry(now_ms)
         try:
             run_item(task.id, task.tenant, run, expires).save()
-            clear: list[Action] = [
-                TaskItem.run_status.remove(),
-                TaskItem.lease_until_ms.remove(),
-                TaskItem.run_log.remove(),
-                TaskItem.targets_done.remove(),
-                TaskItem.last_error.remove(),
-                TaskItem.fired_ms.remove(),
-                TaskItem.lateness_ms.remove(),
-                TaskItem.throttled_ms.remove(),
-                TaskItem.ended_run.set(ended_run_json(run)),
-                TaskItem.ended_run_ms.set(staged.due_ms),
-            ]
-            if failures is not None:
-                clear.append(TaskItem.failures.set(failures))
+            put_away = _put_away(staged, run, failures)
             if next_due_ms is None:
-                actions: list[Action] = [
-                    *clear,
-                    TaskItem.status.set(ended_as(run.status).value),
-                    TaskItem.next_fire_ms.remove(),
-                    TaskItem.expires_at.set(expires),
-                ]
+                ended = [TaskItem.status.set(ended_as(run.status).value), TaskItem.next_fire_ms.remove()]
+                actions = [*put_away, *ended, TaskItem.expires_at.set(expires)]
             else:
-                actions = [
-                    *clear,
-                    TaskItem.due_ms.set(next_due_ms),
-                    TaskItem.next_fire_ms.set(next_due_ms),
-                    TaskItem.staged_ms.set(next_due_ms) if staged_next else TaskItem.staged_ms.remove(),
-                ]
-                if paused_reason is not None:
-                    actions += [TaskItem.status.set(TaskStatus.PAUSED.value), TaskItem.paused_reason.set(paused_reason)]
+                actions = [*put_away, *_armed_for(next_due_ms, staged_next, paused_reason)]
             # Re-armed (or completed) only if still armed for this occurrence: a client who
             # rescheduled the task meanwhile (PATCH) armed it already, one who cancelled it
             # ended it; then the run is only put away.
@@ -535,10 +544,9 @@ class DynamoPipelineStore:
             if next_due_ms is None and counted and self._finish_counted(staged, actions, task.tenant, also=armed):
                 return True
             if not self._update_run(staged, actions, also=armed):
-                self._update_run(staged, clear)
+                self._update_run(staged, put_away)
                 return False
-            pointer = None if next_due_ms is None else occurrence_item(task, next_due_ms, staged_next)
-            if pointer is not None and next_due_ms is not None:
+            if next_due_ms is not None and (pointer := occurrence_item(task, next_due_ms, staged_next)) is not None:
                 pointer.expires_at = self._expiry(next_due_ms)
                 pointer.save()
         except PynamoDBException as exc:

@@ -104,43 +104,63 @@ Settlement = Held | Skipped | Succeeded | Retrying | Ended
 
 def settle(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Settlement:
     """What the attempt came to: held back, skipped, succeeded, to be retried, or ended."""
-    task, staged = claim.claimed.task, claim.staged
+    staged = claim.staged
     if ran.held is not None:
         held, delay = ran.held
         back = held.start_ms if held.start_ms is not None else now_ms + delay * 1000
         return Held(held, delay, back + timing.lease_ms, ran.throttled_ms)
     if ran.skipped is not None:
-        run = ended_run(staged, task.id, RunStatus.SKIPPED, attempts=staged.attempt - 1, error=ran.skipped)
-        return Skipped(run, ran.targets_done)
-    lateness = ran.fired_ms - staged.due_ms
-    # A run's lateness is its first attempt's (the API's word): a retry keeps what the first
-    # recorded on the task's item (record_retry), not its own (which includes the backoff).
-    earlier = task.run.lateness_ms if task.run is not None and task.run.run_id == staged.run_id else None
-    run_lateness = earlier if staged.attempt > 1 and earlier is not None else lateness
-    failures = [o for o in ran.outcomes if not o.ok]
-    if not failures:
         run = ended_run(
-            staged,
-            task.id,
-            RunStatus.SUCCEEDED,
-            attempts=staged.attempt,
-            fired_ms=ran.fired_ms,
-            lateness_ms=run_lateness,
-            throttled_ms=ran.throttled_ms,
+            staged, claim.claimed.task.id, RunStatus.SKIPPED, attempts=staged.attempt - 1, error=ran.skipped
         )
-        success = None
-        if staged.one_shot:
-            counted_in = task.tenant if claim.claimed.counted else None
-            success = Success(staged.run_id, ran.fired_ms, run_lateness, staged.attempt, counted_in, ran.throttled_ms)
-        return Succeeded(run, ran.targets_done, lateness, ran.outcomes, success)
+        return Skipped(run, ran.targets_done)
+    if all(o.ok for o in ran.outcomes):
+        return _succeeded(claim, ran)
+    return _failed(claim, ran, now_ms, timing)
+
+
+def _run_lateness(claim: Claim, lateness: int) -> int:
+    """A run's lateness is its first attempt's (the API's word): a retry keeps what the first
+    recorded on the task's item (record_retry), not its own (which includes the backoff)."""
+    task, staged = claim.claimed.task, claim.staged
+    earlier = task.run.lateness_ms if task.run is not None and task.run.run_id == staged.run_id else None
+    return earlier if staged.attempt > 1 and earlier is not None else lateness
+
+
+def _succeeded(claim: Claim, ran: Ran) -> Succeeded:
+    task, staged = claim.claimed.task, claim.staged
+    lateness = ran.fired_ms - staged.due_ms
+    run_lateness = _run_lateness(claim, lateness)
+    run = ended_run(
+        staged,
+        task.id,
+        RunStatus.SUCCEEDED,
+        attempts=staged.attempt,
+        fired_ms=ran.fired_ms,
+        lateness_ms=run_lateness,
+        throttled_ms=ran.throttled_ms,
+    )
+    success = None
+    if staged.one_shot:
+        counted_in = task.tenant if claim.claimed.counted else None
+        success = Success(staged.run_id, ran.fired_ms, run_lateness, staged.attempt, counted_in, ran.throttled_ms)
+    return Succeeded(run, ran.targets_done, lateness, ran.outcomes, success)
+
+
+def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | Ended:
+    """Retried when every failure may be and an attempt is left: due the task's backoff, or
+    longer when a receiver asked (Retry-After on a 429 or 503, up to an hour; a wait past SQS's
+    longest delay comes back early and is sent on again). Due its backoff after this attempt
+    was due (next_attempt_due: the backoff after this one's end when its call outlasted it;
+    never before a receiver's Retry-After), and delivered as a first fire is: staged a lead
+    early and held to the millisecond. Else ended: dead-lettered when its retries ran out,
+    failed when a failure was final."""
+    task, staged = claim.claimed.task, claim.staged
+    failures = [o for o in ran.outcomes if not o.ok]
     error = "; ".join(o.error or "failed" for o in failures)
+    lateness = ran.fired_ms - staged.due_ms
     retryable = all(o.retryable for o in failures)
     if retryable and task.retry.has_attempt_after(staged.attempt):
-        # The task's backoff, or longer when a receiver asked (Retry-After on a 429 or 503, up
-        # to an hour): a wait past SQS's longest delay comes back early and is sent on again.
-        # Due its backoff after this attempt was due (next_attempt_due: the backoff after this
-        # one's end when its call outlasted it; never before a receiver's Retry-After), and
-        # delivered as a first fire is: staged a lead early and held to the millisecond.
         asked = [math.ceil(o.retry_after_s * 1000) for o in failures if o.retry_after_s is not None]
         start = next_attempt_due(task.retry, staged.attempt, staged.earliest_ms, now_ms, max(asked, default=None))
         following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
@@ -154,7 +174,7 @@ def settle(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Settlement:
         status,
         attempts=staged.attempt,
         fired_ms=ran.fired_ms,
-        lateness_ms=run_lateness,
+        lateness_ms=_run_lateness(claim, lateness),
         error=error,
         throttled_ms=ran.throttled_ms,
     )
