@@ -8,9 +8,9 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.domain.times import now_ms
 from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_scan_requests
-from shared.services.firing import now_ms
 from shared.services.ports import ScanRequester
 from shared.settings import from_env
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
+
+
+def now_ms() -> int:
+    """The wall clock in milliseconds since the epoch: the one clock every service defaults to
+    (tests hand theirs in instead)."""
+    return time.time_ns() // 1_000_000
 
 
 def to_ms(instant: datetime) -> int:

@@ -32,7 +32,7 @@ from shared.domain.retry import next_attempt_due
 from shared.domain.signing import Signer
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, HttpTarget, JobTarget, Priority, Run, Target, Task
-from shared.domain.times import from_ms
+from shared.domain.times import from_ms, now_ms
 from shared.observability import logger
 from shared.services.ports import Chains, DeadLetters, DelayQueues, Delivery, PipelineStore, Stager
 from shared.services.throttling import Limited, Throttling
@@ -55,10 +55,6 @@ it is logged and given up (it is never retried into another alert, nor left for 
 ALERT_TIMEOUT_S = 10.0
 """An HTTP alert's try waits this long at most (less when its target's ``timeout_seconds`` says so):
 alerts are sent at the end of a trigger invocation, which must end within the trigger's timeout."""
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass
