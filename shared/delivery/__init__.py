@@ -43,12 +43,6 @@ class Deliverer:
         self.aws = aws if aws is not None else AwsDelivery()
         self.jobs = jobs
 
-    @classmethod
-    def local(cls, clients: ClientFactory | None = None, *, allow_private: bool = False) -> Deliverer:
-        """The local runtime's (`make run`): HTTP targets may point at this machine (README.md, "Local
-        runtime"). Never for a deployed function: loopback there is the Lambda runtime API."""
-        return cls(HttpDelivery(allow_loopback=True, allow_private=allow_private), AwsDelivery(clients))
-
     def deliver(self, target: Target, envelope: Envelope) -> Outcome:
         """Call ``target`` once; never raises for a failed call (the outcome says why)."""
         if isinstance(target, HttpTarget):

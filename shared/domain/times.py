@@ -36,7 +36,3 @@ def iso(instant: datetime) -> str:
         f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}."
         f"{utc.microsecond // 1000:03d}Z"
     )
-
-
-def iso_ms(ms: int) -> str:
-    return iso(from_ms(ms))
