@@ -44,7 +44,7 @@ def settings() -> Settings:
 
 
 @cache
-def service() -> TaskService:
+def tasks() -> TaskService:
     return build_task_service(settings())
 
 
@@ -78,7 +78,7 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, service, jobs, limits, _signing, replay, tenants, limiter):
+    for cached in (settings, tasks, jobs, limits, _signing, replay, tenants, limiter):
         cached.cache_clear()
 
 

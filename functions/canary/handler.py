@@ -22,7 +22,7 @@ from shared.settings import from_env
 
 
 @cache
-def service() -> TaskService:
+def tasks() -> TaskService:
     return build_task_service(from_env())
 
 
@@ -52,7 +52,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         late = canary.lateness_ms(event)
         metrics.add_metric(name=CANARY_LATENESS_METRIC, unit=MetricUnit.Milliseconds, value=late)
         return {"lateness_ms": late}
-    answer = handle_resource(service(), event)
+    answer = handle_resource(tasks(), event)
     if answer.status != "SUCCESS" or answer.reason:
         logger.warning("canary resource", extra={"request": event["RequestType"], "reason": answer.reason})
     respond(event, answer)

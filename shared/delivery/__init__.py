@@ -12,7 +12,7 @@ from typing import Protocol
 
 from shared.delivery.aws import AwsDelivery, ClientFactory
 from shared.delivery.envelope import AlertEnvelope, Envelope
-from shared.delivery.http import HttpDelivery, Resolver
+from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import EventBridgeTarget, HttpTarget, JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
 
@@ -24,7 +24,6 @@ __all__ = [
     "Envelope",
     "HttpDelivery",
     "Outcome",
-    "Resolver",
 ]
 
 

@@ -479,7 +479,7 @@ class DynamoTaskRepository:
         )
         return {_task_id_of(item): error for item in pending}
 
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+    def create_run(self, extra: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its
         parent's history, in one transaction, only if the run's item does not exist (a chained
         run's id is derived from its parent run: ConcurrentUpdate when it was started already);
@@ -487,24 +487,24 @@ class DynamoTaskRepository:
         marked in the same transaction, so a dead letter is redriven once (ConcurrentUpdate if
         it was already). An extra run is an occurrence of its task, not a registration: it is
         not counted in the tenant's quota."""
-        if run.parent_id is None:
+        if extra.parent_id is None:
             raise ValueError("an extra run has a parent task")
-        item = to_item(replace(run, version=1), self.list_shards)
+        item = to_item(replace(extra, version=1), self.list_shards)
         if staged:
-            item.staged_ms = to_ms(run.due_at)
-        due_ms = to_ms(run.due_at)
-        run_id = run_id_for(run.id, due_ms)
-        parent = run.chain.parent if run.chain is not None else None
+            item.staged_ms = to_ms(extra.due_at)
+        due_ms = to_ms(extra.due_at)
+        run_id = run_id_for(extra.id, due_ms)
+        parent = extra.chain.parent if extra.chain is not None else None
         record = RunItem(
-            f"R#{run.parent_id}",
+            f"R#{extra.parent_id}",
             f"{due_ms:013d}#{run_id}",
-            tenant=run.tenant,
-            task_id=run.parent_id,
+            tenant=extra.tenant,
+            task_id=extra.parent_id,
             run_id=run_id,
-            status=(run.run.status if run.run is not None else RunStatus.STAGED).value,
+            status=(extra.run.status if extra.run is not None else RunStatus.STAGED).value,
             scheduled_ms=due_ms,
-            last_error=run.run.last_error if run.run is not None else None,
-            child=run.id,
+            last_error=extra.run.last_error if extra.run is not None else None,
+            child=extra.id,
             parent=compact_json({"task_id": parent.task_id, "run_id": parent.run_id, "status": parent.status.value})
             if parent is not None
             else None,
@@ -521,7 +521,7 @@ class DynamoTaskRepository:
                         actions=[
                             DeadLetterItem.status.set(LetterStatus.REDRIVEN),
                             DeadLetterItem.redriven_run_id.set(run_id),
-                            DeadLetterItem.redriven_ms.set(to_ms(run.created_at)),
+                            DeadLetterItem.redriven_ms.set(to_ms(extra.created_at)),
                         ],
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )

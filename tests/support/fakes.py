@@ -99,12 +99,12 @@ class InMemoryTaskRepository:
             self._check_room(tenant, sum(1 for task, _ in tasks if task.tenant == tenant))
         return [self._store(task, counted=True) for task, _ in tasks]
 
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+    def create_run(self, extra: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
             self.redriven.add(redrive.run_id)
-        return self._store(run, counted=False)
+        return self._store(extra, counted=False)
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:
         """The fake has no pipeline: a task's runs are the one it carries and its extra runs'."""
