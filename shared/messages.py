@@ -9,9 +9,10 @@ and the other way round."""
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
-from pydantic import BaseModel, ConfigDict, Field, Json
+from pydantic import BaseModel, ConfigDict, Field, Json, NonNegativeInt, PositiveInt, TypeAdapter, ValidationError
 
 from shared.domain.firing import Staged
 from shared.domain.tasks import Priority
@@ -103,3 +104,108 @@ class StagedRecord(SqsRecordModel):
     def receives(self) -> int:
         """How many times SQS has handed this message out, this time included."""
         return int(self.attributes.ApproximateReceiveCount)
+
+
+class _RetriedStep(BaseModel):
+    """A step whose state Step Functions retries: a failure says which attempt it was."""
+
+    job_id: str
+    retry_count: NonNegativeInt | None = None
+    """The state's ``$$.State.RetryCount``: 0 (or none) on its first attempt."""
+
+    @property
+    def attempt(self) -> int:
+        return (self.retry_count or 0) + 1
+
+
+class PreStep(_RetriedStep):
+    step: Literal["pre"]
+
+
+class ShardStep(_RetriedStep):
+    step: Literal["shard"]
+    level: NonNegativeInt
+    shard: NonNegativeInt
+    shard_count: PositiveInt
+
+
+class PostStep(_RetriedStep):
+    step: Literal["post"]
+
+
+MAX_CAUSE_CHARS = 4000
+"""Of a failed step's errorMessage: a processor's failure, as JSON, is well under it."""
+MAX_OTHER_CAUSE_CHARS = 1000
+"""Of any other cause, kept as it came."""
+
+
+class LambdaError(BaseModel):
+    """A failed Lambda's error payload, which Step Functions hands on as the error's cause."""
+
+    errorMessage: Any
+
+
+def cause_message(cause: Any) -> str | None:
+    """What a failure's cause says: a failed Lambda's ``errorMessage`` (a processor's failure:
+    ``StepFailure.message()``, about 1 KB, read whole), else the cause as it came."""
+    if not isinstance(cause, str):
+        return None
+    try:
+        return str(LambdaError.model_validate_json(cause).errorMessage)[:MAX_CAUSE_CHARS]
+    except ValidationError:
+        return cause[:MAX_OTHER_CAUSE_CHARS]
+
+
+class FailStep(BaseModel):
+    """The state machine's Catch: the error and cause of what failed."""
+
+    step: Literal["fail"]
+    job_id: str
+    error: str | None = None
+    cause: Any = None
+
+    @property
+    def reason(self) -> str:
+        return self.error or "failed"
+
+    @property
+    def cause_message(self) -> str | None:
+        return cause_message(self.cause)
+
+
+JobStepCall = Annotated[PreStep | ShardStep | PostStep | FailStep, Field(discriminator="step")]
+"""What each Lambda task state of the job state machine (infra/jobs.py) passes the job function."""
+
+
+class ExecutionDetail(BaseModel):
+    name: str
+    """The execution's name: its job's id."""
+    status: str = "FAILED"
+    error: str | None = None
+    cause: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return f"the job's execution ended {self.status.lower().replace('_', ' ')}"
+
+    @property
+    def cause_message(self) -> str | None:
+        return cause_message(self.cause or self.error)
+
+
+class ExecutionEnded(BaseModel):
+    """Step Functions' status change of a jobs execution that ended FAILED, TIMED_OUT or ABORTED,
+    as the stack's EventBridge rule delivers it (infra/job_runner.py)."""
+
+    source: Literal["aws.states"]
+    detail: ExecutionDetail
+
+
+JobEvent = JobStepCall | ExecutionEnded
+"""Anything the job function is invoked with."""
+_JOB_EVENTS: TypeAdapter[JobEvent] = TypeAdapter(JobEvent)
+
+
+def job_event(event: Any) -> JobEvent:
+    """The job function's event, parsed (``ValidationError`` names what is wrong with it)."""
+    return _JOB_EVENTS.validate_python(event)

@@ -10,15 +10,22 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from functions.records import MalformedRecord, parsed
 from shared.domain.firing import Staged
 from shared.domain.tasks import Priority
 from shared.messages import (
+    ExecutionEnded,
+    FailStep,
+    PostStep,
+    PreStep,
     ScanRequest,
     ScanRequestRecord,
+    ShardStep,
     StagedMessage,
     StagedRecord,
+    job_event,
     staged_message,
 )
 
@@ -138,3 +145,51 @@ def test_a_malformed_scan_request_is_refused_naming_the_shard_or_the_body(body: 
     with pytest.raises(MalformedRecord) as refused:
         parsed(ScanRequestRecord, sqs_record(body))
     assert "body" in str(refused.value)
+
+
+# --- the job function's events -----------------------------------------------------------------
+
+
+def test_each_job_step_is_its_own_model() -> None:
+    assert job_event({"step": "pre", "job_id": "j", "retry_count": 2}) == PreStep(step="pre", job_id="j", retry_count=2)
+    shard = job_event({"step": "shard", "job_id": "j", "level": 1, "shard": 0, "shard_count": 2, "retry_count": 0})
+    assert isinstance(shard, ShardStep)
+    assert (shard.level, shard.shard, shard.shard_count, shard.attempt) == (1, 0, 2, 1)
+    post = job_event({"step": "post", "job_id": "j"})
+    assert isinstance(post, PostStep)
+    assert post.attempt == 1
+
+
+def test_the_fail_step_reads_a_lambda_errors_message_or_keeps_the_cause_as_it_came() -> None:
+    cause = json.dumps({"errorType": "ProcessorFailed", "errorMessage": "job j does not exist"})
+    fail = job_event({"step": "fail", "job_id": "j", "error": "ProcessorFailed", "cause": cause})
+    assert isinstance(fail, FailStep)
+    assert (fail.reason, fail.cause_message) == ("ProcessorFailed", "job j does not exist")
+    bare = job_event({"step": "fail", "job_id": "j", "cause": "x" * 2_000})
+    assert isinstance(bare, FailStep)
+    assert (bare.reason, bare.cause_message) == ("failed", "x" * 1_000)
+    assert FailStep(step="fail", job_id="j", cause=json.dumps([1])).cause_message == "[1]"
+    assert FailStep(step="fail", job_id="j").cause_message is None
+
+
+def test_an_execution_that_ended_is_read_from_its_status_change() -> None:
+    event = job_event({"source": "aws.states", "detail": {"name": "j", "status": "TIMED_OUT", "cause": None}})
+    assert isinstance(event, ExecutionEnded)
+    assert (event.detail.name, event.detail.reason, event.detail.cause_message) == (
+        "j", "the job's execution ended timed out", None,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        ({"step": "shard", "job_id": "j", "shard": 0, "shard_count": 1}, "level"),
+        ({"step": "shard", "job_id": "j", "level": "one", "shard": 0, "shard_count": 1}, "level"),
+        ({"step": "resume", "job_id": "j"}, "step"),
+        ({"step": "pre"}, "job_id"),
+    ],
+)
+def test_a_malformed_job_event_is_refused_naming_its_field(event: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        job_event(event)
+    assert field in str(refused.value)
