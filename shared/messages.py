@@ -8,12 +8,14 @@ and the other way round."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
 from pydantic import BaseModel, ConfigDict, Field, Json, NonNegativeInt, PositiveInt, TypeAdapter, ValidationError
 
+from shared.domain import canary
 from shared.domain.firing import Staged
 from shared.domain.tasks import Priority
 
@@ -209,3 +211,46 @@ _JOB_EVENTS: TypeAdapter[JobEvent] = TypeAdapter(JobEvent)
 def job_event(event: Any) -> JobEvent:
     """The job function's event, parsed (``ValidationError`` names what is wrong with it)."""
     return _JOB_EVENTS.validate_python(event)
+
+
+class CanaryFire(BaseModel):
+    """A call of the canary task (shared/domain/canary.py): its Lambda target's body, of which the
+    canary reads when the occurrence was due and when the trigger fired it."""
+
+    scheduled_for: datetime
+    fired_at: datetime
+
+    @property
+    def lateness_ms(self) -> int:
+        return canary.lateness_ms(self.scheduled_for, self.fired_at)
+
+
+class CanaryProperties(BaseModel):
+    function_arn: str = Field(alias="FunctionArn")
+    """The canary function: the canary task's target."""
+
+
+class CustomResourceRequest(BaseModel):
+    """CloudFormation's request to the canary's custom resource: what the canary reads of it
+    ("Custom resource request objects" in the CloudFormation user guide)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    request_type: Literal["Create", "Update", "Delete"] = Field(alias="RequestType")
+    response_url: str = Field(alias="ResponseURL")
+    stack_id: str = Field(alias="StackId")
+    request_id: str = Field(alias="RequestId")
+    logical_resource_id: str = Field(alias="LogicalResourceId")
+    physical_resource_id: str | None = Field(None, alias="PhysicalResourceId")
+    """None on a create."""
+    properties: CanaryProperties = Field(alias="ResourceProperties")
+
+
+CanaryEvent = CanaryFire | CustomResourceRequest
+"""Anything the canary function is invoked with."""
+_CANARY_EVENTS: TypeAdapter[CanaryEvent] = TypeAdapter(CanaryEvent)
+
+
+def canary_event(event: Any) -> CanaryEvent:
+    """The canary function's event, parsed (``ValidationError`` names what is wrong with it)."""
+    return _CANARY_EVENTS.validate_python(event)

@@ -16,6 +16,8 @@ from functions.records import MalformedRecord, parsed
 from shared.domain.firing import Staged
 from shared.domain.tasks import Priority
 from shared.messages import (
+    CanaryFire,
+    CustomResourceRequest,
     ExecutionEnded,
     FailStep,
     PostStep,
@@ -25,6 +27,7 @@ from shared.messages import (
     ShardStep,
     StagedMessage,
     StagedRecord,
+    canary_event,
     job_event,
     staged_message,
 )
@@ -192,4 +195,47 @@ def test_an_execution_that_ended_is_read_from_its_status_change() -> None:
 def test_a_malformed_job_event_is_refused_naming_its_field(event: dict, field: str) -> None:
     with pytest.raises(ValidationError) as refused:
         job_event(event)
+    assert field in str(refused.value)
+
+
+# --- the canary function's events ---------------------------------------------------------------
+
+
+def test_a_canary_fire_is_timed_from_its_body() -> None:
+    fire = canary_event(
+        {"task_id": "T", "scheduled_for": "2026-11-26T10:00:00.000Z", "fired_at": "2026-11-26T10:00:01.042Z"}
+    )
+    assert isinstance(fire, CanaryFire)
+    assert fire.lateness_ms == 1_042
+
+
+def test_a_custom_resource_request_is_read_for_what_the_canary_needs() -> None:
+    request = canary_event(
+        {
+            "RequestType": "Delete",
+            "ServiceToken": "arn:aws:lambda:us-east-1:123456789012:function:canary",
+            "ResponseURL": "https://cloudformation-custom-resource-response.s3.amazonaws.com/x",
+            "StackId": "stack",
+            "RequestId": "request",
+            "LogicalResourceId": "CanaryTask",
+            "PhysicalResourceId": "01KA0000000000000000000000",
+            "ResourceType": "Custom::SundialCanary",
+            "ResourceProperties": {"ServiceToken": "t", "FunctionArn": "arn:aws:lambda:us-east-1:1:function:c"},
+        }
+    )
+    assert isinstance(request, CustomResourceRequest)
+    assert (request.request_type, request.physical_resource_id) == ("Delete", "01KA0000000000000000000000")
+    assert request.properties.function_arn == "arn:aws:lambda:us-east-1:1:function:c"
+
+
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        ({"scheduled_for": "2026-11-26T10:00:00Z", "fired_at": "later"}, "fired_at"),
+        ({"RequestType": "Replace", "ResourceProperties": {}}, "RequestType"),
+    ],
+)
+def test_a_malformed_canary_event_is_refused_naming_its_field(event: dict, field: str) -> None:
+    with pytest.raises(ValidationError) as refused:
+        canary_event(event)
     assert field in str(refused.value)
