@@ -3,7 +3,6 @@ answers, and ``Idempotency-Key`` replays."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from functools import cache
@@ -137,7 +136,7 @@ def replayable(router: Router, route: str, work: Callable[[], tuple[int, BaseMod
         status, body = work()
         return status, as_json(body)
 
-    request = json.loads(event.body) if event.body else None
+    request = event.json_body  # as the validation parsed it (None: no body)
     status, answer, replayed = replay()(tenant=tenant(), route=route, key=key, body=request, work=stored)
     response = json_response(status, answer)
     if replayed:
