@@ -92,10 +92,14 @@ def staged_message(staged: Staged) -> dict[str, object]:
 
 
 class ScanRequestRecord(SqsRecordModel):
+    """A record of the scanner's event: its body, JSON text on the queue, parsed as a request."""
+
     body: Json[ScanRequest]
 
 
 class StagedRecord(SqsRecordModel):
+    """A record of a trigger's event (a delay queue's, the high lane's or the stranded queue's)."""
+
     body: Json[StagedMessage]
 
     @cached_property
@@ -180,6 +184,8 @@ JobStepCall = Annotated[PreStep | ShardStep | PostStep | FailStep, Field(discrim
 
 
 class ExecutionDetail(BaseModel):
+    """What the job function reads of an execution's status change."""
+
     name: str
     """The execution's name: its job's id."""
     status: str = "FAILED"
