@@ -153,14 +153,14 @@ class Runtime:
     def _warm() -> None:
         """What Lambda's init phase would have done before the first event: build each
         function's services and open their connections, so the first fire is not a cold start."""
-        from functions.api.common import jobs, service
+        from functions.api.common import jobs, tasks
         from functions.jobs.handler import factory
         from functions.scanner.handler import scanner
         from functions.tick.handler import scan_requests
         from functions.trigger.handler import trigger
         from shared.store.models import TaskItem
 
-        service()
+        tasks()
         jobs()
         factory()
         scan_requests()

@@ -21,6 +21,7 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
 from shared.domain.tasks import Priority
 from shared.domain.times import iso
+from shared.messages import ScanRequest, staged_message
 
 BATCH = 10
 
@@ -71,7 +72,7 @@ class SqsStager:
 
     def _send_batch(self, queue: str, entries: Sequence[tuple[Staged, int]]) -> None:
         pending = {
-            str(i): {"Id": str(i), "MessageBody": json.dumps(s.to_message()), "DelaySeconds": d}
+            str(i): {"Id": str(i), "MessageBody": json.dumps(staged_message(s)), "DelaySeconds": d}
             for i, (s, d) in enumerate(entries)
         }
         for _ in range(3):  # entries that failed are sent again; a failure after that is raised
@@ -90,7 +91,7 @@ class SqsStager:
         """The raw message, for the DLQ's alarm and for operators; ``task_id``: the task the
         occurrence belongs to (an extra run's parent), the API lists it from the table."""
         body = {
-            **staged.to_message(),
+            **staged_message(staged),
             "task_id": task_id or staged.task_id,
             "run_id": staged.run_id,
             "reason": reason,
@@ -112,7 +113,7 @@ class ScanRequests:
     def request(self, shards: Sequence[int], tick_ms: int) -> None:
         for start in range(0, len(shards), BATCH):
             entries = [
-                {"Id": str(shard), "MessageBody": json.dumps({"shard": shard, "tick_ms": tick_ms})}
+                {"Id": str(shard), "MessageBody": ScanRequest(shard=shard, tick_ms=tick_ms).body()}
                 for shard in shards[start : start + BATCH]
             ]
             try:

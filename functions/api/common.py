@@ -3,7 +3,6 @@ answers, and ``Idempotency-Key`` replays."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from functools import cache
@@ -44,7 +43,7 @@ def settings() -> Settings:
 
 
 @cache
-def service() -> TaskService:
+def tasks() -> TaskService:
     return build_task_service(settings())
 
 
@@ -78,7 +77,7 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, service, jobs, limits, _signing, replay, tenants, limiter):
+    for cached in (settings, tasks, jobs, limits, _signing, replay, tenants, limiter):
         cached.cache_clear()
 
 
@@ -137,7 +136,7 @@ def replayable(router: Router, route: str, work: Callable[[], tuple[int, BaseMod
         status, body = work()
         return status, as_json(body)
 
-    request = json.loads(event.body) if event.body else None
+    request = event.json_body  # as the validation parsed it (None: no body)
     status, answer, replayed = replay()(tenant=tenant(), route=route, key=key, body=request, work=stored)
     response = json_response(status, answer)
     if replayed:

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from functions.api import assets
 from functions.api.access import admit
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
-from functions.api.openapi import DESCRIPTION, TITLE, VERSION, Resolver
+from functions.api.openapi import DESCRIPTION, TITLE, VERSION, RouteResolver
 from functions.api.routes import dead_letters, jobs, limits, schedules, signing, tasks, tenants
 from shared.api.errors import InternalError, MethodNotAllowed, RouteNotFound, from_pydantic
 from shared.api.hostile import refusal
@@ -23,7 +23,7 @@ from shared.domain.errors import PayloadTooLarge, RateLimited, SundialError, Una
 from shared.domain.tasks import MAX_BODY_BYTES
 from shared.observability import logger, metrics, tracer
 
-app = Resolver(enable_validation=True, response_validation_error_http_code=500)
+app = RouteResolver(enable_validation=True, response_validation_error_http_code=500)
 app.configure_openapi(title=TITLE, version=VERSION, description=DESCRIPTION)
 app.enable_swagger(path="/v1/docs", title=TITLE, version=VERSION, description=DESCRIPTION)
 for resource in (tasks, schedules, dead_letters, jobs, limits, signing, tenants):

@@ -177,7 +177,7 @@ def _ours(document: dict[str, Any]) -> dict[str, Any]:
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorOut"}
 
 
-class Resolver(APIGatewayRestResolver):
+class RouteResolver(APIGatewayRestResolver):
     """Powertools' REST resolver whose OpenAPI document (``/v1/openapi.json`` and Swagger UI)
     shows the answers Sundial gives."""
 

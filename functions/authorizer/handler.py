@@ -13,6 +13,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event import (
+    APIGatewayAuthorizerRequestEvent,
+)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.tenants import Caller
@@ -51,18 +54,12 @@ def stage_arn(method_arn: str) -> str:
     return f"{api}/{stage}/*"
 
 
-def header(event: dict[str, Any], name: str) -> str | None:
-    for key, value in (event.get("headers") or {}).items():
-        if key.lower() == name.lower():
-            return str(value)
-    return None
-
-
 def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, Any]:
     """The policy for a REQUEST authorizer event. ``anonymous``: the tenant of a request with no
     ``Authorization`` header (the local runtime's one difference; API Gateway never calls the
     authorizer without the header)."""
-    authorization = header(event, "Authorization")
+    request = APIGatewayAuthorizerRequestEvent(event)
+    authorization = request.headers.get("Authorization")  # whatever the client's spelling
     service = authenticator()
     if authorization is None and anonymous is not None:
         caller: Caller | None = service.anonymous(anonymous)
@@ -75,7 +72,7 @@ def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, 
         "policyDocument": {
             "Version": "2012-10-17",
             "Statement": [
-                {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_arn(event["methodArn"])}
+                {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_arn(request.method_arn)}
             ],
         },
         "context": context_of(caller),

@@ -13,7 +13,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.domain import canary
+from shared.messages import CanaryFire, CustomResourceRequest, canary_event
 from shared.observability import CANARY_LATENESS_METRIC, logger, metrics
 from shared.services.canary import ResourceAnswer, handle_resource
 from shared.services.factory import build_task_service
@@ -22,38 +22,38 @@ from shared.settings import from_env
 
 
 @cache
-def service() -> TaskService:
+def tasks() -> TaskService:
     return build_task_service(from_env())
 
 
-def respond(event: dict[str, Any], answer: ResourceAnswer) -> None:
+def respond(request: CustomResourceRequest, answer: ResourceAnswer) -> None:
     """Tell CloudFormation (a PUT of the answer to the request's presigned URL, with no content
     type: "Custom resource response objects" in the CloudFormation user guide)."""
     body = {
         "Status": answer.status,
         "Reason": answer.reason or answer.status,
         "PhysicalResourceId": answer.physical_id,
-        "StackId": event["StackId"],
-        "RequestId": event["RequestId"],
-        "LogicalResourceId": event["LogicalResourceId"],
+        "StackId": request.stack_id,
+        "RequestId": request.request_id,
+        "LogicalResourceId": request.logical_resource_id,
         "Data": {"TaskId": answer.physical_id},
     }
-    request = urllib.request.Request(  # noqa: S310 - CloudFormation's own https URL
-        event["ResponseURL"], data=json.dumps(body).encode(), method="PUT", headers={"Content-Type": ""}
+    put = urllib.request.Request(  # noqa: S310 - CloudFormation's own https URL
+        request.response_url, data=json.dumps(body).encode(), method="PUT", headers={"Content-Type": ""}
     )
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+    with urllib.request.urlopen(put, timeout=10) as response:  # noqa: S310
         response.read()
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if canary.is_fire(event):
-        late = canary.lateness_ms(event)
-        metrics.add_metric(name=CANARY_LATENESS_METRIC, unit=MetricUnit.Milliseconds, value=late)
-        return {"lateness_ms": late}
-    answer = handle_resource(service(), event)
+    request = canary_event(event)
+    if isinstance(request, CanaryFire):
+        metrics.add_metric(name=CANARY_LATENESS_METRIC, unit=MetricUnit.Milliseconds, value=request.lateness_ms)
+        return {"lateness_ms": request.lateness_ms}
+    answer = handle_resource(tasks(), request)
     if answer.status != "SUCCESS" or answer.reason:
-        logger.warning("canary resource", extra={"request": event["RequestType"], "reason": answer.reason})
-    respond(event, answer)
+        logger.warning("canary resource", extra={"request": request.request_type, "reason": answer.reason})
+    respond(request, answer)
     return {"status": answer.status, "task_id": answer.physical_id}

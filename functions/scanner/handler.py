@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from typing import Any
 
@@ -12,6 +11,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.records import parsed
+from shared.messages import ScanRequestRecord
 from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_scanner
 from shared.services.firing import Scanner
@@ -24,8 +25,8 @@ def scanner() -> Scanner:
 
 
 def scan(record: SQSRecord) -> int:
-    request = json.loads(record.body)
-    staged = scanner().scan(int(request["shard"]), request.get("tick_ms"))
+    request = parsed(ScanRequestRecord, record.raw_event).body
+    staged = scanner().scan(request.shard, request.tick_ms)
     metrics.add_metric(name="Staged", unit=MetricUnit.Count, value=staged)
     return staged
 

@@ -12,7 +12,6 @@ is the service's (``Batch.fire``): this handler only passes each record's receiv
 from __future__ import annotations
 
 import contextvars
-import json
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
@@ -24,8 +23,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from functions.records import MalformedRecord, parsed
 from shared.domain.claims import Fired, Result
-from shared.domain.firing import Staged
+from shared.messages import StagedRecord
 from shared.observability import LATENESS_METRIC, logger, metrics, runs_metric, tracer
 from shared.services.factory import build_trigger
 from shared.services.firing import Batch, Trigger
@@ -53,23 +53,22 @@ def observe(fired: Fired) -> None:
         logger.warning("occurrence", extra={**ids, "result": fired.result.value, "reason": fired.reason})
 
 
-def _staged(body: str) -> Staged | None:
-    """The occurrence a record carries, or None when it is malformed (its own handler fails it)."""
+def _occurrence(record: dict[str, Any]) -> StagedRecord | MalformedRecord:
+    """The record, parsed; or why it carries no occurrence (its own record handler fails it)."""
     try:
-        return Staged.from_message(json.loads(body))
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return None
+        return parsed(StagedRecord, record)
+    except MalformedRecord as exc:
+        return exc
 
 
 class LeaseHeld(Exception):
     """Makes SQS deliver the message again later (a partial batch failure)."""
 
 
-def _fire(batch: Batch, record: SQSRecord, last_delivery: bool) -> Fired:
+def _fire(batch: Batch, record: StagedRecord, last_delivery: bool) -> Fired:
     """On the record's own thread: claim (in turn), wait, fire, record."""
-    staged = Staged.from_message(json.loads(record.body))  # a malformed record fails here
-    receives = batch.max_receives if last_delivery else int(record.attributes.approximate_receive_count or 1)
-    return batch.fire(staged, record.message_id, receives)
+    receives = batch.max_receives if last_delivery else record.receives
+    return batch.fire(record.staged, record.messageId, receives)
 
 
 def _answer(fired: Fired) -> str:
@@ -91,19 +90,22 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
 def fire_records(event: dict[str, Any], context: LambdaContext, *, last_delivery: bool) -> PartialItemFailureResponse:
     """Fire a batch of staged occurrences; ``last_delivery``: each record is its message's last
     delivery (the stranded queue's: functions/recover/handler.py), given up if it fails."""
-    records = [SQSRecord(raw) for raw in event.get("Records", [])]
+    occurrences = {raw["messageId"]: _occurrence(raw) for raw in event.get("Records", [])}
+    records = [r for r in occurrences.values() if isinstance(r, StagedRecord)]
     batch = trigger().new_batch()
-    batch.take_turns([(r.message_id, staged) for r in records if (staged := _staged(r.body)) is not None])
+    batch.take_turns([(r.messageId, r.staged) for r in records])
     # A thread per record, each with the handler's context (as asyncio.to_thread does): a
     # smaller pool would make a record wait for an earlier one's due time.
     threads = ThreadPoolExecutor(max_workers=max(1, len(records)))
     try:
         fired: dict[str, Future[Fired]] = {
-            r.message_id: threads.submit(contextvars.copy_context().run, _fire, batch, r, last_delivery)
-            for r in records
+            r.messageId: threads.submit(contextvars.copy_context().run, _fire, batch, r, last_delivery) for r in records
         }
 
         def record_handler(record: SQSRecord) -> str:
+            occurrence = occurrences[record.message_id]
+            if isinstance(occurrence, MalformedRecord):
+                raise occurrence
             return _answer(fired[record.message_id].result())
 
         processor = BatchProcessor(event_type=EventType.SQS)  # per invocation: it holds the batch's state

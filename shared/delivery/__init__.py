@@ -12,7 +12,7 @@ from typing import Protocol
 
 from shared.delivery.aws import AwsDelivery, ClientFactory
 from shared.delivery.envelope import AlertEnvelope, Envelope
-from shared.delivery.http import HttpDelivery, Resolver
+from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import EventBridgeTarget, HttpTarget, JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
 
@@ -24,7 +24,6 @@ __all__ = [
     "Envelope",
     "HttpDelivery",
     "Outcome",
-    "Resolver",
 ]
 
 
@@ -42,12 +41,6 @@ class Deliverer:
         self.http = http if http is not None else HttpDelivery()
         self.aws = aws if aws is not None else AwsDelivery()
         self.jobs = jobs
-
-    @classmethod
-    def local(cls, clients: ClientFactory | None = None, *, allow_private: bool = False) -> Deliverer:
-        """The local runtime's (`make run`): HTTP targets may point at this machine (README.md, "Local
-        runtime"). Never for a deployed function: loopback there is the Lambda runtime API."""
-        return cls(HttpDelivery(allow_loopback=True, allow_private=allow_private), AwsDelivery(clients))
 
     def deliver(self, target: Target, envelope: Envelope) -> Outcome:
         """Call ``target`` once; never raises for a failed call (the outcome says why)."""

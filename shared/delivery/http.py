@@ -49,8 +49,9 @@ from shared.domain.retry import retry_after_seconds
 from shared.domain.tasks import HttpTarget
 from shared.observability import logger
 
-Resolver = Callable[..., Sequence[tuple[Any, ...]]]
-"""``socket.getaddrinfo`` or a stand-in: called as ``resolver(host, port, type=SOCK_STREAM)``."""
+HostResolver = Callable[..., Sequence[tuple[Any, ...]]]
+"""What turns a target's host name into its addresses: ``socket.getaddrinfo`` or a stand-in,
+called as ``resolver(host, port, type=SOCK_STREAM)``."""
 
 USER_AGENT = "Sundial"
 MAX_LOCATION_SHOWN = 512
@@ -297,7 +298,7 @@ class HttpDelivery:
         allow_loopback: bool = False,
         allow_private: bool = False,
         max_response_bytes: int = 4096,
-        resolver: Resolver = socket.getaddrinfo,
+        resolver: HostResolver = socket.getaddrinfo,
         *,
         ca_certs: str | None = None,
         max_pools: int = 64,

@@ -11,7 +11,6 @@ function itself, which reads how late each call came from the callback's own bod
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import Cron
@@ -38,13 +37,6 @@ def spec(function_arn: str) -> TaskSpec:
     )
 
 
-def is_fire(event: Any) -> bool:
-    """Whether a canary function's event is one of the canary's calls (else a custom resource's)."""
-    return isinstance(event, dict) and "scheduled_for" in event and "fired_at" in event
-
-
-def lateness_ms(event: dict[str, Any]) -> int:
-    """How late the trigger fired the occurrence: ``fired_at`` - ``scheduled_for``."""
-    scheduled = datetime.fromisoformat(event["scheduled_for"].replace("Z", "+00:00"))
-    fired = datetime.fromisoformat(event["fired_at"].replace("Z", "+00:00"))
-    return round((fired - scheduled).total_seconds() * 1000)
+def lateness_ms(scheduled_for: datetime, fired_at: datetime) -> int:
+    """How late the trigger fired the occurrence due at ``scheduled_for``."""
+    return round((fired_at - scheduled_for).total_seconds() * 1000)

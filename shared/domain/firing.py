@@ -90,7 +90,8 @@ def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: 
 
 @dataclass(frozen=True)
 class Staged:
-    """An occurrence on its way through the delay queue: what a staged message carries."""
+    """An occurrence on its way through the delay queue: what a staged message carries (its wire
+    form: shared/messages.py)."""
 
     task_id: str
     due_ms: int
@@ -112,48 +113,6 @@ class Staged:
     """A held attempt: when it would have started without limits (it is throttled from then)."""
     throttled_ms: int = 0
     """How long limits held this run's earlier attempts back."""
-
-    def to_message(self) -> dict[str, object]:
-        message: dict[str, object] = {
-            "t": self.task_id,
-            "d": self.due_ms,
-            "r": self.run_id,
-            "a": self.attempt,
-            "o": self.one_shot,
-        }
-        if self.start_ms is not None:  # a held copy's booked start, or a retry's due start
-            message["s"] = self.start_ms
-        if self.held:
-            message["h"] = 1
-            if self.booked:
-                message["v"] = [[name, version] for name, version in self.booked]
-            if self.ready_ms is not None:
-                message["y"] = self.ready_ms
-        if self.throttled_ms:
-            message["w"] = self.throttled_ms
-        if self.priority is not Priority.NORMAL:
-            message["p"] = self.priority.value  # absent: normal (messages staged before priorities)
-        return message
-
-    @classmethod
-    def from_message(cls, body: dict[str, object]) -> Staged:
-        start, ready = body.get("s"), body.get("y")
-        booked = body.get("v") or []
-        if not isinstance(booked, list):
-            raise ValueError("v: a list of [limit, version]")
-        return cls(
-            task_id=str(body["t"]),
-            due_ms=int(str(body["d"])),
-            run_id=str(body["r"]),
-            attempt=int(str(body.get("a", 1))),
-            one_shot=bool(body.get("o", True)),
-            held=bool(body.get("h", False)),
-            start_ms=None if start is None else int(str(start)),
-            booked=tuple((str(name), int(str(version))) for name, version in booked),
-            ready_ms=None if ready is None else int(str(ready)),
-            throttled_ms=int(str(body.get("w", 0))),
-            priority=Priority.HIGH if body.get("p") == Priority.HIGH.value else Priority.NORMAL,
-        )
 
     @property
     def earliest_ms(self) -> int:

@@ -70,10 +70,6 @@ class Cron:
     start: datetime | None = None
     end: datetime | None = None
 
-    @property
-    def has_seconds(self) -> bool:
-        return len(self.expression.split()) == 6
-
 
 @dataclass(frozen=True)
 class Every:

@@ -1,4 +1,4 @@
-"""Task and run statuses and the transitions between them."""
+"""Task and run statuses, and the transitions a task may make between its statuses."""
 
 from __future__ import annotations
 
@@ -50,28 +50,6 @@ ENDED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED
 becomes completed when a redrive of its run succeeds, and cancelled when a client puts it aside)."""
 
 
-RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
-    RunStatus.STAGED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
-    # A firing run whose lease expired (a crash mid-callback) is fired again: firing -> firing.
-    RunStatus.FIRING: frozenset(
-        {
-            RunStatus.FIRING,
-            RunStatus.SUCCEEDED,
-            RunStatus.RETRYING,
-            RunStatus.FAILED,
-            RunStatus.DEAD_LETTERED,
-            RunStatus.THROTTLED,
-        }
-    ),
-    RunStatus.THROTTLED: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
-    RunStatus.RETRYING: frozenset({RunStatus.FIRING, RunStatus.SKIPPED}),
-    RunStatus.SUCCEEDED: frozenset(),
-    RunStatus.FAILED: frozenset(),
-    RunStatus.DEAD_LETTERED: frozenset({RunStatus.STAGED}),  # redrive
-    RunStatus.SKIPPED: frozenset(),
-}
-
-
 def is_final(status: TaskStatus) -> bool:
     return status in ENDED
 
@@ -85,10 +63,4 @@ def ended_as(run: RunStatus) -> TaskStatus:
 def check_task_transition(current: TaskStatus, target: TaskStatus) -> TaskStatus:
     if target not in TASK_TRANSITIONS[current]:
         raise InvalidTransition(f"a {current.value} task cannot become {target.value}")
-    return target
-
-
-def check_run_transition(current: RunStatus, target: RunStatus) -> RunStatus:
-    if target not in RUN_TRANSITIONS[current]:
-        raise InvalidTransition(f"a {current.value} run cannot become {target.value}")
     return target

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 
 def now_ms() -> int:
-    """The clock every service reads (the wall clock, in ms since the epoch); tests pass their own."""
+    """The wall clock in milliseconds since the epoch: the one clock every service defaults to
+    (tests hand theirs in instead)."""
     return time.time_ns() // 1_000_000
 
 
@@ -35,7 +36,3 @@ def iso(instant: datetime) -> str:
         f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}."
         f"{utc.microsecond // 1000:03d}Z"
     )
-
-
-def iso_ms(ms: int) -> str:
-    return iso(from_ms(ms))

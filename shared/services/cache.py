@@ -9,16 +9,13 @@ its copy expired read it itself, and all of them waited for theirs."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from shared.domain.times import now_ms
+
 T = TypeVar("T")
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _Read(Generic[T]):

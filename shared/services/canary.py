@@ -5,10 +5,10 @@ old one: the physical id is the task's id), cancelled when the stack is deleted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from shared.domain import canary
 from shared.domain.errors import TaskNotFound
+from shared.messages import CustomResourceRequest
 from shared.services.tasks import TaskService
 
 
@@ -26,13 +26,12 @@ NO_TASK = "no-canary-task"
 """The physical id of a canary that was never registered (a failed create)."""
 
 
-def handle_resource(service: TaskService, event: dict[str, Any]) -> ResourceAnswer:
+def handle_resource(service: TaskService, request: CustomResourceRequest) -> ResourceAnswer:
     """Create, update or delete the canary task for a custom resource request. A create or an update
     that cannot register it fails (the deployment does not fire, and should not pretend to); a
     delete never fails, so a stack can always be deleted."""
-    request = event["RequestType"]
-    physical = event.get("PhysicalResourceId") or NO_TASK
-    if request == "Delete":
+    physical = request.physical_resource_id or NO_TASK
+    if request.request_type == "Delete":
         if physical != NO_TASK:
             try:
                 service.cancel(canary.TENANT, physical)
@@ -42,7 +41,7 @@ def handle_resource(service: TaskService, event: dict[str, Any]) -> ResourceAnsw
                 return ResourceAnswer("SUCCESS", physical, f"the canary was not cancelled: {exc}")
         return ResourceAnswer("SUCCESS", physical)
     try:
-        task = service.register(canary.TENANT, canary.spec(event["ResourceProperties"]["FunctionArn"]), own_target=True)
+        task = service.register(canary.TENANT, canary.spec(request.properties.function_arn), own_target=True)
     except Exception as exc:
         return ResourceAnswer("FAILED", physical, f"the canary task was not registered: {type(exc).__name__}: {exc}")
     return ResourceAnswer("SUCCESS", task.id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,6 +19,7 @@ from shared.domain.ids import new_run_id
 from shared.domain.jobs import ProcessorFailed
 from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
+from shared.domain.times import now_ms
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
 from shared.services.firing import Scanner, Trigger
@@ -211,7 +211,7 @@ def build_job_service(settings: Settings) -> JobService:
         DynamoJobStore(),
         S3Blobs(settings.jobs_bucket),
         SfnStarter(settings.job_state_machine_arn),
-        clock=lambda: int(time.time() * 1000),
+        clock=now_ms,
         new_id=new_run_id,
         own=_own(settings),
     )

@@ -20,7 +20,8 @@ from shared.domain.limits import (
     parse_origin,
 )
 from shared.domain.tasks import HttpTarget, Target
-from shared.services.cache import TenantCopies, now_ms
+from shared.domain.times import now_ms
+from shared.services.cache import TenantCopies
 from shared.services.ports import LimitStore
 
 CACHE_SECONDS = 60

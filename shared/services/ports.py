@@ -49,8 +49,9 @@ class TaskRepository(Protocol):
         ``max_tasks`` (nothing written)."""
         ...
 
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
-        """Store an extra run of a task (``run.parent_id``), and mark ``redrive`` redriven. Not
+    def create_run(self, extra: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+        """Store an extra run of a task: ``extra``, a one-shot task item that runs once for
+        ``extra.parent_id`` (a run now, a redrive, a chained run); and mark ``redrive`` redriven. Not
         counted in the quota: it is an occurrence of its task, not a registration."""
         ...
 

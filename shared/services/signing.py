@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shared.domain.signing import CACHE_SECONDS, NewSecret, SecretInfo, Signer
-from shared.services.cache import TenantCopies, now_ms
+from shared.domain.times import now_ms
+from shared.services.cache import TenantCopies
 from shared.services.ports import SigningSecrets
 
 

@@ -241,16 +241,16 @@ class TaskService:
         chained run (``chain``) has the item id its hop derives (``item_id``)."""
         now = self._now()
         spec = replace(spec, schedule=At(now), misfire=Misfire.FIRE_NOW)
-        run = replace(
+        extra = replace(
             new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes),
             parent_id=parent_id,
             stops_with_parent=redrive is None,
             chain=chain,
         )
         if item_id is not None:
-            run = replace(run, id=item_id)
-        self.repository.create_run(run, staged=self._stage(run, now), redrive=redrive)
-        return run_id_for(run.id, to_ms(run.due_at))
+            extra = replace(extra, id=item_id)
+        self.repository.create_run(extra, staged=self._stage(extra, now), redrive=redrive)
+        return run_id_for(extra.id, to_ms(extra.due_at))
 
     # Chains (docs/chains.md) ---------------------------------------------------------------
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import hmac
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,13 +22,9 @@ from shared.domain.tenants import (
     new_key_id,
     new_key_secret,
 )
-from shared.domain.times import from_ms
+from shared.domain.times import from_ms, now_ms
 from shared.services.ports import Tenants
 from shared.services.signing import SigningService
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)

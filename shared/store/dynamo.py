@@ -273,7 +273,7 @@ class DynamoTaskRepository:
         )
         return {_task_id_of(item): error for item in pending}
 
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+    def create_run(self, extra: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """Store an extra run (a one-shot task whose ``parent_id`` is set) and its place in its
         parent's history, in one transaction, only if the run's item does not exist (a chained
         run's id is derived from its parent run: ConcurrentUpdate when it was started already);
@@ -281,22 +281,22 @@ class DynamoTaskRepository:
         marked in the same transaction, so a dead letter is redriven once (ConcurrentUpdate if
         it was already). An extra run is an occurrence of its task, not a registration: it is
         not counted in the tenant's quota."""
-        if run.parent_id is None:
+        if extra.parent_id is None:
             raise ValueError("an extra run has a parent task")
-        item = to_item(replace(run, version=1), self.list_shards)
+        item = to_item(replace(extra, version=1), self.list_shards)
         if staged:
-            item.staged_ms = to_ms(run.due_at)
-        due_ms = to_ms(run.due_at)
-        run_id = run_id_for(run.id, due_ms)
+            item.staged_ms = to_ms(extra.due_at)
+        due_ms = to_ms(extra.due_at)
+        run_id = run_id_for(extra.id, due_ms)
         placed = Run(
             run_id,
-            run.parent_id,
-            run.due_at,
-            run.run.status if run.run is not None else RunStatus.STAGED,
-            last_error=run.run.last_error if run.run is not None else None,
-            parent=run.chain.parent if run.chain is not None else None,
+            extra.parent_id,
+            extra.due_at,
+            extra.run.status if extra.run is not None else RunStatus.STAGED,
+            last_error=extra.run.last_error if extra.run is not None else None,
+            parent=extra.chain.parent if extra.chain is not None else None,
         )
-        record = run_item(run.parent_id, run.tenant, placed, from_ms(due_ms) + self.retention, child=run.id)
+        record = run_item(extra.parent_id, extra.tenant, placed, from_ms(due_ms) + self.retention, child=extra.id)
         try:
             with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
                 transaction.save(item, condition=TaskItem.pk.does_not_exist())
@@ -308,7 +308,7 @@ class DynamoTaskRepository:
                         actions=[
                             DeadLetterItem.status.set(LetterStatus.REDRIVEN),
                             DeadLetterItem.redriven_run_id.set(run_id),
-                            DeadLetterItem.redriven_ms.set(to_ms(run.created_at)),
+                            DeadLetterItem.redriven_ms.set(to_ms(extra.created_at)),
                         ],
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )

@@ -217,12 +217,6 @@ class DeadLetterItem(_Table):
     retry = UnicodeAttribute()
 
 
-class LoggedRun(MapAttribute[str, Any]):
-    fired_ms = NumberAttribute()
-    lateness_ms = NumberAttribute()
-    attempts = NumberAttribute()
-
-
 class RunLogItem(_Table):
     """``RL#<batch id>``: the successful runs of one trigger batch, written once (one write for the
     batch's runs instead of one per run). About 80 bytes a run: the largest batch the settings

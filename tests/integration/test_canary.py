@@ -36,15 +36,15 @@ def _request(kind: str, receiver: Any, physical: str | None = None) -> dict[str,
 def handler(pipeline: Any) -> Any:
     from functions.canary import handler as module
 
-    module.service.cache_clear()
+    module.tasks.cache_clear()
     yield module.handler
-    module.service.cache_clear()
+    module.tasks.cache_clear()
 
 
 def test_the_custom_resource_registers_the_canary_and_cancels_it_with_the_stack(
     handler: Any, api: Any, receiver: Any
 ) -> None:
-    from functions.canary.handler import service
+    from functions.canary.handler import tasks
 
     handler(_request("Create", receiver), FakeLambdaContext())
     (created,) = receiver.calls_to("/cloudformation")
@@ -53,7 +53,7 @@ def test_the_custom_resource_registers_the_canary_and_cancels_it_with_the_stack(
     assert created.body["Status"] == "SUCCESS"
     assert created.body["RequestId"] == "request-Create"
     task_id = created.body["PhysicalResourceId"]
-    task = service().get(canary.TENANT, task_id)
+    task = tasks().get(canary.TENANT, task_id)
     assert task.status.value == "scheduled"
     assert task.schedule == canary.SCHEDULE
     assert [getattr(target, "function_arn", None) for target in task.targets] == [FUNCTION_ARN]
@@ -63,7 +63,7 @@ def test_the_custom_resource_registers_the_canary_and_cancels_it_with_the_stack(
     handler(_request("Delete", receiver, physical=task_id), FakeLambdaContext())
     deleted = receiver.calls_to("/cloudformation")[-1]
     assert (deleted.body["Status"], deleted.body["PhysicalResourceId"]) == ("SUCCESS", task_id)
-    assert service().get(canary.TENANT, task_id).status.value == "cancelled"
+    assert tasks().get(canary.TENANT, task_id).status.value == "cancelled"
 
 
 def test_an_update_registers_a_new_canary_and_cloudformation_deletes_the_old_one(handler: Any, receiver: Any) -> None:

@@ -497,7 +497,7 @@ def test_an_ipv6_literal_url_works_when_loopback_is_allowed(receiver: Receiver, 
 
 
 def test_the_deliverer_sends_http_targets_to_the_http_client(server: Server, seen: Receiver) -> None:
-    outcome = Deliverer.local().deliver(HttpTarget(url(server, "/ok")), ENVELOPE)
+    outcome = Deliverer(HttpDelivery(allow_loopback=True)).deliver(HttpTarget(url(server, "/ok")), ENVELOPE)
     assert outcome.ok
     assert seen.last("/ok").body == EXPECTED_BODY
 

@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
+from pydantic import ValidationError
 
 from shared.delivery.processor import LambdaProcessor
 from shared.domain.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable
@@ -91,6 +92,20 @@ def test_the_fail_step_records_which_step_failed_on_which_attempt_with_what_answ
     }  # fmt: skip
     assert item.pre_started_ms is not None
     assert item.pre_finished_ms is None
+
+
+def test_a_step_the_state_machine_could_not_have_sent_fails_naming_its_field(jobs: DynamoJobStore) -> None:
+    """The step's event is parsed before anything runs: the state fails (and its Catch fails the
+    job through the fail step), saying which field was wrong."""
+    from functions.jobs.handler import handler
+
+    jobs.create(NewJobRecord("job-m", "default", None, {"http": {"url": "http://127.0.0.1:9/"}}, Sharding(), None, 1))
+    with pytest.raises(ValidationError) as refused:
+        handler({"step": "shard", "job_id": "job-m", "level": 0, "shard": "two", "shard_count": 2}, FakeLambdaContext())
+    assert "shard" in str(refused.value)
+    item = jobs.item("job-m")
+    assert item is not None
+    assert item.status == "running"
 
 
 def _execution_ended(job_id: str, status: str) -> dict[str, Any]:

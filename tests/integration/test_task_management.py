@@ -152,7 +152,7 @@ def test_concurrent_updates_never_lose_each_other(api):
     four clients changing four different things all see their change kept. The clients are four
     API functions (one request at a time each, as a Lambda environment runs them: Powertools'
     resolver keeps the current request in the app), so they race on the table, not in the app."""
-    from functions.api.common import service
+    from functions.api.common import tasks
     from shared.api.models import TaskPatchIn
     from shared.services.tasks import Change
 
@@ -164,7 +164,7 @@ def test_concurrent_updates_never_lose_each_other(api):
     def change(body: dict) -> None:
         patch = TaskPatchIn.model_validate(body)
         barrier.wait()
-        changed = service().update("default", task["id"], lambda current: Change(*patch.change(current)))
+        changed = tasks().update("default", task["id"], lambda current: Change(*patch.change(current)))
         versions.append(changed.version)
 
     threads = [threading.Thread(target=change, args=(body,)) for body in bodies]
@@ -206,13 +206,13 @@ def test_if_match_refuses_a_change_computed_on_an_old_version(api):
 def test_a_lost_race_is_read_again_and_re_applied(aws):
     """The optimistic lock itself: a change computed on a version that moved is written again
     on the new one, keeping what the other writer did."""
-    from functions.api.common import service
+    from functions.api.common import tasks
     from shared.domain.schedules import Cron
     from shared.domain.tasks import HttpTarget, TaskSpec
     from shared.services.tasks import Change
 
-    service.cache_clear()
-    svc = service()
+    tasks.cache_clear()
+    svc = tasks()
     created = svc.register("t", TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("http://example.com"),)))
     calls = []
 
@@ -227,7 +227,7 @@ def test_a_lost_race_is_read_again_and_re_applied(aws):
     assert calls[1] > calls[0]
     assert final.name == "renamed"
     assert final.payload == {"x": 1}
-    service.cache_clear()
+    tasks.cache_clear()
 
 
 # --- run now ----------------------------------------------------------------------------------

@@ -59,7 +59,7 @@ def _letter(tenant: str, task_id: str) -> DeadLetter:
 
 
 def test_a_tenant_never_sees_or_touches_anothers_tasks(services):
-    tasks = services.service()
+    tasks = services.tasks()
     ours = tasks.register(A, TaskSpec(schedule=After(600), targets=(TARGET,), name="a-task"))
     theirs = tasks.register(B, TaskSpec(schedule=After(600), targets=(TARGET,), name="b-task"))
     assert tasks.get(A, ours.id).id == ours.id
@@ -87,7 +87,7 @@ def test_a_tenant_never_sees_or_touches_anothers_tasks(services):
 
 
 def test_dead_letters_and_redrive_all_are_the_tenants_own(services):
-    tasks = services.service()
+    tasks = services.tasks()
     ours = tasks.register(A, TaskSpec(schedule=After(600), targets=(TARGET,)))
     theirs = tasks.register(B, TaskSpec(schedule=After(600), targets=(TARGET,)))
     store = DynamoDeadLetters(retention_ms=86_400_000)

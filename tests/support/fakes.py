@@ -276,30 +276,30 @@ class InMemoryTaskRepository:
         return [self._store(task, counted=True, staged=staged) for task, staged in tasks]
 
     @atomic
-    def create_run(self, run: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
+    def create_run(self, extra: Task, *, staged: bool, redrive: DeadLetterRef | None = None) -> Task:
         """The extra run's item and its place in its task's history (a run item pointing at
         it), all or nothing, as the DynamoDB transaction writes them."""
-        if run.parent_id is None:
+        if extra.parent_id is None:
             raise ValueError("an extra run has a parent task")
-        if run.id in self._tasks:
-            raise ConcurrentUpdate(f"run {run.id} exists already")
+        if extra.id in self._tasks:
+            raise ConcurrentUpdate(f"run {extra.id} exists already")
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
             self.redriven.add(redrive.run_id)
-        stored = self._store(run, counted=False, staged=staged)
-        due_ms = to_ms(run.due_at)
-        run_id = run_id_for(run.id, due_ms)
+        stored = self._store(extra, counted=False, staged=staged)
+        due_ms = to_ms(extra.due_at)
+        run_id = run_id_for(extra.id, due_ms)
         place = Run(
             run_id,
-            run.parent_id,
+            extra.parent_id,
             from_ms(due_ms),
-            run.run.status if run.run is not None else RunStatus.STAGED,
-            last_error=run.run.last_error if run.run is not None else None,
-            parent=run.chain.parent if run.chain is not None else None,
+            extra.run.status if extra.run is not None else RunStatus.STAGED,
+            last_error=extra.run.last_error if extra.run is not None else None,
+            parent=extra.chain.parent if extra.chain is not None else None,
         )
-        record = RecordedRun(place, ttl(from_ms(due_ms) + self.retention), child=run.id)
-        self.recorded_runs.setdefault(run.parent_id, {})[f"{due_ms:013d}#{run_id}"] = record
+        record = RecordedRun(place, ttl(from_ms(due_ms) + self.retention), child=extra.id)
+        self.recorded_runs.setdefault(extra.parent_id, {})[f"{due_ms:013d}#{run_id}"] = record
         return stored
 
     @atomic

@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from shared.domain.firing import Staged, staged_for
+from shared.domain.firing import staged_for
 from shared.domain.ids import new_task_id
 from shared.domain.tasks import Priority
+from shared.messages import StagedMessage, staged_message
 from shared.queues import SqsStager
 
 pytestmark = pytest.mark.unit
@@ -20,15 +21,16 @@ TASK = new_task_id(1_000, 0)
 def test_a_high_occurrence_says_so_in_its_message_and_a_normal_one_says_nothing():
     high = staged_for(TASK, 1_000, one_shot=True, priority=Priority.HIGH)
     normal = staged_for(TASK, 1_000, one_shot=True)
-    assert high.to_message()["p"] == "high"
-    assert "p" not in normal.to_message()
-    assert Staged.from_message(high.to_message()) == high
-    assert Staged.from_message(normal.to_message()) == normal
+    assert staged_message(high)["p"] == "high"
+    assert "p" not in staged_message(normal)
+    assert StagedMessage.model_validate(staged_message(high)).staged() == high
+    assert StagedMessage.model_validate(staged_message(normal)).staged() == normal
 
 
 def test_a_message_without_a_lane_or_with_an_unknown_one_is_normal():
-    assert Staged.from_message({"t": "01TASK", "d": 1, "r": "01RUN"}).priority is Priority.NORMAL
-    assert Staged.from_message({"t": "01TASK", "d": 1, "r": "01RUN", "p": "urgent"}).priority is Priority.NORMAL
+    assert StagedMessage.model_validate({"t": "01TASK", "d": 1, "r": "01RUN"}).staged().priority is Priority.NORMAL
+    urgent = {"t": "01TASK", "d": 1, "r": "01RUN", "p": "urgent"}
+    assert StagedMessage.model_validate(urgent).staged().priority is Priority.NORMAL
 
 
 def test_the_next_attempt_keeps_the_lane():

@@ -1,4 +1,4 @@
-"""Retry policy, task and run state machines, time buckets (shared/domain/retry.py, states.py,
+"""Retry policy, statuses and the task state machine, time buckets (shared/domain/retry.py, states.py,
 buckets.py)."""
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from shared.domain.retry import (
     is_retryable_status,
 )
 from shared.domain.states import (
-    RUN_TRANSITIONS,
     TASK_TRANSITIONS,
     RunStatus,
     TaskStatus,
-    check_run_transition,
     check_task_transition,
     ended_as,
     is_final,
@@ -132,7 +130,6 @@ def test_statuses_are_the_api_names() -> None:
         "throttled",  # held back by a limit per destination
     }
     assert set(TASK_TRANSITIONS) == set(TaskStatus)
-    assert set(RUN_TRANSITIONS) == set(RunStatus)
 
 
 @pytest.mark.parametrize(
@@ -195,67 +192,6 @@ def test_task_transition_check_follows_the_table(current: TaskStatus, target: Ta
             check_task_transition(current, target)
     if is_final(current):  # only a failed task moves on: completed by a redrive, or cancelled
         assert TASK_TRANSITIONS[current] <= {TaskStatus.COMPLETED, TaskStatus.CANCELLED}
-
-
-@given(current=st.sampled_from(RunStatus), target=st.sampled_from(RunStatus))
-def test_run_transition_check_follows_the_table(current: RunStatus, target: RunStatus) -> None:
-    if target in RUN_TRANSITIONS[current]:
-        assert check_run_transition(current, target) is target
-    else:
-        with pytest.raises(InvalidTransition):
-            check_run_transition(current, target)
-
-
-def test_the_life_of_an_occurrence() -> None:
-    path = [
-        RunStatus.STAGED,
-        RunStatus.FIRING,
-        RunStatus.FIRING,  # lease expired mid-callback: fired again
-        RunStatus.RETRYING,
-        RunStatus.FIRING,
-        RunStatus.DEAD_LETTERED,
-        RunStatus.STAGED,  # redrive
-        RunStatus.FIRING,
-        RunStatus.SUCCEEDED,
-    ]
-    for current, target in pairwise(path):
-        assert check_run_transition(current, target) is target
-
-
-@pytest.mark.parametrize(
-    ("current", "target"),
-    [
-        (RunStatus.SUCCEEDED, RunStatus.FIRING),  # a delivered occurrence is never fired again
-        (RunStatus.FAILED, RunStatus.FIRING),
-        (RunStatus.SKIPPED, RunStatus.FIRING),
-        (RunStatus.STAGED, RunStatus.SUCCEEDED),  # success needs a firing
-        (RunStatus.RETRYING, RunStatus.SUCCEEDED),
-        (RunStatus.DEAD_LETTERED, RunStatus.FIRING),  # redrive goes through staging
-    ],
-)
-def test_forbidden_run_transitions(current: RunStatus, target: RunStatus) -> None:
-    with pytest.raises(InvalidTransition):
-        check_run_transition(current, target)
-
-
-def test_every_run_status_is_reachable_from_staged_and_every_run_can_end() -> None:
-    reachable, frontier = {RunStatus.STAGED}, [RunStatus.STAGED]
-    while frontier:
-        for following in RUN_TRANSITIONS[frontier.pop()]:
-            if following not in reachable:
-                reachable.add(following)
-                frontier.append(following)
-    assert reachable == set(RunStatus)
-    terminal = {s for s in RunStatus if not RUN_TRANSITIONS[s]}
-    assert terminal == {RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.SKIPPED}
-    for status in RunStatus:  # from anywhere, some path leads to an end
-        seen, frontier = {status}, [status]
-        while frontier:
-            for following in RUN_TRANSITIONS[frontier.pop()]:
-                if following not in seen:
-                    seen.add(following)
-                    frontier.append(following)
-        assert seen & terminal
 
 
 # --------------------------------------------------------------------------------------------

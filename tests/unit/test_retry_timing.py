@@ -73,7 +73,7 @@ def test_a_retrys_start_travels_in_its_message() -> None:
     minutes came back after 15 and fired at once."""
     from dataclasses import replace
 
-    from shared.domain.firing import Staged
+    from shared.messages import StagedMessage, staged_message
 
     retry = replace(staged_for("01J0000000000000000000000A", T, one_shot=True).next_attempt(), start_ms=T + 3_600_000)
-    assert Staged.from_message(retry.to_message()).start_ms == T + 3_600_000
+    assert StagedMessage.model_validate(staged_message(retry)).staged().start_ms == T + 3_600_000

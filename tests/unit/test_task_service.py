@@ -224,7 +224,9 @@ def test_a_batch_answers_each_spec_on_its_own():
     }
 
 
-def test_a_dead_letter_is_redriven_once():
+def test_a_dead_letter_is_redriven_once_as_a_new_run():
+    """A redrive does not send the dead run back through staging: it makes a run of its own (the
+    letter keeps its dead-lettered run), once."""
     from shared.domain.tasks import DeadLetter
 
     letter = DeadLetter(
@@ -234,6 +236,7 @@ def test_a_dead_letter_is_redriven_once():
     svc = replace(service(), dead_letters_store=Letters(letter))
     (done,) = svc.redrive("default", [letter.id]).runs
     assert done[0] is letter
+    assert done[1] != letter.run_id
     assert svc.redrive("default", None).runs == []  # the fake's transaction refuses a second redrive
 
 

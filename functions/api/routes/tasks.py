@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.metrics import MetricUnit
 
-from functions.api.common import json_response, replayable, service, settings, tenant
+from functions.api.common import json_response, replayable, settings, tasks, tenant
 from functions.api.openapi import RESPONSES, TaskId
 from shared.api.models import MAX_PAGE, BatchIn, TaskIn, TaskPatchIn, parse_version, spec_or_error
 from shared.api.paging import fitted
@@ -31,7 +31,7 @@ Cursor = Annotated[str | None, Query(max_length=512, description="next_cursor of
 @router.post("/v1/tasks", status_code=201, responses=RESPONSES["create"], summary="Register a task")
 def create_task(task: TaskIn) -> Response[TaskOut]:
     def register() -> tuple[int, TaskOut]:
-        created = service().register(tenant(), task.to_spec())
+        created = tasks().register(tenant(), task.to_spec())
         metrics.add_metric(name="TasksRegistered", unit=MetricUnit.Count, value=1)
         logger.info("task registered", extra={"task_id": created.id, "next_fire_at": str(created.next_fire_at)})
         return 201, task_view(created, scheduled_now=True)
@@ -42,7 +42,7 @@ def create_task(task: TaskIn) -> Response[TaskOut]:
 @router.post("/v1/tasks:batch", responses=RESPONSES["batch"], summary="Register up to 100 tasks, each on its own")
 def create_tasks(batch: BatchIn) -> Response[BatchOut]:
     def register() -> tuple[int, BatchOut]:
-        answers = service().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
+        answers = tasks().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
         metrics.add_metric(
             name="TasksRegistered", unit=MetricUnit.Count, value=sum(isinstance(a, Task) for a in answers)
         )
@@ -58,14 +58,14 @@ def list_tasks(
     limit: PageSize = 50,
     cursor: Cursor = None,
 ) -> Response[TaskPage]:
-    page = service().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
+    page = tasks().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
     items, after = fitted(page.items, page.cursors, page.next_cursor, task_view, settings().page_bytes)
     return json_response(200, TaskPage(items=items, next_cursor=after))
 
 
 @router.get("/v1/tasks/<task_id>", responses=RESPONSES["get"], summary="Read a task")
 def get_task(task_id: TaskId) -> Response[TaskOut]:
-    task = service().get(tenant(), task_id)
+    task = tasks().get(tenant(), task_id)
     response = json_response(200, task_view(task))
     response.headers["ETag"] = f'"{task.version}"'
     return response
@@ -79,36 +79,36 @@ def update_task(task_id: TaskId, patch: TaskPatchIn) -> Response[TaskOut]:
     def change(task: Task) -> Change:
         return Change(*patch.change(task))
 
-    changed = service().update(tenant(), task_id, change, version)
+    changed = tasks().update(tenant(), task_id, change, version)
     return json_response(200, task_view(changed, scheduled_now=patch.schedule is not None))
 
 
 @router.delete("/v1/tasks/<task_id>", status_code=204, responses=RESPONSES["cancel"], summary="Cancel a task")
 def cancel_task(task_id: TaskId) -> Response[None]:
-    service().cancel(tenant(), task_id)
+    tasks().cancel(tenant(), task_id)
     return Response(status_code=204)
 
 
 @router.post("/v1/tasks/<task_id>/pause", responses=RESPONSES["state"], summary="Pause a task")
 def pause_task(task_id: TaskId) -> Response[TaskOut]:
-    return json_response(200, task_view(service().pause(tenant(), task_id)))
+    return json_response(200, task_view(tasks().pause(tenant(), task_id)))
 
 
 @router.post("/v1/tasks/<task_id>/resume", responses=RESPONSES["state"], summary="Resume a paused task")
 def resume_task(task_id: TaskId) -> Response[TaskOut]:
-    return json_response(200, task_view(service().resume(tenant(), task_id)))
+    return json_response(200, task_view(tasks().resume(tenant(), task_id)))
 
 
 @router.post("/v1/tasks/<task_id>/run", status_code=202, responses=RESPONSES["run"], summary="Run a task once now")
 def run_task(task_id: TaskId) -> Response[RunStarted]:
     def run() -> tuple[int, RunStarted]:
-        return 202, RunStarted(run_id=service().run_now(tenant(), task_id))
+        return 202, RunStarted(run_id=tasks().run_now(tenant(), task_id))
 
     return replayable(router, f"POST /v1/tasks/{task_id.upper()}/run", run)
 
 
 @router.get("/v1/tasks/<task_id>/runs", responses=RESPONSES["runs"], summary="A task's runs, newest first")
 def list_runs(task_id: TaskId, limit: PageSize = 50, cursor: Cursor = None) -> Response[RunPage]:
-    page = service().runs(tenant(), task_id, limit=limit, cursor=cursor)
+    page = tasks().runs(tenant(), task_id, limit=limit, cursor=cursor)
     items, after = fitted(page.items, page.cursors, page.next_cursor, run_view, settings().page_bytes)
     return json_response(200, RunPage(items=items, next_cursor=after))

@@ -1,0 +1,262 @@
+"""What Sundial's functions receive from their queues and events, as typed models: each edge
+parses its input once, here, and a record that is not what its queue carries fails alone (a
+partial batch failure), with pydantic saying which field is wrong.
+
+The wire forms are the ones the queues and the state machine have always carried (a staged
+occurrence's short keys among them): a message written before a deployment is read after it,
+and the other way round."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import cached_property
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.utilities.parser.models import SqsRecordModel
+from pydantic import BaseModel, ConfigDict, Field, Json, NonNegativeInt, PositiveInt, TypeAdapter, ValidationError
+
+from shared.domain import canary
+from shared.domain.firing import Staged
+from shared.domain.tasks import Priority
+
+
+class ScanRequest(BaseModel):
+    """One bucket shard to scan, from the tick (the scan-request queue)."""
+
+    shard: int = Field(ge=0)
+    tick_ms: int | None = None
+    """When the tick asked: a scan whose shard's mark already covers it has nothing to do."""
+
+    def body(self) -> str:
+        return self.model_dump_json()
+
+
+class StagedMessage(BaseModel):
+    """A staged occurrence as the delay queues carry it (:func:`staged_message` writes it). Keys
+    are one letter each: a scan sends thousands of these."""
+
+    model_config = ConfigDict(frozen=True)  # other keys (a dead letter's reason...) are ignored
+
+    t: str
+    d: int
+    r: str
+    a: int = 1
+    o: bool = True
+    h: bool = False
+    s: int | None = None
+    v: list[tuple[str, int]] | None = None
+    y: int | None = None
+    w: int = 0
+    p: str | None = None
+    """``high``, or absent: normal (an unknown lane is normal, as before priorities)."""
+
+    def staged(self) -> Staged:
+        return Staged(
+            task_id=self.t,
+            due_ms=self.d,
+            run_id=self.r,
+            attempt=self.a,
+            one_shot=self.o,
+            held=self.h,
+            start_ms=self.s,
+            booked=tuple(self.v or ()),
+            ready_ms=self.y,
+            throttled_ms=self.w,
+            priority=Priority.HIGH if self.p == Priority.HIGH.value else Priority.NORMAL,
+        )
+
+
+def staged_message(staged: Staged) -> dict[str, object]:
+    """The wire form :class:`StagedMessage` reads: only what differs from the defaults beyond
+    the occurrence itself, so a message stays small."""
+    message: dict[str, object] = {
+        "t": staged.task_id,
+        "d": staged.due_ms,
+        "r": staged.run_id,
+        "a": staged.attempt,
+        "o": staged.one_shot,
+    }
+    if staged.start_ms is not None:  # a held copy's booked start, or a retry's due start
+        message["s"] = staged.start_ms
+    if staged.held:
+        message["h"] = 1
+        if staged.booked:
+            message["v"] = [[name, version] for name, version in staged.booked]
+        if staged.ready_ms is not None:
+            message["y"] = staged.ready_ms
+    if staged.throttled_ms:
+        message["w"] = staged.throttled_ms
+    if staged.priority is not Priority.NORMAL:
+        message["p"] = staged.priority.value  # absent: normal (messages staged before priorities)
+    return message
+
+
+class ScanRequestRecord(SqsRecordModel):
+    """A record of the scanner's event: its body, JSON text on the queue, parsed as a request."""
+
+    body: Json[ScanRequest]
+
+
+class StagedRecord(SqsRecordModel):
+    """A record of a trigger's event (a delay queue's, the high lane's or the stranded queue's)."""
+
+    body: Json[StagedMessage]
+
+    @cached_property
+    def staged(self) -> Staged:
+        return self.body.staged()
+
+    @property
+    def receives(self) -> int:
+        """How many times SQS has handed this message out, this time included."""
+        return int(self.attributes.ApproximateReceiveCount)
+
+
+class _RetriedStep(BaseModel):
+    """A step whose state Step Functions retries: a failure says which attempt it was."""
+
+    job_id: str
+    retry_count: NonNegativeInt | None = None
+    """The state's ``$$.State.RetryCount``: 0 (or none) on its first attempt."""
+
+    @property
+    def attempt(self) -> int:
+        return (self.retry_count or 0) + 1
+
+
+class PreStep(_RetriedStep):
+    step: Literal["pre"]
+
+
+class ShardStep(_RetriedStep):
+    step: Literal["shard"]
+    level: NonNegativeInt
+    shard: NonNegativeInt
+    shard_count: PositiveInt
+
+
+class PostStep(_RetriedStep):
+    step: Literal["post"]
+
+
+MAX_CAUSE_CHARS = 4000
+"""Of a failed step's errorMessage: a processor's failure, as JSON, is well under it."""
+MAX_OTHER_CAUSE_CHARS = 1000
+"""Of any other cause, kept as it came."""
+
+
+class LambdaError(BaseModel):
+    """A failed Lambda's error payload, which Step Functions hands on as the error's cause."""
+
+    errorMessage: Any
+
+
+def cause_message(cause: Any) -> str | None:
+    """What a failure's cause says: a failed Lambda's ``errorMessage`` (a processor's failure:
+    ``StepFailure.message()``, about 1 KB, read whole), else the cause as it came."""
+    if not isinstance(cause, str):
+        return None
+    try:
+        return str(LambdaError.model_validate_json(cause).errorMessage)[:MAX_CAUSE_CHARS]
+    except ValidationError:
+        return cause[:MAX_OTHER_CAUSE_CHARS]
+
+
+class FailStep(BaseModel):
+    """The state machine's Catch: the error and cause of what failed."""
+
+    step: Literal["fail"]
+    job_id: str
+    error: str | None = None
+    cause: Any = None
+
+    @property
+    def reason(self) -> str:
+        return self.error or "failed"
+
+    @property
+    def cause_message(self) -> str | None:
+        return cause_message(self.cause)
+
+
+JobStepCall = Annotated[PreStep | ShardStep | PostStep | FailStep, Field(discriminator="step")]
+"""What each Lambda task state of the job state machine (infra/jobs.py) passes the job function."""
+
+
+class ExecutionDetail(BaseModel):
+    """What the job function reads of an execution's status change."""
+
+    name: str
+    """The execution's name: its job's id."""
+    status: str = "FAILED"
+    error: str | None = None
+    cause: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return f"the job's execution ended {self.status.lower().replace('_', ' ')}"
+
+    @property
+    def cause_message(self) -> str | None:
+        return cause_message(self.cause or self.error)
+
+
+class ExecutionEnded(BaseModel):
+    """Step Functions' status change of a jobs execution that ended FAILED, TIMED_OUT or ABORTED,
+    as the stack's EventBridge rule delivers it (infra/job_runner.py)."""
+
+    source: Literal["aws.states"]
+    detail: ExecutionDetail
+
+
+JobEvent = JobStepCall | ExecutionEnded
+"""Anything the job function is invoked with."""
+_JOB_EVENTS: TypeAdapter[JobEvent] = TypeAdapter(JobEvent)
+
+
+def job_event(event: Any) -> JobEvent:
+    """The job function's event, parsed (``ValidationError`` names what is wrong with it)."""
+    return _JOB_EVENTS.validate_python(event)
+
+
+class CanaryFire(BaseModel):
+    """A call of the canary task (shared/domain/canary.py): its Lambda target's body, of which the
+    canary reads when the occurrence was due and when the trigger fired it."""
+
+    scheduled_for: datetime
+    fired_at: datetime
+
+    @property
+    def lateness_ms(self) -> int:
+        return canary.lateness_ms(self.scheduled_for, self.fired_at)
+
+
+class CanaryProperties(BaseModel):
+    function_arn: str = Field(alias="FunctionArn")
+    """The canary function: the canary task's target."""
+
+
+class CustomResourceRequest(BaseModel):
+    """CloudFormation's request to the canary's custom resource: what the canary reads of it
+    ("Custom resource request objects" in the CloudFormation user guide)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    request_type: Literal["Create", "Update", "Delete"] = Field(alias="RequestType")
+    response_url: str = Field(alias="ResponseURL")
+    stack_id: str = Field(alias="StackId")
+    request_id: str = Field(alias="RequestId")
+    logical_resource_id: str = Field(alias="LogicalResourceId")
+    physical_resource_id: str | None = Field(None, alias="PhysicalResourceId")
+    """None on a create."""
+    properties: CanaryProperties = Field(alias="ResourceProperties")
+
+
+CanaryEvent = CanaryFire | CustomResourceRequest
+"""Anything the canary function is invoked with."""
+_CANARY_EVENTS: TypeAdapter[CanaryEvent] = TypeAdapter(CanaryEvent)
+
+
+def canary_event(event: Any) -> CanaryEvent:
+    """The canary function's event, parsed (``ValidationError`` names what is wrong with it)."""
+    return _CANARY_EVENTS.validate_python(event)

@@ -1,0 +1,76 @@
+"""Each queue's function parses its records once, at its edge (shared/messages.py): a record
+that is not what its queue carries fails alone (a partial batch failure, so SQS hands it out
+again and, after its receives, dead-letters it), and the rest of its batch goes on."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from shared.domain.firing import staged_for
+from shared.domain.ids import new_task_id
+from shared.messages import staged_message
+from shared.topology import STRANDED
+
+pytestmark = pytest.mark.integration
+
+MALFORMED = "{not json"
+
+
+def batch_of(pipeline: Any, queue: str, bodies: list[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """``bodies`` sent to ``queue`` and received back as one batch; (messages, body -> id)."""
+    from local.sqs_lambda import receive
+
+    ids = {
+        body: pipeline.sqs.send_message(QueueUrl=pipeline.urls[queue], MessageBody=body)["MessageId"] for body in bodies
+    }
+    messages: list[dict[str, Any]] = []
+    while len(messages) < len(bodies):
+        messages += receive(pipeline.sqs, pipeline.urls[queue], wait_s=1)
+    return messages, ids
+
+
+def invoke(pipeline: Any, queue: str, handler: Any, messages: list[dict[str, Any]]) -> list[str]:
+    from local.sqs_lambda import invoke_batch
+
+    return invoke_batch(pipeline.sqs, pipeline.urls[queue], pipeline.arns[queue], handler, messages)
+
+
+def test_a_malformed_scan_request_fails_alone(pipeline) -> None:
+    from functions.scanner.handler import handler as scanner
+
+    good, wrong = json.dumps({"shard": 0, "tick_ms": None}), json.dumps({"shard": "first"})
+    messages, ids = batch_of(pipeline, "scan-requests", [good, MALFORMED, wrong])
+    assert sorted(invoke(pipeline, "scan-requests", scanner, messages)) == sorted([ids[MALFORMED], ids[wrong]])
+
+
+def occurrence_of_no_task() -> str:
+    """A well-formed staged message whose task does not exist: the trigger drops it (a success)."""
+    return json.dumps(staged_message(staged_for(new_task_id(1_000, 0), 1_000, one_shot=True)))
+
+
+@pytest.mark.parametrize("queue", ["delay-0", STRANDED.name])
+def test_a_malformed_staged_message_fails_alone(pipeline, queue: str) -> None:
+    from functions.recover.handler import handler as recover
+    from functions.trigger.handler import handler as trigger
+
+    handler = recover if queue == STRANDED.name else trigger
+    good, wrong = occurrence_of_no_task(), json.dumps({"t": "01KA0000000000000000000000", "d": "soon", "r": "x"})
+    messages, ids = batch_of(pipeline, queue, [good, MALFORMED, wrong])
+    assert sorted(invoke(pipeline, queue, handler, messages)) == sorted([ids[MALFORMED], ids[wrong]])
+
+
+def test_a_batch_of_malformed_staged_messages_fails_whole_saying_why(pipeline) -> None:
+    """Every record failed: Powertools raises, and the error names each message's problem."""
+    from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+    from functions.trigger.handler import handler as trigger
+    from local.sqs_lambda import sqs_event
+    from tests.support.events import FakeLambdaContext
+
+    messages, ids = batch_of(pipeline, "delay-0", [MALFORMED])
+    with pytest.raises(BatchProcessingError) as failed:
+        trigger(sqs_event(messages, pipeline.arns["delay-0"]), FakeLambdaContext())
+    assert f"message {ids[MALFORMED]} is not a StagedRecord: body: Invalid JSON" in str(failed.value)
