@@ -7,7 +7,10 @@ from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
 
-from shared.api.models import ShardingIn, alert_of, processor_of, schedule_of, target_of
+from shared.api.models.alerts import alert_of
+from shared.api.models.jobs import ShardingIn, processor_of
+from shared.api.models.schedules import schedule_of
+from shared.api.models.targets import target_of
 from shared.api.responses import (
     BatchError,
     BatchOut,

@@ -153,7 +153,7 @@ def test_concurrent_updates_never_lose_each_other(api):
     API functions (one request at a time each, as a Lambda environment runs them: Powertools'
     resolver keeps the current request in the app), so they race on the table, not in the app."""
     from functions.api.common import service
-    from shared.api.models import TaskPatchIn
+    from shared.api.models.task_patches import TaskPatchIn
     from shared.services.tasks import Change
 
     task = register(api, "http://example.com/hook", schedule=FAR_CRON, payload={})

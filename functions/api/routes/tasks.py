@@ -12,7 +12,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from functions.api.common import json_response, replayable, service, settings, tenant
 from functions.api.openapi import RESPONSES, TaskId
-from shared.api.models import MAX_PAGE, BatchIn, TaskIn, TaskPatchIn, parse_version, spec_or_error
+from shared.api.models.headers import parse_version
+from shared.api.models.task_patches import TaskPatchIn
+from shared.api.models.tasks import MAX_PAGE, BatchIn, TaskIn, spec_or_error
 from shared.api.paging import fitted
 from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
 from shared.api.views import batch_view, run_view, task_view
