@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from shared.api.models.headers import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
 from shared.api.replay import Replay
-from shared.api.views import error_view
+from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Caller
 from shared.services.factory import (

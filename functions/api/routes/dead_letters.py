@@ -14,7 +14,7 @@ from functions.api.routes.tasks import Cursor, PageSize
 from shared.api.models.dead_letters import RedriveIn
 from shared.api.paging import fitted
 from shared.api.responses import DeadLetterOut, DeadLetterPage, RedriveOut
-from shared.api.views import dead_letter_view, redrive_view
+from shared.api.views.dead_letters import dead_letter_view, redrive_view
 from shared.domain.states import LetterStatus
 
 router = Router()

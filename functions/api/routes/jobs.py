@@ -15,7 +15,7 @@ from functions.api.routes.tasks import Cursor, PageSize
 from shared.api.models.jobs import JobIn
 from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
-from shared.api.views import job_view
+from shared.api.views.jobs import job_view
 from shared.domain.jobs import JobStatus
 from shared.observability import logger
 

@@ -14,7 +14,7 @@ from functions.api.openapi import RESPONSES
 from shared.api.models.fields import LIMIT_NAME
 from shared.api.models.limits import DestinationLimitIn
 from shared.api.responses import DestinationLimitList, DestinationLimitOut
-from shared.api.views import limit_view
+from shared.api.views.limits import limit_view
 from shared.domain.limits import MAX_LIMITS
 from shared.services.limits import CACHE_SECONDS
 

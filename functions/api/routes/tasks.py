@@ -17,7 +17,7 @@ from shared.api.models.task_patches import TaskPatchIn
 from shared.api.models.tasks import MAX_PAGE, BatchIn, TaskIn, spec_or_error
 from shared.api.paging import fitted
 from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
-from shared.api.views import batch_view, run_view, task_view
+from shared.api.views.tasks import batch_view, run_view, task_view
 from shared.domain import tasks as t
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Task

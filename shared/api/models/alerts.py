@@ -8,7 +8,7 @@ from pydantic import Field, Tag
 
 from shared.api.models.calls import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.api.models.fields import FailureCount
-from shared.api.models.targets import target_of, target_to_domain
+from shared.api.models.targets import target_to_domain
 from shared.api.types import Model, is_none, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.secrets import kept
@@ -41,10 +41,3 @@ class AlertIn(Model):
         """The alert; ``before``: the task's (a PATCH's ``[redacted]`` headers keep its values)."""
         target = kept(target_to_domain(self.target), (before.target,) if before else (), "alert.target")
         return t.Alert(target, self.after_consecutive_failures)
-
-
-def alert_of(alert: t.Alert) -> AlertIn:
-    """A domain alert as the API shows it."""
-    return AlertIn.model_validate(
-        {"target": target_of(alert.target), "after_consecutive_failures": alert.after_consecutive_failures}
-    )

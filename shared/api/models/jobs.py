@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, Tag, model_validator
 
-from shared.api.models.calls import HttpCall, HttpProcessor, LambdaTarget, call_to_domain
+from shared.api.models.calls import HttpProcessor, LambdaTarget, call_to_domain
 from shared.api.types import Model, is_none, named, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import target_to_dict
@@ -57,13 +57,3 @@ class JobIn(Model):
             notify_every_percent=self.notify_every_percent,
             name=self.name,
         )
-
-
-def processor_of(target: t.Target) -> HttpProcessor | LambdaTarget:
-    """A job's processor as the API shows it."""
-    if isinstance(target, t.HttpTarget):
-        call = {"url": target.url, "method": target.method, "headers": target.headers}
-        return HttpProcessor(http=HttpCall.model_validate(call | {"timeout_seconds": target.timeout_seconds}))
-    if isinstance(target, t.LambdaTarget):
-        return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
-    raise ValueError(f"a job's processor is an http or a lambda target, not {type(target).__name__}")

@@ -8,11 +8,10 @@ from typing import Annotated, Any
 from pydantic import Field, Tag, field_validator, model_validator
 
 from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE
-from shared.api.models.rules import RULES, RepeatRule
+from shared.api.models.rules import RepeatRule
 from shared.api.types import Instant, Model, Problem, is_none, named, one_of, tag
 from shared.domain import schedules as sched
 from shared.domain.calendars import repeat_from_api
-from shared.domain.codec import repeat_to_api
 from shared.domain.wallclock import zone_of
 
 MAX_AFTER_SECONDS = int(sched.MAX_AHEAD.total_seconds())
@@ -138,21 +137,6 @@ def schedule_to_domain(schedule: Schedules) -> sched.Schedule:
     if isinstance(schedule, EverySchedule):
         return sched.Every(schedule.every_seconds, schedule.start, schedule.end)
     return schedule.rule()
-
-
-def schedule_of(schedule: sched.Schedule) -> Schedules:
-    """A domain schedule as the API shows it."""
-    if isinstance(schedule, sched.At):
-        return AtSchedule(at=schedule.at)
-    if isinstance(schedule, sched.After):
-        return AfterSchedule(after_seconds=schedule.seconds)
-    if isinstance(schedule, sched.Cron):
-        return CronSchedule(
-            cron=schedule.expression, timezone=schedule.timezone, start=schedule.start, end=schedule.end
-        )
-    if isinstance(schedule, sched.Every):
-        return EverySchedule(every_seconds=schedule.seconds, start=schedule.start, end=schedule.end)
-    return RepeatSchedule(repeat=RULES.validate_python(repeat_to_api(schedule)))
 
 
 class PreviewIn(Model):

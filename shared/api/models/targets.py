@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 from pydantic import Field, Tag
 
 from shared.api.models.calls import (
-    EventBridgePut,
     EventBridgeTarget,
     HttpTarget,
-    HttpTaskCall,
     LambdaTarget,
-    SnsPublish,
     SnsTarget,
-    SqsSend,
     SqsTarget,
     call_to_domain,
 )
@@ -47,27 +42,3 @@ def target_to_domain(target: Targets) -> t.Target:
     if isinstance(target, JobTarget):
         return t.JobTarget(canonical_job(target.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
     return call_to_domain(target)
-
-
-def target_of(target: t.Target) -> Targets:
-    """A domain target as the API shows it."""
-    if isinstance(target, t.HttpTarget):
-        call = {
-            "url": target.url,
-            "method": target.method,
-            "headers": target.headers,
-            "timeout": target.timeout_seconds,
-            "limit": target.limit,
-        }
-        return HttpTarget(http=HttpTaskCall.model_validate(call | {"timeout_seconds": call.pop("timeout")}))
-    if isinstance(target, t.LambdaTarget):
-        return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
-    if isinstance(target, t.SqsTarget):
-        return SqsTarget(sqs=SqsSend(queue_url=target.queue_url))
-    if isinstance(target, t.SnsTarget):
-        return SnsTarget(sns=SnsPublish(topic_arn=target.topic_arn))
-    if isinstance(target, t.EventBridgeTarget):
-        return EventBridgeTarget(
-            eventbridge=EventBridgePut(event_bus=target.event_bus, source=target.source, detail_type=target.detail_type)
-        )
-    return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
