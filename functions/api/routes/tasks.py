@@ -22,7 +22,6 @@ from shared.domain import tasks as t
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Task
 from shared.observability import logger, metrics
-from shared.services.tasks import Change
 
 router = Router()
 
@@ -77,11 +76,7 @@ def get_task(task_id: TaskId) -> Response[TaskOut]:
 def update_task(task_id: TaskId, patch: TaskPatchIn) -> Response[TaskOut]:
     expected = router.current_event.get_header_value("If-Match")
     version = parse_version(expected) if expected is not None else None
-
-    def change(task: Task) -> Change:
-        return Change(*patch.change(task))
-
-    changed = service().update(tenant(), task_id, change, version)
+    changed = service().update(tenant(), task_id, patch.to_patch(), version)
     return json_response(200, task_view(changed, scheduled_now=patch.schedule is not None))
 
 

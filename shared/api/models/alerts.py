@@ -11,7 +11,6 @@ from shared.api.models.fields import FailureCount
 from shared.api.models.targets import target_to_domain
 from shared.api.types import Model, is_none, one_of, tag
 from shared.domain import tasks as t
-from shared.domain.secrets import kept
 
 AlertTargetIn = Annotated[
     Annotated[HttpTarget, Tag(tag("http"))]
@@ -37,7 +36,7 @@ class AlertIn(Model):
         description=f"Alert once when this many occurrences in a row have failed (1 to {t.MAX_FAILURE_COUNT}).",
     )
 
-    def to_domain(self, before: t.Alert | None = None) -> t.Alert:
-        """The alert; ``before``: the task's (a PATCH's ``[redacted]`` headers keep its values)."""
-        target = kept(target_to_domain(self.target), (before.target,) if before else (), "alert.target")
-        return t.Alert(target, self.after_consecutive_failures)
+    def to_domain(self) -> t.Alert:
+        """The alert as sent: a ``[redacted]`` header is still the placeholder (a new task refuses
+        it, a change gives it the stored value: :func:`~shared.domain.secrets.kept`)."""
+        return t.Alert(target_to_domain(self.target), self.after_consecutive_failures)

@@ -32,6 +32,11 @@ class RetryIn(Model):
         return RetryPolicy(**self.model_dump())
 
 
+def retry_policy(retry: RetryIn | None) -> RetryPolicy:
+    """``retry`` in the domain; ``null`` or left out of a registration: the default policy."""
+    return RetryPolicy() if retry is None else retry.to_domain()
+
+
 def payload_fits(payload: Any) -> Any:
     size = len(json.dumps(payload, separators=(",", ":")).encode())
     if size > t.MAX_PAYLOAD_BYTES:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -19,11 +18,13 @@ from shared.api.models.task_members import (
     TargetList,
     distinct_children,
     payload_fits,
+    retry_policy,
 )
 from shared.api.types import Model, Problem
 from shared.domain import tasks as t
-from shared.domain.retry import RetryPolicy
-from shared.domain.secrets import kept
+from shared.domain.patches import KEEP, Keep, TaskPatch
+
+V = TypeVar("V")
 
 
 class TaskPatchIn(Model):
@@ -63,51 +64,33 @@ class TaskPatchIn(Model):
                 raise Problem(member, "cannot be null")
         return self
 
-    def change(self, task: t.Task) -> tuple[t.TaskSpec, bool]:
-        """The task's spec once this patch is applied, and whether it gives a schedule."""
-        given = self.model_fields_set
-        spec = t.TaskSpec(
-            schedule=task.schedule,
-            targets=task.targets,
-            multicast=task.multicast,
-            name=task.name,
-            payload=task.payload,
-            retry=task.retry,
-            misfire=task.misfire,
-            priority=task.priority,
-            alert=task.alert,
-            pause_after_failures=task.pause_after_failures,
-            on_success=task.on_success,
-            on_failure=task.on_failure,
+    def to_patch(self) -> TaskPatch:
+        """The change as the domain applies it (:func:`~shared.domain.patches.patched`): a member
+        left out is kept, one given as ``null`` clears (``retry``: the default policy), except
+        ``misfire`` and ``priority``, which ``null`` leaves as they are."""
+        return TaskPatch(
+            schedule=KEEP if self.schedule is None else schedule_to_domain(self.schedule),
+            targets=self._targets(),
+            multicast=self.targets is not None,
+            name=self._if_given("name", self.name),
+            payload=self._if_given("payload", self.payload),
+            retry=self._if_given("retry", retry_policy(self.retry)),
+            misfire=KEEP if self.misfire is None else self.misfire,
+            priority=KEEP if self.priority is None else self.priority,
+            alert=self._if_given("alert", self.alert.to_domain() if self.alert is not None else None),
+            pause_after_failures=self._if_given("pause_after_failures", self.pause_after_failures),
+            on_success=self._if_given("on_success", tuple(self.on_success or ())),
+            on_failure=self._if_given("on_failure", tuple(self.on_failure or ())),
         )
-        if self.schedule is not None:
-            spec = replace(spec, schedule=schedule_to_domain(self.schedule))
-        if self.target is not None:
-            target = kept(target_to_domain(self.target), task.targets, "target")
-            spec = replace(spec, targets=(target,), multicast=False)
+
+    def _if_given(self, member: str, value: V) -> V | Keep:
+        """``value`` when the request has ``member`` (``null`` included), else :data:`KEEP`."""
+        return value if member in self.model_fields_set else KEEP
+
+    def _targets(self) -> tuple[t.Target, ...] | Keep:
         if self.targets is not None:
-            targets = [target_to_domain(x) for x in self.targets]
-            chosen = [kept(x, task.targets, f"targets[{i}]") for i, x in enumerate(targets)]
-            spec = replace(spec, targets=tuple(chosen), multicast=True)
-        if "name" in given:
-            spec = replace(spec, name=self.name)
-        if "payload" in given:
-            spec = replace(spec, payload=self.payload)
-        if "retry" in given:
-            spec = replace(spec, retry=RetryPolicy() if self.retry is None else self.retry.to_domain())
-        if self.misfire is not None:
-            spec = replace(spec, misfire=self.misfire)
-        if self.priority is not None:
-            spec = replace(spec, priority=self.priority)
-        if "alert" in given:
-            spec = replace(spec, alert=self.alert.to_domain(task.alert) if self.alert is not None else None)
-        if "pause_after_failures" in given:
-            spec = replace(spec, pause_after_failures=self.pause_after_failures)
-        if "on_success" in given:
-            spec = replace(spec, on_success=tuple(self.on_success or ()))
-        if "on_failure" in given:
-            spec = replace(spec, on_failure=tuple(self.on_failure or ()))
-        return spec, "schedule" in given
+            return tuple(target_to_domain(target) for target in self.targets)
+        return KEEP if self.target is None else (target_to_domain(self.target),)
 
 
 def _patch_schema(schema: dict[str, Any]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -24,11 +25,11 @@ from shared.api.models.task_members import (
     TargetList,
     distinct_children,
     payload_fits,
+    retry_policy,
 )
 from shared.api.types import Model, Problem, exactly_one_schema
 from shared.domain import tasks as t
 from shared.domain.errors import ValidationFailed
-from shared.domain.retry import RetryPolicy
 from shared.domain.secrets import kept
 
 MAX_BATCH = 100
@@ -75,14 +76,21 @@ class TaskIn(Model):
             multicast=self.targets is not None,
             name=self.name,
             payload=self.payload,
-            retry=RetryPolicy() if self.retry is None else self.retry.to_domain(),
+            retry=retry_policy(self.retry),
             misfire=self.misfire,
             priority=self.priority,
-            alert=self.alert.to_domain() if self.alert is not None else None,
+            alert=self._alert(),
             pause_after_failures=self.pause_after_failures,
             on_success=tuple(self.on_success or ()),
             on_failure=tuple(self.on_failure or ()),
         )
+
+    def _alert(self) -> t.Alert | None:
+        """The alert, its target refused as the task's are when it sends ``[redacted]``."""
+        if self.alert is None:
+            return None
+        alert = self.alert.to_domain()
+        return replace(alert, target=kept(alert.target, (), "alert.target"))
 
 
 class BatchIn(Model):
