@@ -12,9 +12,9 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from pydantic import BaseModel
 
-from shared.api.models import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
+from shared.api.models.headers import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
 from shared.api.replay import Replay
-from shared.api.views import error_view
+from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Caller
 from shared.services.factory import (

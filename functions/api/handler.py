@@ -18,7 +18,7 @@ from functions.api.openapi import DESCRIPTION, TITLE, VERSION, RouteResolver
 from functions.api.routes import dead_letters, jobs, limits, schedules, signing, tasks, tenants
 from shared.api.errors import InternalError, MethodNotAllowed, RouteNotFound, from_pydantic
 from shared.api.hostile import refusal
-from shared.api.views import error_view
+from shared.api.views.errors import error_view
 from shared.domain.errors import PayloadTooLarge, RateLimited, SundialError, Unauthorized
 from shared.domain.tasks import MAX_BODY_BYTES
 from shared.observability import logger, metrics, tracer

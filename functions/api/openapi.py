@@ -10,7 +10,9 @@ from aws_lambda_powertools.event_handler.openapi.models import OpenAPI
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from shared.api.models import MAX_BATCH, MAX_IDEMPOTENCY_KEY, MAX_PREVIEW
+from shared.api.models.headers import MAX_IDEMPOTENCY_KEY
+from shared.api.models.schedules import MAX_PREVIEW
+from shared.api.models.tasks import MAX_BATCH
 from shared.api.responses import ErrorOut
 from shared.domain import limits as lim
 from shared.domain import schedules as sched

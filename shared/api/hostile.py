@@ -16,7 +16,7 @@ import math
 import re
 from typing import Any
 
-from shared.api.views import error_view
+from shared.api.views.errors import error_view
 from shared.domain.errors import ValidationFailed
 
 MAX_DEPTH = 64

@@ -9,7 +9,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, Tag
 
-from shared.api.models import AlertIn, ProcessorIn, ScheduleIn, ShardingIn, TargetIn
+from shared.api.models.alerts import AlertIn
+from shared.api.models.jobs import ProcessorIn, ShardingIn
+from shared.api.models.schedules import ScheduleIn
+from shared.api.models.targets import TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
 from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobStatus, JobStep
 from shared.domain.retry import Backoff

@@ -12,7 +12,7 @@ from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 
-# Limits, published in the OpenAPI description (see shared/api/models.py).
+# Limits, published in the OpenAPI description (see shared/api/models/).
 MAX_NAME_LENGTH = 200
 MAX_PAYLOAD_BYTES = 32 * 1024
 """JSON payload size. Keeps a task item well under DynamoDB's 400 KB and SQS's 256 KiB."""

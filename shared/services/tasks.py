@@ -23,6 +23,7 @@ from shared.domain.errors import (
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
+from shared.domain.patches import TaskPatch, patched
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
@@ -64,15 +65,6 @@ def _extra_spec(task: Task, now: datetime) -> TaskSpec:
 def _staged(task: Task) -> Staged:
     """The message of the task's armed occurrence, on the task's lane."""
     return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring, priority=task.priority)
-
-
-@dataclass(frozen=True)
-class Change:
-    """A client's change to a task: the task's spec after it, and whether its schedule was
-    given (a new schedule re-arms the task, even one equal to the old)."""
-
-    spec: TaskSpec
-    reschedule: bool
 
 
 @dataclass
@@ -177,9 +169,7 @@ class TaskService:
         stored = {task.id: outcome for task, outcome in zip(tasks, written, strict=True)}
         return [stored[a.id] if isinstance(a, Task) else a for a in answers]
 
-    def update(
-        self, tenant: str, task_id: str, change: Callable[[Task], Change], if_version: int | None = None
-    ) -> Task:
+    def update(self, tenant: str, task_id: str, patch: TaskPatch, if_version: int | None = None) -> Task:
         """Apply a client's change to the task as it is now (read again and re-applied if the
         pipeline or another client wrote it meanwhile: concurrent changes never lose each
         other). A new schedule re-arms the task: the occurrence staged under the old one no
@@ -193,8 +183,7 @@ class TaskService:
                 )
             if task.status not in (TaskStatus.SCHEDULED, TaskStatus.PAUSED):
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
-            wanted = change(task)
-            spec = wanted.spec
+            spec = patched(task, patch)
             self._check_own(spec)
             # the targets the change sets only: a limit deleted since a target was given stops
             # applying to it, and does not block changing something else
@@ -202,13 +191,13 @@ class TaskService:
             self._check_chains(tenant, spec, {}, before=task)
             misfire = spec.misfire or task.misfire
             schedule, due = task.schedule, task.due_at
-            if wanted.reschedule:
+            if patch.reschedules:
                 schedule = sched.anchored(spec.schedule, now)
                 due = first_due(schedule, misfire, now)
             changed = task.with_spec(
                 spec, schedule=schedule, misfire=misfire, due_at=due, next_fire_at=due, updated_at=now
             )
-            if not wanted.reschedule:
+            if not patch.reschedules:
                 return self.repository.update(changed, staged=False)
             staged = changed.status is TaskStatus.SCHEDULED and self._stage(changed, now)
             return self.repository.update(changed, staged=staged)

@@ -8,7 +8,7 @@ from typing import Any, TypeVar, get_args
 
 import click
 
-from shared.api.models import HttpCall
+from shared.api.models.calls import HttpCall
 from shared.domain.retry import Backoff
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Misfire, Priority

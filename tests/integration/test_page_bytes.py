@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from local.apigw import response_bytes
-from shared.api.models import MAX_PAGE
+from shared.api.models.tasks import MAX_PAGE
 from shared.api.paging import answer_bytes
 from shared.api.responses import TaskOut
 from shared.domain import tasks as t

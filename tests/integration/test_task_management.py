@@ -153,8 +153,7 @@ def test_concurrent_updates_never_lose_each_other(api):
     API functions (one request at a time each, as a Lambda environment runs them: Powertools'
     resolver keeps the current request in the app), so they race on the table, not in the app."""
     from functions.api.common import tasks
-    from shared.api.models import TaskPatchIn
-    from shared.services.tasks import Change
+    from shared.api.models.task_patches import TaskPatchIn
 
     task = register(api, "http://example.com/hook", schedule=FAR_CRON, payload={})
     bodies = [{"name": "n0"}, {"retry": {"max_attempts": 5}}, {"misfire": "fire_now"}, {"payload": {"from": 3}}]
@@ -164,7 +163,7 @@ def test_concurrent_updates_never_lose_each_other(api):
     def change(body: dict) -> None:
         patch = TaskPatchIn.model_validate(body)
         barrier.wait()
-        changed = tasks().update("default", task["id"], lambda current: Change(*patch.change(current)))
+        changed = tasks().update("default", task["id"], patch.to_patch())
         versions.append(changed.version)
 
     threads = [threading.Thread(target=change, args=(body,)) for body in bodies]
@@ -207,22 +206,31 @@ def test_a_lost_race_is_read_again_and_re_applied(aws):
     """The optimistic lock itself: a change computed on a version that moved is written again
     on the new one, keeping what the other writer did."""
     from functions.api.common import tasks
+    from shared.domain.patches import TaskPatch
     from shared.domain.schedules import Cron
     from shared.domain.tasks import HttpTarget, TaskSpec
-    from shared.services.tasks import Change
 
     tasks.cache_clear()
     svc = tasks()
     created = svc.register("t", TaskSpec(Cron("0 0 1 1 *"), (HttpTarget("http://example.com"),)))
     calls = []
+    repository = svc.repository
 
-    def rename(task):
-        calls.append(task.version)
-        if len(calls) == 1:  # another client writes between our read and our write
-            svc.update("t", created.id, lambda t: Change(TaskSpec(t.schedule, t.targets, payload={"x": 1}), False))
-        return Change(TaskSpec(task.schedule, task.targets, name="renamed", payload=task.payload), False)
+    class Racing:
+        """The table as read by the renaming client: another client writes between its first
+        read and its write."""
 
-    final = svc.update("t", created.id, rename)
+        def __getattr__(self, name):
+            return getattr(repository, name)
+
+        def get(self, tenant, task_id):
+            task = repository.get(tenant, task_id)
+            calls.append(task.version)
+            if len(calls) == 1:
+                svc.update("t", created.id, TaskPatch(payload={"x": 1}))
+            return task
+
+    final = replace(svc, repository=Racing()).update("t", created.id, TaskPatch(name="renamed"))
     assert len(calls) == 2
     assert calls[1] > calls[0]
     assert final.name == "renamed"

@@ -229,7 +229,9 @@ def test_an_http_alert_waits_10_s_at_most_and_is_signed_or_not_sent():
 
 def test_the_document_bounds_both_thresholds_as_the_api_does():
     """The fuzzer found these bounds missing from the document (a misplaced Field in an Annotated)."""
-    from shared.api.models import AlertIn, TaskIn, TaskPatchIn
+    from shared.api.models.alerts import AlertIn
+    from shared.api.models.task_patches import TaskPatchIn
+    from shared.api.models.tasks import TaskIn
 
     bounded = {"type": "integer", "minimum": 1, "maximum": 1000}
     for model, member in [

@@ -12,16 +12,11 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from shared.api.errors import from_pydantic
-from shared.api.models import (
-    ScheduleIn,
-    TargetIn,
-    TaskIn,
-    TaskPatchIn,
-    schedule_of,
-    schedule_to_domain,
-    target_of,
-    target_to_domain,
-)
+from shared.api.models.schedules import ScheduleIn, schedule_to_domain
+from shared.api.models.targets import TargetIn, target_to_domain
+from shared.api.models.task_patches import TaskPatchIn
+from shared.api.models.tasks import TaskIn
+from shared.api.views.forms import schedule_of, target_of
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import Level, Repeat

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.api.models import LimitsIn, SigningRotateIn
+from shared.api.models.signing import SigningRotateIn
+from shared.api.models.tenants import LimitsIn
 
 pytestmark = pytest.mark.unit
 

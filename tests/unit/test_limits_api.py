@@ -10,7 +10,10 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from shared.api.models import LIMIT_NAME, ORIGIN, DestinationLimitIn, HttpProcessor, HttpTarget, JobIn
+from shared.api.models.calls import HttpProcessor, HttpTarget
+from shared.api.models.fields import LIMIT_NAME
+from shared.api.models.jobs import JobIn
+from shared.api.models.limits import ORIGIN, DestinationLimitIn
 from shared.domain.limits import NAME_PATTERN
 
 pytestmark = pytest.mark.unit

@@ -9,7 +9,8 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from shared.api.models import CRON_FIELDS, HttpCall
+from shared.api.models.calls import HttpCall
+from shared.api.models.schedules import CRON_FIELDS
 from shared.domain.errors import ValidationFailed
 from shared.domain.schedules import check_cron
 

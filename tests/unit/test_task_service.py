@@ -154,12 +154,12 @@ class Letters:
 
 
 def test_an_update_with_a_schedule_re_arms_and_stages_what_is_due_soon():
-    from shared.services.tasks import Change
+    from shared.domain.patches import TaskPatch
 
     stager = RecordingStager()
     svc = replace(service(), stager=stager)
     task = svc.register("default", spec(Cron("0 0 1 1 *")))
-    moved = svc.update("default", task.id, lambda t: Change(replace(spec(After(30)), payload={"a": 1}), True))
+    moved = svc.update("default", task.id, TaskPatch(schedule=After(30), payload={"a": 1}))
     assert moved.next_fire_at == NOW + timedelta(seconds=30)
     assert moved.due_at == moved.next_fire_at
     assert moved.schedule == After(30, NOW)
@@ -168,11 +168,11 @@ def test_an_update_with_a_schedule_re_arms_and_stages_what_is_due_soon():
 
 
 def test_an_update_without_a_schedule_keeps_the_armed_occurrence():
-    from shared.services.tasks import Change
+    from shared.domain.patches import TaskPatch
 
     svc = service()
     task = svc.register("default", spec(Cron("0 0 1 1 *")))
-    kept = svc.update("default", task.id, lambda t: Change(replace(spec(t.schedule), name="renamed"), False))
+    kept = svc.update("default", task.id, TaskPatch(name="renamed"))
     assert kept.name == "renamed"
     assert kept.due_at == task.due_at
     assert kept.schedule == task.schedule
@@ -180,11 +180,11 @@ def test_an_update_without_a_schedule_keeps_the_armed_occurrence():
 
 def test_a_cancelled_task_cannot_be_updated_and_if_match_guards_the_version():
     from shared.domain.errors import VersionMismatch
-    from shared.services.tasks import Change
+    from shared.domain.patches import TaskPatch
 
     svc = service()
     task = svc.register("default", spec(Cron("0 0 1 1 *")))
-    same = lambda t: Change(spec(t.schedule), False)  # noqa: E731
+    same = TaskPatch()
     with pytest.raises(VersionMismatch):
         svc.update("default", task.id, same, if_version=task.version + 7)
     svc.cancel("default", task.id)

@@ -11,10 +11,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.common import json_response, replayable, settings, tasks, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
-from shared.api.models import RedriveIn
+from shared.api.models.dead_letters import RedriveIn
 from shared.api.paging import fitted
 from shared.api.responses import DeadLetterOut, DeadLetterPage, RedriveOut
-from shared.api.views import dead_letter_view, redrive_view
+from shared.api.views.dead_letters import dead_letter_view, redrive_view
 from shared.domain.states import LetterStatus
 
 router = Router()

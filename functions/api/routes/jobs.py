@@ -12,10 +12,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.common import jobs, json_response, replayable, settings, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
-from shared.api.models import JobIn
+from shared.api.models.jobs import JobIn
 from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
-from shared.api.views import job_view
+from shared.api.views.jobs import job_view
 from shared.domain.jobs import JobStatus
 from shared.observability import logger
 

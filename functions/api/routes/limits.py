@@ -11,9 +11,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from functions.api.common import json_response, limits, tenant
 from functions.api.openapi import RESPONSES
-from shared.api.models import LIMIT_NAME, DestinationLimitIn
+from shared.api.models.fields import LIMIT_NAME
+from shared.api.models.limits import DestinationLimitIn
 from shared.api.responses import DestinationLimitList, DestinationLimitOut
-from shared.api.views import limit_view
+from shared.api.views.limits import limit_view
 from shared.domain.limits import MAX_LIMITS
 from shared.services.limits import CACHE_SECONDS
 

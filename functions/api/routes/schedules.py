@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from functions.api.common import json_response
 from functions.api.openapi import RESPONSES
-from shared.api.models import PreviewIn, schedule_to_domain
+from shared.api.models.schedules import PreviewIn, schedule_to_domain
 from shared.api.responses import PreviewOut
 from shared.domain.calendars import Repeat, calendar_notes
 from shared.domain.registration import preview

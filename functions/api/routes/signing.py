@@ -8,9 +8,9 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from functions.api.common import json_response, signing, tenant
 from functions.api.openapi import RESPONSES
-from shared.api.models import SigningRotateIn
+from shared.api.models.signing import SigningRotateIn
 from shared.api.responses import NewSigningSecretOut, SigningSecretList
-from shared.api.views import new_signing_secret_view, signing_secret_view
+from shared.api.views.signing import new_signing_secret_view, signing_secret_view
 from shared.domain.signing import CACHE_SECONDS
 
 router = Router()

@@ -12,15 +12,16 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from functions.api.common import json_response, replayable, settings, tasks, tenant
 from functions.api.openapi import RESPONSES, TaskId
-from shared.api.models import MAX_PAGE, BatchIn, TaskIn, TaskPatchIn, parse_version, spec_or_error
+from shared.api.models.headers import parse_version
+from shared.api.models.task_patches import TaskPatchIn
+from shared.api.models.tasks import MAX_PAGE, BatchIn, TaskIn, spec_or_error
 from shared.api.paging import fitted
 from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
-from shared.api.views import batch_view, run_view, task_view
+from shared.api.views.tasks import batch_view, run_view, task_view
 from shared.domain import tasks as t
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Task
 from shared.observability import logger, metrics
-from shared.services.tasks import Change
 
 router = Router()
 
@@ -75,11 +76,7 @@ def get_task(task_id: TaskId) -> Response[TaskOut]:
 def update_task(task_id: TaskId, patch: TaskPatchIn) -> Response[TaskOut]:
     expected = router.current_event.get_header_value("If-Match")
     version = parse_version(expected) if expected is not None else None
-
-    def change(task: Task) -> Change:
-        return Change(*patch.change(task))
-
-    changed = tasks().update(tenant(), task_id, change, version)
+    changed = tasks().update(tenant(), task_id, patch.to_patch(), version)
     return json_response(200, task_view(changed, scheduled_now=patch.schedule is not None))
 
 

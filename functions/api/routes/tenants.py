@@ -12,9 +12,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from functions.api.common import json_response, tenants
 from functions.api.openapi import RESPONSES
-from shared.api.models import TenantIn, TenantPatchIn
+from shared.api.models.tenants import TenantIn, TenantPatchIn
 from shared.api.responses import KeyList, NewKeyOut, NewTenantOut, TenantOut, TenantPage
-from shared.api.views import key_view, new_key_view, new_tenant_view, tenant_view
+from shared.api.views.tenants import key_view, new_key_view, new_tenant_view, tenant_view
 from shared.domain.tenants import TENANT_ID_PATTERN
 
 router = Router()

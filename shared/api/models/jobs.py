@@ -1,0 +1,59 @@
+"""``POST /v1/jobs``: a sharded batch job, also a task's ``job`` target."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, Tag, model_validator
+
+from shared.api.models.calls import HttpProcessor, LambdaTarget, call_to_domain
+from shared.api.types import Model, is_none, named, one_of, tag
+from shared.domain import tasks as t
+from shared.domain.codec import target_to_dict
+from shared.domain.jobs import JobRequest
+from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, plan
+
+
+class ShardingIn(Model):
+    min_items_per_shard: int = Field(1, ge=1, le=1_000_000)
+    max_items_per_shard: int = Field(100, ge=1, le=1_000_000)
+    max_shards: int = Field(20, ge=1, le=MAX_SHARDS_PER_LEVEL)
+
+
+ProcessorIn = Annotated[
+    Annotated[HttpProcessor, Tag(tag("http"))] | Annotated[LambdaTarget, Tag(tag("lambda"))],
+    one_of(("http", "lambda"), "a job's processor"),
+]
+
+
+class JobIn(Model):
+    """``POST /v1/jobs``, and a task's ``job`` target. Processor calls are retried by the state
+    machine (3 attempts in all, 1 s then 2 s apart); a job has no ``retry`` of its own."""
+
+    name: str | None = Field(None, exclude_if=is_none, min_length=1, max_length=t.MAX_NAME_LENGTH)
+    processor: ProcessorIn
+    data: list[list[Any]] = Field(
+        default_factory=list,
+        max_length=MAX_LEVELS,
+        description=f"Items grouped by priority level (at most {MAX_LEVELS} levels).",
+    )
+    sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
+    notify_every_percent: int | None = Field(None, exclude_if=is_none, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _shardable(self) -> JobIn:
+        with named(""):
+            plan(self.data, Sharding(**self.sharding.model_dump()))  # a job that cannot be sharded is refused now
+        return self
+
+    def to_request(self) -> JobRequest:
+        processor = call_to_domain(self.processor)
+        assert isinstance(processor, t.HttpTarget | t.LambdaTarget)
+        return JobRequest(
+            processor=processor,
+            processor_dict=target_to_dict(processor),
+            data=self.data,
+            sharding=Sharding(**self.sharding.model_dump()),
+            notify_every_percent=self.notify_every_percent,
+            name=self.name,
+        )

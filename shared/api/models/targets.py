@@ -1,0 +1,44 @@
+"""A task's target: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, Tag
+
+from shared.api.models.calls import (
+    EventBridgeTarget,
+    HttpTarget,
+    LambdaTarget,
+    SnsTarget,
+    SqsTarget,
+    call_to_domain,
+)
+from shared.api.models.jobs import JobIn
+from shared.api.types import Model, one_of, tag
+from shared.domain import tasks as t
+from shared.domain.codec import canonical_job
+
+
+class JobTarget(Model):
+    job: JobIn = Field(description="Start this sharded batch job at every occurrence.")
+
+
+TargetIn = Annotated[
+    Annotated[HttpTarget, Tag(tag("http"))]
+    | Annotated[LambdaTarget, Tag(tag("lambda"))]
+    | Annotated[SqsTarget, Tag(tag("sqs"))]
+    | Annotated[SnsTarget, Tag(tag("sns"))]
+    | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
+    | Annotated[JobTarget, Tag(tag("job"))],
+    one_of(("http", "lambda", "sqs", "sns", "eventbridge", "job"), "the target's kind"),
+]
+"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``."""
+
+Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
+
+
+def target_to_domain(target: Targets) -> t.Target:
+    if isinstance(target, JobTarget):
+        return t.JobTarget(canonical_job(target.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
+    return call_to_domain(target)
