@@ -128,6 +128,7 @@ def slow_receivers() -> Iterator[str]:
 
     class Handle(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
