@@ -64,9 +64,9 @@ workers overlap their waits instead of queueing them; these files took about hal
 ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
 """Files that share no session fixture but take minutes of mostly waiting: each is a unit of its
 own, handed out first, to a worker that runs it alone and then ends (when there is more than one
-worker). The fuzzer starts its own runtime in its own network namespace and spends four minutes
-waiting on it: a worker of its own (``make test`` starts one more than the cores) keeps it from
-holding a core's worth of other tests back."""
+worker). The fuzzer starts its own runtime in its own network namespace and spends two to three
+minutes on it, about half of it waiting: a worker of its own (``make test`` starts two more than
+the cores) keeps it from holding a core's worth of other tests back."""
 
 
 def scope_of(nodeid: str) -> str:
