@@ -162,8 +162,8 @@ def test_an_unlimited_origin_is_not_slowed(api, pipeline, receiver):
     put_limit(api, "elsewhere", origin="https://api.example.com", per_second=1)
     tasks = burst(api, url, 8)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/free")) >= 8, timeout=10)
-    due = parse(tasks[0]["next_fire_at"]).timestamp()
-    assert max(c.at for c in receiver.calls_to("/free")) - due < 2.0  # 1 a second would take 7 s
+    # none held by the other origin's limit (1 a second would hold the last one 7 s): what the
+    # runs record, not a bound on the wall clock
     assert {runs(api, t["id"])[0]["throttled_ms"] for t in tasks} == {0}
 
 
