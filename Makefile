@@ -38,10 +38,11 @@ run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_P
 	$(PY) -W ignore::UserWarning -m local
 
 # `make test` lints while the suites run, the suites spread over TEST_WORKERS processes
-# (pytest-xdist: one per core, and one more that runs the OpenAPI fuzzer alone, four minutes of
-# mostly waiting; at most 4; TEST_WORKERS=0 runs them in this process). Tests that share a costly
-# session fixture run in one worker (tests/support/suites.py: --dist loadgroup).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# (pytest-xdist: one per core, one more that runs the OpenAPI fuzzer alone, and one more because
+# the e2e and browser suites mostly wait on their runtimes; at most 4; TEST_WORKERS=0 runs them in
+# this process). Tests that share a costly session fixture run in one worker (tests/support/
+# suites.py: --dist loadgroup; the e2e suite in two halves, a runtime each).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructure, e2e, browser), in parallel
 	@lint_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \

@@ -30,7 +30,7 @@ from shared.settings import DeploymentSettings
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n\n")[0])
+    parser = _add_timer_flags(argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n\n")[0]))
     parser.add_argument("--tasks", type=int, default=1000, help="one-shot tasks (default 1000)")
     parser.add_argument("--window", type=float, default=120, help="due times spread over this many seconds")
     parser.add_argument("--lead-in", type=float, default=None, help="seconds before the first due time")
@@ -125,11 +125,37 @@ def main() -> None:
 
         priority_bench(max(args.high, 1), max(args.flood, 0), max(args.spread, 0.1), max(args.delay_queues, 1))
         return
-    if _measured_alone(args):
+    if _timers(args) or _measured_alone(args):
         return
     lead_in = args.lead_in if args.lead_in is not None else max(15.0, args.tasks / 30 + 10)
     keep = Keep(args.record, args.note, args.samples)
     run(args.tasks, args.window, lead_in, args.delay_queues, args.clients, min(max(args.batch, 0), 100), keep)
+
+
+def _add_timer_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The timers the test suite checks without a clock (bench/timers.py), a flag each."""
+    parser.add_argument(
+        "--batching-window", action="store_true", help="only how punctually the local batching window closes"
+    )
+    parser.add_argument(
+        "--long-polls", action="store_true", help="only how promptly moto's patched SQS long polls return"
+    )
+    parser.add_argument(
+        "--http-timeouts", action="store_true", help="only how punctually an HTTP call is cut at its timeout"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="samples per figure of the three above (default 5)")
+    return parser
+
+
+def _timers(args: argparse.Namespace) -> bool:
+    """The timers the test suite checks by their effect, timed (bench/timers.py): True when one
+    of ``--batching-window``, ``--long-polls``, ``--http-timeouts`` was asked for, and measured."""
+    from bench.timers import TIMERS
+
+    asked = [name for name in TIMERS if getattr(args, name)]
+    for name in asked:
+        TIMERS[name](max(args.rounds, 1))
+    return bool(asked)
 
 
 def _measured_alone(args: argparse.Namespace) -> bool:

@@ -65,6 +65,10 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
 
     class Request(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # An answer is two writes (the headers, then the body): with Nagle's algorithm on, the
+        # body waited for the client's delayed ACK of the headers on a kept-alive connection,
+        # 40 ms a request (schemathesis, the console's browser and the CLI keep theirs alive).
+        disable_nagle_algorithm = True
 
         def _length(self) -> int | None:
             """The body's length, or None once the request is answered (the connection closes)."""

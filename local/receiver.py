@@ -43,6 +43,8 @@ class Receiver:
     """Path -> seconds each call to it takes before it is answered."""
     bodies: dict[str, bytes] = field(default_factory=dict)
     """Path -> the body of its answers (JSON ``{"ok": true}`` when not set)."""
+    arrived: threading.Condition = field(default_factory=threading.Condition)
+    """Notified as each call arrives: what :meth:`wait_for` waits on."""
 
     def script(self, path: str, *answers: int | tuple[int, dict[str, str]]) -> str:
         self.scripts[path] = list(answers)
@@ -53,12 +55,10 @@ class Receiver:
             return [c for c in self.calls if c.path == path]
 
     def wait_for(self, path: str, count: int, timeout: float) -> list[Call]:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            calls = self.calls_to(path)
-            if len(calls) >= count:
-                return calls
-            time.sleep(0.05)
+        """The calls to ``path`` once there are ``count`` (woken by each arrival, not polling),
+        or those there are after ``timeout`` seconds."""
+        with self.arrived:
+            self.arrived.wait_for(lambda: len(self.calls_to(path)) >= count, timeout)
         return self.calls_to(path)
 
     def most_outstanding(self, path: str) -> int:
@@ -104,6 +104,9 @@ def running_receiver() -> Iterator[Receiver]:
 
     class Handle(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as any production web server
+        # headers and body are two writes: with Nagle's algorithm the body waited for the
+        # caller's delayed ACK, 40 ms a call on a kept-alive connection
+        disable_nagle_algorithm = True
 
         def _serve(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
@@ -115,6 +118,8 @@ def running_receiver() -> Iterator[Receiver]:
             call = Call(self.path, self.command, dict(self.headers.items()), body, time.time(), raw)
             with receiver.lock:
                 receiver.calls.append(call)
+            with receiver.arrived:
+                receiver.arrived.notify_all()
             status, headers = receiver._answer(self.path)
             if (pause := receiver.slow.get(self.path)) is not None:
                 time.sleep(pause)

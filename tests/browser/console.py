@@ -3,10 +3,10 @@ waiting on the API for what the console is then expected to show."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
+from tests.support.eventually import until
 from tests.support.runtime import Client
 
 
@@ -35,11 +35,8 @@ def as_tenant(sundial: Client, key: str) -> Callable[..., tuple[int, Any]]:
 
 def eventually(check: Callable[[], Any], timeout: float = 20, what: str = "the condition") -> Any:
     """``check()``'s first truthy answer, polled for at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if answer := check():
-            return answer
-        time.sleep(0.2)
+    if answer := until(check, timeout, poll=0.2):
+        return answer
     raise AssertionError(f"{what} did not happen within {timeout} s")
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.eventually import eventually
+from tests.support.eventually import eventually, until
 
 pytestmark = pytest.mark.e2e
 
@@ -128,12 +128,12 @@ def test_a_generated_client_registers_a_task_and_reads_it_its_runs_and_a_page_of
     assert len(receiver.wait_for("/generated", 1, timeout=20)) == 1
 
     runs = operation(generated, "GET", "/v1/tasks/{task_id}/runs")
-    deadline = time.time() + 10
-    while True:
+
+    def listed() -> Any:
         page = typed(runs, runs.sync_detailed(task.id, client=client), 200)
-        if page.items or time.time() > deadline:
-            break
-        time.sleep(0.2)
+        return page if page.items else None
+
+    page = until(listed, 10, poll=0.2) or typed(runs, runs.sync_detailed(task.id, client=client), 200)
     assert len(page.items) == 1
     run = page.items[0]
     assert type(run).__module__.startswith(f"{PACKAGE}.models.")

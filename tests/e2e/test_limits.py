@@ -6,12 +6,12 @@ tenant's limits for 45 s, and a new tenant has none cached."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from tests.e2e.test_local_runtime import settled
 from tests.e2e.test_tenants import bearer, create, wait
 
 pytestmark = pytest.mark.e2e
@@ -43,23 +43,20 @@ def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiv
     due = datetime.now(UTC) + timedelta(seconds=4)
     tasks = [register(sundial, key, url, due) for _ in range(30)]
     assert wait(lambda: len(receiver.calls_to("/burst")) >= 30, timeout=40)
-    time.sleep(2)  # a duplicate would arrive now
+    runs = [settled(sundial, task["id"], "succeeded", headers=bearer(key)) for task in tasks]  # no duplicate after
     calls = receiver.calls_to("/burst")
     assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
     assert min(c.at for c in calls) >= due.timestamp()
     assert receiver.most_starts_per_second("/burst") <= 10 + 2
     assert receiver.most_outstanding("/burst") <= 3
     assert max(c.at for c in calls) - due.timestamp() >= 2.5  # 28 after the burst at 10 a second
-    throttled = []
-    for task in tasks:
-        status, page = sundial.call("GET", f"/v1/tasks/{task['id']}/runs", headers=bearer(key))
-        assert status == 200
-        (run,) = page["items"]
-        assert run["status"] == "succeeded"
+    throttled = {}
+    for (run,) in runs:
         assert run["attempts"] == 1
-        throttled.append(run["throttled_ms"])
-    assert max(throttled) >= 2000
-    assert min(throttled) < 1000  # the burst went at once (a busy runtime may still wake it late)
+        throttled[run["task_id"]] = run["throttled_ms"]
+    assert max(throttled.values()) >= 2000  # the last ones held for seconds (a lower bound: load only adds)
+    # the burst went first, held least: an order, not a wall-clock bound (make bench ARGS=--burst times it)
+    assert throttled[min(calls, key=lambda c: c.at).body["task_id"]] == min(throttled.values())
 
 
 def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, receiver):

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.e2e.test_local_runtime import parse, register, runs, wait
+from tests.e2e.test_local_runtime import completed, parse, register, runs, settled, wait
 from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +33,7 @@ def test_an_update_moves_the_fire_and_the_old_staged_occurrence_never_fires(sund
     assert status == 200, moved
     assert parse(moved["next_fire_at"]) - parse(task["next_fire_at"]) > 2.5
     (call,) = receiver.wait_for("/e2e-moved", 1, timeout=15)
-    time.sleep(1.5)
+    completed(sundial, task["id"])  # the old occurrence, due first, was dropped before
     assert len(receiver.calls_to("/e2e-moved")) == 1
     assert call.at >= parse(moved["next_fire_at"])
     assert call.body["scheduled_for"] == moved["next_fire_at"]
@@ -47,10 +47,13 @@ def test_pause_stops_fires_and_resume_follows_the_misfire_policy(sundial, receiv
         status, paused = sundial.call("POST", f"/v1/tasks/{task['id']}/pause")
         assert status == 200
         assert paused["status"] == "paused"
-    settled = len(receiver.calls_to("/e2e-every"))
-    time.sleep(4)  # the one-shot's time passes while paused
+    before = len(receiver.calls_to("/e2e-every"))
+    # the one-shot's time passes while paused: a task due a second after it fires
+    later = register(sundial, receiver.script("/e2e-paused-later", 200), schedule={"after_seconds": 3})
+    assert receiver.wait_for("/e2e-paused-later", 1, timeout=15)
+    settled(sundial, later["id"], "succeeded")
     assert receiver.calls_to("/e2e-paused") == []
-    assert len(receiver.calls_to("/e2e-every")) <= settled + 1  # at most the one in flight
+    assert len(receiver.calls_to("/e2e-every")) <= before + 1  # at most the one in flight
     stopped = len(receiver.calls_to("/e2e-every"))
     resumed_at = time.time()
     _, resumed = sundial.call("POST", f"/v1/tasks/{one_shot['id']}/resume")
@@ -58,7 +61,7 @@ def test_pause_stops_fires_and_resume_follows_the_misfire_policy(sundial, receiv
     sundial.call("POST", f"/v1/tasks/{recurring['id']}/resume")  # skip: from now on
     assert receiver.wait_for("/e2e-paused", 1, timeout=10)
     assert receiver.wait_for("/e2e-every", stopped + 2, timeout=10)
-    time.sleep(1)
+    completed(sundial, one_shot["id"])  # its occurrence dropped while paused, then the one resume made
     assert len(receiver.calls_to("/e2e-paused")) == 1
     later = [parse(c.body["scheduled_for"]) for c in receiver.calls_to("/e2e-every")[stopped:]]
     assert min(later) >= resumed_at - 0.01  # nothing missed while paused fires
@@ -71,11 +74,10 @@ def test_run_now_fires_once_with_its_own_run_id(sundial, receiver):
     status, answer = sundial.call("POST", f"/v1/tasks/{task['id']}/run")
     assert status == 202
     (call,) = receiver.wait_for("/e2e-now", 1, timeout=10)
-    time.sleep(1.5)
+    settled(sundial, task["id"], "succeeded")
     assert len(receiver.calls_to("/e2e-now")) == 1
     assert call.body["run_id"] == answer["run_id"]
     assert call.body["task_id"] == task["id"]
-    assert wait(lambda: [r["status"] for r in runs(sundial, task["id"])] == ["succeeded"], 5)
     assert sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["next_fire_at"] == task["next_fire_at"]
 
 
@@ -107,10 +109,10 @@ def test_the_same_idempotency_key_twice_creates_one_task(sundial, receiver):
     assert again[1] == first[1]
     assert again[2].get("Idempotent-Replayed") == "true"
     receiver.wait_for("/e2e-idem", 1, timeout=10)
-    time.sleep(1.5)
+    settled(sundial, first[1]["id"], "succeeded")
     assert len(receiver.calls_to("/e2e-idem")) == 1
 
-    def one_listed() -> None:  # after 1.5 s: longer than the index lags, so a second would show
+    def one_listed() -> None:  # 2 s after the writes (its fire): longer than the index lags, so a second would show
         assert [t["id"] for t in sundial.call("GET", f"/v1/tasks?name_prefix={name}")[1]["items"]] == [first[1]["id"]]
 
     eventually(one_listed)
@@ -147,10 +149,9 @@ def test_a_dead_letter_redriven_after_the_receiver_recovers_fires_once_and_succe
     assert status == 200
     assert answer["redriven"] == 1
     calls = receiver.wait_for("/e2e-dead", 3, timeout=10)
-    time.sleep(1.5)
+    assert wait(lambda: {r["status"] for r in runs(sundial, task["id"])} == {"dead_lettered", "succeeded"}, 10)
     assert len(receiver.calls_to("/e2e-dead")) == 3
     assert calls[2].body["run_id"] == answer["runs"][0]["run_id"]
-    assert wait(lambda: {r["status"] for r in runs(sundial, task["id"])} == {"dead_lettered", "succeeded"}, 5)
     assert sundial.call("GET", f"/v1/dead-letters/{letter['id']}")[1]["status"] == "redriven"
 
 

@@ -28,7 +28,10 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET_S = 480
+BUDGET_S = 300
+"""The three runs took 2 min 17 s on this 2-core machine with nothing else running (4,862 cases
+of the tenant's run, 116 and 293 of the others), 5 min before the local runtime answered a kept-
+alive connection without a 40 ms delayed-ACK wait per request: a stall that long fails the test."""
 
 
 def namespace_command() -> tuple[list[str], str]:

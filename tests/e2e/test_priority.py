@@ -10,12 +10,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.domain.times import iso
+from tests.e2e.test_local_runtime import settled
 
 pytestmark = pytest.mark.e2e
 
-FLOOD = 1000
-"""Normal tasks due within one second: several times what the local runtime fires a second, so
-the normal lane falls seconds behind."""
+FLOOD = 300
+"""Normal tasks due within one second: over twice what the local runtime fires a second on time
+(about 130), so the normal lane falls seconds behind. More only loads the machine the other
+suites share (1,000 made a CPU-starved run time calls out and fire them again); the figures at
+1,500 are ``make bench ARGS="--priority"``'s."""
 HIGH = 5
 
 
@@ -45,7 +48,8 @@ def test_high_priority_tasks_fire_on_time_while_normal_ones_flood(sundial, recei
 
     receiver.wait_for("/flood", FLOOD, timeout=120)
     high_calls = receiver.wait_for("/high", HIGH, timeout=5)
-    time.sleep(1)  # any duplicate would arrive now
+    for task_id in high:  # each run's outcome written: a duplicate would have met its claim
+        settled(sundial, task_id, "succeeded")
 
     assert sorted(c.body["task_id"] for c in receiver.calls_to("/high")) == sorted(high)  # each once
     assert len({c.body["task_id"] for c in receiver.calls_to("/flood")}) == FLOOD == len(receiver.calls_to("/flood"))

@@ -7,7 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -81,6 +81,8 @@ def api(aws: None, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Answer]:
 # --- the firing pipeline ---------------------------------------------------------------------
 
 DELAY_QUEUES = 2
+POLL_S = 0.05
+"""How often the tests' event source polls the lanes (receives that do not wait)."""
 DELAY_VISIBILITY_S = 4
 """Longer than the lease (2 s from the due time): a redelivered message finds it expired."""
 PIPELINE: dict[str, Any] = {
@@ -113,12 +115,28 @@ LATE_BY_DESIGN = ("missed", "five_minutes", "late", "paused", "crash")
 
 
 @dataclass
+class StagingNow:
+    """A stager told a scanner's shifted ``now``: stages as of the real one."""
+
+    stager: Any
+    shift_ms: int
+
+    def stage(self, occurrences: Any, now_ms: int) -> Any:
+        return self.stager.stage(occurrences, now_ms - self.shift_ms)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stager, name)
+
+
+@dataclass
 class Pipeline:
     """The queues of the pipeline on moto, and Lambda's SQS event source over them."""
 
     sqs: Any
     urls: dict[str, str]
     arns: dict[str, str]
+    workers: list[threading.Thread] = field(default_factory=list)
+    """The batches :meth:`fire` handed to a worker, while it fires."""
 
     def pump(self, queue: str, handler: Callable[..., Any], until: Callable[[], bool], timeout: float) -> bool:
         """Feed ``queue``'s messages to ``handler`` in Lambda batches until ``until()`` or timeout."""
@@ -144,7 +162,7 @@ class Pipeline:
 
         lanes = [*((f"delay-{i}", trigger) for i in range(DELAY_QUEUES)), (HIGH_PRIORITY_QUEUE, trigger_high)]
 
-        workers: list[threading.Thread] = []
+        workers = self.workers = []
         deadline = time.time() + timeout
         try:
             while time.time() < deadline:
@@ -157,26 +175,69 @@ class Pipeline:
                         worker = threading.Thread(target=invoke_batch, args=args, daemon=True)
                         worker.start()
                         workers.append(worker)
-                time.sleep(0.05)
+                time.sleep(POLL_S)  # the event source's polling, not a wait of the test's
             return until()
         finally:
             for worker in workers:  # nothing of this test may run on into the next
                 worker.join(timeout=10)
+            self.workers = []
 
-    def tick(self) -> None:
-        """The minute rule fires: tick, then every scan request through the scanner."""
+    def idle(self) -> bool:
+        """Nothing is left to fire: no batch is under way and no lane's queue holds a message
+        (visible, delayed or in flight). A duplicate could only come from one of those."""
+        from shared.topology import HIGH_PRIORITY_QUEUE
+
+        if any(worker.is_alive() for worker in self.workers):
+            return False
+        lanes = [*(f"delay-{i}" for i in range(DELAY_QUEUES)), HIGH_PRIORITY_QUEUE]
+        return not any(held(self, lane) for lane in lanes)
+
+    def settle(self, timeout: float = 15) -> None:
+        """Fire until :meth:`idle`: whatever was staged has fired, or been dropped or skipped,
+        and nothing more can fire until a tick stages it (instead of firing on for a while in
+        case a duplicate comes)."""
+        assert self.fire(until=self.idle, timeout=timeout), "the pipeline still had something to fire"
+
+    def tick(self, at: float | None = None) -> None:
+        """The minute rule fires: tick, then every scan request through the scanner. With
+        ``at`` (a ``time.time()`` instant) the scans cover the window a tick then would (a fake
+        clock for the scanner: a tick seconds later, or earlier, without waiting for it), and
+        stage what they find as staging now does (its SQS delays counted from now, so a message
+        is not held longer than it would be)."""
         from functions.scanner.handler import handler as scanner
+        from functions.scanner.handler import scanner as built
         from functions.tick.handler import handler as tick
         from local.apigw import LocalContext
         from local.sqs_lambda import invoke_batch, receive
+        from shared.services.firing import now_ms
 
-        tick({}, LocalContext())
-        while messages := receive(self.sqs, self.urls["scan-requests"], wait_s=0):
-            invoke_batch(self.sqs, self.urls["scan-requests"], self.arns["scan-requests"], scanner, messages)
+        shift_ms = 0 if at is None else round(at * 1000) - now_ms()
+        scanning = built()
+        stager = scanning.stager
+        scanning.clock = lambda: now_ms() + shift_ms
+        scanning.stager = StagingNow(stager, shift_ms)  # type: ignore[assignment]
+        try:
+            tick({}, LocalContext())
+            while messages := receive(self.sqs, self.urls["scan-requests"], wait_s=0):
+                invoke_batch(self.sqs, self.urls["scan-requests"], self.arns["scan-requests"], scanner, messages)
+        finally:
+            scanning.clock, scanning.stager = now_ms, stager
 
     def dead_letters(self) -> list[dict[str, Any]]:
         answer = self.sqs.receive_message(QueueUrl=self.urls["dead-letters"], MaxNumberOfMessages=10, WaitTimeSeconds=0)
         return [json.loads(m["Body"]) for m in answer.get("Messages", [])]
+
+
+def held(pipeline: Pipeline, queue: str) -> int:
+    """The messages ``queue`` holds: visible, delayed and in flight."""
+    names = [
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesDelayed",
+        "ApproximateNumberOfMessagesNotVisible",
+    ]
+    url = pipeline.urls[queue]
+    attributes = pipeline.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+    return sum(int(attributes[name]) for name in names)
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ def test_a_dead_lettered_run_alerts_its_target_signed_with_the_run_and_the_reaso
     assert task["alert"]["target"]["http"]["url"] == alerts
     assert task["consecutive_failures"] == 0
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/alerts")) >= 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1)  # nothing more comes
+    pipeline.settle()  # nothing more comes
     (failed,) = receiver.calls_to("/down")
     (call,) = receiver.calls_to("/alerts")
     assert call.at >= failed.at
@@ -90,7 +90,7 @@ def test_pause_after_failures_pauses_the_task_with_its_reason_and_nothing_fires_
     assert paused["consecutive_failures"] == 2
     assert "2 failed occurrences in a row" in paused["paused_reason"]
     assert len(receiver.calls_to("/broken")) == 2
-    pipeline.fire(until=lambda: False, timeout=3)
+    pipeline.settle()
     assert len(receiver.calls_to("/broken")) == 2  # nothing fires while paused
     assert [r["status"] for r in runs(api, task["id"])] == ["dead_lettered", "dead_lettered"]
     # A resume clears the reason and the count; the task fires again.
@@ -133,7 +133,7 @@ def test_a_run_now_that_dead_letters_alerts_as_its_task(api, pipeline, receiver)
     started = api("POST", f"/v1/tasks/{task['id']}/run")
     assert started.status == 202, started.body
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/now-alerts")) >= 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1)
+    pipeline.settle()
     (call,) = receiver.calls_to("/now-alerts")  # its dead letter; an extra run is not in the count
     assert call.body["type"] == "sundial.run.dead_lettered"
     assert call.body["task_id"] == task["id"]
@@ -146,7 +146,7 @@ def test_an_alert_receiver_that_fails_is_tried_twice_and_changes_nothing_recorde
     alerts = receiver.script("/alerts-down", 503)
     task = register(api, url, retry=ONCE, alert=alert_to(alerts))
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/alerts-down")) >= 2, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=2)
+    pipeline.settle()
     first, second = receiver.calls_to("/alerts-down")
     assert first.body == second.body
     assert first.headers["Idempotency-Key"] == second.headers["Idempotency-Key"]

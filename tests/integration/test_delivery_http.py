@@ -9,7 +9,6 @@ import json
 import socket
 import ssl
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -356,37 +355,33 @@ def test_a_closed_port_is_a_retryable_refused_connection(delivery: HttpDelivery)
 # --- time and size ------------------------------------------------------------------------------
 
 
+# How punctually a call is cut at its timeout is `make bench ARGS=--http-timeouts`'s figure: these
+# tests check that it is cut (the receivers below would answer, seconds later, if it were not).
+
+
 def test_a_slow_answer_times_out_within_the_target_timeout(server: Server, delivery: HttpDelivery) -> None:
-    started = time.monotonic()
     outcome = delivery.call(HttpTarget(url(server, "/slow"), timeout_seconds=1), ENVELOPE)
-    elapsed = time.monotonic() - started
 
     assert outcome.retryable
-    assert outcome.error == "timed out after 1 s"
-    assert 0.9 <= elapsed < 2
-    assert 900 <= outcome.duration_ms < 2000
+    assert outcome.error == "timed out after 1 s"  # not the 200 /slow sends after 3 s
+    assert outcome.duration_ms is not None
 
 
 def test_an_answer_that_trickles_in_is_cut_at_the_timeout(server: Server, delivery: HttpDelivery) -> None:
-    """Every read gets a byte well within the timeout; the call as a whole must not."""
-    started = time.monotonic()
+    """Every read gets a byte well within the timeout; the call as a whole must not (the whole
+    answer would have come in after about 9 s: a 200)."""
     outcome = delivery.call(HttpTarget(url(server, "/drip"), timeout_seconds=1), ENVELOPE)
-    elapsed = time.monotonic() - started
 
     assert outcome.retryable
     assert outcome.error == "timed out after 1 s"
-    assert elapsed < 2
 
 
 @pytest.mark.parametrize("length", ["0", "1"], ids=["until-close", "content-length"])
 def test_a_huge_answer_is_read_up_to_the_limit_only(server: Server, seen: Receiver, length: str) -> None:
     seen.stream_done.clear()
     delivery = HttpDelivery(allow_loopback=True, max_response_bytes=4096)
-    started = time.monotonic()
-
     outcome = delivery.call(HttpTarget(url(server, f"/huge?length={length}"), timeout_seconds=5), ENVELOPE)
 
-    assert time.monotonic() - started < 2
     assert outcome.ok
     assert outcome.status == 200
     assert outcome.body == b"x" * 4096

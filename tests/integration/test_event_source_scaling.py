@@ -6,7 +6,6 @@ burned -- why ``sundial:highPriorityReservedConcurrency`` is never below the lan
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +15,7 @@ from moto import mock_aws
 
 from local.sqs_lambda import EventSource, poll
 from shared.topology import ConsumerSpec
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.integration
 
@@ -82,12 +82,7 @@ def source() -> Iterator[Any]:
 
 
 def _until(condition: Any, timeout: float = 10) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.02)
-    return condition()
+    return bool(until(condition, timeout, poll=0.02))
 
 
 def test_an_event_source_at_its_maximum_concurrency_leaves_the_rest_in_the_queue_untouched(source: Any) -> None:

@@ -20,6 +20,7 @@ from shared.domain.jobs import NewJobRecord
 from shared.domain.sharding import Sharding
 from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
+from tests.support.eventually import until
 from tests.support.processor import running_processor
 from tests.support.stepfunctions import StateMachineRunner, definition_from_stack, state_machine
 
@@ -48,7 +49,7 @@ class SlowProcessor:
         with self.lock:
             self.calls.append((time.monotonic(), body))
         if body["phase"] == "shard":
-            time.sleep(SHARD_S)
+            time.sleep(SHARD_S)  # kept: a slow processor is what these tests are about
             return 200, {"result": len(body["items"])}
         if body["phase"] == "post":
             return 200, {"result": sum(body["results"])}
@@ -135,13 +136,10 @@ def _start(world: World, items: int, per_shard: int) -> dict[str, Any]:
 
 
 def _until(what: Callable[[], Any], timeout: float, message: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = what()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{message} within {timeout} s")
+    value = until(what, timeout, poll=0.1)
+    if not value:
+        raise AssertionError(f"{message} within {timeout} s")
+    return value
 
 
 def _execution(world: World, job_id: str) -> dict[str, Any]:

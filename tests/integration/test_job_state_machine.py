@@ -81,7 +81,7 @@ class FakeSteps:
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
             if step == "shard" and self.shard_s:
-                time.sleep(self.shard_s)
+                time.sleep(self.shard_s)  # kept: a slow shard is what these tests are about
             if error is not None:
                 raise error
             return self._answer(event)

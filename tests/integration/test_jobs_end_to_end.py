@@ -17,6 +17,7 @@ from infra.app import build_app
 from shared.domain.sharding import split
 from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
+from tests.support.eventually import until
 from tests.support.processor import SummingProcessor, running_processor
 from tests.support.stepfunctions import definition_from_stack, state_machine
 
@@ -68,10 +69,13 @@ def _run_job(
         api = _api()
         status, job = api("POST", "/v1/jobs", body)
         assert status == 201, job
-        deadline = time.time() + timeout
-        while job["status"] == "running" and time.time() < deadline:
-            time.sleep(0.2)
-            status, job = api("GET", f"/v1/jobs/{job['id']}")
+        job_id = job["id"]
+
+        def ended() -> dict[str, Any] | None:
+            now = api("GET", f"/v1/jobs/{job_id}")[1]
+            return now if now["status"] != "running" else None
+
+        job = until(ended, timeout, poll=0.2) or api("GET", f"/v1/jobs/{job_id}")[1]
         history = runner.client.get_execution_history(
             executionArn=runner.client.list_executions(stateMachineArn=runner.arn)["executions"][0]["executionArn"],
             maxResults=1000,

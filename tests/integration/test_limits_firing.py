@@ -50,7 +50,7 @@ def test_a_burst_to_a_limited_origin_is_spread_to_its_rate_and_each_task_fires_o
     seen = results(pipeline)
     tasks = burst(api, url, 14)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/limited")) >= 14, timeout=20)
-    pipeline.fire(until=lambda: False, timeout=1.5)  # any duplicate would arrive now
+    pipeline.settle()  # any duplicate would arrive now
     calls = receiver.calls_to("/limited")
     assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)  # each once
     assert receiver.most_starts_per_second("/limited") <= 4 + 2
@@ -72,7 +72,7 @@ def test_max_in_flight_caps_the_outstanding_calls_to_a_slow_receiver(api, pipeli
     put_limit(api, "slow", origin=receiver.url, per_second=100, burst=10, max_in_flight=2)
     tasks = burst(api, url, 6)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/slow")) >= 6, timeout=20)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert len(receiver.calls_to("/slow")) == 6
     assert receiver.most_outstanding("/slow") <= 2
     assert {runs(api, t["id"])[0]["status"] for t in tasks} == {"succeeded"}
@@ -96,7 +96,7 @@ def test_a_trigger_that_dies_holding_a_slot_gives_it_back_after_the_lease(api, p
     monkeypatch.setattr(call.Throttling, "release", lambda self, run_id, limited: None)  # ...as in a crash
     tasks = burst(api, url, 2)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/crash-slot")) >= 2, timeout=30)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     calls = sorted(receiver.calls_to("/crash-slot"), key=lambda c: c.at)
     assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
     # The crashed run may take its own slot again when it comes back (it is the same run); the
@@ -117,7 +117,7 @@ def test_lowering_a_limit_while_occurrences_are_held_slows_the_ones_still_held(a
     assert changed["version"] == 2
     changed_at = time.time()
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/changed")) >= 10, timeout=40)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     calls = sorted(receiver.calls_to("/changed"), key=lambda c: c.at)
     assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
     later = [c.at for c in calls if c.at > changed_at + 3.5]  # booked again under the new limit
@@ -133,7 +133,7 @@ def test_deleting_a_limit_lets_the_held_occurrences_go_when_they_come_back(api, 
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 1, timeout=10)
     assert api("DELETE", "/v1/limits/gone").status == 204
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/deleted")) >= 8, timeout=20)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert sorted(c.body["task_id"] for c in receiver.calls_to("/deleted")) == sorted(t["id"] for t in tasks)
 
 
@@ -162,8 +162,8 @@ def test_an_unlimited_origin_is_not_slowed(api, pipeline, receiver):
     put_limit(api, "elsewhere", origin="https://api.example.com", per_second=1)
     tasks = burst(api, url, 8)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/free")) >= 8, timeout=10)
-    due = parse(tasks[0]["next_fire_at"]).timestamp()
-    assert max(c.at for c in receiver.calls_to("/free")) - due < 2.0  # 1 a second would take 7 s
+    # none held by the other origin's limit (1 a second would hold the last one 7 s): what the
+    # runs record, not a bound on the wall clock
     assert {runs(api, t["id"])[0]["throttled_ms"] for t in tasks} == {0}
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import inspect
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -59,15 +59,75 @@ def queue() -> tuple[object, str]:
         yield sqs, sqs.create_queue(QueueName="fidelity")["QueueUrl"]
 
 
+@dataclass(frozen=True)
+class Wait:
+    """One wait of a long poll inside moto (``Queue.wait_for_messages``)."""
+
+    planned_s: float
+    """How long it meant to wait at most."""
+    until_visible_s: float | None
+    """How long until the queue's next message became visible, as the wait began (None: none)."""
+    woken: bool
+    """Whether it ended with a message to return (False: it ran out)."""
+
+
+@contextmanager
+def recorded_waits(queue_name: str) -> Iterator[tuple[list[Wait], threading.Event]]:
+    """The waits of every long poll on ``queue_name`` while the block runs, and an event set as
+    each begins: what the polls plan and what ends them, read from moto's queue rather than
+    timed on the wall clock (``make bench ARGS=--long-polls`` times them)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.utils import unix_time_millis
+    from moto.sqs.models import sqs_backends
+
+    queue = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].queues[queue_name]
+    condition = queue._messages_lock
+    real_wait_for = condition.wait_for
+    waits: list[Wait] = []
+    waiting = threading.Event()
+
+    def wait_for(predicate: Any, timeout: float | None = None) -> Any:
+        now = unix_time_millis()
+        pending = [at - now for m in list(queue._messages) if (at := max(m.delayed_until, m.visible_at)) > now]
+        waiting.set()
+        woken = real_wait_for(predicate, timeout)
+        assert timeout is not None
+        waits.append(Wait(timeout, min(pending) / 1000 if pending else None, bool(woken)))
+        return woken
+
+    condition.wait_for = wait_for  # type: ignore[method-assign]
+    try:
+        yield waits, waiting
+    finally:
+        del condition.wait_for
+
+
+def _shift(queue_name: str, ms: int) -> None:
+    """Bring every message's delay and invisibility ``ms`` nearer: a poll that starts now starts
+    that far into them (as one started a while after the send would), with no sleep."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import sqs_backends
+
+    for message in sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].queues[queue_name]._messages:
+        message.delayed_until = max(0, message.delayed_until - ms)
+        message.visible_at = max(0, message.visible_at - ms)
+
+
+ROUND_S = 1
+"""moto's long poll looks again once a second (``wait_for_messages(1)``) when nothing woke it:
+unpatched, a message that became visible mid-way waited for the next look."""
+
+
 def test_a_long_poll_returns_when_a_delayed_message_becomes_visible(queue: tuple[object, str]) -> None:
     sqs, url = queue
-    sent = time.monotonic()
     sqs.send_message(QueueUrl=url, MessageBody="x", DelaySeconds=1)  # type: ignore[attr-defined]
-    time.sleep(0.3)  # unpatched moto rechecks a second after the poll starts: at 1.3 s
-    answer = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)  # type: ignore[attr-defined]
-    waited = time.monotonic() - sent
+    _shift("fidelity", 300)  # the poll starts 0.3 s into the delay: unpatched moto looked at 1.3 s
+    with recorded_waits("fidelity") as (waits, _):
+        answer = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)  # type: ignore[attr-defined]
     assert [m["Body"] for m in answer["Messages"]] == ["x"]
-    assert 0.95 <= waited < 1.2
+    (wait,) = waits  # one wait, planned to end as the message became visible, not at moto's next look
+    assert wait.until_visible_s is not None
+    assert wait.until_visible_s <= wait.planned_s < wait.until_visible_s + 0.1 < ROUND_S
 
 
 def test_a_long_poll_returns_when_a_visibility_timeout_runs_out(queue: tuple[object, str]) -> None:
@@ -75,23 +135,29 @@ def test_a_long_poll_returns_when_a_visibility_timeout_runs_out(queue: tuple[obj
     sqs.send_message(QueueUrl=url, MessageBody="x")  # type: ignore[attr-defined]
     first = sqs.receive_message(QueueUrl=url, VisibilityTimeout=1)  # type: ignore[attr-defined]
     assert len(first["Messages"]) == 1
-    started = time.monotonic()
-    time.sleep(0.3)
-    again = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)  # type: ignore[attr-defined]
+    _shift("fidelity", 300)
+    with recorded_waits("fidelity") as (waits, _):
+        again = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)  # type: ignore[attr-defined]
     assert len(again["Messages"]) == 1
-    assert time.monotonic() - started < 1.2
+    (wait,) = waits
+    assert wait.until_visible_s is not None
+    assert wait.until_visible_s <= wait.planned_s < wait.until_visible_s + 0.1 < ROUND_S
 
 
 def test_a_long_poll_still_wakes_for_a_new_message_and_times_out_when_empty(queue: tuple[object, str]) -> None:
     sqs, url = queue
-    threading.Timer(0.3, lambda: sqs.send_message(QueueUrl=url, MessageBody="y")).start()  # type: ignore[attr-defined]
-    started = time.monotonic()
-    answer = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)  # type: ignore[attr-defined]
-    assert [m["Body"] for m in answer["Messages"]] == ["y"]
-    assert time.monotonic() - started < 1.0
-    started = time.monotonic()
-    assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # type: ignore[attr-defined]
-    assert time.monotonic() - started >= 0.95
+    answers: list[Any] = []
+    with recorded_waits("fidelity") as (waits, waiting):
+        poll = threading.Thread(target=lambda: answers.append(sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5)))  # type: ignore[attr-defined]
+        poll.start()
+        assert waiting.wait(10)  # the poll waits on an empty queue
+        sqs.send_message(QueueUrl=url, MessageBody="y")  # type: ignore[attr-defined]
+        poll.join(10)
+    assert [m["Body"] for m in answers[0]["Messages"]] == ["y"]
+    assert [(w.until_visible_s, w.woken) for w in waits] == [(None, True)]  # woken by the send, not a timeout
+    with recorded_waits("fidelity") as (waits, _):
+        assert "Messages" not in sqs.receive_message(QueueUrl=url, WaitTimeSeconds=1)  # type: ignore[attr-defined]
+    assert [(w.planned_s, w.woken) for w in waits] == [(ROUND_S, False)]  # it waited its second out
 
 
 def test_moto_server_looks_up_a_hosts_backend_once() -> None:

@@ -25,17 +25,21 @@ PROGRAM = textwrap.dedent(
         a.other, b.other = b, a
         return a
 
+    def until(condition):  # checked every 10 ms, for at most 5 s
+        deadline = time.monotonic() + 5
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     collect_in_steps(step_s=0.05, full_every_s=1.0)
+    before = gc.get_freeze_count()
     kept = cycle()
     alive = weakref.ref(kept)
-    time.sleep(0.2)  # a step has frozen it
+    until(lambda: gc.get_freeze_count() > before)  # a step has frozen it
     frozen = gc.get_freeze_count()
     del kept  # cyclic garbage now, but frozen
     gc.collect()
     survived_a_collection = alive() is not None
-    deadline = time.monotonic() + 5
-    while alive() is not None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(lambda: alive() is None)  # the full collection, a second after the start
     print(frozen > 0, survived_a_collection, alive() is None)
     """
 )

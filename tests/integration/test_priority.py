@@ -6,13 +6,12 @@ go there."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from shared.topology import HIGH_PRIORITY_QUEUE
 from tests.integration.conftest import DELAY_QUEUES
 from tests.integration.test_pipeline import parse, register
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.integration
 
@@ -35,16 +34,7 @@ def staged(pipeline) -> dict[str, int]:
 
 
 def wait_until(condition, timeout: float) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def sleep_until(instant: float) -> None:
-    time.sleep(max(0.0, instant - time.time()))
+    return bool(until(condition, timeout))
 
 
 # --- the API -------------------------------------------------------------------------------------
@@ -119,14 +109,12 @@ def test_the_scanners_stage_a_high_task_on_the_high_lane_from_its_item_and_from_
     task = register(api, url, priority="high", schedule={"every_seconds": 4})  # beyond the writer's 3 s
     assert staged(pipeline) == {"high": 0, "normal": 0}
     first = parse(task["next_fire_at"]).timestamp()
-    sleep_until(first - 1.5)
-    pipeline.tick()  # the item's occurrence is now inside the scan window
+    pipeline.tick(at=first - 1.5)  # a tick 1.5 s before it: the item's occurrence is inside its window
     assert staged(pipeline) == {"high": 1, "normal": 0}
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/recurring")) == 1, timeout=5)
     # re-armed for first + 4 s: beyond the trigger's own staging window, so only a pointer
     assert wait_until(lambda: staged(pipeline) == {"high": 0, "normal": 0}, 2)
-    sleep_until(first + 4 - 1.5)
-    pipeline.tick()
+    pipeline.tick(at=first + 4 - 1.5)
     assert staged(pipeline) == {"high": 1, "normal": 0}
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/recurring")) == 2, timeout=5)
     second = receiver.calls_to("/recurring")[1]

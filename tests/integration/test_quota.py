@@ -4,7 +4,6 @@ with nothing stored, and every way a task stops being able to fire gives its pla
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,7 +22,7 @@ from shared.store.dynamo import DynamoTaskRepository
 from shared.store.models import TaskItem, TenantItem
 from shared.store.pipeline import DynamoPipelineStore
 from tests.integration.conftest import use_settings
-from tests.support.eventually import eventually
+from tests.support.eventually import eventually, until
 
 pytestmark = pytest.mark.integration
 
@@ -71,12 +70,7 @@ def quota(api: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def wait_for(condition: Any, timeout: float = 5) -> bool:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+    return bool(until(condition, timeout))
 
 
 # --- registration -----------------------------------------------------------------------------
@@ -210,7 +204,7 @@ def test_a_one_shot_that_fires_successfully_frees_its_place_once(api, pipeline, 
     assert api("POST", "/v1/tasks", spec(url)).status == 429
     assert pipeline.fire(until=lambda: live() == 0, timeout=10)
     assert api("GET", f"/v1/tasks/{task['id']}").body["status"] == "completed"
-    pipeline.fire(until=lambda: False, timeout=1)  # nothing more is freed
+    pipeline.settle()  # nothing more is freed
     assert live() == 0
     assert api("POST", "/v1/tasks", spec(url)).status == 201
     assert live() == 1
@@ -227,7 +221,7 @@ def test_a_success_delivered_twice_frees_its_place_once(api, pipeline, receiver,
         pipeline.sqs.send_message(QueueUrl=pipeline.urls[queue], MessageBody=message["Body"])
     pipeline.sqs.delete_message(QueueUrl=pipeline.urls[queue], ReceiptHandle=message["ReceiptHandle"])
     assert pipeline.fire(until=lambda: live() == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=2)
+    pipeline.settle()
     assert len(receiver.calls_to("/twice")) == 1
     assert live() == 1
 
@@ -247,7 +241,7 @@ def test_a_one_shot_that_fails_for_good_frees_its_place(api, pipeline, receiver,
     assert pipeline.fire(until=lambda: live() == 0, timeout=10)
     (run,) = api("GET", f"/v1/tasks/{task['id']}/runs").body["items"]
     assert run["status"] == status
-    pipeline.fire(until=lambda: False, timeout=1)
+    pipeline.settle()
     assert live() == 0
 
 
@@ -271,7 +265,7 @@ def test_run_now_is_not_counted_and_its_run_frees_nothing(api, pipeline, receive
     assert answer.status == 202, answer.body
     assert live() == 1
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/now")) == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)  # its success is logged
+    pipeline.settle()  # its success is logged
     assert [r["status"] for r in api("GET", f"/v1/tasks/{task['id']}/runs").body["items"]] == ["succeeded"]
     assert live() == 1
     assert api("POST", "/v1/tasks", spec(url)).status == 429

@@ -52,7 +52,7 @@ def test_an_update_moves_the_next_fire_and_the_occurrence_staged_before_does_not
     assert moved.body["schedule"] == {"after_seconds": 2.8}
     assert moved.body["version"] > task["version"]
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/moved")) == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     (call,) = receiver.calls_to("/moved")  # the old occurrence (1.5 s) never fired
     assert call.at >= new_due.timestamp()
     assert call.body["scheduled_for"] == moved.body["next_fire_at"]
@@ -71,7 +71,7 @@ def test_an_update_without_a_schedule_keeps_the_fire_time_and_fires_the_new_payl
     assert changed.body["name"] == "after"
     assert changed.body["target"]["http"]["url"] == other
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/other")) == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1)
+    pipeline.settle()
     assert receiver.calls_to("/payload") == []
     (call,) = receiver.calls_to("/other")
     assert call.body["payload"] == {"v": 2}
@@ -105,7 +105,7 @@ def test_an_update_while_an_occurrence_is_firing_is_not_undone_by_its_re_arm(api
 
     monkeypatch.setattr(call.Caller, "_call", change_mid_call)
     assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["succeeded"], timeout=10)
-    pipeline.fire(until=lambda: False, timeout=2.5)
+    pipeline.settle()
     assert len(receiver.calls_to("/inflight")) == 1  # the old every-second schedule is gone
     after = api("GET", f"/v1/tasks/{task['id']}").body
     assert after["schedule"] == FAR_CRON | {"timezone": "UTC"}
@@ -249,7 +249,7 @@ def test_run_now_fires_one_extra_run_with_its_own_id_and_leaves_the_schedule_alo
     second = api("POST", f"/v1/tasks/{task['id']}/run")
     assert first.body["run_id"] != second.body["run_id"]
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/now")) == 2, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     calls = receiver.calls_to("/now")
     assert sorted(c.body["run_id"] for c in calls) == sorted([first.body["run_id"], second.body["run_id"]])
     for call in calls:
@@ -323,7 +323,7 @@ def test_a_run_now_not_fired_before_its_task_is_paused_or_cancelled_never_fires(
     assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=10)
     if stop == "pause":
         assert api("POST", f"/v1/tasks/{task['id']}/resume").status == 200  # does not bring it back
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert receiver.calls_to("/stopped") == []
     (run,) = runs(api, task["id"])
     assert run["run_id"] == run_id
@@ -338,7 +338,7 @@ def test_a_pause_stops_the_retries_of_a_run_now(api, pipeline, receiver):
     assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["retrying"], timeout=10)
     api("POST", f"/v1/tasks/{task['id']}/pause")
     assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert [c.body["attempt"] for c in receiver.calls_to("/paused-retry")] == [1]
     (run,) = runs(api, task["id"])
     assert run["attempts"] == 1
@@ -464,7 +464,7 @@ def test_the_same_idempotency_key_twice_creates_one_task(api, pipeline, receiver
 
     eventually(one_task)
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/once")) == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1)
+    pipeline.settle()
     assert len(receiver.calls_to("/once")) == 1
 
 
@@ -618,7 +618,7 @@ def test_a_dead_letter_redriven_after_its_receiver_recovers_fires_once_and_succe
     new_run = redriven.body["runs"][0]["run_id"]
     assert api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]}).body["redriven"] == 0
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/recovering")) == 3, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     calls = receiver.calls_to("/recovering")
     assert len(calls) == 3  # two failed attempts, then the redrive once
     assert calls[2].body["run_id"] == new_run
@@ -689,7 +689,7 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
     broken[0] = False  # the fix is deployed
     assert api("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]}).body["redriven"] == 1
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/buggy")) == 1, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert len(receiver.calls_to("/buggy")) == 1
     # the redrive succeeded: the task's latest occurrence is it, and the task is completed
     healed = api("GET", f"/v1/tasks/{task['id']}").body
@@ -712,7 +712,7 @@ def test_redrive_all_fires_each_dead_letter_once_even_when_asked_twice_at_once(a
         thread.join()
     assert sorted(a.body["redriven"] for a in answers) in ([0, 2], [1, 1])
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/all")) == 4, timeout=10)
-    pipeline.fire(until=lambda: False, timeout=1.5)
+    pipeline.settle()
     assert len(receiver.calls_to("/all")) == 4
     assert {c.body["task_id"] for c in receiver.calls_to("/all")[2:]} == {t["id"] for t in tasks}
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +12,7 @@ from click.testing import CliRunner, Result
 
 from sundial_cli.main import cli
 from sundial_cli.settings import KEY_ENV, OUTPUT_ENV, PROFILE_ENV, URL_ENV
+from tests.support.eventually import until as eventually_until
 
 CLEAN_ENV = {URL_ENV: "", KEY_ENV: "", PROFILE_ENV: "", OUTPUT_ENV: ""}
 """No setting leaks in from the environment the tests run in."""
@@ -61,9 +61,4 @@ def rows(table: str) -> list[list[str]]:
 
 def until(probe: Callable[[], Any], timeout: float = 20, every: float = 0.3) -> Any:
     """The first truthy answer of ``probe`` within ``timeout`` seconds (the last answer otherwise)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        answer = probe()
-        if answer or time.monotonic() > deadline:
-            return answer
-        time.sleep(every)
+    return eventually_until(probe, timeout, poll=every)

@@ -26,3 +26,15 @@ def eventually(check: Callable[[], T], timeout: float = 5.0, poll: float = POLL_
             if time.monotonic() >= deadline:
                 raise
         time.sleep(poll)
+
+
+def until(probe: Callable[[], T], timeout: float = 15.0, poll: float = POLL_S) -> T:
+    """``probe()``'s first truthy answer, asked every ``poll`` seconds for at most ``timeout``
+    seconds (its last answer after that: the caller's assertion then says what it was). For a
+    state read over HTTP, where there is no event to wait on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = probe()
+        if answer or time.monotonic() >= deadline:
+            return answer
+        time.sleep(poll)

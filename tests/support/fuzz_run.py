@@ -33,7 +33,6 @@ import socket
 import struct
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: the project's packages are bes
 from local.settings import LocalSettings  # noqa: E402
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND  # noqa: E402
 from shared.settings import ENV_PREFIX, env_name  # noqa: E402
+from tests.support.eventually import until  # noqa: E402
 
 NOT_ISOLATED = 3
 NO_RUNTIME = 4
@@ -142,13 +142,10 @@ def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str
 
 def dead_letter(base: str, headers: dict[str, str]) -> str:
     """The id of the caller's dead letter (the planted task's), once there is one."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        letters = call(base, "GET", "/v1/dead-letters?limit=1", headers=headers)["items"]
-        if isinstance(letters, list) and letters:
-            return str(letters[0]["id"])
-        time.sleep(0.2)
-    raise RuntimeError("the seeded task did not become a dead letter within 20 s")
+    letters = until(lambda: call(base, "GET", "/v1/dead-letters?limit=1", headers=headers)["items"], 20, poll=0.2)
+    if not isinstance(letters, list) or not letters:
+        raise RuntimeError("the seeded task did not become a dead letter within 20 s")
+    return str(letters[0]["id"])
 
 
 @dataclass(frozen=True)
@@ -279,12 +276,10 @@ def main(argv: list[str]) -> int:
     runtime = start_runtime(port, log, admin_key)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_S
-        while not answers(f"{base}/v1/openapi.json"):
-            if runtime.poll() is not None or time.monotonic() > deadline:
-                print(f"fuzz_run: the local runtime did not start:\n{log.read_text()[-4000:]}", file=sys.stderr)
-                return NO_RUNTIME
-            time.sleep(0.3)
+        up = until(lambda: runtime.poll() is not None or answers(f"{base}/v1/openapi.json"), STARTUP_S, poll=0.1)
+        if not up or runtime.poll() is not None:
+            print(f"fuzz_run: the local runtime did not start:\n{log.read_text()[-4000:]}", file=sys.stderr)
+            return NO_RUNTIME
         runs = seed(base, closed_port, admin_key)
         print(f"fuzz_run: namespace interfaces {interfaces()}; runtime at {base}", flush=True)
         reports.mkdir(parents=True, exist_ok=True)

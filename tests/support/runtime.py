@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections import deque
@@ -21,6 +20,7 @@ from typing import Any
 from local.moto_server import free_port
 from local.settings import INDEX_LAG_ENV, LocalSettings
 from shared.settings import env_name
+from tests.support.eventually import until
 
 ADMIN_KEY = "sk_admin_e2e-tests"
 """The runtime's admin key (its setting ``admin_key``; the runtime makes one up when it is unset)."""
@@ -62,6 +62,14 @@ class Client:
             return error.code, json.loads(text) if text else None, dict(error.headers.items())
 
 
+def answers(client: Client) -> bool:
+    """Whether the runtime serves its OpenAPI document yet (False while nothing listens)."""
+    try:
+        return client.call("GET", "/v1/openapi.json")[0] == 200
+    except OSError:
+        return False
+
+
 @contextmanager
 def running_runtime() -> Iterator[Client]:
     """``make run`` on a free port, with :data:`ADMIN_KEY`, until the block ends (SIGTERM)."""
@@ -95,20 +103,14 @@ def running_runtime() -> Iterator[Client]:
             if len(client.opening) < OPENING_LINES:
                 client.opening.append(line)
 
-    threading.Thread(target=read, name="runtime-output", daemon=True).start()
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        if process.poll() is not None:
-            time.sleep(0.5)  # its last lines
-            raise RuntimeError("make run exited: " + "".join(printed))
-        try:
-            if client.call("GET", "/v1/openapi.json")[0] == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
+    reader = threading.Thread(target=read, name="runtime-output", daemon=True)
+    reader.start()
+    if not until(lambda: process.poll() is not None or answers(client), 60, poll=0.1):
         process.kill()
         raise RuntimeError("the local runtime did not answer within 60 s")
+    if process.poll() is not None:
+        reader.join(5)  # its last lines: the pipe ends when the process has gone
+        raise RuntimeError("make run exited: " + "".join(printed))
     try:
         yield client
     finally:

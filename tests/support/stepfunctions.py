@@ -31,6 +31,7 @@ from local.stepfunctions import (
     interpreter_speedups,
     resolve,
 )
+from tests.support.eventually import until
 
 __all__ = [
     "ACCOUNT",
@@ -68,13 +69,13 @@ class StateMachineRunner:
         execution_arn = self.client.start_execution(
             stateMachineArn=self.arn, name=f"run-{uuid.uuid4().hex}", input=json.dumps(execution_input)
         )["executionArn"]
-        while True:
-            described = self.client.describe_execution(executionArn=execution_arn)
-            if described["status"] != "RUNNING":
-                break
-            if time.monotonic() - started > timeout:
-                raise TimeoutError(f"execution still running after {timeout} s")
-            time.sleep(poll_s)
+        described = until(
+            lambda: (now := self.client.describe_execution(executionArn=execution_arn))["status"] != "RUNNING" and now,
+            timeout,
+            poll=poll_s,
+        )
+        if not described:
+            raise TimeoutError(f"execution still running after {timeout} s")
         output = described.get("output")
         return Finished(
             status=described["status"],

@@ -52,20 +52,33 @@ subprocess, with its own moto), the browser suite's (a runtime of its own and on
 other test goes to whichever worker is free."""
 
 
+E2E_SECOND_RUNTIME = frozenset(
+    f"tests/e2e/{name}.py"
+    for name in ("test_smoke", "test_receiver_kit", "test_tenants", "test_limits", "test_cli_admin", "test_chains")
+)
+"""e2e files run against a second local runtime, as a unit of their own (``e2e-2``): the e2e
+suite mostly waits on its runtime (due times, backoffs, a receiver's pace), so two halves on two
+workers overlap their waits instead of queueing them; these files took about half its time."""
+
+
 ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
 """Files that share no session fixture but take minutes of mostly waiting: each is a unit of its
 own, handed out first, to a worker that runs it alone and then ends (when there is more than one
-worker). The fuzzer starts its own runtime in its own network namespace and spends four minutes
-waiting on it: a worker of its own (``make test`` starts one more than the cores) keeps it from
-holding a core's worth of other tests back."""
+worker). The fuzzer starts its own runtime in its own network namespace and spends two to three
+minutes on it, about half of it waiting: a worker of its own (``make test`` starts two more than
+the cores) keeps it from holding a core's worth of other tests back."""
 
 
 def scope_of(nodeid: str) -> str:
     """The unit of work an xdist worker takes a test in: its own, for a file of
-    :data:`ALONE_FIRST`; its suite, for a suite in ``SHARED_PROCESS``; else the test alone."""
+    :data:`ALONE_FIRST`; its half of the e2e suite (:data:`E2E_SECOND_RUNTIME`); its suite, for
+    a suite in ``SHARED_PROCESS``; else the test alone. A worker starts a suite's session fixtures
+    once for the units it takes (each e2e half gets a runtime of its own)."""
     path = nodeid.split("::", 1)[0]
     if path in ALONE_FIRST:
         return ALONE_FIRST[path]
+    if path in E2E_SECOND_RUNTIME:
+        return "e2e-2"
     parts = path.split("/")
     if len(parts) > 2 and parts[0] == TESTS_ROOT.name and parts[1] in SHARED_PROCESS:
         return SHARED_PROCESS[parts[1]]

@@ -6,7 +6,6 @@ service's checks (the name, the numbers, the origin, at most MAX_LIMITS)."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -15,6 +14,7 @@ from shared.domain.limits import Limit, LimitSpec
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.services.limits import LimitCache, LimitService, check_named_limits, named_limits
 from tests.support.fakes import InMemoryLimits
+from tests.support.threads import until_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -111,7 +111,7 @@ def test_callers_without_a_copy_wait_for_one_read_and_share_it():
     store.put("acme", "orders", LimitSpec(5), clock())
     threads, got = callers(cache.limits, 8)
     assert store.entered.wait(5)
-    time.sleep(0.05)  # the other seven are waiting for the read under way
+    until_waiting(threads)  # one reads, the other seven wait for its read
     store.release.set()
     for thread in threads:
         thread.join(5)
@@ -146,7 +146,7 @@ def test_refreshes_asked_while_an_older_read_is_under_way_wait_for_it_then_share
     assert store.entered.wait(5)
     store.put("acme", "orders", LimitSpec(6), clock())  # ...that may have missed this put
     refreshers, got = callers(cache.refresh, 6)
-    time.sleep(0.05)
+    until_waiting(refreshers)
     store.release.set()
     reader[0].join(5)
     for thread in refreshers:
@@ -162,7 +162,7 @@ def test_a_failed_read_reaches_every_waiting_caller_and_is_not_kept():
     store.fail = True
     threads, got = callers(cache.limits, 4)
     assert store.entered.wait(5)
-    time.sleep(0.05)
+    until_waiting(threads)
     store.release.set()
     for thread in threads:
         thread.join(5)

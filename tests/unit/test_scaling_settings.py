@@ -29,6 +29,22 @@ def _settings(**context: Any) -> DeploymentSettings:
     return DeploymentSettings.from_context({f"sundial:{key}": value for key, value in context.items()})
 
 
+def _accepted(**context: Any) -> DeploymentSettings:
+    """The settings ``context`` states, checked to be taken as given (each value reaches its
+    setting, none is refused or changed on the way)."""
+    settings = _settings(**context)
+    stated = settings.context()
+    assert {f"sundial:{key}": stated[f"sundial:{key}"] for key in context} == {
+        f"sundial:{key}": value for key, value in context.items()
+    }
+    return settings
+
+
+def _claims_past_the_lead_ms(settings: DeploymentSettings) -> float:
+    """How far past the lead a batch's claims, one at a time, run (negative: within it)."""
+    return settings.trigger_batch_size * claim_ms(settings.trigger_memory_mb) - settings.lead_ms
+
+
 def _refused(**context: Any) -> str:
     with pytest.raises(SettingsError) as refused:
         _settings(**context)
@@ -75,9 +91,9 @@ def test_the_default_batch_fits_the_shortest_lead_at_the_smallest_memory() -> No
 def test_the_simulations_settings_are_accepted() -> None:
     """docs/scale.md, section 4: batches of 50 at 1,024 MB (steady), 100 and 200 at 1,769 MB with
     provisioned pollers and concurrency and a pre-warmed table (hot second)."""
-    _settings(bucketShards=64, triggerBatchSize=50, triggerMemoryMb=1_024)
-    _settings(triggerBatchSize=100, triggerMemoryMb=1_769, triggerMinPollers=100, triggerMaxPollers=200)
-    paced = _settings(
+    _accepted(bucketShards=64, triggerBatchSize=50, triggerMemoryMb=1_024)
+    _accepted(triggerBatchSize=100, triggerMemoryMb=1_769, triggerMinPollers=100, triggerMaxPollers=200)
+    paced = _accepted(
         bucketShards=1_024,
         delayQueues=10,
         triggerMemoryMb=1_769,
@@ -94,19 +110,25 @@ def test_the_simulations_settings_are_accepted() -> None:
 def test_the_settings_searchs_cheapest_settings_are_accepted() -> None:
     """docs/scale.md, section 5: the cheapest settings `make simulate`'s search found per scenario
     (their claims run past the lead, under a second past it)."""
-    _settings(bucketShards=64, triggerBatchSize=100, triggerMemoryMb=384, leadMs=3_000)
-    _settings(
-        bucketShards=1_024,
-        delayQueues=11,
-        triggerBatchSize=200,
-        triggerMemoryMb=768,
-        leadMs=4_000,
-        triggerMinPollers=50,
-        triggerMaxPollers=50,
-        triggerProvisionedConcurrency=5_250,
-        tableWarmWrites=290_000,
-    )
-    _settings(triggerBatchSize=50, triggerMemoryMb=256, triggerMinPollers=11, triggerMaxPollers=11)
+    found = [
+        _accepted(bucketShards=64, triggerBatchSize=100, triggerMemoryMb=384, leadMs=3_000),
+        _accepted(
+            bucketShards=1_024,
+            delayQueues=11,
+            triggerBatchSize=200,
+            triggerMemoryMb=768,
+            leadMs=4_000,
+            triggerMinPollers=50,
+            triggerMaxPollers=50,
+            triggerProvisionedConcurrency=5_250,
+            tableWarmWrites=290_000,
+        ),
+        _accepted(triggerBatchSize=50, triggerMemoryMb=256, triggerMinPollers=11, triggerMaxPollers=11),
+    ]
+    for settings in found:
+        assert 0 < _claims_past_the_lead_ms(settings) <= CLAIMS_PAST_LEAD_MS, settings
+        assert settings.scaling_problems() == []
+    assert [s.provisioned_pollers for s in found] == [None, (50, 50), (11, 11)]
 
 
 def test_a_batch_beyond_the_threads_a_lambda_environment_allows_is_refused() -> None:

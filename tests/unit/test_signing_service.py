@@ -12,6 +12,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from shared.services.signing import SigningService
 from tests.support.fakes import InMemorySigningSecrets
+from tests.support.threads import until_waiting
 
 pytestmark = pytest.mark.unit
 
@@ -94,7 +95,7 @@ def test_callers_without_a_signer_wait_for_one_read_and_share_it():
     service = SigningService(store, clock)
     threads, got = callers(service, 8)
     assert store.entered.wait(5)
-    time.sleep(0.05)  # the other seven are waiting for the read in progress
+    until_waiting(threads)  # one reads, the other seven wait for its read
     store.release.set()
     for thread in threads:
         thread.join(5)
@@ -126,7 +127,7 @@ def test_a_failed_read_reaches_every_waiting_caller_and_is_not_kept():
     store.fail = True
     threads, got = callers(service, 4)
     assert store.entered.wait(5)
-    time.sleep(0.05)
+    until_waiting(threads)
     store.release.set()
     for thread in threads:
         thread.join(5)

@@ -53,5 +53,8 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
     # the fuzzer: a unit of its own, not the e2e suite's
     fuzz = "tests/e2e/test_openapi_fuzz.py::test_schemathesis_finds_nothing_against_the_local_runtime"
     assert scope_of(fuzz) != scope_of("tests/e2e/test_jobs.py::test_a")
+    # the e2e suite in two halves, each one unit (a runtime each)
+    second = scope_of("tests/e2e/test_smoke.py::test_a")
+    assert second == scope_of("tests/e2e/test_tenants.py::test_b") != scope_of("tests/e2e/test_jobs.py::test_a")
     single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
     assert [scope_of(nodeid) for nodeid in single] == single
