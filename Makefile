@@ -38,16 +38,16 @@ run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_P
 	$(PY) -W ignore::UserWarning -m local
 
 # `make test` lints while the suites run, the suites spread over TEST_WORKERS processes
-# (pytest-xdist: one per core, one more that runs the OpenAPI fuzzer alone, and one more because
-# the e2e and browser suites mostly wait on their runtimes; at most 4; TEST_WORKERS=0 runs them in
-# this process). Tests that share a costly session fixture run in one worker (tests/support/
-# suites.py: --dist loadgroup; the e2e suite in two halves, a runtime each).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
+# (pytest-xdist: one per core, and one each for the groups that hold a worker for minutes while
+# mostly waiting: the OpenAPI fuzzer, the infrastructure suite, the two e2e halves; at most 6;
+# TEST_WORKERS=0 runs them in this process). Tests that share a costly session fixture run in one
+# worker (tests/support/suites.py: --dist loadgroup; the e2e suite in two halves, a runtime each).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 4 )))
 test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructure, e2e, browser), in parallel
 	@lint_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
-		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup $(PYTEST_ARGS) tests; suites=$$?; \
+		-n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup $(PYTEST_ARGS) tests; suites=$$?; \
 	wait $$lint; linted=$$?; \
 	echo "--- make lint (ruff check, ruff format --check, mypy, lint-imports; ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
 	cat $$lint_log; rm -f $$lint_log; \
@@ -58,7 +58,7 @@ test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructu
 coverage: $(STAMP) browser  ## line coverage of every suite (coverage.py), printed per module
 	rm -rf .coverage-data && mkdir -p .coverage-data
 	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
-		-n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS) tests; \
+		-n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS) tests; \
 	$(PY) -m coverage combine -q; $(PY) -m coverage report --sort=-miss | tail -45
 
 LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy && $(VENV)/bin/lint-imports --no-logo
