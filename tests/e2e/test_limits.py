@@ -68,14 +68,15 @@ def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, recei
     due = datetime.now(UTC) + timedelta(seconds=4)
     retry = {"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1}
     first = register(sundial, key, busy, due, retry=retry, target={"http": {"url": busy, "limit": "api"}})
-    # due 2 s after the first (a loaded machine's first call can be over half a second late), and
-    # inside the 3 s the receiver asks for
+    assert receiver.wait_for("/busy", 1, timeout=15)
+    refused_at = receiver.calls_to("/busy")[0].at
+    # registered once the receiver has asked for 3 s, due a second into them (however late a
+    # loaded machine made the first call): each must wait out the rest of the 3 s
+    soon = datetime.fromtimestamp(refused_at, UTC) + timedelta(seconds=1)
     later = [
-        register(sundial, key, others, due + timedelta(seconds=2), target={"http": {"url": others, "limit": "api"}})
-        for _ in range(5)
+        register(sundial, key, others, soon, target={"http": {"url": others, "limit": "api"}}) for _ in range(5)
     ]
     assert wait(lambda: len(receiver.calls_to("/others")) >= 5 and len(receiver.calls_to("/busy")) >= 2, 30)
-    refused_at = receiver.calls_to("/busy")[0].at
     assert receiver.calls_to("/busy")[1].at >= refused_at + 3
     assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3
     assert sorted(c.body["task_id"] for c in receiver.calls_to("/others")) == sorted(t["id"] for t in later)

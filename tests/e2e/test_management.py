@@ -42,14 +42,16 @@ def test_an_update_moves_the_fire_and_the_old_staged_occurrence_never_fires(sund
 def test_pause_stops_fires_and_resume_follows_the_misfire_policy(sundial, receiver):
     recurring = register(sundial, receiver.script("/e2e-every", 200), schedule={"every_seconds": 1})
     assert receiver.wait_for("/e2e-every", 2, timeout=10)
-    one_shot = register(sundial, receiver.script("/e2e-paused", 200), schedule={"after_seconds": 2})
+    # due in 5 s: its message is claimed a lead (2 s) before that, well after the pause below (a
+    # claim made before a pause fires its occurrence: the pause stops what is not claimed yet)
+    one_shot = register(sundial, receiver.script("/e2e-paused", 200), schedule={"after_seconds": 5})
     for task in (one_shot, recurring):
         status, paused = sundial.call("POST", f"/v1/tasks/{task['id']}/pause")
         assert status == 200
         assert paused["status"] == "paused"
     before = len(receiver.calls_to("/e2e-every"))
     # the one-shot's time passes while paused: a task due a second after it fires
-    later = register(sundial, receiver.script("/e2e-paused-later", 200), schedule={"after_seconds": 3})
+    later = register(sundial, receiver.script("/e2e-paused-later", 200), schedule={"after_seconds": 6})
     assert receiver.wait_for("/e2e-paused-later", 1, timeout=15)
     settled(sundial, later["id"], "succeeded")
     assert receiver.calls_to("/e2e-paused") == []

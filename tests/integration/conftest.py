@@ -209,7 +209,7 @@ class Pipeline:
         from functions.tick.handler import handler as tick
         from local.apigw import LocalContext
         from local.sqs_lambda import invoke_batch, receive
-        from shared.services.firing import now_ms
+        from shared.domain.times import now_ms
 
         shift_ms = 0 if at is None else round(at * 1000) - now_ms()
         scanning = built()
