@@ -73,9 +73,7 @@ def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, recei
     # registered once the receiver has asked for 3 s, due a second into them (however late a
     # loaded machine made the first call): each must wait out the rest of the 3 s
     soon = datetime.fromtimestamp(refused_at, UTC) + timedelta(seconds=1)
-    later = [
-        register(sundial, key, others, soon, target={"http": {"url": others, "limit": "api"}}) for _ in range(5)
-    ]
+    later = [register(sundial, key, others, soon, target={"http": {"url": others, "limit": "api"}}) for _ in range(5)]
     assert wait(lambda: len(receiver.calls_to("/others")) >= 5 and len(receiver.calls_to("/busy")) >= 2, 30)
     assert receiver.calls_to("/busy")[1].at >= refused_at + 3
     assert min(c.at for c in receiver.calls_to("/others")) >= refused_at + 3
