@@ -114,7 +114,9 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
     level_of = [c["level"] for c in shards]
     assert level_of.index(1) == len(level_of) - 1  # the second level only after the whole first
     notified = [c["progress"]["percent"] for c in script.calls if c["phase"] == "notify"]
-    assert [p - p % 25 for p in notified] == [25, 50, 75, 100]  # each threshold once, the actual percent
+    # each threshold once, with the actual percent; shards end side by side, so two thresholds
+    # crossed at once may be told in either order (each notify names its own threshold)
+    assert sorted(p - p % 25 for p in notified) == [25, 50, 75, 100]
     # each step's times: pre, then each level once the one before it ended, then post
     pre, (first, second), post = job["pre"], job["levels"], job["post"]
     assert pre["started_at"] <= pre["finished_at"] == first["started_at"]

@@ -333,11 +333,13 @@ def test_a_run_now_not_fired_before_its_task_is_paused_or_cancelled_never_fires(
 
 def test_a_pause_stops_the_retries_of_a_run_now(api, pipeline, receiver):
     url = receiver.script("/paused-retry", 500, 200)
-    task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 1})
+    # a retry 5 s after the failure: the test sees the run retrying and pauses it in that time,
+    # however slow a loaded machine makes its polls
+    task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 3, "backoff": "fixed", "interval_seconds": 5})
     api("POST", f"/v1/tasks/{task['id']}/run")
     assert pipeline.fire(until=lambda: [r["status"] for r in runs(api, task["id"])] == ["retrying"], timeout=10)
     api("POST", f"/v1/tasks/{task['id']}/pause")
-    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=10)
+    assert pipeline.fire(until=lambda: runs(api, task["id"])[0]["status"] == "skipped", timeout=15)
     pipeline.settle()
     assert [c.body["attempt"] for c in receiver.calls_to("/paused-retry")] == [1]
     (run,) = runs(api, task["id"])
