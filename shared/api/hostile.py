@@ -116,10 +116,20 @@ def check_json_body(text: str | None) -> None:
         raise ValidationFailed.on(_field(path), "has a lone UTF-16 surrogate, which is no Unicode character")
 
 
+def check_object_body(text: str | None) -> None:
+    """Raise :class:`ValidationFailed` when ``text`` (JSON already checked) is not a JSON object:
+    every request body of the API is one, and the routes' validation would otherwise read an
+    array whose first member is an object as that object (``[{}]`` rotated a signing secret)."""
+    if text and not isinstance(json.loads(text), dict):
+        raise ValidationFailed.on(BODY, "must be a JSON object")
+
+
 def refusal(body: str | None) -> dict[str, Any] | None:
-    """The API Gateway proxy answer (400, the API's error format) to a hostile body, or None."""
+    """The API Gateway proxy answer (400, the API's error format) to a hostile body, or to one
+    that is not a JSON object; None when the body may go on to its route."""
     try:
         check_json_body(body)
+        check_object_body(body)
     except ValidationFailed as error:
         return {
             "statusCode": error.status,

@@ -190,3 +190,14 @@ def test_two_signers_making_a_tenants_first_secret_at_once_make_one(aws):
     assert again.secret_id == made.secret_id
     assert [info.id for info in one.infos("acme")] == [made.secret_id]
     assert other.active("acme", 3_000) == one.active("acme", 3_000)
+
+
+@pytest.mark.parametrize("body", [[{}], [{"previous_expires_in_seconds": 0}], 7])
+def test_a_rotation_asked_with_an_array_is_refused_and_rotates_nothing(api, body):
+    """An array whose first member is an object was read as that object, and rotated (the
+    OpenAPI fuzzer's finding)."""
+    before = api("GET", "/v1/signing-secrets").body["items"]
+    answer = api("POST", "/v1/signing-secrets:rotate", body)
+    assert answer.status == 400
+    assert answer.body["error"]["details"][0] == {"field": "body", "message": "must be a JSON object"}
+    assert api("GET", "/v1/signing-secrets").body["items"] == before

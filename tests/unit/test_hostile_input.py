@@ -148,3 +148,18 @@ def test_any_text_is_accepted_or_refused_never_an_unexpected_error(text: str) ->
     except ValidationFailed as error:
         refusal_details = error.details
     assert refusal_details is None or refusal_details[0].field
+
+
+@pytest.mark.parametrize("body", ["[{}]", '[{"previous_expires_in_seconds": 0}]', "[]", "null", "1", '"text"', "true"])
+def test_a_body_that_is_not_a_json_object_is_refused_naming_the_body(body: str) -> None:
+    """Every request body is an object: an array whose first member is one is not read as it."""
+    answer = refusal(body)
+    assert answer is not None
+    assert answer["statusCode"] == 400
+    error = json.loads(answer["body"])["error"]
+    assert (error["code"], error["details"][0]["field"], error["details"][0]["message"]) == (
+        "validation_error",
+        "body",
+        "must be a JSON object",
+    )
+    assert refusal("{}") is None
