@@ -94,7 +94,9 @@ def test_another_tenants_limit_on_the_same_origin_holds_nothing_of_this_ones(sun
     due = datetime.now(UTC) + timedelta(seconds=3)
     tasks = [register(sundial, free["key"]["secret"], url, due) for _ in range(6)]
     assert wait(lambda: len(receiver.calls_to("/free")) >= 6, timeout=15)
-    assert max(c.at for c in receiver.calls_to("/free")) - due.timestamp() < 3.0  # 0.5 a second: 10 s
-    assert len(tasks) == 6
+    # none was held back (the strict limit, 0.5 a second, would hold the sixth for 10 s): each
+    # run says so, however late a loaded machine made its call
+    runs = [settled(sundial, task["id"], "succeeded", headers=bearer(free["key"]["secret"])) for task in tasks]
+    assert [run["throttled_ms"] for (run,) in runs] == [0] * 6
     # and the strict tenant cannot see the free one's limits, nor the other way round
     assert sundial.call("GET", "/v1/limits/slow", headers=bearer(free["key"]["secret"]))[0] == 404
