@@ -28,10 +28,11 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET_S = 300
+BUDGET_S = 420
 """The three runs took 2 min 17 s on this 2-core machine with nothing else running (4,862 cases
-of the tenant's run, 116 and 293 of the others), 5 min before the local runtime answered a kept-
-alive connection without a 40 ms delayed-ACK wait per request: a stall that long fails the test."""
+of the tenant's run, 116 and 293 of the others), 3 min 26 s beside the rest of `make test`, and
+past 5 min under `make coverage`; 5 min before the local runtime answered a kept-alive connection
+without a 40 ms delayed-ACK wait per request. A stall past this fails the test."""
 
 
 def namespace_command() -> tuple[list[str], str]:
