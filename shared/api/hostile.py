@@ -100,11 +100,12 @@ def _surrogate_in(value: Any) -> tuple[str | int, ...] | None:
     return None
 
 
-def check_json_body(text: str | None) -> None:
-    """Raise :class:`ValidationFailed` naming the problem when ``text`` is not JSON or is hostile
-    JSON. No body (``None`` or empty) is not hostile: the route says whether it needs one."""
+def check_json_body(text: str | None) -> object:
+    """The JSON value ``text`` holds; :class:`ValidationFailed` naming the problem when it is not
+    JSON or is hostile JSON. No body (``None`` or empty, answered ``None``) is not hostile: the
+    route says whether it needs one."""
     if not text:
-        return
+        return None
     if _too_deep(text):
         raise ValidationFailed.on(BODY, f"nests arrays and objects more than {MAX_DEPTH} levels deep")
     try:
@@ -114,22 +115,18 @@ def check_json_body(text: str | None) -> None:
     path = _surrogate_in(value)
     if path is not None:
         raise ValidationFailed.on(_field(path), "has a lone UTF-16 surrogate, which is no Unicode character")
-
-
-def check_object_body(text: str | None) -> None:
-    """Raise :class:`ValidationFailed` when ``text`` (JSON already checked) is not a JSON object:
-    every request body of the API is one, and the routes' validation would otherwise read an
-    array whose first member is an object as that object (``[{}]`` rotated a signing secret)."""
-    if text and not isinstance(json.loads(text), dict):
-        raise ValidationFailed.on(BODY, "must be a JSON object")
+    return value
 
 
 def refusal(body: str | None) -> dict[str, Any] | None:
     """The API Gateway proxy answer (400, the API's error format) to a hostile body, or to one
     that is not a JSON object; None when the body may go on to its route."""
     try:
-        check_json_body(body)
-        check_object_body(body)
+        value = check_json_body(body)
+        if body and not isinstance(value, dict):
+            # every request body is an object; the routes' validation would otherwise read an
+            # array whose first member is an object as that object ([{}] rotated a secret)
+            raise ValidationFailed.on(BODY, "must be a JSON object")
     except ValidationFailed as error:
         return {
             "statusCode": error.status,
