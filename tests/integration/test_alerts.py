@@ -89,9 +89,12 @@ def test_pause_after_failures_pauses_the_task_with_its_reason_and_nothing_fires_
     paused = task_of(api, task["id"])
     assert paused["consecutive_failures"] == 2
     assert "2 failed occurrences in a row" in paused["paused_reason"]
-    assert len(receiver.calls_to("/broken")) == 2
+    # two calls, or one when a loaded machine's second call timed out before the receiver took it
+    # (its 1 s timeout: a failure all the same)
+    called = len(receiver.calls_to("/broken"))
+    assert called in (1, 2)
     pipeline.settle()
-    assert len(receiver.calls_to("/broken")) == 2  # nothing fires while paused
+    assert len(receiver.calls_to("/broken")) == called  # nothing fires while paused
     assert [r["status"] for r in runs(api, task["id"])] == ["dead_lettered", "dead_lettered"]
     # A resume clears the reason and the count; the task fires again.
     receiver.script("/broken", 200)
@@ -100,7 +103,7 @@ def test_pause_after_failures_pauses_the_task_with_its_reason_and_nothing_fires_
     assert resumed.body["status"] == "scheduled"
     assert "paused_reason" not in resumed.body
     assert resumed.body["consecutive_failures"] == 0
-    assert pipeline.fire(until=lambda: len(receiver.calls_to("/broken")) >= 3, timeout=10)
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/broken")) > called, timeout=10)
 
 
 def test_a_success_sets_the_count_back_so_the_failing_alert_comes_again(api, pipeline, receiver):
