@@ -20,6 +20,7 @@ from typing import Any
 
 from local.apigw import LocalContext, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
+from local.botocore_loader import share_data_loader
 from local.functions import FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
@@ -79,6 +80,7 @@ class Runtime:
     def start(self) -> None:
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         carry_lineage()  # before any client: their SQS sends carry the invocation's lineage
+        share_data_loader()  # each thread's connections parse botocore's data files once, not anew
         synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
         self.functions = FunctionServer()
         self.functions.start()

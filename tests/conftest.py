@@ -56,6 +56,12 @@ carry_lineage()
 make_json_serialization_direct()
 make_expressions_remembered()
 
+# Every botocore session of a test process parses botocore's data files once, not once per
+# session (the integration tests' fresh connections for every test made it a third of their time).
+from local.botocore_loader import share_data_loader  # noqa: E402
+
+share_data_loader()
+
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
     from tests.support.lateness import LATENESS_MS

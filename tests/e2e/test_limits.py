@@ -55,8 +55,13 @@ def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiv
         assert run["attempts"] == 1
         throttled[run["task_id"]] = run["throttled_ms"]
     assert max(throttled.values()) >= 2000  # the last ones held for seconds (a lower bound: load only adds)
-    # the burst went first, held least: an order, not a wall-clock bound (make bench ARGS=--burst times it)
-    assert throttled[min(calls, key=lambda c: c.at).body["task_id"]] == min(throttled.values())
+    # the burst went straight and before the one held longest: an order, not a wall-clock bound
+    # (make bench ARGS=--burst times it). Not "the first to arrive was held least": on a loaded
+    # machine a call held for a second has arrived before the burst's calls did.
+    arrived = {c.body["task_id"]: c.at for c in calls}
+    unheld = [task for task, held_ms in throttled.items() if held_ms == 0]
+    assert unheld, throttled
+    assert max(arrived[task] for task in unheld) < arrived[max(throttled, key=lambda task: throttled[task])]
 
 
 def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, receiver):

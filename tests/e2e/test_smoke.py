@@ -36,7 +36,9 @@ def _smoke(sundial, tmp_path: Path, key: str, *args: str) -> subprocess.Popen[st
         KEY_ENV: key,
         CONFIG_ENV: str(tmp_path / "no-config.toml"),  # no profile of this machine's user
     }
-    command = [sys.executable, "-m", "sundial_cli.smoke", "--timeout", "30", *args]
+    # Lateness is make bench's to measure: here "on time" is only "not seconds late" (a loaded CI
+    # machine has fired the smoke's recurring task 2.8 s late beside the other suites).
+    command = [sys.executable, "-m", "sundial_cli.smoke", "--timeout", "30", "--max-lateness-ms", "10000", *args]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
