@@ -11,7 +11,10 @@ import functools
 import hashlib
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
+from dataclasses import dataclass
 from typing import Any
 
 from local import recursion
@@ -76,7 +79,7 @@ def invoke_batch(
         move_to_redrive_target(client, queue_url, messages)
         return []
     try:
-        with recursion.invocation(function, messages):
+        with recursion.invocation(function, messages), kept_invisible(client, queue_url, messages):
             answer = handler(sqs_event(messages, queue_arn), LocalContext())
     except Exception:
         return [m["MessageId"] for m in messages]
@@ -90,6 +93,83 @@ def invoke_batch(
             ],
         )
     return sorted(failed)
+
+
+class InvisibleWhileInvoked:
+    """Keeps the messages of every batch a handler is still working on out of sight, as AWS does
+    by construction: Lambda refuses an SQS event source whose queue's visibility timeout is less
+    than the function's timeout ("Queue visibility timeout ... is less than Function timeout",
+    https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html), and it stops an
+    invocation at its timeout, so a message never comes back while the invocation that holds it
+    still runs. Here nothing stops a handler, and a batch that outlives its messages' visibility
+    on a loaded machine (a trigger's batch of slow calls, or only starved of the CPU) would be
+    received and handed over a second time while the first is under way: a second claim after
+    the first's lease ran out, and the occurrence fired twice (an integration test did, beside
+    the other suites). One thread watches every batch under way, and, half a visibility timeout
+    after the messages were received or last hidden, hides them for another visibility timeout.
+    A batch that ends (done, failed or raised) is let go: its failed messages come back after
+    their visibility timeout, as on AWS."""
+
+    PERIOD_S = 0.2
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._batches: dict[int, _Invoked] = {}
+        self._watcher: threading.Thread | None = None
+
+    @contextmanager
+    def held(self, client: Any, queue_url: str, messages: list[dict[str, Any]]) -> Iterator[None]:
+        invoked = _Invoked(client, queue_url, messages, hidden_at=time.monotonic())
+        with self._lock:
+            self._batches[id(invoked)] = invoked
+            if self._watcher is None:
+                self._watcher = threading.Thread(target=self._watch, name="invisible-while-invoked", daemon=True)
+                self._watcher.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._batches.pop(id(invoked), None)
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(self.PERIOD_S)  # a watchdog's period, not a wait on anything
+            with self._lock:
+                batches = list(self._batches.values())
+            for invoked in batches:
+                with suppress(Exception):  # a batch that ended meanwhile: its handles are gone
+                    invoked.hide_again_if_due(time.monotonic())
+
+
+@dataclass
+class _Invoked:
+    client: Any
+    queue_url: str
+    messages: list[dict[str, Any]]
+    hidden_at: float
+    visibility_s: float | None = None
+
+    def hide_again_if_due(self, now: float) -> None:
+        if self.visibility_s is None:
+            attributes = self.client.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"])
+            self.visibility_s = float(attributes["Attributes"]["VisibilityTimeout"])
+        if now - self.hidden_at < self.visibility_s / 2:
+            return
+        for start in range(0, len(self.messages), 10):
+            entries = [
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": int(self.visibility_s)}
+                for i, m in enumerate(self.messages[start : start + 10])
+            ]
+            self.client.change_message_visibility_batch(QueueUrl=self.queue_url, Entries=entries)
+        self.hidden_at = now
+
+
+_INVISIBLE = InvisibleWhileInvoked()
+
+
+def kept_invisible(client: Any, queue_url: str, messages: list[dict[str, Any]]) -> AbstractContextManager[None]:
+    """While the handler works on ``messages``, they stay out of sight (:class:`InvisibleWhileInvoked`)."""
+    return _INVISIBLE.held(client, queue_url, messages)
 
 
 def move_to_redrive_target(client: Any, queue_url: str, messages: list[dict[str, Any]]) -> None:

@@ -56,6 +56,13 @@ carry_lineage()
 make_json_serialization_direct()
 make_expressions_remembered()
 
+# Hypothesis's property tests check properties, not speed: no example has a deadline (its default
+# 200 ms failed a calendar round trip on a machine busy with the other suites).
+from hypothesis import settings as hypothesis_settings  # noqa: E402
+
+hypothesis_settings.register_profile("sundial", deadline=None)
+hypothesis_settings.load_profile("sundial")
+
 # Every botocore session of a test process parses botocore's data files once, not once per
 # session (the integration tests' fresh connections for every test made it a third of their time).
 from local.botocore_loader import share_data_loader  # noqa: E402

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from local.receiver import most_within
 from tests.e2e.test_local_runtime import settled
 from tests.e2e.test_tenants import bearer, create, wait
 
@@ -26,6 +27,12 @@ def register(sundial: Any, key: str, url: str, at: datetime, **fields: Any) -> d
     status, task = sundial.call("POST", "/v1/tasks", body, bearer(key))
     assert status == 201, task
     return dict(task)
+
+
+def started(run: dict[str, Any]) -> float:
+    """When the run's call started (``fired_at``: the trigger's clock right before the call); on
+    a loaded machine its arrival at the receiver can be a second later and crowd the next second."""
+    return datetime.fromisoformat(run["fired_at"]).timestamp()
 
 
 def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiver):
@@ -47,21 +54,21 @@ def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiv
     calls = receiver.calls_to("/burst")
     assert sorted(c.body["task_id"] for c in calls) == sorted(t["id"] for t in tasks)
     assert min(c.at for c in calls) >= due.timestamp()
-    assert receiver.most_starts_per_second("/burst") <= 10 + 2
     assert receiver.most_outstanding("/burst") <= 3
     assert max(c.at for c in calls) - due.timestamp() >= 2.5  # 28 after the burst at 10 a second
     throttled = {}
     for (run,) in runs:
         assert run["attempts"] == 1
         throttled[run["task_id"]] = run["throttled_ms"]
+    assert most_within([started(run) for (run,) in runs], 1.0) <= 10 + 2  # the bound is on starts
     assert max(throttled.values()) >= 2000  # the last ones held for seconds (a lower bound: load only adds)
-    # the burst went straight and before the one held longest: an order, not a wall-clock bound
-    # (make bench ARGS=--burst times it). Not "the first to arrive was held least": on a loaded
-    # machine a call held for a second has arrived before the burst's calls did.
+    assert min(throttled.values()) == 0, throttled  # the burst went straight
+    # the time held is time the call waited: each arrived at least that long after its due time.
+    # Not an order of arrivals: a trigger woken late on a loaded machine books a start nobody
+    # holds, so a call neither throttled nor early can arrive after the ones held longest.
     arrived = {c.body["task_id"]: c.at for c in calls}
-    unheld = [task for task, held_ms in throttled.items() if held_ms == 0]
-    assert unheld, throttled
-    assert max(arrived[task] for task in unheld) < arrived[max(throttled, key=lambda task: throttled[task])]
+    for task, held_ms in throttled.items():
+        assert arrived[task] - due.timestamp() >= held_ms / 1000 - 0.002, (task, held_ms)  # ms rounding
 
 
 def test_a_receivers_retry_after_holds_every_call_under_its_limit(sundial, receiver):

@@ -74,3 +74,44 @@ def test_a_batch_of_malformed_staged_messages_fails_whole_saying_why(pipeline) -
     with pytest.raises(BatchProcessingError) as failed:
         trigger(sqs_event(messages, pipeline.arns["delay-0"]), FakeLambdaContext())
     assert f"message {ids[MALFORMED]} is not a StagedRecord: body: Invalid JSON" in str(failed.value)
+
+
+def test_a_batch_is_not_handed_out_again_while_its_handler_still_runs(pipeline) -> None:
+    """Lambda's event source never hands a message out while the invocation holding it runs (the
+    queue's visibility timeout is at least the function's timeout, and the invocation stops at
+    its timeout): local/sqs_lambda.py keeps a batch out of sight while its handler works on it,
+    however long. Without it a loaded machine's slow batch came back, was claimed again after its
+    lease and fired twice. Once the handler fails, its message comes back as usual."""
+    import threading
+
+    from local.sqs_lambda import invoke_batch, receive
+
+    queue = "scan-requests"
+    url = pipeline.urls[queue]
+    pipeline.sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "1"})
+    messages, _ = batch_of(pipeline, queue, [json.dumps({"shard": 0, "tick_ms": None})])
+    started, release = threading.Event(), threading.Event()
+
+    def slow_handler(event: dict[str, Any], context: Any) -> None:
+        started.set()
+        release.wait(10)
+        raise RuntimeError("the batch failed")  # its message stays on the queue
+
+    worker = threading.Thread(
+        target=invoke_batch, args=(pipeline.sqs, url, pipeline.arns[queue], slow_handler, messages)
+    )
+    worker.start()
+    try:
+        assert started.wait(10)
+        # three visibility timeouts of the handler's run: on moto alone the message was back after one
+        seen_meanwhile = [m for _ in range(3) for m in receive(pipeline.sqs, url, wait_s=1)]
+        assert seen_meanwhile == []
+    finally:
+        release.set()
+        worker.join(10)
+    again: list[dict[str, Any]] = []
+    for _ in range(5):
+        again += receive(pipeline.sqs, url, wait_s=1)
+        if again:
+            break
+    assert [m["MessageId"] for m in again] == [messages[0]["MessageId"]]
