@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import json
@@ -36,7 +37,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 from unittest import mock
 
 if TYPE_CHECKING:
@@ -146,34 +147,58 @@ def definition_key(root: Path = PROJECT_ROOT, module: Path = THIS_MODULE) -> str
 class JobsDefinition:
     """:func:`jobs_definition`, read from .build/ when it was synthesized from the same inputs
     (:func:`definition_key`); else synthesized by a subprocess started now (so it runs while the
-    caller does something else) and cached when it succeeds."""
+    caller does something else) and cached when it succeeds. One process at a time synthesizes
+    it (a lock file beside the cache): runtimes started together on a fresh checkout (the test
+    suites start four) wait for the first one's instead of each spending its own 10 to 20 s of
+    CPU on the same synthesis."""
 
     def __init__(self) -> None:
         self.path = BUILD_DIR / f"local-jobs-definition-{definition_key()[:20]}.json"
         self._process: subprocess.Popen[str] | None = None
-        if not self.path.exists():
-            env = {"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "CDK_DISABLE_VERSION_CHECK": "1"}
-            self._process = subprocess.Popen(
-                [sys.executable, "-W", "ignore", "-m", "local.stepfunctions"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                env={**env, **os.environ},
-                cwd=PROJECT_ROOT,
-            )
+        self._lock: IO[str] | None = None
+        if self.path.exists():
+            return
+        BUILD_DIR.mkdir(exist_ok=True)
+        self._lock = self.path.with_suffix(".lock").open("w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another process synthesizes it: result() waits for its lock
+        if not self.path.exists():  # (written between the first look and the lock)
+            self._process = self._synthesize()
+
+    @staticmethod
+    def _synthesize() -> subprocess.Popen[str]:
+        env = {"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "CDK_DISABLE_VERSION_CHECK": "1"}
+        return subprocess.Popen(
+            [sys.executable, "-W", "ignore", "-m", "local.stepfunctions"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**env, **os.environ},
+            cwd=PROJECT_ROOT,
+        )
 
     def result(self, timeout: float = 120) -> str:
-        if self._process is None:
-            return self.path.read_text()
-        definition, errors = self._process.communicate(timeout=timeout)
-        if self._process.returncode != 0:
-            raise RuntimeError(f"synthesizing the jobs state machine failed:\n{errors[-3000:]}")
-        json.loads(definition)
-        BUILD_DIR.mkdir(exist_ok=True)
-        partial = self.path.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(definition)
-        partial.replace(self.path)
-        return definition
+        try:
+            if self._process is None and self._lock is not None:
+                fcntl.flock(self._lock, fcntl.LOCK_EX)  # the other process's synthesis ends (or it died)
+                if not self.path.exists():  # it failed: this one synthesizes it
+                    self._process = self._synthesize()
+            if self._process is None:
+                return self.path.read_text()
+            definition, errors = self._process.communicate(timeout=timeout)
+            if self._process.returncode != 0:
+                raise RuntimeError(f"synthesizing the jobs state machine failed:\n{errors[-3000:]}")
+            json.loads(definition)
+            partial = self.path.with_suffix(f".{os.getpid()}.tmp")
+            partial.write_text(definition)
+            partial.replace(self.path)
+            return definition
+        finally:
+            if self._lock is not None:
+                self._lock.close()  # and with it the lock
+                self._lock = None
 
 
 def lambda_error(exc: BaseException) -> bytes:

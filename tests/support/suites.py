@@ -69,9 +69,19 @@ minutes on it, about half of it waiting: a worker of its own (``make test`` star
 the cores) keeps it from holding a core's worth of other tests back."""
 
 
+ONE_WORKER_FILES = frozenset(
+    f"tests/integration/{name}.py" for name in ("test_job_state_machine", "test_job_cancel", "test_jobs_end_to_end")
+)
+"""Files whose module-scoped fixture synthesizes a CDK stack (the job state machine's
+definition, 10 to 20 s of CPU): each runs as one unit on one worker, which synthesizes it once.
+Spread test by test, every worker that took one of their tests synthesized it again (a clean
+run had ten such setups)."""
+
+
 def scope_of(nodeid: str) -> str:
     """The unit of work an xdist worker takes a test in: its own, for a file of
-    :data:`ALONE_FIRST`; its half of the e2e suite (:data:`E2E_SECOND_RUNTIME`); its suite, for
+    :data:`ALONE_FIRST`; its half of the e2e suite (:data:`E2E_SECOND_RUNTIME`); its file, for a
+    file of :data:`ONE_WORKER_FILES`; its suite, for
     a suite in ``SHARED_PROCESS``; else the test alone. A worker starts a suite's session fixtures
     once for the units it takes (each e2e half gets a runtime of its own)."""
     path = nodeid.split("::", 1)[0]
@@ -79,6 +89,8 @@ def scope_of(nodeid: str) -> str:
         return ALONE_FIRST[path]
     if path in E2E_SECOND_RUNTIME:
         return "e2e-2"
+    if path in ONE_WORKER_FILES:
+        return path
     parts = path.split("/")
     if len(parts) > 2 and parts[0] == TESTS_ROOT.name and parts[1] in SHARED_PROCESS:
         return SHARED_PROCESS[parts[1]]
