@@ -18,6 +18,7 @@ from local.moto_dispatch import make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
+from local.moto_kms import make_symmetric_keys_cheap
 from local.moto_query import make_query_partitioned
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
@@ -43,6 +44,7 @@ if __name__ == "__main__":
     make_send_linear()
     make_batch_keep_trace_headers()
     make_pending_groups_safe()
+    make_symmetric_keys_cheap()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     from moto.server import main

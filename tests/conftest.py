@@ -27,6 +27,7 @@ os.environ.pop("AWS_PROFILE", None)
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_index_lag import make_index_queries_lag  # noqa: E402
+from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
@@ -47,6 +48,7 @@ make_receive_linear()
 make_send_linear()
 make_batch_keep_trace_headers()
 make_pending_groups_safe()
+make_symmetric_keys_cheap()
 
 # What Lambda does that moto does not: recursive loop detection (the SQS sends of an invocation
 # carry its lineage; local/recursion.py).

@@ -562,3 +562,25 @@ def test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_fligh
     others = [Message(None), Message(None)]
     queue._pending_messages = {Message("a"), Message("b"), *others}
     assert queue.pending_message_groups == {"a", "b"}
+
+
+def test_symmetric_keys_share_an_unused_private_key_and_still_encrypt_while_signing_keys_get_their_own() -> None:
+    """local/moto_kms.py: moto made an RSA key for every KMS key, a symmetric one too."""
+    from moto.kms import models
+
+    with mock_aws():
+        kms = boto3.client("kms", region_name="us-east-1")
+        first, second = (kms.create_key(KeyUsage="ENCRYPT_DECRYPT")["KeyMetadata"]["KeyId"] for _ in range(2))
+        backend = models.kms_backends["123456789012"]["us-east-1"]
+        assert backend.keys[first].private_key is backend.keys[second].private_key
+        sealed = kms.encrypt(KeyId=first, Plaintext=b"secret")["CiphertextBlob"]
+        assert kms.decrypt(CiphertextBlob=sealed)["Plaintext"] == b"secret"
+        with pytest.raises(kms.exceptions.ClientError):  # another key's ciphertext is not this one's
+            kms.decrypt(CiphertextBlob=sealed, KeyId=second)
+        signing = [kms.create_key(KeyUsage="SIGN_VERIFY", KeySpec="RSA_2048")["KeyMetadata"]["KeyId"] for _ in range(2)]
+        assert backend.keys[signing[0]].private_key is not backend.keys[signing[1]].private_key
+        signature = kms.sign(KeyId=signing[0], Message=b"m", SigningAlgorithm="RSASSA_PSS_SHA_256")["Signature"]
+        verified = kms.verify(
+            KeyId=signing[0], Message=b"m", Signature=signature, SigningAlgorithm="RSASSA_PSS_SHA_256"
+        )
+        assert verified["SignatureValid"]
