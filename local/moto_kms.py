@@ -34,5 +34,5 @@ def make_symmetric_keys_cheap() -> None:
     def generate_private_key(key_spec: str) -> Any:
         return shared(key_spec) if key_spec in SYMMETRIC_SPECS else original(key_spec)
 
-    models.generate_private_key = generate_private_key  # type: ignore[assignment]
+    models.generate_private_key = generate_private_key
     setattr(models, _INSTALLED, True)
