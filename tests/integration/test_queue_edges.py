@@ -88,7 +88,7 @@ def test_a_batch_is_not_handed_out_again_while_its_handler_still_runs(pipeline) 
 
     queue = "scan-requests"
     url = pipeline.urls[queue]
-    pipeline.sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "1"})
+    pipeline.sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "2"})
     messages, _ = batch_of(pipeline, queue, [json.dumps({"shard": 0, "tick_ms": None})])
     started, release = threading.Event(), threading.Event()
 
@@ -103,14 +103,14 @@ def test_a_batch_is_not_handed_out_again_while_its_handler_still_runs(pipeline) 
     worker.start()
     try:
         assert started.wait(10)
-        # three visibility timeouts of the handler's run: on moto alone the message was back after one
-        seen_meanwhile = [m for _ in range(3) for m in receive(pipeline.sqs, url, wait_s=1)]
+        # two visibility timeouts of the handler's run: on moto alone the message was back after one
+        seen_meanwhile = [m for _ in range(4) for m in receive(pipeline.sqs, url, wait_s=1)]
         assert seen_meanwhile == []
     finally:
         release.set()
         worker.join(10)
     again: list[dict[str, Any]] = []
-    for _ in range(5):
+    for _ in range(6):
         again += receive(pipeline.sqs, url, wait_s=1)
         if again:
             break
