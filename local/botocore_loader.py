@@ -3,10 +3,10 @@
 Each botocore ``Session`` makes its own data loader, and a loader reads and parses the JSON
 files it is asked for once per loader: the endpoints and partitions (about 1 MB of JSON) when the
 session makes its first client, then the service's model. PynamoDB makes a session for each
-model's connection (``pynamodb.connection.base.Connection.session``), so a process that makes
-connections afresh parses those files again every time: the integration tests do for every test
-(each test has a fresh moto account, and the models' connections are reset so none is left over
-from an earlier mock), which was about 0.4 s of CPU per test, a third of the integration suite.
+model's connection (``pynamodb.connection.base.Connection.session``) and boto3 one per default
+session, so a process that makes connections afresh parses those files again every time: the
+integration tests did for every test (a fresh moto account each, its connections made anew),
+about 0.4 s of CPU per test, and the local runtime does for each of its functions' threads.
 
 The files are data that never change while a process runs, and a loader already hands the same
 parsed objects to everything in its session; sharing the loader hands them to every session.

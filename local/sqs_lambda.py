@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -45,6 +46,10 @@ def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
     }
 
 
+RECEIVED_AT = "LocalReceivedAt"
+"""A message's own key, set by :func:`receive`: the monotonic time it was received at."""
+
+
 def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1) -> list[dict[str, Any]]:
     answer = client.receive_message(
         QueueUrl=queue_url,
@@ -53,6 +58,9 @@ def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1
         MessageSystemAttributeNames=["All"],
     )
     messages: list[dict[str, Any]] = answer.get("Messages", [])
+    received = time.monotonic()
+    for message in messages:
+        message[RECEIVED_AT] = received  # when its visibility timeout started (InvisibleWhileInvoked)
     return messages
 
 
@@ -119,7 +127,9 @@ class InvisibleWhileInvoked:
 
     @contextmanager
     def held(self, client: Any, queue_url: str, messages: list[dict[str, Any]]) -> Iterator[None]:
-        invoked = _Invoked(client, queue_url, messages, hidden_at=time.monotonic())
+        # hidden since its receive: a batch may have waited for its batching window or a worker
+        received = min((m.get(RECEIVED_AT, math.inf) for m in messages), default=math.inf)
+        invoked = _Invoked(client, queue_url, messages, hidden_at=min(received, time.monotonic()))
         with self._lock:
             self._batches[id(invoked)] = invoked
             if self._watcher is None:
