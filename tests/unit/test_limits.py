@@ -16,7 +16,7 @@ from local.receiver import most_within
 from shared.delivery import Outcome
 from shared.domain.claims import Claimed, Result
 from shared.domain.firing import Staged, Timing, staged_for
-from shared.domain.limits import Limit, booked_start, limit_for, origin_of, parse_origin
+from shared.domain.limits import Booking, Limit, LimitState, booked_start, limit_for, origin_of, parse_origin
 from shared.domain.registration import new_task
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import At
@@ -26,6 +26,7 @@ from shared.services.firing.call import Caller, Ran
 from shared.services.firing.claim import Claim, Claimer
 from shared.services.firing.record import Recorder
 from shared.services.firing.settle import settle
+from shared.services.throttling import Throttling
 from tests.support.firing import DeadLetters
 
 pytestmark = pytest.mark.unit
@@ -189,3 +190,63 @@ def test_a_retry_back_within_the_lead_of_a_long_retry_after_waits_for_it_not_for
     assert slept == [1.5]  # until the receiver's time, 30 minutes after the due time
     assert called == [1]
     assert ran.outcomes[0].ok
+
+
+class FakeThrottle:
+    """One limit's state in memory, booked the way the store books it (``book`` above)."""
+
+    def __init__(self) -> None:
+        self.tat: float | None = None
+
+    def book(self, limit: Limit, k: int, reference_ms: int) -> Booking:
+        start, self.tat = book(self.tat, reference_ms, limit)
+        return Booking(math.ceil(start))
+
+    def acquire(self, *args: Any) -> bool:
+        return True
+
+    def release(self, *args: Any) -> None:
+        pass
+
+    def state(self, limit: Limit, k: int, consistent: bool = False) -> LimitState:
+        return LimitState(limit.version, None)
+
+
+@pytest.mark.parametrize(("overslept_ms", "throttled_ms"), [(0, 0), (15, 0), (300, 0)])
+def test_a_trigger_woken_late_books_again_and_its_lateness_is_not_counted_as_throttled(
+    overslept_ms: int, throttled_ms: int
+) -> None:
+    """The first call of a burst starts at once: a trigger that oversleeps past the limit's
+    tolerance books again from the time it woke (once), and the time it overslept is lateness,
+    not time the limit held the call."""
+    limit = Limit("acme", "x", 10, burst=1, origin="https://example.com")
+    task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+    staged = staged_for(task.id, to_ms(NOW), one_shot=True)
+    now = [to_ms(NOW) - 1_000]  # claimed in the staging lead
+
+    def sleep(seconds: float) -> None:
+        now[0] += round(seconds * 1000) + overslept_ms
+
+    class Source:
+        def limits(self, tenant: str) -> list[Limit]:
+            return [limit]
+
+        refresh = limits
+
+    class Receiver:
+        def deliver(self, target: Any, envelope: Any) -> Outcome:
+            return Outcome.success(200)
+
+    throttling = Throttling(FakeThrottle(), Source())  # type: ignore[arg-type]
+    caller = Caller(Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, throttling=throttling)
+    ran = caller.run(Claim(staged, Claimed(task, 0, "log"), now[0]))
+    assert ran.outcomes[0].ok
+    assert ran.fired_ms == to_ms(NOW) + overslept_ms
+    assert ran.throttled_ms == throttled_ms
+    # a second call booked behind it is held by the limit: an interval, however late it woke
+    second = staged_for(
+        new_task(TaskSpec(At(NOW), task.targets), tenant="acme", now=NOW, shard=0).id, to_ms(NOW), one_shot=True
+    )
+    now[0] = to_ms(NOW) - 1_000
+    ran = caller.run(Claim(second, Claimed(task, 0, "log"), now[0]))
+    assert ran.throttled_ms >= 100

@@ -105,9 +105,10 @@ class Caller:
             if staged.ready_ms is None:
                 ready = reference  # a slow claim is late, not throttled
         signing: Signing | None = None
-        late_again = False
+        late_again, late_ms = False, 0
         for _ in range(REBOOKINGS + 1):
-            throttled = staged.throttled_ms + max(0, start - ready)
+            # time a limit held the call: not the time the trigger itself woke late
+            throttled = staged.throttled_ms + max(0, start - ready - late_ms)
             now = self.clock()
             if start - now > self.timing.lead_ms + HOLD_SLACK_MS:
                 delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
@@ -119,7 +120,7 @@ class Caller:
             if again is None and not late_again and woke - start > throttling.tolerance_ms(limited):
                 # woken later than an interval after its start: calling now could crowd the next
                 # second with the calls booked for it (a busy trigger, a late message); once
-                late_again = True
+                late_again, late_ms = True, woke - start
                 again = woke
             if again is None:
                 break
