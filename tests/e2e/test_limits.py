@@ -71,7 +71,9 @@ def test_a_burst_is_spread_to_the_limit_and_each_task_fires_once(sundial, receiv
     # that held nothing would start all 30 at once)
     assert most_within([started(run) for (run,) in runs], 1.0) <= 10 + 2 + 2
     assert max(throttled.values()) >= 2000  # the last ones held for seconds (a lower bound: load only adds)
-    assert min(throttled.values()) == 0, throttled  # the burst went straight
+    # That the burst starts straight (throttled 0) is the unit test's, under a fake clock
+    # (tests/unit/test_limits.py): here a trigger starved past the limit's tolerance books again
+    # behind the others, as it must, and even the first call can have been held.
     # the time held is time the call waited: each arrived at least that long after its due time.
     # Not an order of arrivals: a trigger woken late on a loaded machine books a start nobody
     # holds, so a call neither throttled nor early can arrive after the ones held longest.
