@@ -6,18 +6,29 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 export PYTHONPATH := $(CURDIR):$(CURDIR)/receiver-kit
+# Modules are compiled once, by the first process that imports them, and kept in .venv/pycache
+# (never beside the sources): uv installs without compiling, and where the environment says
+# PYTHONDONTWRITEBYTECODE each of a test run's hundreds of processes compiled all it imported.
+export PYTHONDONTWRITEBYTECODE :=
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
 .PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke
 
-# The project itself is installed editable, without dependencies (they are the pinned ones just
-# installed): that is what puts the `sundial` command in .venv/bin.
+# The pinned requirements go in with uv (pinned too): it fetches and unpacks in parallel, about 5 s
+# where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
+# pip.conf), pip installs them as before. The project itself is installed editable, without
+# dependencies (they are the pinned ones just installed): that is what puts `sundial` in .venv/bin.
+UV_VERSION := 0.13.9
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) -m pip install --quiet --no-deps --editable .
+	{ $(PY) -m pip install --quiet uv==$(UV_VERSION) && \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements-dev.txt && \
+		$(VENV)/bin/uv pip install --quiet --python $(PY) --no-deps --editable .; } || \
+		{ echo "uv did not install the requirements: pip will"; \
+		$(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -r requirements-dev.txt && \
+		$(PY) -m pip install --quiet --no-deps --editable .; }
 	touch $@
 
 # The console's browser tests drive Debian's chromium (tests/browser). Installed where this
