@@ -48,28 +48,36 @@ $(NODE_STAMP): package.json
 run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_PORT:-8080}
 	$(PY) -W ignore::UserWarning -m local
 
-# `make test` lints while the suites run, the suites spread over TEST_WORKERS processes
-# (pytest-xdist: one per core, and one each for the groups that hold a worker for minutes while
-# mostly waiting: the OpenAPI fuzzer, the infrastructure suite, the two e2e halves; at most 6;
-# TEST_WORKERS=0 runs them in this process). Tests that share a costly session fixture run in one
+# `make test` runs three things side by side: the lint, the infrastructure suite (a pytest of its
+# own: its modules import the CDK, whose jsii runtime costs seconds of CPU in every process that
+# collects them, and each pytest-xdist worker collects every test), and the other suites spread
+# over TEST_WORKERS processes (pytest-xdist: one per core, and one each for the groups that hold a
+# worker for minutes while mostly waiting: the OpenAPI fuzzer and the two e2e halves; at most 5;
+# TEST_WORKERS=0 runs them in one process). Tests that share a costly session fixture run in one
 # worker (tests/support/suites.py: --dist loadgroup; the e2e suite in two halves, a runtime each).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 4 )))
+# A run that selects no test of its part (PYTEST_ARGS="-m unit": pytest's exit 5) is no failure.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 3 )))
+PYTEST := $(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning
 test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructure, e2e, browser), in parallel
-	@lint_log=$$(mktemp); \
+	@lint_log=$$(mktemp); infra_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
-	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
-		-n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup $(PYTEST_ARGS) tests; suites=$$?; \
+	$(PYTEST) $(PYTEST_ARGS) tests/infrastructure >$$infra_log 2>&1 & infra=$$!; \
+	$(PYTEST) -n $(TEST_WORKERS) --maxprocesses 5 --dist loadgroup --ignore=tests/infrastructure $(PYTEST_ARGS) tests; \
+	suites=$$?; ((suites == 5)) && suites=0; \
+	wait $$infra; infrastructure=$$?; ((infrastructure == 5)) && infrastructure=0; \
 	wait $$lint; linted=$$?; \
+	echo "--- the infrastructure suite (tests/infrastructure; ran alongside): $$( ((infrastructure)) && echo FAILED || echo passed)"; \
+	cat $$infra_log; \
 	echo "--- make lint (ruff check, ruff format --check, mypy, lint-imports; ran alongside the suites): $$( ((linted)) && echo FAILED || echo passed)"; \
-	cat $$lint_log; rm -f $$lint_log; \
-	exit $$(( suites || linted ))
+	cat $$lint_log; rm -f $$lint_log $$infra_log; \
+	exit $$(( suites || infrastructure || linted ))
 
-# The suites as `make test` runs them, each process recording the lines it ran (pyproject.toml,
-# [tool.coverage.run]); prints line coverage per module and in all.
+# The suites as `make test` runs them, but in one pytest-xdist run (the infrastructure suite a
+# worker's unit: one run combines every process's data), each process recording the lines it ran
+# (pyproject.toml, [tool.coverage.run]); prints line coverage per module and in all.
 coverage: $(STAMP) browser  ## line coverage of every suite (coverage.py), printed per module
 	rm -rf .coverage-data && mkdir -p .coverage-data
-	$(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning \
-		-n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS) tests; \
+	$(PYTEST) -n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup --cov --cov-report= $(PYTEST_ARGS) tests; \
 	$(PY) -m coverage combine -q; $(PY) -m coverage report --sort=-miss | tail -45
 
 LINT := $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check . && $(VENV)/bin/mypy && $(VENV)/bin/lint-imports --no-logo

@@ -12,17 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from aws_cdk import Stack
 
-from infra import names
-from infra.app import build_app
 from shared.domain.jobs import NewJobRecord
 from shared.domain.sharding import Sharding
 from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.eventually import until
 from tests.support.processor import running_processor
-from tests.support.stepfunctions import StateMachineRunner, definition_from_stack, state_machine
+from tests.support.stepfunctions import StateMachineRunner, state_machine, sundial_definition
 
 pytestmark = pytest.mark.integration
 BUCKET = "sundial-jobs-cancel"
@@ -32,9 +29,7 @@ SHARD_S = 0.2
 
 @pytest.fixture(scope="module")
 def definition() -> str:
-    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
-    assert isinstance(stack, Stack)
-    return definition_from_stack(stack)
+    return sundial_definition()
 
 
 @dataclass

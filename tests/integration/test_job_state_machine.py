@@ -17,11 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from aws_cdk import App, Duration, Stack
-from aws_cdk import aws_lambda as lambda_
 
-from infra.jobs import RETRYABLE_ERROR, Jobs
-from infra.settings import DeploymentSettings
 from tests.support.stepfunctions import StateMachineRunner, definition_from_stack, state_machine
 
 pytestmark = pytest.mark.integration
@@ -40,7 +36,8 @@ class ProcessorFailed(Exception):
     pass
 
 
-assert ProcessorRetryable.__name__ == RETRYABLE_ERROR
+RETRYABLE_ERROR = ProcessorRetryable.__name__
+"""The error name the definition retries (infra/jobs.py's, checked where it is synthesized)."""
 
 
 @dataclass
@@ -110,7 +107,15 @@ class FakeSteps:
 
 @pytest.fixture(scope="module")
 def definition() -> str:
-    """The construct in a throwaway stack, with a real Lambda function (its ARN is a token)."""
+    """The construct in a throwaway stack, with a real Lambda function (its ARN is a token). The
+    CDK is imported here: a worker that collects this file but runs none of it never starts it."""
+    from aws_cdk import App, Duration, Stack
+    from aws_cdk import aws_lambda as lambda_
+
+    from infra import jobs
+    from infra.settings import DeploymentSettings
+
+    assert jobs.RETRYABLE_ERROR == RETRYABLE_ERROR
     stack = Stack(App(), "JobsProbe")
     function = lambda_.Function(
         stack,
@@ -119,7 +124,7 @@ def definition() -> str:
         handler="functions.jobs.handler.handler",
         code=lambda_.Code.from_inline("def handler(event, context): pass"),
     )
-    Jobs(
+    jobs.Jobs(
         stack,
         "Jobs",
         settings=DeploymentSettings(),

@@ -10,16 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from aws_cdk import Stack
 
-from infra import names
-from infra.app import build_app
 from shared.domain.sharding import split
 from tests.integration.conftest import jobs_on
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.eventually import until
 from tests.support.processor import SummingProcessor, running_processor
-from tests.support.stepfunctions import definition_from_stack, state_machine
+from tests.support.stepfunctions import state_machine, sundial_definition
 
 pytestmark = pytest.mark.integration
 BUCKET = "sundial-jobs-e2e"
@@ -28,9 +25,7 @@ BUCKET = "sundial-jobs-e2e"
 @pytest.fixture(scope="module")
 def definition() -> str:
     """The state machine of the Sundial stack itself, as `cdk deploy` would create it."""
-    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
-    assert isinstance(stack, Stack)
-    return definition_from_stack(stack)
+    return sundial_definition()
 
 
 @pytest.fixture

@@ -112,3 +112,17 @@ def state_machine(
             "stateMachineArn"
         ]
         yield StateMachineRunner(arn=arn, client=client)
+
+
+def sundial_definition() -> str:
+    """The state machine of the Sundial stack itself, as `cdk deploy` would create it. The CDK
+    is imported here, not where a test module is collected: a worker that collects the module
+    but runs none of its tests never starts it (jsii's node process, seconds of CPU)."""
+    from aws_cdk import Stack
+
+    from infra import names
+    from infra.app import build_app
+
+    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
+    assert isinstance(stack, Stack)
+    return definition_from_stack(stack)
