@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from local.apigw import LocalContext, http_answer, proxy_event
 from shared.topology import API_PAYLOAD_MAX_BYTES
@@ -81,13 +81,18 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
 
         def _serve(self) -> None:
             parts = urlsplit(self.path)
+            # API Gateway hands the function the request's path percent-decoded (Powertools'
+            # resolver matches routes on decoded characters: "API GW/ALB decode non-safe URI
+            # chars"), so a path parameter is validated as the characters it stands for: eight
+            # encoded characters are eight, not the 66 of their encoding.
+            path = unquote(parts.path)
             length = self._length()
             if length is None:
                 return
             body = self.rfile.read(length).decode("utf-8", errors="replace") if length else None
             event = proxy_event(
                 self.command,
-                parts.path,
+                path,
                 parse_qs(parts.query, keep_blank_values=True),
                 dict(self.headers.items()),
                 body,

@@ -8,6 +8,7 @@ import http.client
 import json
 import socket
 import threading
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +17,9 @@ import pytest
 from local.http_adapter import FORWARDED, make_server
 
 pytestmark = pytest.mark.integration
+
+FUZZED_ID = "\x13\U0006ff81\x8b\xb8\U00013f1e\U000f9451\U00057181\xa0"
+"""A task id schemathesis sent percent-encoded (66 characters encoded, 8 decoded)."""
 
 
 @pytest.fixture
@@ -111,3 +115,28 @@ def test_a_content_length_that_is_not_a_number_of_bytes_is_answered_and_the_serv
     connection.request("GET", "/v1/tasks")
     assert connection.getresponse().status == 200
     connection.close()
+
+
+def test_the_function_gets_the_path_percent_decoded_as_api_gateway_hands_it_on(adapter) -> None:
+    port, events = adapter
+    task_id = FUZZED_ID
+    encoded = urllib.parse.quote(task_id, safe="")
+    assert len(task_id) == 8
+    assert len(encoded) > 64
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    connection.request("DELETE", f"/v1/tasks/{encoded}?name=a%20b")
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    assert response.status == 200
+    (event,) = events
+    assert event["path"] == f"/v1/tasks/{task_id}"
+    assert event["pathParameters"] == {"proxy": f"tasks/{task_id}"}
+    assert event["queryStringParameters"] == {"name": "a b"}
+
+
+def test_a_task_id_of_eight_encoded_characters_is_not_found_not_too_long(api) -> None:
+    """Through the API function: the id's maxLength (64) counts its characters, as the OpenAPI
+    document says, not the characters of its percent-encoding."""
+    answer = api("DELETE", f"/v1/tasks/{FUZZED_ID}")
+    assert answer.status == 404, answer.body
