@@ -47,7 +47,8 @@ SHARED_PROCESS = {
     "browser": "browser",
 }
 """Suites whose tests share a costly session fixture, each run by one xdist worker as a whole:
-infrastructure's synthesis of the app (tens of seconds), e2e's local runtime (``make run`` in a
+infrastructure's synthesis of the app (tens of seconds; `make test` runs that suite as a pytest
+of its own, `make coverage` in the xdist run), e2e's local runtime (``make run`` in a
 subprocess, with its own moto), the browser suite's (a runtime of its own and one Chromium). Every
 other test goes to whichever worker is free."""
 
