@@ -181,9 +181,13 @@ def test_a_1000_item_job_cancelled_mid_way_ends_cancelled_with_no_later_shard_an
         assert "notify" not in script.phases()  # 50 % was never reached
         late = [arrived for arrived, _ in script.shards() if arrived > answered]
         assert len(late) <= concurrency - calls_under_way, (len(late), calls_under_way)
-        shards_then = len(script.shards())
         time.sleep(1)  # kept: the behaviour is an absence (no shard call comes later), watched for a second
-        assert len(script.shards()) == shards_then  # nothing more comes
+        # Still within the bound: a step that checked the job before the cancel may reach the
+        # processor late on a loaded machine (once, 1.3 s after the others had been answered);
+        # a step that starts after the cancel never calls it.
+        late = [arrived for arrived, _ in script.shards() if arrived > answered]
+        assert len(late) <= concurrency - calls_under_way, (len(late), calls_under_way)
+        assert "post" not in script.phases()
 
         # the job stays cancelled; a second cancel is harmless, a cancel of no job is 404
         assert sundial.call("POST", f"/v1/jobs/{job_id}/cancel")[0] == 202
