@@ -1,6 +1,13 @@
 """DynamoDB's conditional writes are atomic; moto's are not (two threads can both pass the same
 condition). Sundial's exactly-once claim relies on that atomicity, so wherever moto stands in for
-DynamoDB (the local runtime's moto process, the tests) its writes are serialized by one lock."""
+DynamoDB (the local runtime's moto process, the tests) its writes are serialized by one lock.
+
+So are the requests that write, whole: DynamoDB answers ReturnValues (ALL_NEW, ALL_OLD, ...) as
+of the request's own write ("the item attributes as they appeared before/after the UpdateItem
+operation", UpdateItem in the DynamoDB API reference), but moto's handler reads the old item
+before its write and serializes the new one after it, outside the backend: a counter ADDed from
+two threads answered both the same count. Sundial's counters rely on the answer (a job's done
+shards decide which notify threshold a shard crossed; a limit's booking, a quota's count)."""
 
 from __future__ import annotations
 
@@ -10,13 +17,21 @@ from typing import Any
 
 _LOCK = threading.RLock()
 _WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
+_ANSWERED_WRITES = ("put_item", "update_item", "delete_item")
+"""The handler methods that read the item around the backend's write to answer ReturnValues."""
 
 
 def make_dynamodb_writes_atomic() -> None:
     from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
 
-    for name in _WRITES:
-        original = getattr(DynamoDBBackend, name, None)
+    _lock_methods(DynamoDBBackend, _WRITES)
+    _lock_methods(DynamoHandler, _ANSWERED_WRITES)
+
+
+def _lock_methods(cls: type, names: tuple[str, ...]) -> None:
+    for name in names:
+        original = getattr(cls, name, None)
         if original is None or getattr(original, "_sundial_atomic", False):
             continue
 
@@ -26,4 +41,4 @@ def make_dynamodb_writes_atomic() -> None:
 
         functools.update_wrapper(locked, original)
         locked._sundial_atomic = True  # type: ignore[attr-defined]
-        setattr(DynamoDBBackend, name, locked)
+        setattr(cls, name, locked)

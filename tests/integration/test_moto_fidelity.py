@@ -584,3 +584,47 @@ def test_symmetric_keys_share_an_unused_private_key_and_still_encrypt_while_sign
             KeyId=signing[0], Message=b"m", Signature=signature, SigningAlgorithm="RSASSA_PSS_SHA_256"
         )
         assert verified["SignatureValid"]
+
+
+def test_an_update_answers_the_item_as_its_own_write_left_it_while_others_write_it(keyed_table: object) -> None:
+    """DynamoDB returns ReturnValues (ALL_NEW, ALL_OLD) as of the request's own write, atomically.
+    moto builds them outside its write: read before it, serialized after it, when another thread
+    may have written the item again. A counter ADDed from several threads then answered the
+    same value twice and skipped one, and a job lost the notify of the threshold the skipped
+    count crossed (local/moto_atomic.py serializes the whole request)."""
+    dynamodb: Any = keyed_table
+    threads, each = 8, 40
+    news: list[int] = []
+    olds: list[int] = []
+    lock = threading.Lock()
+    start = threading.Barrier(threads)
+
+    def count() -> None:
+        start.wait()
+        for _ in range(each):
+            key = {"pk": {"S": "p00"}, "sk": {"N": "0"}}
+            new = dynamodb.update_item(
+                TableName="fidelity",
+                Key=key,
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+                ReturnValues="ALL_NEW",
+            )["Attributes"]["n"]["N"]
+            old = dynamodb.update_item(
+                TableName="fidelity",
+                Key=key,
+                UpdateExpression="ADD m :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+                ReturnValues="ALL_OLD",
+            )["Attributes"].get("m", {"N": "0"})["N"]
+            with lock:
+                news.append(int(new))
+                olds.append(int(old))
+
+    workers = [threading.Thread(target=count) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert sorted(news) == list(range(1, threads * each + 1))
+    assert sorted(olds) == list(range(threads * each))
