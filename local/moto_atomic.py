@@ -3,8 +3,8 @@ condition). Sundial's exactly-once claim relies on that atomicity, so wherever m
 DynamoDB (the local runtime's moto process, the tests) its writes are serialized by one lock.
 
 So are the requests that write, whole: DynamoDB answers ReturnValues (ALL_NEW, ALL_OLD, ...) as
-of the request's own write ("the item attributes as they appeared before/after the UpdateItem
-operation", UpdateItem in the DynamoDB API reference), but moto's handler reads the old item
+of the request's own write (the item's attributes as they appear after, or appeared before, that
+UpdateItem operation: ReturnValues in the DynamoDB API reference), but moto's handler reads the old item
 before its write and serializes the new one after it, outside the backend: a counter ADDed from
 two threads answered both the same count. Sundial's counters rely on the answer (a job's done
 shards decide which notify threshold a shard crossed; a limit's booking, a quota's count)."""
