@@ -599,27 +599,24 @@ def test_an_update_answers_the_item_as_its_own_write_left_it_while_others_write_
     lock = threading.Lock()
     start = threading.Barrier(threads)
 
+    def add_one(counter: str, returned: str) -> int:
+        """ADD 1 to ``counter`` of one item: the counter as the ReturnValues answer shows it."""
+        attributes = dynamodb.update_item(
+            TableName="fidelity",
+            Key={"pk": {"S": "p00"}, "sk": {"N": "0"}},
+            UpdateExpression=f"ADD {counter} :one",
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues=returned,
+        ).get("Attributes", {})
+        return int(attributes.get(counter, {"N": "0"})["N"])
+
     def count() -> None:
         start.wait()
         for _ in range(each):
-            key = {"pk": {"S": "p00"}, "sk": {"N": "0"}}
-            new = dynamodb.update_item(
-                TableName="fidelity",
-                Key=key,
-                UpdateExpression="ADD n :one",
-                ExpressionAttributeValues={":one": {"N": "1"}},
-                ReturnValues="ALL_NEW",
-            )["Attributes"]["n"]["N"]
-            old = dynamodb.update_item(
-                TableName="fidelity",
-                Key=key,
-                UpdateExpression="ADD m :one",
-                ExpressionAttributeValues={":one": {"N": "1"}},
-                ReturnValues="ALL_OLD",
-            )["Attributes"].get("m", {"N": "0"})["N"]
+            new, old = add_one("n", "ALL_NEW"), add_one("m", "ALL_OLD")
             with lock:
-                news.append(int(new))
-                olds.append(int(old))
+                news.append(new)
+                olds.append(old)
 
     workers = [threading.Thread(target=count) for _ in range(threads)]
     for worker in workers:
