@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bench import bill, metering
 from bench import capacity as cap
 from bench.capacity import percentile
 from local.moto_server import free_port
@@ -283,12 +284,23 @@ def run(
     with counter.active(), receiver_process() as receiver:
         runtime = Runtime(LocalSettings.from_env(port=free_port(), delay_queues=delay_queues), on_fire=on_fire)
         runtime.start()
-        setup_calls = cap.Usage(
-            counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
-        )
         share = CpuShare({"moto": runtime.moto.pid, "runtime": os.getpid(), "receiver": receiver.pid})
         try:
             url = receiver.url + "/hook"
+            # The whole bill's other parts (bench/bill.py), before the run: the idle stack, then a
+            # registration one by one and in batches (tasks due tomorrow, which the run leaves be).
+            idle = metering.idle(counter, IDLE_SECONDS, runtime.function_settings.bucket_shards)
+            registering = {
+                size: metering.registration(
+                    counter, lambda times, size: register_all(runtime.port, url, times, 1, size), n, size
+                )
+                for size, n in ((0, BILL_REGISTRATIONS), (100, 2 * 100))
+            }
+            setup_calls = cap.Usage(
+                counter.usage.calls.copy(), defaultdict(float, counter.usage.wru), defaultdict(float, counter.usage.rru)
+            )
+            table = runtime.function_settings.table_name
+            table_before = metering.table_bytes(table)
             start = datetime.now(UTC) + timedelta(seconds=lead_in)
             due = [start + timedelta(seconds=window * i / count) for i in range(count)]
             share.over(start.timestamp(), start.timestamp() + window)
@@ -297,13 +309,29 @@ def run(
             while time.time() < deadline and receiver.tasks_called() < count:
                 time.sleep(0.5)
             time.sleep(3)  # late duplicates, if any, arrive now
+            kept_bytes, kept_items = metering.kept(table_before, metering.table_bytes(table), len(registered))
         finally:
             runtime.stop()
             calls = receiver.calls()
-    first = report(count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke)
+    first, fire = report(
+        count, registered, reg_seconds, calls, counter, setup_calls, invocations, window, delay_queues, woke
+    )
     if share.shares:
         print("  CPU over the due window, in cores: " + ", ".join(f"{k} {v:.2f}" for k, v in share.shares.items()))
+    bill.print_bill(
+        bill.registration(registering[0], "register one by one"),
+        bill.registration(registering[100], "register in batches of 100"),
+        fire,
+        bill.keeping(kept_bytes, kept_items, AWS.run_retention_days),
+        bill.idle(metering.template(), idle, AWS_SHARDS),
+    )
     keep.write(count, window, delay_queues, first, woke, share.shares.get("moto"))
+
+
+IDLE_SECONDS = 4.0
+"""How long the bench counts the idle runtime (a local tick a second)."""
+BILL_REGISTRATIONS = 100
+"""Tasks registered one by one (and twice as many in batches) to price a registration."""
 
 
 def register_all(
@@ -362,8 +390,8 @@ def report(
     window: float,
     delay_queues: int,
     woke: dict[str, float],
-) -> dict[str, float]:
-    """Print the run's figures; returns each fired task's lateness (ms)."""
+) -> tuple[dict[str, float], bill.Section]:
+    """Print the run's figures; returns each fired task's lateness (ms) and what firing cost."""
     first: dict[str, float] = {}
     per_task: dict[str, int] = {}
     early = 0
@@ -426,10 +454,10 @@ def report(
         seconds["trigger"],
         memory_gb,
     )
-    aws_cost(count / window * 60, measured, registration_wru=wru["api"])
+    fire = fire_section(count / window * 60, measured)
     if lost or duplicated or early:
         raise SystemExit(f"FAILED: lost {lost}, duplicated {duplicated}, early {early}")
-    return first
+    return first, fire
 
 
 @dataclass(frozen=True)
@@ -454,9 +482,9 @@ SCAN_RRU = 1.0 + 2 * 0.5
 """One scan in AWS: read the shard's mark (1 RRU, strongly consistent) and ~2 bucket queries."""
 
 
-def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
-    """The cost per task in AWS at this rate: the trigger's calls as measured; the tick and the
-    scans as AWS runs them (one tick a minute, one scan per shard a minute, the shard's minute
+def fire_section(per_minute: float, m: Measured) -> bill.Section:
+    """The firing path per task in AWS at this rate: the trigger's calls as measured; the tick and
+    the scans as AWS runs them (one tick a minute, one scan per shard a minute, the shard's minute
     staged in batches of 10), because locally they run every second over 2 shards."""
     from local.settings import LocalSettings
 
@@ -468,49 +496,47 @@ def aws_cost(per_minute: float, m: Measured, registration_wru: float) -> None:
     scans = AWS_SHARDS / per_minute  # per task
     # scan requests: sent by the tick in batches of 10, received and deleted one by one
     tick_sqs = (math.ceil(AWS_SHARDS / 10) + 2 * AWS_SHARDS) / per_minute
-    rows = {
-        "DynamoDB writes": (m.trigger_wru + scans * 2.0, "WRU", "claim + run log; the scans' lease and mark"),
-        "DynamoDB reads": (m.trigger_rru + scans * SCAN_RRU + 0.08, "RRU", "the scans' mark and queries"),
-        "SQS": (m.sqs_requests + scanner_sends + tick_sqs, "requests", "staging, receive, delete, scan requests"),
-        "Lambda requests": (m.trigger_invocations + scans + 1 / per_minute, "invocations", "trigger, scans, tick"),
-        "Lambda time": (
+    invocations = m.trigger_invocations + scans + 1 / per_minute
+    rows = [
+        (
+            "DynamoDB writes",
+            m.trigger_wru + scans * 2.0,
+            "WRU",
+            bill.WRU,
+            bill.WRU_PROVISIONED,
+            "claim + run log; the scans' lease and mark",
+        ),
+        (
+            "DynamoDB reads",
+            m.trigger_rru + scans * SCAN_RRU + 0.08,
+            "RRU",
+            bill.RRU,
+            bill.RRU_PROVISIONED,
+            "the scans' mark and queries",
+        ),
+        (
+            "SQS",
+            m.sqs_requests + scanner_sends + tick_sqs,
+            "requests",
+            bill.SQS,
+            None,
+            "staging, receive, delete, scan requests",
+        ),
+        ("Lambda requests", invocations, "invocations", bill.LAMBDA, None, "trigger, scans, tick"),
+        (
+            "Lambda time",
             trigger_gb_s + (scans + 1 / per_minute) * SCAN_SECONDS * m.memory_gb["scanner"],
             "GB-s",
+            bill.GB_S,
+            None,
             f"the trigger at {m.memory_gb['trigger'] * 1024:.0f} MB waits out the lead",
         ),
-    }
-    on_demand = {
-        "DynamoDB writes": cap.ON_DEMAND_PER_MILLION_WRU,
-        "DynamoDB reads": cap.ON_DEMAND_PER_MILLION_RRU,
-        "SQS": cap.SQS_PER_MILLION,
-        "Lambda requests": cap.LAMBDA_PER_MILLION,
-        "Lambda time": cap.LAMBDA_GB_SECOND * 1e6,
-    }
-    provisioned = {
-        **on_demand,
-        "DynamoDB writes": cap.provisioned_per_million_writes(),
-        "DynamoDB reads": cap.provisioned_per_million_reads(),
-    }
+    ]
     print(
-        f"\n  AWS estimate at this rate ({per_minute:.0f} tasks/min; {AWS_SHARDS} shards, {AWS_DELAY_QUEUES} delay "
-        f"queue, 1 tick/min, {AWS.lead_ms / 1000:.0f} s lead), per million one-shot tasks:"
+        f"\n  AWS at this rate: {per_minute:.0f} tasks/min; {AWS_SHARDS} shards, {AWS_DELAY_QUEUES} delay "
+        f"queue, 1 tick/min, {AWS.lead_ms / 1000:.0f} s lead"
     )
-    print(f"    {'':16} {'per task':>20}   {'on-demand':>9}  {'provisioned':>11}")
-    for name, (amount, unit, what) in rows.items():
-        print(
-            f"    {name:16} {amount:8.4f} {unit:11}   ${amount * on_demand[name]:8.2f}  "
-            f"${amount * provisioned[name]:10.2f}   {what}"
-        )
-    total = sum(amount * on_demand[name] for name, (amount, _, _) in rows.items())
-    total_provisioned = sum(amount * provisioned[name] for name, (amount, _, _) in rows.items())
-    print(f"    {'scheduler overhead (docs/design.md)':37} ${total:8.2f}  ${total_provisioned:10.2f}")
-    reg_on_demand = registration_wru * cap.ON_DEMAND_PER_MILLION_WRU
-    reg_provisioned = registration_wru * cap.provisioned_per_million_writes()
-    print(
-        f"    {'+ registration writes (' + format(registration_wru, '.2f') + ' WRU)':37} "
-        f"${total + reg_on_demand:8.2f}  ${total_provisioned + reg_provisioned:10.2f}"
-    )
-    print(f"    EventBridge Scheduler, for comparison: ${cap.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f}")
+    return bill.firing(rows, invocations)
 
 
 if __name__ == "__main__":

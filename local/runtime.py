@@ -129,9 +129,12 @@ class Runtime:
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
         gateway = with_authorizer(
-            with_limits(api), authorize, is_public, anonymous=self.function_settings.default_tenant
+            with_limits(attributed("api", api)),
+            attributed("authorizer", authorize),
+            is_public,
+            anonymous=self.function_settings.default_tenant,
         )
-        self._server = make_server("127.0.0.1", self.port, attributed("api", gateway))
+        self._server = make_server("127.0.0.1", self.port, gateway)
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
             for c in consumers(self.delay_queues, self.settings.trigger_batch_size)
