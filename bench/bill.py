@@ -143,7 +143,9 @@ def registration(counted: Counted, what: str) -> Section:
 
 def firing(rows: Iterable[tuple[str, float, str, float, float | None, str]], invocations: float) -> Section:
     """The firing path's lines (bench/__main__.py's ``aws_cost`` rows) and their log lines."""
-    lines = [Line(item, amount, unit, price, provisioned, note) for item, amount, unit, price, provisioned, note in rows]
+    lines = [
+        Line(item, amount, unit, price, provisioned, note) for item, amount, unit, price, provisioned, note in rows
+    ]
     lines.append(
         Line(
             "CloudWatch Logs",
@@ -204,7 +206,8 @@ def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section
         ),
         Line(
             "Lambda time",
-            ticks * counted.tick.seconds * counted.tick.memory_gb + scans * counted.scan.seconds * counted.scan.memory_gb,
+            ticks * counted.tick.seconds * counted.tick.memory_gb
+            + scans * counted.scan.seconds * counted.scan.memory_gb,
             "GB-s",
             GB_S,
             note="as run locally",
@@ -289,7 +292,9 @@ def _scheduled_per_month(resources: dict[str, Any]) -> float:
 def _is_traced(resources: dict[str, Any], role: str, traced: list[dict[str, Any]]) -> bool:
     """Whether the function whose description names ``role`` (its profile, infra/pipeline.py) is
     on active tracing."""
-    return any(str(f.get("Properties", {}).get("Description", "")).lower().startswith(f"sundial {role}") for f in traced)
+    return any(
+        str(f.get("Properties", {}).get("Description", "")).lower().startswith(f"sundial {role}") for f in traced
+    )
 
 
 def _traces(invocations_per_month: float, per_event: float) -> float:
@@ -304,9 +309,7 @@ def print_section(section: Section, per: str) -> None:
     print(f"\n  {section.name} ({per}):")
     for line in section.lines:
         amount = f"{line.amount:12.4f}" if line.amount < 1e5 else f"{line.amount:12.3g}"
-        print(
-            f"    {line.item:22} {amount} {line.unit:11} ${line.cost():9.3f}  ${line.cost(True):9.3f}   {line.note}"
-        )
+        print(f"    {line.item:22} {amount} {line.unit:11} ${line.cost():9.3f}  ${line.cost(True):9.3f}   {line.note}")
     print(f"    {'total':22} {'':24} ${section.total():9.3f}  ${section.total(True):9.3f}")
 
 

@@ -15,6 +15,9 @@ from bench import bill
 from bench import capacity as cap
 from local.attribution import current_function, invocations
 
+Sizes = tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]
+"""A table's items and index entries: (pk, sk) -> billed bytes."""
+
 API_MEMORY_GB = 0.25  # infra/api.py (shared.topology.API_FUNCTION_MEMORY_MB)
 PIPELINE_MEMORY_GB = 0.25  # infra/pipeline.py, the tick's and the scanner's profile
 
@@ -34,12 +37,12 @@ class Snapshot:
         """What ``functions`` (and their event sources) used since this snapshot, per ``per``."""
         usage = self.counter.usage
         calls = usage.calls - self.calls
-        mine = {key: n for key, n in calls.items() if key[0] in functions or key[0].removesuffix(" event source") in functions}
-        durations = [
-            d
-            for name in functions
-            for d in invocations.get(name, [])[len(self.invocations.get(name, [])) :]
-        ]
+        mine = {
+            key: n
+            for key, n in calls.items()
+            if key[0] in functions or key[0].removesuffix(" event source") in functions
+        }
+        durations = [d for name in functions for d in invocations.get(name, [])[len(self.invocations.get(name, [])) :]]
         return bill.Counted(
             wru=sum(usage.wru[f] - self.wru[f] for f in functions) / per,
             rru=sum(usage.rru[f] - self.rru[f] for f in functions) / per,
@@ -98,7 +101,7 @@ def registration(
     return before.since(("api",), count, API_MEMORY_GB, api_requests=requests)
 
 
-def table_bytes(table: str) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+def table_bytes(table: str) -> Sizes:
     """Every item of ``table``: (pk, sk) -> its billed bytes, and the same for its index entries
     (items with ``lpk``: the keys-only index holds the table's and the index's keys)."""
     import boto3
@@ -115,7 +118,9 @@ def table_bytes(table: str) -> tuple[dict[tuple[str, str], int], dict[tuple[str,
     return items, index
 
 
-def kept(before: tuple[dict[Any, int], dict[Any, int]], after: tuple[dict[Any, int], dict[Any, int]], tasks: int) -> tuple[float, float]:
+def kept(
+    before: tuple[dict[Any, int], dict[Any, int]], after: tuple[dict[Any, int], dict[Any, int]], tasks: int
+) -> tuple[float, float]:
     """Bytes and items per task the table holds now and did not before."""
     new_bytes = 0
     new_items = 0

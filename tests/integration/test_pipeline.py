@@ -436,3 +436,23 @@ def test_a_stranded_message_fired_late_that_fails_is_retried_as_usual(api, pipel
     (run,) = runs(api, task["id"])
     assert run["attempts"] == 2
     assert [c.body["attempt"] for c in receiver.calls_to("/stranded-retried")] == [1, 2]
+
+
+def test_an_idle_tick_and_empty_scans_send_no_custom_metric_and_a_scan_that_stages_sends_one(
+    api, pipeline, receiver, monkeypatch
+):
+    """A custom metric costs $0.30 a month for each hour it is sent in (bench/bill.py): an idle
+    stack's tick and scans send none."""
+    from shared.observability import metrics
+
+    sent: list[str] = []
+    original = metrics.add_metric
+    monkeypatch.setattr(metrics, "add_metric", lambda name, **kw: (sent.append(name), original(name=name, **kw)))
+    pipeline.tick()
+    pipeline.tick()
+    assert sent == []
+    url = receiver.script("/staged", 200)
+    register(api, url, schedule={"after_seconds": 4})  # beyond the writers' window: staged by a scan
+    sent.clear()  # the API's own
+    pipeline.tick(at=time.time() + 2.3)
+    assert sent == ["Staged"]
