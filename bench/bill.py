@@ -268,7 +268,7 @@ def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section
                 note="a task a minute: its API call, fire and Lambda (docs/deploy.md, section 15)",
             )
         )
-    return Section("idle, a month", tuple(lines))
+    return Section("idle", tuple(lines))
 
 
 CANARY_FIRE = 0.85 / MONTH_MINUTES
