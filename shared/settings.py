@@ -466,6 +466,12 @@ class DeploymentSettings(Tuning):
     claims are one write each."""
     lateness_alarm_ms: Annotated[Int, Field(ge=1)] = 1000
     """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
+    tracing: Literal["passthrough", "active"] = "passthrough"
+    """The functions' X-Ray tracing mode. "passthrough": a function traces an invocation only when
+    its upstream trace header says sampled (an API request API Gateway's stage sampled, and what
+    the API sent while traced), so the tick and the scanners, which run every minute, cost nothing
+    in traces. "active": Lambda samples every function's invocations itself (1 a second and 5 % of
+    the rest), nearly every idle invocation a trace (docs/deploy.md, section 11)."""
     canary: Flag = True
     """A canary task due every minute, fired through the deployment's own path and timed, with
     alarms when a minute is missed or over a second late (about $1 a month: docs/deploy.md)."""

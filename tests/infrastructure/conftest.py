@@ -74,7 +74,7 @@ class Built:
 @pytest.fixture(scope="session")
 def alternate() -> Built:
     """What the defaults leave out: several delay queues, other shards and clock, a larger trigger,
-    an alarm topic, a throw-away stack (removal policy "destroy") in an account that already has
+    an alarm topic, active tracing, a throw-away stack (removal policy "destroy") in an account that already has
     API Gateway's CloudWatch role."""
     app = build_app(
         nag=False,
@@ -87,6 +87,7 @@ def alternate() -> Built:
             context_key("trigger_memory_mb"): 512,
             context_key("high_priority_concurrency"): 25,
             context_key("alarm_topic_arn"): ALTERNATE_ALARM_TOPIC,
+            context_key("tracing"): "active",
             context_key("removal_policy"): "destroy",
             context_key("api_gateway_cloudwatch_role"): False,
         },
