@@ -99,6 +99,8 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:triggerMaxConcurrency",
         "sundial:accountConcurrency",
         "sundial:tracing",
+        "sundial:dashboard",
+        "sundial:alarms",
         "sundial:canary",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
@@ -151,6 +153,9 @@ def test_command_line_strings_are_parsed() -> None:
             "sundial:leaseMs": "160000",
             "sundial:alarmTopicArn": "arn:aws:sns:us-east-1:123456789012:ops",
             "sundial:tracing": "active",
+            "sundial:dashboard": "true",
+            "sundial:alarms": "true",
+            "sundial:canary": "true",
         }
     )
     assert settings.bucket_shards == 32
@@ -163,6 +168,7 @@ def test_command_line_strings_are_parsed() -> None:
     assert settings.timing.lease_ms == 160_000
     assert settings.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:ops"
     assert settings.lambda_tracing == lambda_.Tracing.ACTIVE
+    assert (settings.dashboard, settings.alarms, settings.canary) == (True, True, True)
 
 
 # --- bounds ------------------------------------------------------------------------------------
@@ -269,6 +275,9 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         ("sundial:alarmTopicArn", "arn:aws:sqs:us-east-1:123456789012:ops"),
         ("sundial:tracing", "Active"),  # the setting's spelling, not CloudFormation's
         ("sundial:tracing", "disabled"),  # PassThrough traces nothing of its own already
+        ("sundial:dashboard", "yes"),
+        ("sundial:alarms", 1),
+        ("sundial:canary", "on"),
     ],
 )
 def test_bad_values_are_refused_with_the_key_named(key: str, value: Any) -> None:
@@ -412,6 +421,9 @@ def deployments(draw: st.DrawFn) -> DeploymentSettings:
         delay_queues=draw(st.integers(1, MAX_DELAY_QUEUES)),
         trigger_memory_mb=draw(st.integers(128, 10_240)),
         tracing=draw(st.sampled_from(["passthrough", "active"])),
+        dashboard=draw(st.booleans()),
+        alarms=draw(st.booleans()),
+        canary=draw(st.booleans()),
     )
 
 
@@ -473,3 +485,6 @@ def test_context_reaches_the_constructs(alternate: Built) -> None:
     assert trigger.tracing_config == lambda_.CfnFunction.TracingConfigProperty(mode="Active")
     assert stack.settings.alarm_topic_arn == ALTERNATE_ALARM_TOPIC
     assert stack.settings.bucket_shards == 32
+    assert (stack.settings.tracing, stack.settings.dashboard, stack.settings.canary) == ("active", True, True)
+    assert stack.monitoring.dashboard is not None
+    assert stack.canary is not None
