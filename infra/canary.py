@@ -5,7 +5,7 @@ when minutes go missing. The canary function is also the custom resource that re
 on deploy and cancels it when the stack goes (a Lambda-backed custom resource: CloudFormation
 invokes the function and waits for its answer, "AWS Lambda-backed custom resources").
 
-On by default (``sundial:canary``); its cost, about $0.85 a month with its two alarms, is in
+Off by default (``sundial:canary``); its cost, about $0.85 a month with its two alarms, is in
 docs/deploy.md, section 15. Its alarms come with the stack's (``sundial:alarms``, or an alarm
 topic): without them the canary still fires and puts its metric, which no alarm watches."""
 

@@ -477,7 +477,7 @@ class DeploymentSettings(Tuning):
     alarms: Flag = False
     """The stack's alarms ($0.10 a month each: docs/deploy.md, section 10); an alarm topic
     (``alarm_topic_arn``) creates them too."""
-    canary: Flag = True
+    canary: Flag = False
     """A canary task due every minute, fired through the deployment's own path and timed, with
     alarms (when the stack has alarms) when a minute is missed or over a second late (about $0.85 a
     month: docs/deploy.md, section 15)."""

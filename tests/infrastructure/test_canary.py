@@ -1,16 +1,13 @@
 """The canary in the stack (infra/canary.py): registered by a custom resource whose function is also
-its target, timed, and alarmed when a minute is late or missing; off with ``sundial:canary``, its
-alarms with the stack's."""
+its target, timed, and alarmed when a minute is late or missing; on with ``sundial:canary`` (off by
+default: tests/infrastructure/test_observability_settings.py), its alarms with the stack's."""
 
 from __future__ import annotations
 
 import pytest
-from aws_cdk.assertions import Template
 
 from infra import names
-from infra.app import build_app
 from shared.domain.canary import LATE_MS
-from shared.settings import context_key
 from tests.infrastructure.conftest import Built, logical_id
 
 pytestmark = pytest.mark.infrastructure
@@ -56,12 +53,3 @@ def test_without_the_stacks_alarms_the_canary_fires_unalarmed(unalarmed: Built) 
     assert unalarmed.stack.canary.alarms == ()
     assert len(unalarmed.resources("Custom::SundialCanary")) == 1
     assert unalarmed.resources("AWS::CloudWatch::Alarm") == {}
-
-
-def test_a_deployment_can_go_without_the_canary() -> None:
-    app = build_app(nag=False, overrides={context_key("canary"): False, context_key("alarms"): True})
-    template = Template.from_stack(app.node.find_child(names.STACK_NAME))  # type: ignore[arg-type]
-    assert template.find_resources("Custom::SundialCanary") == {}
-    assert all(
-        "canary" not in a["Properties"]["AlarmName"] for a in template.find_resources("AWS::CloudWatch::Alarm").values()
-    )

@@ -1,7 +1,7 @@
-"""What a deployment pays for while idle, by setting: at the defaults no dashboard, no alarms and
-no trace Lambda starts by itself (PassThrough); ``sundial:dashboard``, ``sundial:alarms`` (or an
-alarm topic) and ``sundial:tracing`` turn each on, and ``sundial:canary`` the canary (docs/deploy.md,
-sections 3 and 11)."""
+"""What a deployment pays for while idle, by setting: at the defaults no dashboard, no alarms, no
+canary and no trace Lambda starts by itself (PassThrough); ``sundial:dashboard``,
+``sundial:alarms`` (or an alarm topic), ``sundial:canary`` and ``sundial:tracing`` turn each on
+(docs/deploy.md, sections 3 and 11)."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ def _sundial_functions(built: Deployment) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_the_defaults_are_passthrough_tracing_and_no_dashboard_or_alarms() -> None:
+def test_the_defaults_are_passthrough_tracing_and_no_dashboard_alarms_or_canary() -> None:
     defaults = DeploymentSettings()
     assert defaults.tracing == "passthrough"
-    assert (defaults.dashboard, defaults.alarms) == (False, False)
+    assert (defaults.dashboard, defaults.alarms, defaults.canary) == (False, False, False)
     assert not defaults.alarmed
 
 
@@ -54,11 +54,18 @@ def test_the_default_stack_has_no_alarm(synthesized: Synthesized) -> None:
     assert synthesized.stack.monitoring.alarms == []
 
 
+def test_the_default_stack_has_no_canary(synthesized: Synthesized) -> None:
+    assert synthesized.stack.canary is None
+    assert synthesized.resources("Custom::SundialCanary") == {}
+    handlers = {function["Handler"] for function in _sundial_functions(synthesized).values()}
+    assert names.handler(names.CANARY) not in handlers
+
+
 def test_every_function_of_the_default_stack_traces_passthrough(synthesized: Synthesized) -> None:
     """No function asks X-Ray for a decision itself: the tick, woken by EventBridge every minute, and
     the scanners it wakes are never traced; an API request that API Gateway's stage sampled is."""
     functions = synthesized.resources("AWS::Lambda::Function")
-    assert len(functions) == 9
+    assert len(functions) == 8
     for key, function in functions.items():
         assert function["Properties"]["TracingConfig"] == {"Mode": "PassThrough"}, key
     [stage] = synthesized.resources("AWS::ApiGateway::Stage").values()
