@@ -16,7 +16,7 @@ pipeline    the firing pipeline: minute rule, tick, scanners, triggers (and the 
 canary      a task due every minute, fired through the pipeline and timed, and its alarms
 jobs        the state machine of sharded batch jobs (docs/jobs.md)
 job_runner  what jobs run on: the jobs bucket, the job function and the state machine of jobs
-monitoring  alarms (dead letters, lateness, errors, API 5xx) and the dashboard
+monitoring  alarms (dead letters, lateness, errors, API 5xx) and the dashboard, each when asked for
 targets     where user-registered targets may be (the trigger's and the job processors' grants)
 nag         cdk-nag acknowledgments, one resource and one reason each
 stack       composes the constructs

@@ -5,7 +5,9 @@ when minutes go missing. The canary function is also the custom resource that re
 on deploy and cancels it when the stack goes (a Lambda-backed custom resource: CloudFormation
 invokes the function and waits for its answer, "AWS Lambda-backed custom resources").
 
-On by default (``sundial:canary``); its cost, about $1 a month, is in docs/deploy.md."""
+Off by default (``sundial:canary``); its cost, about $0.85 a month with its two alarms, is in
+docs/deploy.md, section 15. Its alarms come with the stack's (``sundial:alarms``, or an alarm
+topic): without them the canary still fires and puts its metric, which no alarm watches."""
 
 from __future__ import annotations
 
@@ -74,14 +76,17 @@ class Canary(Construct):
             properties={"FunctionArn": self.function.function.function_arn},
         )
         self.task.node.add_dependency(self.function)
+        self.alarms: tuple[cloudwatch.Alarm, ...] = self._alarms(stack.stack_name) if settings.alarmed else ()
+        """A late minute and missing minutes; none when the stack has no alarms."""
+
+    def _alarms(self, prefix: str) -> tuple[cloudwatch.Alarm, ...]:
         lateness = cloudwatch.Metric(
             namespace=names.POWERTOOLS_METRICS_NAMESPACE,
             metric_name=CANARY_LATENESS_METRIC,
             dimensions_map={"service": names.POWERTOOLS_SERVICE_NAME},
             period=Duration.minutes(1),
         )
-        prefix = stack.stack_name
-        self.late_alarm = cloudwatch.Alarm(
+        late = cloudwatch.Alarm(
             self,
             "Late",
             alarm_name=f"{prefix}-canary-late",
@@ -95,7 +100,7 @@ class Canary(Construct):
             evaluation_periods=1,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.missing_alarm = cloudwatch.Alarm(
+        missing = cloudwatch.Alarm(
             self,
             "Missing",
             alarm_name=f"{prefix}-canary-missing",
@@ -109,4 +114,4 @@ class Canary(Construct):
             evaluation_periods=MISSING_MINUTES,
             treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
         )
-        self.alarms = (self.late_alarm, self.missing_alarm)
+        return (late, missing)

@@ -6,8 +6,11 @@
   our back -- every permission is one of the statements you can read here.
 * **Its own log group**, created explicitly with a retention (no implicit, never-expiring
   ``/aws/lambda/...`` group).
-* **Active X-Ray tracing**, whose two write actions are in a separate policy because X-Ray
-  only accepts ``Resource: "*"``; the cdk-nag acknowledgment is scoped to that policy alone.
+* **X-Ray tracing** in the deployment's mode (``sundial:tracing``: PassThrough by default, which
+  traces an invocation only when its upstream sampled it; Active on request; infra/settings.py,
+  ``TRACING``). Its two write actions are in a separate policy, in either mode (PassThrough still
+  writes the traces of sampled invocations), because X-Ray only accepts ``Resource: "*"``; the
+  cdk-nag acknowledgment is scoped to that policy alone.
 * **A policy of its own for each concern that needs a cdk-nag acknowledgment**
   (:meth:`ServiceFunction.add_policy`), so the acknowledgment covers those statements only.
 * **Queue consumption** (:meth:`ServiceFunction.consume`): the event source and the three
@@ -129,7 +132,7 @@ class ServiceFunction(Construct):
             # Lambda stops a chain of invocations through SQS after about 16 unless the function
             # allows recursion ("Use Lambda recursive loop detection to prevent infinite loops").
             recursive_loop=lambda_.RecursiveLoop.ALLOW if allow_recursion else lambda_.RecursiveLoop.TERMINATE,
-            tracing=lambda_.Tracing.ACTIVE,
+            tracing=settings.lambda_tracing,
             log_group=self.log_group,
             environment={
                 "POWERTOOLS_SERVICE_NAME": names.POWERTOOLS_SERVICE_NAME,

@@ -1,4 +1,6 @@
-"""Alarms and a dashboard for the firing pipeline.
+"""Alarms and a dashboard for the firing pipeline, each when the deployment asks for it: the alarms
+with ``sundial:alarms`` or ``sundial:alarmTopicArn`` ($0.10 a month each), the dashboard with
+``sundial:dashboard`` ($3 a month); neither by default (docs/deploy.md, section 11).
 
 The trigger publishes its metrics as CloudWatch embedded metric format through Powertools
 (``shared/observability.py``): namespace ``Sundial``, dimension ``service=sundial``, one
@@ -59,6 +61,10 @@ def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -
 
 
 class Monitoring(Construct):
+    """The alarms when the deployment has them (``sundial:alarms``, or an alarm topic), the
+    dashboard when it asks for one (``sundial:dashboard``); neither by default, when the construct
+    holds nothing."""
+
     def __init__(
         self,
         scope: Construct,
@@ -70,13 +76,28 @@ class Monitoring(Construct):
         canary: Canary | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        prefix = Stack.of(self).stack_name
-        dead_letters = pipeline.queues.dead_letters
+        self._prefix = Stack.of(self).stack_name
+        self.alarms: list[cloudwatch.Alarm] = []
+        """Every alarm of the stack, the canary's too; empty when the deployment has none."""
+        if settings.alarmed:
+            self.alarms = [
+                *self._pipeline_alarms(settings, pipeline),
+                self._api_errors_alarm(api),
+                *(canary.alarms if canary is not None else ()),
+            ]
+        if settings.alarm_topic_arn:
+            topic = sns.Topic.from_topic_arn(self, names.ALARM_TOPIC_ID, settings.alarm_topic_arn)
+            action = cloudwatch_actions.SnsAction(topic)
+            for alarm in self.alarms:
+                alarm.add_alarm_action(action)
+                alarm.add_ok_action(action)
+        self.dashboard = self._dashboard(settings, pipeline) if settings.dashboard else None
+        """The CloudWatch dashboard; None unless ``sundial:dashboard``."""
 
-        dead_letter_depth = dead_letters.metric_approximate_number_of_messages_visible(
-            statistic=cloudwatch.Stats.MAXIMUM, period=MINUTE, label="dead letters"
-        )
-        self.dead_letters_alarm = cloudwatch.Alarm(
+    def _pipeline_alarms(self, settings: DeploymentSettings, pipeline: Pipeline) -> list[cloudwatch.Alarm]:
+        """Dead letters, stranded messages, lateness, and each pipeline function's errors."""
+        prefix = self._prefix
+        dead_letters = cloudwatch.Alarm(
             self,
             names.DLQ_DEPTH_ALARM_ID,
             alarm_name=f"{prefix}-dead-letters",
@@ -84,7 +105,7 @@ class Monitoring(Construct):
                 "Messages are waiting in the dead-letter queue: occurrences that will not fire "
                 "without help. Each task's run history says why (GET /v1/tasks/{id}/runs)."
             ),
-            metric=dead_letter_depth,
+            metric=_dead_letter_depth(pipeline),
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             evaluation_periods=1,
@@ -94,7 +115,7 @@ class Monitoring(Construct):
         stranded = pipeline.queues.by_name[topology.STRANDED.name].metric_number_of_messages_received(
             statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW
         )
-        self.stranded_alarm = cloudwatch.Alarm(
+        stranded_alarm = cloudwatch.Alarm(
             self,
             names.STRANDED_ALARM_ID,
             alarm_name=f"{prefix}-stranded",
@@ -115,7 +136,7 @@ class Monitoring(Construct):
         lateness_p99 = sundial_metric(
             LATENESS_METRIC, statistic=cloudwatch.Stats.p(99), period=LATENESS_WINDOW, label="lateness p99"
         )
-        self.lateness_alarm = cloudwatch.Alarm(
+        lateness = cloudwatch.Alarm(
             self,
             names.LATENESS_ALARM_ID,
             alarm_name=f"{prefix}-lateness-p99",
@@ -131,9 +152,8 @@ class Monitoring(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
-        self.errors_alarms: dict[str, cloudwatch.Alarm] = {}
-        for name, function in pipeline.functions.items():
-            self.errors_alarms[name] = cloudwatch.Alarm(
+        errors = [
+            cloudwatch.Alarm(
                 self,
                 f"{names.function_id(name)}Errors",
                 alarm_name=f"{prefix}-{name}-errors",
@@ -147,10 +167,15 @@ class Monitoring(Construct):
                 evaluation_periods=1,
                 treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             )
-        self.api_errors_alarm = cloudwatch.Alarm(
+            for name, function in pipeline.functions.items()
+        ]
+        return [dead_letters, stranded_alarm, lateness, *errors]
+
+    def _api_errors_alarm(self, api: Api) -> cloudwatch.Alarm:
+        return cloudwatch.Alarm(
             self,
             names.API_5XX_ALARM_ID,
-            alarm_name=f"{prefix}-api-5xx",
+            alarm_name=f"{self._prefix}-api-5xx",
             alarm_description=(
                 f"The API answered 5xx in the last {ERRORS_WINDOW.to_minutes()} minutes: the API "
                 "function failed (see its log group), or the authorizer could not check keys (the "
@@ -164,26 +189,22 @@ class Monitoring(Construct):
             evaluation_periods=1,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.alarms = [
-            self.dead_letters_alarm,
-            self.stranded_alarm,
-            self.lateness_alarm,
-            *self.errors_alarms.values(),
-            self.api_errors_alarm,
-            *(canary.alarms if canary is not None else ()),
-        ]
 
-        if settings.alarm_topic_arn:
-            topic = sns.Topic.from_topic_arn(self, names.ALARM_TOPIC_ID, settings.alarm_topic_arn)
-            action = cloudwatch_actions.SnsAction(topic)
-            for alarm in self.alarms:
-                alarm.add_alarm_action(action)
-                alarm.add_ok_action(action)
-
-        self.dashboard = cloudwatch.Dashboard(
+    def _dashboard(self, settings: DeploymentSettings, pipeline: Pipeline) -> cloudwatch.Dashboard:
+        """Fires and lateness per minute, the dead letters, and the alarms' states when there are
+        alarms (an alarm status widget needs at least one)."""
+        lateness_annotations = (
+            [cloudwatch.HorizontalAnnotation(value=settings.lateness_alarm_ms, label="alarm (p99, 5 min)")]
+            if self.alarms
+            else None
+        )
+        dead_letters = cloudwatch.GraphWidget(
+            title="Dead letters", left=[_dead_letter_depth(pipeline)], width=12 if self.alarms else 24
+        )
+        return cloudwatch.Dashboard(
             self,
             names.DASHBOARD_ID,
-            dashboard_name=prefix,
+            dashboard_name=self._prefix,
             default_interval=Duration.hours(3),
             widgets=[
                 [
@@ -207,17 +228,24 @@ class Monitoring(Construct):
                                 LATENESS_METRIC, statistic=cloudwatch.Stats.p(99), period=MINUTE, label="p99"
                             ),
                         ],
-                        left_annotations=[
-                            cloudwatch.HorizontalAnnotation(
-                                value=settings.lateness_alarm_ms, label="alarm (p99, 5 min)"
-                            )
-                        ],
+                        left_annotations=lateness_annotations,
                         width=12,
                     ),
                 ],
                 [
-                    cloudwatch.GraphWidget(title="Dead letters", left=[dead_letter_depth], width=12),
-                    cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12),
+                    dead_letters,
+                    *(
+                        [cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=12)]
+                        if self.alarms
+                        else []
+                    ),
                 ],
             ],
         )
+
+
+def _dead_letter_depth(pipeline: Pipeline) -> cloudwatch.Metric:
+    """The dead-letter queue's depth, a minute's maximum."""
+    return pipeline.queues.dead_letters.metric_approximate_number_of_messages_visible(
+        statistic=cloudwatch.Stats.MAXIMUM, period=MINUTE, label="dead letters"
+    )

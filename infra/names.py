@@ -100,6 +100,7 @@ OUTPUT_TRIGGER_ROLE_ARN = "TriggerRoleArn"
 OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN = "HighPriorityTriggerRoleArn"
 OUTPUT_RECOVER_ROLE_ARN = "RecoverRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
+"""Only when the stack has the dashboard (``sundial:dashboard``)."""
 OUTPUT_ADMIN_KEY_SECRET_ARN = "AdminKeySecretArn"  # noqa: S105 (an output's name)
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in

@@ -67,6 +67,21 @@ REMOVAL_POLICIES: dict[str, RemovalPolicy] = {
     "retain": RemovalPolicy.RETAIN,
     "destroy": RemovalPolicy.DESTROY,
 }
+# Lambda's TracingConfig Mode ("TracingConfig", AWS Lambda API reference,
+# https://docs.aws.amazon.com/lambda/latest/dg/API_TracingConfig.html: Active | PassThrough).
+# PassThrough: "Lambda will only trace the request from an upstream service if it contains a
+# tracing header with sampled=1" (aws-cdk-lib's aws_lambda.Tracing.PASS_THROUGH,
+# https://docs.aws.amazon.com/cdk/api/v2/docs/aws-cdk-lib.aws_lambda.Tracing.html), and it still
+# "propagates the tracing context to downstream services" ("Visualize Lambda function invocations
+# using AWS X-Ray", https://docs.aws.amazon.com/lambda/latest/dg/services-xray.html). Active:
+# Lambda samples the invocations that come without a decision itself, by X-Ray's default rule, "the
+# first request each second, and five percent of any additional requests" ("Configuring sampling
+# rules", https://docs.aws.amazon.com/xray/latest/devguide/xray-console-sampling.html): the tick
+# and the 16 scanners, each invoked about once a minute, are nearly all traced ($5 per million).
+TRACING: dict[str, lambda_.Tracing] = {
+    "passthrough": lambda_.Tracing.PASS_THROUGH,
+    "active": lambda_.Tracing.ACTIVE,
+}
 
 
 class DeploymentSettings(shared_settings.DeploymentSettings):
@@ -83,6 +98,11 @@ class DeploymentSettings(shared_settings.DeploymentSettings):
     @property
     def log_retention(self) -> logs.RetentionDays:
         return RETENTION[self.log_retention_days]
+
+    @property
+    def lambda_tracing(self) -> lambda_.Tracing:
+        """Every function's X-Ray tracing mode (``sundial:tracing``)."""
+        return TRACING[self.tracing]
 
     @property
     def table_warm_throughput(self) -> dynamodb.WarmThroughput | None:

@@ -127,9 +127,10 @@ class SundialStack(Stack):
                 "trigger): name it next to TriggerRoleArn in such a key policy"
             ),
         )
-        CfnOutput(
-            self,
-            names.OUTPUT_DASHBOARD_NAME,
-            value=self.monitoring.dashboard.dashboard_name,
-            description="The CloudWatch dashboard of the firing pipeline",
-        )
+        if self.monitoring.dashboard is not None:  # sundial:dashboard
+            CfnOutput(
+                self,
+                names.OUTPUT_DASHBOARD_NAME,
+                value=self.monitoring.dashboard.dashboard_name,
+                description="The CloudWatch dashboard of the firing pipeline",
+            )

@@ -466,11 +466,24 @@ class DeploymentSettings(Tuning):
     claims are one write each."""
     lateness_alarm_ms: Annotated[Int, Field(ge=1)] = 1000
     """The lateness alarm fires when the trigger's p99 lateness over 5 minutes exceeds this."""
-    canary: Flag = True
+    tracing: Literal["passthrough", "active"] = "passthrough"
+    """The functions' X-Ray tracing mode. "passthrough": a function traces an invocation only when
+    its upstream trace header says sampled (an API request API Gateway's stage sampled, and what
+    the API sent while traced), so the tick and the scanners, which run every minute, cost nothing
+    in traces. "active": Lambda samples every function's invocations itself (1 a second and 5 % of
+    the rest), nearly every idle invocation a trace (docs/deploy.md, section 11)."""
+    dashboard: Flag = False
+    """A CloudWatch dashboard of the firing pipeline ($3 a month)."""
+    alarms: Flag = False
+    """The stack's alarms ($0.10 a month each: docs/deploy.md, section 10); an alarm topic
+    (``alarm_topic_arn``) creates them too."""
+    canary: Flag = False
     """A canary task due every minute, fired through the deployment's own path and timed, with
-    alarms when a minute is missed or over a second late (about $1 a month: docs/deploy.md)."""
+    alarms (when the stack has alarms) when a minute is missed or over a second late (about $0.85 a
+    month: docs/deploy.md, section 15)."""
     alarm_topic_arn: Text = ""
-    """An SNS topic the alarms notify (and tell when they recover); empty: alarms only show in
+    """An SNS topic the alarms notify (and tell when they recover); setting it creates the alarms
+    whatever ``alarms`` says. Empty: alarms, when ``alarms`` asks for them, only show in
     CloudWatch."""
 
     @classmethod
@@ -632,6 +645,11 @@ class DeploymentSettings(Tuning):
     @property
     def retain(self) -> bool:
         return self.removal_policy == "retain"
+
+    @property
+    def alarmed(self) -> bool:
+        """Whether the stack has its alarms: asked for (``alarms``), or a topic to notify."""
+        return self.alarms or bool(self.alarm_topic_arn)
 
 
 def env_name(field: str) -> str:

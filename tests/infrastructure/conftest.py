@@ -71,14 +71,20 @@ class Built:
         return dict(self.template.find_resources(type_name))
 
 
+def _built(overrides: dict[str, Any]) -> Built:
+    app = build_app(nag=False, overrides=overrides)
+    stack = app.node.find_child(names.STACK_NAME)
+    assert isinstance(stack, SundialStack)
+    return Built(stack=stack, template=Template.from_stack(stack))
+
+
 @pytest.fixture(scope="session")
 def alternate() -> Built:
     """What the defaults leave out: several delay queues, other shards and clock, a larger trigger,
-    an alarm topic, a throw-away stack (removal policy "destroy") in an account that already has
-    API Gateway's CloudWatch role."""
-    app = build_app(
-        nag=False,
-        overrides={
+    an alarm topic (so the alarms), the dashboard, the canary and active tracing, a throw-away stack
+    (removal policy "destroy") in an account that already has API Gateway's CloudWatch role."""
+    return _built(
+        {
             context_key("delay_queues"): ALTERNATE_DELAY_QUEUES,
             context_key("bucket_shards"): 32,
             context_key("look_ahead_ms"): 90_000,
@@ -87,13 +93,26 @@ def alternate() -> Built:
             context_key("trigger_memory_mb"): 512,
             context_key("high_priority_concurrency"): 25,
             context_key("alarm_topic_arn"): ALTERNATE_ALARM_TOPIC,
+            context_key("dashboard"): True,
+            context_key("canary"): True,
+            context_key("tracing"): "active",
             context_key("removal_policy"): "destroy",
             context_key("api_gateway_cloudwatch_role"): False,
-        },
+        }
     )
-    stack = app.node.find_child(names.STACK_NAME)
-    assert isinstance(stack, SundialStack)
-    return Built(stack=stack, template=Template.from_stack(stack))
+
+
+@pytest.fixture(scope="session")
+def alarmed() -> Built:
+    """The alarms asked for without a topic (``sundial:alarms``), and the canary with its alarms;
+    no dashboard."""
+    return _built({context_key("alarms"): True, context_key("canary"): True})
+
+
+@pytest.fixture(scope="session")
+def unalarmed() -> Built:
+    """The dashboard and the canary without alarms (neither ``sundial:alarms`` nor a topic)."""
+    return _built({context_key("dashboard"): True, context_key("canary"): True})
 
 
 def settings_environment(settings: Tuning) -> dict[str, str]:

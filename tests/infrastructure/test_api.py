@@ -232,7 +232,7 @@ def test_function_runs_the_api_handler_on_the_newest_python(api_function: dict[s
     assert properties["MemorySize"] == API_FUNCTION_MEMORY_MB == 256
     assert properties["Timeout"] == API_FUNCTION_TIMEOUT_S == 10
     assert API_FUNCTION_TIMEOUT_S < API_INTEGRATION_TIMEOUT_S, "a slow request is the function's 502, not a 504"
-    assert properties["TracingConfig"] == {"Mode": "Active"}
+    assert properties["TracingConfig"] == {"Mode": "PassThrough"}  # sundial:tracing's default
     assert len(properties["Layers"]) == 1
 
 
@@ -281,7 +281,6 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
         names.OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN,
         names.OUTPUT_RECOVER_ROLE_ARN,
         names.OUTPUT_TRIGGER_ROLE_ARN,
-        names.OUTPUT_DASHBOARD_NAME,
-    }
+    }  # and DashboardName with sundial:dashboard (test_observability_settings.py)
     url_parts = outputs[names.OUTPUT_API_URL]["Value"]["Fn::Join"][1]
     assert url_parts[-1] == f"/{names.API_VERSION_PATH}"

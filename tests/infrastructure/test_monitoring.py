@@ -1,4 +1,6 @@
-"""Alarms and the dashboard watch the metrics the pipeline really publishes."""
+"""Alarms and the dashboard watch the metrics the pipeline really publishes; the stack has its alarms
+with ``sundial:alarms`` or an alarm topic, its dashboard with ``sundial:dashboard``, neither by
+default (tests/infrastructure/test_observability_settings.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from shared import observability
 from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
 from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, logical_id
+
+Deployment = Synthesized | Built
 
 pytestmark = pytest.mark.infrastructure
 
@@ -35,10 +39,10 @@ def emitted() -> Iterator[dict[str, Any]]:
         metrics.clear_metrics()
 
 
-def _alarm(synthesized: Synthesized, name: str) -> dict[str, Any]:
+def _alarm(built: Deployment, name: str) -> dict[str, Any]:
     [alarm] = [
         alarm["Properties"]
-        for alarm in synthesized.resources("AWS::CloudWatch::Alarm").values()
+        for alarm in built.resources("AWS::CloudWatch::Alarm").values()
         if alarm["Properties"]["AlarmName"] == f"{names.STACK_NAME}-{name}"
     ]
     return alarm
@@ -58,9 +62,9 @@ def test_the_trigger_publishes_what_the_alarms_and_the_dashboard_read(emitted: d
     assert {observability.LATENESS_METRIC, *(observability.runs_metric(r) for r in FIRED)} <= published
 
 
-def test_dead_letters_alarm_on_the_first_message(synthesized: Synthesized) -> None:
-    stack = synthesized.stack
-    alarm = _alarm(synthesized, "dead-letters")
+def test_dead_letters_alarm_on_the_first_message(alarmed: Built) -> None:
+    stack = alarmed.stack
+    alarm = _alarm(alarmed, "dead-letters")
     stat = _metric_stat(alarm)
     assert stat["Metric"] == {
         "Namespace": "AWS/SQS",
@@ -82,8 +86,8 @@ def test_dead_letters_alarm_on_the_first_message(synthesized: Synthesized) -> No
     assert alarm["TreatMissingData"] == "notBreaching"
 
 
-def test_lateness_alarms_on_the_p99_over_five_minutes(synthesized: Synthesized) -> None:
-    alarm = _alarm(synthesized, "lateness-p99")
+def test_lateness_alarms_on_the_p99_over_five_minutes(alarmed: Built) -> None:
+    alarm = _alarm(alarmed, "lateness-p99")
     stat = _metric_stat(alarm)
     assert stat["Metric"] == {
         "Namespace": observability.NAMESPACE,
@@ -98,20 +102,20 @@ def test_lateness_alarms_on_the_p99_over_five_minutes(synthesized: Synthesized) 
 @pytest.mark.parametrize(
     "function", [names.TICK, names.SCANNER, names.TRIGGER, names.HIGH_PRIORITY_TRIGGER, names.RECOVER]
 )
-def test_pipeline_function_errors_alarm(synthesized: Synthesized, function: str) -> None:
-    stack = synthesized.stack
-    alarm = _alarm(synthesized, f"{function}-errors")
+def test_pipeline_function_errors_alarm(alarmed: Built, function: str) -> None:
+    stack = alarmed.stack
+    alarm = _alarm(alarmed, f"{function}-errors")
     function_id = logical_id(stack, stack.pipeline.functions[function].function.node.default_child)
     assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == ("AWS/Lambda", "Errors", "Sum")
     assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": function_id}}]
     assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 0)
 
 
-def test_api_5xx_alarm_on_the_stage(synthesized: Synthesized) -> None:
+def test_api_5xx_alarm_on_the_stage(alarmed: Built) -> None:
     """A failing API function or an authorizer that cannot check keys (API Gateway's 500s)."""
-    stack = synthesized.stack
-    alarm = _alarm(synthesized, "api-5xx")
-    [rest_api] = synthesized.resources("AWS::ApiGateway::RestApi").values()
+    stack = alarmed.stack
+    alarm = _alarm(alarmed, "api-5xx")
+    [rest_api] = alarmed.resources("AWS::ApiGateway::RestApi").values()
     stage_id = logical_id(stack, stack.api.rest_api.deployment_stage.node.default_child)
     assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == ("AWS/ApiGateway", "5XXError", "Sum")
     # a REST API's metrics are named by the API's name and the stage's
@@ -124,17 +128,19 @@ def test_api_5xx_alarm_on_the_stage(synthesized: Synthesized) -> None:
     assert alarm["TreatMissingData"] == "notBreaching"
 
 
-def test_without_a_topic_alarms_notify_nobody(synthesized: Synthesized) -> None:
-    alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
+def test_without_a_topic_alarms_notify_nobody(alarmed: Built) -> None:
+    alarms = alarmed.resources("AWS::CloudWatch::Alarm").values()
     # dead letters, stranded messages, lateness, the API's 5xx, one per pipeline function and the
     # canary's two (docs/deploy.md says 11)
-    assert len(alarms) == 4 + len(synthesized.stack.pipeline.functions) + 2 == 11
+    assert len(alarms) == 4 + len(alarmed.stack.pipeline.functions) + 2 == 11
     for alarm in alarms:
         assert "AlarmActions" not in alarm["Properties"]
         assert "OKActions" not in alarm["Properties"]
 
 
 def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternate: Built) -> None:
+    """The topic alone creates the alarms (``sundial:alarms`` is left false there)."""
+    assert not alternate.stack.settings.alarms
     alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
     assert len(alarms) == 11
     for alarm in alarms:
@@ -142,27 +148,55 @@ def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternat
         assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]
 
 
-def _dashboard_body(synthesized: Synthesized) -> str:
-    [dashboard] = synthesized.resources("AWS::CloudWatch::Dashboard").values()
+def _dashboard_widgets(built: Deployment) -> list[dict[str, Any]]:
+    """The dashboard's widgets, its body's tokens (references to the stack's resources) put back
+    as JSON of their CloudFormation form."""
+    [dashboard] = built.resources("AWS::CloudWatch::Dashboard").values()
     body = dashboard["Properties"]["DashboardBody"]
     parts = body["Fn::Join"][1] if isinstance(body, dict) else [body]
-    return "".join(part if isinstance(part, str) else json.dumps(part) for part in parts)
+    text = "".join(part if isinstance(part, str) else json.dumps(json.dumps(part))[1:-1] for part in parts)
+    widgets: list[dict[str, Any]] = json.loads(text)["widgets"]
+    return widgets
 
 
-def test_the_dashboard_shows_fires_lateness_and_dead_letters(synthesized: Synthesized) -> None:
-    body = _dashboard_body(synthesized)
+def _dashboard_body(built: Deployment) -> str:
+    return json.dumps(_dashboard_widgets(built))
+
+
+@pytest.mark.parametrize("fixture", ["alternate", "unalarmed"])
+def test_the_dashboard_shows_fires_lateness_and_dead_letters(request: pytest.FixtureRequest, fixture: str) -> None:
+    body = _dashboard_body(request.getfixturevalue(fixture))
     for metric in (observability.runs_metric(r) for r in FIRED):
-        assert f'"{observability.NAMESPACE}","{metric}","service","{observability.SERVICE}"' in body, metric
+        assert f'"{observability.NAMESPACE}", "{metric}", "service", "{observability.SERVICE}"' in body, metric
     assert f'"{observability.LATENESS_METRIC}"' in body
-    assert '"stat":"p50"' in body
-    assert '"stat":"p99"' in body
+    assert '"stat": "p50"' in body
+    assert '"stat": "p99"' in body
     assert '"ApproximateNumberOfMessagesVisible"' in body
 
 
-def test_stranded_messages_are_an_alarm(synthesized: Synthesized) -> None:
+def test_the_dashboard_shows_the_alarms_states_when_there_are_alarms(alternate: Built) -> None:
+    widgets = _dashboard_widgets(alternate)
+    [status] = [widget for widget in widgets if widget["type"] == "alarm"]
+    assert len(status["properties"]["alarms"]) == 11
+    [lateness] = [widget for widget in widgets if widget["properties"].get("title") == "Lateness (ms)"]
+    assert lateness["properties"]["annotations"]["horizontal"][0]["value"] == DeploymentSettings().lateness_alarm_ms
+
+
+def test_without_alarms_the_dashboard_has_no_alarm_widget_nor_threshold(unalarmed: Built) -> None:
+    """An alarm status widget needs at least one alarm; the lateness graph marks no threshold that no
+    alarm watches."""
+    assert unalarmed.resources("AWS::CloudWatch::Alarm") == {}
+    widgets = _dashboard_widgets(unalarmed)
+    assert [widget["type"] for widget in widgets] == ["metric", "metric", "metric"]
+    assert all("annotations" not in widget["properties"] for widget in widgets)
+    # the dead letters' graph takes the row the alarms' widget would have shared
+    assert [widget["width"] for widget in widgets] == [12, 12, 24]
+
+
+def test_stranded_messages_are_an_alarm(alarmed: Built) -> None:
     """A message SQS moves to the stranded queue is not counted as sent there: the alarm counts the
     recovering trigger's receives."""
-    alarm = _alarm(synthesized, "stranded")
+    alarm = _alarm(alarmed, "stranded")
     assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == (
         "AWS/SQS",
         "NumberOfMessagesReceived",

@@ -8,7 +8,8 @@ and environment are the template's, and each function runs in a clean interprete
 directory and the layer's ``python/`` on ``sys.path``, as Lambda puts ``/var/task`` and
 ``/opt/python`` (tests/support/sandbox.py, tests/support/lambda_bootstrap.py). Its AWS is a moto
 server in a process of its own, reached through ``AWS_ENDPOINT_URL`` on loopback; its HTTP
-targets are a loopback receiver run here.
+targets are a loopback receiver run here. The canary, off by default, runs from the same code asset
+with the handler and environment of a stack built with it on (the ``alarmed`` fixture).
 
 One substitution, of necessity: the layer the stack ships is built for Lambda's platform
 (Python 3.14 on arm64 by default), which cannot run on this machine. The layer used here is
@@ -41,7 +42,7 @@ from local.apigw import authorizer_event
 from local.moto_server import FAKE_ENV, MotoServer
 from local.sqs_lambda import sqs_event
 from shared.settings import env_name
-from tests.infrastructure.conftest import Synthesized
+from tests.infrastructure.conftest import Built, Synthesized
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
 from tests.support.sandbox import Sandbox, provision
@@ -71,7 +72,9 @@ class Shipped:
     """Function -> the template's ``Environment.Variables`` (strings, or references)."""
 
 
-def shipped(synthesized: Synthesized) -> Shipped:
+def shipped(synthesized: Synthesized, *also: Built) -> Shipped:
+    """The default stack's package, and the functions ``also`` (stacks built with other settings:
+    the canary's, off by default) run from the same code asset."""
     manifest = json.loads((synthesized.outdir / f"{synthesized.stack.artifact_id}.assets.json").read_text())
     by_key = {
         destination["objectKey"]: synthesized.outdir / entry["source"]["path"]
@@ -80,7 +83,10 @@ def shipped(synthesized: Synthesized) -> Shipped:
     }
     (layer,) = synthesized.resources("AWS::Lambda::LayerVersion").values()
     codes, handlers, environments = set(), {}, {}
-    for function in synthesized.resources("AWS::Lambda::Function").values():
+    functions = [
+        function for built in (synthesized, *also) for function in built.resources("AWS::Lambda::Function").values()
+    ]
+    for function in functions:
         properties = function["Properties"]
         if not str(properties.get("Runtime", "")).startswith("python"):
             continue  # CDK's own helpers (none today), not ours
@@ -89,7 +95,7 @@ def shipped(synthesized: Synthesized) -> Shipped:
         handlers[name] = handler
         environments[name] = properties.get("Environment", {}).get("Variables", {})
         codes.add(properties["Code"]["S3Key"])
-    (code,) = codes
+    (code,) = codes  # one code asset, whatever the settings
     return Shipped(by_key[code], by_key[layer["Properties"]["Content"]["S3Key"]], handlers, environments)
 
 
@@ -166,8 +172,11 @@ def test_the_host_layer_holds_what_the_shipped_one_holds(synthesized: Synthesize
     assert _distributions(host_layer) == _distributions(package.layer)
 
 
-def test_the_stack_ships_every_handler_from_one_code_asset(synthesized: Synthesized) -> None:
-    package = shipped(synthesized)
+def test_the_stack_ships_every_handler_from_one_code_asset(synthesized: Synthesized, alarmed: Built) -> None:
+    """Every handler but the canary's at the defaults; the canary's too with ``sundial:canary``,
+    from the same code asset."""
+    assert sorted(shipped(synthesized).handlers) == sorted(set(FUNCTIONS) - {"canary"})
+    package = shipped(synthesized, alarmed)
     assert sorted(package.handlers) == sorted(FUNCTIONS)
     on_disk = sorted(path.parent.name for path in Path("functions").glob("*/handler.py"))
     assert on_disk == sorted(FUNCTIONS)
@@ -227,7 +236,7 @@ class Deployment:
 
 @pytest.fixture
 def deployment(
-    synthesized: Synthesized, host_layer: Path, moto: MotoServer, xray: socket.socket
+    synthesized: Synthesized, alarmed: Built, host_layer: Path, moto: MotoServer, xray: socket.socket
 ) -> Iterator[Deployment]:
     common = {
         **FAKE_ENV,
@@ -237,7 +246,9 @@ def deployment(
         "_X_AMZN_TRACE_ID": "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1",
         env_name("allow_loopback_targets"): "true",
     }
-    running = Deployment(shipped(synthesized), host_layer, provision(moto.endpoint, ADMIN_KEY), common, {}, xray)
+    running = Deployment(
+        shipped(synthesized, alarmed), host_layer, provision(moto.endpoint, ADMIN_KEY), common, {}, xray
+    )
     try:
         yield running
     finally:

@@ -447,7 +447,7 @@ def test_pipeline_functions_run_their_handlers(synthesized: Synthesized, name: s
     assert function["Handler"] == f"functions.{name}.handler.handler"
     assert function["Timeout"] == timeout
     assert function["MemorySize"] == memory
-    assert function["TracingConfig"] == {"Mode": "Active"}
+    assert function["TracingConfig"] == {"Mode": "PassThrough"}  # sundial:tracing's default
     assert function["Architectures"] == [DeploymentSettings().architecture]
 
 

@@ -98,6 +98,9 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:highPriorityReservedConcurrency",
         "sundial:triggerMaxConcurrency",
         "sundial:accountConcurrency",
+        "sundial:tracing",
+        "sundial:dashboard",
+        "sundial:alarms",
         "sundial:canary",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
@@ -126,6 +129,12 @@ def test_powertools_names_match_the_observability_module() -> None:
     assert names.POWERTOOLS_METRICS_NAMESPACE == observability.NAMESPACE
 
 
+def test_every_tracing_mode_the_settings_accept_has_its_cdk_value() -> None:
+    assert set(infra_settings.TRACING) == set(DeploymentSettings.model_fields["tracing"].annotation.__args__)  # type: ignore[union-attr]
+    assert DeploymentSettings().lambda_tracing == lambda_.Tracing.PASS_THROUGH
+    assert DeploymentSettings(tracing="active").lambda_tracing == lambda_.Tracing.ACTIVE
+
+
 def test_every_log_retention_the_settings_accept_has_its_cdk_value() -> None:
     assert tuple(infra_settings.RETENTION) == LOG_RETENTION_DAYS
     for days, retention in infra_settings.RETENTION.items():
@@ -143,6 +152,10 @@ def test_command_line_strings_are_parsed() -> None:
             "sundial:delayQueues": "3",
             "sundial:leaseMs": "160000",
             "sundial:alarmTopicArn": "arn:aws:sns:us-east-1:123456789012:ops",
+            "sundial:tracing": "active",
+            "sundial:dashboard": "true",
+            "sundial:alarms": "true",
+            "sundial:canary": "true",
         }
     )
     assert settings.bucket_shards == 32
@@ -154,6 +167,8 @@ def test_command_line_strings_are_parsed() -> None:
     assert settings.delay_queues == 3
     assert settings.timing.lease_ms == 160_000
     assert settings.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:ops"
+    assert settings.lambda_tracing == lambda_.Tracing.ACTIVE
+    assert (settings.dashboard, settings.alarms, settings.canary) == (True, True, True)
 
 
 # --- bounds ------------------------------------------------------------------------------------
@@ -258,6 +273,11 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         ("sundial:latenessAlarmMs", 0),
         ("sundial:alarmTopicArn", "ops-alarms"),
         ("sundial:alarmTopicArn", "arn:aws:sqs:us-east-1:123456789012:ops"),
+        ("sundial:tracing", "Active"),  # the setting's spelling, not CloudFormation's
+        ("sundial:tracing", "disabled"),  # PassThrough traces nothing of its own already
+        ("sundial:dashboard", "yes"),
+        ("sundial:alarms", 1),
+        ("sundial:canary", "on"),
     ],
 )
 def test_bad_values_are_refused_with_the_key_named(key: str, value: Any) -> None:
@@ -400,6 +420,10 @@ def deployments(draw: st.DrawFn) -> DeploymentSettings:
         api_gateway_cloudwatch_role=draw(st.booleans()),
         delay_queues=draw(st.integers(1, MAX_DELAY_QUEUES)),
         trigger_memory_mb=draw(st.integers(128, 10_240)),
+        tracing=draw(st.sampled_from(["passthrough", "active"])),
+        dashboard=draw(st.booleans()),
+        alarms=draw(st.booleans()),
+        canary=draw(st.booleans()),
     )
 
 
@@ -458,5 +482,9 @@ def test_context_reaches_the_constructs(alternate: Built) -> None:
     trigger = stack.pipeline.trigger.function.node.default_child
     assert isinstance(trigger, lambda_.CfnFunction)
     assert trigger.memory_size == 512
+    assert trigger.tracing_config == lambda_.CfnFunction.TracingConfigProperty(mode="Active")
     assert stack.settings.alarm_topic_arn == ALTERNATE_ALARM_TOPIC
     assert stack.settings.bucket_shards == 32
+    assert (stack.settings.tracing, stack.settings.dashboard, stack.settings.canary) == ("active", True, True)
+    assert stack.monitoring.dashboard is not None
+    assert stack.canary is not None
