@@ -20,6 +20,9 @@ class SqsLimits:
     """Received and not yet deleted, per standard queue; long polling then returns nothing."""
     batch_max: int = 10
     """Entries per SendMessageBatch / DeleteMessageBatch."""
+    receive_max: int = 10
+    """Messages one ReceiveMessage returns at most (``MaxNumberOfMessages``: 1 to 10). Lambda's
+    event source gathers a batch larger than 10 from several receives over its batching window."""
 
 
 @dataclass

@@ -44,6 +44,14 @@ SCAN_REQUEST_BATCH = 10
 SCANNER_MEMORY_MB = 256
 
 
+def sqs_calls(messages: int, per_call: int = 10) -> int:
+    """SQS calls to move ``messages`` messages ten at a time: ReceiveMessage returns at most 10
+    (``MaxNumberOfMessages`` 1-10) and DeleteMessageBatch takes at most 10 entries, so an event
+    source that hands a function a batch of 100 made at least 10 receives for it, and deletes
+    it with 10 calls (an empty batch costs none here; empty long polls are not counted)."""
+    return math.ceil(messages / per_call) if messages > 0 else 0
+
+
 @dataclass(frozen=True)
 class Deployment:
     """The settings a deployment chooses (``sundial:*`` context values and AWS quotas)."""
@@ -112,6 +120,13 @@ class Counts:
     log_wru: int = 0
     rru: float = 0.0
     sqs_requests: float = 0.0
+    """Every SQS call: the three below, and the scan requests' send, receive and delete."""
+    sqs_sends: float = 0.0
+    """SendMessageBatch calls staging the occurrences (ten messages a call, per queue)."""
+    sqs_receives: float = 0.0
+    """ReceiveMessage calls of the trigger's event sources (ten messages a call at most)."""
+    sqs_deletes: float = 0.0
+    """DeleteMessageBatch calls for what the trigger fired (ten receipt handles a call at most)."""
     lambda_requests: float = 0.0
     gb_seconds: float = 0.0
     trigger_gb_seconds: float = 0.0
@@ -250,13 +265,17 @@ class Model:
             due = self._due(shard, start, end)
             per_ms = self.p.scan_send_batches_per_s * self.p.sqs.batch_max / 1000
             sent_at = now + self.p.scan_query_ms
+            per_queue = [0] * len(self.queues)
             for due_ms in due:
                 send_ms = sent_at + staged / per_ms
                 message = Message(due_ms, shard, self.weight)
                 queue = self.rng.randrange(len(self.queues))
                 self.queues[queue].send(send_ms, message, delay_seconds(due_ms, int(send_ms), timing.lead_ms))
                 staged += self.weight
-            self.counts.sqs_requests += math.ceil(staged / self.p.sqs.batch_max)
+                per_queue[queue] += self.weight
+            sends = sum(sqs_calls(n, self.p.sqs.batch_max) for n in per_queue)
+            self.counts.sqs_sends += sends
+            self.counts.sqs_requests += sends
             self.counts.rru += max(0.5, staged * self.p.item_bytes / 4096 / 2)
             self.marks[shard] = end
         done = now + self.p.scan_query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
@@ -306,7 +325,9 @@ class Model:
                 self.triggers.release(weight)
                 break
             source.running += weight
-            self.counts.sqs_requests += weight
+            receives = weight * sqs_calls(len(messages), self.p.sqs.receive_max)
+            self.counts.sqs_receives += receives
+            self.counts.sqs_requests += receives
             self.counts.lambda_requests += weight
             messages.sort(key=lambda m: m.due_ms)
             invocation = Invocation(messages, index, now)
@@ -354,7 +375,9 @@ class Model:
         queue.delete(succeeded)
         for message in invocation.failed:
             queue.back(invocation.received_ms, message, DELAY_VISIBILITY_TIMEOUT_S)
-        self.counts.sqs_requests += weight
+        deletes = weight * sqs_calls(len(succeeded), self.p.sqs.batch_max)
+        self.counts.sqs_deletes += deletes
+        self.counts.sqs_requests += deletes
         gb_seconds = (end - invocation.received_ms) / 1000 * self.d.trigger_memory_mb / 1024 * weight
         self.counts.gb_seconds += gb_seconds
         self.counts.trigger_gb_seconds += gb_seconds

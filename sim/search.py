@@ -25,7 +25,7 @@ from bench import prices as p
 from shared.domain.firing import Timing
 from sim import cost
 from sim.metrics import Summary, summarize
-from sim.pipeline import Deployment, Model, Platform
+from sim.pipeline import Deployment, Model, Platform, sqs_calls
 from sim.scenarios import Scenario, hot_second, steady
 
 PER_POLLER = cost.INVOCATIONS_PER_POLLER
@@ -152,7 +152,7 @@ def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_m
 
 def estimate(space: Space, d: Deployment) -> cost.Usage:
     """A candidate's calls on paper for a million fires (the counts sim/pipeline.py makes:
-    claims + a run log per batch, a send per ten staged, a receive and a delete per batch)."""
+    claims + a run log per batch, a send per ten staged, a receive and a delete per ten of a batch)."""
     platform = Platform()
     fires = 1_000_000
     b = d.batch_size
@@ -168,7 +168,7 @@ def estimate(space: Space, d: Deployment) -> cost.Usage:
         fires=fires,
         wru=fires * (1 + 1 / b),
         rru=fires * platform.item_bytes / 4096 / 2,
-        sqs_requests=fires * (0.1 + 2 / b),
+        sqs_requests=fires * (0.1 + 2 * sqs_calls(b) / b),
         lambda_requests=fires / b,
         gb_seconds=trigger_gb_s + scanner_gb_s,
         trigger_gb_seconds=trigger_gb_s,

@@ -12,7 +12,7 @@ from shared.domain.buckets import MINUTE_MS
 from shared.domain.firing import Timing
 from sim.aws import Tick
 from sim.metrics import percentile, summarize
-from sim.pipeline import Deployment, Model, Platform
+from sim.pipeline import Deployment, Model, Platform, sqs_calls
 from sim.scenarios import bench_check
 
 pytestmark = pytest.mark.unit
@@ -121,3 +121,19 @@ def test_the_model_on_make_benchs_workload_is_near_what_make_bench_measured() ->
     assert 2.0 <= check.invocation_s <= 3.0  # the lead (2 s) plus under a second of rounding
     assert check.trigger_gb_s == pytest.approx(0.033, rel=0.2)
     assert 1.0 < check.cost_per_million < 1.6  # measured: $1.48 (with empty receives), $1.36 at 15/s
+
+
+def test_an_sqs_call_moves_at_most_ten_messages() -> None:
+    """ReceiveMessage returns at most 10 messages and DeleteMessageBatch takes at most 10, so a
+    trigger batch of 100 costs 10 receives and 10 deletes: with the staging sends, 0.3 SQS calls
+    a fire (counting one receive and one delete per invocation gave 0.12)."""
+    assert [sqs_calls(n) for n in (0, 1, 10, 11, 100, 101)] == [0, 1, 1, 2, 10, 11]
+    deployment = Deployment(bucket_shards=1, batch_size=100, trigger_memory_mb=1_769)
+    model = Model(deployment, Platform(tick=Tick(0.0, 0.0)), seed=3, warm_triggers=20)
+    model.add(T0 + 3 * MINUTE_MS, 1_000)
+    model.run(T0)
+    c = model.counts
+    assert c.fired == 1_000
+    assert c.trigger_invocations == 10
+    assert (c.sqs_sends, c.sqs_receives, c.sqs_deletes) == (100, 100, 100)
+    assert (c.sqs_sends + c.sqs_receives + c.sqs_deletes) / c.fired == pytest.approx(0.3)
