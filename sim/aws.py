@@ -110,6 +110,31 @@ class DelayQueue:
 # --- Lambda's SQS event source ---------------------------------------------------------------
 
 
+STANDARD_MAXIMUM = 1_250
+"""The most concurrent invokes an SQS event source mapping in standard mode runs when no
+MaximumConcurrency is set: "up to 300 more concurrent invokes per minute. The maximum number of
+invokes that an event source mapping can process simultaneously is 1,250" (Lambda developer
+guide, "Configuring scaling behavior for SQS event source mappings",
+https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html; it read 1,000 before)."""
+MAXIMUM_CONCURRENCY_RANGE = (2, 1_000)
+"""ScalingConfig.MaximumConcurrency: 2 to 1,000 (Lambda API reference, ScalingConfig; botocore's
+lambda model, ``MaximumConcurrency`` min 2 max 1000). A mapping that sets it runs at most that."""
+PROVISIONED_PER_MINUTE = 1_000
+"""Provisioned mode adds up to 1,000 concurrent invokes a minute: "event pollers can auto scale up
+to 1000 per concurrent executions per minute, more than three times faster than before" (AWS
+News Blog, "AWS Lambda enhances event processing with provisioned mode for SQS event-source
+mapping", https://aws.amazon.com/blogs/aws/aws-lambda-enhances-sqs-processing-with-new-provisioned-mode-3x-faster-scaling-16x-higher-capacity/)."""
+MINIMUM_POLLERS_RANGE = (2, 200)
+MAXIMUM_POLLERS_RANGE = (2, 10_000)
+"""ProvisionedPollerConfig for SQS: MinimumPollers 2 to 200, MaximumPollers 2 to 10,000 (default
+200): "For Amazon SQS event source mappings, the accepted range is between 2 and 10,000"
+(botocore 1.44.8's lambda service model, ``MaximumNumberOfPollers`` max 10000; Lambda API
+reference, ProvisionedPollerConfig). It was 2,000."""
+INVOKES_PER_POLLER = 10
+"""Each provisioned poller "can handle up to 1 MB/sec of throughput and 10 concurrent invokes"
+(Lambda developer guide, "Lambda parameters for Amazon SQS event source mappings")."""
+
+
 @dataclass(frozen=True)
 class EventSourceScaling:
     """How many batches an SQS event source mapping processes at once."""
@@ -118,19 +143,39 @@ class EventSourceScaling:
     """Concurrent batches when messages become available."""
     per_minute: int = 300
     """Added per minute while messages are still available."""
-    maximum: int = 1_000
-    """Per mapping (the MaximumConcurrency setting lowers it; its range is 2-1,000)."""
+    maximum: int = STANDARD_MAXIMUM
+    """Per mapping: 1,250 in standard mode, or its MaximumConcurrency (2-1,000) where set."""
     idle_reset_s: float = 60.0
     """Assumption: after this long with no messages the mapping is back at ``start``."""
 
     @classmethod
-    def provisioned(cls, min_pollers: int, max_pollers: int, invokes_per_poller: int = 10) -> EventSourceScaling:
-        """Provisioned mode: dedicated pollers from ``min_pollers`` up, scaling three times as
-        fast; each poller handles up to 10 concurrent invokes (Lambda's SQS event source
-        parameters, ``ProvisionedPollerConfig``: docs/scale.md, section 2)."""
+    def standard(cls, maximum_concurrency: int | None = None) -> EventSourceScaling:
+        """Standard mode: 5 at first, 300 more a minute, up to 1,250 or ``maximum_concurrency``
+        (ScalingConfig.MaximumConcurrency, 2 to 1,000)."""
+        if maximum_concurrency is None:
+            return cls()
+        low, high = MAXIMUM_CONCURRENCY_RANGE
+        if not low <= maximum_concurrency <= high:
+            raise ValueError(f"MaximumConcurrency is {low} to {high}: {maximum_concurrency}")
+        return cls(maximum=maximum_concurrency)
+
+    @classmethod
+    def provisioned(
+        cls, min_pollers: int, max_pollers: int, invokes_per_poller: int = INVOKES_PER_POLLER
+    ) -> EventSourceScaling:
+        """Provisioned mode: dedicated pollers from ``min_pollers`` up to ``max_pollers``, adding up
+        to 1,000 concurrent invokes a minute; each poller handles up to 10 concurrent invokes."""
+        if not MINIMUM_POLLERS_RANGE[0] <= min_pollers <= MINIMUM_POLLERS_RANGE[1]:
+            raise ValueError(
+                f"MinimumPollers is {MINIMUM_POLLERS_RANGE[0]} to {MINIMUM_POLLERS_RANGE[1]}: {min_pollers}"
+            )
+        if not max(min_pollers, MAXIMUM_POLLERS_RANGE[0]) <= max_pollers <= MAXIMUM_POLLERS_RANGE[1]:
+            raise ValueError(
+                f"MaximumPollers is MinimumPollers to {MAXIMUM_POLLERS_RANGE[1]}: {max_pollers} (minimum {min_pollers})"
+            )
         return cls(
             start=min_pollers * invokes_per_poller,
-            per_minute=900,
+            per_minute=PROVISIONED_PER_MINUTE,
             maximum=max_pollers * invokes_per_poller,
         )
 

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 from shared.domain.buckets import bucket_of, choose_shard, minute_of, minutes_between
 from shared.domain.firing import Timing, delay_seconds, scan_window
+from shared.settings import DeploymentSettings
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
 )
 from sim.aws import (
+    MAXIMUM_CONCURRENCY_RANGE,
     Account,
     DelayQueue,
     DynamoLimits,
@@ -62,7 +64,12 @@ class Deployment:
     batch_size: int = 10
     batching_window_s: float = TRIGGER_BATCHING_WINDOW_S
     account_concurrency: int = 1_000
-    mapping_max_concurrency: int = 1_000
+    mapping_max_concurrency: int | None = None
+    """Each delay queue's event source's MaximumConcurrency in standard mode. None: what the stack
+    sets (``sundial:triggerMaxConcurrency`` 0: the account's room less the other lanes, the
+    scanners and 100 for the other functions, shared by the delay queues, at most 1,000; 872 at
+    the defaults: shared/settings.py ``trigger_lane_concurrency``); 0: none set, so Lambda's
+    1,250."""
     provisioned_pollers: tuple[int, int] | None = None
     """(minimum, maximum) event pollers per delay queue's mapping; None: standard mode."""
     warm_wcu: int = 0
@@ -78,7 +85,21 @@ class Deployment:
     def scaling(self) -> EventSourceScaling:
         if self.provisioned_pollers is not None:
             return EventSourceScaling.provisioned(*self.provisioned_pollers)
-        return EventSourceScaling(maximum=self.mapping_max_concurrency)
+        if self.mapping_max_concurrency == 0:
+            return EventSourceScaling.standard()
+        return EventSourceScaling.standard(self.lane_concurrency())
+
+    def lane_concurrency(self) -> int:
+        """The MaximumConcurrency of each delay queue's event source in standard mode: the
+        deployment's, else the stack's own rule for these settings."""
+        if self.mapping_max_concurrency is not None:
+            return self.mapping_max_concurrency
+        stack = DeploymentSettings.model_construct(
+            account_concurrency=self.account_concurrency,
+            delay_queues=self.delay_queues,
+            scanner_max_concurrency=self.scanner_max_concurrency,
+        )
+        return max(MAXIMUM_CONCURRENCY_RANGE[0], stack.trigger_lane_concurrency)
 
 
 @dataclass(frozen=True)
@@ -169,7 +190,7 @@ class Model:
         self.account = Account(lambdas)
         self.triggers = FunctionPool(self.account, warm=max(warm_triggers, deployment.trigger_provisioned_concurrency))
         self.scanners = FunctionPool(self.account, warm=deployment.scanner_max_concurrency)
-        self.scan_source = EventSource(EventSourceScaling(maximum=deployment.scanner_max_concurrency))
+        self.scan_source = EventSource(EventSourceScaling.standard(deployment.scanner_max_concurrency))
         self.scan_requests: list[tuple[int, float]] = []
         self.table = Table(
             DynamoLimits(

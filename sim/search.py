@@ -24,12 +24,14 @@ from dataclasses import dataclass, replace
 from bench import prices as p
 from shared.domain.firing import Timing
 from sim import cost
+from sim.aws import MAXIMUM_CONCURRENCY_RANGE
 from sim.metrics import Summary, summarize
 from sim.pipeline import Deployment, Model, Platform, sqs_calls
 from sim.scenarios import Scenario, hot_second, steady
 
 PER_POLLER = cost.INVOCATIONS_PER_POLLER
-QUEUE_MAPPING_MAX = 1_000
+QUEUE_MAPPING_MAX = MAXIMUM_CONCURRENCY_RANGE[1]
+"""The stack sets each delay queue's MaximumConcurrency in standard mode: at most 1,000."""
 IN_FLIGHT_SHARE = 0.8
 """Of a queue's 120,000 in flight, what a deployment plans to use."""
 

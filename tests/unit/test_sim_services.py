@@ -10,6 +10,10 @@ import pytest
 
 from shared.domain.firing import delay_seconds
 from sim.aws import (
+    MAXIMUM_CONCURRENCY_RANGE,
+    MAXIMUM_POLLERS_RANGE,
+    MINIMUM_POLLERS_RANGE,
+    STANDARD_MAXIMUM,
     Account,
     DelayQueue,
     DynamoLimits,
@@ -22,6 +26,7 @@ from sim.aws import (
     SqsLimits,
     Table,
 )
+from sim.pipeline import Deployment
 
 pytestmark = pytest.mark.unit
 
@@ -64,17 +69,52 @@ def test_a_throttled_write_waits_as_the_sdk_waits() -> None:
 # --- Lambda's SQS event source ---------------------------------------------------------------
 
 
-def test_the_event_source_starts_at_five_and_adds_three_hundred_a_minute() -> None:
-    scaling = EventSourceScaling()
-    assert [scaling.concurrency(m) for m in (0, 1, 2, 3, 4, 10)] == [5, 305, 605, 905, 1000, 1000]
+def test_the_event_source_starts_at_five_and_adds_three_hundred_a_minute_up_to_1250() -> None:
+    """Standard mode: 5, then 300 more a minute, up to 1,250 concurrent invokes with no
+    MaximumConcurrency (it was 1,000), or the MaximumConcurrency set (2 to 1,000)."""
+    scaling = EventSourceScaling.standard()
+    assert [scaling.concurrency(m) for m in (0, 1, 2, 3, 4, 5, 10)] == [5, 305, 605, 905, 1205, 1250, 1250]
     assert scaling.concurrency(0.5) == 155
-    assert EventSourceScaling(maximum=50).concurrency(3) == 50  # MaximumConcurrency
+    assert EventSourceScaling.standard(50).concurrency(3) == 50  # MaximumConcurrency
+    assert EventSourceScaling.standard(1_000).concurrency(10) == 1_000
+    for refused in (1, 1_001, 1_250):
+        with pytest.raises(ValueError, match="MaximumConcurrency"):
+            EventSourceScaling.standard(refused)
+
+
+def test_provisioned_mode_adds_a_thousand_a_minute_and_takes_up_to_10000_pollers() -> None:
+    """Provisioned mode: MinimumPollers x 10 at once, 1,000 more a minute (it was 900), up to
+    MaximumPollers x 10; MaximumPollers accepts 2 to 10,000 for SQS (it was 2,000)."""
     provisioned = EventSourceScaling.provisioned(20, 100)
-    assert [provisioned.concurrency(m) for m in (0, 0.5, 1)] == [200, 650, 1000]
+    assert [provisioned.concurrency(m) for m in (0, 0.5, 1)] == [200, 700, 1000]
+    assert EventSourceScaling.provisioned(200, 10_000).concurrency(100) == 100_000
+    with pytest.raises(ValueError, match="MaximumPollers"):
+        EventSourceScaling.provisioned(2, 10_001)
+    with pytest.raises(ValueError, match="MinimumPollers"):
+        EventSourceScaling.provisioned(201, 1_000)
+
+
+def test_the_limits_are_the_ones_botocore_s_lambda_model_accepts() -> None:
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("lambda")
+    pollers = model.shape_for("ProvisionedPollerConfig").members
+    assert pollers["MaximumPollers"].metadata["max"] >= MAXIMUM_POLLERS_RANGE[1]
+    assert pollers["MinimumPollers"].metadata["max"] == MINIMUM_POLLERS_RANGE[1]
+    concurrency = model.shape_for("ScalingConfig").members["MaximumConcurrency"].metadata
+    assert (concurrency["min"], concurrency["max"]) == MAXIMUM_CONCURRENCY_RANGE
+
+
+def test_the_default_stack_caps_its_trigger_lane_as_the_stack_does() -> None:
+    """The stack sets each delay queue's MaximumConcurrency in standard mode: 872 at the defaults
+    (1,000 less 100 for the other functions, 16 scanners, 10 for the high lane, 2 recovering)."""
+    assert Deployment().scaling().maximum == 872
+    assert Deployment(account_concurrency=5_000, delay_queues=4).scaling().maximum == 1_000
+    assert Deployment(mapping_max_concurrency=0).scaling().maximum == STANDARD_MAXIMUM == 1_250
 
 
 def test_the_event_source_grows_only_while_messages_wait_and_falls_back_when_idle() -> None:
-    source = EventSource(EventSourceScaling())
+    source = EventSource(EventSourceScaling.standard(1_000))
     source.observe(0, has_messages=False)
     source.observe(60_000, has_messages=False)
     assert source.limit() == 5  # nothing waited: nothing to scale for
