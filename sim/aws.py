@@ -4,7 +4,10 @@ publishes none, a stated assumption."""
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import heapq
+import math
 import random
 from collections import defaultdict, deque
 from dataclasses import dataclass
@@ -34,6 +37,13 @@ class Message:
     weight: int
     visible_ms: float = 0.0
     receives: int = 0
+    tie: float = 0.0
+    """Its task ids' random part, in [0, 1): with the due time, where its items sort in their
+    bucket partition (the sort key is a ULID of the due time and random bits)."""
+
+    def sort_position(self) -> float:
+        """Where its items sort in their bucket's item collection, in [0, 1)."""
+        return (self.due_ms % 60_000 + self.tie) / 60_000
 
 
 class DelayQueue:
@@ -283,14 +293,34 @@ class FunctionPool:
 @dataclass(frozen=True)
 class DynamoLimits:
     partition_wcu: int = 1_000
-    """Write units per second one partition serves."""
+    """Write units a second one physical partition serves: "each individual partition is limited to
+    1,000 write units per second and 3,000 read units per second" (DynamoDB developer guide,
+    "Understanding DynamoDB warm throughput in different scenarios"; "Best practices for designing
+    and using partition keys effectively": "every partition in a DynamoDB table is designed to
+    deliver a maximum capacity of 3,000 read units per second and 1,000 write units per second")."""
     partition_rcu: int = 3_000
     on_demand_initial_wcu: int = 4_000
-    """What a new on-demand table sustains before it has seen any traffic."""
+    """What a new on-demand table sustains before it has seen any traffic: "Newly created tables
+    with on-demand capacity mode ... sustain up to 4,000 writes per second and 12,000 reads per
+    second" (DynamoDB developer guide, "DynamoDB on-demand capacity mode", "Initial throughput and
+    scaling properties"). *Assumption*: a table has as many physical partitions as its instant write
+    capacity needs at 1,000 WCU each, so a new table has 4."""
     table_quota_wcu: int = 40_000
     """The default per-table throughput quota (raisable)."""
     write_latency_ms: float = 6.0
     """Assumption: a conditional UpdateItem's round trip inside the Region."""
+    split_after_s: float = 300.0
+    """The allowance for adaptive capacity (*an assumption*; AWS publishes no timing): a partition
+    that has run hot (``heat`` of its 1,000 WCU, or throttled) in every stretch of ``cool_s`` for
+    this long splits in two at the median of the keys and sort keys it was written at ("split for
+    heat": DynamoDB developer guide, "DynamoDB burst and adaptive capacity", isolating frequently
+    accessed items; AWS Database Blog, "Scaling DynamoDB: How partitions, hot keys, and split for
+    heat impact performance", part 3: a table adds partitions when "a partition receives read or
+    write traffic near its throughput capacity limit"). Burst capacity is not modelled: it "can't
+    alleviate partition-level throttling" (AWS re:Post knowledge center, "How does DynamoDB handle
+    spiky workloads in short intervals"). 0: no adaptive capacity."""
+    heat: float = 0.8
+    cool_s: float = 10.0
 
 
 @dataclass(frozen=True)
@@ -308,39 +338,112 @@ class SdkRetries:
         return rng.random() * min(self.base_s * 2 ** (attempt - 1), self.max_backoff_s) * 1000
 
 
+def key_position(key: str) -> float:
+    """Where a partition key value hashes to, in [0, 1): DynamoDB "uses the value of the partition
+    key as input to an internal hash function. The output value from the hash function determines
+    the partition in which the item will be stored" (DynamoDB developer guide, "Partitions and data
+    distribution"). Its function is not published; MD5 stands in for it (uniform, deterministic)."""
+    return int.from_bytes(hashlib.md5(key.encode(), usedforsecurity=False).digest()[:8], "big") / 2**64
+
+
 class Table:
-    """A table's write capacity: each partition key has ``partition_wcu`` per second, the table
-    as a whole what on-demand mode gives it (its warm throughput, or twice a previous peak, or
-    the initial 4,000, under the table quota). Second-granular, first come first served."""
+    """A table's write capacity on its physical partitions. The table has the partitions its
+    instant capacity needs (the initial 4,000 WCU of a new on-demand table, its warm throughput,
+    or twice a previous peak: 1,000 WCU each) over equal ranges of the key hash space; a key value
+    lands on the partition whose range holds its hash, so key values can share a partition and its
+    1,000 WCU a second. The table as a whole has what on-demand mode gives it, under the table
+    quota. Second-granular, first come first served. A partition that stays hot splits in two
+    (:attr:`DynamoLimits.split_after_s`, the stated allowance for adaptive capacity)."""
 
     def __init__(self, limits: DynamoLimits, warm_wcu: int = 0, previous_peak_wcu: int = 0) -> None:
         self.limits = limits
-        self.capacity = min(limits.table_quota_wcu, max(limits.on_demand_initial_wcu, warm_wcu, 2 * previous_peak_wcu))
-        self.by_key: dict[tuple[str, int], int] = defaultdict(int)
+        instant = max(limits.on_demand_initial_wcu, warm_wcu, 2 * previous_peak_wcu)
+        self.capacity = min(limits.table_quota_wcu, instant)
+        count = max(1, math.ceil(instant / limits.partition_wcu))
+        self.starts: list[tuple[float, float]] = [(i / count, 0.0) for i in range(count)]
+        """Each partition's first (key hash, sort position), in order."""
+        self.ids: list[int] = list(range(count))
+        self._next_id = count
+        self.by_partition: dict[tuple[int, int], int] = defaultdict(int)
         self.by_second: dict[int, int] = defaultdict(int)
         self.throttled = 0
         self.written = 0
+        self.splits: list[tuple[int, int]] = []
+        """(second, partition) of every split for heat."""
+        self._hashes: dict[str, float] = {}
+        self._seen: dict[int, deque[tuple[float, float]]] = defaultdict(lambda: deque(maxlen=512))
+        self._hot_since: dict[int, int] = {}
+        self._last_hot: dict[int, int] = {}
 
-    def write(self, now_ms: float, key: str | None, units: int) -> bool:
-        """``units`` write units on ``key`` (None: a key of its own, not hot) at ``now_ms``;
-        False when the partition or the table is over its second's budget (throttled)."""
+    @property
+    def partitions(self) -> int:
+        return len(self.starts)
+
+    def partition_of(self, key: str | float, item: float = 0.0) -> int:
+        """The partition holding ``key`` (a key value, or a hash position for a key of its own)
+        at sort position ``item`` in [0, 1)."""
+        if isinstance(key, str):
+            h = self._hashes.get(key)
+            if h is None:
+                h = self._hashes[key] = key_position(key)
+        else:
+            h = key
+        return self.ids[bisect.bisect_right(self.starts, (h, item)) - 1]
+
+    def write(self, now_ms: float, key: str | float | None, units: int, item: float = 0.0) -> bool:
+        """``units`` write units on ``key`` at sort position ``item`` (None: no partition counted)
+        at ``now_ms``; False when its partition or the table is over its second's budget
+        (throttled)."""
         second = int(now_ms // 1000)
-        if self.by_second[second] + units > self.capacity:
+        partition = None if key is None else self.partition_of(key, item)
+        ok = self.by_second[second] + units <= self.capacity
+        if ok and partition is not None:
+            ok = self.by_partition[(partition, second)] + units <= self.limits.partition_wcu
+        if ok:
+            self.by_second[second] += units
+            self.written += units
+            if partition is not None:
+                self.by_partition[(partition, second)] += units
+        else:
             self.throttled += units
-            return False
-        if key is not None:
-            if self.by_key[(key, second)] + units > self.limits.partition_wcu:
-                self.throttled += units
-                return False
-            self.by_key[(key, second)] += units
-        self.by_second[second] += units
-        self.written += units
-        return True
+        if partition is not None and self.limits.split_after_s > 0:
+            assert key is not None
+            h = key if isinstance(key, float) else self._hashes[key]
+            self._seen[partition].append((h, item))
+            self._heat(partition, second, throttled=not ok)
+        return ok
+
+    def _heat(self, partition: int, second: int, throttled: bool) -> None:
+        limits = self.limits
+        if not throttled and self.by_partition[(partition, second)] < limits.heat * limits.partition_wcu:
+            return
+        if second - self._last_hot.get(partition, -(10**12)) > limits.cool_s:
+            self._hot_since[partition] = second  # a new stretch of heat
+        self._last_hot[partition] = second
+        if second - self._hot_since[partition] >= limits.split_after_s:
+            self._split(partition, second)
+
+    def _split(self, partition: int, second: int) -> None:
+        """Split for heat: the partition's range in two at the median of where it was written."""
+        index = self.ids.index(partition)
+        seen = sorted(self._seen[partition])
+        middle = seen[len(seen) // 2]
+        end = self.starts[index + 1] if index + 1 < len(self.starts) else (1.0, 0.0)
+        self._hot_since[partition] = second  # however it ends, the next try is a stretch later
+        if not self.starts[index] < middle < end:
+            return
+        new = self._next_id
+        self._next_id += 1
+        self.starts.insert(index + 1, middle)
+        self.ids.insert(index + 1, new)
+        self._seen[partition] = deque((p for p in seen if p < middle), maxlen=512)
+        self._seen[new] = deque((p for p in seen if p >= middle), maxlen=512)
+        self.splits.append((second, partition))
 
     def hottest(self) -> dict[int, int]:
-        """The busiest partition key's write units, per second."""
+        """The busiest partition's write units, per second."""
         hot: dict[int, int] = defaultdict(int)
-        for (_, second), units in self.by_key.items():
+        for (_, second), units in self.by_partition.items():
             hot[second] = max(hot[second], units)
         return hot
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shared.domain.buckets import bucket_of, choose_shard, minute_of, minutes_between
 from shared.domain.firing import Timing, delay_seconds, scan_window
@@ -193,13 +193,7 @@ class Model:
         self.scan_source = EventSource(EventSourceScaling.standard(deployment.scanner_max_concurrency))
         self.scan_requests: list[tuple[int, float]] = []
         self.table = Table(
-            DynamoLimits(
-                partition_wcu=self.p.dynamo.partition_wcu,
-                partition_rcu=self.p.dynamo.partition_rcu,
-                on_demand_initial_wcu=self.p.dynamo.on_demand_initial_wcu,
-                table_quota_wcu=deployment.table_quota_wcu,
-                write_latency_ms=self.p.dynamo.write_latency_ms,
-            ),
+            replace(self.p.dynamo, table_quota_wcu=deployment.table_quota_wcu),
             warm_wcu=deployment.warm_wcu,
             previous_peak_wcu=deployment.previous_peak_wcu,
         )
@@ -289,7 +283,7 @@ class Model:
             per_queue = [0] * len(self.queues)
             for due_ms in due:
                 send_ms = sent_at + staged / per_ms
-                message = Message(due_ms, shard, self.weight)
+                message = Message(due_ms, shard, self.weight, tie=self.rng.random())
                 queue = self.rng.randrange(len(self.queues))
                 self.queues[queue].send(send_ms, message, delay_seconds(due_ms, int(send_ms), timing.lead_ms))
                 staged += self.weight
@@ -364,7 +358,7 @@ class Model:
         now = self.loop.now
         message = invocation.messages[index]
         key = self.partition_key(message.due_ms, message.shard)
-        if self.table.write(now, key, message.weight):
+        if self.table.write(now, key, message.weight, message.sort_position()):
             self.counts.claim_wru += message.weight
             done = now + self.claim_ms
             fired = max(float(message.due_ms), done) + self.call_ms
@@ -389,7 +383,7 @@ class Model:
         now = self.loop.now
         weight = self.weight
         succeeded = [m for m in invocation.messages if m not in invocation.failed]
-        if succeeded and self.table.write(now, None, weight):
+        if succeeded and self.table.write(now, self.rng.random(), weight):  # RL#<batch id>: a key of its own
             self.counts.log_wru += weight
         end = now + self.p.dynamo.write_latency_ms
         queue = self.queues[invocation.queue]

@@ -34,24 +34,82 @@ pytestmark = pytest.mark.unit
 # --- DynamoDB --------------------------------------------------------------------------------
 
 
+def _keys_on(table: Table, count: int, *, same: bool) -> list[str]:
+    """``count`` bucket keys on one partition of ``table`` (``same``) or on different ones."""
+    by_partition: dict[int, list[str]] = {}
+    for shard in range(1_024):
+        key = f"B#202601010900#{shard:04d}"
+        by_partition.setdefault(table.partition_of(key), []).append(key)
+    if same:
+        return next(keys for keys in by_partition.values() if len(keys) >= count)[:count]
+    return [keys[0] for keys in by_partition.values()][:count]
+
+
 def test_a_partition_at_its_limit_throttles_and_the_next_second_serves_it() -> None:
     table = Table(DynamoLimits())
-    assert all(table.write(10_000 + i, "202601010900#3", 100) for i in range(10))  # 1,000 WCU in second 10
-    assert not table.write(10_999, "202601010900#3", 1)  # the 1,001st unit of that second
+    hot, other = _keys_on(table, 2, same=False)
+    assert all(table.write(10_000 + i, hot, 100) for i in range(10))  # 1,000 WCU in second 10
+    assert not table.write(10_999, hot, 1)  # the 1,001st unit of that second
     assert table.throttled == 1
-    assert table.write(10_500, "202601010900#4", 100)  # another partition has its own budget
-    assert table.write(11_000, "202601010900#3", 1000)  # a new second, a new budget
+    assert table.write(10_500, other, 100)  # another partition has its own budget
+    assert table.write(11_000, hot, 1000)  # a new second, a new budget
     assert table.hottest() == {10: 1000, 11: 1000}
 
 
-def test_the_table_takes_what_on_demand_gives_it() -> None:
-    assert Table(DynamoLimits()).capacity == 4_000  # a new on-demand table
-    assert Table(DynamoLimits(), previous_peak_wcu=10_000).capacity == 20_000  # twice a previous peak
-    assert Table(DynamoLimits(), warm_wcu=30_000).capacity == 30_000  # warm throughput
-    assert Table(DynamoLimits(), previous_peak_wcu=50_000).capacity == 40_000  # the table quota
+def test_key_values_on_one_partition_share_its_thousand_units() -> None:
+    """A new table has 4 partitions: 16 shards' keys of a minute land 4 a partition on average,
+    and two keys on one partition have 1,000 WCU a second between them, not 1,000 each."""
     table = Table(DynamoLimits())
-    assert all(table.write(0, f"p{i}", 1000) for i in range(4))
-    assert not table.write(500, "p9", 1)  # 4,001st unit in the second: the table, not the partition
+    assert table.partitions == 4
+    first, second = _keys_on(table, 2, same=True)
+    assert table.write(0, first, 600)
+    assert not table.write(100, second, 600)  # 1,200 on one partition
+    assert table.write(200, second, 400)
+    counts = [0] * 4
+    for shard in range(16):
+        counts[table.partition_of(f"B#202601010900#{shard:04d}")] += 1
+    assert sum(counts) == 16
+    assert max(counts) > 4  # the hash is uneven: some partition holds more than its share
+
+
+def test_the_table_takes_what_on_demand_gives_it() -> None:
+    """Its capacity and its partitions: the initial 4,000 WCU (4 partitions), twice a previous
+    peak, warm throughput; the table quota caps the capacity, not the partitions."""
+    assert (Table(DynamoLimits()).capacity, Table(DynamoLimits()).partitions) == (4_000, 4)
+    peak = Table(DynamoLimits(), previous_peak_wcu=10_000)
+    assert (peak.capacity, peak.partitions) == (20_000, 20)
+    warm = Table(DynamoLimits(), warm_wcu=30_000)
+    assert (warm.capacity, warm.partitions) == (30_000, 30)
+    quota = Table(DynamoLimits(), previous_peak_wcu=50_000)
+    assert (quota.capacity, quota.partitions) == (40_000, 100)
+    table = Table(DynamoLimits())
+    keys = [f"RL#{i}" for i in range(64)]
+    spread = list({table.partition_of(k): k for k in keys}.values())
+    assert len(spread) == 4
+    assert all(table.write(0, key, 1000) for key in spread)
+    assert not table.write(500, 0.99, 1)  # 4,001st unit in the second: the table, not the partition
+
+
+def test_a_partition_that_stays_hot_splits_at_the_median_of_its_writes() -> None:
+    """The allowance for adaptive capacity: one hot key at 900 WCU a second, written evenly over
+    its sort keys, splits its partition once it has been hot ``split_after_s``; the key's items
+    are then on two partitions, 2,000 WCU a second between them."""
+    table = Table(DynamoLimits(split_after_s=5.0))
+    [key] = _keys_on(table, 1, same=False)
+    home = table.partition_of(key)
+    for second in range(7):
+        for i in range(9):
+            assert table.write(second * 1000 + i, key, 100, item=(i + 0.5) / 9)
+    assert table.splits == [(5, home)]  # hot from second 0: 5 s later
+    assert table.partitions == 5
+    low, high = table.partition_of(key, 0.1), table.partition_of(key, 0.9)
+    assert low != high
+    assert table.write(10_000, key, 1000, item=0.1)
+    assert table.write(10_000, key, 1000, item=0.9)
+    never = Table(DynamoLimits(split_after_s=0.0))
+    for second in range(20):
+        never.write(second * 1000, key, 1000, item=0.5)
+    assert never.splits == []
 
 
 def test_a_throttled_write_waits_as_the_sdk_waits() -> None:
