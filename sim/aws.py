@@ -12,6 +12,8 @@ import random
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+from sim.latency import Latency
+
 # --- SQS -------------------------------------------------------------------------------------
 
 
@@ -226,14 +228,23 @@ class EventSource:
 # --- Lambda ----------------------------------------------------------------------------------
 
 
+COLD_START = Latency(
+    1_174.0,
+    2_400.0,
+    "median: the trigger's imports as the stack ships them (source only), 1,174 ms measured by "
+    "bench/cold_start.py (docs/deploy.md, 'Bytecode and cold starts'); p99 assumed twice it; assumed "
+    "to run at about this machine's speed whatever the memory",
+)
+
+
 @dataclass(frozen=True)
 class LambdaLimits:
     account_concurrency: int = 1_000
     """Concurrent executions per account and Region (a quota that can be raised)."""
     scale_per_10s: int = 1_000
     """New execution environments per function every 10 seconds (refilled continuously)."""
-    cold_start_ms: float = 600.0
-    """Assumption: a Python function's init with boto3, pynamodb and pydantic at 128 MB."""
+    cold_start: Latency = COLD_START
+    """A new execution environment's init, before the handler runs."""
     full_vcpu_mb: int = 1_769
     """The memory at which a function has one full vCPU; CPU is proportional below it."""
 
@@ -290,6 +301,14 @@ class FunctionPool:
 # --- DynamoDB --------------------------------------------------------------------------------
 
 
+DYNAMODB_WRITE = Latency(
+    6.0,
+    18.0,
+    "assumption: DynamoDB's 'single-digit millisecond' latency (AWS Database Blog, 'Understanding "
+    "Amazon DynamoDB latency') for the median, three times it for the p99; not measured in AWS",
+)
+
+
 @dataclass(frozen=True)
 class DynamoLimits:
     partition_wcu: int = 1_000
@@ -307,8 +326,14 @@ class DynamoLimits:
     capacity needs at 1,000 WCU each, so a new table has 4."""
     table_quota_wcu: int = 40_000
     """The default per-table throughput quota (raisable)."""
-    write_latency_ms: float = 6.0
-    """Assumption: a conditional UpdateItem's round trip inside the Region."""
+    write: Latency = DYNAMODB_WRITE
+    """A conditional UpdateItem's (or PutItem's) round trip inside the Region."""
+
+    @property
+    def write_latency_ms(self) -> float:
+        """The write's median (the paper estimates of sim/search.py)."""
+        return self.write.median_ms
+
     split_after_s: float = 300.0
     """The allowance for adaptive capacity (*an assumption*; AWS publishes no timing): a partition
     that has run hot (``heat`` of its 1,000 WCU, or throttled) in every stretch of ``cool_s`` for

@@ -102,7 +102,7 @@ def objective(s: Summary, line: str) -> float:
 def claim_s(memory_mb: int, platform: Platform) -> float:
     """One claim, taken in turn: its CPU at this memory and the write's round trip."""
     vcpu = min(1.0, memory_mb / platform.lambdas.full_vcpu_mb)
-    return (platform.claim_cpu_ms / vcpu + platform.dynamo.write_latency_ms) / 1000
+    return (platform.claim_cpu_ms / vcpu + platform.dynamo.write_latency_ms) / 1000  # the medians
 
 
 def invocation_s(batch: int, memory_mb: int, lead_ms: int, platform: Platform) -> float:
