@@ -75,7 +75,7 @@ def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) ->
         f"| {scenario.key} | {name}: {note} | {s.fired:,} / {s.tasks:,} | {s.p50_ms / 1000:.2f} | "
         f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
         f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
-        f"{s.drain_s:.0f} | "
+        f"{s.drain_s:.0f} | {s.fire_rate_per_s:,.0f} | {s.invocation_s:.2f} | {s.partitions:,} ({s.splits:,}) | "
         f"${s.cost_per_million:.2f} | ${s.cost_provisioned:.2f} | {seconds:.1f} |"
     )
 
@@ -105,8 +105,9 @@ def main() -> None:
     lines = [
         "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
         "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
-        "drain (s) | $ per million on-demand | $ per million provisioned | model run (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "drain (s) | fires a second (first due to last fire) | trigger invocation (s) | table partitions at the end "
+        "(splits for heat) | $ per million on-demand | $ per million provisioned | model run (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for scenario in SCENARIOS:
         if args.only and scenario.key != args.only:

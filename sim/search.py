@@ -22,12 +22,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from bench import prices as p
+from shared.domain.buckets import bucket_of
 from shared.domain.firing import Timing
 from sim import cost
-from sim.aws import MAXIMUM_CONCURRENCY_RANGE
+from sim.aws import MAXIMUM_CONCURRENCY_RANGE, DynamoLimits, Table
 from sim.metrics import Summary, summarize
 from sim.pipeline import Deployment, Model, Platform, sqs_calls
-from sim.scenarios import Scenario, hot_second, steady
+from sim.scenarios import NINE, Scenario, hot_second, steady
 
 PER_POLLER = cost.INVOCATIONS_PER_POLLER
 QUEUE_MAPPING_MAX = MAXIMUM_CONCURRENCY_RANGE[1]
@@ -111,6 +112,21 @@ def invocation_s(batch: int, memory_mb: int, lead_ms: int, platform: Platform) -
     return max(lead_ms / 1000 + 0.5, batch * claim_s(memory_mb, platform) + 0.1)
 
 
+def busiest_keys(shards: int, partitions: int, minutes: int = 10) -> int:
+    """The most of a minute's ``shards`` bucket keys that land on one of ``partitions`` equal
+    partitions, over the scenarios' first ``minutes`` minutes (the model's own hashing)."""
+    table = Table(DynamoLimits(on_demand_initial_wcu=partitions * 1_000, table_quota_wcu=10**9))
+    worst = 0
+    for minute in range(minutes):
+        counts: dict[int, int] = {}
+        bucket = bucket_of(NINE + minute * 60_000)
+        for shard in range(shards):
+            p = table.partition_of(f"{bucket}#{shard}")
+            counts[p] = counts.get(p, 0) + 1
+        worst = max(worst, *counts.values())
+    return worst
+
+
 def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_mode: bool) -> Deployment:
     """The settings that follow from the batch: enough queues, concurrency, pollers, shards and
     table throughput for the load."""
@@ -118,15 +134,21 @@ def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_m
     if space.burst:
         invocations = math.ceil(space.per_second / batch)  # all at once
         queues = max(1, math.ceil(space.per_second / (IN_FLIGHT_SHARE * 120_000)))
-        pace_s = max(0.5, batch * claim_s(memory_mb, platform))
-        wcu = 10_000 * math.ceil(1.25 * space.per_second / pace_s / 10_000)
         shards = 1_024
+        # The claims of the busiest partition, at 1,000 a second, within 70 % of the lead: enough
+        # partitions (pre-warmed) that the fullest holds few of the 1,024 keys of the minute.
+        wcu = 1_024_000
+        while busiest_keys(shards, wcu // 1_000) * space.per_second / shards > 700 * lead_ms / 1000 and wcu < 4_096_000:
+            wcu *= 2
     else:
         invocations = math.ceil(space.per_second / batch * invocation_s(batch, memory_mb, lead_ms, platform))
         queues = max(1, math.ceil(1.25 * invocations / QUEUE_MAPPING_MAX))
         wcu = 1_000 * math.ceil(1.3 * space.per_second * (1 + 1 / batch) / 1_000)
+        partitions = Table(DynamoLimits(), space.base.warm_wcu, space.base.previous_peak_wcu).partitions
+        partitions = max(partitions, math.ceil(wcu / 1_000))
         shards = 16
-        while space.per_second * (1 + 1 / batch) / shards > 500:  # a partition at half its 1,000 WCU/s
+        # The busiest partition at 70 % of its 1,000 WCU a second: keys of a minute share partitions
+        while busiest_keys(shards, partitions) * space.per_second * (1 + 1 / batch) / shards > 700 and shards < 1_024:
             shards *= 2
     pollers = None
     provisioned_concurrency = 0
