@@ -313,14 +313,15 @@ COLD = Space(
 SPACES: tuple[Space, ...] = (STEADY, HOT, COLD)
 
 
-def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
-    """Runs every search and the chosen settings on the full scenarios; the markdown for
-    docs/scale/results.md."""
+def report(scenarios: Iterable[Scenario], seed: int) -> dict[str, list[str]]:
+    """Runs every search and the chosen settings on the full scenarios; its tables (markdown
+    lines: ``chosen``, ``by_line``, ``per_batch``, ``tried``) for docs/scale/results.md and
+    docs/scale.md."""
     by_key = {s.key: s for s in scenarios}
     chosen: list[str] = [
         "| scenario | chosen settings | p99 (s) | max (s) | $ per million on-demand | $ per million provisioned | "
-        "runs (rejected on paper) | search (s) |",
-        "|---|---|---|---|---|---|---|---|",
+        "runs (rejected on paper) |",
+        "|---|---|---|---|---|---|---|",
     ]
     tried: list[str] = [
         "| scenario | candidate (shortened run) | estimate ($) | p99 (s) | holds | on-demand ($) | provisioned ($) |",
@@ -333,7 +334,6 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
     ]
     bills: dict[str, tuple[cost.Bill, cost.Bill]] = {}
     for space in SPACES:
-        began = time.monotonic()
         trials = search(space, seed)
         rejected = sum(1 for c in candidates(space) if c.rejected)
         for t in trials:
@@ -354,10 +354,9 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
                     f"{s.max_ms / 1000:.2f} | {s.cost_per_million:.2f} | {s.cost_provisioned:.2f} | {gb_s:.4f} |"
                 )
         best = cheapest(trials, space.objective)
-        seconds = time.monotonic() - began
         if best is None:
             runs = f"{len(trials)} ({rejected})"
-            chosen.append(f"| {space.key} | none of {len(trials)} runs held | | | | | {runs} | {seconds:.0f} |")
+            chosen.append(f"| {space.key} | none of {len(trials)} runs held | | | | | {runs} |")
             continue
         scenario = by_key[space.key]
         model = scenario.build(best.candidate.deployment, seed)
@@ -379,8 +378,7 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
         verdict = "" if holds(full) else " (full run: does not hold)"
         chosen.append(
             f"| {space.key} | {settings}{verdict} | {full.p99_ms / 1000:.2f} | {full.max_ms / 1000:.2f} | "
-            f"{full.cost_per_million:.2f} | {full.cost_provisioned:.2f} | {len(trials)} ({rejected}) | "
-            f"{time.monotonic() - began:.0f} |"
+            f"{full.cost_per_million:.2f} | {full.cost_provisioned:.2f} | {len(trials)} ({rejected}) |"
         )
     names = list(dict.fromkeys(name for pair in bills.values() for bill in pair for name in bill.lines))
     by_line = [
@@ -396,22 +394,4 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
         by_line.append(f"| {name} | " + " | ".join(cells) + " |")
     scheduler = f"{p.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f}"
     by_line.append("| EventBridge Scheduler | " + " | ".join(scheduler for _ in range(2 * len(bills))) + " |")
-    return [
-        "## The settings search (sim/search.py)",
-        "",
-        "The cheapest settings found per scenario, run again on the full scenario:",
-        "",
-        *chosen,
-        "",
-        "What the chosen settings cost, by line (full runs; sim/cost.py):",
-        "",
-        *by_line,
-        "",
-        "Steady 1,000,000 a minute, the cheapest that held for each trigger batch size (2-minute runs):",
-        "",
-        *per_batch,
-        "",
-        "Every candidate run (best-first, cheapest estimate first; shortened runs):",
-        "",
-        *tried,
-    ]
+    return {"chosen": chosen, "by_line": by_line, "per_batch": per_batch, "tried": tried}
