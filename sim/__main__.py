@@ -6,17 +6,33 @@ the local runtime's model against `make bench`'s measurements (docs/scale/local-
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
+from sim.doc import blocks, source_hash, sync
 from sim.local import LocalRuntime, MotoCosts, checked_workloads, claim_sweep, comparison, read_measured, run_local
 from sim.metrics import Summary, hottest_over_time, lateness_over_time, summarize
 from sim.pipeline import Model
-from sim.scenarios import NINE, SCENARIOS, Scenario, bench_check, stored
+from sim.scenarios import (
+    FRESH,
+    NINE,
+    SCENARIOS,
+    Scenario,
+    bench_check,
+    holds_every_fire,
+    holds_p99,
+    largest_steady_rate,
+    stored,
+)
 from sim.search import report
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "scale"
 MEASURED = OUT / "bench-measured.json"
+RESULTS = OUT / "results.json"
+DOC = OUT.parent / "scale.md"
 
 
 def chart(scenario: Scenario, runs: list[tuple[str, Model]], path: Path) -> None:
@@ -75,14 +91,14 @@ def row(scenario: Scenario, name: str, note: str, s: Summary, seconds: float) ->
         f"| {scenario.key} | {name}: {note} | {s.fired:,} / {s.tasks:,} | {s.p50_ms / 1000:.2f} | "
         f"{s.p99_ms / 1000:.2f} | {s.max_ms / 1000:.2f} | {verdict} | {s.peak_concurrency:,} | "
         f"{s.hottest_partition_wcu:,} | {s.throttled_wcu:,} | {s.peak_queue_depth:,} | {s.peak_in_flight:,} | "
-        f"{s.drain_s:.0f} | "
+        f"{s.drain_s:.0f} | {s.fire_rate_per_s:,.0f} | {s.invocation_s:.2f} | {s.partitions:,} ({s.splits:,}) | "
         f"${s.cost_per_million:.2f} | ${s.cost_provisioned:.2f} | {seconds:.1f} |"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", help="one scenario's key")
+    parser.add_argument("--only", help="one scenario's key, or fresh (the fresh account's largest rate)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--local", action="store_true", help="only the local runtime's model against make bench")
     parser.add_argument(
@@ -95,61 +111,134 @@ def main() -> None:
     )
     parser.add_argument("--measured", type=Path, default=MEASURED, help="make bench's figures (JSON)")
     parser.add_argument("--no-search", action="store_true", help="skip the settings search (sim/search.py)")
+    parser.add_argument(
+        "--render", action="store_true", help="only render docs/scale.md's tables and figures from results.json"
+    )
     args = parser.parse_args()
+    if args.render:
+        DOC.write_text(sync(DOC.read_text(), json.loads(RESULTS.read_text())))
+        print(f"rendered {DOC} from {RESULTS}")
+        return
     OUT.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     costs = MotoCosts().with_overrides(dict(_kind_ms(item) for item in args.moto_ms))
     if args.local:
         local_check(costs, args.measured, args.seed)
         return
-    lines = [
-        "| scenario | deployment | fired / due | p50 (s) | p99 (s) | max (s) | p99 < 1 s | peak trigger "
-        "concurrency | hottest partition (WCU/s) | throttled WCU | peak queue depth | peak in flight, one queue | "
-        "drain (s) | $ per million on-demand | $ per million provisioned | model run (s) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    complete = not args.only and not args.no_search
+    results: dict[str, Any] = {"seed": args.seed, "source": source_hash(), "scenarios": []}
+    timings: list[str] = []
     for scenario in SCENARIOS:
         if args.only and scenario.key != args.only:
             continue
         runs: list[tuple[str, Model]] = []
+        cases = []
         for case in scenario.cases:
             started = time.monotonic()
             model = scenario.build(case.deployment, args.seed)
+            summary = summarize(model, scenario.sustained)
             seconds = time.monotonic() - started
-            line = row(scenario, case.name, case.note, summarize(model, scenario.sustained), seconds)
-            print(line, flush=True)
-            lines.append(line)
+            print(row(scenario, case.name, case.note, summary, seconds), flush=True)
+            timings.append(f"{scenario.key} {case.name} {seconds:.1f} s")
+            cases.append({"name": case.name, "note": case.note, "summary": asdict(summary)})
             runs.append((case.name, model))
+        results["scenarios"].append({"key": scenario.key, "title": scenario.title, "cases": cases})
         chart(scenario, runs, OUT / f"{scenario.key}.png")
-    storage = stored()
-    lines += [
-        "",
-        f"10 billion stored tasks (arithmetic): {storage.gb:,.0f} GB, ${storage.per_month:,.0f} a month "
-        f"(${storage.per_month_ia:,.0f} Standard-IA); {storage.scans_per_month:,} scans a month over 64 shards, "
-        f"{storage.scan_rru_per_month:,.0f} RRU, ${storage.scan_cost_per_month:.2f} a month, whatever is stored.",
-    ]
-    print(lines[-1])
-    bench = bench_check(args.seed)
-    lines += [
-        "",
-        f"`make bench`'s workload in the model (1,000 tasks over 2 minutes, 2 shards): {bench.fired:,} fired, "
-        f"batches of {bench.batch:.1f}, {bench.invocation_s:.1f} s per invocation, per task "
-        f"{bench.claim_wru:.2f} claim WRU + {bench.log_wru:.2f} run-log WRU, {bench.sqs_requests:.2f} SQS "
-        f"requests, {bench.trigger_gb_s:.3f} trigger GB-s; p99 {bench.p99_ms:.0f} ms; "
-        f"${bench.cost_per_million:.2f} per million.",
-    ]
-    print(lines[-1])
-    if not args.only and not args.no_search:
-        found = report(SCENARIOS, args.seed)
-        print("\n".join(found))
-        lines += ["", *found]
-    if not args.only:
+    results["storage"] = storage_figures()
+    results["bench"] = bench_figures(args.seed)
+    print(STORAGE.format(**results["storage"]))
+    print(BENCH.format(**results["bench"]))
+    results["fresh"] = fresh_account(args.seed, timings) if not args.only or args.only == "fresh" else {}
+    if complete:
+        started = time.monotonic()
+        results["search_tables"] = report(SCENARIOS, args.seed)
+        timings.append(f"the settings search {time.monotonic() - started:.0f} s")
         local_check(costs, args.measured, args.seed)
     total = time.monotonic() - began
-    lines.append(f"\n`make simulate` (seed {args.seed}) took {total:.0f} s.")
-    if not args.only:
-        (OUT / "results.md").write_text("\n".join(lines) + "\n")
+    if complete:
+        write_results(results, timings, total)
     print(f"make simulate: {total:.0f} s; wrote {OUT}")
+
+
+def fresh_account(seed: int, timings: list[str]) -> dict[str, Any]:
+    """The largest steady rate the default stack holds in a fresh account, by each criterion."""
+    found_by: dict[str, Any] = {}
+    for criterion, holds in (("p99", holds_p99), ("every", holds_every_fire)):
+        started = time.monotonic()
+        found = largest_steady_rate(FRESH, seed, holds)
+        found_by[criterion] = {
+            "rate": found.rate,
+            "above_rate": found.above_rate,
+            "held": None if found.held is None else asdict(found.held),
+            "above": None if found.above is None else asdict(found.above),
+        }
+        timings.append(f"fresh account, {criterion}: {found.runs} runs, {time.monotonic() - started:.0f} s")
+        print(f"fresh account ({criterion}): {found.rate:,} a second hold, {found.above_rate:,} not", flush=True)
+    return found_by
+
+
+STORAGE = (
+    "10 billion stored tasks (arithmetic): {gb} GB, {per_month} a month ({per_month_ia} Standard-IA); "
+    "{scans} scans a month over 64 shards, {rru} RRU, {scan_cost} a month, whatever is stored."
+)
+BENCH = (
+    "`make bench`'s workload in the model (1,000 tasks over 2 minutes, 2 shards): {fired} fired, batches of "
+    "{batch}, {invocation_s} s per invocation, per task {claim_wru} claim WRU + {log_wru} run-log WRU, "
+    "{sqs_requests} SQS requests, {trigger_gb_s} trigger GB-s; p99 {p99_ms} ms; {cost} per million."
+)
+
+
+def storage_figures() -> dict[str, str]:
+    storage = stored()
+    return {
+        "gb": f"{storage.gb:,.0f}",
+        "per_month": f"${storage.per_month:,.0f}",
+        "per_month_ia": f"${storage.per_month_ia:,.0f}",
+        "scans": f"{storage.scans_per_month:,}",
+        "rru": f"{storage.scan_rru_per_month:,.0f}",
+        "scan_cost": f"${storage.scan_cost_per_month:.2f}",
+    }
+
+
+def bench_figures(seed: int) -> dict[str, str]:
+    bench = bench_check(seed)
+    return {
+        "fired": f"{bench.fired:,}",
+        "batch": f"{bench.batch:.1f}",
+        "invocation_s": f"{bench.invocation_s:.1f}",
+        "claim_wru": f"{bench.claim_wru:.2f}",
+        "log_wru": f"{bench.log_wru:.2f}",
+        "sqs_requests": f"{bench.sqs_requests:.2f}",
+        "trigger_gb_s": f"{bench.trigger_gb_s:.3f}",
+        "p99_ms": f"{bench.p99_ms:.0f}",
+        "cost": f"${bench.cost_per_million:.2f}",
+    }
+
+
+def write_results(results: dict[str, Any], timings: list[str], total: float) -> None:
+    """docs/scale/results.json (every figure), results.md (every table, and how long each run
+    took) and docs/scale.md's tables and cited figures, rendered from results.json (sim/doc.py)."""
+    RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    tables = blocks(results)
+    lines = [f"# `make simulate`'s output (seed {results['seed']}): docs/scale/results.json rendered", ""]
+    for scenario in results["scenarios"]:
+        lines += [f"## {scenario['title']}", "", tables[f"scenario/{scenario['key']}"], ""]
+    lines += ["## The largest steady rate of the default stack in a fresh account", "", tables["fresh"], ""]
+    lines += [STORAGE.format(**results["storage"]), "", BENCH.format(**results["bench"]), ""]
+    for name, title in SEARCH_TITLES.items():
+        lines += [f"## {title}", "", tables[f"search/{name}"], ""]
+    lines += ["## How long each run took", "", *(f"* {t}" for t in timings), ""]
+    lines.append(f"`make simulate` (seed {results['seed']}) took {total:.0f} s.")
+    (OUT / "results.md").write_text("\n".join(lines) + "\n")
+    DOC.write_text(sync(DOC.read_text(), results))
+
+
+SEARCH_TITLES = {
+    "chosen": "The settings search (sim/search.py): the cheapest settings found, run again on the full scenario",
+    "by_line": "What the chosen settings cost, by line (full runs; sim/cost.py)",
+    "per_batch": "Steady 1,000,000 a minute, the cheapest that held for each trigger batch size (2-minute runs)",
+    "tried": "Every candidate run (best-first, cheapest estimate first; shortened runs)",
+}
 
 
 def _kind_ms(item: str) -> tuple[str, float]:

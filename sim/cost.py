@@ -21,12 +21,13 @@ import math
 from dataclasses import dataclass
 
 from bench import prices as p
+from sim.aws import INVOKES_PER_POLLER
 from sim.pipeline import Model
 
 LOG_BYTES_PER_INVOCATION = 1_300
 """Assumption (design.md, section 4): EMF metrics and Lambda's START/END/REPORT lines."""
 HOUR_S = 3600.0
-INVOCATIONS_PER_POLLER = 10
+INVOCATIONS_PER_POLLER = INVOKES_PER_POLLER
 """Concurrent invocations one provisioned SQS event poller serves (docs/scale.md, section 2)."""
 
 

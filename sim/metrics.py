@@ -46,6 +46,14 @@ class Summary:
     """On-demand (sim/cost.py), the firing path: registration excluded."""
     cost_provisioned: float
     cold_starts: int
+    fire_rate_per_s: float = 0.0
+    """Fires a second from the first due time to the last fire: what the pipeline delivered (under
+    the rate due when it fell behind)."""
+    invocation_s: float = 0.0
+    """A trigger invocation's mean length, from its receive to its environment's release."""
+    partitions: int = 0
+    """The table's partitions at the end (more than at the start where some split for heat)."""
+    splits: int = 0
 
 
 def summarize(model: Model, sustained: bool = True) -> Summary:
@@ -71,6 +79,12 @@ def summarize(model: Model, sustained: bool = True) -> Summary:
         cost_per_million=cost.on_demand(usage).total,
         cost_provisioned=cost.provisioned(usage).total,
         cold_starts=model.triggers.cold_starts,
+        fire_rate_per_s=model.counts.fired / max((last_fire - first_due) / 1000, 1e-3),
+        invocation_s=model.counts.trigger_gb_seconds
+        / max(model.counts.trigger_invocations, 1)
+        / (model.d.trigger_memory_mb / 1024),
+        partitions=model.table.partitions,
+        splits=len(model.table.splits),
     )
 
 

@@ -13,16 +13,18 @@ from __future__ import annotations
 import bisect
 import math
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shared.domain.buckets import bucket_of, choose_shard, minute_of, minutes_between
 from shared.domain.firing import Timing, delay_seconds, scan_window
+from shared.settings import DeploymentSettings
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
 )
 from sim.aws import (
+    MAXIMUM_CONCURRENCY_RANGE,
     Account,
     DelayQueue,
     DynamoLimits,
@@ -37,11 +39,20 @@ from sim.aws import (
     Tick,
 )
 from sim.engine import Loop
+from sim.latency import Latency
 
 MINUTE_MS = 60_000
 SCAN_REQUEST_BATCH = 10
 """The tick sends its scan requests ten per SendMessageBatch (shared/queues.py)."""
 SCANNER_MEMORY_MB = 256
+
+
+def sqs_calls(messages: int, per_call: int = 10) -> int:
+    """SQS calls to move ``messages`` messages ten at a time: ReceiveMessage returns at most 10
+    (``MaxNumberOfMessages`` 1-10) and DeleteMessageBatch takes at most 10 entries, so an event
+    source that hands a function a batch of 100 made at least 10 receives for it, and deletes
+    it with 10 calls (an empty batch costs none here; empty long polls are not counted)."""
+    return math.ceil(messages / per_call) if messages > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,12 @@ class Deployment:
     batch_size: int = 10
     batching_window_s: float = TRIGGER_BATCHING_WINDOW_S
     account_concurrency: int = 1_000
-    mapping_max_concurrency: int = 1_000
+    mapping_max_concurrency: int | None = None
+    """Each delay queue's event source's MaximumConcurrency in standard mode. None: what the stack
+    sets (``sundial:triggerMaxConcurrency`` 0: the account's room less the other lanes, the
+    scanners and 100 for the other functions, shared by the delay queues, at most 1,000; 872 at
+    the defaults: shared/settings.py ``trigger_lane_concurrency``); 0: none set, so Lambda's
+    1,250."""
     provisioned_pollers: tuple[int, int] | None = None
     """(minimum, maximum) event pollers per delay queue's mapping; None: standard mode."""
     warm_wcu: int = 0
@@ -70,7 +86,40 @@ class Deployment:
     def scaling(self) -> EventSourceScaling:
         if self.provisioned_pollers is not None:
             return EventSourceScaling.provisioned(*self.provisioned_pollers)
-        return EventSourceScaling(maximum=self.mapping_max_concurrency)
+        if self.mapping_max_concurrency == 0:
+            return EventSourceScaling.standard()
+        return EventSourceScaling.standard(self.lane_concurrency())
+
+    def lane_concurrency(self) -> int:
+        """The MaximumConcurrency of each delay queue's event source in standard mode: the
+        deployment's, else the stack's own rule for these settings."""
+        if self.mapping_max_concurrency is not None:
+            return self.mapping_max_concurrency
+        stack = DeploymentSettings.model_construct(
+            account_concurrency=self.account_concurrency,
+            delay_queues=self.delay_queues,
+            scanner_max_concurrency=self.scanner_max_concurrency,
+        )
+        return max(MAXIMUM_CONCURRENCY_RANGE[0], stack.trigger_lane_concurrency)
+
+
+INVOKE = Latency(20.0, 80.0, "assumption: from the event source's receive to the handler's start, warm; not measured")
+CLAIM_CPU = Latency(
+    7.0,
+    10.0,
+    "CPU of one claim at a full vCPU: 5.5-8 ms measured locally (pynamodb + botocore, make bench "
+    "ARGS=--ceiling, docs/design.md section 4), median 7; the p99 an assumption",
+)
+"""97 ms at 128 MB (1/14 of a vCPU) at the median."""
+CALL_CPU = Latency(
+    2.0,
+    5.2,
+    "the trigger's wake-up and call at a full core: make bench at 8 a second (2026-11-24, after the "
+    "moto speedups), where every claim is done long before its due time, so lateness is just these: "
+    "p50 2.0 ms, p99 5.2 ms (README, 'Measured'); the local check's calibration run",
+)
+"""From the claim (or the due time) to the target's call, as CPU: at 128 MB, 13.8 times it."""
+SCAN_QUERY = Latency(50.0, 150.0, "assumption: a bucket's Query with its items")
 
 
 @dataclass(frozen=True)
@@ -83,17 +132,20 @@ class Platform:
     retries: SdkRetries = field(default_factory=SdkRetries)
     tick: Tick = field(default_factory=Tick)
     poll_ms: float = 100.0
-    """How often an event source looks at its queue (its polling latency, at most)."""
-    invoke_ms: float = 20.0
-    claim_cpu_ms: float = 7.0
-    """CPU of one claim at a full vCPU (pynamodb + botocore; measured 5.5-8 ms locally,
-    docs/design.md section 4): 97 ms at 128 MB."""
-    call_cpu_ms: float = 2.0
-    """CPU to start a target's call at a full vCPU."""
+    """How often an event source looks at its queue (the model's step: a message receivable
+    between two looks waits for the next)."""
+    invoke: Latency = INVOKE
+    claim_cpu: Latency = CLAIM_CPU
+    call_cpu: Latency = CALL_CPU
     scan_send_batches_per_s: float = 150.0
     """SendMessageBatch calls one scanner makes a second (docs/design.md, section 5)."""
-    scan_query_ms: float = 50.0
+    scan_query: Latency = SCAN_QUERY
     item_bytes: int = 600
+
+    @property
+    def claim_cpu_ms(self) -> float:
+        """The claim's median CPU (the paper estimates of sim/search.py)."""
+        return self.claim_cpu.median_ms
 
 
 @dataclass
@@ -112,6 +164,13 @@ class Counts:
     log_wru: int = 0
     rru: float = 0.0
     sqs_requests: float = 0.0
+    """Every SQS call: the three below, and the scan requests' send, receive and delete."""
+    sqs_sends: float = 0.0
+    """SendMessageBatch calls staging the occurrences (ten messages a call, per queue)."""
+    sqs_receives: float = 0.0
+    """ReceiveMessage calls of the trigger's event sources (ten messages a call at most)."""
+    sqs_deletes: float = 0.0
+    """DeleteMessageBatch calls for what the trigger fired (ten receipt handles a call at most)."""
     lambda_requests: float = 0.0
     gb_seconds: float = 0.0
     trigger_gb_seconds: float = 0.0
@@ -145,37 +204,32 @@ class Model:
         self.sources = [EventSource(deployment.scaling()) for _ in range(deployment.delay_queues)]
         for source in self.sources:
             source._busy_ms = busy_minutes * 60_000
-        lambdas = LambdaLimits(
-            account_concurrency=deployment.account_concurrency,
-            scale_per_10s=self.p.lambdas.scale_per_10s,
-            cold_start_ms=self.p.lambdas.cold_start_ms,
-            full_vcpu_mb=self.p.lambdas.full_vcpu_mb,
-        )
+        lambdas = replace(self.p.lambdas, account_concurrency=deployment.account_concurrency)
         self.account = Account(lambdas)
         self.triggers = FunctionPool(self.account, warm=max(warm_triggers, deployment.trigger_provisioned_concurrency))
         self.scanners = FunctionPool(self.account, warm=deployment.scanner_max_concurrency)
-        self.scan_source = EventSource(EventSourceScaling(maximum=deployment.scanner_max_concurrency))
+        self.scan_source = EventSource(EventSourceScaling.standard(deployment.scanner_max_concurrency))
         self.scan_requests: list[tuple[int, float]] = []
         self.table = Table(
-            DynamoLimits(
-                partition_wcu=self.p.dynamo.partition_wcu,
-                partition_rcu=self.p.dynamo.partition_rcu,
-                on_demand_initial_wcu=self.p.dynamo.on_demand_initial_wcu,
-                table_quota_wcu=deployment.table_quota_wcu,
-                write_latency_ms=self.p.dynamo.write_latency_ms,
-            ),
+            replace(self.p.dynamo, table_quota_wcu=deployment.table_quota_wcu),
             warm_wcu=deployment.warm_wcu,
             previous_peak_wcu=deployment.previous_peak_wcu,
         )
         vcpu = min(1.0, deployment.trigger_memory_mb / lambdas.full_vcpu_mb)
-        self.claim_ms = self.p.claim_cpu_ms / vcpu + self.p.dynamo.write_latency_ms
-        self.call_ms = self.p.call_cpu_ms / vcpu
+        self.claim_cpu = self.p.claim_cpu.scaled(1 / vcpu)
+        self.call = self.p.call_cpu.scaled(1 / vcpu)
+        self.latencies = random.Random(seed * 1_000_003 + 17)
+        """The latencies' own generator: drawing them leaves the workload's and the shards' draws as
+        they were."""
         self.counts = Counts()
         self.total = 0
         self.lateness: list[tuple[int, float, int]] = []
         self.samples: list[tuple[float, int, int, int]] = []
         """Each second: (time, messages waiting in the delay queues, in flight, trigger concurrency)."""
         self.last_due_ms = 0
+
+    def _draw(self, latency: Latency) -> float:
+        return latency.draw(self.latencies)
 
     # --- the workload ---------------------------------------------------------------------
 
@@ -235,7 +289,7 @@ class Model:
                 return
             shard, tick_ms = self.scan_requests.pop(0)
             self.scan_source.running += 1
-            start = now + (self.p.lambdas.cold_start_ms if cold else 0.0) + self.p.invoke_ms
+            start = now + (self._draw(self.p.lambdas.cold_start) if cold else 0.0) + self._draw(self.p.invoke)
             self.loop.at(start, self._scan, shard, tick_ms, now)
 
     def _scan(self, shard: int, tick_ms: float, began_ms: float) -> None:
@@ -249,17 +303,24 @@ class Model:
             start, end = scan_window(mark, int(now), timing)
             due = self._due(shard, start, end)
             per_ms = self.p.scan_send_batches_per_s * self.p.sqs.batch_max / 1000
-            sent_at = now + self.p.scan_query_ms
+            query_ms = self._draw(self.p.scan_query)
+            sent_at = now + query_ms
+            per_queue = [0] * len(self.queues)
             for due_ms in due:
                 send_ms = sent_at + staged / per_ms
-                message = Message(due_ms, shard, self.weight)
+                message = Message(due_ms, shard, self.weight, tie=self.rng.random())
                 queue = self.rng.randrange(len(self.queues))
                 self.queues[queue].send(send_ms, message, delay_seconds(due_ms, int(send_ms), timing.lead_ms))
                 staged += self.weight
-            self.counts.sqs_requests += math.ceil(staged / self.p.sqs.batch_max)
+                per_queue[queue] += self.weight
+            sends = sum(sqs_calls(n, self.p.sqs.batch_max) for n in per_queue)
+            self.counts.sqs_sends += sends
+            self.counts.sqs_requests += sends
             self.counts.rru += max(0.5, staged * self.p.item_bytes / 4096 / 2)
             self.marks[shard] = end
-        done = now + self.p.scan_query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
+        else:
+            query_ms = 0.0
+        done = now + query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
         self.counts.gb_seconds += (done - began_ms) / 1000 * SCANNER_MEMORY_MB / 1024
         self.loop.at(done, self._scanned)
 
@@ -306,11 +367,13 @@ class Model:
                 self.triggers.release(weight)
                 break
             source.running += weight
-            self.counts.sqs_requests += weight
+            receives = weight * sqs_calls(len(messages), self.p.sqs.receive_max)
+            self.counts.sqs_receives += receives
+            self.counts.sqs_requests += receives
             self.counts.lambda_requests += weight
             messages.sort(key=lambda m: m.due_ms)
             invocation = Invocation(messages, index, now)
-            begin = now + self.p.invoke_ms + (self.p.lambdas.cold_start_ms if cold else 0.0)
+            begin = now + self._draw(self.p.invoke) + (self._draw(self.p.lambdas.cold_start) if cold else 0.0)
             self.loop.at(begin, self._claim, invocation, 0, 1)
         if self._going() or queue.pending():
             self.loop.at(now + self.p.poll_ms, self._poll, index)
@@ -322,21 +385,21 @@ class Model:
         now = self.loop.now
         message = invocation.messages[index]
         key = self.partition_key(message.due_ms, message.shard)
-        if self.table.write(now, key, message.weight):
+        if self.table.write(now, key, message.weight, message.sort_position()):
             self.counts.claim_wru += message.weight
-            done = now + self.claim_ms
-            fired = max(float(message.due_ms), done) + self.call_ms
+            done = now + self._draw(self.claim_cpu) + self._draw(self.p.dynamo.write)
+            fired = max(float(message.due_ms), done) + self._draw(self.call)
             self.lateness.append((message.due_ms, fired - message.due_ms, message.weight))
             self.counts.fired += message.weight
             invocation.fired_until_ms = max(invocation.fired_until_ms, fired)
         elif attempt < self.p.retries.attempts:
             pause = self.p.retries.pause_ms(attempt, self.rng)
-            self.loop.at(now + self.p.dynamo.write_latency_ms + pause, self._claim, invocation, index, attempt + 1)
+            self.loop.at(now + self._draw(self.p.dynamo.write) + pause, self._claim, invocation, index, attempt + 1)
             return
         else:
             self.counts.claim_failures += message.weight
             invocation.failed.append(message)
-            done = now + self.p.dynamo.write_latency_ms
+            done = now + self._draw(self.p.dynamo.write)
         if index + 1 < len(invocation.messages):
             self.loop.at(done, self._claim, invocation, index + 1, 1)
         else:
@@ -347,14 +410,16 @@ class Model:
         now = self.loop.now
         weight = self.weight
         succeeded = [m for m in invocation.messages if m not in invocation.failed]
-        if succeeded and self.table.write(now, None, weight):
+        if succeeded and self.table.write(now, self.rng.random(), weight):  # RL#<batch id>: a key of its own
             self.counts.log_wru += weight
-        end = now + self.p.dynamo.write_latency_ms
+        end = now + self._draw(self.p.dynamo.write)
         queue = self.queues[invocation.queue]
         queue.delete(succeeded)
         for message in invocation.failed:
             queue.back(invocation.received_ms, message, DELAY_VISIBILITY_TIMEOUT_S)
-        self.counts.sqs_requests += weight
+        deletes = weight * sqs_calls(len(succeeded), self.p.sqs.batch_max)
+        self.counts.sqs_deletes += deletes
+        self.counts.sqs_requests += deletes
         gb_seconds = (end - invocation.received_ms) / 1000 * self.d.trigger_memory_mb / 1024 * weight
         self.counts.gb_seconds += gb_seconds
         self.counts.trigger_gb_seconds += gb_seconds

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bench.prices import ON_DEMAND_PER_MILLION_RRU, STORAGE_IA_PER_GB_MONTH, STORAGE_PER_GB_MONTH
 from shared.domain.buckets import MINUTE_MS
 from shared.domain.firing import Timing
+from sim.metrics import Summary
 from sim.pipeline import Deployment, Model
 
 NINE = 1_767_258_000_000
@@ -36,7 +37,8 @@ class Scenario:
 
 def steady(per_minute: int, minutes: int, weight: int, warm: bool) -> Callable[[Deployment, int], Model]:
     """``per_minute`` fires a minute, spread uniformly, for ``minutes``; ``warm``: the system
-    has run at this rate before (event sources scaled, environments warm, the table's peak)."""
+    has run at this rate before (event sources scaled, environments warm; the table has what the
+    deployment says: its previous peak, its warm throughput, or none, a new table)."""
 
     def build(deployment: Deployment, seed: int) -> Model:
         per_second = per_minute // 60
@@ -73,6 +75,10 @@ def hot_second(tasks: int, weight: int) -> Callable[[Deployment, int], Model]:
 
 
 _SIZED = Deployment(bucket_shards=64, delay_queues=4, account_concurrency=5_000, previous_peak_wcu=20_000)
+FRESH = Deployment()
+"""The default stack in a fresh account: Lambda's default 1,000 concurrent executions (the trigger's
+lane 872 of them, by the stack's own rule), a new on-demand table (4,000 WCU a second on 4
+partitions), 16 shards, one delay queue, batches of 10 at 128 MB."""
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
@@ -82,6 +88,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         (
             Case("defaults", Deployment(previous_peak_wcu=20_000), "16 shards, 1 delay queue, 1,000 concurrency"),
             Case("sized", _SIZED, "64 shards, 4 delay queues, account concurrency 5,000"),
+            Case(
+                "sized, 64 partitions",
+                replace(_SIZED, previous_peak_wcu=0, warm_wcu=64_000, table_quota_wcu=64_000),
+                "as sized, the table pre-warmed to 64,000 WCU: 64 partitions for 64 keys a minute",
+            ),
             Case(
                 "batches of 50",
                 Deployment(bucket_shards=64, batch_size=50, trigger_memory_mb=1_024, previous_peak_wcu=20_000),
@@ -94,6 +105,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "One hot second: 1,000,000 tasks due at 09:00:00.000",
         hot_second(1_000_000, weight=10),
         (
+            Case("defaults", FRESH, "16 shards, 1 delay queue, 1,000 concurrency, a new table"),
             Case("sized", _SIZED, "the steady scenario's settings"),
             Case(
                 "wide",
@@ -225,3 +237,62 @@ def bench_check(seed: int) -> BenchCheck:
         p99_ms=summarize(model).p99_ms,
         cost_per_million=summarize(model).cost_per_million,
     )
+
+
+def holds_p99(s: Summary) -> bool:
+    """The goal: lateness p99 under a second, every task fired."""
+    return s.p99_ms < 1000 and s.fired == s.tasks
+
+
+def holds_every_fire(s: Summary) -> bool:
+    """Stricter: every fire under a second (no claim handed back to the queue)."""
+    return s.max_ms < 1000 and s.fired == s.tasks
+
+
+@dataclass(frozen=True)
+class RateFound:
+    """The largest steady rate (on a grid) at which a deployment holds, and the step above it."""
+
+    rate: int
+    """Fires a second; 0: not even the lowest rate tried holds."""
+    held: Summary | None
+    above_rate: int
+    above: Summary | None
+    """None: the highest rate tried holds too (the rate is at least ``rate``)."""
+    runs: int
+
+
+def largest_steady_rate(
+    deployment: Deployment,
+    seed: int,
+    holds: Callable[[Summary], bool] = holds_p99,
+    low: int = 100,
+    high: int = 4_000,
+    step: int = 100,
+    minutes: int = 10,
+) -> RateFound:
+    """Bisection on a grid of ``step`` fires a second over steady runs of ``minutes`` (the steady
+    scenario's: the event sources scaled and the environments warm, the table as the deployment
+    has it), assuming a rate that holds holds at every lower rate."""
+    from sim.metrics import summarize
+
+    runs: dict[int, Summary] = {}
+
+    def run(rate: int) -> Summary:
+        if rate not in runs:
+            weight = 10 if rate % 10 == 0 else 1
+            runs[rate] = summarize(steady(rate * 60, minutes, weight=weight, warm=True)(deployment, seed))
+        return runs[rate]
+
+    if not holds(run(low)):
+        return RateFound(0, None, low, runs[low], len(runs))
+    if holds(run(high)):
+        return RateFound(high, runs[high], high, None, len(runs))
+    good, bad = low, high
+    while bad - good > step:
+        middle = good + (bad - good) // (2 * step) * step
+        if holds(run(middle)):
+            good = middle
+        else:
+            bad = middle
+    return RateFound(good, runs[good], bad, runs[bad], len(runs))

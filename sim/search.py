@@ -22,14 +22,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from bench import prices as p
+from shared.domain.buckets import bucket_of
 from shared.domain.firing import Timing
 from sim import cost
+from sim.aws import MAXIMUM_CONCURRENCY_RANGE, DynamoLimits, Table
 from sim.metrics import Summary, summarize
-from sim.pipeline import Deployment, Model, Platform
-from sim.scenarios import Scenario, hot_second, steady
+from sim.pipeline import Deployment, Model, Platform, sqs_calls
+from sim.scenarios import NINE, Scenario, hot_second, steady
 
 PER_POLLER = cost.INVOCATIONS_PER_POLLER
-QUEUE_MAPPING_MAX = 1_000
+QUEUE_MAPPING_MAX = MAXIMUM_CONCURRENCY_RANGE[1]
+"""The stack sets each delay queue's MaximumConcurrency in standard mode: at most 1,000."""
 IN_FLIGHT_SHARE = 0.8
 """Of a queue's 120,000 in flight, what a deployment plans to use."""
 
@@ -100,13 +103,28 @@ def objective(s: Summary, line: str) -> float:
 def claim_s(memory_mb: int, platform: Platform) -> float:
     """One claim, taken in turn: its CPU at this memory and the write's round trip."""
     vcpu = min(1.0, memory_mb / platform.lambdas.full_vcpu_mb)
-    return (platform.claim_cpu_ms / vcpu + platform.dynamo.write_latency_ms) / 1000
+    return (platform.claim_cpu_ms / vcpu + platform.dynamo.write_latency_ms) / 1000  # the medians
 
 
 def invocation_s(batch: int, memory_mb: int, lead_ms: int, platform: Platform) -> float:
     """On paper: an invocation waits out the lead (plus half a second of rounding on average)
     or takes its claims in turn, whichever is longer."""
     return max(lead_ms / 1000 + 0.5, batch * claim_s(memory_mb, platform) + 0.1)
+
+
+def busiest_keys(shards: int, partitions: int, minutes: int = 10) -> int:
+    """The most of a minute's ``shards`` bucket keys that land on one of ``partitions`` equal
+    partitions, over the scenarios' first ``minutes`` minutes (the model's own hashing)."""
+    table = Table(DynamoLimits(on_demand_initial_wcu=partitions * 1_000, table_quota_wcu=10**9))
+    worst = 0
+    for minute in range(minutes):
+        counts: dict[int, int] = {}
+        bucket = bucket_of(NINE + minute * 60_000)
+        for shard in range(shards):
+            p = table.partition_of(f"{bucket}#{shard}")
+            counts[p] = counts.get(p, 0) + 1
+        worst = max(worst, *counts.values())
+    return worst
 
 
 def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_mode: bool) -> Deployment:
@@ -116,15 +134,21 @@ def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_m
     if space.burst:
         invocations = math.ceil(space.per_second / batch)  # all at once
         queues = max(1, math.ceil(space.per_second / (IN_FLIGHT_SHARE * 120_000)))
-        pace_s = max(0.5, batch * claim_s(memory_mb, platform))
-        wcu = 10_000 * math.ceil(1.25 * space.per_second / pace_s / 10_000)
         shards = 1_024
+        # The claims of the busiest partition, at 1,000 a second, within 70 % of the lead: enough
+        # partitions (pre-warmed) that the fullest holds few of the 1,024 keys of the minute.
+        wcu = 1_024_000
+        while busiest_keys(shards, wcu // 1_000) * space.per_second / shards > 700 * lead_ms / 1000 and wcu < 4_096_000:
+            wcu *= 2
     else:
         invocations = math.ceil(space.per_second / batch * invocation_s(batch, memory_mb, lead_ms, platform))
         queues = max(1, math.ceil(1.25 * invocations / QUEUE_MAPPING_MAX))
         wcu = 1_000 * math.ceil(1.3 * space.per_second * (1 + 1 / batch) / 1_000)
+        partitions = Table(DynamoLimits(), space.base.warm_wcu, space.base.previous_peak_wcu).partitions
+        partitions = max(partitions, math.ceil(wcu / 1_000))
         shards = 16
-        while space.per_second * (1 + 1 / batch) / shards > 500:  # a partition at half its 1,000 WCU/s
+        # The busiest partition at 70 % of its 1,000 WCU a second: keys of a minute share partitions
+        while busiest_keys(shards, partitions) * space.per_second * (1 + 1 / batch) / shards > 700 and shards < 1_024:
             shards *= 2
     pollers = None
     provisioned_concurrency = 0
@@ -152,7 +176,7 @@ def derive(space: Space, batch: int, memory_mb: int, lead_ms: int, provisioned_m
 
 def estimate(space: Space, d: Deployment) -> cost.Usage:
     """A candidate's calls on paper for a million fires (the counts sim/pipeline.py makes:
-    claims + a run log per batch, a send per ten staged, a receive and a delete per batch)."""
+    claims + a run log per batch, a send per ten staged, a receive and a delete per ten of a batch)."""
     platform = Platform()
     fires = 1_000_000
     b = d.batch_size
@@ -168,7 +192,7 @@ def estimate(space: Space, d: Deployment) -> cost.Usage:
         fires=fires,
         wru=fires * (1 + 1 / b),
         rru=fires * platform.item_bytes / 4096 / 2,
-        sqs_requests=fires * (0.1 + 2 / b),
+        sqs_requests=fires * (0.1 + 2 * sqs_calls(b) / b),
         lambda_requests=fires / b,
         gb_seconds=trigger_gb_s + scanner_gb_s,
         trigger_gb_seconds=trigger_gb_s,
@@ -289,14 +313,15 @@ COLD = Space(
 SPACES: tuple[Space, ...] = (STEADY, HOT, COLD)
 
 
-def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
-    """Runs every search and the chosen settings on the full scenarios; the markdown for
-    docs/scale/results.md."""
+def report(scenarios: Iterable[Scenario], seed: int) -> dict[str, list[str]]:
+    """Runs every search and the chosen settings on the full scenarios; its tables (markdown
+    lines: ``chosen``, ``by_line``, ``per_batch``, ``tried``) for docs/scale/results.md and
+    docs/scale.md."""
     by_key = {s.key: s for s in scenarios}
     chosen: list[str] = [
         "| scenario | chosen settings | p99 (s) | max (s) | $ per million on-demand | $ per million provisioned | "
-        "runs (rejected on paper) | search (s) |",
-        "|---|---|---|---|---|---|---|---|",
+        "runs (rejected on paper) |",
+        "|---|---|---|---|---|---|---|",
     ]
     tried: list[str] = [
         "| scenario | candidate (shortened run) | estimate ($) | p99 (s) | holds | on-demand ($) | provisioned ($) |",
@@ -309,7 +334,6 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
     ]
     bills: dict[str, tuple[cost.Bill, cost.Bill]] = {}
     for space in SPACES:
-        began = time.monotonic()
         trials = search(space, seed)
         rejected = sum(1 for c in candidates(space) if c.rejected)
         for t in trials:
@@ -330,10 +354,9 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
                     f"{s.max_ms / 1000:.2f} | {s.cost_per_million:.2f} | {s.cost_provisioned:.2f} | {gb_s:.4f} |"
                 )
         best = cheapest(trials, space.objective)
-        seconds = time.monotonic() - began
         if best is None:
             runs = f"{len(trials)} ({rejected})"
-            chosen.append(f"| {space.key} | none of {len(trials)} runs held | | | | | {runs} | {seconds:.0f} |")
+            chosen.append(f"| {space.key} | none of {len(trials)} runs held | | | | | {runs} |")
             continue
         scenario = by_key[space.key]
         model = scenario.build(best.candidate.deployment, seed)
@@ -355,8 +378,7 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
         verdict = "" if holds(full) else " (full run: does not hold)"
         chosen.append(
             f"| {space.key} | {settings}{verdict} | {full.p99_ms / 1000:.2f} | {full.max_ms / 1000:.2f} | "
-            f"{full.cost_per_million:.2f} | {full.cost_provisioned:.2f} | {len(trials)} ({rejected}) | "
-            f"{time.monotonic() - began:.0f} |"
+            f"{full.cost_per_million:.2f} | {full.cost_provisioned:.2f} | {len(trials)} ({rejected}) |"
         )
     names = list(dict.fromkeys(name for pair in bills.values() for bill in pair for name in bill.lines))
     by_line = [
@@ -372,22 +394,4 @@ def report(scenarios: Iterable[Scenario], seed: int) -> list[str]:
         by_line.append(f"| {name} | " + " | ".join(cells) + " |")
     scheduler = f"{p.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f}"
     by_line.append("| EventBridge Scheduler | " + " | ".join(scheduler for _ in range(2 * len(bills))) + " |")
-    return [
-        "## The settings search (sim/search.py)",
-        "",
-        "The cheapest settings found per scenario, run again on the full scenario:",
-        "",
-        *chosen,
-        "",
-        "What the chosen settings cost, by line (full runs; sim/cost.py):",
-        "",
-        *by_line,
-        "",
-        "Steady 1,000,000 a minute, the cheapest that held for each trigger batch size (2-minute runs):",
-        "",
-        *per_batch,
-        "",
-        "Every candidate run (best-first, cheapest estimate first; shortened runs):",
-        "",
-        *tried,
-    ]
+    return {"chosen": chosen, "by_line": by_line, "per_batch": per_batch, "tried": tried}

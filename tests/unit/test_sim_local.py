@@ -13,6 +13,7 @@ import pytest
 
 from sim.aws import Message
 from sim.engine import Loop
+from sim.latency import Latency
 from sim.local import (
     RATES,
     LocalModel,
@@ -27,6 +28,9 @@ from sim.local import (
 )
 
 pytestmark = pytest.mark.unit
+
+CALL = Latency.constant(2.0)
+"""The call as a constant, for cases computed by hand."""
 
 MEASURED = Path(__file__).resolve().parents[2] / "docs" / "scale" / "bench-measured.json"
 
@@ -79,7 +83,7 @@ def test_a_long_poll_answers_as_soon_as_a_message_is_receivable() -> None:
     after the round trip and the receive's time; the batching window holds it 1 s; the claim
     is done long before its due time (5,000 ms), so it fires at due + the call."""
     costs = MotoCosts(round_trip_ms=2.0, receive_message_ms=3.0, receive_per_queued_ms=0.0)
-    model = LocalModel(LocalRuntime(), costs)
+    model = LocalModel(LocalRuntime(call=CALL), costs)
     model.total = 1
     poller = model.pollers[0]
     model._long_poll(poller)
@@ -93,7 +97,7 @@ def test_a_long_poll_answers_as_soon_as_a_message_is_receivable() -> None:
     model.loop.run(4_000.0)
     assert poller.pending  # the batching window: not full, not a second old yet
     model.loop.run(10_000.0)
-    assert model.lateness == [(5_000, LocalRuntime().call_ms, 1)]
+    assert model.lateness == [(5_000, CALL.median_ms, 1)]
 
 
 def test_a_full_batch_goes_at_once_and_a_partial_one_after_the_window() -> None:
@@ -112,9 +116,9 @@ def test_a_full_batch_goes_at_once_and_a_partial_one_after_the_window() -> None:
 def test_at_a_light_load_every_task_fires_once_at_the_call_s_time() -> None:
     """One a second for a minute: the claims are done within the lead, so each fire is the
     call's time late, and every task is staged and fired exactly once."""
-    result = run_local(Workload(60, 60, 1))
+    result = run_local(Workload(60, 60, 1), call=CALL)
     assert result.fired == 60
-    assert result.p50_ms == result.max_ms == LocalRuntime().call_ms
+    assert result.p50_ms == result.max_ms == CALL.median_ms
     assert result.moto_load < 0.1
     model = LocalModel(LocalRuntime(), MotoCosts())
     for i in range(120):
@@ -132,9 +136,9 @@ def test_over_moto_s_capacity_the_lateness_grows_through_the_window() -> None:
     assert slow.moto_busy > 0.99
     assert slow.p99_ms > 10_000
     assert slow.max_ms > 2 * slow.p50_ms
-    fast = run_local(RATES[2], MotoCosts(claim_ms=5.0))
+    fast = run_local(RATES[2], MotoCosts(claim_ms=5.0), call=CALL)
     assert fast.moto_load < 0.8
-    assert fast.max_ms == LocalRuntime().call_ms
+    assert fast.max_ms == CALL.median_ms
 
 
 def test_the_model_s_defaults_are_the_local_runtime_s() -> None:
@@ -170,10 +174,26 @@ def test_the_measured_figures_file_reads_and_unknown_fields_are_refused(tmp_path
 
 def test_the_comparison_flags_gaps_beyond_twice() -> None:
     runs = read_measured(MEASURED)
-    measured = dataclasses.replace(runs[0], p50_ms=1.0, p95_ms=None, p99_ms=2.0, max_ms=100.0)
-    result = run_local(measured.workload)
+    measured = dataclasses.replace(runs[0], p50_ms=1.0, p95_ms=None, p99_ms=2.0, max_ms=100.0, calibrates=False)
+    result = run_local(measured.workload, call=CALL)
     text = comparison([(result, measured)], MotoCosts(), LocalRuntime())
     assert "**<0.01x**" not in text  # p50: 2 ms against 1 ms, at the limit
     assert "2.00x" in text
     assert "**0.02x**" in text  # max: 2 ms against 100 ms
     assert f"Gaps beyond 2x: {measured.rate_per_s:.4g}/s max." in text
+    assert "Checked figures within 2x: 2 of 3." in text
+
+
+def test_the_run_the_call_is_fitted_to_is_no_check_of_it() -> None:
+    """The call's latency is a lognormal through one measured run's p50 and p99: that run's two
+    cells say *fitted* and count neither way; its p95 and max, and every other run, are checks.
+    The fitted run is the one whose figures the latency's source names."""
+    runs = read_measured(MEASURED)
+    [fitted] = [r for r in runs if r.calibrates]
+    assert (fitted.p50_ms, fitted.p99_ms) == (LocalRuntime().call.median_ms, LocalRuntime().call.p99_ms)
+    result = run_local(fitted.workload)
+    assert result.p50_ms == pytest.approx(fitted.p50_ms, rel=0.1)
+    assert result.p99_ms == pytest.approx(fitted.p99_ms, rel=0.2)
+    text = comparison([(result, dataclasses.replace(fitted, p50_ms=100.0, p99_ms=500.0))], MotoCosts(), LocalRuntime())
+    assert text.count("(*fitted*)") == 2
+    assert "Checked figures within 2x: 2 of 2." in text  # p95 and max; the far-off p50 and p99 are not checks

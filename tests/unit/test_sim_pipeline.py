@@ -10,9 +10,10 @@ import pytest
 
 from shared.domain.buckets import MINUTE_MS
 from shared.domain.firing import Timing
-from sim.aws import Tick
+from sim.aws import DynamoLimits, LambdaLimits, Tick
+from sim.latency import Latency
 from sim.metrics import percentile, summarize
-from sim.pipeline import Deployment, Model, Platform
+from sim.pipeline import Deployment, Model, Platform, sqs_calls
 from sim.scenarios import bench_check
 
 pytestmark = pytest.mark.unit
@@ -21,9 +22,21 @@ T0 = 1_767_258_000_000  # 2026-01-01T09:00:00Z
 CALL_MS_128 = 2.0 * 1769 / 128  # the call's CPU at 128 MB (1/14 of a vCPU)
 
 
+def constant(tick: Tick | None = None) -> Platform:
+    """Every latency a constant (its median), for cases computed by hand."""
+    return Platform(
+        tick=tick or Tick(phase_s=0.0, jitter_s=0.0),
+        invoke=Latency.constant(20.0),
+        claim_cpu=Latency.constant(7.0),
+        call_cpu=Latency.constant(2.0),
+        scan_query=Latency.constant(50.0),
+        dynamo=DynamoLimits(write=Latency.constant(6.0)),
+        lambdas=LambdaLimits(cold_start=Latency.constant(600.0)),
+    )
+
+
 def _model(deployment: Deployment | None = None, tick: Tick | None = None, weight: int = 1) -> Model:
-    platform = Platform(tick=tick or Tick(phase_s=0.0, jitter_s=0.0))
-    return Model(deployment or Deployment(bucket_shards=2), platform, seed=11, weight=weight, warm_triggers=20)
+    return Model(deployment or Deployment(bucket_shards=2), constant(tick), seed=11, weight=weight, warm_triggers=20)
 
 
 def test_a_tick_late_in_its_minute_moves_the_scan_window_with_it() -> None:
@@ -71,7 +84,7 @@ def test_a_hot_partition_throttles_and_its_claims_are_retried_later() -> None:
     claims that find the second's budget spent are retried after the SDK's backoff; none is
     lost, no second writes more than 1,000, and the excess fires late."""
     deployment = Deployment(bucket_shards=1, trigger_memory_mb=1769, account_concurrency=2_000)
-    model = Model(deployment, Platform(tick=Tick(0.0, 0.0)), seed=5, warm_triggers=2_000)
+    model = Model(deployment, constant(), seed=5, warm_triggers=2_000)
     model.add(T0 + 3 * MINUTE_MS, 1_500)
     model.run(T0)
     summary = summarize(model)
@@ -97,9 +110,30 @@ def test_messages_of_ten_stand_for_ten_messages() -> None:
     assert a.p99_ms == pytest.approx(b.p99_ms)
 
 
+def test_latencies_are_drawn_so_the_p99_is_no_floor() -> None:
+    """With the default platform every fire's call is drawn (at 128 MB, 13.8 times the measured
+    2.0 ms median and 5.2 ms p99 at a full core): the lateness spreads, its median and p99 near the
+    distribution's, where constants gave every fire the same 27.6 ms."""
+    model = Model(Deployment(bucket_shards=2), Platform(tick=Tick(0.0, 0.0)), seed=11, warm_triggers=20)
+    for i in range(2_000):
+        model.add(T0 + 3 * MINUTE_MS + i * 30, 1)
+    model.run(T0)
+    s = summarize(model)
+    assert s.fired == 2_000
+    assert s.p50_ms == pytest.approx(CALL_MS_128, rel=0.1)
+    assert s.p99_ms == pytest.approx(5.2 * 1769 / 128, rel=0.25)
+    assert s.p99_ms > 2 * s.p50_ms
+    assert s.max_ms > s.p99_ms
+
+
 def test_a_run_repeats_with_its_seed() -> None:
     def run() -> tuple[float, int, int]:
-        model = _model(replace(Deployment(bucket_shards=4), timing=Timing(lead_ms=3_000)))
+        model = Model(
+            replace(Deployment(bucket_shards=4), timing=Timing(lead_ms=3_000)),
+            Platform(tick=Tick(0.0, 0.0)),
+            seed=11,
+            warm_triggers=20,
+        )
         for i in range(300):
             model.add(T0 + 2 * MINUTE_MS + i * 137, 1)
         model.run(T0)
@@ -121,3 +155,19 @@ def test_the_model_on_make_benchs_workload_is_near_what_make_bench_measured() ->
     assert 2.0 <= check.invocation_s <= 3.0  # the lead (2 s) plus under a second of rounding
     assert check.trigger_gb_s == pytest.approx(0.033, rel=0.2)
     assert 1.0 < check.cost_per_million < 1.6  # measured: $1.48 (with empty receives), $1.36 at 15/s
+
+
+def test_an_sqs_call_moves_at_most_ten_messages() -> None:
+    """ReceiveMessage returns at most 10 messages and DeleteMessageBatch takes at most 10, so a
+    trigger batch of 100 costs 10 receives and 10 deletes: with the staging sends, 0.3 SQS calls
+    a fire (counting one receive and one delete per invocation gave 0.12)."""
+    assert [sqs_calls(n) for n in (0, 1, 10, 11, 100, 101)] == [0, 1, 1, 2, 10, 11]
+    deployment = Deployment(bucket_shards=1, batch_size=100, trigger_memory_mb=1_769)
+    model = Model(deployment, constant(), seed=3, warm_triggers=20)
+    model.add(T0 + 3 * MINUTE_MS, 1_000)
+    model.run(T0)
+    c = model.counts
+    assert c.fired == 1_000
+    assert c.trigger_invocations == 10
+    assert (c.sqs_sends, c.sqs_receives, c.sqs_deletes) == (100, 100, 100)
+    assert (c.sqs_sends + c.sqs_receives + c.sqs_deletes) / c.fired == pytest.approx(0.3)

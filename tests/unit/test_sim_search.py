@@ -99,8 +99,11 @@ def test_paper_rejects_claims_that_overrun_the_lead_and_a_cold_source_too_slow()
 
 def test_the_derived_settings_cover_the_load() -> None:
     d = search.derive(search.STEADY, 100, 384, 3_000, provisioned_mode=False)
-    # 16,667 fires/s x 1.01 WRU over 64 shards: 263 WCU/s a partition, under half of 1,000
-    assert d.bucket_shards == 64
+    # 16,667 fires/s x 1.01 WRU over the table's 40 partitions: with 64 shards a minute's keys put
+    # up to 8 on one partition (2,100 WCU/s); with 1,024 at most 40 (657 WCU/s, under 70 %)
+    assert search.busiest_keys(64, 40) * 16_667 * 1.01 / 64 > 1_000
+    assert d.bucket_shards == 1_024
+    assert search.busiest_keys(1_024, 40) * 16_667 * 1.01 / 1_024 < 700
     invocations = 1_000_000 / 60 / 100 * 3.5  # a 3.5 s invocation each
     assert d.account_concurrency >= 1.5 * invocations
     assert d.delay_queues * 1_000 >= invocations
