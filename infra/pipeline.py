@@ -14,7 +14,8 @@ Each function has its own role with the exact actions it performs on the exact A
 =========  ==================================================  =============================
 function   table (no index)                                    queues
 =========  ==================================================  =============================
-tick       --                                                  send: scan requests
+tick       BatchGetItem, PutItem, Query (marks, ``W#clean``,       send: scan requests
+           a look at each shard's buckets)
 scanner    UpdateItem, Query (scan lease + mark, buckets)       consume: scan requests;
                                                                send: delay queues
 trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
@@ -72,6 +73,11 @@ class JobStarting(Protocol):
 SEND_ACTIONS = ("sqs:SendMessage",)
 """Also authorizes SendMessageBatch: SQS has no separate permission for its batch actions."""
 
+TICK_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query")
+"""Read every shard's mark and its own ``W#clean`` (one BatchGetItem), look at a shard's buckets
+(a Query of one item), keep what it found clean (PutItem of ``W#clean``): on the mark and bucket
+partitions only (``TICK_PARTITIONS``)."""
+TICK_PARTITIONS = ["W#*", "B#*"]
 SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
 """Take a shard's scan lease and read its mark (one conditional update), query its buckets' due
 window, move the mark and release the lease (a conditional update)."""
@@ -216,8 +222,17 @@ class Pipeline(Construct):
             names.TICK,
             settings=settings,
             bundle=bundle,
-            statements=[queues.sends_of(names.TICK)],
-            environment=function_environment(settings, scan_queue_url=queues.scan_requests.queue_url),
+            statements=[
+                iam.PolicyStatement(
+                    actions=list(TICK_TABLE_ACTIONS),
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
+                ),
+                queues.sends_of(names.TICK),
+            ],
+            environment=function_environment(
+                settings, table_name=table_name, scan_queue_url=queues.scan_requests.queue_url
+            ),
         )
         self.scanner = self._function(
             names.SCANNER,

@@ -161,14 +161,14 @@ class Runtime:
         from functions.api.common import jobs, tasks
         from functions.jobs.handler import factory
         from functions.scanner.handler import scanner
-        from functions.tick.handler import scan_requests
+        from functions.tick.handler import ticker
         from functions.trigger.handler import trigger
         from shared.store.models import TaskItem
 
         tasks()
         jobs()
         factory()
-        scan_requests()
+        ticker()
         scanner()
         built = trigger()
         built.claimer.normal_claims = threading.BoundedSemaphore(NORMAL_CLAIMS)

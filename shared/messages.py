@@ -26,6 +26,8 @@ class ScanRequest(BaseModel):
     shard: int = Field(ge=0)
     tick_ms: int | None = None
     """When the tick asked: a scan whose shard's mark already covers it has nothing to do."""
+    since_ms: int | None = None
+    """Where the tick found the shard clean up to: the scan starts there if its mark is earlier."""
 
     def body(self) -> str:
         return self.model_dump_json()

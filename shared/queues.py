@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -110,10 +110,14 @@ class ScanRequests:
         self.queue_url = queue_url
         self._client = client
 
-    def request(self, shards: Sequence[int], tick_ms: int) -> None:
+    def request(self, shards: Sequence[int], tick_ms: int, since: Mapping[int, int | None] | None = None) -> None:
+        since = since or {}
         for start in range(0, len(shards), BATCH):
             entries = [
-                {"Id": str(shard), "MessageBody": ScanRequest(shard=shard, tick_ms=tick_ms).body()}
+                {
+                    "Id": str(shard),
+                    "MessageBody": ScanRequest(shard=shard, tick_ms=tick_ms, since_ms=since.get(shard)).body(),
+                }
                 for shard in shards[start : start + BATCH]
             ]
             try:

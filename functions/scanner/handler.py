@@ -26,7 +26,7 @@ def scanner() -> Scanner:
 
 def scan(record: SQSRecord) -> int:
     request = parsed(ScanRequestRecord, record.raw_event).body
-    staged = scanner().scan(request.shard, request.tick_ms)
+    staged = scanner().scan(request.shard, request.tick_ms, request.since_ms)
     if staged:  # none sent for an empty scan: an idle stack sends no custom metric (bench/bill.py)
         metrics.add_metric(name="Staged", unit=MetricUnit.Count, value=staged)
     return staged

@@ -1,8 +1,9 @@
-"""Tick: the minute EventBridge rule's target. Fans out one scan request per bucket shard.
+"""Tick: the minute EventBridge rule's target. Asks for a scan of each bucket shard that has
+something in its window (shared/services/firing/scan.py, ``Ticker``).
 
 It sends no metric: a custom metric costs $0.30 a month for every hour it is sent in
-(CloudWatch's pricing), and the tick's count of requests is the number of shards, every minute,
-idle or not. Its invocations are Lambda's own metrics."""
+(CloudWatch's pricing), and an idle stack should cost nothing but the tick. Its invocations are
+Lambda's own metrics."""
 
 from __future__ import annotations
 
@@ -11,21 +12,18 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.domain.times import now_ms
 from shared.observability import logger, tracer
-from shared.services.factory import build_scan_requests
-from shared.services.ports import ScanRequester
+from shared.services.factory import build_ticker
+from shared.services.firing import Ticker
 from shared.settings import from_env
 
 
 @cache
-def scan_requests() -> ScanRequester:
-    return build_scan_requests(from_env())
+def ticker() -> Ticker:
+    return build_ticker(from_env())
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    shards = list(range(from_env().bucket_shards))
-    scan_requests().request(shards, now_ms())
-    return {"shards": len(shards)}
+    return {"shards": len(ticker().tick())}

@@ -22,7 +22,7 @@ from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
 from shared.executions import SfnStarter
 from shared.queues import ScanRequests, SqsStager
-from shared.services.firing import Scanner, Trigger
+from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
 from shared.services.firing.claim import Claimer
@@ -94,6 +94,16 @@ def build_limit_cache(settings: Settings) -> LimitCache:
 
 def build_scan_requests(settings: Settings) -> ScanRequester:
     return ScanRequests(settings.scan_queue_url)
+
+
+def build_ticker(settings: Settings) -> Ticker:
+    bind_table(settings.table_name)
+    return Ticker(
+        DynamoPipelineStore(settings.retention_ms),
+        build_scan_requests(settings),
+        settings.timing,
+        settings.bucket_shards,
+    )
 
 
 def build_scanner(settings: Settings) -> Scanner:

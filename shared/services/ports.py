@@ -5,7 +5,7 @@ shared/executions.py; the tests wire fakes from tests/support/fakes.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from shared.delivery import Envelope, Outcome
@@ -100,7 +100,10 @@ class DelayQueues(Stager, Protocol):
 class ScanRequester(Protocol):
     """The tick's fan-out: a scan request per bucket shard."""
 
-    def request(self, shards: Sequence[int], tick_ms: int) -> None: ...
+    def request(self, shards: Sequence[int], tick_ms: int, since: Mapping[int, int | None] | None = None) -> None:
+        """A scan request for each of ``shards``; ``since``: per shard, the due time before which
+        the tick knows everything staged or clean (the scan starts there if its mark is earlier)."""
+        ...
 
 
 class PipelineStore(Protocol):
@@ -108,6 +111,12 @@ class PipelineStore(Protocol):
     it belongs to (shared/store/pipeline.py)."""
 
     def watermark(self, shard: int) -> int | None: ...
+
+    def scan_marks(self, shards: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int]]: ...
+
+    def mark_clean(self, until: dict[int, int]) -> None: ...
+
+    def has_items(self, shard: int, start_ms: int, end_ms: int) -> bool: ...
 
     def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None: ...
 

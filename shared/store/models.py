@@ -9,7 +9,7 @@ item, told apart by ``kind``:
 * ``occ`` — a pointer to a later occurrence of a recurring (or moved) task, in the bucket of
   that occurrence: sort key ULID(due, the task's random bits).
 
-Other partitions: ``W#<shard>`` (a shard's scan watermark), ``R#<task id>`` (the runs of a
+Other partitions: ``W#<shard>`` (a shard's scan watermark; ``W#clean`` the tick's), ``R#<task id>`` (the runs of a
 recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job),
 ``DL#<tenant>`` (a tenant's dead letters), ``T#<tenant>`` (a tenant's item, keys, signing secrets
 and limits), ``LIMIT#<tenant>#<name>#<k>`` (a limit's state).
@@ -171,6 +171,9 @@ class WatermarkItem(_Table):
     staged_until_ms = NumberAttribute(null=True)
     scanning_until_ms = NumberAttribute(null=True)
     """A scan's lease on the shard: no second scan starts before it ends or expires."""
+    clean_until = UnicodeAttribute(null=True)
+    """On the tick's item ``W#clean`` only: a JSON object, shard -> the due time before which the
+    tick found nothing in the shard's buckets past its mark (shared/services/firing/scan.py)."""
 
 
 class RunItem(_Table):

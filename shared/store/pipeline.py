@@ -96,6 +96,12 @@ def _armed_for(next_due_ms: int, staged_next: bool, paused_reason: str | None) -
     return actions
 
 
+CLEAN_PK = "W#clean"
+"""The tick's item: what it found clean past each shard's mark."""
+BATCH_GET_KEYS = 100
+"""BatchGetItem's most keys a call (DynamoDB's API reference)."""
+
+
 class DynamoPipelineStore:
     def __init__(self, retention_ms: int) -> None:
         self.retention_ms = retention_ms
@@ -110,6 +116,48 @@ class DynamoPipelineStore:
         except PynamoDBException as exc:
             raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
         return int(item.staged_until_ms) if item.staged_until_ms is not None else None
+
+    def scan_marks(self, shards: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int]]:
+        """Each shard's mark, and what the tick last found clean past it (``W#clean``): one
+        BatchGetItem, eventually consistent. A stale answer is an earlier time, which only widens
+        the window the tick looks at."""
+        keys = [(f"W#{shard}", "W") for shard in shards] + [(CLEAN_PK, "W")]
+        marks: dict[int, int | None] = dict.fromkeys(shards)
+        clean: dict[int, int] = {}
+        try:
+            for start in range(0, len(keys), BATCH_GET_KEYS):
+                for item in WatermarkItem.batch_get(keys[start : start + BATCH_GET_KEYS]):
+                    if item.pk == CLEAN_PK:
+                        clean = {int(shard): int(ms) for shard, ms in json.loads(item.clean_until or "{}").items()}
+                    elif item.staged_until_ms is not None:
+                        marks[int(item.pk.removeprefix("W#"))] = int(item.staged_until_ms)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"scan marks: {exc.msg}") from exc
+        return marks, {shard: ms for shard, ms in clean.items() if shard in marks}
+
+    def mark_clean(self, until: dict[int, int]) -> None:
+        """Keep what the tick found clean (the whole map: one PutItem of ``W#clean``)."""
+        item = WatermarkItem(CLEAN_PK, "W", clean_until=json.dumps({str(k): v for k, v in sorted(until.items())}))
+        try:
+            item.save()
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"clean marks: {exc.msg}") from exc
+
+    def has_items(self, shard: int, start_ms: int, end_ms: int) -> bool:
+        """Whether the shard's buckets hold any item due in ``[start_ms, end_ms)``, staged or
+        not: one Query of at most one item per minute bucket, eventually consistent (as the
+        scan's own: the writers' guard covers what is in flight)."""
+        if end_ms <= start_ms:
+            return False
+        for minute in minutes_between(start_ms, end_ms - 1):
+            low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
+            condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
+            try:
+                for _ in BucketItem.query(bucket_pk(minute, shard), condition, limit=1):
+                    return True
+            except PynamoDBException as exc:
+                raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
+        return False
 
     def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:
         """Take the shard's scan lease; returns (its mark, the lease) or None while another scan

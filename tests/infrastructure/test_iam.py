@@ -11,7 +11,7 @@ import pytest
 from infra.api import API_TABLE_ACTIONS
 from infra.auth import AUTHORIZER_SECRET_ACTIONS, AUTHORIZER_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
-from infra.pipeline import SCANNER_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
+from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
 from infra.storage import IDEMPOTENCY_ACTIONS
 from infra.targets import TARGET_ACTIONS
 from shared.store.models import LIST_INDEX_NAME
@@ -279,7 +279,10 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
     ids = _Ids(built)
     pipeline = built.stack.pipeline
     send = ["sqs:SendMessage"]
-    assert _grants(built, ids.role(pipeline.tick)) == _on(send, ids.scan_requests)
+    assert _grants(built, ids.role(pipeline.tick)) == {
+        *_on(send, ids.scan_requests),
+        *_on(TICK_TABLE_ACTIONS, ids.table),
+    }
     assert _grants(built, ids.role(pipeline.scanner)) == {
         *_on(SCANNER_TABLE_ACTIONS, ids.table),
         *_on(send, *ids.delay, ids.high_priority),
@@ -340,6 +343,13 @@ def test_only_the_authorizer_reads_the_admin_key(synthesized: Synthesized) -> No
         if any(action.startswith("secretsmanager:") for action, _ in _grants(synthesized, role_id))
     }
     assert readers == {ids.role(stack.keys.function)}
+
+
+def test_the_ticks_table_access_is_limited_to_the_marks_and_the_buckets(synthesized: Synthesized) -> None:
+    statements = _statements_of_role(synthesized, _Ids(synthesized).role(synthesized.stack.pipeline.tick))
+    (table,) = [s for s in statements if "dynamodb:Query" in _listify(s["Action"])]
+    assert sorted(_listify(table["Action"])) == sorted(TICK_TABLE_ACTIONS)
+    assert table["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["W#*", "B#*"]}}
 
 
 def test_the_pipeline_uses_the_table_but_no_index() -> None:

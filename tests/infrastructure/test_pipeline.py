@@ -473,7 +473,7 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
     def environment(name: str) -> dict[str, Any]:
         return _function(synthesized, name)[1]["Environment"]["Variables"]
 
-    assert environment(names.TICK) == {**_base(settings), env_name("scan_queue_url"): scan}
+    assert environment(names.TICK) == {**_base(settings), **table, env_name("scan_queue_url"): scan}
     assert environment(names.SCANNER) == {**_base(settings), **table, **delay}
     # the high-priority trigger is the trigger again: the same settings and resources
     assert (

@@ -214,21 +214,23 @@ class Pipeline:
         from functions.scanner.handler import handler as scanner
         from functions.scanner.handler import scanner as built
         from functions.tick.handler import handler as tick
+        from functions.tick.handler import ticker
         from local.apigw import LocalContext
         from local.sqs_lambda import invoke_batch, receive
         from shared.domain.times import now_ms
 
         shift_ms = 0 if at is None else round(at * 1000) - now_ms()
-        scanning = built()
+        scanning, ticking = built(), ticker()
         stager = scanning.stager
-        scanning.clock = lambda: now_ms() + shift_ms
+        scanning.clock = ticking.clock = lambda: now_ms() + shift_ms
         scanning.stager = StagingNow(stager, shift_ms)  # type: ignore[assignment]
         try:
             tick({}, LocalContext())
             while messages := receive(self.sqs, self.urls["scan-requests"], wait_s=0):
                 invoke_batch(self.sqs, self.urls["scan-requests"], self.arns["scan-requests"], scanner, messages)
         finally:
-            scanning.clock, scanning.stager = now_ms, stager
+            scanning.clock = ticking.clock = now_ms
+            scanning.stager = stager
 
     def dead_letters(self) -> list[dict[str, Any]]:
         answer = self.sqs.receive_message(QueueUrl=self.urls["dead-letters"], MaxNumberOfMessages=10, WaitTimeSeconds=0)
@@ -292,7 +294,7 @@ def _clear_function_caches() -> None:
     api.reset()
     jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
-    tick.scan_requests.cache_clear()
+    tick.ticker.cache_clear()
     trigger.trigger.cache_clear()
 
 

@@ -456,3 +456,28 @@ def test_an_idle_tick_and_empty_scans_send_no_custom_metric_and_a_scan_that_stag
     sent.clear()  # the API's own
     pipeline.tick(at=time.time() + 2.3)
     assert sent == ["Staged"]
+
+
+def test_an_idle_tick_asks_for_no_scan_and_a_shard_with_a_task_is_scanned_alone(api, pipeline, receiver, monkeypatch):
+    """The tick looks before it asks (shared/services/firing/scan.py, ``Ticker``): the scans of
+    empty shards were most of an idle stack's bill."""
+    from shared.domain.ids import parse_task_id
+    from shared.services.firing import Scanner
+
+    scanned: list[int] = []
+    original = Scanner.scan
+
+    def counting(self, shard, tick_ms=None, since_ms=None):
+        scanned.append(shard)
+        return original(self, shard, tick_ms, since_ms)
+
+    monkeypatch.setattr(Scanner, "scan", counting)
+    pipeline.tick()  # the first: every shard's mark is set
+    scanned.clear()
+    pipeline.tick()
+    assert scanned == []
+    url = receiver.script("/looked", 200)
+    task = register(api, url, schedule={"after_seconds": 4})  # beyond the writers' window
+    pipeline.tick(at=time.time() + 2.3)
+    assert scanned == [parse_task_id(task["id"]).shard]
+    assert pipeline.fire(until=lambda: len(receiver.calls_to("/looked")) == 1, timeout=10)

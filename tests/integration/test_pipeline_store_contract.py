@@ -114,6 +114,38 @@ def test_the_scan_lease_lets_one_scan_at_a_time_move_the_mark(stores):
     assert store.watermark(7) == NOW_MS + 60_000
 
 
+def test_the_tick_reads_every_mark_and_what_it_kept_clean_in_one_look(stores):
+    store = stores.store
+    assert store.scan_marks(range(3)) == ({0: None, 1: None, 2: None}, {})
+    taken = store.begin_scan(1, NOW_MS, 1_000)
+    assert store.end_scan(1, taken[1], NOW_MS + 120_000)
+    store.mark_clean({0: NOW_MS + 60_000, 2: NOW_MS + 180_000, 9: NOW_MS})
+    marks, clean = store.scan_marks(range(3))
+    assert marks == {0: None, 1: NOW_MS + 120_000, 2: None}
+    assert clean == {0: NOW_MS + 60_000, 2: NOW_MS + 180_000}  # only the shards asked about
+    store.mark_clean({0: NOW_MS + 120_000})  # the whole map is replaced
+    assert store.scan_marks([0, 2])[1] == {0: NOW_MS + 120_000}
+    many = range(150)  # more than one BatchGetItem holds
+    assert store.scan_marks(many)[0][1] == NOW_MS + 120_000
+
+
+def test_the_tick_sees_any_item_in_a_shards_window_staged_claimed_or_not(stores):
+    store = stores.store
+    due = NOW_MS + 90_000
+    assert not store.has_items(3, NOW_MS, NOW_MS + 600_000)
+    task = stores.one_shot(seconds=90, shard=3, staged=True)  # its writer staged it
+    assert store.has_items(3, NOW_MS, NOW_MS + 600_000)
+    assert store.has_items(3, due, due + 1)
+    assert not store.has_items(3, NOW_MS, due)  # the window's end is not in it
+    assert not store.has_items(3, due + 1, due + 600_000)
+    assert not store.has_items(4, NOW_MS, NOW_MS + 600_000)  # shards are apart
+    assert not store.has_items(3, due, due)  # an empty window
+    assert isinstance(stores.claim(first(task)), Claimed)
+    assert store.has_items(3, NOW_MS, NOW_MS + 600_000)  # claimed: still an item (the scan decides)
+    stores.recurring(shard=5)
+    assert store.has_items(5, NOW_MS + 60_000, NOW_MS + 60_001)
+
+
 def test_a_one_shot_task_is_due_in_its_shards_window_until_it_is_claimed(stores):
     task = stores.one_shot(seconds=90, shard=3)
     stores.one_shot(seconds=90, shard=3, staged=True)  # its writer staged it: no scanner does

@@ -14,7 +14,7 @@ repository's ``runs`` leaves out as the DynamoDB one does), and failures of the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -63,6 +63,8 @@ class InMemoryPipelineStore:
         self.repository = repository
         self.retention_ms = retention_ms
         self.watermarks: dict[int, Watermark] = {}
+        self.clean: dict[int, int] = {}
+        """The tick's item ``W#clean``."""
         self.table_lock = repository.table_lock
         """The repository's: a write here and one there never interleave (:func:`atomic`)."""
 
@@ -113,6 +115,26 @@ class InMemoryPipelineStore:
     def watermark(self, shard: int) -> int | None:
         mark = self.watermarks.get(shard)
         return mark.staged_until_ms if mark is not None else None
+
+    @atomic
+    def scan_marks(self, shards: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int]]:
+        marks = {shard: self.watermarks.get(shard, Watermark()).staged_until_ms for shard in shards}
+        return marks, {shard: ms for shard, ms in self.clean.items() if shard in marks}
+
+    @atomic
+    def mark_clean(self, until: dict[int, int]) -> None:
+        self.clean = dict(until)
+
+    @atomic
+    def has_items(self, shard: int, start_ms: int, end_ms: int) -> bool:
+        """Any home item or occurrence of ``shard`` due in the window, whatever its state."""
+        homes = (parse_task_id(task_id) for task_id in self.repository._tasks)
+        if any(home.shard == shard and start_ms <= home.due_ms < end_ms for home in homes):
+            return True
+        return any(
+            item_shard == shard and start_ms <= occurrence.due_ms < end_ms
+            for (item_shard, _), occurrence in self.repository.occurrences.items()
+        )
 
     @atomic
     def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:

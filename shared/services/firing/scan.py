@@ -1,14 +1,82 @@
-"""Staging: a scan of one bucket shard puts what it has due on the delay queues (docs/design.md, 2.2)."""
+"""Staging: the tick asks for a scan of each bucket shard that has something in its window, and
+a scan of one shard puts what it has due on the delay queues (docs/design.md, 2.2)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from shared.domain.buckets import MINUTE_MS
 from shared.domain.firing import Timing, scan_window
 from shared.domain.times import now_ms
 from shared.observability import logger
-from shared.services.ports import PipelineStore, Stager
+from shared.services.ports import PipelineStore, ScanRequester, Stager
+
+PEEK_MINUTES = 5
+"""A shard whose window spans more minute buckets than this is scanned without looking first (a
+tick missed for minutes: the scan catches up, at most ``max_catch_up_ms`` at once)."""
+PEEKS_AT_ONCE = 8
+
+
+@dataclass
+class Ticker:
+    """The minute tick: a scan request for each shard with work, none for an empty one.
+
+    An empty shard's scan costs two writes (its lease and its mark), a scan request sent,
+    received and deleted, and an invocation; sixteen of them a minute were most of an idle
+    stack's bill (bench/bill.py). The tick reads every mark with one BatchGetItem and looks at
+    each shard's window past its mark, ``[max(mark, clean), now + look_ahead)``, with a Query of
+    at most one item per minute bucket. A shard with anything there (staged or not: the scan
+    decides) is scanned from that start; a shard with nothing is *clean* up to the window's end,
+    which the tick keeps for all shards in one item (``W#clean``, one write a minute).
+
+    Why a clean shard loses nothing: whatever is written later into a window the tick found
+    empty is due before its writer's now + look_ahead + guard, and its writer stages it itself
+    (``writer_stages``), as for a window a scan has passed; the tick's look is earlier than the
+    scan it replaces, so the guard covers the same writes in flight. Every value the tick keeps
+    is such a statement, so two ticks racing (EventBridge may deliver one twice) can only keep
+    an earlier one, which widens the next look."""
+
+    store: PipelineStore
+    requests: ScanRequester
+    timing: Timing
+    shards: int
+    clock: Callable[[], int] = now_ms
+
+    def tick(self) -> list[int]:
+        """Ask for the scans this minute needs; returns the shards asked for."""
+        now = self.clock()
+        end = now + self.timing.look_ahead_ms
+        marks, clean = self.store.scan_marks(range(self.shards))
+        starts = {shard: _later(mark, clean.get(shard)) for shard, mark in marks.items()}
+        with ThreadPoolExecutor(max_workers=min(PEEKS_AT_ONCE, self.shards)) as pool:
+            busy = dict(zip(starts, pool.map(lambda shard: self._busy(starts[shard], end, shard), starts), strict=True))
+        wanted = [shard for shard, is_busy in busy.items() if is_busy]
+        if wanted:
+            self.requests.request(wanted, now, {shard: starts[shard] for shard in wanted})
+        found_clean = {
+            shard: end
+            for shard, is_busy in busy.items()
+            if not is_busy and (start := starts[shard]) is not None and start < end
+        }
+        if found_clean:
+            self.store.mark_clean({**clean, **found_clean})
+        return wanted
+
+    def _busy(self, start: int | None, end: int, shard: int) -> bool:
+        if start is None:
+            return True  # never scanned: its first scan sets its mark
+        if start >= end:
+            return False
+        if (end - start) // MINUTE_MS + 1 > PEEK_MINUTES:
+            return True
+        return self.store.has_items(shard, start, end)
+
+
+def _later(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
 
 SCAN_LEASE_MS = 50_000
 """A scan holds its shard this long at most (the scanner function's timeout is 60 s)."""
@@ -21,16 +89,19 @@ class Scanner:
     timing: Timing
     clock: Callable[[], int] = now_ms
 
-    def scan(self, shard: int, tick_ms: int | None = None) -> int:
+    def scan(self, shard: int, tick_ms: int | None = None, since_ms: int | None = None) -> int:
         """Stage what ``shard`` has due from its mark to now + look-ahead; returns how many.
 
         One scan of a shard at a time (a lease on its mark); a request whose tick is already
-        covered by the mark (requests that queued up behind a slow scan) does nothing."""
+        covered by the mark (requests that queued up behind a slow scan) does nothing.
+        ``since_ms``: where the tick found the shard clean up to (:class:`Ticker`); the scan
+        starts there when its mark is earlier."""
         now = self.clock()
         taken = self.store.begin_scan(shard, now, SCAN_LEASE_MS)
         if taken is None:
             return 0
         mark, lease = taken
+        mark = _later(mark, since_ms)
         if tick_ms is not None and mark is not None and mark >= tick_ms + self.timing.look_ahead_ms:
             self.store.end_scan(shard, lease, mark)
             return 0
