@@ -30,7 +30,7 @@ class ScanRequest(BaseModel):
     """Where the tick found the shard clean up to: the scan starts there if its mark is earlier."""
 
     def body(self) -> str:
-        return self.model_dump_json()
+        return self.model_dump_json(exclude_none=True)
 
 
 class StagedMessage(BaseModel):

@@ -136,10 +136,15 @@ def test_a_malformed_staged_record_is_refused_naming_its_message_and_field(body:
 # --- scan requests -------------------------------------------------------------------------------
 
 
-def test_a_scan_request_is_the_shard_and_the_tick() -> None:
-    body = ScanRequest(shard=3, tick_ms=1_000).body()
-    assert json.loads(body) == {"shard": 3, "tick_ms": 1_000}
-    assert parsed(ScanRequestRecord, sqs_record(body)).body == ScanRequest(shard=3, tick_ms=1_000)
+def test_a_scan_request_is_the_shard_the_tick_and_where_the_tick_found_it_clean() -> None:
+    body = ScanRequest(shard=3, tick_ms=1_000, since_ms=900).body()
+    assert json.loads(body) == {"shard": 3, "tick_ms": 1_000, "since_ms": 900}
+    assert parsed(ScanRequestRecord, sqs_record(body)).body == ScanRequest(shard=3, tick_ms=1_000, since_ms=900)
+    assert json.loads(ScanRequest(shard=3, tick_ms=1_000).body()) == {"shard": 3, "tick_ms": 1_000}
+    # a request sent before since_ms existed, or a bare one
+    assert parsed(ScanRequestRecord, sqs_record('{"shard": 3, "tick_ms": 1000}')).body == ScanRequest(
+        shard=3, tick_ms=1_000
+    )
     assert parsed(ScanRequestRecord, sqs_record('{"shard": 2}')).body == ScanRequest(shard=2)
 
 
