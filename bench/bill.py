@@ -43,7 +43,10 @@ IDLE_POLLS_PER_MINUTE = 15
 """Estimated: the ReceiveMessage calls Lambda's pollers make on an empty queue, per event source
 mapping and minute. Lambda does not publish it; its SQS page says it long-polls (20 s) and starts
 with five pollers; five pollers each returning after 20 s is 15 a minute (about 650,000 a month).
-Billed as SQS requests ("short polling is billed the same as long polling", SQS's best practices)."""
+Billed as SQS requests: an idle queue an event source mapping reads costs its empty receives
+(AWS Knowledge Center, "Why are my Amazon SQS charges higher than expected?": "even if the SQS
+queue isn't used, ... results in empty receives and associated charges";
+https://repost.aws/knowledge-center/sqs-high-charges)."""
 XRAY_RESERVOIR_PER_S = 1.0
 XRAY_FIXED_RATE = 0.05
 """Lambda's active tracing samples the first request each second and 5 % of the others (X-Ray's
