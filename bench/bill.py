@@ -187,6 +187,9 @@ class IdleCounted:
     scan: Counted
     metrics: int = 0
     """Custom metrics (name and dimensions) the tick and the scans sent."""
+    shards: int = 1
+    """The shards the counted tick looked at: its reads, calls and time grow with them (a look
+    at each), its one write does not."""
 
 
 def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section:
@@ -198,6 +201,7 @@ def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section
     scans = ticks * shards
     functions = [r for r in resources.values() if r["Type"] == "AWS::Lambda::Function"]
     traced = [f for f in functions if f.get("Properties", {}).get("TracingConfig", {}).get("Mode") == "Active"]
+    looks = shards / counted.shards  # the tick's reads and time, per AWS shard
     idle_invocations = ticks * counted.tick.invocations + scans * counted.scan.invocations
     lines = [
         Line(
@@ -205,20 +209,20 @@ def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section
             idle_invocations,
             "invocations",
             LAMBDA,
-            note=f"{ticks:.0f} ticks, {scans:.0f} scans of an empty shard",
+            note=f"{ticks:.0f} ticks; of {scans:.0f} shard-minutes, the scans an idle stack still makes",
         ),
         Line(
             "Lambda time",
-            ticks * counted.tick.seconds * counted.tick.memory_gb
+            ticks * counted.tick.seconds * counted.tick.memory_gb * looks
             + scans * counted.scan.seconds * counted.scan.memory_gb,
             "GB-s",
             GB_S,
-            note="as run locally",
+            note="as run locally, the tick's in proportion to the shards it looks at",
         ),
         *dynamodb_lines(
             ticks * counted.tick.wru + scans * counted.scan.wru,
-            ticks * counted.tick.rru + scans * counted.scan.rru,
-            "each scan's lease, mark and query",
+            ticks * counted.tick.rru * looks + scans * counted.scan.rru,
+            "the tick's look at every shard and its W#clean; scans of shards with work",
         ),
         Line(
             "SQS (scan requests)",

@@ -20,6 +20,8 @@ Sizes = tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]
 
 API_MEMORY_GB = 0.25  # infra/api.py (shared.topology.API_FUNCTION_MEMORY_MB)
 PIPELINE_MEMORY_GB = 0.25  # infra/pipeline.py, the tick's and the scanner's profile
+FIRST_TICKS = 2
+"""Ticks the idle count waits for: the first scans every shard (no mark yet)."""
 
 
 class Snapshot:
@@ -75,8 +77,12 @@ def metric_names() -> Iterator[Counter[tuple[str, str]]]:
 
 
 def idle(counter: cap.CallCounter, seconds: float, shards: int) -> bill.IdleCounted:
-    """Count what the idle runtime does over ``seconds``: per tick, and per scan of one shard
-    (the local runtime scans its ``shards`` every tick)."""
+    """Count what the idle runtime does over ``seconds``: per tick (the tick looks at its
+    ``shards``), and per scan slot (a shard a tick: an idle stack scans none once every shard has
+    its mark). The runtime's first ticks, which scan every shard to set its mark, are let pass."""
+    started = time.monotonic()
+    while len(invocations.get("tick", [])) < FIRST_TICKS and time.monotonic() - started < 30:
+        time.sleep(0.1)
     before = Snapshot(counter)
     with metric_names() as seen:
         time.sleep(seconds)
@@ -85,7 +91,7 @@ def idle(counter: cap.CallCounter, seconds: float, shards: int) -> bill.IdleCoun
         raise RuntimeError(f"no tick in {seconds} s: the local runtime's tick is not running")
     tick = before.since(("tick",), ticks, PIPELINE_MEMORY_GB)
     scan = before.since(("scanner",), ticks * shards, PIPELINE_MEMORY_GB)
-    return bill.IdleCounted(tick=tick, scan=scan, metrics=len({name for _, name in seen}))
+    return bill.IdleCounted(tick=tick, scan=scan, metrics=len({name for _, name in seen}), shards=shards)
 
 
 def registration(

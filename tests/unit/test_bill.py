@@ -83,3 +83,14 @@ def test_provisioned_capacity_prices_only_dynamodb_lower():
     )
     assert line(one, "DynamoDB writes").cost(provisioned=True) < line(one, "DynamoDB writes").cost()
     assert line(one, "API Gateway (REST)").cost(provisioned=True) == line(one, "API Gateway (REST)").cost() == 3.5e-6
+
+
+def test_the_ticks_reads_and_time_grow_with_the_shards_it_looks_at_and_its_write_does_not():
+    tick = bill.Counted(wru=1.0, rru=2.0, sqs=0.0, invocations=1.0, seconds=0.04, memory_gb=0.25)
+    idle_scan = bill.Counted(wru=0.0, rru=0.0, sqs=0.0, invocations=0.0, seconds=0.0, memory_gb=0.25)
+    stack = template(("AWS::Events::Rule", {"ScheduleExpression": "rate(1 minute)"}))
+    counted_on_two = bill.IdleCounted(tick=tick, scan=idle_scan, shards=2)
+    month = bill.idle(stack, counted_on_two, shards=16)
+    assert line(month, "DynamoDB reads").amount == pytest.approx(43_800 * 2.0 * 8)
+    assert line(month, "DynamoDB writes").amount == pytest.approx(43_800 * 1.0)
+    assert line(month, "Lambda time").amount == pytest.approx(43_800 * 0.04 * 0.25 * 8)
