@@ -36,9 +36,9 @@ class Rate:
     def interval_ms(self) -> float:
         return 1000.0 / self.per_second
 
-    def latest_tat_ms(self, now_ms: float) -> float:
-        """The largest TAT that still admits a request at ``now_ms``."""
-        return now_ms + (self.burst - 1) * self.interval_ms
+    def latest_tat_ms(self, now_ms: float, count: int = 1) -> float:
+        """The largest TAT that still admits ``count`` requests at once at ``now_ms``."""
+        return now_ms + (self.burst - count) * self.interval_ms
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,11 @@ class Decision:
     """When refused: how long until a request would be admitted."""
 
 
-def admit(tat_ms: float | None, now_ms: float, rate: Rate) -> Decision:
-    """Decide one request at ``now_ms`` against the TAT ``tat_ms`` (``None``: never used)."""
+def admit(tat_ms: float | None, now_ms: float, rate: Rate, count: int = 1) -> Decision:
+    """Decide ``count`` requests at once at ``now_ms`` against the TAT ``tat_ms`` (``None``:
+    never used): all admitted, as ``count`` requests in a row would be, or none."""
     current = now_ms if tat_ms is None else max(tat_ms, now_ms)
-    latest = rate.latest_tat_ms(now_ms)
+    latest = rate.latest_tat_ms(now_ms, count)
     if current <= latest + EPSILON_MS:
-        return Decision(True, current + rate.interval_ms)
+        return Decision(True, current + count * rate.interval_ms)
     return Decision(False, current, retry_after_ms=current - latest)

@@ -29,7 +29,8 @@ from shared.services.firing.claim import Claimer
 from shared.services.firing.record import Recorder
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
-from shared.services.ports import Processor, ScanRequester
+from shared.services.ports import Processor, RateLimiter, ScanRequester
+from shared.services.rate_lease import LeasingRateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
@@ -145,9 +146,10 @@ def build_authenticator(settings: Settings) -> Authenticator:
     return Authenticator(DynamoTenants(settings.tenant_limits), admin_key)
 
 
-def build_rate_limiter(settings: Settings) -> DynamoRateLimiter:
+def build_rate_limiter(settings: Settings) -> RateLimiter:
+    """The tenants' request limit: leased a tenth of a second at a time (shared/services/rate_lease.py)."""
     bind_table(settings.table_name)
-    return DynamoRateLimiter()
+    return LeasingRateLimiter(DynamoRateLimiter())
 
 
 def build_trigger(settings: Settings) -> Trigger:

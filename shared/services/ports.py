@@ -257,7 +257,9 @@ class Tenants(Protocol):
 
 
 class RateLimiter(Protocol):
-    def take(self, key: str, rate: Rate, now_ms: float | None = None) -> Decision: ...
+    def take(self, key: str, rate: Rate, now_ms: float | None = None, count: int = 1) -> Decision:
+        """Admit ``count`` requests at once (at most the burst), all or none."""
+        ...
 
 
 # --- limits per destination ------------------------------------------------------------------

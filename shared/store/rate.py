@@ -32,22 +32,26 @@ class DynamoRateLimiter:
         self._busy: dict[str, bool] = {}
         """Per key, which case the last request was: the first guess for the next."""
 
-    def take(self, key: str, rate: Rate, now_ms: float | None = None) -> Decision:
-        """Admit one request for ``key`` at ``now_ms`` (the wall clock unless given), or refuse it."""
+    def take(self, key: str, rate: Rate, now_ms: float | None = None, count: int = 1) -> Decision:
+        """Admit ``count`` requests for ``key`` at ``now_ms`` (the wall clock unless given), all
+        of them or none (``count`` at most the burst)."""
+        if not 1 <= count <= rate.burst:
+            raise ValueError(f"take 1 to {rate.burst} at once, not {count}")
         now = time.time() * 1000 if now_ms is None else now_ms
         item = RateItem(f"RATE#{key}", "RATE")
         expires = datetime.fromtimestamp(now / 1000, tz=UTC) + IDLE_EXPIRY
-        latest = rate.latest_tat_ms(now)
+        latest = rate.latest_tat_ms(now, count)
+        spent = count * rate.interval_ms
         for _ in range(ATTEMPTS):
             for busy in (self._busy.get(key, False), not self._busy.get(key, False)):
                 step: Action
                 try:
                     if busy:
                         condition = RateItem.tat_ms.between(now, latest + EPSILON_MS)
-                        step = RateItem.tat_ms.add(rate.interval_ms)
+                        step = RateItem.tat_ms.add(spent)
                     else:
                         condition = RateItem.tat_ms.does_not_exist() | (RateItem.tat_ms < now)
-                        step = RateItem.tat_ms.set(now + rate.interval_ms)
+                        step = RateItem.tat_ms.set(now + spent)
                     item.update([step, RateItem.expires_at.set(expires)], condition)
                 except PynamoDBException as exc:
                     if not is_conflict(exc):
@@ -55,7 +59,7 @@ class DynamoRateLimiter:
                     continue
                 self._busy[key] = busy
                 return Decision(True, float(item.tat_ms or 0))
-            decision = admit(self._tat(key), now, rate)
+            decision = admit(self._tat(key), now, rate, count)
             if not decision.allowed:
                 return decision
             # the TAT moved between the writes and the read and admits now: try again

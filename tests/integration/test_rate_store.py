@@ -57,3 +57,15 @@ def test_limits_are_independent_and_a_refusal_says_when_to_come_back(limiter):
     assert refused.retry_after_ms == pytest.approx(750)
     assert limiter.take("b", rate, now_ms=250).allowed
     assert limiter.take("a", rate, now_ms=250 + refused.retry_after_ms).allowed
+
+
+def test_several_requests_are_taken_at_once_all_or_none(limiter: DynamoRateLimiter) -> None:
+    rate = Rate(per_second=10, burst=5)  # an interval of 100 ms
+    assert limiter.take("lease", rate, now_ms=0, count=3).allowed  # the TAT moves 300 ms
+    assert not limiter.take("lease", rate, now_ms=0, count=3).allowed  # 2 left of the burst
+    assert limiter.take("lease", rate, now_ms=0, count=2).allowed
+    refused = limiter.take("lease", rate, now_ms=0, count=1)
+    assert not refused.allowed
+    assert refused.retry_after_ms == pytest.approx(100)
+    with pytest.raises(ValueError, match="take 1 to 5"):
+        limiter.take("lease", rate, now_ms=0, count=6)
