@@ -7,7 +7,13 @@ of the request's own write (the item's attributes as they appear after, or appea
 UpdateItem operation: ReturnValues in the DynamoDB API reference), but moto's handler reads the old item
 before its write and serializes the new one after it, outside the backend: a counter ADDed from
 two threads answered both the same count. Sundial's counters rely on the answer (a job's done
-shards decide which notify threshold a shard crossed; a limit's booking, a quota's count)."""
+shards decide which notify threshold a shard crossed; a limit's booking, a quota's count).
+
+And so are the requests that read: DynamoDB's reads see an item as one write left it (item-level
+atomicity), but moto applies an UpdateItem's actions to the stored item one at a time
+(``UpdateExpressionExecutor`` on the item itself) while its handler serializes a read outside
+any lock, so a GetItem could answer half an update: a task ``failed`` whose run still read
+``firing`` (an e2e test saw it). A read request holds the lock while it reads and serializes."""
 
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ _LOCK = threading.RLock()
 _WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
 _ANSWERED_WRITES = ("put_item", "update_item", "delete_item")
 """The handler methods that read the item around the backend's write to answer ReturnValues."""
+_READS = ("get_item", "batch_get_item", "query", "scan", "transact_get_items")
+"""The handler methods that read items and serialize them for the answer."""
 
 
 def make_dynamodb_writes_atomic() -> None:
@@ -26,7 +34,7 @@ def make_dynamodb_writes_atomic() -> None:
     from moto.dynamodb.responses import DynamoHandler
 
     _lock_methods(DynamoDBBackend, _WRITES)
-    _lock_methods(DynamoHandler, _ANSWERED_WRITES)
+    _lock_methods(DynamoHandler, (*_ANSWERED_WRITES, *_READS))
 
 
 def _lock_methods(cls: type, names: tuple[str, ...]) -> None:

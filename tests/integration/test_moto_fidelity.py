@@ -625,3 +625,49 @@ def test_an_update_answers_the_item_as_its_own_write_left_it_while_others_write_
         worker.join()
     assert sorted(news) == list(range(1, threads * each + 1))
     assert sorted(olds) == list(range(threads * each))
+
+
+def test_a_read_sees_an_update_whole_or_not_at_all(keyed_table: object) -> None:
+    """DynamoDB's reads see an item as one write left it (item-level atomicity: a GetItem never
+    returns half of an UpdateItem). moto applies an update's actions to the stored item one at a
+    time and serializes a read outside its writes, so a read could see a task ``failed`` whose run
+    was still ``firing`` (an e2e test saw it). local/moto_atomic.py serializes reads with writes."""
+    dynamodb: Any = keyed_table
+    key = {"pk": {"S": "p00"}, "sk": {"N": "1"}}
+    names = [f"a{n}" for n in range(60)]
+    dynamodb.put_item(TableName="fidelity", Item={**key, **{name: {"N": "0"} for name in names}})
+    stop = threading.Event()
+    torn: list[set[str]] = []
+
+    def write() -> None:
+        try:
+            for i in range(1, 80):
+                dynamodb.update_item(
+                    TableName="fidelity",
+                    Key=key,
+                    UpdateExpression="SET " + ", ".join(f"{name} = :i" for name in names),
+                    ExpressionAttributeValues={":i": {"N": str(i)}},
+                )
+        finally:
+            stop.set()
+
+    def read() -> None:
+        while not stop.is_set():
+            item = dynamodb.get_item(TableName="fidelity", Key=key, ConsistentRead=True)["Item"]
+            values = {item[name]["N"] for name in names}
+            if len(values) > 1:
+                torn.append(values)
+            found = dynamodb.query(
+                TableName="fidelity",
+                KeyConditionExpression="pk = :p AND sk = :s",
+                ExpressionAttributeValues={":p": {"S": "p00"}, ":s": {"N": "1"}},
+                ConsistentRead=True,
+            )["Items"]
+            torn.extend(values for i in found if len(values := {i[name]["N"] for name in names}) > 1)
+
+    workers = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(3))]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert torn == []
