@@ -18,7 +18,7 @@ from constructs import Construct
 
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
-from shared.store.signing import SIGNING_KEY_DESCRIPTION
+from shared.store.signing_kms import SIGNING_KEY_DESCRIPTION
 
 KEY_ID = "Key"
 SIGNER_KEY_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext")
