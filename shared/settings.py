@@ -479,6 +479,13 @@ class DeploymentSettings(Tuning):
     alarms: Flag = False
     """The stack's alarms ($0.10 a month each: docs/deploy.md, section 10); an alarm topic
     (``alarm_topic_arn``) creates them too."""
+    signing_key: Literal["parameter", "kms"] = "parameter"
+    """Where the tenants' callback signing secrets come from (docs/tenancy.md, section 4).
+    "parameter": each is derived (HMAC-SHA256) from one root key the functions keep in a Parameter
+    Store SecureString (standard tier, the AWS managed key aws/ssm): nothing a month. "kms": each is
+    random, stored encrypted with a customer-managed KMS key of the stack ($1 a month): the key
+    has a policy of its own, the signers cannot make a secret they were not given, and every use
+    is in CloudTrail. Switching changes every tenant's secret: each must be rotated."""
     canary: Flag = False
     """A canary task due every minute, fired through the deployment's own path and timed, with
     alarms (when the stack has alarms) when a minute is missed or over a second late (about $0.85 a
