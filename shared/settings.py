@@ -701,7 +701,7 @@ class Settings(Tuning):
     admin_key: Text = ""
     """The admin key itself: the local runtime only (a deployed stack keeps it in the secret)."""
     signing_cache_seconds: Annotated[Int, Field(ge=1, le=SIGNING_CACHE_SECONDS)] = SIGNING_CACHE_SECONDS
-    """How long a function keeps a tenant's decrypted signing secrets: a rotation reaches every
+    """How long a function keeps a tenant's signing secrets: a rotation reaches every
     call within it. Shorter only where a test must see a rotation without waiting a minute (the
     local runtime's end-to-end tests)."""
     allow_loopback_targets: Flag = False

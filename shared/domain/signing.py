@@ -28,7 +28,8 @@ TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
 SIGNATURE_HEADERS = frozenset({ID_HEADER, TIMESTAMP_HEADER, SIGNATURE_HEADER})
 CACHE_SECONDS = 60
-"""Decrypted secrets are kept this long per container: a rotation takes effect within it."""
+"""A tenant's secrets (decrypted or derived) are kept this long per container: a rotation takes
+effect within it."""
 MAX_PREVIOUS_EXPIRES_IN_SECONDS = 604_800
 """A rotated-out secret stays active at most a week."""
 DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS = 86_400
