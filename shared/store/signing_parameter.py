@@ -24,7 +24,11 @@ What this mode gives up, against the "kms" mode (a customer-managed key, $1 a mo
 * no per-use audit: CloudTrail records the function's GetParameter at its cold start, not each
   secret it makes (KMS records every Encrypt and Decrypt);
 * switching modes changes every tenant's secrets (shared/store/signing.py: a tenant's calls are
-  refused until its secret is rotated).
+  refused until its secret is rotated);
+* each new container's first read is a GetParameter, from Parameter Store's default throughput
+  (40 a second per account and Region, shared with the account's other reads), where KMS's
+  request quota is thousands a second: a throttled read is retried by the SDK, then the call's
+  attempt (never sent unsigned).
 """
 
 from __future__ import annotations
