@@ -142,13 +142,12 @@ def test_two_functions_racing_to_make_the_root_make_one(table):
 
         def put_parameter(self, **kwargs: Any) -> Any:
             try:
-                return self.client.put_parameter(**kwargs)
+                answer = self.client.put_parameter(**kwargs)
             except self.client.exceptions.ParameterAlreadyExists:
                 self.puts.append("refused")
                 raise
-            finally:
-                if not self.puts:
-                    self.puts.append("made")
+            self.puts.append("made")
+            return answer
 
     clients = [ReadsThenWaits(), ReadsThenWaits()]
     roots: list[bytes] = []
@@ -216,6 +215,24 @@ def test_a_root_that_exists_but_never_reads_gives_up() -> None:
 
 
 # --- switching modes ------------------------------------------------------------------------
+
+
+def test_an_item_from_before_the_modes_is_read_with_kms(table):
+    """Items written before the parameter mode existed carry a ciphertext and no ``scheme``: the
+    "kms" mode reads them as its own, the "parameter" mode as another mode's."""
+    from shared.store.models import SigningSecretItem
+    from shared.store.signing_kms import create_signing_key
+
+    key_arn = create_signing_key(boto3.client("kms"))
+    made = fresh_store("kms", key_arn).rotate(TENANT, HOUR_MS, 1_000)
+    (item,) = [i for i in SigningSecretItem.query("T#acme") if i.sk.startswith("S#")]
+    item.update(actions=[SigningSecretItem.scheme.remove()])  # as an older version wrote it
+    (item,) = [i for i in SigningSecretItem.query("T#acme") if i.sk.startswith("S#")]
+    assert item.scheme is None
+    assert item.ciphertext is not None
+    assert fresh_store("kms", key_arn).active(TENANT, 2_000) == [made.secret]
+    with pytest.raises(StorageUnavailable, match="made in the 'kms' signing key mode"):
+        fresh_store().active(TENANT, 2_000)
 
 
 @pytest.mark.parametrize(("before", "after"), [("kms", "parameter"), ("parameter", "kms")])
