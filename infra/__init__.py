@@ -6,7 +6,8 @@ app         builds the app: the context, the stack, cdk-nag on every synth
 bundling    Lambda code and the dependency layer, built without Docker, cached in .build/
 storage     the DynamoDB tables: the task table, shaped by the PynamoDB models, and the
             idempotency table
-signing     the KMS key of the tenants' callback signing secrets (rotation on) and its grants
+signing     where the tenants' callback signing secrets come from (sundial:signingKey: a root key
+            in Parameter Store, or a KMS key) and its grants
 function    the baseline of every function: own role, own log group, tracing
 auth        API keys: the admin key secret, the authorizer function, the REQUEST authorizer
 api         API Gateway (API keys through the authorizer; the OpenAPI document public),

@@ -30,7 +30,7 @@ from infra.job_runner import JobRunner
 from infra.nag import acknowledge
 from infra.pipeline import Queues
 from infra.settings import DeploymentSettings
-from infra.signing import SigningKey
+from infra.signing import Signing
 from infra.storage import Storage
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.store.models import LIST_INDEX_NAME
@@ -178,7 +178,7 @@ class Api(Construct):
         storage: Storage,
         queues: Queues,
         jobs: JobRunner,
-        signing: SigningKey,
+        signing: Signing,
         keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -198,7 +198,7 @@ class Api(Construct):
                 *jobs.starter_statements(),
                 # GET /v1/jobs/{id}: a link to a result too large for the job's item
                 *jobs.result_reader_statements(),
-                # POST /v1/signing-secrets:rotate encrypts the new secret
+                # POST /v1/signing-secrets:rotate makes the new secret (encrypted, or derived from the root)
                 *signing.rotator_statements(),
             ],
             environment=function_environment(

@@ -19,7 +19,7 @@ from infra.function import ServiceFunction, function_environment
 from infra.jobs import Jobs
 from infra.nag import acknowledge, nag_form
 from infra.settings import DeploymentSettings
-from infra.signing import SigningKey
+from infra.signing import Signing
 from infra.storage import Storage
 from infra.targets import target_resources
 
@@ -41,7 +41,7 @@ class JobRunner(Construct):
         settings: DeploymentSettings,
         bundle: LambdaBundle,
         storage: Storage,
-        signing: SigningKey,
+        signing: Signing,
     ) -> None:
         super().__init__(scope, construct_id)
         self.bucket = s3.Bucket(

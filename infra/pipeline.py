@@ -53,7 +53,7 @@ from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
 from infra.nag import nag_form
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
-from infra.signing import SigningKey
+from infra.signing import Signing
 from infra.storage import Storage
 from infra.targets import TARGET_ACTIONS, target_resources
 from shared import topology
@@ -212,7 +212,7 @@ class Pipeline(Construct):
         bundle: LambdaBundle,
         storage: Storage,
         jobs: JobStarting,
-        signing: SigningKey,
+        signing: Signing,
     ) -> None:
         super().__init__(scope, construct_id)
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)

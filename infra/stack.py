@@ -16,7 +16,7 @@ from infra.job_runner import JobRunner
 from infra.monitoring import Monitoring
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
-from infra.signing import SigningKey
+from infra.signing import signing
 from infra.storage import Storage
 
 
@@ -26,7 +26,7 @@ class SundialStack(Stack):
         self.settings = settings
         self.bundle = LambdaBundle(self, names.BUNDLE_ID, settings=settings)
         self.storage = Storage(self, names.STORAGE_ID, settings=settings)
-        self.signing = SigningKey(self, names.SIGNING_ID, settings=settings)
+        self.signing = signing(self, names.SIGNING_ID, settings=settings)
         self.jobs = JobRunner(
             self, names.JOBS_ID, settings=settings, bundle=self.bundle, storage=self.storage, signing=self.signing
         )

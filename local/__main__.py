@@ -42,12 +42,18 @@ def main() -> int:
     base = f"http://127.0.0.1:{runtime.port}"
     functions = runtime.function_settings
     admin = f"({env_name('admin_key')})" if settings.functions.admin_key else functions.admin_key
+    knob = LocalSettings.setting_name("signing_key")
+    signing = (
+        f"kms: the key {functions.signing_key_arn} ({knob})"
+        if functions.signing_key_arn
+        else f"parameter: secrets derived from the root key {functions.signing_root_parameter} ({knob})"
+    )
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  console  {base}/console/  (sign in with a key, "
         f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"
         f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
         f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
-        f"{functions.default_tenant!r})\n  moto     {runtime.moto.endpoint}\n  items    "
+        f"{functions.default_tenant!r})\n  signing  {signing}\n  moto     {runtime.moto.endpoint}\n  items    "
         f"{scan_command(runtime.moto.endpoint, functions.table_name)}"
         "\nEverything is kept in memory: stopping Sundial forgets every task, run, tenant and key (a CLI "
         "profile saved with a key of this run then answers unauthorized).\nCtrl-C stops it. One line per fire follows.",

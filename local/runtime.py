@@ -44,6 +44,9 @@ SWITCH_INTERVAL_S = 0.001
 (Python's default is 5 ms): every function of the runtime shares this process, so a trigger
 woken at its due time waits for the lock behind a flood's threads; with 1 ms, make bench
 --priority measured the high tasks' p99 in a flood 13 ms instead of 39 (unloaded 2.7-2.9 ms)."""
+LOCAL_STACK_NAME = "sundial-local"
+"""What the runtime's resources are named after where the stack's are after the stack (the root key
+of the signing secrets, ``/sundial-local/signing-root``)."""
 NORMAL_CLAIMS = 4
 """Normal-lane claims under way at once (Claimer.normal_claims): moto serves one request at a
 time in effect, so more only queue inside it, where a high-priority claim would queue behind them."""
@@ -182,10 +185,13 @@ class Runtime:
         from local.stepfunctions import ACCOUNT
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
-        from shared.store.signing import create_signing_key
+        from shared.store.signing_kms import create_signing_key
+        from shared.store.signing_parameter import root_parameter_name
         from shared.topology import queues
 
         urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
+        # sundial:signingKey: the KMS key made now, or the root's parameter (its functions make it)
+        kms = self.settings.signing_key == "kms"
         settings = self.function_settings.with_resources(
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
             high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
@@ -193,7 +199,8 @@ class Runtime:
             scan_queue_url=urls["scan-requests"],
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
             account_id=ACCOUNT,
-            signing_key_arn=create_signing_key(boto3.client("kms")),
+            signing_key_arn=create_signing_key(boto3.client("kms")) if kms else "",
+            signing_root_parameter="" if kms else root_parameter_name(LOCAL_STACK_NAME),
         )
         self._use(settings)
         ensure_table(settings.table_name)

@@ -10,6 +10,9 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_LOCAL_HIGH_PRIORITY_CONCURRENCY``: the high-priority trigger's own workers (10, as the
   stack's default ``sundial:highPriorityConcurrency``): batches of the high-priority queue run
   there alone, so normal-lane batches cannot occupy them;
+* ``SUNDIAL_LOCAL_SIGNING_KEY``: the signing key mode (``parameter``, as the stack's default
+  ``sundial:signingKey``: the tenants' secrets derived from a root key the functions make in moto's
+  Parameter Store; ``kms``: a KMS key of moto's encrypts them);
 * ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
@@ -23,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -51,6 +54,7 @@ _KNOBS = {
     "delay_queues": "SUNDIAL_LOCAL_DELAY_QUEUES",
     "trigger_batch_size": "SUNDIAL_LOCAL_TRIGGER_BATCH_SIZE",
     "high_priority_concurrency": "SUNDIAL_LOCAL_HIGH_PRIORITY_CONCURRENCY",
+    "signing_key": "SUNDIAL_LOCAL_SIGNING_KEY",
     "moto_port": "SUNDIAL_MOTO_PORT",
 }
 
@@ -89,6 +93,9 @@ class LocalSettings(SettingsModel):
     """Workers of the high-priority trigger's own pool, and its event source's maximum concurrency
     (the stack's ``sundial:highPriorityConcurrency``): the high-priority queue's batches run there
     alone."""
+    signing_key: Literal["parameter", "kms"] = "parameter"
+    """The signing key mode (the stack's ``sundial:signingKey``): "parameter", a root key the
+    functions make in moto's Parameter Store; "kms", a KMS key the runtime makes in moto."""
     moto_port: Port | None = None
     """moto's port (None: a free one)."""
     functions: Settings = FUNCTIONS

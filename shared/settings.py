@@ -117,6 +117,8 @@ def claim_ms(memory_mb: int) -> float:
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)  # noqa: E501  # fmt: skip
 """The retention periods CloudWatch Logs accepts (days)."""
 SNS_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$")
+SSM_PARAMETER_NAME = r"^(/[A-Za-z0-9_.-]+)*$"
+"""A Parameter Store name in a hierarchy (``/a/b``: the characters PutParameter accepts), or empty."""
 
 _TIMING = Timing()
 
@@ -477,6 +479,13 @@ class DeploymentSettings(Tuning):
     alarms: Flag = False
     """The stack's alarms ($0.10 a month each: docs/deploy.md, section 10); an alarm topic
     (``alarm_topic_arn``) creates them too."""
+    signing_key: Literal["parameter", "kms"] = "parameter"
+    """Where the tenants' callback signing secrets come from (docs/tenancy.md, section 4).
+    "parameter": each is derived (HMAC-SHA256) from one root key the functions keep in a Parameter
+    Store SecureString (standard tier, the AWS managed key aws/ssm): nothing a month. "kms": each is
+    random, stored encrypted with a customer-managed KMS key of the stack ($1 a month): the key
+    has a policy of its own, the signers cannot make a secret they were not given, and every use
+    is in CloudTrail. Switching changes every tenant's secret: each must be rotated."""
     canary: Flag = False
     """A canary task due every minute, fired through the deployment's own path and timed, with
     alarms (when the stack has alarms) when a minute is missed or over a second late (about $0.85 a
@@ -680,14 +689,19 @@ class Settings(Tuning):
     account_id: Text = ""
     """The deployment's AWS account (own resources are refused in it only)."""
     signing_key_arn: Text = ""
-    """The KMS key the tenants' callback signing secrets are encrypted with (docs/tenancy.md,
-    section 4); empty: callbacks are not signed."""
+    """The "kms" signing key mode (``sundial:signingKey``): the KMS key the tenants' callback
+    signing secrets are encrypted with (docs/tenancy.md, section 4)."""
+    signing_root_parameter: Annotated[Text, Field(pattern=SSM_PARAMETER_NAME)] = ""
+    """The "parameter" signing key mode (the default): the Parameter Store parameter of the root
+    key the tenants' callback signing secrets are derived from (``/<stack name>/signing-root``;
+    the first function that needs it creates it). Neither this nor ``signing_key_arn``: callbacks
+    are not signed; both: refused."""
     admin_key_secret_arn: Text = ""
     """The Secrets Manager secret holding the admin key (the authorizer reads it)."""
     admin_key: Text = ""
     """The admin key itself: the local runtime only (a deployed stack keeps it in the secret)."""
     signing_cache_seconds: Annotated[Int, Field(ge=1, le=SIGNING_CACHE_SECONDS)] = SIGNING_CACHE_SECONDS
-    """How long a function keeps a tenant's decrypted signing secrets: a rotation reaches every
+    """How long a function keeps a tenant's signing secrets: a rotation reaches every
     call within it. Shorter only where a test must see a rotation without waiting a minute (the
     local runtime's end-to-end tests)."""
     allow_loopback_targets: Flag = False
@@ -710,6 +724,7 @@ class Settings(Tuning):
         "own_prefix",
         "account_id",
         "signing_key_arn",
+        "signing_root_parameter",
         "admin_key_secret_arn",
         "admin_key",
         "signing_cache_seconds",
@@ -743,6 +758,15 @@ class Settings(Tuning):
         if any(not url or "," in url for url in self.delay_queue_urls):
             raise ValueError(
                 f"{env_name('delay_queue_urls')} must be URLs without commas, got {self.delay_queue_urls!r}"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _one_signing_key_mode(self) -> Self:
+        if self.signing_key_arn and self.signing_root_parameter:
+            raise ValueError(
+                f"{env_name('signing_key_arn')} and {env_name('signing_root_parameter')} are the two signing key "
+                "modes: set one of them"
             )
         return self
 

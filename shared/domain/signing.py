@@ -5,6 +5,9 @@ bytes. Every HTTP call Sundial makes carries ``webhook-id``, ``webhook-timestamp
 of this attempt) and ``webhook-signature``: ``v1,<base64 HMAC-SHA256(key,
 "{id}.{timestamp}.{body}")>`` for every active secret of the tenant, newest first,
 space-separated. The body signed is exactly the bytes sent.
+
+In the parameter mode of ``sundial:signingKey`` (the default) a secret's key bytes are not stored
+but derived (:func:`derived_key`) from the deployment's root key, the tenant and the secret's id.
 """
 
 from __future__ import annotations
@@ -25,10 +28,17 @@ TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
 SIGNATURE_HEADERS = frozenset({ID_HEADER, TIMESTAMP_HEADER, SIGNATURE_HEADER})
 CACHE_SECONDS = 60
-"""Decrypted secrets are kept this long per container: a rotation takes effect within it."""
+"""A tenant's secrets (decrypted or derived) are kept this long per container: a rotation takes
+effect within it."""
 MAX_PREVIOUS_EXPIRES_IN_SECONDS = 604_800
 """A rotated-out secret stays active at most a week."""
 DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS = 86_400
+ROOT_BYTES = 32
+"""The parameter mode's root key: 32 random bytes (256 bits), the HMAC key of every derivation."""
+DERIVATION_LABEL = "sundial signing secret v1"
+"""The first field of every derivation: names what is derived and its version, so the root key
+derives nothing else with the same inputs (a new scheme takes a new label)."""
+FIELD_LENGTH_BYTES = 4
 
 
 def secret_text(key: bytes) -> str:
@@ -36,6 +46,26 @@ def secret_text(key: bytes) -> str:
     if not MIN_SECRET_BYTES <= len(key) <= MAX_SECRET_BYTES:
         raise ValueError(f"a signing key has {MIN_SECRET_BYTES}-{MAX_SECRET_BYTES} bytes, got {len(key)}")
     return SECRET_PREFIX + base64.b64encode(key).decode("ascii")
+
+
+def derivation_input(tenant: str, secret_id: str) -> bytes:
+    """What the root key signs to make a secret: three fields, the label, the tenant and the
+    secret's id, each its UTF-8 bytes preceded by their length as 4 bytes big-endian. The lengths
+    make the encoding unambiguous: no two (tenant, id) pairs give the same bytes (``("ab", "c")``
+    and ``("a", "bc")`` differ), whatever characters they hold."""
+    fields = (DERIVATION_LABEL, tenant, secret_id)
+    return b"".join(
+        len(encoded).to_bytes(FIELD_LENGTH_BYTES, "big") + encoded for encoded in (f.encode("utf-8") for f in fields)
+    )
+
+
+def derived_key(root: bytes, tenant: str, secret_id: str) -> bytes:
+    """A secret's key bytes in the parameter mode: HMAC-SHA256(root, :func:`derivation_input`), 32
+    bytes (:data:`SECRET_BYTES`). Whoever holds the root can make every tenant's secrets: that is
+    the mode's trade (docs/tenancy.md, section 4)."""
+    if len(root) != ROOT_BYTES:
+        raise ValueError(f"the signing root has {ROOT_BYTES} bytes, got {len(root)}")
+    return hmac.new(root, derivation_input(tenant, secret_id), hashlib.sha256).digest()
 
 
 def secret_key(secret: str) -> bytes:

@@ -44,7 +44,9 @@ from shared.store.limits import DynamoLimits
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
-from shared.store.signing import DynamoSigningSecrets
+from shared.store.signing import DynamoSigningSecrets, SecretValues
+from shared.store.signing_kms import KmsSecretValues
+from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
 
@@ -116,13 +118,21 @@ def build_scanner(settings: Settings) -> Scanner:
 
 def build_signing_service(settings: Settings) -> SigningService | None:
     """The tenants' signing secrets (None when the deployment has no signing key: unsigned calls).
-    One per process: it caches the decrypted secrets."""
-    if not settings.signing_key_arn:
+    One per process: it caches the tenants' secrets (and the parameter mode's root key)."""
+    values = _secret_values(settings)
+    if values is None:
         return None
     bind_table(settings.table_name)
-    return SigningService(
-        DynamoSigningSecrets(settings.signing_key_arn), cache_ms=settings.signing_cache_seconds * 1000
-    )
+    return SigningService(DynamoSigningSecrets(values), cache_ms=settings.signing_cache_seconds * 1000)
+
+
+def _secret_values(settings: Settings) -> SecretValues | None:
+    """The deployment's signing key mode (``sundial:signingKey``; docs/tenancy.md, section 4)."""
+    if settings.signing_root_parameter:
+        return ParameterSecretValues(SigningRoot(settings.signing_root_parameter))
+    if settings.signing_key_arn:
+        return KmsSecretValues(settings.signing_key_arn)
+    return None
 
 
 def build_tenant_service(settings: Settings) -> TenantService:

@@ -208,8 +208,9 @@ class Delivery(Protocol):
 
 
 class SigningSecrets(Protocol):
-    """A tenant's callback signing secrets (docs/tenancy.md, section 4): stored encrypted, their
-    values leave only through :meth:`active` (to sign) and :meth:`rotate` (once, to the tenant)."""
+    """A tenant's callback signing secrets (docs/tenancy.md, section 4): stored encrypted or derived
+    from a root key, never in the clear; their values leave only through :meth:`active` (to sign)
+    and :meth:`rotate` (once, to the tenant)."""
 
     def infos(self, tenant: str) -> Sequence[SecretInfo]:
         """The tenant's secrets, newest first, without their values."""

@@ -14,14 +14,14 @@ from shared.services.ports import SigningSecrets
 
 @dataclass
 class SigningService:
-    """Reads a tenant's secrets (a DynamoDB query and a KMS decrypt) at most once per refresh, one
-    caller at a time, and keeps its signer (shared/services/cache.py): a rotation takes effect
-    within ``cache_ms``."""
+    """Reads a tenant's secrets (a DynamoDB query, and a KMS decrypt or a derivation) at most once
+    per refresh, one caller at a time, and keeps its signer (shared/services/cache.py): a rotation
+    takes effect within ``cache_ms``."""
 
     secrets: SigningSecrets
     clock: Callable[[], int] = now_ms
     cache_ms: int = CACHE_SECONDS * 1000
-    """A tenant's decrypted secrets are kept this long: a rotation takes effect within it."""
+    """A tenant's secrets are kept this long: a rotation takes effect within it."""
     refresh_ms: int | None = None
     """When a cached signer is read again (three quarters of ``cache_ms`` unless given)."""
     _signers: TenantCopies[Signer] = field(init=False, repr=False)

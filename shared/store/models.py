@@ -285,12 +285,17 @@ class RateItem(_Table):
 
 class SigningSecretItem(_Table):
     """``T#<tenant>`` / ``S#<created ms>#<id>``: one of a tenant's callback signing secrets
-    (docs/tenancy.md, section 1), encrypted with the stack's KMS key (the encryption context
-    names the tenant and the id, so a ciphertext cannot be moved to another item)."""
+    (docs/tenancy.md, section 1). Its value is made by the deployment's ``sundial:signingKey``
+    mode, which the item records: "kms", encrypted with the stack's KMS key (the encryption
+    context names the tenant and the id, so a ciphertext cannot be moved to another item), or
+    "parameter", derived from the root key in Parameter Store and not stored at all."""
 
     secret_id = UnicodeAttribute()
-    ciphertext = UnicodeAttribute()
-    """Base64 of the KMS ciphertext of the secret's key bytes."""
+    scheme = UnicodeAttribute(null=True)
+    """How its value is made: "kms" or "parameter" (absent: "kms", the items made before the
+    parameter mode). A deployment reads the values of its own mode's items only."""
+    ciphertext = UnicodeAttribute(null=True)
+    """"kms": base64 of the KMS ciphertext of the secret's key bytes. "parameter": absent."""
     created_ms = NumberAttribute()
     expires_ms = NumberAttribute(null=True)
     """Set when it is rotated out: it keeps signing until then."""

@@ -81,8 +81,9 @@ def _built(overrides: dict[str, Any]) -> Built:
 @pytest.fixture(scope="session")
 def alternate() -> Built:
     """What the defaults leave out: several delay queues, other shards and clock, a larger trigger,
-    an alarm topic (so the alarms), the dashboard, the canary and active tracing, a throw-away stack
-    (removal policy "destroy") in an account that already has API Gateway's CloudWatch role."""
+    an alarm topic (so the alarms), the dashboard, the canary and active tracing, the KMS key of the
+    signing secrets, a throw-away stack (removal policy "destroy") in an account that already has
+    API Gateway's CloudWatch role."""
     return _built(
         {
             context_key("delay_queues"): ALTERNATE_DELAY_QUEUES,
@@ -96,6 +97,7 @@ def alternate() -> Built:
             context_key("dashboard"): True,
             context_key("canary"): True,
             context_key("tracing"): "active",
+            context_key("signing_key"): "kms",
             context_key("removal_policy"): "destroy",
             context_key("api_gateway_cloudwatch_role"): False,
         }

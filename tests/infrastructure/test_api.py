@@ -256,7 +256,8 @@ def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_s
         # the deployment's own resources, which no task may target
         env_name("own_prefix"): f"{stack.stack_name}-",
         env_name("account_id"): {"Ref": "AWS::AccountId"},
-        env_name("signing_key_arn"): {"Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]},
+        # the signing secrets' root key (sundial:signingKey "parameter"): its name, made after the stack's
+        env_name("signing_root_parameter"): "/Sundial/signing-root",
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }

@@ -12,6 +12,7 @@ from infra.api import API_TABLE_ACTIONS
 from infra.auth import AUTHORIZER_SECRET_ACTIONS, AUTHORIZER_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
 from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
+from infra.signing import SigningKey
 from infra.storage import IDEMPOTENCY_ACTIONS
 from infra.targets import TARGET_ACTIONS
 from shared.store.models import LIST_INDEX_NAME
@@ -72,7 +73,8 @@ def test_no_wildcard_actions_and_star_resources_only_for_xray(synthesized: Synth
         assert statements
         for statement in statements:
             actions = _listify(statement["Action"])
-            assert statement["Effect"] == "Allow"
+            # the one denial: the signing root is never overwritten (tests/infrastructure/test_signing.py)
+            assert statement["Effect"] == "Allow" or actions == ["ssm:PutParameter"]
             assert "NotAction" not in statement
             assert "NotResource" not in statement
             for action in actions:
@@ -149,10 +151,12 @@ Grant = tuple[str, str]
 actions or resources (@aws-cdk/aws-iam:minimizePolicies)."""
 
 
-def _grants(synthesized: Synthesized | Built, role_id: str) -> set[Grant]:
-    """A role's grants beyond writing its own logs and X-Ray."""
+def _grants(synthesized: Synthesized | Built, role_id: str, effect: str = "Allow") -> set[Grant]:
+    """A role's grants beyond writing its own logs and X-Ray (``effect="Deny"``: its denials)."""
     found = set()
     for statement in _statements_of_role(synthesized, role_id):
+        if statement["Effect"] != effect:
+            continue
         actions = _listify(statement["Action"])
         if actions[0].startswith("logs:") or sorted(actions) == sorted(XRAY_WRITE_ACTIONS):
             continue
@@ -227,48 +231,60 @@ def _job_stopper(built: Synthesized | Built) -> set[Grant]:
 
 
 def _key(built: Synthesized | Built) -> str:
-    return _arn(logical_id(built.stack, built.stack.signing.key.node.default_child))
+    signing = built.stack.signing
+    assert isinstance(signing, SigningKey), "sundial:signingKey is kms"
+    return _arn(logical_id(built.stack, signing.key.node.default_child))
+
+
+def _root(built: Synthesized | Built) -> str:
+    """The parameter of the signing root, written out (the stack is named Sundial)."""
+    return _account_wide("ssm", "parameter/Sundial/signing-root")
 
 
 def _signer(built: Synthesized | Built) -> set[Grant]:
-    """What signing calls takes: decrypt a tenant's secrets, make its first one (encrypted by KMS
-    alone), read and write its secret items."""
+    """What signing calls takes: read a tenant's secrets' values and make its first one (the KMS
+    key's decrypt and encrypted-only data keys, or reading and creating the root's parameter),
+    read and write its secret items."""
     table = _arn(logical_id(built.stack, built.stack.storage.table.node.default_child))
-    return {
-        ("kms:Decrypt", _key(built)),
-        ("kms:GenerateDataKeyWithoutPlaintext", _key(built)),
-        ("dynamodb:Query", table),
-        ("dynamodb:PutItem", table),
-    }
+    if built.stack.settings.signing_key == "kms":
+        values = {("kms:Decrypt", _key(built)), ("kms:GenerateDataKeyWithoutPlaintext", _key(built))}
+    else:
+        values = {("ssm:GetParameter", _root(built)), ("ssm:PutParameter", _root(built))}
+    return {*values, ("dynamodb:Query", table), ("dynamodb:PutItem", table)}
 
 
 def _kms_grants(built: Synthesized | Built, function: ServiceFunction) -> set[Grant]:
     return {grant for grant in _grants(built, _Ids(built).role(function)) if grant[0].startswith("kms:")}
 
 
-def test_the_signing_key_is_customer_managed_with_rotation(synthesized: Synthesized) -> None:
-    (key,) = synthesized.resources("AWS::KMS::Key").values()
+def test_the_signing_key_is_customer_managed_with_rotation(alternate: Built) -> None:
+    """sundial:signingKey "kms" (the alternate stack's)."""
+    (key,) = alternate.resources("AWS::KMS::Key").values()
     assert key["Properties"]["EnableKeyRotation"] is True
     assert key["Properties"].get("KeySpec", "SYMMETRIC_DEFAULT") == "SYMMETRIC_DEFAULT"
-    assert key["DeletionPolicy"] == "Retain"
+    assert key["DeletionPolicy"] == "Delete"  # the alternate stack's removal policy is "destroy"
 
 
-def test_only_the_api_encrypts_and_only_the_trigger_and_job_function_decrypt(synthesized: Synthesized) -> None:
-    stack = synthesized.stack
-    key = _key(synthesized)
-    assert _kms_grants(synthesized, stack.api.handler) == {("kms:Encrypt", key)}
+def test_only_the_api_encrypts_and_only_the_triggers_and_job_function_decrypt(alternate: Built) -> None:
+    stack = alternate.stack
+    key = _key(alternate)
+    assert _kms_grants(alternate, stack.api.handler) == {("kms:Encrypt", key)}
     signers = {("kms:Decrypt", key), ("kms:GenerateDataKeyWithoutPlaintext", key)}
-    assert _kms_grants(synthesized, stack.pipeline.trigger) == signers
-    assert _kms_grants(synthesized, stack.pipeline.high_priority_trigger) == signers
-    assert _kms_grants(synthesized, stack.jobs.function) == signers
-    for function in (stack.pipeline.tick, stack.pipeline.scanner):
-        assert _kms_grants(synthesized, function) == set()
+    for trigger in stack.pipeline.triggers:
+        assert _kms_grants(alternate, trigger) == signers
+    assert _kms_grants(alternate, stack.jobs.function) == signers
+    for function in (stack.pipeline.tick, stack.pipeline.scanner, stack.keys.function):
+        assert _kms_grants(alternate, function) == set()
 
 
-def test_the_signers_table_access_is_limited_to_the_tenant_partitions(synthesized: Synthesized) -> None:
-    stack = synthesized.stack
-    for function in (stack.pipeline.trigger, stack.pipeline.high_priority_trigger, stack.jobs.function):
-        statements = _statements_of_role(synthesized, _Ids(synthesized).role(function))
+@pytest.mark.parametrize("which", ["synthesized", "alternate"])
+def test_the_signers_table_access_is_limited_to_the_tenant_partitions(
+    request: pytest.FixtureRequest, which: str
+) -> None:
+    built = request.getfixturevalue(which)
+    stack = built.stack
+    for function in (*stack.pipeline.triggers, stack.jobs.function):
+        statements = _statements_of_role(built, _Ids(built).role(function))
         (signing,) = [s for s in statements if "dynamodb:Query" in _listify(s["Action"])]
         assert signing["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["T#*"]}}
 

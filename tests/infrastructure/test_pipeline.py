@@ -488,9 +488,7 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
             env_name("job_state_machine_arn"): {
                 "Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)
             },
-            env_name("signing_key_arn"): {
-                "Fn::GetAtt": [logical_id(stack, stack.signing.key.node.default_child), "Arn"]
-            },
+            env_name("signing_root_parameter"): "/Sundial/signing-root",
             "POWERTOOLS_LOG_LEVEL": "WARNING",
         }
     )

@@ -102,6 +102,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:dashboard",
         "sundial:alarms",
         "sundial:canary",
+        "sundial:signingKey",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
     }
@@ -156,6 +157,7 @@ def test_command_line_strings_are_parsed() -> None:
             "sundial:dashboard": "true",
             "sundial:alarms": "true",
             "sundial:canary": "true",
+            "sundial:signingKey": "kms",
         }
     )
     assert settings.bucket_shards == 32
@@ -169,6 +171,7 @@ def test_command_line_strings_are_parsed() -> None:
     assert settings.alarm_topic_arn == "arn:aws:sns:us-east-1:123456789012:ops"
     assert settings.lambda_tracing == lambda_.Tracing.ACTIVE
     assert (settings.dashboard, settings.alarms, settings.canary) == (True, True, True)
+    assert settings.signing_key == "kms"
 
 
 # --- bounds ------------------------------------------------------------------------------------
@@ -278,6 +281,9 @@ def test_the_bounded_fields_are_the_expected_ones() -> None:
         ("sundial:dashboard", "yes"),
         ("sundial:alarms", 1),
         ("sundial:canary", "on"),
+        ("sundial:signingKey", "KMS"),  # the setting's spelling
+        ("sundial:signingKey", "secretsmanager"),
+        ("sundial:signingKey", ""),
     ],
 )
 def test_bad_values_are_refused_with_the_key_named(key: str, value: Any) -> None:
@@ -424,6 +430,7 @@ def deployments(draw: st.DrawFn) -> DeploymentSettings:
         dashboard=draw(st.booleans()),
         alarms=draw(st.booleans()),
         canary=draw(st.booleans()),
+        signing_key=draw(st.sampled_from(["parameter", "kms"])),
     )
 
 

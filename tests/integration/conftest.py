@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from local.moto_index_lag import index_lag
-from shared.settings import Platform, Settings, from_env
+from shared.settings import Platform, Settings, env_name, from_env
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
 
@@ -32,10 +32,31 @@ consistent: local/moto_index_lag.py); a test that lists what it just wrote waits
 (tests/support/eventually.py). A test may pin its own lag and clock inside this one."""
 
 
+SIGNING_ROOT_PARAMETER = "/sundial-tests/signing-root"
+"""The parameter mode's root key in these tests (made by the first function that signs)."""
+
+
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def signing_mode() -> str:
+    """The deployment's ``sundial:signingKey`` in these tests: the default, "parameter"; a module
+    that checks both overrides this fixture with a parametrized one."""
+    return "parameter"
+
+
+def signing_resources(mode: str) -> dict[str, str]:
+    """The functions' settings of the signing key ``mode`` in a fresh mocked account: the KMS
+    key made now, or the root's parameter name (its functions make the parameter)."""
     import boto3
 
+    from shared.store.signing_kms import create_signing_key
+
+    if mode == "kms":
+        return {"signing_key_arn": create_signing_key(boto3.client("kms")), "signing_root_parameter": ""}
+    return {"signing_key_arn": "", "signing_root_parameter": SIGNING_ROOT_PARAMETER}
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch, signing_mode: str) -> Iterator[None]:
     from functions.jobs import handler as jobs
 
     # The models' connections and boto3's default session are kept from one test to the next:
@@ -50,9 +71,10 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
         ensure_table(from_env().table_name)
         ensure_idempotency_table(from_env().idempotency_table)
-        from shared.store.signing import create_signing_key
-
-        use_settings(monkeypatch, signing_key_arn=create_signing_key(boto3.client("kms")))
+        resources = signing_resources(signing_mode)
+        for field in resources:  # the other mode's variable, from outside, is gone too
+            monkeypatch.delenv(env_name(field), raising=False)
+        use_settings(monkeypatch, **resources)
         yield
         jobs.factory.cache_clear()
 

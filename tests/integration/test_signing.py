@@ -1,6 +1,7 @@
 """Signed callbacks (Standard Webhooks v1) through the pipeline: verified by the
 ``standardwebhooks`` package with the secrets the API answered, before, during and after a
-rotation."""
+rotation, in both signing key modes (``sundial:signingKey``: "parameter", the default, and
+"kms"); the parameter mode's own checks are in tests/integration/test_signing_modes.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 from tests.integration.test_pipeline import register
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["parameter", "kms"])
+def signing_mode(request: pytest.FixtureRequest) -> str:
+    """Every test here in both modes (tests/integration/conftest.py's ``aws`` reads it)."""
+    mode: str = request.param
+    return mode
 
 
 def fire_one(api, pipeline, receiver, path: str):
@@ -88,7 +96,7 @@ def _rotations(api, pipeline, receiver, caplog, capfd):
         assert secret["secret"].removeprefix("whsec_") not in logs
 
 
-def test_a_tenant_without_a_secret_gets_one_at_its_first_callback(api, pipeline, receiver):
+def test_a_tenant_without_a_secret_gets_one_at_its_first_callback(api, pipeline, receiver, signing_mode):
     assert api("GET", "/v1/signing-secrets").body == {"items": []}
     call = fire_one(api, pipeline, receiver, "/first")
     (made,) = api("GET", "/v1/signing-secrets").body["items"]
@@ -108,7 +116,12 @@ def test_a_tenant_without_a_secret_gets_one_at_its_first_callback(api, pipeline,
     rotated_out = stored[made["id"]]
     assert rotated_out.expires_ms is not None
     assert rotated_out.expires_at is not None  # DynamoDB's TTL drops it a week after it stopped signing
-    assert new["secret"].removeprefix("whsec_") not in rotated_out.ciphertext + stored[new["id"]].ciphertext
+    assert {rotated_out.scheme, stored[new["id"]].scheme} == {signing_mode}
+    if signing_mode == "kms":
+        assert new["secret"].removeprefix("whsec_") not in rotated_out.ciphertext + stored[new["id"]].ciphertext
+    else:  # derived: nothing of the value is stored
+        assert rotated_out.ciphertext is None
+        assert stored[new["id"]].ciphertext is None
 
 
 @pytest.mark.parametrize("seconds", [-1, 604_801, "soon", 1.5, False, "60"])
@@ -177,14 +190,20 @@ def test_a_callback_is_never_sent_unsigned_when_the_secrets_cannot_be_read(api, 
     assert run["attempts"] == 2
 
 
+def secrets_store(settings):
+    """A new process's store of the deployment's signing secrets (nothing cached)."""
+    from shared.services.factory import build_signing_service
+
+    signing = build_signing_service(settings)
+    assert signing is not None
+    return signing.secrets
+
+
 def test_two_signers_making_a_tenants_first_secret_at_once_make_one(aws):
     from shared.settings import from_env
-    from shared.store.models import bind_table
-    from shared.store.signing import DynamoSigningSecrets
 
     settings = from_env()
-    bind_table(settings.table_name)
-    one, other = DynamoSigningSecrets(settings.signing_key_arn), DynamoSigningSecrets(settings.signing_key_arn)
+    one, other = secrets_store(settings), secrets_store(settings)
     made = one._first("acme", 1_000)
     again = other._first("acme", 2_000)  # its condition fails: it reads the one made
     assert again.secret_id == made.secret_id

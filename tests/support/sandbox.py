@@ -161,7 +161,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
     from shared.settings import Settings
     from shared.store.dynamo import ensure_table
     from shared.store.idempotency import ensure_idempotency_table
-    from shared.store.signing import create_signing_key
+    from shared.store.signing_parameter import root_parameter_name
     from shared.topology import HIGH_PRIORITY_QUEUE, queues
 
     urls, _ = create_queues(boto3.client("sqs"), queues(1))
@@ -182,7 +182,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
         jobs_bucket=bucket,
         job_state_machine_arn=machine,
         account_id=ACCOUNT,
-        signing_key_arn=create_signing_key(boto3.client("kms")),
+        signing_root_parameter=root_parameter_name("sundial-sandbox"),
         admin_key_secret_arn=secret,
     )
     ensure_table(settings.table_name)

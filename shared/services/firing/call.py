@@ -61,8 +61,8 @@ class Caller:
     def run(self, claim: Claim) -> Ran:
         """Skip the claimed occurrence, or wait for its due time and call the targets that have
         not succeeded yet in this run. The tenant's signer is got before the wait: reading its
-        secrets (a query and a KMS decrypt when the container has none cached) is spent in the
-        staging lead, not after the due time."""
+        secrets (a query, and a KMS decrypt or the root's first read, when the container has none
+        cached) is spent in the staging lead, not after the due time."""
         task, staged = claim.claimed.task, claim.staged
         if claim.skipped is not None:
             return Ran(claim.claimed.targets_done, skipped=claim.skipped)
