@@ -9,7 +9,7 @@ storage     the DynamoDB tables: the task table, shaped by the PynamoDB models, 
 signing     where the tenants' callback signing secrets come from (sundial:signingKey: a root key
             in Parameter Store, or a KMS key) and its grants
 function    the baseline of every function: own role, own log group, tracing
-auth        API keys: the admin key secret, the authorizer function, the REQUEST authorizer
+auth        API keys: the authorizer function, the REQUEST authorizer
 api         API Gateway (API keys through the authorizer; the OpenAPI document public),
             its own errors in the API's error format, and the API function
 pipeline    the firing pipeline: minute rule, tick, scanners, triggers (and the recovering one),

@@ -1,15 +1,14 @@
 """API keys: who may call the API, and as which tenant (docs/tenancy.md, section 2).
 
-* **The admin key**: a Secrets Manager secret the stack generates (alphanumeric, no punctuation,
-  so it can be pasted into a header as it is) and names in the ``AdminKeySecretArn`` output. It
-  is the credential of the admin routes (``/v1/tenants...``); rotating it is a
-  ``put-secret-value`` by hand (docs/deploy.md), which the authorizer sees within its own
-  5-minute cache of the value.
+* **The admin key**: no stack resource. Its SHA-256 is an item of the task table, as a tenant's
+  key's is (``K#<sha-256>`` with ``role`` ``admin``, shared/store/admin_key.py): the operator's
+  ``sundial admin-key create`` makes the key on their machine, writes the hash with their own AWS
+  credentials and prints the key once (``make deploy`` runs it when the table has none); ``rotate``
+  replaces it. It was a Secrets Manager secret ($0.40 a month, an idle stack's second-largest line).
 * **The authorizer function** (``functions/authorizer``): hashes the bearer key of the
-  ``Authorization`` header and reads ``K#<sha256>`` (and the tenant's ``T#<tenant>`` item) with
-  ``GetItem``, or compares it with the admin key. Its role holds exactly that: ``GetItem`` on the
-  task table (no index) and ``GetSecretValue`` on this one secret (AWS managed encryption: no
-  KMS permission is needed).
+  ``Authorization`` header and reads ``K#<sha256>`` (and, for a tenant's key, the tenant's
+  ``T#<tenant>`` item) with ``GetItem``: the admin key is found the same way. Its role holds
+  exactly that: ``GetItem`` on the task table (no index).
 * **The REQUEST authorizer** of the REST API, with the ``Authorization`` header as its identity
   source: API Gateway answers ``401`` itself when the header is absent or empty, and caches each
   key's answer for :data:`RESULTS_CACHE_TTL`.
@@ -19,14 +18,11 @@ from __future__ import annotations
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
-from aws_cdk import aws_iam as iam
-from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
-from infra.nag import acknowledge
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
 
@@ -36,31 +32,19 @@ on how long a revoked key (or a tenant's changed limits) keeps working (docs/dep
 and why the authorizer runs about once a minute per key in use rather than once per request."""
 
 IDENTITY_HEADER = "Authorization"
-ADMIN_KEY_LENGTH = 64
-"""Characters of the generated admin key: letters and digits, about 380 random bits."""
 
 AUTHORIZER_TABLE_ACTIONS = ("dynamodb:GetItem",)
-"""The authorizer reads a key's item and its tenant's item, one GetItem each."""
-AUTHORIZER_SECRET_ACTIONS = ("secretsmanager:GetSecretValue",)
-"""The authorizer reads the admin key (cached 5 minutes per container)."""
+"""The authorizer reads a key's item (a tenant's or the admin key's) and its tenant's item, one
+GetItem each."""
 
 AUTHORIZER_MEMORY_MB = 256
 AUTHORIZER_TIMEOUT = Duration.seconds(5)
-"""A GetItem or two and, on a cold container, one GetSecretValue: far below this when healthy;
-a timeout is API Gateway's 500 (an ``AUTHORIZER_*`` gateway response), never an Allow."""
-
-ROTATION_BY_HAND = (
-    "The admin key is a bearer key for the deployment's operators, not a database password: no "
-    "service on the other side of it needs updating, so a rotation Lambda would only write a new "
-    "random string. Rotate it by hand when an operator leaves or it may have leaked: "
-    "aws secretsmanager put-secret-value --secret-id <AdminKeySecretArn output> --secret-string "
-    "<48+ random letters and digits>; the authorizer reads the new value within 5 minutes "
-    "(docs/deploy.md, 'Rotating the admin key')."
-)
+"""A GetItem or two: far below this when healthy; a timeout is API Gateway's 500 (an
+``AUTHORIZER_*`` gateway response), never an Allow."""
 
 
 class ApiKeys(Construct):
-    """The admin key secret, the authorizer function and the REST API's REQUEST authorizer."""
+    """The authorizer function and the REST API's REQUEST authorizer."""
 
     def __init__(
         self,
@@ -72,19 +56,6 @@ class ApiKeys(Construct):
         storage: Storage,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.admin_key = secretsmanager.Secret(
-            self,
-            names.ADMIN_KEY_ID,
-            description="Sundial admin key: Authorization: Bearer <this value> on the /v1/tenants routes",
-            generate_secret_string=secretsmanager.SecretStringGenerator(
-                exclude_punctuation=True,
-                include_space=False,
-                password_length=ADMIN_KEY_LENGTH,
-            ),
-            removal_policy=settings.cdk_removal_policy,
-        )
-        acknowledge(self.admin_key, "AwsSolutions-SMG4", ROTATION_BY_HAND)
-
         self.function = ServiceFunction(
             self,
             names.AUTHORIZER_FUNCTION_ID,
@@ -92,15 +63,8 @@ class ApiKeys(Construct):
             settings=settings,
             handler=names.AUTHORIZER_HANDLER,
             description="Sundial API authorizer: maps a bearer API key to its tenant, or to the admin",
-            statements=[
-                *storage.access_statements(actions=AUTHORIZER_TABLE_ACTIONS),
-                iam.PolicyStatement(actions=list(AUTHORIZER_SECRET_ACTIONS), resources=[self.admin_key.secret_arn]),
-            ],
-            environment=function_environment(
-                settings,
-                table_name=storage.table.table_name,
-                admin_key_secret_arn=self.admin_key.secret_arn,
-            ),
+            statements=storage.access_statements(actions=AUTHORIZER_TABLE_ACTIONS),
+            environment=function_environment(settings, table_name=storage.table.table_name),
             memory_size=AUTHORIZER_MEMORY_MB,
             timeout=AUTHORIZER_TIMEOUT,
         )

@@ -33,7 +33,6 @@ IDEMPOTENCY_TABLE_ID = "IdempotencyTable"
 API_FUNCTION_ID = "Handler"
 REST_API_ID = "RestApi"
 ACCESS_LOGS_ID = "AccessLogs"
-ADMIN_KEY_ID = "AdminKey"
 AUTHORIZER_FUNCTION_ID = "Authorizer"
 REQUEST_AUTHORIZER_ID = "RequestAuthorizer"
 QUEUES_ID = "Queues"
@@ -101,7 +100,6 @@ OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN = "HighPriorityTriggerRoleArn"
 OUTPUT_RECOVER_ROLE_ARN = "RecoverRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 """Only when the stack has the dashboard (``sundial:dashboard``)."""
-OUTPUT_ADMIN_KEY_SECRET_ARN = "AdminKeySecretArn"  # noqa: S105 (an output's name)
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in
 # camel case, each a field of shared.settings.DeploymentSettings (shared.settings.context_key).

@@ -75,18 +75,12 @@ class SundialStack(Stack):
         )
         CfnOutput(
             self,
-            names.OUTPUT_ADMIN_KEY_SECRET_ARN,
-            value=self.keys.admin_key.secret_arn,
-            description=(
-                "The Secrets Manager secret holding the admin key (the credential of /v1/tenants): "
-                "aws secretsmanager get-secret-value --secret-id <this> --query SecretString"
-            ),
-        )
-        CfnOutput(
-            self,
             names.OUTPUT_TABLE_NAME,
             value=self.storage.table.table_name,
-            description="The DynamoDB table holding tasks",
+            description=(
+                "The DynamoDB table holding tasks, tenants, keys and the admin key's hash "
+                "(sundial admin-key create/rotate writes it)"
+            ),
         )
         CfnOutput(
             self,

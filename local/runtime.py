@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import secrets
 import sys
 import threading
 import time
@@ -28,6 +27,7 @@ from local.recursion import carry_lineage
 from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACHINE_ARN, LocalSettings
 from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
+from shared.domain.tenants import new_admin_key
 from shared.settings import Settings
 from shared.topology import (
     HIGH_PRIORITY_QUEUE,
@@ -94,7 +94,7 @@ class Runtime:
             os.environ.setdefault(key, value)
         functions = self.settings.functions
         if not functions.admin_key:  # none given: one for this run (printed at start)
-            functions = functions.with_resources(admin_key=f"sk_admin_{secrets.token_urlsafe(32)}")
+            functions = functions.with_resources(admin_key=new_admin_key())
         self._use(functions)
         # moto's first state machine costs it ~1.5 s (it imports its ASL parser): done meanwhile.
         jobs_setup = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobs-setup")
@@ -183,6 +183,8 @@ class Runtime:
 
         from local.queues import QUEUE_PREFIX, create_queues
         from local.stepfunctions import ACCOUNT
+        from shared.domain.tenants import key_hash
+        from shared.store.admin_key import AdminKeyStore
         from shared.store.dynamo import ensure_table
         from shared.store.idempotency import ensure_idempotency_table
         from shared.store.signing_kms import create_signing_key
@@ -205,6 +207,8 @@ class Runtime:
         self._use(settings)
         ensure_table(settings.table_name)
         ensure_idempotency_table(settings.idempotency_table)
+        # The admin key as a deployed stack keeps it: its hash, written as `sundial admin-key create` does.
+        AdminKeyStore(boto3.client("dynamodb"), settings.table_name).create(key_hash(settings.admin_key))
         return urls, arns
 
     def _create_jobs(self, definition: JobsDefinition) -> None:

@@ -696,10 +696,10 @@ class Settings(Tuning):
     key the tenants' callback signing secrets are derived from (``/<stack name>/signing-root``;
     the first function that needs it creates it). Neither this nor ``signing_key_arn``: callbacks
     are not signed; both: refused."""
-    admin_key_secret_arn: Text = ""
-    """The Secrets Manager secret holding the admin key (the authorizer reads it)."""
     admin_key: Text = ""
-    """The admin key itself: the local runtime only (a deployed stack keeps it in the secret)."""
+    """The local runtime's admin key, whose hash it writes into its table at start (one is made up
+    when this is unset). The functions never read it: the authorizer finds the admin key by its
+    hash in the table, where a deployed stack's operator puts it (``sundial admin-key create``)."""
     signing_cache_seconds: Annotated[Int, Field(ge=1, le=SIGNING_CACHE_SECONDS)] = SIGNING_CACHE_SECONDS
     """How long a function keeps a tenant's signing secrets: a rotation reaches every
     call within it. Shorter only where a test must see a rotation without waiting a minute (the
@@ -725,7 +725,6 @@ class Settings(Tuning):
         "account_id",
         "signing_key_arn",
         "signing_root_parameter",
-        "admin_key_secret_arn",
         "admin_key",
         "signing_cache_seconds",
         "page_bytes",

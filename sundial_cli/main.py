@@ -9,6 +9,7 @@ import click
 from sundial_cli import output
 from sundial_cli.client import ApiError
 from sundial_cli.commands.admin import keys, tenants
+from sundial_cli.commands.admin_key import admin_key
 from sundial_cli.commands.common import State
 from sundial_cli.commands.profiles import profile
 from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_secrets
@@ -64,7 +65,7 @@ def cli(
     )
 
 
-for group in (tasks, schedules, dead_letters, jobs, limits, signing_secrets, tenants, keys, profile):
+for group in (tasks, schedules, dead_letters, jobs, limits, signing_secrets, tenants, keys, admin_key, profile):
     cli.add_command(group)
 
 

@@ -2,7 +2,9 @@
 
 A key is ``sk_<key id>_<32 random bytes, base64url>``. Only the SHA-256 of the whole secret is
 stored: 256 random bits leave nothing to brute-force, so a slow hash would only slow the
-authorizer, and a plain one lets it find the key with one read.
+authorizer, and a plain one lets it find the key with one read. The deployment's admin key is
+stored the same way (``sk_admin_<64 letters and digits>``, about 381 random bits; made by the
+operator's ``sundial admin-key create``, never by the stack).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import string
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -21,6 +24,9 @@ TENANT_ID_PATTERN = TENANT_ID.pattern
 KEY_PREFIX = "sk_"
 KEY_ID_BYTES = 8
 KEY_SECRET_BYTES = 32
+ADMIN_KEY_PREFIX = "sk_admin_"
+ADMIN_KEY_LENGTH = 64
+"""Random letters and digits of an admin key: as many as the Secrets Manager secret had."""
 PARTITION_WRITES_PER_SECOND = 1_000
 """What one DynamoDB partition key takes ("Best practices for designing and using partition keys
 effectively in DynamoDB": 1,000 write units a second per partition)."""
@@ -120,6 +126,12 @@ def new_key_id() -> str:
 
 def new_key_secret(key_id: str) -> str:
     return f"{KEY_PREFIX}{key_id}_{secrets.token_urlsafe(KEY_SECRET_BYTES)}"
+
+
+def new_admin_key() -> str:
+    """A new admin key: letters and digits after its prefix, so it goes into a header as it is."""
+    alphabet = string.ascii_letters + string.digits
+    return ADMIN_KEY_PREFIX + "".join(secrets.choice(alphabet) for _ in range(ADMIN_KEY_LENGTH))
 
 
 def key_hash(secret: str) -> str:

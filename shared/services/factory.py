@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
@@ -36,7 +35,6 @@ from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
 from shared.services.throttling import Throttling
 from shared.settings import Settings
-from shared.store.admin_key import SecretsManagerAdminKey
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
@@ -144,16 +142,9 @@ def build_tenant_service(settings: Settings) -> TenantService:
 
 
 def build_authenticator(settings: Settings) -> Authenticator:
-    """The authorizer's: the admin key from the stack's secret (the local runtime: from its
-    settings), the tenants' keys from the table."""
+    """The authorizer's: the admin key and the tenants' keys, by their hashes in the table."""
     bind_table(settings.table_name)
-    admin_key: Callable[[], str | None]
-    if settings.admin_key_secret_arn:
-        admin_key = SecretsManagerAdminKey(settings.admin_key_secret_arn)
-    else:
-        local_key = settings.admin_key or None
-        admin_key = lambda: local_key  # noqa: E731
-    return Authenticator(DynamoTenants(settings.tenant_limits), admin_key)
+    return Authenticator(DynamoTenants(settings.tenant_limits))
 
 
 def build_rate_limiter(settings: Settings) -> RateLimiter:

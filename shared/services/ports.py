@@ -19,7 +19,7 @@ from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
-from shared.domain.tenants import KeyInfo, Limits, NewKey, Tenant
+from shared.domain.tenants import Caller, KeyInfo, Limits, NewKey, Tenant
 
 # --- tasks -----------------------------------------------------------------------------------
 
@@ -250,8 +250,9 @@ class Tenants(Protocol):
 
     def revoke(self, tenant: str, key_id: str, now_ms: int) -> None: ...
 
-    def resolve(self, key_hash: str) -> tuple[str, Limits] | None:
-        """The tenant of a live key with this hash, with its limits; None otherwise."""
+    def resolve(self, key_hash: str) -> Caller | None:
+        """Who holds a live key with this hash: the admin, or a tenant with its limits; None
+        otherwise."""
         ...
 
     def limits(self, tenant: str) -> Limits: ...

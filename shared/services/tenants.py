@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -95,25 +94,18 @@ class TenantService:
 
 @dataclass
 class Authenticator:
-    """Who holds a key: the admin (the deployment's admin key) or a tenant (one of its live keys)."""
+    """Who holds a key: the admin (the deployment's admin key) or a tenant (one of its live keys).
+    Both are found by the key's hash, one read: the admin key is stored as a tenant's key is
+    (shared/store/admin_key.py); a deployment with none has no admin."""
 
     tenants: Tenants
-    admin_key: Callable[[], str | None]
-    """The deployment's admin key (None: it has none, no admin route can be called)."""
 
     def caller(self, authorization: str | None) -> Caller | None:
         """The caller of an ``Authorization`` header; None for no key, an unknown or a revoked one."""
         secret = bearer(authorization)
         if secret is None:
             return None
-        admin = self.admin_key()
-        if admin and hmac.compare_digest(secret.encode(), admin.encode()):
-            return Caller(Role.ADMIN)
-        found = self.tenants.resolve(key_hash(secret))
-        if found is None:
-            return None
-        tenant, limits = found
-        return Caller(Role.TENANT, tenant, limits)
+        return self.tenants.resolve(key_hash(secret))
 
     def anonymous(self, tenant: str) -> Caller:
         """A caller with no key acting as ``tenant`` (the local runtime's default tenant only)."""

@@ -328,9 +328,12 @@ class TenantEntryItem(_Table):
 
 
 class KeyItem(_Table):
-    """``K#<sha-256 of the secret>`` / ``K``: what the authorizer reads (one GetItem)."""
+    """``K#<sha-256 of the secret>`` / ``K``: what the authorizer reads (one GetItem). A tenant's
+    key names its tenant; the admin key's has ``role`` ``admin`` and no tenant
+    (shared/store/admin_key.py writes it)."""
 
-    tenant = UnicodeAttribute()
+    tenant = UnicodeAttribute(null=True)
+    role = UnicodeAttribute(null=True)
     key_id = UnicodeAttribute()
     created_ms = NumberAttribute()
     revoked_ms = NumberAttribute(null=True)

@@ -6,7 +6,8 @@ Items: ``T#<tenant>`` / ``T`` (:class:`TenantItem`: limits and the live-task cou
 (:class:`KeyItem`: what the authorizer reads) and ``T#<tenant>`` / ``K#<key id>``
 (:class:`KeyEntryItem`: the tenant's keys as they are listed). A key's two items are written and
 revoked in one transaction, so the list never says a key works that the authorizer refuses, or
-the other way round.
+the other way round. The admin key's ``K#<sha-256>`` item (``role`` ``admin``, no tenant) is
+written by shared/store/admin_key.py; :meth:`DynamoTenants.resolve` reads both kinds.
 """
 
 from __future__ import annotations
@@ -17,20 +18,26 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteEr
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import KeyNotFound, StorageUnavailable, TenantExists, TenantNotFound
-from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND, KeyInfo, Limits, NewKey, Tenant
+from shared.domain.tenants import (
+    MAX_BURST,
+    MAX_REQUESTS_PER_SECOND,
+    Caller,
+    KeyInfo,
+    Limits,
+    NewKey,
+    Role,
+    Tenant,
+)
 from shared.domain.times import from_ms
+from shared.store.admin_key import ADMIN_ROLE, KEY_SK, key_pk
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import KeyEntryItem, KeyItem, TenantEntryItem, TenantItem, is_conflict
 from shared.store.signing import tenant_pk
 
 TENANTS_PK = "TENANTS"
 TENANT_SK = "T"
-KEY_SK = "K"
 KEY_ENTRY_PREFIX = "K#"
-
-
-def key_pk(key_hash: str) -> str:
-    return f"K#{key_hash}"
+__all__ = ["KEY_SK", "DynamoTenants", "key_pk"]
 
 
 def _unavailable(exc: PynamoDBException) -> StorageUnavailable:
@@ -214,9 +221,10 @@ class DynamoTenants:
 
     # --- the authorizer's side ------------------------------------------------------------------
 
-    def resolve(self, key_hash: str) -> tuple[str, Limits] | None:
-        """The tenant of the key with this hash and its limits; None for an unknown or revoked
-        key. Strongly consistent reads: a revocation is seen by the next read."""
+    def resolve(self, key_hash: str) -> Caller | None:
+        """Who holds the key with this hash: the admin (the deployment's admin key), or a tenant
+        with its limits; None for an unknown or revoked key (or an admin key rotated away).
+        Strongly consistent reads: a revocation or a rotation is seen by the next read."""
         try:
             key = KeyItem.get(key_pk(key_hash), KEY_SK, consistent_read=True)
         except DoesNotExist:
@@ -225,7 +233,11 @@ class DynamoTenants:
             raise _unavailable(exc) from exc
         if key.revoked_ms is not None:
             return None
-        return key.tenant, self.limits(key.tenant)
+        if key.role == ADMIN_ROLE:
+            return Caller(Role.ADMIN)
+        if not key.tenant:
+            return None
+        return Caller(Role.TENANT, key.tenant, self.limits(key.tenant))
 
     def limits(self, tenant: str) -> Limits:
         """A tenant's limits (the defaults when it has no item, as the local default tenant)."""

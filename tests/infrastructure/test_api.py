@@ -275,7 +275,6 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
     outputs = synthesized.template.find_outputs("*")
     assert set(outputs) == {
         names.OUTPUT_API_URL,
-        names.OUTPUT_ADMIN_KEY_SECRET_ARN,
         names.OUTPUT_TABLE_NAME,
         names.OUTPUT_IDEMPOTENCY_TABLE_NAME,
         names.OUTPUT_DEAD_LETTER_QUEUE_URL,

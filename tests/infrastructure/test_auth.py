@@ -1,4 +1,4 @@
-"""API keys: the admin key secret, the authorizer function and the REST API's REQUEST authorizer
+"""API keys: no admin key secret, the authorizer function and the REST API's REQUEST authorizer
 (its role is checked with the others in test_iam.py)."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_only_this_apis_authorizer_may_invoke_the_authorizer_function(synthesize
     ]
 
 
-def test_the_authorizer_function_runs_small_with_the_table_and_the_admin_key(synthesized: Synthesized) -> None:
+def test_the_authorizer_function_runs_small_with_the_table(synthesized: Synthesized) -> None:
     stack = synthesized.stack
     _, properties = _function(synthesized)
     assert properties["Handler"] == names.AUTHORIZER_HANDLER == "functions.authorizer.handler.handler"
@@ -67,7 +67,6 @@ def test_the_authorizer_function_runs_small_with_the_table_and_the_admin_key(syn
     assert properties["Environment"]["Variables"] == {
         **settings_environment(DeploymentSettings()),
         env_name("table_name"): {"Ref": logical_id(stack, stack.storage.table.node.default_child)},
-        env_name("admin_key_secret_arn"): {"Ref": logical_id(stack, stack.keys.admin_key.node.default_child)},
         "POWERTOOLS_SERVICE_NAME": observability.SERVICE,
         "POWERTOOLS_METRICS_NAMESPACE": observability.NAMESPACE,
     }
@@ -76,23 +75,19 @@ def test_the_authorizer_function_runs_small_with_the_table_and_the_admin_key(syn
     assert log_group["Properties"]["RetentionInDays"] == DeploymentSettings().log_retention_days
 
 
-def test_the_admin_key_is_a_generated_secret_named_in_an_output(synthesized: Synthesized) -> None:
-    stack = synthesized.stack
-    [(secret_id, secret)] = synthesized.resources("AWS::SecretsManager::Secret").items()
-    assert secret_id == logical_id(stack, stack.keys.admin_key.node.default_child)
-    generated = secret["Properties"]["GenerateSecretString"]
-    # pasted into a header as it is: letters and digits only, and long
-    assert generated["ExcludePunctuation"] is True
-    assert generated.get("IncludeSpace", False) is False
-    assert generated["PasswordLength"] >= 48
-    assert "SecretString" not in secret["Properties"], "the value is never in the template"
-    assert "GenerateStringKey" not in generated, "the secret string is the key itself, not JSON"
-    # kept when the stack is deleted, like the tables (removalPolicy "retain", the default)
-    assert secret["DeletionPolicy"] == secret["UpdateReplacePolicy"] == "Retain"
-    output = synthesized.template.find_outputs(names.OUTPUT_ADMIN_KEY_SECRET_ARN)[names.OUTPUT_ADMIN_KEY_SECRET_ARN]
-    assert output["Value"] == {"Ref": secret_id}
+def test_the_admin_key_is_no_resource_of_the_stack(synthesized: Synthesized, alternate: Built) -> None:
+    """Its hash is an item of the task table (``sundial admin-key create``): no secret ($0.40 a
+    month), no output naming one, and the table's output is what the command line reads."""
+    for built in (synthesized, alternate):
+        assert not built.resources("AWS::SecretsManager::Secret")
+    assert not synthesized.template.find_outputs("AdminKeySecretArn")
+    table = synthesized.template.find_outputs(names.OUTPUT_TABLE_NAME)[names.OUTPUT_TABLE_NAME]
+    assert table["Value"] == {"Ref": logical_id(synthesized.stack, synthesized.stack.storage.table.node.default_child)}
+    assert "admin-key" in table["Description"]
 
 
-def test_a_throwaway_stack_deletes_the_admin_key_with_it(alternate: Built) -> None:
-    (secret,) = alternate.resources("AWS::SecretsManager::Secret").values()
-    assert secret["DeletionPolicy"] == "Delete"
+def test_the_command_line_finds_the_table_by_the_stacks_names() -> None:
+    from sundial_cli.commands import admin_key
+
+    assert (admin_key.STACK_NAME, admin_key.OUTPUT_TABLE_NAME) == (names.STACK_NAME, names.OUTPUT_TABLE_NAME)
+    assert RESULTS_CACHE_TTL.to_seconds() == admin_key.CACHE_SECONDS

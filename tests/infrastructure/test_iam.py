@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from infra.api import API_TABLE_ACTIONS
-from infra.auth import AUTHORIZER_SECRET_ACTIONS, AUTHORIZER_TABLE_ACTIONS
+from infra.auth import AUTHORIZER_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
 from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
 from infra.signing import SigningKey
@@ -331,34 +331,24 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
 
 
 @pytest.mark.parametrize("which", ["synthesized", "alternate"])
-def test_the_authorizer_may_only_read_items_and_the_admin_key(request: pytest.FixtureRequest, which: str) -> None:
-    """GetItem on the task table (no index, no write) and GetSecretValue on the admin key alone:
-    the secret uses Secrets Manager's AWS managed key, so no KMS permission either."""
+def test_the_authorizer_may_only_read_items(request: pytest.FixtureRequest, which: str) -> None:
+    """GetItem on the task table (no index, no write) and nothing else: the admin key is an item
+    of the table too (its hash), so no Secrets Manager or KMS permission."""
     built = request.getfixturevalue(which)
     stack = built.stack
     ids = _Ids(built)
-    secret = json.dumps({"Ref": logical_id(stack, stack.keys.admin_key.node.default_child)}, sort_keys=True)
-    assert _grants(built, ids.role(stack.keys.function)) == {
-        ("dynamodb:GetItem", _arn(ids.table)),
-        ("secretsmanager:GetSecretValue", secret),
-    }
-    assert (AUTHORIZER_TABLE_ACTIONS, AUTHORIZER_SECRET_ACTIONS) == (
-        ("dynamodb:GetItem",),
-        ("secretsmanager:GetSecretValue",),
-    )
-    (admin_key,) = built.resources("AWS::SecretsManager::Secret").values()
-    assert "KmsKeyId" not in admin_key["Properties"]
+    assert _grants(built, ids.role(stack.keys.function)) == {("dynamodb:GetItem", _arn(ids.table))}
+    assert AUTHORIZER_TABLE_ACTIONS == ("dynamodb:GetItem",)
 
 
-def test_only_the_authorizer_reads_the_admin_key(synthesized: Synthesized) -> None:
-    stack = synthesized.stack
+def test_no_function_reads_secrets_manager(synthesized: Synthesized) -> None:
     ids = _Ids(synthesized)
     readers = {
         role_id
         for role_id in ids.roles.values()
         if any(action.startswith("secretsmanager:") for action, _ in _grants(synthesized, role_id))
     }
-    assert readers == {ids.role(stack.keys.function)}
+    assert readers == set()
 
 
 def test_the_ticks_table_access_is_limited_to_the_marks_and_the_buckets(synthesized: Synthesized) -> None:

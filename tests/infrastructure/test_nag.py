@@ -77,7 +77,6 @@ ACKNOWLEDGED = {
         for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}")
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
-    ("Sundial/Auth/AdminKey/Resource", "AwsSolutions-SMG4"),
     ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
     ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),

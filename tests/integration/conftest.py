@@ -80,7 +80,18 @@ def aws(monkeypatch: pytest.MonkeyPatch, signing_mode: str) -> Iterator[None]:
 
 
 ADMIN_KEY = "sk_admin_integration-tests"
-"""The deployment's admin key in these tests (the local runtime's way: a setting)."""
+"""The deployment's admin key in these tests: its hash in the table, as `sundial admin-key create`
+writes it (the ``api`` fixture)."""
+
+
+def store_admin_key(key: str = ADMIN_KEY) -> None:
+    """The admin key's hash in the table (shared/store/admin_key.py), as a deployment's operator puts it."""
+    import boto3
+
+    from shared.domain.tenants import key_hash
+    from shared.store.admin_key import AdminKeyStore
+
+    AdminKeyStore(boto3.client("dynamodb"), from_env().table_name).create(key_hash(key))
 
 
 @pytest.fixture
@@ -88,7 +99,7 @@ def api(aws: None, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Answer]:
     """Call the API Lambda handler as API Gateway would: ``api("POST", "/v1/tasks", body)``,
     through the authorizer (no ``Authorization`` header: the default tenant; ``headers`` may
     carry a tenant's key or :data:`ADMIN_KEY`)."""
-    use_settings(monkeypatch, admin_key=ADMIN_KEY)
+    store_admin_key()
     api = gateway()
 
     def call(method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Answer:

@@ -1,5 +1,5 @@
 """The Lambda REQUEST authorizer as API Gateway calls it (functions/authorizer/handler.py): the
-admin key from the stack's Secrets Manager secret, a tenant's key from the table, the policy
+admin key and a tenant's key by their hashes in the table, the policy
 API Gateway caches per key (every method and path of the stage) and the context the API reads.
 Refusals are the exception API Gateway turns into 401."""
 
@@ -10,13 +10,13 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.integration.conftest import use_settings
+from tests.integration.conftest import store_admin_key
 from tests.support.events import FakeLambdaContext
 
 pytestmark = pytest.mark.integration
 
 METHOD_ARN = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/GET/v1/tasks/01ABC"
-ADMIN_SECRET = "admin-key-from-secrets-manager-0123456789abcdef"
+ADMIN_SECRET = "sk_admin_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01"
 
 
 def request(authorization: str | None) -> dict[str, Any]:
@@ -30,8 +30,7 @@ def request(authorization: str | None) -> dict[str, Any]:
 def authorizer(aws, monkeypatch):
     from functions.authorizer import handler as module
 
-    arn = boto3.client("secretsmanager").create_secret(Name="sundial-admin-key", SecretString=ADMIN_SECRET)["ARN"]
-    use_settings(monkeypatch, admin_key_secret_arn=arn)
+    store_admin_key(ADMIN_SECRET)
     module.authenticator.cache_clear()
     yield module
     module.authenticator.cache_clear()
@@ -60,10 +59,40 @@ def test_a_tenant_key_is_allowed_everywhere_on_the_stage_with_its_tenant_and_rat
     assert key not in str(answer)
 
 
-def test_the_admin_key_comes_from_the_stacks_secret(authorizer):
+def test_the_admin_key_is_found_by_its_hash_in_the_table(authorizer):
+    from shared.domain.tenants import key_hash
+    from shared.settings import from_env
+
     answer = authorizer.handler(request(f"Bearer {ADMIN_SECRET}"), FakeLambdaContext())
     assert answer["context"] == {"role": "admin"}
     assert answer["principalId"] == "admin"
+    stored = boto3.client("dynamodb").scan(TableName=from_env().table_name)["Items"]
+    assert ADMIN_SECRET not in str(stored)  # the hash only
+    assert {item["pk"]["S"] for item in stored} == {"ADMIN", f"K#{key_hash(ADMIN_SECRET)}"}
+
+
+def test_after_a_rotation_only_the_new_admin_key_is_the_admin(authorizer):
+    from shared.domain.tenants import key_hash, new_admin_key
+    from shared.settings import from_env
+    from shared.store.admin_key import AdminKeyStore
+
+    new = new_admin_key()
+    AdminKeyStore(boto3.client("dynamodb"), from_env().table_name).rotate(key_hash(new))
+    assert authorizer.handler(request(f"Bearer {new}"), FakeLambdaContext())["context"] == {"role": "admin"}
+    for refused in (ADMIN_SECRET, new_admin_key()):
+        with pytest.raises(Exception, match=r"^Unauthorized$"):
+            authorizer.handler(request(f"Bearer {refused}"), FakeLambdaContext())
+
+
+def test_a_deployment_without_an_admin_key_has_no_admin(aws):
+    from functions.authorizer import handler as module
+
+    module.authenticator.cache_clear()
+    try:
+        with pytest.raises(Exception, match=r"^Unauthorized$"):
+            module.handler(request(f"Bearer {ADMIN_SECRET}"), FakeLambdaContext())
+    finally:
+        module.authenticator.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from functions.api import assets
-from tests.integration.conftest import ADMIN_KEY, use_settings
+from tests.integration.conftest import store_admin_key
 from tests.support.events import FakeLambdaContext, api_event, gateway
 
 pytestmark = pytest.mark.integration
@@ -21,7 +21,7 @@ CONSOLE = Path(assets.__file__).parent / "console"
 
 @pytest.fixture
 def get(aws: None, monkeypatch: pytest.MonkeyPatch) -> Any:
-    use_settings(monkeypatch, admin_key=ADMIN_KEY)
+    store_admin_key()
     api = gateway()
 
     def call(path: str, method: str = "GET", headers: dict[str, str] | None = None) -> dict[str, Any]:

@@ -8,7 +8,7 @@ and ``/opt/python``; the environment is the one given, plus what Lambda sets its
 stays up between invocations, as a warm execution environment.
 
 :func:`provision` creates, on a moto server, the resources the functions' environment names
-(the table, the queues, the KMS key, the admin key's secret, the jobs bucket and state machine),
+(the table, the queues, the KMS key, the admin key's hash, the jobs bucket and state machine),
 in a subprocess of this (development) interpreter so that this process's AWS clients and
 environment stay untouched.
 """
@@ -158,7 +158,9 @@ def _provision_here(admin_key: str) -> dict[str, str]:
 
     from local.queues import create_queues
     from local.stepfunctions import ACCOUNT, ROLE_ARN
+    from shared.domain.tenants import key_hash
     from shared.settings import Settings
+    from shared.store.admin_key import AdminKeyStore
     from shared.store.dynamo import ensure_table
     from shared.store.idempotency import ensure_idempotency_table
     from shared.store.signing_parameter import root_parameter_name
@@ -171,7 +173,6 @@ def _provision_here(admin_key: str) -> dict[str, str]:
     machine = boto3.client("stepfunctions").create_state_machine(
         name="sundial-jobs-sandbox", definition=json.dumps(done), roleArn=ROLE_ARN
     )["stateMachineArn"]
-    secret = boto3.client("secretsmanager").create_secret(Name="sundial-admin-key", SecretString=admin_key)["ARN"]
     settings = Settings().with_resources(  # names of their own: to_env leaves out a default one
         table_name="sundial-sandbox",
         idempotency_table="sundial-sandbox-idempotency",
@@ -183,10 +184,11 @@ def _provision_here(admin_key: str) -> dict[str, str]:
         job_state_machine_arn=machine,
         account_id=ACCOUNT,
         signing_root_parameter=root_parameter_name("sundial-sandbox"),
-        admin_key_secret_arn=secret,
     )
     ensure_table(settings.table_name)
     ensure_idempotency_table(settings.idempotency_table)
+    # the admin key as `sundial admin-key create` leaves it: its hash in the table
+    AdminKeyStore(boto3.client("dynamodb"), settings.table_name).create(key_hash(admin_key))
     return settings.to_env()
 
 
