@@ -91,8 +91,12 @@ format: $(STAMP)
 synth: $(STAMP)  ## cdk.out/; fails on any cdk-nag finding (warnings too) or cfn-lint problem
 	$(PY) -m infra.synth_check
 
+# After the deploy, the admin key when the stack's table has none (a first deploy, or an upgrade from
+# a version that kept it in Secrets Manager): made on this machine, its hash written to the table,
+# the key printed once (docs/deploy.md, section 6); with one already, a line saying so.
 deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checked (AWS credentials, a bootstrapped account)
 	CDK_DISABLE_CLI_TELEMETRY=1 npx --no-install cdk deploy --app cdk.out --all --require-approval broadening
+	$(PY) -m sundial_cli admin-key create --if-missing
 
 # Checks any running Sundial from outside, through its HTTP API (sundial_cli/smoke.py): make run's
 # by default, else SUNDIAL_URL with SUNDIAL_API_KEY (README "Checking a deployment").
