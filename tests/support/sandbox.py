@@ -131,8 +131,8 @@ class Sandbox:
 
 def provision(endpoint: str, admin_key: str) -> dict[str, str]:
     """Create the functions' resources on the moto server at ``endpoint``; the functions'
-    environment variables naming them (``shared.settings.Settings.to_env``; the admin key is in
-    a Secrets Manager secret, as the stack's authorizer reads it)."""
+    environment variables naming them (``shared.settings.Settings.to_env``; the admin key is its
+    hash in the table, as ``sundial admin-key create`` leaves a deployed stack's)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
         **FAKE_ENV,
