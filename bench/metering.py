@@ -124,9 +124,7 @@ def table_bytes(table: str) -> Sizes:
     return items, index
 
 
-def kept(
-    before: tuple[dict[Any, int], dict[Any, int]], after: tuple[dict[Any, int], dict[Any, int]], tasks: int
-) -> tuple[float, float]:
+def kept(before: Sizes, after: Sizes, tasks: int) -> tuple[float, float]:
     """Bytes and items per task the table holds now and did not before."""
     new_bytes = 0
     new_items = 0

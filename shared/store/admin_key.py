@@ -14,13 +14,13 @@ line can use this module without the functions' settings.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.domain.errors import StorageUnavailable
+from shared.domain.times import now_ms
 
 ADMIN_PK = "ADMIN"
 """The admin key's pointer item: ``ADMIN`` / ``K``, holding ``key_hash`` (the current key's)."""
@@ -59,27 +59,15 @@ class AdminKeyStore:
 
     def create(self, key_hash: str) -> None:
         """The admin key with this hash; :class:`AdminKeyExists` when the table has one."""
-        now = _now_ms()
+        now = now_ms()
         pointer = {**_key(ADMIN_PK, ADMIN_SK), "key_hash": {"S": key_hash}, "created_ms": {"N": str(now)}}
-        try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self.table,
-                            "Item": pointer,
-                            "ConditionExpression": "attribute_not_exists(pk)",
-                        }
-                    },
-                    _put_key(self.table, key_hash, now),
-                ]
-            )
-        except ClientError as exc:
-            if _cancelled(exc):
-                raise AdminKeyExists("this deployment has an admin key: rotate replaces it") from exc
-            raise _unavailable(exc) from exc
-        except BotoCoreError as exc:
-            raise _unavailable(exc) from exc
+        self._transact(
+            [
+                {"Put": {"TableName": self.table, "Item": pointer, "ConditionExpression": "attribute_not_exists(pk)"}},
+                _put_key(self.table, key_hash, now),
+            ],
+            AdminKeyExists("this deployment has an admin key: rotate replaces it"),
+        )
 
     def rotate(self, key_hash: str) -> None:
         """The admin key with this hash replaces the current one (whose item is deleted: the old key
@@ -91,30 +79,35 @@ class AdminKeyStore:
             except AdminKeyExists as exc:
                 raise AdminKeyChanged("an admin key was created meanwhile: run the rotation again") from exc
             return
-        now = _now_ms()
+        now = now_ms()
+        self._transact(
+            [
+                {
+                    "Update": {
+                        "TableName": self.table,
+                        "Key": _key(ADMIN_PK, ADMIN_SK),
+                        "UpdateExpression": "SET key_hash = :new, created_ms = :now",
+                        "ConditionExpression": "key_hash = :old",
+                        "ExpressionAttributeValues": {
+                            ":new": {"S": key_hash},
+                            ":now": {"N": str(now)},
+                            ":old": {"S": old},
+                        },
+                    }
+                },
+                {"Delete": {"TableName": self.table, "Key": _key(key_pk(old), KEY_SK)}},
+                _put_key(self.table, key_hash, now),
+            ],
+            AdminKeyChanged("the admin key changed meanwhile: run the rotation again"),
+        )
+
+    def _transact(self, items: list[dict[str, Any]], refused: Exception) -> None:
+        """One transaction of ``items``; ``refused`` raised when one of its conditions did not hold."""
         try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Update": {
-                            "TableName": self.table,
-                            "Key": _key(ADMIN_PK, ADMIN_SK),
-                            "UpdateExpression": "SET key_hash = :new, created_ms = :now",
-                            "ConditionExpression": "key_hash = :old",
-                            "ExpressionAttributeValues": {
-                                ":new": {"S": key_hash},
-                                ":now": {"N": str(now)},
-                                ":old": {"S": old},
-                            },
-                        }
-                    },
-                    {"Delete": {"TableName": self.table, "Key": _key(key_pk(old), KEY_SK)}},
-                    _put_key(self.table, key_hash, now),
-                ]
-            )
+            self.client.transact_write_items(TransactItems=items)
         except ClientError as exc:
             if _cancelled(exc):
-                raise AdminKeyChanged("the admin key changed meanwhile: run the rotation again") from exc
+                raise refused from exc
             raise _unavailable(exc) from exc
         except BotoCoreError as exc:
             raise _unavailable(exc) from exc
@@ -129,12 +122,12 @@ def _key(pk: str, sk: str) -> dict[str, Any]:
     return {"pk": {"S": pk}, "sk": {"S": sk}}
 
 
-def _put_key(table: str, key_hash: str, now_ms: int) -> dict[str, Any]:
+def _put_key(table: str, key_hash: str, created_ms: int) -> dict[str, Any]:
     item = {
         **_key(key_pk(key_hash), KEY_SK),
         "role": {"S": ADMIN_ROLE},
         "key_id": {"S": ADMIN_KEY_ID},
-        "created_ms": {"N": str(now_ms)},
+        "created_ms": {"N": str(created_ms)},
     }
     return {"Put": {"TableName": table, "Item": item, "ConditionExpression": "attribute_not_exists(pk)"}}
 
@@ -152,7 +145,3 @@ def _cancelled(exc: ClientError) -> bool:
 
 def _unavailable(exc: Exception) -> StorageUnavailable:
     return StorageUnavailable(f"the task table did not answer: {type(exc).__name__}: {exc}")
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

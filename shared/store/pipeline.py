@@ -8,7 +8,7 @@ scanner's copy or a late retry can never move an occurrence twice.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -96,6 +96,24 @@ def _armed_for(next_due_ms: int, staged_next: bool, paused_reason: str | None) -
     return actions
 
 
+def _bucket_items(
+    shard: int, start_ms: int, end_ms: int, limit: int | None = None
+) -> Iterator[tuple[BucketItem, int, int]]:
+    """The items of ``shard``'s minute buckets due in ``[start_ms, end_ms)``, each with the part
+    of the window its bucket covers: a Query per minute (``limit``: at most that many items a
+    Query), in due order."""
+    if end_ms <= start_ms:
+        return
+    for minute in minutes_between(start_ms, end_ms - 1):
+        low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
+        condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
+        try:
+            for item in BucketItem.query(bucket_pk(minute, shard), condition, limit=limit):
+                yield item, low, high
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
+
+
 CLEAN_PK = "W#clean"
 """The tick's item: what it found clean past each shard's mark."""
 BATCH_GET_KEYS = 100
@@ -119,8 +137,11 @@ class DynamoPipelineStore:
 
     def scan_marks(self, shards: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int]]:
         """Each shard's mark, and what the tick last found clean past it (``W#clean``): one
-        BatchGetItem, eventually consistent. A stale answer is an earlier time, which only widens
-        the window the tick looks at."""
+        BatchGetItem, eventually consistent (DynamoDB's "Read consistency" page: such a read may
+        not reflect a recently completed write, i.e. it answers an earlier version of the item).
+        That is safe here because every version of these items ever written is true: a mark says
+        what a scan staged, a clean map what a tick found empty, and a window stays so (what is
+        written into it later is staged by its writer). An older one only widens the next look."""
         keys = [(f"W#{shard}", "W") for shard in shards] + [(CLEAN_PK, "W")]
         marks: dict[int, int | None] = dict.fromkeys(shards)
         clean: dict[int, int] = {}
@@ -145,19 +166,9 @@ class DynamoPipelineStore:
 
     def has_items(self, shard: int, start_ms: int, end_ms: int) -> bool:
         """Whether the shard's buckets hold any item due in ``[start_ms, end_ms)``, staged or
-        not: one Query of at most one item per minute bucket, eventually consistent (as the
-        scan's own: the writers' guard covers what is in flight)."""
-        if end_ms <= start_ms:
-            return False
-        for minute in minutes_between(start_ms, end_ms - 1):
-            low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
-            condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
-            try:
-                for _ in BucketItem.query(bucket_pk(minute, shard), condition, limit=1):
-                    return True
-            except PynamoDBException as exc:
-                raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
-        return False
+        not: a Query of at most one item per minute bucket, eventually consistent (as the scan's
+        own: the writers' guard covers what is in flight)."""
+        return any(True for _ in _bucket_items(shard, start_ms, end_ms, limit=1))
 
     def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:
         """Take the shard's scan lease; returns (its mark, the lease) or None while another scan
@@ -189,20 +200,8 @@ class DynamoPipelineStore:
 
     def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]:
         """Occurrences of ``shard`` due in ``[start_ms, end_ms)`` that nobody staged yet."""
-        found: list[Staged] = []
-        if end_ms <= start_ms:
-            return found
-        for minute in minutes_between(start_ms, end_ms - 1):
-            low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
-            condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
-            try:
-                for item in BucketItem.query(bucket_pk(minute, shard), condition):
-                    staged = self._stageable(item, low, high)
-                    if staged is not None:
-                        found.append(staged)
-            except PynamoDBException as exc:
-                raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
-        return found
+        found = (self._stageable(item, low, high) for item, low, high in _bucket_items(shard, start_ms, end_ms))
+        return [staged for staged in found if staged is not None]
 
     @staticmethod
     def _stageable(item: BucketItem, low: int, high: int) -> Staged | None:

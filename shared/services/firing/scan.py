@@ -35,8 +35,11 @@ class Ticker:
     empty is due before its writer's now + look_ahead + guard, and its writer stages it itself
     (``writer_stages``), as for a window a scan has passed; the tick's look is earlier than the
     scan it replaces, so the guard covers the same writes in flight. Every value the tick keeps
-    is such a statement, so two ticks racing (EventBridge may deliver one twice) can only keep
-    an earlier one, which widens the next look."""
+    is such a statement and stays true, so neither two ticks racing (EventBridge may deliver one
+    twice) nor an eventually consistent read of an older version can make the tick skip work.
+    The looks are eventually consistent reads like the scan's own Query, and the same guard
+    covers them. (The local runtime's moto reads are always current: it models no read lag on
+    the table, so tests/unit/test_ticker.py checks stale and racing clean maps directly.)"""
 
     store: PipelineStore
     requests: ScanRequester
