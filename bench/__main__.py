@@ -494,9 +494,10 @@ def fire_section(per_minute: float, m: Measured) -> bill.Section:
     per_shard_queue = per_minute / AWS_SHARDS / AWS_DELAY_QUEUES
     scanner_sends = AWS_SHARDS * AWS_DELAY_QUEUES * math.ceil(per_shard_queue / 10) / per_minute
     scans = AWS_SHARDS / per_minute  # per task
-    # scan requests: sent by the tick in batches of 10, received and deleted one by one
-    tick_sqs = (math.ceil(AWS_SHARDS / 10) + 2 * AWS_SHARDS) / per_minute
-    invocations = m.trigger_invocations + scans + 1 / per_minute
+    # the tick invokes the scanner asynchronously, its shards dealt into at most this many
+    # invocations (shared/scans.py): no queue between them
+    scan_invocations = min(AWS_SHARDS, AWS.scanner_max_concurrency) / per_minute
+    invocations = m.trigger_invocations + scan_invocations + 1 / per_minute
     rows = [
         (
             "DynamoDB writes",
@@ -516,11 +517,11 @@ def fire_section(per_minute: float, m: Measured) -> bill.Section:
         ),
         (
             "SQS",
-            m.sqs_requests + scanner_sends + tick_sqs,
+            m.sqs_requests + scanner_sends,
             "requests",
             bill.SQS,
             None,
-            "staging, receive, delete, scan requests",
+            "staging, receive, delete",
         ),
         ("Lambda requests", invocations, "invocations", bill.LAMBDA, None, "trigger, scans, tick"),
         (

@@ -225,11 +225,11 @@ def idle(template: dict[str, Any], counted: IdleCounted, shards: int) -> Section
             "the tick's look at every shard and its W#clean; scans of shards with work",
         ),
         Line(
-            "SQS (scan requests)",
+            "SQS (tick and scans)",
             ticks * counted.tick.sqs + scans * counted.scan.sqs,
             "requests",
             SQS,
-            note="sent, received, deleted",
+            note="what they sent (the tick invokes the scanner: no queue between them)",
         ),
         Line(
             "SQS (idle pollers)",

@@ -26,3 +26,20 @@ def parsed(model: type[R], record: dict[str, Any]) -> R:
         error = MalformedRecord(f"message {record.get('messageId')} is not a {model.__name__}: {problems}")
     logger.warning("malformed record", extra={"message_id": record.get("messageId"), "error": str(error)})
     raise error
+
+
+class MalformedEvent(ValueError):
+    """An asynchronous invocation's event that is not what its function takes. The invocation
+    fails: Lambda retries it twice and then sends it to the function's on-failure destination
+    (the dead-letter queue), where an operator can read it and this error in the function's log."""
+
+
+def parsed_event(model: type[R], event: dict[str, Any]) -> R:
+    """``event`` as ``model``, or :class:`MalformedEvent` saying which of its fields are wrong."""
+    try:
+        return model.model_validate(event)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'event'}: {e['msg']}" for e in exc.errors())
+        error = MalformedEvent(f"the event is not a {model.__name__}: {problems}")
+    logger.warning("malformed event", extra={"error": str(error)})
+    raise error

@@ -1,5 +1,5 @@
-"""The firing pipeline (docs/design.md, section 2): minute rule -> tick -> scan-request queue ->
-scanners -> delay queues -> trigger -> targets, with the dead-letter queue behind them.
+"""The firing pipeline (docs/design.md, section 2): minute rule -> tick -> scanners (invoked
+asynchronously) -> delay queues -> trigger -> targets, with the dead-letter queue behind them.
 
 The queues and the event sources are built from ``shared/topology.py`` -- names, visibility
 timeouts, retention, redrive targets, receive counts and batch sizes -- the same definitions the
@@ -7,17 +7,17 @@ local runtime builds its queues and pollers from; tests/infrastructure checks th
 against them both ways. Nothing here restates one of those numbers. The deployment's settings
 size what AWS alone has: the trigger's batch size (``topology.consumers`` takes it), its event
 sources' provisioned pollers, its provisioned concurrency (an alias the event sources invoke) and
-the scanners' maximum concurrency.
+how many scanner invocations a tick starts.
 
 Each function has its own role with the exact actions it performs on the exact ARNs:
 
 =========  ==================================================  =============================
 function   table (no index)                                    queues
 =========  ==================================================  =============================
-tick       BatchGetItem, PutItem, Query (marks, ``W#clean``,       send: scan requests
+tick       BatchGetItem, PutItem, Query (marks, ``W#clean``,       none (it invokes the scanner)
            a look at each shard's buckets)
-scanner    UpdateItem, Query (scan lease + mark, buckets)       consume: scan requests;
-                                                               send: delay queues
+scanner    UpdateItem, Query (scan lease + mark, buckets)       send: delay queues, dead letters
+                                                               (its on-failure destination)
 trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
            (claims, run logs, runs, re-arming, chained runs)   send: dead letters
 =========  ==================================================  =============================
@@ -45,6 +45,7 @@ from aws_cdk import Duration, Stack
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -108,9 +109,11 @@ class FunctionProfile:
 
 
 PROFILES = {
-    names.TICK: FunctionProfile("Sundial tick: one scan request per bucket shard, every minute", Duration.seconds(30)),
+    names.TICK: FunctionProfile(
+        "Sundial tick: every minute, invokes the scanner for the bucket shards with work", Duration.seconds(30)
+    ),
     names.SCANNER: FunctionProfile(
-        "Sundial scanner: stages a shard's due occurrences into the delay queues",
+        "Sundial scanner: stages its shards' due occurrences into the delay queues",
         Duration.seconds(topology.SCANNER_TIMEOUT_S),
     ),
     names.TRIGGER: FunctionProfile(
@@ -158,7 +161,6 @@ class Queues(Construct):
                 pending.remove(spec)
 
         self.dead_letters = self.by_name[topology.DEAD_LETTERS.name]
-        self.scan_requests = self.by_name[topology.SCAN_REQUESTS.name]
         self.delay = [self.by_name[topology.delay_queue(i).name] for i in range(settings.delay_queues)]
         self.high_priority = self.by_name[topology.HIGH_PRIORITY_QUEUE]
 
@@ -218,6 +220,21 @@ class Pipeline(Construct):
         self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
         table_name = storage.table.table_name
 
+        self.scanner = self._function(
+            names.SCANNER,
+            settings=settings,
+            bundle=bundle,
+            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), queues.sends_of(names.SCANNER)],
+            environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
+        )
+        # The tick's asynchronous invocations (shared/scans.py): Lambda tries a failed one twice
+        # more and a throttled one until it is SCAN_EVENT_MAX_AGE_S old, then sends it to the
+        # dead-letter queue (alarmed). The scanner's role may send there (topology.senders).
+        self.scanner.function.configure_async_invoke(
+            retry_attempts=topology.SCAN_RETRY_ATTEMPTS,
+            max_event_age=Duration.seconds(topology.SCAN_EVENT_MAX_AGE_S),
+            on_failure=destinations.SqsDestination(queues.dead_letters),
+        )
         self.tick = self._function(
             names.TICK,
             settings=settings,
@@ -228,18 +245,14 @@ class Pipeline(Construct):
                     resources=[storage.table.table_arn],
                     conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
                 ),
-                queues.sends_of(names.TICK),
+                iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.scanner.function.function_arn]),
             ],
             environment=function_environment(
-                settings, table_name=table_name, scan_queue_url=queues.scan_requests.queue_url
+                settings,
+                table_name=table_name,
+                scanner_function=self.scanner.function.function_name,
+                scan_invocations=settings.scanner_max_concurrency,
             ),
-        )
-        self.scanner = self._function(
-            names.SCANNER,
-            settings=settings,
-            bundle=bundle,
-            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), queues.sends_of(names.SCANNER)],
-            environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
         )
 
         def trigger_statements(name: str) -> list[iam.PolicyStatement]:

@@ -10,6 +10,12 @@ the body, answering the function's result, or for an unhandled exception Lambda'
 (``errorType`` = the exception's class name) with ``X-Amz-Function-Error: Unhandled``, which moto
 turns into the task's error, the name ``Retry``/``Catch`` match. An unknown function is a 404,
 which moto answers as Lambda does (ResourceNotFoundException).
+
+An asynchronous invocation (``InvocationType=Event``: the tick's of the scanner, shared/scans.py)
+is answered 202 at once and run on the runtime's workers, as Lambda's own queue would run it
+("Invoking a Lambda function asynchronously"): a failure is run again after each of
+:attr:`EventInvokeConfig.retry_delays_s`, and when those are spent the event goes to its
+``on_failure`` destination, with the error (the stack's ``EventInvokeConfig``, infra/pipeline.py).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -33,6 +40,21 @@ INVOKE_TIMEOUT_S = 900.0
 """Lambda's own limit: a job step waiting on a slow processor is not cut short here."""
 
 LambdaHandler = Callable[[Any, Any], Any]
+INVOCATION_TYPE = "X-Amz-Invocation-Type"
+ASYNCHRONOUS = "Event"
+
+
+@dataclass(frozen=True)
+class EventInvokeConfig:
+    """What Lambda does with a function's asynchronous invocations (the stack's
+    ``EventInvokeConfig``): with no config, no retry and no destination."""
+
+    retry_delays_s: tuple[float, ...] = ()
+    """A wait before each retry, one per retry: Lambda's are 60 and 120 s (two retries)."""
+    on_failure: Callable[[str, Any, BaseException], None] | None = None
+    """``(function, event, error)`` once the retries are spent: the on-failure destination."""
+    timeout_s: float = INVOKE_TIMEOUT_S
+    """The function's timeout, which its context counts down from."""
 
 
 class FunctionServer:
@@ -42,7 +64,12 @@ class FunctionServer:
 
     def __init__(self) -> None:
         self.handlers: dict[str, LambdaHandler] = {}
+        self.event_configs: dict[str, EventInvokeConfig] = {}
+        """Function name -> what its asynchronous invocations get (none: no retry)."""
+        self.submit: Callable[[Callable[[], None]], Any] = _thread
+        """Runs an asynchronous invocation: the runtime hands it to its workers."""
         handlers = self.handlers
+        server = self
 
         class Invoke(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -56,12 +83,13 @@ class FunctionServer:
                 if handler is None:
                     self._answer(404, b'{"Message": "Function not found"}')
                     return
-                context = LocalContext(
-                    function_name=function_name_of(name),
-                    invoked_function_arn=f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name_of(name)}",
-                )
+                event = json.loads(body) if body else {}
+                if self.headers.get(INVOCATION_TYPE) == ASYNCHRONOUS:
+                    server.submit(lambda: server.run_event(function_name_of(name), handler, event, attempt=0))
+                    self._answer(202, b"")
+                    return
                 try:
-                    result = handler(json.loads(body) if body else {}, context)
+                    result = handler(event, server.context(function_name_of(name)))
                     payload = json.dumps(result).encode()
                 except Exception as exc:
                     self._answer(200, lambda_error(exc), {FUNCTION_ERROR: "Unhandled"})
@@ -84,6 +112,30 @@ class FunctionServer:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread: threading.Thread | None = None
 
+    def context(self, name: str) -> LocalContext:
+        return LocalContext(
+            function_name=name,
+            invoked_function_arn=f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}",
+            timeout_s=self.event_configs.get(name, EventInvokeConfig()).timeout_s,
+        )
+
+    def run_event(self, name: str, handler: LambdaHandler, event: Any, attempt: int) -> None:
+        """One attempt at an asynchronous invocation; a failed one is submitted again after its
+        retry's wait, or handed to the on-failure destination when none is left."""
+        config = self.event_configs.get(name, EventInvokeConfig())
+        try:
+            handler(event, self.context(name))
+        except Exception as exc:
+            if attempt < len(config.retry_delays_s):
+                retry = threading.Timer(
+                    config.retry_delays_s[attempt],
+                    lambda: self.submit(lambda: self.run_event(name, handler, event, attempt + 1)),
+                )
+                retry.daemon = True
+                retry.start()
+            elif config.on_failure is not None:
+                config.on_failure(name, event, exc)
+
     def start(self) -> None:
         self._thread = threading.Thread(target=self._server.serve_forever, name="functions", daemon=True)
         self._thread.start()
@@ -91,6 +143,10 @@ class FunctionServer:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def _thread(run: Callable[[], None]) -> None:
+    threading.Thread(target=run, name="lambda-event", daemon=True).start()
 
 
 def forwarding_invoke(url: str) -> Callable[..., bytes | None]:
@@ -101,11 +157,14 @@ def forwarding_invoke(url: str) -> Callable[..., bytes | None]:
         self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
     ) -> bytes | None:
         data = body.encode() if isinstance(body, str) else (body or b"")
+        forwarded = {"Content-Type": "application/json"}
+        if headers.get(INVOCATION_TYPE):
+            forwarded[INVOCATION_TYPE] = headers[INVOCATION_TYPE]
         request = urllib.request.Request(  # noqa: S310 (a loopback URL of the runtime)
             f"{url}{PATH_PREFIX}{urllib.parse.quote(function_name, safe='')}/invocations",
             data=data,
             method="POST",
-            headers={"Content-Type": "application/json"},
+            headers=forwarded,
         )
         try:
             with urllib.request.urlopen(request, timeout=INVOKE_TIMEOUT_S) as answer:  # noqa: S310

@@ -7,6 +7,7 @@ Lambda's SQS pollers, the job function Step Functions invokes (local/functions.p
 from __future__ import annotations
 
 import gc
+import json
 import os
 import sys
 import threading
@@ -20,19 +21,21 @@ from typing import Any
 from local.apigw import LocalContext, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
-from local.functions import FunctionServer
+from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
 from local.recursion import carry_lineage
 from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACHINE_ARN, LocalSettings
 from local.sqs_lambda import EventSource, poll
-from local.stepfunctions import FUNCTION_NAME, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
+from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
 from shared.settings import Settings
 from shared.topology import (
     HIGH_PRIORITY_QUEUE,
     HIGH_PRIORITY_TRIGGER,
     RECOVER,
+    SCAN_RETRY_ATTEMPTS,
+    SCANNER_TIMEOUT_S,
     ConsumerSpec,
 )
 
@@ -47,6 +50,8 @@ woken at its due time waits for the lock behind a flood's threads; with 1 ms, ma
 LOCAL_STACK_NAME = "sundial-local"
 """What the runtime's resources are named after where the stack's are after the stack (the root key
 of the signing secrets, ``/sundial-local/signing-root``)."""
+SCANNER_FUNCTION = "sundial-scanner"
+"""The scanner's name, which the tick invokes asynchronously (the function server runs it)."""
 NORMAL_CLAIMS = 4
 """Normal-lane claims under way at once (Claimer.normal_claims): moto serves one request at a
 time in effect, so more only queue inside it, where a high-priority claim would queue behind them."""
@@ -121,13 +126,20 @@ class Runtime:
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
         handlers = {
-            "scanner": attributed("scanner", scanner),
             "trigger": attributed("trigger", trigger_module.handler),
             HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
             RECOVER: attributed(RECOVER, recover),
         }
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
+        self.functions.submit = self._pool.submit
+        self.functions.event_configs[SCANNER_FUNCTION] = EventInvokeConfig(
+            # Lambda's waits are 60 and 120 s: one and two tick periods, which the runtime shortens
+            retry_delays_s=tuple(self.settings.tick_period_s * (i + 1) for i in range(SCAN_RETRY_ATTEMPTS)),
+            on_failure=self._dead_letter_event(boto3.client("sqs"), urls["dead-letters"]),
+            timeout_s=SCANNER_TIMEOUT_S,
+        )
+        self.functions.handlers[SCANNER_FUNCTION] = attributed("scanner", scanner)
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
@@ -182,7 +194,6 @@ class Runtime:
         import boto3
 
         from local.queues import QUEUE_PREFIX, create_queues
-        from local.stepfunctions import ACCOUNT
         from shared.domain.tenants import key_hash
         from shared.store.admin_key import AdminKeyStore
         from shared.store.dynamo import ensure_table
@@ -198,7 +209,8 @@ class Runtime:
             delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(self.delay_queues)),
             high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
             dead_letter_queue_url=urls["dead-letters"],
-            scan_queue_url=urls["scan-requests"],
+            scanner_function=SCANNER_FUNCTION,
+            scan_invocations=self.settings.deployment.scanner_max_concurrency,
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
             account_id=ACCOUNT,
             signing_key_arn=create_signing_key(boto3.client("kms")) if kms else "",
@@ -224,6 +236,29 @@ class Runtime:
         )["stateMachineArn"]
         if arn != JOB_STATE_MACHINE_ARN:
             raise RuntimeError(f"moto created the jobs state machine as {arn}, not {JOB_STATE_MACHINE_ARN}")
+
+    @staticmethod
+    def _dead_letter_event(sqs: Any, url: str) -> Callable[[str, Any, BaseException], None]:
+        """The scanner's on-failure destination: the dead-letter queue gets Lambda's invocation
+        record ("Configuring destinations for asynchronous invocation": the request's payload,
+        the condition, the error)."""
+
+        def send(function: str, event: Any, error: BaseException) -> None:
+            record = {
+                "version": "1.0",
+                "timestamp": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+                "requestContext": {
+                    "functionArn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}:$LATEST",
+                    "condition": "RetriesExhausted",
+                    "approximateInvokeCount": SCAN_RETRY_ATTEMPTS + 1,
+                },
+                "requestPayload": event,
+                "responseContext": {"statusCode": 200, "functionError": "Unhandled"},
+                "responsePayload": {"errorType": type(error).__name__, "errorMessage": str(error)},
+            }
+            sqs.send_message(QueueUrl=url, MessageBody=json.dumps(record))
+
+        return send
 
     def _spawn(self, name: str, target: Callable[..., None], *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=name, daemon=True)

@@ -21,7 +21,7 @@ from shared.domain.tasks import Priority
 
 
 class ScanRequest(BaseModel):
-    """One bucket shard to scan, from the tick (the scan-request queue)."""
+    """One bucket shard to scan, from the tick."""
 
     shard: int = Field(ge=0)
     tick_ms: int | None = None
@@ -29,8 +29,15 @@ class ScanRequest(BaseModel):
     since_ms: int | None = None
     """Where the tick found the shard clean up to: the scan starts there if its mark is earlier."""
 
-    def body(self) -> str:
-        return self.model_dump_json(exclude_none=True)
+
+class ScanInvocation(BaseModel):
+    """The scanner's event: the shards one asynchronous invocation from the tick scans, one after
+    another (shared/scans.py sends it)."""
+
+    requests: list[ScanRequest] = Field(min_length=1)
+
+    def payload(self) -> bytes:
+        return self.model_dump_json(exclude_none=True).encode()
 
 
 class StagedMessage(BaseModel):
@@ -91,12 +98,6 @@ def staged_message(staged: Staged) -> dict[str, object]:
     if staged.priority is not Priority.NORMAL:
         message["p"] = staged.priority.value  # absent: normal (messages staged before priorities)
     return message
-
-
-class ScanRequestRecord(SqsRecordModel):
-    """A record of the scanner's event: its body, JSON text on the queue, parsed as a request."""
-
-    body: Json[ScanRequest]
 
 
 class StagedRecord(SqsRecordModel):

@@ -1,6 +1,6 @@
-"""SQS: staging occurrences into the delay queues, retries, dead letters, scan requests.
+"""SQS: staging occurrences into the delay queues, retries, dead letters.
 
-An adapter of the ports ``DelayQueues`` and ``ScanRequester`` (shared/services/ports.py), in the
+An adapter of the port ``DelayQueues`` (shared/services/ports.py), in the
 layer of shared/store and shared/delivery (below the services: pyproject.toml's import
 contracts); kept top-level because its queues are neither the table nor a task's target."""
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
@@ -21,7 +21,7 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
 from shared.domain.tasks import Priority
 from shared.domain.times import iso
-from shared.messages import ScanRequest, staged_message
+from shared.messages import staged_message
 
 BATCH = 10
 
@@ -101,28 +101,3 @@ class SqsStager:
             self._client().send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(body))
         except (BotoCoreError, ClientError) as exc:
             raise StorageUnavailable(f"dead-lettering {staged.run_id}: {exc}") from exc
-
-
-class ScanRequests:
-    """The tick's fan-out: one message per bucket shard onto the scan-request queue."""
-
-    def __init__(self, queue_url: str, client: Callable[[], Any] = _sqs) -> None:
-        self.queue_url = queue_url
-        self._client = client
-
-    def request(self, shards: Sequence[int], tick_ms: int, since: Mapping[int, int | None] | None = None) -> None:
-        since = since or {}
-        for start in range(0, len(shards), BATCH):
-            entries = [
-                {
-                    "Id": str(shard),
-                    "MessageBody": ScanRequest(shard=shard, tick_ms=tick_ms, since_ms=since.get(shard)).body(),
-                }
-                for shard in shards[start : start + BATCH]
-            ]
-            try:
-                answer = self._client().send_message_batch(QueueUrl=self.queue_url, Entries=entries)
-            except (BotoCoreError, ClientError) as exc:
-                raise StorageUnavailable(f"scan requests: {exc}") from exc
-            if answer.get("Failed"):
-                raise StorageUnavailable(f"scan requests: {len(answer['Failed'])} refused")

@@ -38,7 +38,6 @@ from shared.topology import (
     HIGH_PRIORITY_TRIGGER,
     PAGE_BYTES,
     RECOVER_CONCURRENCY,
-    SCANNER,
     TRIGGER,
     TRIGGER_BATCH_SIZE,
     TRIGGER_BATCHING_WINDOW_S,
@@ -123,6 +122,10 @@ SSM_PARAMETER_NAME = r"^(/[A-Za-z0-9_.-]+)*$"
 _TIMING = Timing()
 
 
+SCANNER_MAX_CONCURRENCY = 16
+"""The scanner invocations a tick starts at most, by default: one for each of the 16 default shards."""
+
+
 class SettingsError(ValueError):
     """Settings that cannot be used; the message names each setting (as it was given: context
     key or environment variable) and what it accepts."""
@@ -200,7 +203,7 @@ _WHY_AT_MOST = {
     "writes a second",
 }
 _WHY = {
-    "scanner_max_concurrency": "an SQS event source's maximum concurrency",
+    "scanner_max_concurrency": "a tick's scanner invocations run at once, counted against the account's concurrency",
     "job_shard_concurrency": "an inline Map's concurrency",
     "trigger_memory_mb": "Lambda's memory sizes",
     "high_priority_concurrency": "an SQS event source's maximum concurrency",
@@ -410,9 +413,11 @@ class DeploymentSettings(Tuning):
     """Delay queues the occurrences are spread over, each with its own trigger event source.
     Raise it when one queue's in-flight limit or one event source's pollers are not enough; never
     lower it while messages may wait in the queues it removes (they go with the queue)."""
-    scanner_max_concurrency: Annotated[Int, Field(ge=2, le=1000)] = 16
-    """Scanners running at once (the scan-request event source's maximum concurrency); a tick's
-    remaining shards wait in the queue. The default scans the 16 default shards at once."""
+    scanner_max_concurrency: Annotated[Int, Field(ge=2, le=1000)] = SCANNER_MAX_CONCURRENCY
+    """Scanner invocations a tick starts at most: it deals the shards it found busy into this many
+    groups, each scanned one shard after another by one asynchronous invocation, so a tick's scans
+    take at most this many environments at once. The default scans the 16 default shards at once,
+    one each."""
     job_shard_concurrency: Annotated[Int, Field(ge=1, le=40)] = 10
     """Shards of one job level processed at once: how hard a job may hit its processor."""
     trigger_memory_mb: Annotated[Int, Field(ge=128, le=10_240)] = TRIGGER_MEMORY_MB
@@ -612,7 +617,6 @@ class DeploymentSettings(Tuning):
         if consumer.max_concurrency is not None:
             return consumer.max_concurrency
         return {
-            SCANNER: self.scanner_max_concurrency,
             TRIGGER: self.trigger_lane_concurrency,
             HIGH_PRIORITY_TRIGGER: self.high_priority_concurrency,
         }[consumer.function]
@@ -677,7 +681,10 @@ class Settings(Tuning):
     delay_queue_urls: Annotated[tuple[Text, ...], BeforeValidator(_urls), Field(max_length=MAX_DELAY_QUEUES)] = ()
     """The delay queues occurrences are staged into (spread by run id), in index order."""
     dead_letter_queue_url: Text = ""
-    scan_queue_url: Text = ""
+    scanner_function: Text = ""
+    """The scanner function's name, which the tick invokes asynchronously (shared/scans.py)."""
+    scan_invocations: Annotated[Int, Field(ge=1)] = SCANNER_MAX_CONCURRENCY
+    """The most scanner invocations a tick starts: the deployment's ``scanner_max_concurrency``."""
     high_priority_queue_url: Text = ""
     """The delay queue of high-priority occurrences (empty: they share the others)."""
     jobs_bucket: Text = ""
@@ -717,7 +724,8 @@ class Settings(Tuning):
         "idempotency_table",
         "delay_queue_urls",
         "dead_letter_queue_url",
-        "scan_queue_url",
+        "scanner_function",
+        "scan_invocations",
         "high_priority_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",

@@ -82,11 +82,15 @@ claims, and the slowest target (an HTTP call times out after at most 60 s), with
 DEAD_LETTERS = QueueSpec("dead-letters", visibility_timeout_s=30, retention_s=14 * 86_400)
 """Occurrences given up (the trigger sends them, with the reason) and messages no consumer could
 take: the stack alarms on its depth. No function consumes it."""
-SCAN_REQUESTS = QueueSpec(
-    "scan-requests", visibility_timeout_s=visibility_for(SCANNER_TIMEOUT_S), dead_letter=DEAD_LETTERS.name
-)
-"""A standard queue: two scans of one shard never overlap because each takes the shard's scan
-lease first (shared/store/pipeline.py), and a request older than the shard's mark is skipped."""
+SCAN_EVENT_MAX_AGE_S = 300
+"""How long Lambda keeps trying one of the tick's asynchronous scan invocations (throttled, or
+failed and retried): its shards are asked for again by every tick while their marks stay behind,
+so an older request only scans what later ones do (Lambda's ``MaximumEventAgeInSeconds``, 60 to
+21,600; "Configuring error handling for asynchronous invocation")."""
+SCAN_RETRY_ATTEMPTS = 2
+"""Lambda runs a failed scan invocation again this many times (its default and most), a minute and
+then two after; then the event goes to the scanner's on-failure destination, the dead-letter
+queue."""
 STRANDED = QueueSpec(
     "stranded",
     visibility_timeout_s=visibility_for(TRIGGER_TIMEOUT_S),
@@ -169,7 +173,6 @@ def high_priority_queue(visibility_timeout_s: int = DELAY_VISIBILITY_TIMEOUT_S) 
 def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT_S) -> list[QueueSpec]:
     return [
         DEAD_LETTERS,
-        SCAN_REQUESTS,
         STRANDED,
         *(delay_queue(i, delay_visibility_s) for i in range(delay_queues)),
         high_priority_queue(delay_visibility_s),
@@ -177,11 +180,10 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
 
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
-    """The scanner on the scan requests, the trigger on every delay queue ``trigger_batch_size``
+    """The trigger on every delay queue ``trigger_batch_size``
     messages at a time, the high-priority trigger on the high-priority queue, without a batching
     window (at most 10 at a time), and the recovering trigger on the stranded queue."""
     return [
-        ConsumerSpec(SCANNER, SCAN_REQUESTS.name, batch_size=1),
         *(
             ConsumerSpec(
                 TRIGGER,
@@ -211,16 +213,17 @@ def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     """Function -> the queues it sends to: what each function's role may send to (infra/), and
     with :func:`consumers`, the graph in which Lambda's recursive loop detection follows a message
     (:func:`looping`). The API stages what falls due soon (a registration, a run now, a redrive),
-    the canary function its task's first occurrence, the tick asks for scans, the scanners stage,
-    and the triggers stage retries, next occurrences, held copies and chain hops, and send what
-    they give up to the dead-letter queue."""
+    the canary function its task's first occurrence, the scanners stage (and Lambda sends a scan
+    invocation whose retries are spent to the dead-letter queue, the scanner's on-failure
+    destination, with the scanner's role), and the triggers stage retries, next occurrences, held
+    copies and chain hops, and send what they give up to the dead-letter queue. The tick sends to
+    no queue: it invokes the scanner (shared/scans.py)."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {
         API: staging,
         CANARY: staging,
-        TICK: (SCAN_REQUESTS.name,),
-        SCANNER: staging,
+        SCANNER: (*staging, DEAD_LETTERS.name),
         TRIGGER: firing,
         HIGH_PRIORITY_TRIGGER: firing,
         RECOVER: firing,

@@ -20,7 +20,8 @@ from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
 from shared.executions import SfnStarter
-from shared.queues import ScanRequests, SqsStager
+from shared.queues import SqsStager
+from shared.scans import ScanInvoker
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -94,7 +95,7 @@ def build_limit_cache(settings: Settings) -> LimitCache:
 
 
 def build_scan_requests(settings: Settings) -> ScanRequester:
-    return ScanRequests(settings.scan_queue_url)
+    return ScanInvoker(settings.scanner_function, settings.scan_invocations)
 
 
 def build_ticker(settings: Settings) -> Ticker:

@@ -182,7 +182,7 @@ class _Ids:
         self.table = logical_id(stack, stack.storage.table.node.default_child)
         queues = stack.pipeline.queues
         self.dead_letters = logical_id(stack, queues.dead_letters.node.default_child)
-        self.scan_requests = logical_id(stack, queues.scan_requests.node.default_child)
+        self.scanner = logical_id(stack, stack.pipeline.scanner.function.node.default_child)
         self.delay = [logical_id(stack, queue.node.default_child) for queue in queues.delay]
         self.high_priority = logical_id(stack, queues.high_priority.node.default_child)
         self.roles = _function_roles(built)
@@ -296,13 +296,13 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
     pipeline = built.stack.pipeline
     send = ["sqs:SendMessage"]
     assert _grants(built, ids.role(pipeline.tick)) == {
-        *_on(send, ids.scan_requests),
+        *_on(["lambda:InvokeFunction"], ids.scanner),
         *_on(TICK_TABLE_ACTIONS, ids.table),
     }
+    # its on-failure destination: Lambda sends a spent scan invocation with the scanner's role
     assert _grants(built, ids.role(pipeline.scanner)) == {
         *_on(SCANNER_TABLE_ACTIONS, ids.table),
-        *_on(send, *ids.delay, ids.high_priority),
-        *_on(CONSUME_ACTIONS, ids.scan_requests),
+        *_on(send, *ids.delay, ids.high_priority, ids.dead_letters),
     }
     trigger = {
         *_on(TRIGGER_TABLE_ACTIONS, ids.table),

@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 
 from infra import bundling
+from infra.settings import DeploymentSettings
 from local.apigw import authorizer_event
 from local.moto_server import FAKE_ENV, MotoServer
 from local.sqs_lambda import sqs_event
@@ -45,7 +46,7 @@ from shared.settings import env_name
 from tests.infrastructure.conftest import Built, Synthesized
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
-from tests.support.sandbox import Sandbox, provision
+from tests.support.sandbox import SCANNER_FUNCTION, Sandbox, provision
 
 pytestmark = pytest.mark.infrastructure
 
@@ -185,9 +186,34 @@ def test_the_stack_ships_every_handler_from_one_code_asset(synthesized: Synthesi
         assert (package.code / "functions" / name / "handler.py").is_file()
 
 
+class ScanEvents:
+    """Lambda's side of the tick's asynchronous invocations of the scanner: moto forwards each
+    (local/functions.py), and the event is kept for the shipped scanner to be run with."""
+
+    def __init__(self) -> None:
+        from local.functions import FunctionServer
+
+        self.events: list[Any] = []
+        self.server = FunctionServer()
+        self.server.submit = lambda run: run()
+        self.server.handlers[SCANNER_FUNCTION] = lambda event, context: self.events.append(event)
+
+
 @pytest.fixture
-def moto() -> Iterator[MotoServer]:
-    server = MotoServer()
+def scan_events() -> Iterator[ScanEvents]:
+    events = ScanEvents()
+    events.server.start()
+    try:
+        yield events
+    finally:
+        events.server.stop()
+
+
+@pytest.fixture
+def moto(scan_events: ScanEvents) -> Iterator[MotoServer]:
+    from local.settings import FUNCTIONS_URL_ENV
+
+    server = MotoServer(env={FUNCTIONS_URL_ENV: scan_events.server.url})
     server.start()
     try:
         yield server
@@ -288,7 +314,9 @@ def _arn(url: str) -> str:
     return f"arn:aws:sqs:us-east-1:123456789012:{url.rsplit('/', 1)[-1]}"
 
 
-def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, receiver: Receiver) -> None:
+def test_every_shipped_handler_answers_a_real_event(
+    deployment: Deployment, receiver: Receiver, scan_events: ScanEvents
+) -> None:
     # the admin makes a tenant (authorizer and API), the tenant registers two tasks and a job
     status, tenant = _api(deployment, "POST", "/v1/tenants", {"id": "acme"}, ADMIN_KEY)
     assert status == 201, tenant
@@ -304,14 +332,17 @@ def test_every_shipped_handler_answers_a_real_event(deployment: Deployment, rece
     status, job = _api(deployment, "POST", "/v1/jobs", {"processor": {"http": {"url": process}}, "data": [[1]]}, key)
     assert status == 201, job
 
-    # the minute rule's event; the scan requests it queued, as the scanner's event source hands them
+    # the minute rule's event; the scanner invocations it asked Lambda for (through moto's Invoke)
     shards = deployment["tick"].succeed({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
-    assert shards == {"shards": int(deployment.package.environments["tick"][env_name("bucket_shards")])}
-    scan_url = deployment.resources[env_name("scan_queue_url")]
-    requests = _drain(deployment, env_name("scan_queue_url"), shards["shards"])
-    for start in range(0, len(requests), 10):
-        answer = deployment["scanner"].succeed(sqs_event(requests[start : start + 10], _arn(scan_url)))
-        assert answer == {"batchItemFailures": []}
+    every = int(deployment.package.environments["tick"][env_name("bucket_shards")])
+    assert shards == {"shards": every}
+    assert len(scan_events.events) == min(every, DeploymentSettings().scanner_max_concurrency)
+    for event in scan_events.events:
+        answer = deployment["scanner"].succeed(event)
+        assert answer["left"] == [], answer
+    assert sorted(shard for event in scan_events.events for shard in (r["shard"] for r in event["requests"])) == list(
+        range(every)
+    )
 
     # each lane's trigger fires its occurrence at the receiver
     for function, queue, path in (

@@ -210,16 +210,25 @@ def test_every_event_source_reports_partial_batch_failures_and_no_window_outlast
         assert properties.get("Enabled", True) is True
 
 
-def test_the_scanners_consume_the_scan_requests_one_at_a_time(synthesized: Synthesized) -> None:
+def test_the_tick_invokes_the_scanner_asynchronously_which_no_queue_feeds(synthesized: Synthesized) -> None:
+    """No event source mapping reads for the scanner (an idle one long-polls all month): Lambda's
+    own queue holds the tick's invocations, retries a failed one twice, gives up on one older than
+    SCAN_EVENT_MAX_AGE_S and sends what it gave up to the dead-letter queue."""
     scanner_id, _ = _function(synthesized, names.SCANNER)
+    mappings = synthesized.template.find_resources("AWS::Lambda::EventSourceMapping")
+    assert [m for m in mappings.values() if m["Properties"]["FunctionName"] == {"Ref": scanner_id}] == []
     synthesized.template.has_resource_properties(
-        "AWS::Lambda::EventSourceMapping",
+        "AWS::Lambda::EventInvokeConfig",
         {
             "FunctionName": {"Ref": scanner_id},
-            "EventSourceArn": {"Fn::GetAtt": [_queue_id(synthesized, topology.SCAN_REQUESTS.name), "Arn"]},
-            "BatchSize": 1,
-            "ScalingConfig": {"MaximumConcurrency": DeploymentSettings().scanner_max_concurrency},
-            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "Qualifier": "$LATEST",
+            "MaximumRetryAttempts": topology.SCAN_RETRY_ATTEMPTS,
+            "MaximumEventAgeInSeconds": topology.SCAN_EVENT_MAX_AGE_S,
+            "DestinationConfig": {
+                "OnFailure": {
+                    "Destination": {"Fn::GetAtt": [_queue_id(synthesized, topology.DEAD_LETTERS.name), "Arn"]}
+                }
+            },
         },
     )
 
@@ -467,13 +476,13 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
         env_name("delay_queue_urls"): {"Ref": _queue_id(synthesized, "delay-0")},
         env_name("high_priority_queue_url"): {"Ref": _queue_id(synthesized, topology.HIGH_PRIORITY_QUEUE)},
     }
-    scan = {"Ref": _queue_id(synthesized, topology.SCAN_REQUESTS.name)}
+    scanner = {"Ref": _function(synthesized, names.SCANNER)[0]}
     dead_letters = {"Ref": _queue_id(synthesized, topology.DEAD_LETTERS.name)}
 
     def environment(name: str) -> dict[str, Any]:
         return _function(synthesized, name)[1]["Environment"]["Variables"]
 
-    assert environment(names.TICK) == {**_base(settings), **table, env_name("scan_queue_url"): scan}
+    assert environment(names.TICK) == {**_base(settings), **table, env_name("scanner_function"): scanner}
     assert environment(names.SCANNER) == {**_base(settings), **table, **delay}
     # the high-priority trigger is the trigger again: the same settings and resources
     assert (

@@ -107,11 +107,10 @@ def test_the_batch_size_reaches_every_delay_queues_event_source_with_its_window(
         assert properties["BatchSize"] == SCALED["trigger_batch_size"]
         # Lambda hands more than 10 messages at once only with a batching window
         assert properties["MaximumBatchingWindowInSeconds"] == topology.TRIGGER_BATCHING_WINDOW_S >= 1
-    [scanner] = _mappings(scaled, ids["scanner"])
-    assert scanner["BatchSize"] == 1
+    assert _mappings(scaled, ids["scanner"]) == []  # the tick invokes it (shared/scans.py)
 
 
-def test_every_delay_queues_event_source_has_the_provisioned_pollers_and_the_scanner_none(scaled: Scaled) -> None:
+def test_every_delay_queues_event_source_has_the_provisioned_pollers_and_the_others_none(scaled: Scaled) -> None:
     ids = _ids(scaled.stack)
     for properties in _mappings(scaled, ids["alias"]):
         assert properties["ProvisionedPollerConfig"] == {
@@ -119,9 +118,10 @@ def test_every_delay_queues_event_source_has_the_provisioned_pollers_and_the_sca
             "MaximumPollers": SCALED["trigger_max_pollers"],
         }
         assert "ScalingConfig" not in properties  # Lambda scales a source one way or the other
-    [scanner] = _mappings(scaled, ids["scanner"])
-    assert "ProvisionedPollerConfig" not in scanner
-    assert scanner["ScalingConfig"] == {"MaximumConcurrency": DeploymentSettings().scanner_max_concurrency}
+    recover_id = logical_id(scaled.stack, scaled.stack.pipeline.recover.function.node.default_child)
+    [recover] = _mappings(scaled, recover_id)
+    assert "ProvisionedPollerConfig" not in recover
+    assert recover["ScalingConfig"] == {"MaximumConcurrency": topology.RECOVER_CONCURRENCY}
 
 
 def test_a_minimum_alone_leaves_the_maximum_to_lambda() -> None:
@@ -196,7 +196,7 @@ def test_concurrency_is_provisioned_once_and_before_the_event_sources(scaled: Sc
     with pytest.raises(ValueError, match="once, before its event sources"):
         scaled.stack.pipeline.trigger.provision(10)
     with pytest.raises(ValueError, match="once, before its event sources"):
-        scaled.stack.pipeline.scanner.provision(10)
+        scaled.stack.pipeline.recover.provision(10)
 
 
 @pytest.mark.parametrize(

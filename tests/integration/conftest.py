@@ -14,7 +14,9 @@ import pytest
 from moto import mock_aws
 
 from local.moto_index_lag import index_lag
+from shared.scans import ScanInvoker
 from shared.settings import Platform, Settings, env_name, from_env
+from shared.topology import SCANNER_TIMEOUT_S
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
 
@@ -166,6 +168,19 @@ class StagingNow:
         return getattr(self.stager, name)
 
 
+class Invocations:
+    """Lambda's Invoke API as the tick's :class:`ScanInvoker` calls it: each asynchronous
+    invocation's event kept, to be run by :meth:`Pipeline.tick` in order."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def invoke(self, FunctionName: str, InvocationType: str, Payload: bytes) -> dict[str, Any]:
+        assert InvocationType == "Event", InvocationType
+        self.sent.append(json.loads(Payload))
+        return {"StatusCode": 202}
+
+
 @dataclass
 class Pipeline:
     """The queues of the pipeline on moto, and Lambda's SQS event source over them."""
@@ -175,6 +190,8 @@ class Pipeline:
     arns: dict[str, str]
     workers: list[threading.Thread] = field(default_factory=list)
     """The batches :meth:`fire` handed to a worker, while it fires."""
+    scans: list[dict[str, Any]] = field(default_factory=list)
+    """What each scanner invocation :meth:`tick` ran answered."""
 
     def pump(self, queue: str, handler: Callable[..., Any], until: Callable[[], bool], timeout: float) -> bool:
         """Feed ``queue``'s messages to ``handler`` in Lambda batches until ``until()`` or timeout."""
@@ -239,31 +256,32 @@ class Pipeline:
         assert self.fire(until=self.idle, timeout=timeout), "the pipeline still had something to fire"
 
     def tick(self, at: float | None = None) -> None:
-        """The minute rule fires: tick, then every scan request through the scanner. With
-        ``at`` (a ``time.time()`` instant) the scans cover the window a tick then would (a fake
-        clock for the scanner: a tick seconds later, or earlier, without waiting for it), and
-        stage what they find as staging now does (its SQS delays counted from now, so a message
-        is not held longer than it would be)."""
+        """The minute rule fires: tick, then every scanner invocation it asked Lambda for, in
+        order. With ``at`` (a ``time.time()`` instant) the scans cover the window a tick then
+        would (a fake clock for the scanner: a tick seconds later, or earlier, without waiting for
+        it), and stage what they find as staging now does (its SQS delays counted from now, so a
+        message is not held longer than it would be)."""
         from functions.scanner.handler import handler as scanner
         from functions.scanner.handler import scanner as built
         from functions.tick.handler import handler as tick
         from functions.tick.handler import ticker
         from local.apigw import LocalContext
-        from local.sqs_lambda import invoke_batch, receive
         from shared.domain.times import now_ms
 
         shift_ms = 0 if at is None else round(at * 1000) - now_ms()
         scanning, ticking = built(), ticker()
-        stager = scanning.stager
+        stager, invoker = scanning.stager, ticking.requests
+        events = Invocations()
         scanning.clock = ticking.clock = lambda: now_ms() + shift_ms
         scanning.stager = StagingNow(stager, shift_ms)  # type: ignore[assignment]
+        ticking.requests = ScanInvoker(invoker.function_name, invoker.invocations, client=lambda: events)  # type: ignore[attr-defined]
         try:
             tick({}, LocalContext())
-            while messages := receive(self.sqs, self.urls["scan-requests"], wait_s=0):
-                invoke_batch(self.sqs, self.urls["scan-requests"], self.arns["scan-requests"], scanner, messages)
+            for event in events.sent:
+                self.scans.append(scanner(event, LocalContext(timeout_s=SCANNER_TIMEOUT_S)))
         finally:
             scanning.clock = ticking.clock = now_ms
-            scanning.stager = stager
+            scanning.stager, ticking.requests = stager, invoker
 
     def dead_letters(self) -> list[dict[str, Any]]:
         answer = self.sqs.receive_message(QueueUrl=self.urls["dead-letters"], MaxNumberOfMessages=10, WaitTimeSeconds=0)
@@ -298,7 +316,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
         delay_queue_urls=tuple(urls[f"delay-{i}"] for i in range(DELAY_QUEUES)),
         high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
         dead_letter_queue_url=urls["dead-letters"],
-        scan_queue_url=urls["scan-requests"],
+        scanner_function="sundial-scanner",
     )
     assert not settings.platform_problems(PIPELINE_PLATFORM), settings.platform_problems(PIPELINE_PLATFORM)
     queues_module._sqs.cache_clear()

@@ -1,6 +1,7 @@
-"""Each queue's function parses its records once, at its edge (shared/messages.py): a record
-that is not what its queue carries fails alone (a partial batch failure, so SQS hands it out
-again and, after its receives, dead-letters it), and the rest of its batch goes on."""
+"""Each function parses its event once, at its edge (shared/messages.py): a queue's record that
+is not what its queue carries fails alone (a partial batch failure, so SQS hands it out again
+and, after its receives, dead-letters it), and the rest of its batch goes on; the scanner's
+asynchronous invocation fails whole, saying which field is wrong."""
 
 from __future__ import annotations
 
@@ -38,12 +39,24 @@ def invoke(pipeline: Any, queue: str, handler: Any, messages: list[dict[str, Any
     return invoke_batch(pipeline.sqs, pipeline.urls[queue], pipeline.arns[queue], handler, messages)
 
 
-def test_a_malformed_scan_request_fails_alone(pipeline) -> None:
+def test_a_malformed_scan_invocation_fails_whole_naming_the_field(pipeline) -> None:
+    """The tick's asynchronous invocation is one event, not a batch: a malformed one fails (Lambda
+    retries it, then sends it to the dead-letter queue), and the error names the field."""
+    from functions.records import MalformedEvent
     from functions.scanner.handler import handler as scanner
+    from shared.topology import SCANNER_TIMEOUT_S
+    from tests.support.events import FakeLambdaContext
 
-    good, wrong = json.dumps({"shard": 0, "tick_ms": None}), json.dumps({"shard": "first"})
-    messages, ids = batch_of(pipeline, "scan-requests", [good, MALFORMED, wrong])
-    assert sorted(invoke(pipeline, "scan-requests", scanner, messages)) == sorted([ids[MALFORMED], ids[wrong]])
+    context = FakeLambdaContext(timeout_s=SCANNER_TIMEOUT_S)
+    assert scanner({"requests": [{"shard": 0}]}, context)["scanned"] == [0]
+    for event, field in [
+        ({"requests": [{"shard": 0}, {"shard": "first"}]}, "requests.1.shard"),
+        ({"requests": []}, "requests"),
+        ({"shard": 0}, "requests"),
+    ]:
+        with pytest.raises(MalformedEvent) as refused:
+            scanner(event, context)
+        assert f"{field}:" in str(refused.value)
 
 
 def occurrence_of_no_task() -> str:
@@ -86,10 +99,10 @@ def test_a_batch_is_not_handed_out_again_while_its_handler_still_runs(pipeline) 
 
     from local.sqs_lambda import invoke_batch, receive
 
-    queue = "scan-requests"
+    queue = "delay-0"
     url = pipeline.urls[queue]
     pipeline.sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "2"})
-    messages, _ = batch_of(pipeline, queue, [json.dumps({"shard": 0, "tick_ms": None})])
+    messages, _ = batch_of(pipeline, queue, [occurrence_of_no_task()])
     started, release = threading.Event(), threading.Event()
 
     def slow_handler(event: dict[str, Any], context: Any) -> None:

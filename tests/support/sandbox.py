@@ -27,6 +27,9 @@ from typing import Any
 
 from local.moto_server import FAKE_ENV
 
+SCANNER_FUNCTION = "sundial-sandbox-scanner"
+"""The scanner's name in the functions' settings: the tick invokes it through moto's Lambda."""
+
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
 
 
@@ -179,7 +182,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
         delay_queue_urls=(urls["delay-0"],),
         high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
         dead_letter_queue_url=urls["dead-letters"],
-        scan_queue_url=urls["scan-requests"],
+        scanner_function=SCANNER_FUNCTION,
         jobs_bucket=bucket,
         job_state_machine_arn=machine,
         account_id=ACCOUNT,

@@ -57,7 +57,7 @@ def test_the_idle_bill_prices_what_the_template_declares_and_what_an_empty_scan_
     assert line(month, "CloudWatch metrics").cost() == pytest.approx(0.30)
     # 2 WRU a scan on demand at $0.625 a million
     assert line(month, "DynamoDB writes").cost() == pytest.approx(scans * 2 * 0.625e-6)
-    assert line(month, "SQS (scan requests)").amount == ticks + scans * 2
+    assert line(month, "SQS (tick and scans)").amount == ticks + scans * 2
     assert line(month, "SQS (idle pollers)").amount == 15 * 43_800
     # only the tick is on active tracing; a passthrough scanner records nothing unasked
     assert line(month, "X-Ray traces").amount == pytest.approx(ticks)

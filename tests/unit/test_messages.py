@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from functions.records import MalformedRecord, parsed
+from functions.records import MalformedEvent, MalformedRecord, parsed, parsed_event
 from shared.domain.firing import Staged
 from shared.domain.tasks import Priority
 from shared.messages import (
@@ -22,8 +22,8 @@ from shared.messages import (
     FailStep,
     PostStep,
     PreStep,
+    ScanInvocation,
     ScanRequest,
-    ScanRequestRecord,
     ShardStep,
     StagedMessage,
     StagedRecord,
@@ -133,26 +133,32 @@ def test_a_malformed_staged_record_is_refused_naming_its_message_and_field(body:
     assert f"{field}:" in str(refused.value)
 
 
-# --- scan requests -------------------------------------------------------------------------------
+# --- scan invocations -------------------------------------------------------------------------------
 
 
-def test_a_scan_request_is_the_shard_the_tick_and_where_the_tick_found_it_clean() -> None:
-    body = ScanRequest(shard=3, tick_ms=1_000, since_ms=900).body()
-    assert json.loads(body) == {"shard": 3, "tick_ms": 1_000, "since_ms": 900}
-    assert parsed(ScanRequestRecord, sqs_record(body)).body == ScanRequest(shard=3, tick_ms=1_000, since_ms=900)
-    assert json.loads(ScanRequest(shard=3, tick_ms=1_000).body()) == {"shard": 3, "tick_ms": 1_000}
-    # a request sent before since_ms existed, or a bare one
-    assert parsed(ScanRequestRecord, sqs_record('{"shard": 3, "tick_ms": 1000}')).body == ScanRequest(
-        shard=3, tick_ms=1_000
+def test_a_scan_invocation_is_the_shards_the_tick_and_where_the_tick_found_each_clean() -> None:
+    invocation = ScanInvocation(
+        requests=[ScanRequest(shard=3, tick_ms=1_000, since_ms=900), ScanRequest(shard=5, tick_ms=1_000)]
     )
-    assert parsed(ScanRequestRecord, sqs_record('{"shard": 2}')).body == ScanRequest(shard=2)
+    event = json.loads(invocation.payload())
+    assert event == {"requests": [{"shard": 3, "tick_ms": 1_000, "since_ms": 900}, {"shard": 5, "tick_ms": 1_000}]}
+    assert parsed_event(ScanInvocation, event) == invocation
+    assert parsed_event(ScanInvocation, {"requests": [{"shard": 2}]}).requests == [ScanRequest(shard=2)]
 
 
-@pytest.mark.parametrize("body", ['{"shard": "x"}', '{"shard": -1}', "{}", "[]", ""])
-def test_a_malformed_scan_request_is_refused_naming_the_shard_or_the_body(body: str) -> None:
-    with pytest.raises(MalformedRecord) as refused:
-        parsed(ScanRequestRecord, sqs_record(body))
-    assert "body" in str(refused.value)
+@pytest.mark.parametrize(
+    ("event", "field"),
+    [
+        ({"requests": [{"shard": "x"}]}, "requests.0.shard"),
+        ({"requests": [{"shard": 0}, {"shard": -1}]}, "requests.1.shard"),
+        ({"requests": []}, "requests"),
+        ({}, "requests"),
+    ],
+)
+def test_a_malformed_scan_invocation_is_refused_naming_the_field(event: dict[str, Any], field: str) -> None:
+    with pytest.raises(MalformedEvent) as refused:
+        parsed_event(ScanInvocation, event)
+    assert f"{field}:" in str(refused.value)
 
 
 # --- the job function's events -----------------------------------------------------------------

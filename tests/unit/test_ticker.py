@@ -34,7 +34,7 @@ SHARDS = 4
 
 @dataclass
 class Requests:
-    """The scan-request queue: what the tick asked for, scanned at once by a scanner."""
+    """The scanner's invocations: what the tick asked for, scanned at once."""
 
     scanner: Scanner | None = None
     asked: list[tuple[int, int | None]] = field(default_factory=list)
@@ -134,6 +134,25 @@ def test_a_task_beyond_the_writers_window_gets_its_shard_scanned_from_where_the_
     assert since >= clean_to  # not from its hour-old mark
     assert w.clock.now <= due - TIMING.lead_ms  # staged in time
     assert w.store.watermarks[2].staged_until_ms is not None
+
+
+def test_the_shards_furthest_behind_are_asked_for_first():
+    """A scanner that ran out of time left its last shards' marks behind: at the next tick they
+    lead every group (shared/scans.py deals the list round robin), instead of coming last again."""
+    w = world()
+    w.ticker.tick()  # every shard gets its mark
+    w.clock.advance(MINUTE_MS)
+    behind = w.store.watermarks[3].staged_until_ms
+    for shard in (0, 1, 2):  # shards 0-2 scanned a minute on; 3 was left behind
+        w.requests.scanner.scan(shard, w.clock.now)  # type: ignore[union-attr]
+    for shard in range(SHARDS):  # something in every shard's next window (staged or not: busy)
+        w.register(w.clock.now + TIMING.look_ahead_ms + 30_000, shard=shard)
+    w.clock.advance(MINUTE_MS)
+    asked = w.ticker.tick()
+    assert sorted(asked) == [0, 1, 2, 3]
+    assert asked[0] == 3
+    assert behind is not None
+    assert behind < w.store.watermarks[0].staged_until_ms  # type: ignore[operator]
 
 
 def test_a_window_longer_than_the_peek_is_scanned_without_looking():

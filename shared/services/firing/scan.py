@@ -23,9 +23,10 @@ PEEKS_AT_ONCE = 8
 class Ticker:
     """The minute tick: a scan request for each shard with work, none for an empty one.
 
-    An empty shard's scan costs two writes (its lease and its mark), a scan request sent,
+    An empty shard's scan cost two writes (its lease and its mark), a scan request sent,
     received and deleted, and an invocation; sixteen of them a minute were most of an idle
-    stack's bill (bench/bill.py). The tick reads every mark with one BatchGetItem and looks at
+    stack's bill (bench/bill.py). The requests are asynchronous invocations of the scanner now
+    (shared/scans.py). The tick reads every mark with one BatchGetItem and looks at
     each shard's window past its mark, ``[max(mark, clean), now + look_ahead)``, with a Query of
     at most one item per minute bucket. A shard with anything there (staged or not: the scan
     decides) is scanned from that start; a shard with nothing is *clean* up to the window's end,
@@ -55,7 +56,9 @@ class Ticker:
         starts = {shard: _later(mark, clean.get(shard)) for shard, mark in marks.items()}
         with ThreadPoolExecutor(max_workers=min(PEEKS_AT_ONCE, self.shards)) as pool:
             busy = dict(zip(starts, pool.map(lambda shard: self._busy(starts[shard], end, shard), starts), strict=True))
-        wanted = [shard for shard, is_busy in busy.items() if is_busy]
+        # The furthest behind first (a shard never scanned before any): every group starts with
+        # them, so a shard a scanner ran out of time for is not last again at the next tick.
+        wanted = sorted((shard for shard, is_busy in busy.items() if is_busy), key=lambda shard: _behind(starts[shard]))
         if wanted:
             self.requests.request(wanted, now, {shard: starts[shard] for shard in wanted})
         found_clean = {
@@ -75,6 +78,11 @@ class Ticker:
         if (end - start) // MINUTE_MS + 1 > PEEK_MINUTES:
             return True
         return self.store.has_items(shard, start, end)
+
+
+def _behind(start: int | None) -> tuple[bool, int]:
+    """Order shards by how far behind their window starts: never scanned first, then oldest."""
+    return (start is not None, start or 0)
 
 
 def _later(a: int | None, b: int | None) -> int | None:
