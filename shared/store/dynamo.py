@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import heapq
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -23,8 +22,8 @@ from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
 from shared.store.items import occurrence_item, to_item, to_task
 from shared.store.keys import decode_cursor, encode_cursor, task_key
+from shared.store.listing import pages_for, positions
 from shared.store.models import (
-    LIST_INDEX_NAME,
     TABLE_MODELS,
     BucketItem,
     DeadLetterItem,
@@ -122,6 +121,7 @@ class DynamoTaskRepository:
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
             "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
             "alert", "pause_after_failures", "paused_reason", "failures", "on_success", "on_failure",
+            "lpk", "lsk",  # a task a listing page names gets its own index entry (shared/store/listing.py)
         )  # fmt: skip
         actions: list[Action] = []
         for name in attributes:
@@ -225,6 +225,9 @@ class DynamoTaskRepository:
                 item.staged_ms = to_ms(task.due_at)
             item.counted = True
             items.append(item)
+        pages = pages_for(
+            [(task, item) for (task, _), item in zip(tasks, items, strict=True)], self.list_shards, self.retention
+        )
         wanted = Counter(item.tenant for item in items)
         reserved: list[str] = []
         try:
@@ -236,7 +239,13 @@ class DynamoTaskRepository:
                 self._release(tenant, wanted[tenant])
             raise
         unwritten: dict[str, StorageUnavailable] = {}
-        for start in range(0, len(items), BATCH_WRITE_ITEMS):
+        try:  # before the tasks they name: a written task is always listed
+            for page in pages:
+                page.save()
+        except PynamoDBException as exc:
+            error = _storage_error(exc)
+            unwritten = {item.task_id: error for item in items}
+        for start in range(0, len(items) if not unwritten else 0, BATCH_WRITE_ITEMS):
             unwritten.update(self._write_batch(items[start : start + BATCH_WRITE_ITEMS]))
         for tenant, count in sorted(Counter(i.tenant for i in items if i.task_id in unwritten).items()):
             self._release(tenant, count)
@@ -322,36 +331,7 @@ class DynamoTaskRepository:
             raise _storage_error(exc) from exc
         return to_task(item)
 
-    # Listing: merge the tenant's index partitions newest first, then read the items.
-
-    def _positions(self, tenant: str, before: str | None, count: int) -> list[tuple[str, str, str]]:
-        """Up to ``count`` (lsk, pk, sk) of the tenant's index entries older than ``before``."""
-
-        def shard(k: int) -> Iterator[tuple[str, str, str]]:
-            # The low-level query: the model-level one filters on `kind`, which a keys-only
-            # index does not project.
-            condition = TaskItem.lsk < before if before is not None else None
-            start: dict[str, Any] | None = None
-            remaining = count
-            while remaining > 0:
-                page = TaskItem._get_connection().query(
-                    f"L#{tenant}#{k}",
-                    range_key_condition=condition,
-                    index_name=LIST_INDEX_NAME,
-                    scan_index_forward=False,
-                    limit=remaining,
-                    exclusive_start_key=start,
-                )
-                for raw in page.get("Items", []):
-                    remaining -= 1
-                    yield raw["lsk"]["S"], raw["pk"]["S"], raw["sk"]["S"]
-                start = page.get("LastEvaluatedKey")
-                if start is None:
-                    break
-
-        streams = [shard(k) for k in range(self.list_shards)]
-        merged = heapq.merge(*streams, key=lambda entry: entry[0], reverse=True)
-        return [entry for _, entry in zip(range(count), merged, strict=False)]
+    # Listing: the tenant's index entries and listing pages, newest first (shared/store/listing.py).
 
     def list(
         self,
@@ -372,7 +352,7 @@ class DynamoTaskRepository:
         found: list[tuple[str, Task]] = []
         try:
             for _ in range(max(1, LIST_READ_BUDGET // window)):
-                entries = self._positions(tenant, position, window)
+                entries = positions(tenant, self.list_shards, position, window)
                 if not entries:
                     return _task_page(found)
                 keys = [(pk, sk) for _, pk, sk in entries]

@@ -28,6 +28,11 @@ def list_pk(tenant: str, task_id: str, list_shards: int) -> str:
     return f"L#{tenant}#{zlib.crc32(task_id.encode()) % list_shards}"
 
 
+def page_pk(tenant: str, k: int) -> str:
+    """A listing page's partition (shared/store/listing.py): the tenant's list shard ``k``."""
+    return f"P#{tenant}#{k}"
+
+
 def list_sk(created_ms: int, task_id: str) -> str:
     return f"{created_ms:013d}#{task_id}"
 

@@ -15,7 +15,10 @@ recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job 
 and limits), ``LIMIT#<tenant>#<name>#<k>`` (a limit's state).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
-a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse.
+a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse. The
+one-shot tasks of a batch registration carry none: one listing page ``P#<tenant>#<k>`` /
+``<created ms>#<newest task id>`` names them all (shared/store/listing.py), one write for a
+hundred tasks instead of a hundred index entries.
 """
 
 from __future__ import annotations
@@ -174,6 +177,16 @@ class WatermarkItem(_Table):
     clean_until = UnicodeAttribute(null=True)
     """On the tick's item ``W#clean`` only: a JSON object, shard -> the due time before which the
     tick found nothing in the shard's buckets past its mark (shared/services/firing/scan.py)."""
+
+
+class ListPageItem(_Table):
+    """``P#<tenant>#<k>`` / ``<created ms>#<newest task id>``: the one-shot tasks of one batch
+    registration, all created at ``created_ms``, listed as the index lists one entry each
+    (shared/store/listing.py)."""
+
+    tenant = UnicodeAttribute()
+    created_ms = NumberAttribute()
+    ids = UnicodeSetAttribute()
 
 
 class RunItem(_Table):
@@ -387,6 +400,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     TaskItem,
     OccurrenceItem,
     WatermarkItem,
+    ListPageItem,
     RunItem,
     RunLogItem,
     JobItem,

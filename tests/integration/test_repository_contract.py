@@ -95,6 +95,59 @@ def test_listing_is_newest_first_filters_and_pages_exactly_once(repo):
         eventually(lambda status=status, expected=expected: lists(status, expected))
 
 
+def _same(listed: list[str], expected: list[str]) -> None:
+    assert listed == expected
+
+
+def batch(at: datetime, count: int, tenant: str = "default", recurring: int = 0) -> list:
+    """``count`` tasks registered in one batch at ``at`` (one instant), the last ``recurring`` of
+    them recurring, the others one-shots due at spread times on spread shards."""
+    tasks = []
+    for i in range(count):
+        schedule = Every(60, start=at + timedelta(hours=1)) if i >= count - recurring else At(at + timedelta(minutes=i))
+        spec = TaskSpec(schedule=schedule, targets=(HttpTarget("https://example.com/a"),), name=f"b{i}")
+        tasks.append(new_task(spec, tenant=tenant, now=at, shard=i % 4))
+    return tasks
+
+
+def test_batches_single_registrations_and_changes_list_newest_first_each_task_once(repo):
+    """Batch registrations are listed through listing pages on DynamoDB (shared/store/listing.py):
+    the same order as the index, two batches of one millisecond merged, a paged task a client
+    changed (its own index entry now) listed once, with cursors that cross pages."""
+    first = batch(NOW, 7, recurring=2)
+    single = make(minutes=1)  # created a second later
+    same_ms = [batch(NOW + timedelta(seconds=2), 5), batch(NOW + timedelta(seconds=2), 4)]
+    later = batch(NOW + timedelta(seconds=3), 1)  # one alone: no page
+    repo.create_many([(t, False) for t in first])
+    repo.create(single)
+    for tasks in (*same_ms, later):
+        repo.create_many([(t, False) for t in tasks])
+    others = batch(NOW, 3, tenant="other")
+    repo.create_many([(t, False) for t in others])
+    everything = [*first, single, *same_ms[0], *same_ms[1], *later]
+    changed = repo.get("default", same_ms[1][2].id)
+    repo.update(replace(changed, name="renamed"))
+    cancelled = repo.get("default", first[1].id)
+    repo.update(replace(cancelled, status=TaskStatus.CANCELLED))
+    newest_first = [t.id for t in sorted(everything, key=lambda t: (t.created_at, t.id), reverse=True)]
+
+    def lists(limit: int, status: TaskStatus | None = None) -> list[str]:
+        seen, cursor = [], None
+        while True:
+            page = repo.list("default", status=status, limit=limit, cursor=cursor)
+            seen += [t.id for t in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                return seen
+
+    for limit in (1, 3, 100):
+        eventually(lambda limit=limit: _same(lists(limit), newest_first))
+    assert lists(4, TaskStatus.CANCELLED) == [first[1].id]
+    assert repo.get("default", changed.id).name == "renamed"
+    listed_others = [t.id for t in repo.list("other", status=None, limit=10, cursor=None).items]
+    assert listed_others == sorted((t.id for t in others), reverse=True)
+
+
 # --- the quota of tasks that can still fire ----------------------------------------------------
 
 
