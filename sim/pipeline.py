@@ -58,14 +58,21 @@ throttled event is tried again until it is this old, then dropped."""
 
 
 def groups(shards: list[int], count: int) -> list[list[int]]:
-    """The tick's fan-out: ``shards`` dealt round robin into at most ``count`` groups, none empty
-    (shard list index i goes to group i % n, n = min(len(shards), count))."""
+    """The tick's fan-out: ``shards`` (furthest behind first) dealt round robin into at most
+    ``count`` groups, none empty (shard list index i goes to group i % n, n = min(len(shards),
+    count)), so the shards furthest behind lead the groups."""
     n = min(len(shards), count)
     return [shards[start::n] for start in range(n)]
 
 
 def _later(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else max(a, b)
+
+
+def _behind(start: int | None) -> tuple[bool, int]:
+    """Ticker.tick's order of the busy shards (shared/services/firing/scan.py ``_behind``): never
+    scanned first, then by window start, oldest first."""
+    return (start is not None, start or 0)
 
 
 def sqs_calls(messages: int, per_call: int = 10) -> int:
@@ -359,7 +366,8 @@ class Model:
         """Ticker.tick's looks: each shard's window past its mark and the tick's clean map, up to
         now + look-ahead; a shard never scanned, one whose window spans more than ``PEEK_MINUTES``
         buckets, or one with anything due there is busy (and scanned from that start); one with
-        nothing is clean up to the window's end."""
+        nothing is clean up to the window's end. The busy shards come back furthest behind first
+        (never scanned, then the oldest window start), the order the tick deals them in."""
         end = now + self.timing.look_ahead_ms
         busy: list[int] = []
         since: dict[int, int | None] = {}
@@ -372,6 +380,9 @@ class Model:
                 since[shard] = start
             elif start < end:
                 self.clean[shard] = end
+        # The furthest behind first, so every group starts with them: a shard a scanner ran out
+        # of time for leads a group at the next tick instead of coming last again.
+        busy.sort(key=lambda shard: _behind(since[shard]))
         return busy, since
 
     def _scanner_start(self, event: ScanEvent) -> None:

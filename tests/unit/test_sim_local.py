@@ -154,7 +154,7 @@ def test_over_moto_s_capacity_the_lateness_grows_through_the_window() -> None:
     assert slow.fired == 6_000
     assert slow.moto_load > 1.0
     assert slow.moto_busy > 0.99
-    assert slow.p99_ms > 10_000
+    assert slow.p99_ms > 5_000  # 9.5 s (the tick deals the shards furthest behind first; 10.2 s before)
     assert slow.max_ms > 2 * slow.p50_ms
     fast = run_local(RATES[2], MotoCosts(claim_ms=5.0), call=CALL)
     assert fast.moto_load < 0.8

@@ -132,6 +132,45 @@ def test_a_scanner_starts_no_shard_with_less_than_ten_seconds_of_its_timeout_lef
     assert model._busy_shards(int(T0 + 80_000))[0] == [2]
 
 
+def test_a_shard_left_behind_by_a_scanner_leads_a_group_at_the_next_tick() -> None:
+    """Six shards of 40,000 in two groups ([0, 2, 4] and [1, 3, 5]): each scanner runs out of
+    time for its third shard. At the next tick (a minute later) every shard is busy again (a
+    task due 190 s in on each, past the first scans' windows), and the tick deals them furthest
+    behind first, as Ticker.tick does: the two left behind (marks unmoved) lead the two groups
+    instead of coming last again."""
+    deployment = Deployment(bucket_shards=6, scanner_max_concurrency=2)
+    model = Model(deployment, constant(Tick(phase_s=20.0, jitter_s=0.0)), seed=3, warm_triggers=20)
+    tick = T0 + 20_000
+    for shard in range(6):
+        model.marks[shard] = tick
+        model.buckets[(T0, shard)] = [tick + 30_000] * 40_000
+        model.buckets[(T0 + 3 * MINUTE_MS, shard)] = [T0 + 190_000]
+        model.total += 40_001
+    model.loop.now = float(T0)
+    model.stop_ms = tick + MINUTE_MS + 1  # this tick and the next
+    model.loop.at(tick, model._tick, T0)
+    model.loop.run(tick + MINUTE_MS)
+    first, second, third, fourth = model.scan_events
+    assert [first.shards, second.shards] == [[0, 2, 4], [1, 3, 5]]
+    assert [first.scanned, second.scanned] == [[0, 2], [1, 3]]
+    assert model.marks[4] == model.marks[5] == tick
+    assert third.tick_ms == fourth.tick_ms == tick + MINUTE_MS
+    assert [third.shards[0], fourth.shards[0]] == [4, 5]
+    assert sorted(third.shards + fourth.shards) == list(range(6))
+
+
+def test_the_tick_orders_the_busy_shards_never_scanned_first_then_oldest_window_first() -> None:
+    """Shard 4's window is past now + look-ahead (not busy); the rest are dealt never scanned
+    first, then by window start (``max(mark, clean)``), oldest first."""
+    model = _model(Deployment(bucket_shards=5))
+    now = T0 + 20_000
+    model.marks.update({0: now - 30_000, 1: None, 2: now - 90_000, 3: now - 60_000, 4: now + 500_000})
+    model.clean[3] = now - 10_000  # found clean later than its mark: its window starts there
+    for shard in range(5):
+        model.buckets[(T0 + 2 * MINUTE_MS, shard)] = [T0 + 130_000]  # due in every window
+    assert model._busy_shards(now)[0] == [1, 2, 0, 3]
+
+
 def test_a_throttled_scanner_event_is_tried_again_until_its_maximum_age() -> None:
     """No concurrency to be had: the event goes back on Lambda's queue and is tried again 1, 2,
     4, ... s later; once the account has room it runs. Never any room: dropped at 300 s."""
