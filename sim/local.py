@@ -7,10 +7,13 @@ local runtime's surroundings (local/runtime.py, local/settings.py, local/sqs_lam
 
 * **moto**, one Python server process, is one FIFO server: every DynamoDB and SQS call waits its
   turn and takes its kind's service time (:class:`MotoCosts`), plus the round trip outside moto;
-* the **tick** every second, aligned to the second, sends the scan requests (one
-  SendMessageBatch); one **poller** on the scan-request queue receives them one at a time and
-  each scan runs on a worker: begin (UpdateItem), one Query per minute of its window, one
-  SendMessageBatch per queue and ten messages, end (UpdateItem), the request's delete;
+* the **tick** every second, aligned to the second, deals the shards with something in their
+  window into at most ``scanner_max_concurrency`` groups and invokes the scanner once per group,
+  one Invoke (``InvocationType=Event``) after another: the runtime forwards the event to the
+  **worker pool** and answers 202 at once (assumed to cost moto :attr:`MotoCosts.invoke_ms`; the
+  tick's own looks at the shards are not modelled); the invocation scans its shards in turn on
+  one worker, each: begin (UpdateItem), one Query per minute of its window, one SendMessageBatch
+  per queue and ten messages, end (UpdateItem);
 * one **poller per delay queue**, a long poll of up to ten messages that returns as soon as a
   message is receivable, hands what it got to the **batching window** (a batch at ten messages
   or one second after its first) and polls again;
@@ -39,15 +42,24 @@ from typing import Any
 from shared.domain.buckets import minutes_between
 from shared.domain.firing import Timing, delay_seconds, scan_window
 from shared.topology import EVENT_SOURCE_LONG_POLL_S, TRIGGER_BATCHING_WINDOW_S
-from sim.aws import DelayQueue, Message, SqsLimits
+from sim.aws import DelayQueue, Message
 from sim.engine import Loop
 from sim.latency import Latency
 from sim.metrics import percentile
-from sim.pipeline import Deployment, Invocation, Model
+from sim.pipeline import SCAN_RESERVE_MS, Deployment, Invocation, Model, groups
 
 NINE = 1_767_258_000_000
 """2026-01-01T09:00:00Z: the first due time (any second would do)."""
-KINDS = ("Claim", "UpdateItem", "PutItem", "Query", "SendMessageBatch", "ReceiveMessage", "DeleteMessageBatch")
+KINDS = (
+    "Claim",
+    "UpdateItem",
+    "PutItem",
+    "Query",
+    "SendMessageBatch",
+    "ReceiveMessage",
+    "DeleteMessageBatch",
+    "Invoke",
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +99,11 @@ class MotoCosts:
     """Measured once before the patches: 2.4, 2.7 and 8.9 ms at 0, 50 and 500 messages queued."""
     delete_message_batch_ms: float = 1.6
     """Ten receipt handles (see the receive)."""
+    invoke_ms: float = 2.0
+    """*Assumption, not measured*: the tick's Invoke of the scanner (``InvocationType=Event``):
+    moto's Lambda takes the request and forwards it to the runtime, which queues the event for its
+    worker pool and answers 202 at once (about a small UpdateItem's time). ``--moto-ms Invoke=0``
+    models a runtime that answers the Invoke without moto."""
     round_trip_ms: float = 1.5
     """Client and loopback outside moto, per call: a claim's 5.6 ms round trip less its 4.2 ms."""
 
@@ -123,6 +140,7 @@ _FIELD = {
     "SendMessageBatch": "send_message_batch_ms",
     "ReceiveMessage": "receive_message_ms",
     "DeleteMessageBatch": "delete_message_batch_ms",
+    "Invoke": "invoke_ms",
 }
 
 
@@ -150,7 +168,12 @@ class LocalRuntime:
     batching_window_s: float = TRIGGER_BATCHING_WINDOW_S
     long_poll_s: float = EVENT_SOURCE_LONG_POLL_S
     workers: int = 128
-    """Runtime.workers: the thread pool the batches (and scans) run on."""
+    """Runtime.workers: the thread pool the batches (and the scanner's invocations) run on."""
+    scanner_max_concurrency: int = 16
+    """The most scanner invocations a tick makes (DeploymentSettings' default)."""
+    scanner_timeout_s: float = 60.0
+    """The scanner's timeout as the local runtime's context gives it (it starts no shard with less
+    than 10 s of it left)."""
     visibility_timeout_s: int = 20
     """local/settings.py DELAY_VISIBILITY_S (redeliveries are counted, not modelled)."""
     call: Latency = LOCAL_CALL
@@ -237,15 +260,16 @@ class LocalModel(Model):
                 delay_queues=local.delay_queues,
                 batch_size=local.batch_size,
                 batching_window_s=local.batching_window_s,
+                scanner_max_concurrency=local.scanner_max_concurrency,
                 timing=local.timing,
             ),
             seed=seed,
         )
         self.moto = Moto(self.loop, costs or MotoCosts())
         self.stop_ms = 2**62  # until run() sets it: no end
-        self.scan_queue = DelayQueue(SqsLimits())
         self.pollers = [Poller(i) for i in range(local.delay_queues)]
-        self.scan_poller = Poller(-1)
+        self.scan_groups: list[list[tuple[int, float]]] = []
+        """Each scanner invocation's shards, with when each one's scan began."""
         self.scanning: set[int] = set()
         self.busy_workers = 0
         self.waiting_work: deque[Callable[[], None]] = deque()
@@ -262,29 +286,23 @@ class LocalModel(Model):
         self.loop.now = float(start_ms)
         self.stop_ms = self.last_due_ms + horizon_ms
         self.loop.at(start_ms if first_tick_ms is None else first_tick_ms, self._tick_local)
-        self._long_poll(self.scan_poller)
         for poller in self.pollers:
             self._long_poll(poller)
         self.loop.run(self.stop_ms)
 
     def _queue(self, poller: Poller) -> DelayQueue:
-        return self.scan_queue if poller.queue < 0 else self.queues[poller.queue]
+        return self.queues[poller.queue]
 
     def _tick_local(self) -> None:
-        """The tick (one at start, as the runtime's): one scan request per shard, in one
-        SendMessageBatch; the next tick at the next multiple of the period."""
-        requests = [Message(int(self.loop.now), shard, 1) for shard in range(self.d.bucket_shards)]
-        for start in range(0, len(requests), 10):
-            chunk = requests[start : start + 10]
-            self.moto.call(
-                "SendMessageBatch",
-                self._sent,
-                self.scan_queue,
-                chunk,
-                [0] * 10,
-                entries=len(chunk),
-                queued=_size(self.scan_queue),
-            )
+        """The tick (one at start, as the runtime's): the busy shards in at most
+        ``scanner_max_concurrency`` groups, one Invoke after another, each answered 202 once the
+        runtime has queued its event for the worker pool; the next tick at the next multiple of
+        the period."""
+        now = int(self.loop.now)
+        busy, since = self._busy_shards(now)
+        dealt = groups(busy, self.d.scanner_max_concurrency)
+        requests = [[Message(now, shard, 1) for shard in group] for group in dealt]
+        self._invoke(requests, since)
         period = int(self.local.tick_period_s * 1000)
         nxt = (int(self.loop.now) // period + 1) * period
         if self._going():
@@ -297,8 +315,36 @@ class LocalModel(Model):
             queue.send(self.loop.now, message, delay)
         self._wake(queue)
 
+    def _invoke(self, requests: list[list[Message]], since: dict[int, int | None]) -> None:
+        """The tick's Invokes, one after another: each event goes to the worker pool when its
+        202 is back."""
+        if not requests:
+            return
+        group, rest = requests[0], requests[1:]
+
+        def accepted() -> None:
+            self.scan_groups.append([])
+            self._work(functools.partial(self._scan_group, group, since, self.scan_groups[-1], self.loop.now, 0))
+            self._invoke(rest, since)
+
+        self.moto.call("Invoke", accepted)
+
+    def _scan_group(
+        self, group: list[Message], since: dict[int, int | None], log: list[tuple[int, float]], began: float, index: int
+    ) -> None:
+        """One scanner invocation on one worker: its shards one after another, none started with
+        less than 10 s of its timeout left; then the worker is free."""
+        now = self.loop.now
+        if index < len(group) and now - began <= self.local.scanner_timeout_s * 1000 - SCAN_RESERVE_MS:
+            log.append((group[index].shard, now))
+            following = functools.partial(self._scan_group, group, since, log, began, index + 1)
+            self._scan_local(group[index], since.get(group[index].shard), following)
+            return
+        self.counts.scans_left += len(group) - index
+        self._done()
+
     def _wake(self, queue: DelayQueue) -> None:
-        for poller in (self.scan_poller, *self.pollers):
+        for poller in self.pollers:
             if poller.waiting and self._queue(poller) is queue:
                 self._look(poller)
 
@@ -329,16 +375,10 @@ class LocalModel(Model):
         self.loop.at(wake, self._look, poller, poller.looks)
 
     def _received(self, poller: Poller) -> None:
-        """The answer, up to ten messages receivable when moto served it: the scan requests go
-        to a worker one by one (batch size 1), the delay queues' to the batching window."""
+        """The answer, up to ten messages receivable when moto served it, to the batching window."""
         now = self.loop.now
-        queue = self._queue(poller)
-        size = 1 if poller.queue < 0 else min(self.local.batch_size, 10)
-        messages = queue.receive(now, size)
-        if poller.queue < 0:
-            for message in messages:
-                self._work(functools.partial(self._scan_local, message))
-        elif messages:
+        messages = self._queue(poller).receive(now, min(self.local.batch_size, 10))
+        if messages:
             self._window(poller, messages)
         if self._going():
             self._long_poll(poller)
@@ -388,19 +428,20 @@ class LocalModel(Model):
 
     # --- the scanner ---------------------------------------------------------------------------
 
-    def _scan_local(self, request: Message) -> None:
-        """Scanner.scan on a worker: the lease (UpdateItem; refused while another scan of the
-        shard holds it), then skip if the mark covers the request's tick, else the window's
-        Queries, the sends, and the mark."""
+    def _scan_local(self, request: Message, since_ms: int | None, then: Callable[[], None]) -> None:
+        """Scanner.scan of one shard: the lease (UpdateItem; refused while another scan of the
+        shard holds it), then skip if the mark (or where the tick found the shard clean) covers
+        the request's tick, else the window's Queries, the sends, and the mark; then ``then()``."""
         shard, tick_ms = request.shard, request.due_ms
         now = int(self.loop.now)
         if shard in self.scanning:
-            self.moto.call("UpdateItem", self._scan_done, request, False)
+            self.moto.call("UpdateItem", self._scan_done, request, False, then)
             return
         self.scanning.add(shard)
         mark = self.marks[shard]
+        mark = since_ms if mark is None else mark if since_ms is None else max(mark, since_ms)
         if mark is not None and mark >= tick_ms + self.timing.look_ahead_ms:
-            self._chain([("UpdateItem", ()), ("UpdateItem", ())], self._scan_done, request, True)
+            self._chain([("UpdateItem", ()), ("UpdateItem", ())], self._scan_done, request, True, then)
             return
         start, end = scan_window(mark, now, self.timing)
         due = self._due(shard, start, end)
@@ -417,7 +458,7 @@ class LocalModel(Model):
                 calls.append(("SendMessageBatch", (self.queues[index], chunk, delays)))
         calls.append(("UpdateItem", ()))
         self.marks[shard] = end  # nothing else reads it before this scan's end
-        self._chain(calls, self._scan_done, request, True)
+        self._chain(calls, self._scan_done, request, True, then)
 
     def _chain(self, calls: list[tuple[str, tuple[Any, ...]]], then: Callable[..., None], *args: Any) -> None:
         """Make ``calls`` one after the other (a SendMessageBatch's messages land when it is
@@ -440,10 +481,10 @@ class LocalModel(Model):
         else:
             self.moto.call(kind, answered)
 
-    def _scan_done(self, request: Message, held: bool) -> None:
+    def _scan_done(self, request: Message, held: bool, then: Callable[[], None]) -> None:
         if held:
             self.scanning.discard(request.shard)
-        self.moto.call("DeleteMessageBatch", self._deleted, self.scan_queue, [request])
+        then()
 
     def _deleted(self, queue: DelayQueue, messages: list[Message]) -> None:
         queue.delete(messages)

@@ -1,7 +1,8 @@
-"""The firing pipeline wired on the modelled services: tick -> scan-request queue -> scanners
-(Sundial's ``scan_window`` and ``delay_seconds``) -> delay queues -> the trigger's event source
--> trigger invocations that claim in due order (one conditional write each on the task's bucket
-partition) and fire at the due time -> one run-log write per batch (docs/design.md, section 2).
+"""The firing pipeline wired on the modelled services: tick -> asynchronous invocations of the
+scanner, one per group of busy shards, each scanning its shards in turn (Sundial's ``scan_window``
+and ``delay_seconds``) -> delay queues -> the trigger's event source -> trigger invocations that
+claim in due order (one conditional write each on the task's bucket partition) and fire at the due
+time -> one run-log write per batch (docs/design.md, section 2).
 
 The unit is a *message* of ``weight`` real occurrences with the same due time and shard, and a
 modelled invocation stands for ``weight`` real ones with the same timing: a million fires a
@@ -20,6 +21,7 @@ from shared.domain.firing import Timing, delay_seconds, scan_window
 from shared.settings import DeploymentSettings
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
+    SCANNER_TIMEOUT_S,
     TRIGGER_BATCHING_WINDOW_S,
     TRIGGER_MEMORY_MB,
 )
@@ -42,9 +44,35 @@ from sim.engine import Loop
 from sim.latency import Latency
 
 MINUTE_MS = 60_000
-SCAN_REQUEST_BATCH = 10
-"""The tick sends its scan requests ten per SendMessageBatch (shared/queues.py)."""
 SCANNER_MEMORY_MB = 256
+PEEK_MINUTES = 5
+"""The tick scans a shard whose window spans more minute buckets than this without looking first
+(shared/services/firing/scan.py ``PEEK_MINUTES``; the sim may not import it, a test holds them
+equal)."""
+SCAN_RESERVE_MS = 10_000
+"""A scanner invocation starts no new shard with less than this left of its timeout
+(``SCANNER_TIMEOUT_S``, 60 s): the shards it leaves keep their marks, so the next tick asks again."""
+SCAN_EVENT_MAX_AGE_S = 300
+"""The scanner's asynchronous events' maximum age (the stack sets it: shared/topology.py): a
+throttled event is tried again until it is this old, then dropped."""
+
+
+def groups(shards: list[int], count: int) -> list[list[int]]:
+    """The tick's fan-out: ``shards`` (furthest behind first) dealt round robin into at most
+    ``count`` groups, none empty (shard list index i goes to group i % n, n = min(len(shards),
+    count)), so the shards furthest behind lead the groups."""
+    n = min(len(shards), count)
+    return [shards[start::n] for start in range(n)]
+
+
+def _later(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _behind(start: int | None) -> tuple[bool, int]:
+    """Ticker.tick's order of the busy shards (shared/services/firing/scan.py ``_behind``): never
+    scanned first, then by window start, oldest first."""
+    return (start is not None, start or 0)
 
 
 def sqs_calls(messages: int, per_call: int = 10) -> int:
@@ -79,6 +107,7 @@ class Deployment:
     """The highest write rate the table served before (on-demand doubles it at once)."""
     table_quota_wcu: int = 40_000
     scanner_max_concurrency: int = 16
+    """The most scanner invocations a tick starts: the groups it deals its busy shards into."""
     trigger_provisioned_concurrency: int = 0
     """Trigger environments kept initialized (Lambda provisioned concurrency): never cold."""
     timing: Timing = field(default_factory=Timing)
@@ -120,6 +149,18 @@ CALL_CPU = Latency(
 )
 """From the claim (or the due time) to the target's call, as CPU: at 128 MB, 13.8 times it."""
 SCAN_QUERY = Latency(50.0, 150.0, "assumption: a bucket's Query with its items")
+INVOKE_CALL = Latency(
+    15.0,
+    40.0,
+    "assumption: the tick's Invoke with InvocationType Event, from the call to Lambda's 202 (the "
+    "tick makes them one after another); not measured",
+)
+ASYNC_QUEUE = Latency(
+    60.0,
+    400.0,
+    "assumption: from Lambda's 202 to the scanner's handler starting, warm (the event waits on "
+    "Lambda's internal queue: AWS publishes no figure; typically tens to a few hundred ms); not measured",
+)
 
 
 @dataclass(frozen=True)
@@ -135,6 +176,12 @@ class Platform:
     """How often an event source looks at its queue (the model's step: a message receivable
     between two looks waits for the next)."""
     invoke: Latency = INVOKE
+    invoke_call: Latency = INVOKE_CALL
+    async_queue: Latency = ASYNC_QUEUE
+    async_throttle_retry_ms: tuple[float, float] = (1_000.0, 300_000.0)
+    """A throttled asynchronous event goes back on Lambda's queue and is tried again, the interval
+    growing exponentially from the first to the second figure ("Asynchronous invocation", Lambda
+    developer guide: 1 second to 5 minutes), until the event's maximum age."""
     claim_cpu: Latency = CLAIM_CPU
     call_cpu: Latency = CALL_CPU
     scan_send_batches_per_s: float = 150.0
@@ -158,13 +205,31 @@ class Invocation:
 
 
 @dataclass
+class ScanEvent:
+    """One asynchronous invocation of the scanner: a group of shards from one tick."""
+
+    shards: list[int]
+    tick_ms: int
+    since: dict[int, int | None]
+    """Where the tick found each shard clean up to (``since_ms`` of each request)."""
+    queued_ms: float
+    """When Lambda accepted the event (its age counts from here)."""
+    throttles: int = 0
+    acquired_ms: float = 0.0
+    started_ms: float = 0.0
+    scanned: list[int] = field(default_factory=list)
+    """The shards it scanned, in order, with when each started (``scan_starts``)."""
+    scan_starts: list[float] = field(default_factory=list)
+
+
+@dataclass
 class Counts:
     fired: int = 0
     claim_wru: int = 0
     log_wru: int = 0
     rru: float = 0.0
     sqs_requests: float = 0.0
-    """Every SQS call: the three below, and the scan requests' send, receive and delete."""
+    """Every SQS call: the three below (the scans are asked for by asynchronous invocation, no SQS)."""
     sqs_sends: float = 0.0
     """SendMessageBatch calls staging the occurrences (ten messages a call, per queue)."""
     sqs_receives: float = 0.0
@@ -172,6 +237,15 @@ class Counts:
     sqs_deletes: float = 0.0
     """DeleteMessageBatch calls for what the trigger fired (ten receipt handles a call at most)."""
     lambda_requests: float = 0.0
+    """Every invocation: the ticks, the scanners (one per group of shards) and the triggers."""
+    scan_invocations: int = 0
+    """The scanner's asynchronous invocations (one per group a tick made)."""
+    scan_throttles: int = 0
+    """Times a scanner event found no concurrency and went back on Lambda's queue."""
+    scan_events_dropped: int = 0
+    """Scanner events past their maximum age while throttled (their shards wait for the next tick)."""
+    scans_left: int = 0
+    """Shards a scanner invocation left for the next tick (less than ``SCAN_RESERVE_MS`` left)."""
     gb_seconds: float = 0.0
     trigger_gb_seconds: float = 0.0
     trigger_invocations: int = 0
@@ -208,8 +282,9 @@ class Model:
         self.account = Account(lambdas)
         self.triggers = FunctionPool(self.account, warm=max(warm_triggers, deployment.trigger_provisioned_concurrency))
         self.scanners = FunctionPool(self.account, warm=deployment.scanner_max_concurrency)
-        self.scan_source = EventSource(EventSourceScaling.standard(deployment.scanner_max_concurrency))
-        self.scan_requests: list[tuple[int, float]] = []
+        self.clean: dict[int, int] = {}
+        """The tick's ``W#clean``: each shard found empty up to this time."""
+        self.scan_events: list[ScanEvent] = []
         self.table = Table(
             replace(self.p.dynamo, table_quota_wcu=deployment.table_quota_wcu),
             warm_wcu=deployment.warm_wcu,
@@ -269,34 +344,88 @@ class Model:
         return self.counts.fired < self.total and self.loop.now < self.stop_ms
 
     def _tick(self, minute_ms: int) -> None:
-        """The rule's tick: one scan request per shard (SendMessageBatch of ten)."""
+        """The rule's tick (Ticker.tick): the shards with something in their window, dealt into at
+        most ``scanner_max_concurrency`` groups, one asynchronous Invoke each, one after another.
+        The tick's own looks (its BatchGetItem and a Query of a shard's window) are not counted."""
         now = self.loop.now
-        shards = self.d.bucket_shards
-        self.counts.sqs_requests += math.ceil(shards / SCAN_REQUEST_BATCH) + 2 * shards
-        self.counts.lambda_requests += 1 + shards
-        self.scan_requests.extend((shard, now) for shard in range(shards))
-        self._dispatch_scans()
+        busy, since = self._busy_shards(int(now))
+        self.counts.lambda_requests += 1
+        accepted = now
+        for shards in groups(busy, self.d.scanner_max_concurrency):
+            accepted += self._draw(self.p.invoke_call)
+            event = ScanEvent(shards, int(now), {shard: since[shard] for shard in shards}, accepted)
+            self.scan_events.append(event)
+            self.counts.lambda_requests += 1
+            self.counts.scan_invocations += 1
+            self.loop.at(accepted + self._draw(self.p.async_queue), self._scanner_start, event)
         if self._going():
             nxt = minute_ms + MINUTE_MS
             self.loop.at(self.p.tick.time_ms(nxt, self.rng), self._tick, nxt)
 
-    def _dispatch_scans(self) -> None:
-        now = self.loop.now
-        self.scan_source.observe(now, bool(self.scan_requests))
-        while self.scan_requests and self.scan_source.running < self.scan_source.limit():
-            cold = self.scanners.acquire(now, 1)
-            if cold is None:
-                return
-            shard, tick_ms = self.scan_requests.pop(0)
-            self.scan_source.running += 1
-            start = now + (self._draw(self.p.lambdas.cold_start) if cold else 0.0) + self._draw(self.p.invoke)
-            self.loop.at(start, self._scan, shard, tick_ms, now)
+    def _busy_shards(self, now: int) -> tuple[list[int], dict[int, int | None]]:
+        """Ticker.tick's looks: each shard's window past its mark and the tick's clean map, up to
+        now + look-ahead; a shard never scanned, one whose window spans more than ``PEEK_MINUTES``
+        buckets, or one with anything due there is busy (and scanned from that start); one with
+        nothing is clean up to the window's end. The busy shards come back furthest behind first
+        (never scanned, then the oldest window start), the order the tick deals them in."""
+        end = now + self.timing.look_ahead_ms
+        busy: list[int] = []
+        since: dict[int, int | None] = {}
+        for shard in range(self.d.bucket_shards):
+            start = _later(self.marks[shard], self.clean.get(shard))
+            if start is None or (
+                start < end and ((end - start) // MINUTE_MS + 1 > PEEK_MINUTES or self._due(shard, start, end))
+            ):
+                busy.append(shard)
+                since[shard] = start
+            elif start < end:
+                self.clean[shard] = end
+        # The furthest behind first, so every group starts with them: a shard a scanner ran out
+        # of time for leads a group at the next tick instead of coming last again.
+        busy.sort(key=lambda shard: _behind(since[shard]))
+        return busy, since
 
-    def _scan(self, shard: int, tick_ms: float, began_ms: float) -> None:
-        """Scanner.scan: the shard's window from its mark to now + look-ahead, staged with the
-        whole-second delays shared/queues.py sends, at the scanner's sending rate."""
+    def _scanner_start(self, event: ScanEvent) -> None:
+        """Lambda runs the event: in a warm environment, else after a cold start; with no
+        concurrency to be had it goes back on Lambda's queue and is tried again, at growing
+        intervals, until its maximum age."""
         now = self.loop.now
-        mark = self.marks[shard]
+        cold = self.scanners.acquire(now, 1)
+        if cold is None:
+            self.counts.scan_throttles += 1
+            first, most = self.p.async_throttle_retry_ms
+            wait = min(most, first * 2**event.throttles)
+            event.throttles += 1
+            if now + wait - event.queued_ms <= SCAN_EVENT_MAX_AGE_S * 1000:
+                self.loop.at(now + wait, self._scanner_start, event)
+            else:
+                self.counts.scan_events_dropped += 1
+            return
+        event.acquired_ms = now
+        event.started_ms = now + (self._draw(self.p.lambdas.cold_start) if cold else 0.0)
+        self.loop.at(event.started_ms, self._scan_next, event, 0)
+
+    def _scan_next(self, event: ScanEvent, index: int) -> None:
+        """The invocation's shards one after another; none started with less than
+        ``SCAN_RESERVE_MS`` of the timeout left. Its GB-s: from the environment taken to the end."""
+        now = self.loop.now
+        if index < len(event.shards) and now - event.started_ms <= SCANNER_TIMEOUT_S * 1000 - SCAN_RESERVE_MS:
+            shard = event.shards[index]
+            event.scanned.append(shard)
+            event.scan_starts.append(now)
+            done = self._scan(shard, event.tick_ms, event.since.get(shard))
+            self.loop.at(done, self._scan_next, event, index + 1)
+            return
+        self.counts.scans_left += len(event.shards) - index
+        self.counts.gb_seconds += (now - event.acquired_ms) / 1000 * SCANNER_MEMORY_MB / 1024
+        self.scanners.release(1)
+
+    def _scan(self, shard: int, tick_ms: int, since_ms: int | None = None) -> float:
+        """Scanner.scan of one shard: the window from its mark (or where the tick found it clean)
+        to now + look-ahead, staged with the whole-second delays shared/queues.py sends, at the
+        scanner's sending rate; nothing if the mark covers the tick. Returns when it is done."""
+        now = self.loop.now
+        mark = _later(self.marks[shard], since_ms)
         timing = self.timing
         staged = 0
         if mark is None or mark < tick_ms + timing.look_ahead_ms:
@@ -320,14 +449,7 @@ class Model:
             self.marks[shard] = end
         else:
             query_ms = 0.0
-        done = now + query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
-        self.counts.gb_seconds += (done - began_ms) / 1000 * SCANNER_MEMORY_MB / 1024
-        self.loop.at(done, self._scanned)
-
-    def _scanned(self) -> None:
-        self.scanners.release(1)
-        self.scan_source.running -= 1
-        self._dispatch_scans()
+        return now + query_ms + staged / (self.p.scan_send_batches_per_s * self.p.sqs.batch_max) * 1000
 
     def _due(self, shard: int, start: int, end: int) -> list[int]:
         found: list[int] = []
