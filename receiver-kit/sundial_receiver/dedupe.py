@@ -186,7 +186,7 @@ class DynamoDBStore:
         item = self.client.get_item(
             TableName=self.table_name, Key={self.key_attribute: {"S": key}}, ConsistentRead=True
         ).get("Item")
-        if item is None or int(item.get(self.ttl_attribute, {}).get("N", "0")) <= int(self._clock()):
+        if item is None or float(item.get(self.ttl_attribute, {}).get("N", "0")) <= int(self._clock()):
             return None
         return dict(item)
 
