@@ -26,7 +26,7 @@ from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_clien
 from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
-from tests.unit.test_receiver_kit_jobs import NOTIFY, POST, PRE, SECRET, SHARD
+from tests.unit.test_receiver_kit_jobs import NOTIFY, POST, PRE, SECRET, SHARD, load_example
 
 pytestmark = pytest.mark.integration
 
@@ -178,3 +178,11 @@ def test_sundials_lambda_processor_invokes_the_kit_every_phase_once(table):
     with pytest.raises(ProcessorRetryable, match="the processor function failed") as raised:  # under way elsewhere
         processor.call("01JOB", {**SHARD, "shard": 2})
     assert "running already" in str(raised.value)
+
+
+def test_the_lambda_processor_example_keeps_its_answers_in_dynamodb(table, monkeypatch):
+    monkeypatch.setenv("ANSWERS_TABLE", "steps")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    module = load_example("lambda_processor", monkeypatch)
+    assert module.handler(SHARD, None) == {"result": {"indexed": 2}}
+    assert module.store.load("job-step:01JOB:shard:0:1") == b'{"result":{"indexed":2}}'

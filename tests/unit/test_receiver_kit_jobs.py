@@ -7,12 +7,14 @@ PhaseCall and Signer build the requests)."""
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
 import json
 import logging
 import secrets
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -508,3 +510,43 @@ def test_the_lambda_processor_behind_a_function_url_verifies_the_signature():
     assert (tampered["statusCode"], json.loads(tampered["body"])["error"]) == (401, "bad_signature")
     assert handler(url_event(body, headers, method="GET"), None)["statusCode"] == 405
     assert len(recorder.calls) == 1
+
+
+# the examples
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "receiver-kit" / "examples"
+
+
+def load_example(name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("SUNDIAL_SIGNING_SECRET", SECRET)
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_flask_processor_example_serves_a_job(monkeypatch):
+    pytest.importorskip("flask")
+    client = load_example("flask_processor", monkeypatch).app.test_client()
+    body, headers = sundial_request(SHARD)
+    first = client.post("/jobs", data=body, headers=headers)
+    assert (first.status_code, first.content_type) == (200, "application/json")
+    assert first.get_json() == {"result": {"indexed": 2}}
+    assert client.post("/jobs", data=body, headers=headers).data == first.data
+    assert client.post("/jobs", data=body + b" ", headers=headers).status_code == 401
+    body, headers = sundial_request({**POST, "results": [{"indexed": 2}, {"indexed": 3}]})
+    post = client.post("/jobs", data=body, headers=headers)
+    assert post.get_json() == {"result": {"indexed": 5}}
+
+
+def test_the_fastapi_processor_example_serves_a_job(monkeypatch):
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    client = TestClient(load_example("fastapi_processor", monkeypatch).app)
+    body, headers = sundial_request(SHARD)
+    first = client.post("/jobs", content=body, headers=headers)
+    assert (first.status_code, first.json()) == (200, {"result": {"indexed": 2}})
+    assert client.post("/jobs", content=body, headers=headers).content == first.content
