@@ -151,7 +151,9 @@ class JobContext:
     _cancelled: bool = field(default=False, init=False, repr=False)
     _told_no_progress: bool = field(default=False, init=False, repr=False)
 
-    KNOWN = frozenset({"job_id", "phase", "level", "shard", "shard_count", "items", "data", "results", "progress"})
+    KNOWN = frozenset(
+        {"job_id", "phase", "level", "shard", "shard_count", "items", "data", "results", "progress", "attempt"}
+    )
 
     def __post_init__(self) -> None:
         where = f"job {self.job_id} {self.phase}"
@@ -204,8 +206,10 @@ class JobContext:
                 raise InvalidJobCall("progress is required, an object")
             for name in ("done_shards", "total_shards", "percent"):
                 fields[name] = _int(progress, name, where="progress.")
+            # the multiple crossed (a Sundial before thresholds sent the percent alone)
             fields["threshold"] = _int(progress, "threshold", where="progress.") if "threshold" in progress else None
-            fields["threshold"] = fields["threshold"] if fields["threshold"] is not None else fields["percent"]
+            if fields["threshold"] is None:
+                fields["threshold"] = fields["percent"]
         else:
             fields["results"] = _list(content, "results")
         try:

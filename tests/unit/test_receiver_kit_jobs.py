@@ -114,7 +114,10 @@ def test_each_phase_is_parsed_into_its_typed_context():
     assert (notify.key, notify.progress) == ("01JOB:notify:30", None)  # a notify's progress is counts, no URL
     post = JobContext.from_dict(POST)
     assert (post.results, post.key) == ([1, 2, 3], "01JOB:post")
-    assert JobContext.from_dict({**SHARD, "attempt": 2}).attempt == 2
+    assert JobContext.from_dict({**SHARD, "attempt": 2}).attempt == 2  # should a call say it
+    assert JobContext.from_dict(SHARD, attempt=3).attempt == 3  # a Sundial-Attempt header
+    legacy = {**NOTIFY, "progress": {"done_shards": 1, "total_shards": 3, "percent": 33}}
+    assert (JobContext.from_dict(legacy).threshold, JobContext.from_dict(legacy).key) == (33, "01JOB:notify:33")
 
 
 @pytest.mark.parametrize("content", [PRE, SHARD, NOTIFY, POST])
@@ -199,9 +202,8 @@ def test_the_answers_are_what_sundials_own_client_reads():
 def test_a_retried_step_gets_the_first_answers_bytes_without_running_again():
     recorder = Recorder()
     receiver = JobProcessorReceiver(SECRET, recorder)
-    first = receiver.handle(*sundial_request(SHARD))
-    time.sleep(1.01)  # a retry is signed anew, at another timestamp
-    again = receiver.handle(*sundial_request(SHARD))
+    first = receiver.handle(*sundial_request(SHARD, at=int(time.time()) - 2))
+    again = receiver.handle(*sundial_request(SHARD))  # a retry is signed anew, at another timestamp
     assert (first.status, again.status, first.replayed, again.replayed) == (200, 200, False, True)
     assert again.content() == first.content()
     assert len(recorder.calls) == 1
