@@ -4,10 +4,14 @@ from sundial_receiver import Receiver, MemoryStore
 receiver = Receiver("whsec_...", MemoryStore())
 answer = receiver.handle(body_bytes, headers, lambda callback: ...)
 # answer.status, answer.body: send them back
+
+A job's processor (sundial_receiver.jobs): subclass ShardingProcessor, serve it with
+JobProcessorReceiver("whsec_...", MyProcessor(), store).handle(body_bytes, headers).
 """
 
 from sundial_receiver.callback import Callback, InvalidCallback, Parent
-from sundial_receiver.dedupe import DEFAULT_TTL_SECONDS, DynamoDBStore, MemoryStore, RedisStore, Store
+from sundial_receiver.dedupe import DEFAULT_TTL_SECONDS, AnswerStore, DynamoDBStore, MemoryStore, RedisStore, Store
+from sundial_receiver.jobs import AnswerTooLarge, JobAnswer, JobContext, JobProcessorReceiver, ShardingProcessor
 from sundial_receiver.receiver import Answer, Receiver, process
 from sundial_receiver.verify import (
     BadSignature,
@@ -23,16 +27,22 @@ from sundial_receiver.verify import (
 __all__ = [
     "DEFAULT_TTL_SECONDS",
     "Answer",
+    "AnswerStore",
+    "AnswerTooLarge",
     "BadSignature",
     "Callback",
     "DynamoDBStore",
     "Headers",
     "InvalidCallback",
+    "JobAnswer",
+    "JobContext",
+    "JobProcessorReceiver",
     "MemoryStore",
     "MissingHeader",
     "Parent",
     "Receiver",
     "RedisStore",
+    "ShardingProcessor",
     "Store",
     "TimestampTooNew",
     "TimestampTooOld",

@@ -4,6 +4,7 @@ JSON body to send back."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,10 +27,18 @@ class Answer:
     status: int
     body: dict[str, Any]
     callback: Callback | None = field(default=None, compare=False)
+    raw: bytes | None = None
+    """The exact bytes to send, when they are not ``body`` as JSON (a job step's answer)."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Headers to send besides ``Content-Type: application/json`` (``Retry-After``)."""
 
     @property
     def duplicate(self) -> bool:
         return self.body.get("status") == "duplicate"
+
+    def content(self) -> bytes:
+        """The body to send: ``raw`` as it is, or ``body`` as JSON."""
+        return self.raw if self.raw is not None else json.dumps(self.body).encode("utf-8")
 
 
 class Receiver:

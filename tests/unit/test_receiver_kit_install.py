@@ -1,6 +1,6 @@
 """`pip install ./receiver-kit` into a clean venv, offline: the kit needs neither Sundial's
 dependencies nor any build dependency (its build backend is the standard library), and verifies
-a signed call there."""
+a signed callback and serves a signed job step there."""
 
 from __future__ import annotations
 
@@ -29,7 +29,15 @@ seen = []
 answer = Receiver(secret).handle(body, headers, seen.append)
 tampered = Receiver(secret).handle(body + b" ", headers, seen.append)
 absent = [name for name in ("boto3", "pydantic", "shared", "flask") if importlib.util.find_spec(name) is None]
-print(json.dumps([answer.status, tampered.status, len(seen), absent]))
+from sundial_receiver import JobProcessorReceiver, ShardingProcessor
+class Count(ShardingProcessor):
+    def sharding_process(self, ctx):
+        return len(ctx.items)
+step = json.dumps({"job_id": "j", "phase": "shard", "level": 0, "shard": 0, "shard_count": 1, "items": [1, 2]}).encode()
+key = "j:shard:0:0"
+signed = {"webhook-id": key, "webhook-timestamp": str(at), "webhook-signature": sign(secret, key, at, step)}
+job = JobProcessorReceiver(secret, Count()).handle(step, signed)
+print(json.dumps([answer.status, tampered.status, len(seen), absent, job.status, job.content().decode()]))
 """
 
 
@@ -57,4 +65,4 @@ def test_the_kit_installs_into_a_clean_venv_offline_and_verifies_there(tmp_path)
         [python, "-c", CHECK], check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
     )
     assert checked.returncode == 0, checked.stderr
-    assert checked.stdout.strip() == '[200, 401, 1, ["boto3", "pydantic", "shared", "flask"]]'
+    assert checked.stdout.strip() == '[200, 401, 1, ["boto3", "pydantic", "shared", "flask"], 200, "{\\"result\\":2}"]'
