@@ -116,7 +116,9 @@ class FunctionProfile:
 
 PROFILES = {
     names.TICK: FunctionProfile(
-        "Sundial tick: every minute, invokes the scanner for the bucket shards with work", Duration.seconds(30)
+        "Sundial tick: every minute, invokes the scanner for the bucket shards with work, and the recovering "
+        "trigger when the stranded queue holds messages",
+        Duration.seconds(30),
     ),
     names.SCANNER: FunctionProfile(
         "Sundial scanner: stages its shards' due occurrences into the delay queues",
@@ -131,8 +133,8 @@ PROFILES = {
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
     names.RECOVER: FunctionProfile(
-        "Sundial recovering trigger: fires late, or gives up as dead letters, occurrences whose messages "
-        "ran out of receives",
+        "Sundial recovering trigger: drains the stranded queue when the tick asks, firing late, or giving up "
+        "as dead letters, occurrences whose messages ran out of receives",
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
 }
