@@ -12,7 +12,8 @@ recovers):
 * **dead letters**: any message in the dead-letter queue -- an occurrence whose retries ran out,
   a target that refused it for good, or a message the pipeline itself could not process;
 * **stranded**: delay-queue messages that ran out of receives reached the stranded queue (the
-  trigger's lanes were throttled; the recovering trigger took them);
+  trigger's lanes were throttled; the recovering trigger's drain, which the tick invokes, took
+  them);
 * **lateness**: the trigger's p99 lateness over 5 minutes above ``sundial:latenessAlarmMs``;
 * **errors** of the tick, the scanners and the trigger: an invocation that failed as a whole
   (a partial batch failure is not an error; its messages come back and end in the dead letters);
@@ -121,11 +122,13 @@ class Monitoring(Construct):
             alarm_name=f"{prefix}-stranded",
             alarm_description=(
                 "Delay-queue messages ran out of receives without the trigger firing them (throttled "
-                "invocations, usually the account's concurrency): the recovering trigger fired them late "
-                "or listed them as dead letters (docs/deploy.md, Limits AWS sets)."
+                "invocations, usually the account's concurrency): the recovering trigger, which the tick "
+                "invokes when they wait, received them and fired them late or listed them as dead letters "
+                "(docs/deploy.md, Limits AWS sets)."
             ),
             # messages SQS moves there are not counted as sent ("Amazon SQS dead-letter queues"):
-            # the recovering trigger's receives count them
+            # the recovering trigger's drain receives each one within a tick or two (the tick's
+            # look, GetQueueAttributes, is no receive), and those receives count them
             metric=stranded,
             threshold=0,
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,

@@ -14,12 +14,16 @@ Each function has its own role with the exact actions it performs on the exact A
 =========  ==================================================  =============================
 function   table (no index)                                    queues
 =========  ==================================================  =============================
-tick       BatchGetItem, PutItem, Query (marks, ``W#clean``,       none (it invokes the scanner)
-           a look at each shard's buckets)
+tick       BatchGetItem, PutItem, Query (marks, ``W#clean``,   GetQueueAttributes: stranded
+           a look at each shard's buckets)                     (it invokes the scanner and
+                                                               the recovering trigger)
 scanner    UpdateItem, Query (scan lease + mark, buckets)       send: delay queues, dead letters
                                                                (its on-failure destination)
 trigger    GetItem, PutItem, UpdateItem, BatchGetItem          consume + send: delay queues;
            (claims, run logs, runs, re-arming, chained runs)   send: dead letters
+recover    the trigger's                                       consume: stranded (itself, no
+                                                               event source); send: the
+                                                               trigger's
 =========  ==================================================  =============================
 
 The high-priority trigger (``trigger_high``) is the trigger's code and permissions again, with a
@@ -51,7 +55,7 @@ from constructs import Construct
 
 from infra import names
 from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, function_environment
+from infra.function import CONSUME_ACTIONS, ServiceFunction, function_environment
 from infra.nag import nag_form
 from infra.settings import TICK_PERIOD_S, DeploymentSettings
 from infra.signing import Signing
@@ -79,6 +83,8 @@ TICK_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Que
 (a Query of one item), keep what it found clean (PutItem of ``W#clean``): on the mark and bucket
 partitions only (``TICK_PARTITIONS``)."""
 TICK_PARTITIONS = ["W#*", "B#*"]
+TICK_QUEUE_ACTIONS = ("sqs:GetQueueAttributes",)
+"""The stranded queue's depth, once a minute (shared/stranded.py)."""
 SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
 """Take a shard's scan lease and read its mark (one conditional update), query its buckets' due
 window, move the mark and release the lease (a conditional update)."""
@@ -110,7 +116,9 @@ class FunctionProfile:
 
 PROFILES = {
     names.TICK: FunctionProfile(
-        "Sundial tick: every minute, invokes the scanner for the bucket shards with work", Duration.seconds(30)
+        "Sundial tick: every minute, invokes the scanner for the bucket shards with work, and the recovering "
+        "trigger when the stranded queue holds messages",
+        Duration.seconds(30),
     ),
     names.SCANNER: FunctionProfile(
         "Sundial scanner: stages its shards' due occurrences into the delay queues",
@@ -125,8 +133,8 @@ PROFILES = {
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
     names.RECOVER: FunctionProfile(
-        "Sundial recovering trigger: fires late, or gives up as dead letters, occurrences whose messages "
-        "ran out of receives",
+        "Sundial recovering trigger: drains the stranded queue when the tick asks, firing late, or giving up "
+        "as dead letters, occurrences whose messages ran out of receives",
         Duration.seconds(topology.TRIGGER_TIMEOUT_S),
     ),
 }
@@ -163,6 +171,7 @@ class Queues(Construct):
         self.dead_letters = self.by_name[topology.DEAD_LETTERS.name]
         self.delay = [self.by_name[topology.delay_queue(i).name] for i in range(settings.delay_queues)]
         self.high_priority = self.by_name[topology.HIGH_PRIORITY_QUEUE]
+        self.stranded = self.by_name[topology.STRANDED.name]
 
     def _queue(self, spec: topology.QueueSpec, stack_name: str) -> sqs.Queue:
         redrive = None
@@ -235,25 +244,6 @@ class Pipeline(Construct):
             max_event_age=Duration.seconds(topology.SCAN_EVENT_MAX_AGE_S),
             on_failure=destinations.SqsDestination(queues.dead_letters),
         )
-        self.tick = self._function(
-            names.TICK,
-            settings=settings,
-            bundle=bundle,
-            statements=[
-                iam.PolicyStatement(
-                    actions=list(TICK_TABLE_ACTIONS),
-                    resources=[storage.table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
-                ),
-                iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.scanner.function.function_arn]),
-            ],
-            environment=function_environment(
-                settings,
-                table_name=table_name,
-                scanner_function=self.scanner.function.function_name,
-                scan_invocations=settings.scanner_max_concurrency,
-            ),
-        )
 
         def trigger_statements(name: str) -> list[iam.PolicyStatement]:
             return [
@@ -265,43 +255,84 @@ class Pipeline(Construct):
                 *signing.signer_statements(storage),
             ]
 
-        trigger_environment = {
-            # A deployed trigger never calls loopback (there it is the Lambda runtime API)
-            # or private addresses (it runs outside any VPC): every function's settings say
-            # so (allow_loopback_targets and allow_private_targets are false), whatever a task says.
-            **function_environment(
-                settings,
-                table_name=table_name,
-                dead_letter_queue_url=queues.dead_letters.queue_url,
-                **queues.staging_resources(),
-                **jobs.starter_resources(),
-                **signing.resources(),
-            ),
-            # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
-            # failures are logged at WARNING.
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
+        def trigger_environment(**resources: Any) -> dict[str, str]:
+            return {
+                # A deployed trigger never calls loopback (there it is the Lambda runtime API)
+                # or private addresses (it runs outside any VPC): every function's settings say
+                # so (allow_loopback_targets and allow_private_targets are false), whatever a task
+                # says.
+                **function_environment(
+                    settings,
+                    table_name=table_name,
+                    dead_letter_queue_url=queues.dead_letters.queue_url,
+                    **queues.staging_resources(),
+                    **jobs.starter_resources(),
+                    **signing.resources(),
+                    **resources,
+                ),
+                # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
+                # failures are logged at WARNING.
+                "POWERTOOLS_LOG_LEVEL": "WARNING",
+            }
+
         self.trigger = self._function(
             names.TRIGGER,
             settings=settings,
             bundle=bundle,
             statements=trigger_statements(names.TRIGGER),
-            environment=trigger_environment,
+            environment=trigger_environment(),
         )
         self.high_priority_trigger = self._function(
             names.HIGH_PRIORITY_TRIGGER,
             settings=settings,
             bundle=bundle,
             statements=trigger_statements(names.HIGH_PRIORITY_TRIGGER),
-            environment=trigger_environment,
+            environment=trigger_environment(),
             reserved_concurrency=settings.high_priority_reserved_concurrency or None,
         )
+        # No event source: the recovering trigger receives from the stranded queue itself when the
+        # tick invokes it (functions/recover/drain.py), with the actions Lambda's poller would have.
         self.recover = self._function(
             names.RECOVER,
             settings=settings,
             bundle=bundle,
-            statements=trigger_statements(names.RECOVER),
-            environment=trigger_environment,
+            statements=[
+                *trigger_statements(names.RECOVER),
+                iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queues.stranded.queue_arn]),
+            ],
+            environment=trigger_environment(stranded_queue_url=queues.stranded.queue_url),
+        )
+        # A drain that failed or could not start is not retried: the next tick asks again while
+        # messages wait ("Configuring error handling for asynchronous invocation").
+        self.recover.function.configure_async_invoke(
+            retry_attempts=0, max_event_age=Duration.seconds(topology.DRAIN_EVENT_MAX_AGE_S)
+        )
+        # The tick also looks at the stranded queue's depth once a minute and, when messages wait
+        # there, invokes the recovering trigger asynchronously to drain it (shared/stranded.py).
+        self.tick = self._function(
+            names.TICK,
+            settings=settings,
+            bundle=bundle,
+            statements=[
+                iam.PolicyStatement(
+                    actions=list(TICK_TABLE_ACTIONS),
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
+                ),
+                iam.PolicyStatement(
+                    actions=["lambda:InvokeFunction"],
+                    resources=[self.scanner.function.function_arn, self.recover.function.function_arn],
+                ),
+                iam.PolicyStatement(actions=list(TICK_QUEUE_ACTIONS), resources=[queues.stranded.queue_arn]),
+            ],
+            environment=function_environment(
+                settings,
+                table_name=table_name,
+                scanner_function=self.scanner.function.function_name,
+                scan_invocations=settings.scanner_max_concurrency,
+                stranded_queue_url=queues.stranded.queue_url,
+                recover_function=self.recover.function.function_name,
+            ),
         )
         self.triggers = (self.trigger, self.high_priority_trigger, self.recover)
         for trigger in self.triggers:

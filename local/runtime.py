@@ -36,6 +36,8 @@ from shared.topology import (
     RECOVER,
     SCAN_RETRY_ATTEMPTS,
     SCANNER_TIMEOUT_S,
+    STRANDED,
+    TRIGGER_TIMEOUT_S,
     ConsumerSpec,
 )
 
@@ -52,6 +54,9 @@ LOCAL_STACK_NAME = "sundial-local"
 of the signing secrets, ``/sundial-local/signing-root``)."""
 SCANNER_FUNCTION = "sundial-scanner"
 """The scanner's name, which the tick invokes asynchronously (the function server runs it)."""
+RECOVER_FUNCTION = "sundial-recover"
+"""The recovering trigger's name, which the tick invokes asynchronously when the stranded queue
+holds messages (the function server runs it; no poller watches that queue)."""
 NORMAL_CLAIMS = 4
 """Normal-lane claims under way at once (Claimer.normal_claims): moto serves one request at a
 time in effect, so more only queue inside it, where a high-priority claim would queue behind them."""
@@ -128,18 +133,15 @@ class Runtime:
         handlers = {
             "trigger": attributed("trigger", trigger_module.handler),
             HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
-            RECOVER: attributed(RECOVER, recover),
         }
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
         self.functions.submit = self._pool.submit
-        self.functions.event_configs[SCANNER_FUNCTION] = EventInvokeConfig(
-            # Lambda's waits are 60 and 120 s: one and two tick periods, which the runtime shortens
-            retry_delays_s=tuple(self.settings.tick_period_s * (i + 1) for i in range(SCAN_RETRY_ATTEMPTS)),
-            on_failure=self._dead_letter_event(boto3.client("sqs"), urls["dead-letters"]),
-            timeout_s=SCANNER_TIMEOUT_S,
+        self._asynchronous(SCANNER_FUNCTION, attributed("scanner", scanner), self._scanner_config(urls))
+        # the stack's: no retry, and the next tick asks again while messages wait
+        self._asynchronous(
+            RECOVER_FUNCTION, attributed(RECOVER, recover), EventInvokeConfig(timeout_s=TRIGGER_TIMEOUT_S)
         )
-        self.functions.handlers[SCANNER_FUNCTION] = attributed("scanner", scanner)
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
@@ -163,6 +165,22 @@ class Runtime:
         self._spawn("tick", self._tick_forever, attributed("tick", tick))
         for name, *args in pollers:
             self._spawn(name, self._poll_forever, *args)
+
+    def _asynchronous(self, name: str, handler: Callable[..., Any], config: EventInvokeConfig) -> None:
+        """A function the tick invokes asynchronously (through moto's Lambda), and what Lambda does
+        with its events (the stack's ``EventInvokeConfig``)."""
+        self.functions.event_configs[name] = config
+        self.functions.handlers[name] = handler
+
+    def _scanner_config(self, urls: dict[str, str]) -> EventInvokeConfig:
+        import boto3
+
+        return EventInvokeConfig(
+            # Lambda's waits are 60 and 120 s: one and two tick periods, which the runtime shortens
+            retry_delays_s=tuple(self.settings.tick_period_s * (i + 1) for i in range(SCAN_RETRY_ATTEMPTS)),
+            on_failure=self._dead_letter_event(boto3.client("sqs"), urls["dead-letters"]),
+            timeout_s=SCANNER_TIMEOUT_S,
+        )
 
     def _use(self, settings: Settings) -> None:
         """The functions' environment (what ``shared.settings.from_env`` reads back)."""
@@ -211,6 +229,8 @@ class Runtime:
             dead_letter_queue_url=urls["dead-letters"],
             scanner_function=SCANNER_FUNCTION,
             scan_invocations=self.settings.deployment.scanner_max_concurrency,
+            stranded_queue_url=urls[STRANDED.name],
+            recover_function=RECOVER_FUNCTION,
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
             account_id=ACCOUNT,
             signing_key_arn=create_signing_key(boto3.client("kms")) if kms else "",

@@ -40,6 +40,16 @@ class ScanInvocation(BaseModel):
         return self.model_dump_json(exclude_none=True).encode()
 
 
+class DrainInvocation(BaseModel):
+    """The recovering trigger's event: the tick found messages waiting in the stranded queue
+    (shared/stranded.py sends it), which the function receives and fires itself."""
+
+    drain: Literal[True]
+
+    def payload(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
 class StagedMessage(BaseModel):
     """A staged occurrence as the delay queues carry it (:func:`staged_message` writes it). Keys
     are one letter each: a scan sends thousands of these."""

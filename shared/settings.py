@@ -456,7 +456,7 @@ class DeploymentSettings(Tuning):
     concurrency), so the trigger cannot take the whole account's pool from the API, its
     authorizer, the tick and the high-priority lane. 0: what the account's quota leaves once the
     other lanes, the scanners and 100 for the other functions are counted, shared by the delay
-    queues (:attr:`trigger_lane_concurrency`; 872 at the defaults). Provisioned mode
+    queues (:attr:`trigger_lane_concurrency`; 873 at the defaults). Provisioned mode
     (``trigger_min_pollers``) has no maximum concurrency; ``trigger_max_pollers`` bounds it."""
     account_concurrency: Annotated[Int, Field(ge=10)] = ACCOUNT_CONCURRENCY
     """The account's quota of concurrent executions in this Region (Lambda's default: 1,000): the
@@ -685,6 +685,12 @@ class Settings(Tuning):
     """The scanner function's name, which the tick invokes asynchronously (shared/scans.py)."""
     scan_invocations: Annotated[Int, Field(ge=1)] = SCANNER_MAX_CONCURRENCY
     """The most scanner invocations a tick starts: the deployment's ``scanner_max_concurrency``."""
+    stranded_queue_url: Text = ""
+    """The stranded queue (shared/topology.py, ``STRANDED``): the tick looks at its depth, the
+    recovering trigger drains it."""
+    recover_function: Text = ""
+    """The recovering trigger's name, which the tick invokes asynchronously when the stranded queue
+    holds messages (shared/stranded.py). Empty: the tick does not look."""
     high_priority_queue_url: Text = ""
     """The delay queue of high-priority occurrences (empty: they share the others)."""
     jobs_bucket: Text = ""
@@ -726,6 +732,8 @@ class Settings(Tuning):
         "dead_letter_queue_url",
         "scanner_function",
         "scan_invocations",
+        "stranded_queue_url",
+        "recover_function",
         "high_priority_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",

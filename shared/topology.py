@@ -103,7 +103,9 @@ concurrency or by Lambda's recursive loop detection), and the dead-letter queue 
 it where no API lists it. The recovering trigger (``RECOVER``) takes each one as a last delivery:
 fired late under the task's misfire policy, or given up as a dead letter that
 ``GET /v1/dead-letters`` lists and redrive fires again; what it cannot take either goes on to the
-dead-letter queue, which is alarmed."""
+dead-letter queue, which is alarmed. No event source mapping polls it (its pollers' empty long
+polls were about a third of an idle stack's bill): the tick looks at its depth once a minute and
+invokes the recovering trigger to drain it when something waits (shared/stranded.py)."""
 DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
 TRIGGER_MEMORY_MB = 128
@@ -150,7 +152,9 @@ handler), on the high-priority queue alone, with capacity of its own (its event 
 concurrency, and reserved concurrency where the account has room for it; its own worker pool
 locally)."""
 RECOVER = "recover"
-"""The trigger's code a third time, on the stranded queue: every message is its last delivery."""
+"""The trigger's code a third time, on the stranded queue: every message is its last delivery.
+Not an event source's consumer: the tick invokes it asynchronously when the queue holds messages,
+and it drains the queue itself (functions/recover/drain.py)."""
 API = "api"
 CANARY = "canary"
 TICK = "tick"
@@ -181,8 +185,9 @@ def queues(delay_queues: int, delay_visibility_s: int = DELAY_VISIBILITY_TIMEOUT
 
 def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -> list[ConsumerSpec]:
     """The trigger on every delay queue ``trigger_batch_size``
-    messages at a time, the high-priority trigger on the high-priority queue, without a batching
-    window (at most 10 at a time), and the recovering trigger on the stranded queue."""
+    messages at a time, and the high-priority trigger on the high-priority queue, without a
+    batching window (at most 10 at a time). The stranded queue has no event source: the recovering
+    trigger drains it when the tick asks (:data:`RECOVER`)."""
     return [
         *(
             ConsumerSpec(
@@ -199,14 +204,19 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
             batch_size=min(trigger_batch_size, MAX_UNWINDOWED_BATCH_SIZE),
             batching_window_s=HIGH_PRIORITY_BATCHING_WINDOW_S,
         ),
-        ConsumerSpec(RECOVER, STRANDED.name, batch_size=MAX_UNWINDOWED_BATCH_SIZE, max_concurrency=RECOVER_CONCURRENCY),
     ]
 
 
-RECOVER_CONCURRENCY = 2
-"""The recovering trigger's event source runs at most this many batches at once (the least
-Lambda's MaximumConcurrency accepts): stranded messages are rare, and a flood of them must not
-take the account's concurrency from the lanes that fire on time."""
+RECOVER_CONCURRENCY = 1
+"""The recovering trigger's drains that run at once, as the account's concurrency budget counts
+them (shared/settings.py): the tick starts at most one a minute, and a drain usually ends within
+it (its last receive comes back empty). One running past the next tick, or an event Lambda runs
+twice, makes a second, rare and short-lived, which the room kept for the other functions
+(``OTHER_FUNCTIONS_CONCURRENCY``) covers; two drains at once only split the messages."""
+DRAIN_EVENT_MAX_AGE_S = 60
+"""How long Lambda keeps trying one of the tick's drain invocations (throttled): the next tick
+asks again if the queue still holds messages (Lambda's ``MaximumEventAgeInSeconds``, at least
+60). No retry of a failed drain either (``MaximumRetryAttempts`` 0), for the same reason."""
 
 
 def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
@@ -217,7 +227,8 @@ def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     invocation whose retries are spent to the dead-letter queue, the scanner's on-failure
     destination, with the scanner's role), and the triggers stage retries, next occurrences, held
     copies and chain hops, and send what they give up to the dead-letter queue. The tick sends to
-    no queue: it invokes the scanner (shared/scans.py)."""
+    no queue: it invokes the scanner (shared/scans.py) and, when the stranded queue holds messages,
+    the recovering trigger (shared/stranded.py), which sends as the triggers do."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {

@@ -96,7 +96,7 @@ class Deployment:
     mapping_max_concurrency: int | None = None
     """Each delay queue's event source's MaximumConcurrency in standard mode. None: what the stack
     sets (``sundial:triggerMaxConcurrency`` 0: the account's room less the other lanes, the
-    scanners and 100 for the other functions, shared by the delay queues, at most 1,000; 872 at
+    scanners and 100 for the other functions, shared by the delay queues, at most 1,000; 873 at
     the defaults: shared/settings.py ``trigger_lane_concurrency``); 0: none set, so Lambda's
     1,250."""
     provisioned_pollers: tuple[int, int] | None = None

@@ -77,7 +77,7 @@ def hot_second(tasks: int, weight: int) -> Callable[[Deployment, int], Model]:
 _SIZED = Deployment(bucket_shards=64, delay_queues=4, account_concurrency=5_000, previous_peak_wcu=20_000)
 FRESH = Deployment()
 """The default stack in a fresh account: Lambda's default 1,000 concurrent executions (the trigger's
-lane 872 of them, by the stack's own rule), a new on-demand table (4,000 WCU a second on 4
+lane 873 of them, by the stack's own rule), a new on-demand table (4,000 WCU a second on 4
 partitions), 16 shards, one delay queue, batches of 10 at 128 MB."""
 
 SCENARIOS: tuple[Scenario, ...] = (

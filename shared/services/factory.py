@@ -48,6 +48,7 @@ from shared.store.signing_kms import KmsSecretValues
 from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
+from shared.stranded import StrandedWatch
 
 
 def _stager(settings: Settings) -> SqsStager | None:
@@ -105,6 +106,11 @@ def build_ticker(settings: Settings) -> Ticker:
         build_scan_requests(settings),
         settings.timing,
         settings.bucket_shards,
+        stranded=(
+            StrandedWatch(settings.stranded_queue_url, settings.recover_function)
+            if settings.stranded_queue_url and settings.recover_function
+            else None
+        ),
     )
 
 

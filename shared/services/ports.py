@@ -106,6 +106,18 @@ class ScanRequester(Protocol):
         ...
 
 
+class StrandedQueue(Protocol):
+    """The stranded queue as the tick sees it: whether messages wait there, and a drain of it."""
+
+    def waiting(self) -> bool:
+        """Whether the queue holds messages a receive would return (an approximate count)."""
+        ...
+
+    def drain(self) -> None:
+        """Ask for the queue to be drained (the recovering trigger, invoked asynchronously)."""
+        ...
+
+
 class PipelineStore(Protocol):
     """What the scanners and the trigger read and write; every write is conditional on the run
     it belongs to (shared/store/pipeline.py)."""

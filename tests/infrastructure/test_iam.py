@@ -183,6 +183,8 @@ class _Ids:
         queues = stack.pipeline.queues
         self.dead_letters = logical_id(stack, queues.dead_letters.node.default_child)
         self.scanner = logical_id(stack, stack.pipeline.scanner.function.node.default_child)
+        self.recover = logical_id(stack, stack.pipeline.recover.function.node.default_child)
+        self.stranded = logical_id(stack, queues.stranded.node.default_child)
         self.delay = [logical_id(stack, queue.node.default_child) for queue in queues.delay]
         self.high_priority = logical_id(stack, queues.high_priority.node.default_child)
         self.roles = _function_roles(built)
@@ -295,9 +297,11 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
     ids = _Ids(built)
     pipeline = built.stack.pipeline
     send = ["sqs:SendMessage"]
+    # the tick looks at the stranded queue's depth and invokes the recovering trigger to drain it
     assert _grants(built, ids.role(pipeline.tick)) == {
-        *_on(["lambda:InvokeFunction"], ids.scanner),
+        *_on(["lambda:InvokeFunction"], ids.scanner, ids.recover),
         *_on(TICK_TABLE_ACTIONS, ids.table),
+        *_on(["sqs:GetQueueAttributes"], ids.stranded),
     }
     # its on-failure destination: Lambda sends a spent scan invocation with the scanner's role
     assert _grants(built, ids.role(pipeline.scanner)) == {
@@ -320,6 +324,9 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         *trigger,
         *_on(CONSUME_ACTIONS, ids.high_priority),
     }
+    # the recovering trigger: the same permissions, receiving from the stranded queue itself (no
+    # event source: functions/recover/drain.py) with the actions Lambda's poller would use
+    assert _grants(built, ids.role(pipeline.recover)) == {*trigger, *_on(CONSUME_ACTIONS, ids.stranded)}
     assert _job_starter(built) <= _grants(built, ids.role(built.stack.api.handler))
     # the API cancels jobs; nothing else stops an execution (the triggers' grants are whole above)
     assert _job_stopper(built) <= _grants(built, ids.role(built.stack.api.handler))

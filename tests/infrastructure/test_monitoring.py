@@ -195,8 +195,10 @@ def test_without_alarms_the_dashboard_has_no_alarm_widget_nor_threshold(unalarme
 
 def test_stranded_messages_are_an_alarm(alarmed: Built) -> None:
     """A message SQS moves to the stranded queue is not counted as sent there: the alarm counts the
-    recovering trigger's receives."""
+    receives of the recovering trigger's drain, which the tick invokes when the queue holds
+    messages (the tick's look, GetQueueAttributes, receives nothing), and says so."""
     alarm = _alarm(alarmed, "stranded")
+    assert "the tick invokes when they wait, received them" in alarm["AlarmDescription"]
     assert (alarm["Namespace"], alarm["MetricName"], alarm["Statistic"]) == (
         "AWS/SQS",
         "NumberOfMessagesReceived",

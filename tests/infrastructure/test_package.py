@@ -46,7 +46,7 @@ from shared.settings import env_name
 from tests.infrastructure.conftest import Built, Synthesized
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
-from tests.support.sandbox import SCANNER_FUNCTION, Sandbox, provision
+from tests.support.sandbox import RECOVER_FUNCTION, SCANNER_FUNCTION, Sandbox, provision
 
 pytestmark = pytest.mark.infrastructure
 
@@ -71,6 +71,8 @@ class Shipped:
     """Function (its folder under functions/) -> the template's ``Handler``."""
     environments: dict[str, dict[str, Any]]
     """Function -> the template's ``Environment.Variables`` (strings, or references)."""
+    timeouts_s: dict[str, int]
+    """Function -> the template's ``Timeout``."""
 
 
 def shipped(synthesized: Synthesized, *also: Built) -> Shipped:
@@ -83,7 +85,7 @@ def shipped(synthesized: Synthesized, *also: Built) -> Shipped:
         for destination in entry["destinations"].values()
     }
     (layer,) = synthesized.resources("AWS::Lambda::LayerVersion").values()
-    codes, handlers, environments = set(), {}, {}
+    codes, handlers, environments, timeouts = set(), {}, {}, {}
     functions = [
         function for built in (synthesized, *also) for function in built.resources("AWS::Lambda::Function").values()
     ]
@@ -95,9 +97,10 @@ def shipped(synthesized: Synthesized, *also: Built) -> Shipped:
         name = handler.split(".")[1]
         handlers[name] = handler
         environments[name] = properties.get("Environment", {}).get("Variables", {})
+        timeouts[name] = properties.get("Timeout", 3)  # Lambda's default
         codes.add(properties["Code"]["S3Key"])
     (code,) = codes  # one code asset, whatever the settings
-    return Shipped(by_key[code], by_key[layer["Properties"]["Content"]["S3Key"]], handlers, environments)
+    return Shipped(by_key[code], by_key[layer["Properties"]["Content"]["S3Key"]], handlers, environments, timeouts)
 
 
 # --- the mechanism, on a package made for the purpose --------------------------------------------
@@ -187,16 +190,19 @@ def test_the_stack_ships_every_handler_from_one_code_asset(synthesized: Synthesi
 
 
 class ScanEvents:
-    """Lambda's side of the tick's asynchronous invocations of the scanner: moto forwards each
-    (local/functions.py), and the event is kept for the shipped scanner to be run with."""
+    """Lambda's side of the tick's asynchronous invocations of the scanner (and of the recovering
+    trigger): moto forwards each (local/functions.py), and the event is kept for the shipped
+    function to be run with."""
 
     def __init__(self) -> None:
         from local.functions import FunctionServer
 
         self.events: list[Any] = []
+        self.drains: list[Any] = []
         self.server = FunctionServer()
         self.server.submit = lambda run: run()
         self.server.handlers[SCANNER_FUNCTION] = lambda event, context: self.events.append(event)
+        self.server.handlers[RECOVER_FUNCTION] = lambda event, context: self.drains.append(event)
 
 
 @pytest.fixture
@@ -244,7 +250,12 @@ class Deployment:
     def __getitem__(self, name: str) -> Sandbox:
         if name not in self.sandboxes:
             self.sandboxes[name] = Sandbox(
-                name, self.package.handlers[name], self.package.code, self.layer, self.environment(name)
+                name,
+                self.package.handlers[name],
+                self.package.code,
+                self.layer,
+                self.environment(name),
+                function_timeout_ms=self.package.timeouts_s[name] * 1000,
             )
         return self.sandboxes[name]
 
@@ -293,11 +304,15 @@ def _api(deployment: Deployment, method: str, path: str, body: Any, key: str) ->
     return answer["statusCode"], json.loads(answer["body"]) if answer.get("body") else None
 
 
-def _drain(deployment: Deployment, queue: str, count: int) -> list[dict[str, Any]]:
-    """``count`` messages of a queue, as Lambda's poller receives them (long polls: no sleeping)."""
+def _sqs(deployment: Deployment) -> Any:
     import boto3
 
-    sqs = boto3.client("sqs", endpoint_url=deployment.common["AWS_ENDPOINT_URL"], region_name=FAKE_ENV["AWS_REGION"])
+    return boto3.client("sqs", endpoint_url=deployment.common["AWS_ENDPOINT_URL"], region_name=FAKE_ENV["AWS_REGION"])
+
+
+def _drain(deployment: Deployment, queue: str, count: int) -> list[dict[str, Any]]:
+    """``count`` messages of a queue, as Lambda's poller receives them (long polls: no sleeping)."""
+    sqs = _sqs(deployment)
     url = deployment.resources[queue]
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + 20
@@ -363,9 +378,16 @@ def test_every_shipped_handler_answers_a_real_event(
         deployment, "POST", "/v1/tasks", {"schedule": {"after_seconds": 1}, "target": {"http": {"url": late}}}, key
     )
     assert status == 201, stranded
-    delay = env_name("delay_queue_urls")
-    answer = deployment["recover"].succeed(sqs_event(_drain(deployment, delay, 1), _arn("sundial-stranded")))
-    assert answer == {"batchItemFailures": []}
+    # its message moved to the stranded queue as SQS moves it; the tick finds it there and invokes
+    # the recovering trigger (through moto's Invoke), which drains the queue
+    assert scan_events.drains == []  # the first tick found the stranded queue empty
+    [message] = _drain(deployment, env_name("delay_queue_urls"), 1)
+    sqs = _sqs(deployment)
+    sqs.send_message(QueueUrl=deployment.resources[env_name("stranded_queue_url")], MessageBody=message["Body"])
+    deployment["tick"].succeed({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
+    assert scan_events.drains == [{"drain": True}]
+    answer = deployment["recover"].succeed(scan_events.drains[0])
+    assert answer == {"receives": 2, "received": 1, "deleted": 1, "failed": 0}
     assert len(receiver.calls_to("/stranded")) == 1
 
     # the canary: its custom resource registers it (answering at the request's URL), its target times it

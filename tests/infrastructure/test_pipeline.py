@@ -128,7 +128,6 @@ def test_every_event_source_is_a_topology_consumer_and_the_other_way_round(
         names.SCANNER: settings.scanner_max_concurrency,
         names.TRIGGER: settings.trigger_lane_concurrency,
         names.HIGH_PRIORITY_TRIGGER: settings.high_priority_concurrency,
-        names.RECOVER: topology.RECOVER_CONCURRENCY,
     }
     expected = []
     for consumer in topology.consumers(delay_queues):
@@ -160,13 +159,26 @@ def test_every_delay_queue_redrives_to_the_stranded_queue_and_that_to_the_dead_l
     assert queues[stranded]["Properties"]["RedrivePolicy"]["deadLetterTargetArn"] == {
         "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
     }
-    recover_id, _ = _function(built, names.RECOVER)
-    [consumed] = [
-        m["Properties"]
+    # no event source polls it: the tick looks at its depth and invokes the recovering trigger,
+    # which drains it (shared/stranded.py)
+    assert all(
+        m["Properties"]["EventSourceArn"] != {"Fn::GetAtt": [stranded, "Arn"]}
         for m in built.resources("AWS::Lambda::EventSourceMapping").values()
-        if m["Properties"]["FunctionName"] == {"Ref": recover_id}
+    )
+    recover_id, recover = _function(built, names.RECOVER)
+    assert recover["Environment"]["Variables"][env_name("stranded_queue_url")] == {"Ref": stranded}
+    tick_variables = _function(built, names.TICK)[1]["Environment"]["Variables"]
+    assert tick_variables[env_name("stranded_queue_url")] == {"Ref": stranded}
+    assert tick_variables[env_name("recover_function")] == {"Ref": recover_id}
+    [config] = [
+        c["Properties"]
+        for c in built.resources("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": recover_id}
     ]
-    assert consumed["EventSourceArn"] == {"Fn::GetAtt": [stranded, "Arn"]}
+    # no retry and a minute's age: the next tick asks again while messages wait
+    assert config["MaximumRetryAttempts"] == 0
+    assert config["MaximumEventAgeInSeconds"] == topology.DRAIN_EVENT_MAX_AGE_S == 60
+    assert "ReservedConcurrentExecutions" not in recover
 
 
 def test_the_dead_letter_queue_keeps_messages_14_days(synthesized: Synthesized) -> None:
@@ -482,7 +494,14 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
     def environment(name: str) -> dict[str, Any]:
         return _function(synthesized, name)[1]["Environment"]["Variables"]
 
-    assert environment(names.TICK) == {**_base(settings), **table, env_name("scanner_function"): scanner}
+    stranded = {env_name("stranded_queue_url"): {"Ref": _queue_id(synthesized, topology.STRANDED.name)}}
+    assert environment(names.TICK) == {
+        **_base(settings),
+        **table,
+        env_name("scanner_function"): scanner,
+        **stranded,
+        env_name("recover_function"): {"Ref": _function(synthesized, names.RECOVER)[0]},
+    }
     assert environment(names.SCANNER) == {**_base(settings), **table, **delay}
     # the high-priority trigger is the trigger again: the same settings and resources
     assert (
@@ -501,6 +520,8 @@ def test_environments_carry_the_queue_urls_and_the_timing(synthesized: Synthesiz
             "POWERTOOLS_LOG_LEVEL": "WARNING",
         }
     )
+    # the recovering trigger: the trigger's, and the stranded queue it drains
+    assert environment(names.RECOVER) == {**environment(names.TRIGGER), **stranded}
     # A deployed trigger never calls loopback (there it is the Lambda runtime API) or private
     # addresses (it runs outside any VPC).
     assert environment(names.TRIGGER)[env_name("allow_loopback_targets")] == "false"

@@ -16,7 +16,8 @@ from moto import mock_aws
 from local.moto_index_lag import index_lag
 from shared.scans import ScanInvoker
 from shared.settings import Platform, Settings, env_name, from_env
-from shared.topology import SCANNER_TIMEOUT_S
+from shared.stranded import StrandedWatch
+from shared.topology import SCANNER_TIMEOUT_S, TRIGGER_TIMEOUT_S
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
 
@@ -169,8 +170,9 @@ class StagingNow:
 
 
 class Invocations:
-    """Lambda's Invoke API as the tick's :class:`ScanInvoker` calls it: each asynchronous
-    invocation's event kept, to be run by :meth:`Pipeline.tick` in order."""
+    """Lambda's Invoke API as the tick's :class:`ScanInvoker` (and its :class:`StrandedWatch`)
+    calls it: each asynchronous invocation's event kept, to be run by :meth:`Pipeline.tick` in
+    order."""
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []
@@ -192,6 +194,9 @@ class Pipeline:
     """The batches :meth:`fire` handed to a worker, while it fires."""
     scans: list[dict[str, Any]] = field(default_factory=list)
     """What each scanner invocation :meth:`tick` ran answered."""
+    drains: list[dict[str, Any]] = field(default_factory=list)
+    """What each drain of the stranded queue :meth:`tick` asked for answered (the recovering
+    trigger's)."""
 
     def pump(self, queue: str, handler: Callable[..., Any], until: Callable[[], bool], timeout: float) -> bool:
         """Feed ``queue``'s messages to ``handler`` in Lambda batches until ``until()`` or timeout."""
@@ -261,6 +266,7 @@ class Pipeline:
         would (a fake clock for the scanner: a tick seconds later, or earlier, without waiting for
         it), and stage what they find as staging now does (its SQS delays counted from now, so a
         message is not held longer than it would be)."""
+        from functions.recover.handler import handler as recover
         from functions.scanner.handler import handler as scanner
         from functions.scanner.handler import scanner as built
         from functions.tick.handler import handler as tick
@@ -270,18 +276,27 @@ class Pipeline:
 
         shift_ms = 0 if at is None else round(at * 1000) - now_ms()
         scanning, ticking = built(), ticker()
-        stager, invoker = scanning.stager, ticking.requests
-        events = Invocations()
+        stager, invoker, watch = scanning.stager, ticking.requests, ticking.stranded
+        assert watch is not None, "the tick looks at the stranded queue"
+        events, drains = Invocations(), Invocations()
         scanning.clock = ticking.clock = lambda: now_ms() + shift_ms
         scanning.stager = StagingNow(stager, shift_ms)  # type: ignore[assignment]
         ticking.requests = ScanInvoker(invoker.function_name, invoker.invocations, client=lambda: events)  # type: ignore[attr-defined]
+        ticking.stranded = StrandedWatch(
+            watch.queue_url,  # type: ignore[attr-defined]
+            watch.function_name,  # type: ignore[attr-defined]
+            sqs=lambda: self.sqs,
+            lambda_client=lambda: drains,
+        )
         try:
             tick({}, LocalContext())
             for event in events.sent:
                 self.scans.append(scanner(event, LocalContext(timeout_s=SCANNER_TIMEOUT_S)))
+            for event in drains.sent:
+                self.drains.append(recover(event, LocalContext(timeout_s=TRIGGER_TIMEOUT_S)))
         finally:
             scanning.clock = ticking.clock = now_ms
-            scanning.stager, ticking.requests = stager, invoker
+            scanning.stager, ticking.requests, ticking.stranded = stager, invoker, watch
 
     def dead_letters(self) -> list[dict[str, Any]]:
         answer = self.sqs.receive_message(QueueUrl=self.urls["dead-letters"], MaxNumberOfMessages=10, WaitTimeSeconds=0)
@@ -306,7 +321,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 
     from local.queues import create_queues
     from shared import queues as queues_module
-    from shared.topology import HIGH_PRIORITY_QUEUE, queues
+    from shared.topology import HIGH_PRIORITY_QUEUE, STRANDED, queues
 
     sqs = boto3.client("sqs")
     urls, arns = create_queues(sqs, queues(DELAY_QUEUES, DELAY_VISIBILITY_S))
@@ -317,6 +332,8 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
         high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
         dead_letter_queue_url=urls["dead-letters"],
         scanner_function="sundial-scanner",
+        stranded_queue_url=urls[STRANDED.name],
+        recover_function="sundial-recover",
     )
     assert not settings.platform_problems(PIPELINE_PLATFORM), settings.platform_problems(PIPELINE_PLATFORM)
     queues_module._sqs.cache_clear()
@@ -338,6 +355,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
 def _clear_function_caches() -> None:
     from functions.api import common as api
     from functions.jobs import handler as jobs
+    from functions.recover import handler as recover
     from functions.scanner import handler as scanner
     from functions.tick import handler as tick
     from functions.trigger import handler as trigger
@@ -345,6 +363,8 @@ def _clear_function_caches() -> None:
     api.reset()
     jobs.factory.cache_clear()
     scanner.scanner.cache_clear()
+    recover.stranded_queue_url.cache_clear()
+    recover._sqs.cache_clear()
     tick.ticker.cache_clear()
     trigger.trigger.cache_clear()
 

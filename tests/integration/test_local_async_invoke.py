@@ -136,3 +136,35 @@ def test_the_runtimes_scanner_destination_sends_lambdas_invocation_record(lambda
     assert record["requestContext"]["functionArn"].endswith(":function:sundial-scanner:$LATEST")
     assert record["requestPayload"] == {"requests": [{"shard": 1}]}
     assert record["responsePayload"]["errorType"] == "KeyError"
+
+
+def test_the_ticks_drain_of_the_stranded_queue_reaches_the_recovering_trigger_once(
+    lambdas: tuple[FunctionServer, Any],
+) -> None:
+    """The tick's look (shared/stranded.py) through moto's SQS and Lambda to the function server,
+    with the config local/runtime.py gives the recovering trigger (no retry): nothing waiting, no
+    drain; a message waiting, one drain event, and a failed drain is not retried (the stack's
+    ``MaximumRetryAttempts`` 0: the next tick asks again)."""
+    from shared.stranded import StrandedWatch
+
+    functions, client = lambdas
+    sqs = boto3.client("sqs", endpoint_url=client.meta.endpoint_url, region_name=FAKE_ENV["AWS_REGION"])
+    url = sqs.create_queue(QueueName="sundial-stranded-watched")["QueueUrl"]
+    events: list[Any] = []
+    ran = threading.Event()
+
+    def failing_drain(event: Any, context: Any) -> None:
+        events.append(event)
+        ran.set()
+        raise RuntimeError("the drain failed")
+
+    functions.handlers["sundial-recover-watched"] = failing_drain
+    functions.event_configs["sundial-recover-watched"] = EventInvokeConfig(timeout_s=120)
+    watch = StrandedWatch(url, "sundial-recover-watched", sqs=lambda: sqs, lambda_client=lambda: client)
+    assert not watch.waiting()
+    sqs.send_message(QueueUrl=url, MessageBody="{}")
+    assert watch.waiting()
+    watch.drain()
+    assert ran.wait(WAIT_S)
+    assert not threading.Event().wait(0.5)  # room for a retry that must not come
+    assert events == [{"drain": True}]

@@ -65,14 +65,38 @@ def occurrence_of_no_task() -> str:
 
 
 @pytest.mark.parametrize("queue", ["delay-0", STRANDED.name])
-def test_a_malformed_staged_message_fails_alone(pipeline, queue: str) -> None:
-    from functions.recover.handler import handler as recover
+def test_a_malformed_staged_message_fails_alone(pipeline, queue: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trigger's batch from its event source; the recovering trigger's from its own drain of
+    the stranded queue (the tick's drain event), which deletes the good message and leaves the
+    failed ones in flight, to come back after the queue's visibility timeout."""
+    from functions.recover import handler as recover
     from functions.trigger.handler import handler as trigger
+    from shared.topology import TRIGGER_TIMEOUT_S
+    from tests.integration.conftest import held
+    from tests.support.events import FakeLambdaContext
 
-    handler = recover if queue == STRANDED.name else trigger
     good, wrong = occurrence_of_no_task(), json.dumps({"t": "01KA0000000000000000000000", "d": "soon", "r": "x"})
-    messages, ids = batch_of(pipeline, queue, [good, MALFORMED, wrong])
-    assert sorted(invoke(pipeline, queue, handler, messages)) == sorted([ids[MALFORMED], ids[wrong]])
+    if queue != STRANDED.name:
+        messages, ids = batch_of(pipeline, queue, [good, MALFORMED, wrong])
+        assert sorted(invoke(pipeline, queue, trigger, messages)) == sorted([ids[MALFORMED], ids[wrong]])
+        return
+    ids = {
+        body: pipeline.sqs.send_message(QueueUrl=pipeline.urls[queue], MessageBody=body)["MessageId"]
+        for body in (good, MALFORMED, wrong)
+    }
+    answers: list[Any] = []
+    fire = recover.fire_last_deliveries
+
+    def recorded(event: dict[str, Any], context: Any) -> Any:
+        answers.append(fire(event, context))
+        return answers[-1]
+
+    monkeypatch.setattr(recover, "fire_last_deliveries", recorded)
+    drained = recover.handler({"drain": True}, FakeLambdaContext(timeout_s=TRIGGER_TIMEOUT_S))
+    assert (drained["received"], drained["deleted"], drained["failed"]) == (3, 1, 2)
+    failed = [f["itemIdentifier"] for answer in answers for f in answer["batchItemFailures"]]
+    assert sorted(failed) == sorted([ids[MALFORMED], ids[wrong]])
+    assert held(pipeline, queue) == 2  # in flight, not deleted
 
 
 def test_a_batch_of_malformed_staged_messages_fails_whole_saying_why(pipeline) -> None:

@@ -1,5 +1,5 @@
 """Lambda's Python runtime in miniature, for an interpreter that has nothing but the standard
-library: ``python -I -S -B lambda_bootstrap.py <task root> <layer> <handler>``.
+library: ``python -I -S -B lambda_bootstrap.py <task root> <layer> <handler> [<timeout ms>]``.
 
 It puts the function's code (Lambda's ``/var/task``) and the layer's ``python/`` directory
 (``/opt/python``) first on ``sys.path``, imports the handler named as the function's ``Handler``
@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import sysconfig
+import time
 import traceback
 import uuid
 from typing import Any
@@ -31,8 +32,9 @@ SELF = os.path.realpath(__file__)
 class Context:
     """What Lambda hands a handler as its second argument (the parts Powertools reads)."""
 
-    def __init__(self, function_name: str) -> None:
+    def __init__(self, function_name: str, timeout_ms: int = 30_000) -> None:
         self.function_name = function_name
+        self._deadline = time.monotonic() + timeout_ms / 1000
         self.function_version = "$LATEST"
         self.memory_limit_in_mb = 256
         self.invoked_function_arn = f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}"
@@ -40,9 +42,9 @@ class Context:
         self.log_group_name = f"/aws/lambda/{function_name}"
         self.log_stream_name = "sandbox"
 
-    @staticmethod
-    def get_remaining_time_in_millis() -> int:
-        return 30_000
+    def get_remaining_time_in_millis(self) -> int:
+        """Counted down from the function's timeout, as Lambda's."""
+        return max(0, round((self._deadline - time.monotonic()) * 1000))
 
 
 def foreign_modules(shipped: list[str], stdlib: list[str]) -> list[str]:
@@ -65,6 +67,7 @@ def foreign_modules(shipped: list[str], stdlib: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     task_root, layer, handler_name = argv[1:4]
+    timeout_ms = int(argv[4]) if len(argv) > 4 else 30_000
     site = os.path.join(layer, "python")
     sys.path[:0] = [task_root, site]
     shipped = [os.path.realpath(path) + os.sep for path in (task_root, site)]
@@ -84,7 +87,7 @@ def main(argv: list[str]) -> int:
             outcome["error"] = init_error
         else:
             try:
-                outcome["result"] = handler(json.loads(line), Context(function_name))
+                outcome["result"] = handler(json.loads(line), Context(function_name, timeout_ms))
             except Exception as exc:
                 outcome["error"] = {"type": type(exc).__name__, "message": str(exc), "trace": traceback.format_exc()}
         outcome["foreign"] = foreign_modules(shipped, stdlib)

@@ -28,6 +28,7 @@ from typing import Any
 from local.moto_server import FAKE_ENV
 
 SCANNER_FUNCTION = "sundial-sandbox-scanner"
+RECOVER_FUNCTION = "sundial-sandbox-recover"
 """The scanner's name in the functions' settings: the tick invokes it through moto's Lambda."""
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
@@ -56,6 +57,8 @@ class Sandbox:
     layer: Path
     environment: dict[str, str]
     timeout_s: float = 60
+    function_timeout_ms: int = 30_000
+    """The function's timeout, which its context counts down from."""
     _process: subprocess.Popen[str] | None = None
     _answers: queue.Queue[str | None] = field(default_factory=queue.Queue)
     stderr: list[str] = field(default_factory=list)
@@ -74,7 +77,11 @@ class Sandbox:
         }
         self._process = subprocess.Popen(
             # -B: no bytecode written, as on Lambda's read-only /var/task and /opt
-            [sys.executable, "-I", "-S", "-B", str(BOOTSTRAP), str(self.code), str(self.layer), self.handler],
+            [
+                sys.executable,
+                *("-I", "-S", "-B"),
+                *(str(BOOTSTRAP), str(self.code), str(self.layer), self.handler, str(self.function_timeout_ms)),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -167,7 +174,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
     from shared.store.dynamo import ensure_table
     from shared.store.idempotency import ensure_idempotency_table
     from shared.store.signing_parameter import root_parameter_name
-    from shared.topology import HIGH_PRIORITY_QUEUE, queues
+    from shared.topology import HIGH_PRIORITY_QUEUE, STRANDED, queues
 
     urls, _ = create_queues(boto3.client("sqs"), queues(1))
     bucket = "sundial-jobs-sandbox"
@@ -183,6 +190,8 @@ def _provision_here(admin_key: str) -> dict[str, str]:
         high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
         dead_letter_queue_url=urls["dead-letters"],
         scanner_function=SCANNER_FUNCTION,
+        stranded_queue_url=urls[STRANDED.name],
+        recover_function=RECOVER_FUNCTION,
         jobs_bucket=bucket,
         job_state_machine_arn=machine,
         account_id=ACCOUNT,

@@ -164,9 +164,9 @@ def test_the_limits_are_the_ones_botocore_s_lambda_model_accepts() -> None:
 
 
 def test_the_default_stack_caps_its_trigger_lane_as_the_stack_does() -> None:
-    """The stack sets each delay queue's MaximumConcurrency in standard mode: 872 at the defaults
-    (1,000 less 100 for the other functions, 16 scanners, 10 for the high lane, 2 recovering)."""
-    assert Deployment().scaling().maximum == 872
+    """The stack sets each delay queue's MaximumConcurrency in standard mode: 873 at the defaults
+    (1,000 less 100 for the other functions, 16 scanners, 10 for the high lane, 1 recovering drain)."""
+    assert Deployment().scaling().maximum == 873
     assert Deployment(account_concurrency=5_000, delay_queues=4).scaling().maximum == 1_000
     assert Deployment(mapping_max_concurrency=0).scaling().maximum == STANDARD_MAXIMUM == 1_250
 

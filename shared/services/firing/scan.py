@@ -8,10 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from shared.domain.buckets import MINUTE_MS
+from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Timing, scan_window
 from shared.domain.times import now_ms
 from shared.observability import logger
-from shared.services.ports import PipelineStore, ScanRequester, Stager
+from shared.services.ports import PipelineStore, ScanRequester, Stager, StrandedQueue
 
 PEEK_MINUTES = 5
 """A shard whose window spans more minute buckets than this is scanned without looking first (a
@@ -40,16 +41,40 @@ class Ticker:
     twice) nor an eventually consistent read of an older version can make the tick skip work.
     The looks are eventually consistent reads like the scan's own Query, and the same guard
     covers them. (The local runtime's moto reads are always current: it models no read lag on
-    the table, so tests/unit/test_ticker.py checks stale and racing clean maps directly.)"""
+    the table, so tests/unit/test_ticker.py checks stale and racing clean maps directly.)
+
+    Then, with ``stranded``, the tick looks at the stranded queue and asks for one drain of it when
+    messages wait there (shared/stranded.py): whatever the scans did, and a failure of either
+    fails neither the tick nor its scans (the next tick looks again)."""
 
     store: PipelineStore
     requests: ScanRequester
     timing: Timing
     shards: int
     clock: Callable[[], int] = now_ms
+    stranded: StrandedQueue | None = None
 
     def tick(self) -> list[int]:
         """Ask for the scans this minute needs; returns the shards asked for."""
+        try:
+            return self._scan_requests()
+        finally:
+            self._look_at_stranded()
+
+    def _look_at_stranded(self) -> bool:
+        """One drain asked for when the stranded queue holds messages; a failure is logged."""
+        if self.stranded is None:
+            return False
+        try:
+            if not self.stranded.waiting():
+                return False
+            self.stranded.drain()
+        except StorageUnavailable as exc:
+            logger.warning("the stranded queue: left to the next tick", extra={"error": str(exc)})
+            return False
+        return True
+
+    def _scan_requests(self) -> list[int]:
         now = self.clock()
         end = now + self.timing.look_ahead_ms
         marks, clean = self.store.scan_marks(range(self.shards))
