@@ -20,6 +20,8 @@ ID_HEADER = "webhook-id"
 TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
 SECRET_PREFIX = "whsec_"  # noqa: S105 (the format's prefix, not a secret)
+SECRET_VARIABLE = "SUNDIAL_SIGNING_SECRET"  # noqa: S105 (a variable's name, not a secret)
+"""The environment variable the kit's examples read the signing secret from (several: spaces)."""
 DEFAULT_TOLERANCE_SECONDS = 300
 
 

@@ -31,6 +31,7 @@ from sundial_receiver.jobs import (
     encode,
     step_key,
 )
+from sundial_receiver.verify import SECRET_VARIABLE
 
 from shared.delivery import processor as sundial_processor
 from shared.delivery.processor import PhaseCall
@@ -520,7 +521,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "receiver-kit" / "examples"
 
 
 def load_example(name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("SUNDIAL_SIGNING_SECRET", SECRET)
+    monkeypatch.setenv(SECRET_VARIABLE, SECRET)  # the variable the examples read
     spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
     assert spec is not None
     assert spec.loader is not None
