@@ -22,7 +22,7 @@ _PROGRESS_PATH = re.compile(r"^/v1/jobs/[^/]+/progress$")
 
 def is_progress_path(path: str) -> bool:
     """``/v1/jobs/<id>/progress``: the one route a progress token opens."""
-    return _PROGRESS_PATH.match(path) is not None
+    return _PROGRESS_PATH.fullmatch(path) is not None
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -60,7 +60,7 @@ def progress_token(key: str, shard: ShardRef) -> str:
 
 def token_shard(token: str) -> tuple[ShardRef, str] | None:
     """The shard a token names and its MAC, or None for what is not a progress token."""
-    match = _TOKEN.match(token)
+    match = _TOKEN.fullmatch(token)  # not `$`, which a final newline would pass
     if match is None:
         return None
     job_id, level, shard, mac = match.groups()
