@@ -17,6 +17,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
+from shared.api.models.jobs import ProgressOut
 from shared.api.responses import (
     BatchOut,
     DeadLetterOut,
@@ -281,6 +282,17 @@ class Client:
 
     def cancel_job(self, job_id: str) -> Answer[JobOut]:
         return self._call(JobOut, "POST", f"/v1/jobs/{_id(job_id)}/cancel")
+
+    def report_progress(self, job_id: str, token: str, done_items: int) -> Answer[ProgressOut]:
+        """A running shard's progress, with the token its shard call carried (not an API key):
+        what a processor does (the receiver kit's ``ctx.report_progress`` does it for one)."""
+        return self._call(
+            ProgressOut,
+            "POST",
+            f"/v1/jobs/{_id(job_id)}/progress",
+            {"done_items": done_items},
+            headers={"Authorization": f"Bearer {token}"},
+        )
 
     def list_jobs(self, limit: int | None = None, cursor: str | None = None) -> Answer[JobPage]:
         return self._call(JobPage, "GET", "/v1/jobs", params=_query(limit=limit, cursor=cursor))

@@ -10,6 +10,7 @@ from typing import Any
 from functions.api.assets import is_console
 from functions.api.common import current_caller, limiter, settings
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
+from shared.domain.progress import PROGRESS_ROLE, is_progress_path
 from shared.domain.rate import Rate
 from shared.domain.tenants import Caller, Limits, Role
 
@@ -56,6 +57,10 @@ def admit(event: dict[str, Any]) -> SundialError | None:
     path = event.get("path") or ""
     if is_public(path):
         return None
+    if ((event.get("requestContext") or {}).get("authorizer") or {}).get("role") == PROGRESS_ROLE:
+        if event.get("httpMethod") == "POST" and is_progress_path(path):
+            return None  # the route checks the token against its job (docs/jobs.md, section 7)
+        return Unauthorized("a progress token is good for its job's progress reports only")
     caller = caller_of(event)
     if caller is None:
         return Unauthorized("this route wants Authorization: Bearer <API key>")

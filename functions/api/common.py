@@ -114,6 +114,21 @@ def as_json(body: BaseModel) -> Any:
     return body.model_dump(mode="json", by_alias=True)
 
 
+def base_url(event: dict[str, Any]) -> str | None:
+    """Where this API answers, as its client reached it: ``https://<domain><stage path>`` behind
+    API Gateway (the stage's path, or a custom domain's base path, is what the request's path has
+    before the route's), the Host header's origin locally. None when neither is known."""
+    context = event.get("requestContext") or {}
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    host = context.get("domainName") or headers.get("host")
+    if not host:
+        return None
+    scheme = headers.get("x-forwarded-proto") or ("https" if context.get("domainName") else "http")
+    route, full = event.get("path") or "", context.get("path") or ""
+    prefix = full[: -len(route)] if route and full.endswith(route) else ""
+    return f"{scheme}://{host}{prefix}"
+
+
 def json_response(status: int, body: Any) -> Response[Any]:
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
 

@@ -125,6 +125,10 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         202: {"description": "The job, cancelled: no shard starts from now on and post is not called."},
         **_errors(400, 404, 409),
     },
+    "job_progress": {
+        202: {"description": "Taken: whether the job is cancelled (then stop the shard's work)."},
+        **_errors(400, 401),
+    },
     "put_limit": {
         200: {"description": "The limit, created or replaced (its version one more)."},
         **_errors(400, 409),

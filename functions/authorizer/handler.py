@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from shared.domain.progress import PROGRESS_ROLE, bearer_token, token_shard
 from shared.domain.tenants import Caller
 from shared.observability import logger
 from shared.services.factory import build_authenticator
@@ -60,6 +61,11 @@ def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, 
     authorizer without the header)."""
     request = APIGatewayAuthorizerRequestEvent(event)
     authorization = request.headers.get("Authorization")  # whatever the client's spelling
+    token = bearer_token(authorization)
+    if token is not None and token_shard(token) is not None:
+        # A shard's progress token (docs/jobs.md, section 7): the API function checks it against
+        # its job, and opens only that job's progress route to it.
+        return _allow(request, PROGRESS_ROLE, {"role": PROGRESS_ROLE})
     service = authenticator()
     if authorization is None and anonymous is not None:
         caller: Caller | None = service.anonymous(anonymous)
@@ -67,15 +73,19 @@ def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, 
         caller = service.caller(authorization)
     if caller is None:
         raise Unauthorized
+    return _allow(request, caller.tenant or caller.role.value, context_of(caller))
+
+
+def _allow(request: APIGatewayAuthorizerRequestEvent, principal: str, context: dict[str, Any]) -> dict[str, Any]:
     return {
-        "principalId": caller.tenant or caller.role.value,
+        "principalId": principal,
         "policyDocument": {
             "Version": "2012-10-17",
             "Statement": [
                 {"Action": "execute-api:Invoke", "Effect": "Allow", "Resource": stage_arn(request.method_arn)}
             ],
         },
-        "context": context_of(caller),
+        "context": context,
     }
 
 

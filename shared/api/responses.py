@@ -215,6 +215,15 @@ class JobProgress(Model):
     total_shards: int | None = Field(description="Null until pre has planned the shards.")
     percent: int
     level: int | None
+    done_items: int | None = Field(
+        None,
+        exclude_if=is_none,
+        description="Items done: each running shard's latest progress report, every item of a shard that "
+        "ended. Absent for a job started before items were counted.",
+    )
+    total_items: int | None = Field(
+        None, exclude_if=is_none, description="Items in all shards, once pre has planned them."
+    )
 
 
 class JobTimes(Model):

@@ -195,6 +195,13 @@ class JobSpec:
     levels_counted: bool = False
     """Its item counts shards done per level (``pre`` planned it so): a shard adds to its level's
     count. A job planned before the item had per-level counts only counts in all."""
+    items_counted: bool = False
+    """Its item counts items done per shard (``pre`` planned it so): a shard's end sets its count."""
+    progress_key: str | None = None
+    """The job's own key for its shards' progress tokens (docs/jobs.md, section 7)."""
+    api_url: str | None = None
+    """Where the API that started the job answers: a shard call's progress URL is under it (none
+    for a job a task's target started: its shards report no progress)."""
 
 
 @dataclass(frozen=True)
@@ -221,6 +228,8 @@ class NewJobRecord:
     sharding: Sharding
     notify_every_percent: int | None
     created_ms: int
+    progress_key: str | None = None
+    api_url: str | None = None
 
 
 INLINE_RESULT_BYTES = 64 * 1024
@@ -269,6 +278,10 @@ class JobView:
     """Which step failed it, and how (a failed job)."""
     notify_failure: StepFailure | None = None
     """The last ``notify`` that failed (a failed notify does not fail the job)."""
+    done_items: int | None = None
+    """Items done: each shard's latest report, or its size once it ended (None: not counted)."""
+    total_items: int | None = None
+    """Items in all shards, once ``pre`` has planned them."""
 
     @property
     def pre(self) -> Span | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shared.domain.codec import compact_json, target_from_dict
-from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable
+from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable, Unauthorized
 from shared.domain.jobs import (
     INLINE_RESULT_BYTES,
     RESULT_LINK_SECONDS,
@@ -33,6 +33,7 @@ from shared.domain.jobs import (
     failure_outside_step,
 )
 from shared.domain.own import OwnResources
+from shared.domain.progress import ShardRef, is_genuine, new_progress_key, progress_token, token_shard
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
 from shared.services.ports import Blobs, ExecutionStarter, JobRecords, JobStore, Processor
@@ -98,7 +99,8 @@ class JobSteps:
             for shard, items in enumerate(level_shards):
                 self.blobs.put(items_key(job_id, level, shard), items)
         counts = [len(level_shards) for level_shards in shards]
-        self.store.planned(job_id, counts)
+        total_items = sum(len(shard_items) for level_shards in shards for shard_items in level_shards)
+        self.store.planned(job_id, counts, total_items=total_items)
         return {
             "job_id": job_id,
             "levels": [{"level": level, "shard_count": n, "shards": list(range(n))} for level, n in enumerate(counts)],
@@ -122,9 +124,15 @@ class JobSteps:
             "shard_count": shard_count,
             "items": items,
         }
+        if spec.progress_key and spec.api_url and spec.items_counted:
+            body["progress"] = {
+                "url": f"{spec.api_url}/v1/jobs/{job_id}/progress",
+                "token": progress_token(spec.progress_key, ShardRef(job_id, level, shard)),
+            }
         answer = self._call(job_id, body, attempt)
         self.blobs.put(result_key(job_id, level, shard), answer.get("result"))
-        done, total = self.store.shard_done(job_id, level, shard, by_level=spec.levels_counted)
+        counted = len(items) if spec.items_counted and isinstance(items, list) else None
+        done, total = self.store.shard_done(job_id, level, shard, by_level=spec.levels_counted, items=counted)
         self._notify(job_id, done, total)
         return {"job_id": job_id, "level": level, "shard": shard}
 
@@ -202,7 +210,7 @@ class JobService:
     own: OwnResources = field(default_factory=OwnResources)
     """Sundial's own resources: a processor may not be one."""
 
-    def start(self, tenant: str, request: JobRequest) -> JobView:
+    def start(self, tenant: str, request: JobRequest, api_url: str | None = None) -> JobView:
         """Record the job, keep its data, start its execution. The submitted data is sharded
         once here so a job that cannot be sharded is refused before anything runs (``pre`` may
         still replace it)."""
@@ -211,14 +219,17 @@ class JobService:
         now = self.clock()
         job_id = self.new_id(now)
         try:
-            return self.start_as(tenant, job_id, request, now)
+            return self.start_as(tenant, job_id, request, now, api_url=api_url)
         except StorageUnavailable as exc:
             self.records.failed(job_id, exc.message)  # the client was told; nothing runs it
             raise
 
-    def start_as(self, tenant: str, job_id: str, request: JobRequest, now: int | None = None) -> JobView:
+    def start_as(
+        self, tenant: str, job_id: str, request: JobRequest, now: int | None = None, api_url: str | None = None
+    ) -> JobView:
         """Start the job ``job_id`` once, however often this is called (a task's occurrence
-        delivered twice, or retried, starts one job: its id is the run id)."""
+        delivered twice, or retried, starts one job: its id is the run id). With ``api_url`` (the
+        API it was started through), its shard calls carry a progress URL there and a token."""
         now = self.clock() if now is None else now
         self.records.create(
             NewJobRecord(
@@ -229,6 +240,8 @@ class JobService:
                 request.sharding,
                 request.notify_every_percent,
                 now,
+                progress_key=new_progress_key(),
+                api_url=api_url,
             )
         )
         self.blobs.put(levels_key(job_id), request.data)
@@ -239,6 +252,25 @@ class JobService:
         view = self.records.view(tenant, job_id)
         assert view is not None
         return view
+
+    def report(self, job_id: str, token: str, done_items: int) -> bool:
+        """A shard's progress report (docs/jobs.md, section 7): whether the job is cancelled.
+        :class:`Unauthorized` for a token that is not the job's and the shard's, and once the job
+        has ended otherwise than cancelled."""
+        named = token_shard(token)
+        found = self.records.find_spec(job_id) if named is not None else None
+        if named is None or found is None:
+            raise Unauthorized("not a progress token of this job")
+        shard, mac = named
+        _, spec = found
+        if shard.job_id != job_id or not spec.progress_key or not is_genuine(spec.progress_key, shard, mac):
+            raise Unauthorized("not a progress token of this job")
+        if spec.status is JobStatus.CANCELLED:
+            return True
+        if spec.status is not JobStatus.RUNNING:
+            raise Unauthorized("the job has ended")
+        self.records.report(job_id, shard.key(), done_items)
+        return False
 
     def get(self, tenant: str, job_id: str) -> JobView:
         view = self.records.view(tenant, job_id)

@@ -325,8 +325,9 @@ class JobStore(Protocol):
 
     def spec(self, job_id: str) -> JobSpec: ...
 
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
-        """The job's shard counts are known: progress is counted against their sum."""
+    def planned(self, job_id: str, shards_per_level: Sequence[int], total_items: int | None = None) -> None:
+        """The job's shard counts are known: progress is counted against their sum; with
+        ``total_items``, items are counted too (reports and shard ends)."""
 
     def shards_per_level(self, job_id: str) -> list[int]:
         """What :meth:`planned` recorded."""
@@ -334,9 +335,12 @@ class JobStore(Protocol):
     def pre_started(self, job_id: str) -> None:
         """``pre`` began (its first attempt's time is kept)."""
 
-    def shard_done(self, job_id: str, level: int, shard: int, *, by_level: bool = True) -> tuple[int, int]:
+    def shard_done(
+        self, job_id: str, level: int, shard: int, *, by_level: bool = True, items: int | None = None
+    ) -> tuple[int, int]:
         """Count a shard as done once (a retried shard is not counted twice), in all and, when
-        ``by_level``, in its level (with the time); returns (done shards, total shards)."""
+        ``by_level``, in its level (with the time), and with ``items`` its items all done;
+        returns (done shards, total shards)."""
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """True for exactly one caller per threshold: the one that moves the job's notified
@@ -380,6 +384,14 @@ class JobRecords(Protocol):
         conditional write); the job, or None when nothing was written."""
 
     def failed(self, job_id: str, error: str) -> bool: ...
+
+    def find_spec(self, job_id: str) -> tuple[str, JobSpec] | None:
+        """(its tenant, what its steps read) of any tenant's job, or None: a progress report's
+        token names the job, not the tenant."""
+
+    def report(self, job_id: str, shard: str, done_items: int) -> bool:
+        """A running shard's count of items done moves up to ``done_items`` (never down); False
+        when nothing was written."""
 
 
 class Blobs(Protocol):

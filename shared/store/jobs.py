@@ -55,6 +55,8 @@ class DynamoJobStore:
             sharding=compact_json(vars(job.sharding)),
             notify_every_percent=job.notify_every_percent,
             created_ms=job.created_ms,
+            progress_key=job.progress_key,
+            api_url=job.api_url,
             lpk=f"LJ#{job.tenant}",
             lsk=f"{job.created_ms:013d}#{job.job_id}",
         )
@@ -121,19 +123,27 @@ class DynamoJobStore:
     def spec(self, job_id: str) -> JobSpec:
         return spec_of(job_id, JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True))
 
-    def planned(self, job_id: str, shards_per_level: Sequence[int], now_ms: int | None = None) -> None:
+    def find_spec(self, job_id: str) -> tuple[str, JobSpec] | None:
+        item = self.item(job_id)
+        return (item.tenant, spec_of(job_id, item)) if item is not None else None
+
+    def planned(
+        self, job_id: str, shards_per_level: Sequence[int], total_items: int | None = None, now_ms: int | None = None
+    ) -> None:
         """``pre`` has planned the shards: their counts, and per level a count of those done and
-        the time of the latest (zeros), so each shard adds to its level in the write that counts it."""
+        the time of the latest (zeros), so each shard adds to its level in the write that counts it;
+        with ``total_items``, an empty count of items per shard that reports and shard ends fill."""
         zeros: Any = [0] * len(shards_per_level)  # pynamodb types a list of numbers as of NumberAttribute
-        JobItem(job_pk(job_id), JOB_SK).update(
-            actions=[
-                JobItem.shards_per_level.set(json.dumps(list(shards_per_level))),
-                JobItem.total_shards.set(sum(shards_per_level)),
-                JobItem.level_done.set(zeros),
-                JobItem.level_done_ms.set(zeros),
-                JobItem.pre_finished_ms.set(_now(now_ms)),
-            ]
-        )
+        actions: list[Any] = [
+            JobItem.shards_per_level.set(json.dumps(list(shards_per_level))),
+            JobItem.total_shards.set(sum(shards_per_level)),
+            JobItem.level_done.set(zeros),
+            JobItem.level_done_ms.set(zeros),
+            JobItem.pre_finished_ms.set(_now(now_ms)),
+        ]
+        if total_items is not None:
+            actions += [JobItem.total_items.set(total_items), JobItem.shard_items.set({})]
+        JobItem(job_pk(job_id), JOB_SK).update(actions=actions)
 
     def pre_started(self, job_id: str, now_ms: int | None = None) -> None:
         """The first attempt's time is kept (a retried ``pre`` leaves it)."""
@@ -146,11 +156,22 @@ class DynamoJobStore:
         return [int(n) for n in json.loads(item.shards_per_level or "[]")]
 
     def shard_done(
-        self, job_id: str, level: int, shard: int, *, by_level: bool = True, now_ms: int | None = None
+        self,
+        job_id: str,
+        level: int,
+        shard: int,
+        *,
+        by_level: bool = True,
+        items: int | None = None,
+        now_ms: int | None = None,
     ) -> tuple[int, int]:
+        """Count the shard done once; with ``items`` (a job planned with item counts), its items
+        all done in the same write."""
         key = f"{level}/{shard}"
         item = JobItem(job_pk(job_id), JOB_SK)
         actions: list[Any] = [JobItem.done.add({key}), JobItem.done_shards.add(1)]
+        if items is not None:
+            actions.append(JobItem.shard_items[key].set(items))
         if by_level:  # the level's count and time, in the same write (an item planned before them has none)
             actions += [
                 JobItem.level_done[level].set(JobItem.level_done[level] + 1),
@@ -166,6 +187,19 @@ class DynamoJobStore:
                 raise
             item.refresh(consistent_read=True)  # counted before: a retried shard
         return int(item.done_shards or 0), int(item.total_shards or 0)
+
+    def report(self, job_id: str, shard: str, done_items: int) -> bool:
+        """A running shard's report: its count of items done becomes ``done_items`` unless it is
+        already as high (reports may come out of order; a count never goes back). False when
+        nothing was written (a lower report, or the job no longer running)."""
+        count = JobItem.shard_items[shard]
+        return _updated(
+            job_id,
+            [count.set(done_items)],
+            (JobItem.status == JobStatus.RUNNING.value)
+            & JobItem.shard_items.exists()
+            & (count.does_not_exist() | (count < done_items)),
+        )
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """The notify at ``percent`` may be sent: True once per threshold (not after another
@@ -265,6 +299,9 @@ def spec_of(job_id: str, item: JobItem) -> JobSpec:
         int(notify) if notify is not None else None,
         JobStatus(item.status),
         levels_counted=item.level_done is not None,
+        items_counted=item.shard_items is not None,
+        progress_key=item.progress_key,
+        api_url=item.api_url,
     )
 
 
@@ -296,6 +333,8 @@ def to_view(item: JobItem) -> JobView:
         post_started_ms=_int(item.post_started_ms),
         failure=StepFailure.from_dict(json.loads(item.failure)) if item.failure else None,
         notify_failure=StepFailure.from_dict(json.loads(item.notify_failure)) if item.notify_failure else None,
+        done_items=sum(int(n) for n in item.shard_items.as_dict().values()) if item.shard_items is not None else None,
+        total_items=_int(item.total_items),
     )
 
 

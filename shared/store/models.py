@@ -285,6 +285,13 @@ class JobItem(_Table):
     finished_ms = NumberAttribute(null=True)
     post_started_ms = NumberAttribute(null=True)
     """When the ``post`` step claimed the job: from then on it cannot be cancelled."""
+    progress_key = UnicodeAttribute(null=True)
+    """The job's own key for its shards' progress tokens (shared/domain/progress.py)."""
+    api_url = UnicodeAttribute(null=True)
+    """Where the API that started the job answers (a shard's progress URL is under it)."""
+    total_items = NumberAttribute(null=True)
+    shard_items = MapAttribute[str, Any](null=True)
+    """``<level>/<shard>`` -> items done: a report's count, or the shard's size once it ended."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
 

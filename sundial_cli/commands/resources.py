@@ -30,6 +30,8 @@ JOB_COLUMNS = (
     field("progress.percent", "percent"),
     field("progress.done_shards", "done"),
     field("progress.total_shards", "shards"),
+    field("progress.done_items", "items done"),
+    field("progress.total_items", "items"),
     field("created_at", no_wrap=True),
     field("error"),
 )

@@ -51,6 +51,7 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
             expect(rows).to_have_count(1)
             expect(rows.first).to_contain_text("running")
             expect(rows.first.get_by_test_id("progress")).to_have_text("3/4 shards, 75%")
+            expect(rows.first.get_by_test_id("progress-items")).to_have_text("3/4 items")
             assert rows.first.get_by_role("progressbar").get_attribute("value") == "75"
             shoot(page, "jobs")
             rows.first.get_by_role("link", name="console-sum").click()
@@ -60,6 +61,7 @@ def test_a_job_is_shown_with_its_progress_then_its_result(page, shoot, sundial, 
         # the job page refreshes itself until the job is done
         expect(page.get_by_test_id("job-status")).to_have_text("succeeded", timeout=20_000)
         expect(page.get_by_test_id("progress")).to_have_text("4/4 shards, 100%")
+        expect(page.get_by_test_id("progress-items")).to_have_text("4/4 items")
         expect(page.get_by_test_id("job-result")).to_contain_text('"total": 10')
         shoot(page, "job")
 

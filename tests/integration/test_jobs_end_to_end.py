@@ -100,7 +100,9 @@ def test_a_job_runs_from_the_api_through_the_state_machine_to_its_result(
     job = _run_job(definition, body, monkeypatch, timeout=30)
     assert job["status"] == "succeeded", job
     assert job["result"] == {"total": 250 * 251 // 2 + 1000, "shards": 21}
-    assert job["progress"] == {"done_shards": 21, "total_shards": 21, "percent": 100, "level": 1}
+    assert job["progress"] == {
+        "done_shards": 21, "total_shards": 21, "percent": 100, "level": 1, "done_items": 251, "total_items": 251,
+    }  # fmt: skip
     phases = [c["phase"] for c in script.calls]
     assert phases[0] == "pre"
     assert phases[-1] == "post"
@@ -168,7 +170,9 @@ def test_a_failed_job_says_which_step_failed_on_which_attempt_with_what_answer(
         None,
     )
     assert job["post"] is None
-    assert job["progress"] == {"done_shards": 2, "total_shards": 4, "percent": 50, "level": 0}
+    assert job["progress"] == {
+        "done_shards": 2, "total_shards": 4, "percent": 50, "level": 0, "done_items": 2, "total_items": 4,
+    }  # fmt: skip
 
 
 def test_a_job_of_100000_items_completes_and_every_state_payload_stays_small(

@@ -355,6 +355,8 @@ class InMemoryJob:
     planned: bool = False
     failure: StepFailure | None = None
     notify_failure: StepFailure | None = None
+    total_items: int | None = None
+    shard_items: dict[str, int] = field(default_factory=dict)
 
 
 class InMemoryJobStore:
@@ -368,10 +370,11 @@ class InMemoryJobStore:
         job = self.jobs[job_id]
         return replace(job.spec, status=job.status)
 
-    def planned(self, job_id: str, shards_per_level: Sequence[int]) -> None:
+    def planned(self, job_id: str, shards_per_level: Sequence[int], total_items: int | None = None) -> None:
         self.jobs[job_id].levels = list(shards_per_level)
         self.jobs[job_id].total = sum(shards_per_level)
         self.jobs[job_id].planned = True
+        self.jobs[job_id].total_items = total_items
 
     def shards_per_level(self, job_id: str) -> list[int]:
         return self.jobs[job_id].levels
@@ -379,9 +382,13 @@ class InMemoryJobStore:
     def pre_started(self, job_id: str) -> None:
         self.jobs[job_id].pre_started = True
 
-    def shard_done(self, job_id: str, level: int, shard: int, *, by_level: bool = True) -> tuple[int, int]:
+    def shard_done(
+        self, job_id: str, level: int, shard: int, *, by_level: bool = True, items: int | None = None
+    ) -> tuple[int, int]:
         job = self.jobs[job_id]
         job.done = job.done | {(level, shard)}
+        if items is not None:
+            job.shard_items[f"{level}/{shard}"] = items
         return len(job.done), job.total
 
     def claim_notification(self, job_id: str, percent: int) -> bool:

@@ -9,14 +9,15 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.common import jobs, json_response, replayable, settings, tenant
+from functions.api.common import base_url, jobs, json_response, replayable, settings, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
-from shared.api.models.jobs import JobIn
+from shared.api.models.jobs import JobIn, ProgressIn, ProgressOut
 from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
 from shared.api.views.jobs import job_view
 from shared.domain.jobs import JobStatus
+from shared.domain.progress import bearer_token
 from shared.observability import logger
 
 router = Router()
@@ -27,7 +28,7 @@ JobId = Annotated[str, Path(min_length=1, max_length=64, description="The job's 
 @router.post("/v1/jobs", status_code=201, responses=RESPONSES["create_job"], summary="Start a sharded batch job")
 def create_job(job: JobIn) -> Response[JobOut]:
     def start() -> tuple[int, JobOut]:
-        started = jobs().start(tenant(), job.to_request())
+        started = jobs().start(tenant(), job.to_request(), api_url=base_url(router.current_event.raw_event))
         logger.info("job started", extra={"job_id": started.id})
         return 201, job_view(started)
 
@@ -60,3 +61,15 @@ def cancel_job(job_id: JobId) -> Response[JobOut]:
     cancelled = jobs().cancel(tenant(), job_id)
     logger.info("job cancelled", extra={"job_id": job_id})
     return json_response(202, job_view(cancelled))
+
+
+@router.post(
+    "/v1/jobs/<job_id>/progress",
+    status_code=202,
+    responses=RESPONSES["job_progress"],
+    summary="Report a running shard's progress (with the token its shard call carried)",
+)
+def report_progress(job_id: JobId, report: ProgressIn) -> Response[ProgressOut]:
+    token = bearer_token(router.current_event.get_header_value("Authorization")) or ""
+    cancelled = jobs().report(job_id, token, report.done_items)
+    return json_response(202, ProgressOut(cancelled=cancelled))

@@ -11,6 +11,7 @@ from shared.api.types import Model, is_none, named, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import target_to_dict
 from shared.domain.jobs import JobRequest
+from shared.domain.progress import MAX_DONE_ITEMS
 from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, plan
 
 
@@ -57,3 +58,14 @@ class JobIn(Model):
             notify_every_percent=self.notify_every_percent,
             name=self.name,
         )
+
+
+class ProgressIn(Model):
+    """``POST /v1/jobs/{id}/progress``: a running shard's items done so far (a count never goes
+    back: a lower one is taken and ignored)."""
+
+    done_items: int = Field(ge=0, le=MAX_DONE_ITEMS)
+
+
+class ProgressOut(Model):
+    cancelled: bool = Field(description="The job was cancelled: stop the shard's work.")

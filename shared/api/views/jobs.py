@@ -41,7 +41,14 @@ def job_view(job: JobView) -> JobOut:
             "processor": processor_of(redacted(target_from_dict(job.processor or {}))),  # secrets are write-only
             "sharding": ShardingIn.model_validate(vars(sharding)),
             "notify_every_percent": job.notify_every_percent,
-            "progress": JobProgress(done_shards=job.done_shards, total_shards=total, percent=percent, level=job.level),
+            "progress": JobProgress(
+                done_shards=job.done_shards,
+                total_shards=total,
+                percent=percent,
+                level=job.level,
+                done_items=job.done_items,
+                total_items=job.total_items,
+            ),
             "pre": _times(job.pre),
             "levels": levels,
             "post": _times(job.post),

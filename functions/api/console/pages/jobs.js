@@ -17,6 +17,9 @@ function Progress({ job }) {
   return html`<span class="progress">
     <progress max="100" value=${p.percent} aria-label="progress"></progress>
     <span data-testid="progress">${p.done_shards}/${p.total_shards} shards, ${p.percent}%</span>
+    ${p.total_items === null || p.total_items === undefined
+      ? null
+      : html`<span data-testid="progress-items">${p.done_items ?? 0}/${p.total_items} items</span>`}
   </span>`;
 }
 

@@ -1,0 +1,159 @@
+"""A job over `make run` processed by a processor built with the receiver kit
+(`sundial_receiver.jobs`, served by its WSGI adapter on loopback): 10,000 items, progress
+reported every 100 items through the shard calls' progress URL and token, post given every
+shard's result in order, a shard call replayed by the test answered with the same bytes without
+running again, and a cancel seen by a running shard at its next report."""
+
+from __future__ import annotations
+
+import io
+import secrets
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sundial_receiver import JobContext, JobProcessorReceiver, MemoryStore, ShardingProcessor
+from sundial_receiver.adapters.wsgi import wsgi_processor
+from werkzeug.serving import make_server
+
+from tests.e2e.conftest import ADMIN_KEY
+from tests.support.eventually import until
+
+pytestmark = pytest.mark.e2e
+
+ITEMS = 10_000
+REPORT_EVERY = 100
+
+
+class Indexer(ShardingProcessor):
+    """Sums its shard's items, reporting every 100; a shard whose first item is -1 waits for
+    the test to cancel the job, then stops at its next report."""
+
+    def __init__(self) -> None:
+        self.shard_runs = 0
+        self.reports = 0
+        self.cancel_seen = threading.Event()
+        self.holding = threading.Event()
+        self.may_go_on = threading.Event()
+        self.peek: Any = None
+        """Reads the job's items done (set by the test): a report is counted at once."""
+        self.peeked: list[tuple[int, int]] = []
+
+    def sharding_process(self, ctx: JobContext) -> Any:
+        self.shard_runs += 1
+        items = list(ctx.items or [])
+        total = 0
+        for done in range(REPORT_EVERY, len(items) + REPORT_EVERY, REPORT_EVERY):
+            total += sum(items[done - REPORT_EVERY : done])
+            if items[0] == -1:
+                self.holding.set()
+                self.may_go_on.wait(30)
+            self.reports += 1
+            if ctx.report_progress(min(done, len(items))):
+                self.cancel_seen.set()
+                return {"stopped_at": done}
+            if done == 500 and self.peek is not None:
+                self.peeked.append((done, self.peek(ctx.job_id)))
+        return total
+
+    def post_process(self, ctx: JobContext) -> Any:
+        return {"sums": ctx.results}
+
+
+class Served:
+    def __init__(self, secret: str) -> None:
+        self.indexer = Indexer()
+        self.calls: list[tuple[bytes, dict[str, str]]] = []
+        app = wsgi_processor(JobProcessorReceiver(secret, self.indexer, MemoryStore()))
+
+        def recording(environ: dict[str, Any], start_response: Any) -> Any:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(length)
+            headers = {k[5:].replace("_", "-").title(): v for k, v in environ.items() if k.startswith("HTTP_")}
+            headers["Content-Type"] = environ.get("CONTENT_TYPE", "")
+            self.calls.append((body, headers))
+            environ["wsgi.input"] = io.BytesIO(body)
+            return app(environ, start_response)
+
+        self.server = make_server("127.0.0.1", 0, recording, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}/process"
+        threading.Thread(target=self.server.serve_forever, name="kit-processor", daemon=True).start()
+
+
+@pytest.fixture
+def tenant_processor(sundial) -> Iterator[tuple[Served, dict[str, str]]]:
+    status, tenant = sundial.call(
+        "POST", "/v1/tenants", {"id": f"jobs-{secrets.token_hex(3)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, tenant
+    served = Served(tenant["signing_secret"]["secret"])
+    try:
+        yield served, {"Authorization": f"Bearer {tenant['key']['secret']}"}
+    finally:
+        served.indexer.may_go_on.set()
+        served.server.shutdown()
+
+
+def replay(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
+    sent = {k: v for k, v in headers.items() if k.lower() not in {"host", "content-length", "connection"}}
+    request = urllib.request.Request(url, data=body, method="POST", headers=sent)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_a_kit_processor_works_a_10000_item_job_reporting_progress(sundial, tenant_processor) -> None:
+    served, key = tenant_processor
+    items = list(range(1, ITEMS + 1))
+    spec = {
+        "processor": {"http": {"url": served.url}},
+        "data": [items],
+        "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 20},
+    }
+    served.indexer.peek = lambda job_id: sundial.call("GET", f"/v1/jobs/{job_id}", None, key)[1]["progress"][
+        "done_items"
+    ]
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    done = until(
+        lambda: (j := sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1])["status"] != "running" and j, 90
+    )
+    assert done["status"] == "succeeded", done
+    # post got every shard's result, in shard order
+    expected = [sum(items[k : k + 1000]) for k in range(0, ITEMS, 1000)]
+    assert done["result"] == {"sums": expected}
+    assert (done["progress"]["done_items"], done["progress"]["total_items"]) == (ITEMS, ITEMS)
+    assert served.indexer.reports == ITEMS // REPORT_EVERY  # a report every 100 items
+    # each shard, 500 items in, finds the job counting at least its own 500: reports are counted
+    assert len(served.indexer.peeked) == 10
+    assert all(seen >= reported for reported, seen in served.indexer.peeked), served.indexer.peeked
+    # a shard call replayed: the first answer's bytes, and the processor not run again
+    shard_calls = [(b, h) for b, h in served.calls if b'"phase":"shard"' in b.replace(b" ", b"")]
+    body, headers = shard_calls[0]
+    runs = served.indexer.shard_runs
+    first = replay(served.url, body, headers)
+    again = replay(served.url, body, headers)
+    assert first[0] == again[0] == 200
+    assert first[1] == again[1]
+    assert served.indexer.shard_runs == runs
+
+
+def test_a_cancel_reaches_a_kit_processors_running_shard_at_its_next_report(sundial, tenant_processor) -> None:
+    served, key = tenant_processor
+    spec = {
+        "processor": {"http": {"url": served.url}},
+        "data": [[-1, *range(1, 300)]],
+        "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 1},
+    }
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    assert served.indexer.holding.wait(30)
+    status, cancelled = sundial.call("POST", f"/v1/jobs/{job['id']}/cancel", None, key)
+    assert status == 202, cancelled
+    served.indexer.may_go_on.set()
+    assert served.indexer.cancel_seen.wait(30)
