@@ -7,6 +7,7 @@ running again, and a cancel seen by a running shard at its next report."""
 from __future__ import annotations
 
 import io
+import json
 import secrets
 import threading
 import urllib.error
@@ -157,3 +158,32 @@ def test_a_cancel_reaches_a_kit_processors_running_shard_at_its_next_report(sund
     assert status == 202, cancelled
     served.indexer.may_go_on.set()
     assert served.indexer.cancel_seen.wait(30)
+
+
+def test_a_progress_token_opens_nothing_of_another_tenant_and_nothing_once_its_job_ended(
+    sundial, tenant_processor
+) -> None:
+    served, key = tenant_processor
+    spec = {"processor": {"http": {"url": served.url}}, "data": [[1, 2, 3]]}
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    until(lambda: sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1]["status"] == "succeeded", 30)
+    body = next(b for b, _ in served.calls if b'"phase":"shard"' in b.replace(b" ", b""))
+    progress = json.loads(body)["progress"]
+    # another tenant's job, running: the token is refused on its route
+    status, other = sundial.call(
+        "POST", "/v1/tenants", {"id": f"other-{secrets.token_hex(3)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, other
+    other_key = {"Authorization": f"Bearer {other['key']['secret']}"}
+    hold = {"processor": {"http": {"url": served.url}}, "data": [[-1, 1]]}
+    status, theirs = sundial.call("POST", "/v1/jobs", hold, other_key)
+    assert status == 201, theirs
+    token = {"Authorization": f"Bearer {progress['token']}"}
+    status, answer = sundial.call("POST", f"/v1/jobs/{theirs['id']}/progress", {"done_items": 1}, token)
+    assert status == 401, answer
+    status, answer = sundial.call("GET", f"/v1/jobs/{theirs['id']}", None, token)
+    assert status == 401, answer
+    # its own job has ended: refused too
+    status, answer = sundial.call("POST", f"/v1/jobs/{job['id']}/progress", {"done_items": 1}, token)
+    assert status == 401, answer
