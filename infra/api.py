@@ -196,6 +196,8 @@ class Api(Construct):
                 # A task due before the scanners' next pass is staged by the API itself.
                 queues.sends_of(names.API),
                 *jobs.starter_statements(),
+                # POST /v1/jobs/{id}/progress: a notify threshold crossed, sent by the job function
+                *jobs.notifier_statements(),
                 # GET /v1/jobs/{id}: a link to a result too large for the job's item
                 *jobs.result_reader_statements(),
                 # POST /v1/signing-secrets:rotate makes the new secret (encrypted, or derived from the root)
@@ -207,6 +209,7 @@ class Api(Construct):
                 **storage.idempotency_resources(),
                 **queues.staging_resources(),
                 **jobs.starter_resources(),
+                **jobs.notifier_resources(),
                 # no task may target the deployment's own functions, queues and topics (their
                 # names start with the stack's)
                 own_prefix=f"{Stack.of(self).stack_name}-",

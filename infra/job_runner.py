@@ -141,6 +141,14 @@ class JobRunner(Construct):
             ),
         ]
 
+    def notifier_statements(self) -> list[iam.PolicyStatement]:
+        """Sending a notify a shard's progress report crossed: the job function, invoked
+        asynchronously (shared/job_notify.py)."""
+        return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.function.function.function_arn])]
+
+    def notifier_resources(self) -> dict[str, str]:
+        return {"job_function": self.function.function.function_name}
+
     def result_reader_statements(self) -> list[iam.PolicyStatement]:
         """Signing links to post's results kept in the bucket (a presigned GET is authorized as
         the role that signed it): reading ``jobs/*`` of this bucket."""

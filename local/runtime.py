@@ -228,6 +228,7 @@ class Runtime:
             high_priority_queue_url=urls[HIGH_PRIORITY_QUEUE],
             dead_letter_queue_url=urls["dead-letters"],
             scanner_function=SCANNER_FUNCTION,
+            job_function=FUNCTION_NAME,  # the API sends a notify a progress report crossed through it
             scan_invocations=self.settings.deployment.scanner_max_concurrency,
             stranded_queue_url=urls[STRANDED.name],
             recover_function=RECOVER_FUNCTION,

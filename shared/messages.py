@@ -192,8 +192,23 @@ class FailStep(BaseModel):
         return cause_message(self.cause)
 
 
-JobStepCall = Annotated[PreStep | ShardStep | PostStep | FailStep, Field(discriminator="step")]
-"""What each Lambda task state of the job state machine (infra/jobs.py) passes the job function."""
+class NotifyStep(BaseModel):
+    """A ``notify`` threshold a shard's progress report crossed (docs/jobs.md, section 7): the API
+    claimed it and invokes the job function asynchronously to send it."""
+
+    step: Literal["notify"]
+    job_id: str
+    threshold: int = Field(ge=1, le=100)
+    done_items: NonNegativeInt
+    total_items: PositiveInt
+
+    def payload(self) -> bytes:
+        return self.model_dump_json().encode()
+
+
+JobStepCall = Annotated[PreStep | ShardStep | PostStep | FailStep | NotifyStep, Field(discriminator="step")]
+"""What each Lambda task state of the job state machine (infra/jobs.py) passes the job function,
+and the API's notify of a threshold crossed by items."""
 
 
 class ExecutionDetail(BaseModel):

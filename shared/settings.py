@@ -696,6 +696,8 @@ class Settings(Tuning):
     jobs_bucket: Text = ""
     """The S3 bucket of the jobs' data and results (docs/jobs.md)."""
     job_state_machine_arn: Text = ""
+    job_function: Text = ""
+    """The job function's name: the API invokes it to send a notify a progress report crossed."""
     own_prefix: Text = ""
     """The name prefix of the deployment's own resources (the stack's name and a dash): a task may
     not target them (shared/domain/own.py). Empty: nothing is refused."""
@@ -737,6 +739,7 @@ class Settings(Tuning):
         "high_priority_queue_url",
         "jobs_bucket",
         "job_state_machine_arn",
+        "job_function",
         "own_prefix",
         "account_id",
         "signing_key_arn",

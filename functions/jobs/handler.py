@@ -1,5 +1,6 @@
 """Jobs: every Lambda task state of the job state machine (infra/jobs.py) calls this function
-with ``{"step": "pre" | "shard" | "post" | "fail", "job_id": ..., ...}`` (docs/jobs.md), parsed
+with ``{"step": "pre" | "shard" | "post" | "fail", "job_id": ..., ...}`` (docs/jobs.md), and the
+API with ``{"step": "notify", ...}`` for a threshold a progress report crossed, parsed
 into one of the steps of ``shared.messages.JobStepCall``; the stack's rule on executions that
 ended without their job calls it with Step Functions' status change (``ExecutionEnded``).
 
@@ -15,7 +16,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.jobs import JsonValue
-from shared.messages import ExecutionEnded, FailStep, JobEvent, PostStep, PreStep, ShardStep, job_event
+from shared.messages import ExecutionEnded, FailStep, JobEvent, NotifyStep, PostStep, PreStep, ShardStep, job_event
 from shared.observability import logger, tracer
 from shared.services.factory import JobStepsFactory, build_job_steps
 from shared.services.jobs import JobSteps
@@ -47,6 +48,8 @@ def run(event: JobEvent) -> dict[str, JsonValue]:
             return steps.post(event.job_id, event.attempt)
         case FailStep():
             return steps.fail(event.job_id, event.reason, event.cause_message)
+        case NotifyStep():
+            return steps.notify_items(event.job_id, event.threshold, event.done_items, event.total_items)
 
 
 def ended(event: ExecutionEnded) -> dict[str, JsonValue]:

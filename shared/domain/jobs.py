@@ -31,6 +31,15 @@ def crossed_thresholds(done: int, total: int, step: int) -> list[int]:
     return [threshold for threshold in range(step, 101, step) if before < threshold <= now]
 
 
+def thresholds_between(before: int, after: int, total: int, step: int) -> list[int]:
+    """The multiples of ``step`` (percent) that items done moving from ``before`` to ``after`` of
+    ``total`` cross: those in ``(before * 100 // total, after * 100 // total]``."""
+    if step <= 0 or total <= 0 or after <= before:
+        return []
+    low, high = before * 100 // total, min(after, total) * 100 // total
+    return [threshold for threshold in range(step, 101, step) if low < threshold <= high]
+
+
 class JobStep(StrEnum):
     """A job's steps, as its failures name them."""
 

@@ -20,6 +20,7 @@ from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
 from shared.executions import SfnStarter
+from shared.job_notify import LambdaJobNotifier
 from shared.queues import SqsStager
 from shared.scans import ScanInvoker
 from shared.services.firing import Scanner, Ticker, Trigger
@@ -234,4 +235,5 @@ def build_job_service(settings: Settings) -> JobService:
         clock=now_ms,
         new_id=new_run_id,
         own=_own(settings),
+        notifier=LambdaJobNotifier(settings.job_function) if settings.job_function else None,
     )

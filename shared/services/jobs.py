@@ -31,12 +31,13 @@ from shared.domain.jobs import (
     crossed_thresholds,
     excerpt,
     failure_outside_step,
+    thresholds_between,
 )
 from shared.domain.own import OwnResources
 from shared.domain.progress import ShardRef, is_genuine, new_progress_key, progress_token, token_shard
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
-from shared.services.ports import Blobs, ExecutionStarter, JobRecords, JobStore, Processor
+from shared.services.ports import Blobs, ExecutionStarter, JobNotifier, JobRecords, JobStore, Processor
 
 
 def levels_key(job_id: str) -> str:
@@ -138,23 +139,44 @@ class JobSteps:
 
     def _notify(self, job_id: str, done: int, total: int) -> None:
         """A ``notify`` for each multiple of ``notify_every_percent`` this shard's end crosses,
-        the first one included, each claimed once (a retried shard does not send it again)."""
+        the first one included, each claimed once (a retried shard does not send it again, nor
+        does a threshold a progress report crossed first)."""
         step = self._spec(job_id).notify_every_percent
         if not step:
             return
         percent = done * 100 // total if total else 0
         for threshold in crossed_thresholds(done, total, step):
-            if not self.store.claim_notification(job_id, threshold):
-                continue
-            progress = {"done_shards": done, "total_shards": total, "percent": percent, "threshold": threshold}
-            try:
-                self.processor.call(job_id, {"job_id": job_id, "phase": "notify", "progress": progress})
-            except ProcessorError as exc:
-                # best effort: the shard's work is done and counted, and the job goes on; the
-                # job's page shows the last notify that failed
-                logger.warning("notify failed", extra={"job_id": job_id, "percent": percent, "error": str(exc)})
-                if exc.failure is not None:  # called once, never retried
-                    self.store.notify_failed(job_id, replace(exc.failure, attempt=1, retryable=False))
+            if self.store.claim_notification(job_id, threshold):
+                self._send_notify(
+                    job_id, {"done_shards": done, "total_shards": total, "percent": percent, "threshold": threshold}
+                )
+
+    def notify_items(self, job_id: str, threshold: int, done_items: int, total_items: int) -> dict[str, JsonValue]:
+        """Send the ``notify`` at ``threshold`` that a shard's progress report crossed (the API
+        claimed it: docs/jobs.md, section 7), unless the job no longer runs."""
+        view = self.store.current(job_id)
+        if view is None or view.status is not JobStatus.RUNNING:
+            return {"job_id": job_id, "notified": False}
+        progress = {
+            "done_shards": view.done_shards,
+            "total_shards": view.total_shards,
+            "done_items": done_items,
+            "total_items": total_items,
+            "percent": done_items * 100 // total_items,
+            "threshold": threshold,
+        }
+        self._send_notify(job_id, progress)
+        return {"job_id": job_id, "notified": True}
+
+    def _send_notify(self, job_id: str, progress: dict[str, JsonValue]) -> None:
+        try:
+            self.processor.call(job_id, {"job_id": job_id, "phase": "notify", "progress": progress})
+        except ProcessorError as exc:
+            # best effort: the work is done and counted, and the job goes on; the job's page
+            # shows the last notify that failed
+            logger.warning("notify failed", extra={"job_id": job_id, "progress": progress, "error": str(exc)})
+            if exc.failure is not None:  # called once, never retried
+                self.store.notify_failed(job_id, replace(exc.failure, attempt=1, retryable=False))
 
     def post(self, job_id: str, attempt: int = 1) -> dict[str, JsonValue]:
         """Call ``post`` with every shard's result in level and shard order; the job succeeds.
@@ -209,6 +231,8 @@ class JobService:
     new_id: Callable[[int], str]
     own: OwnResources = field(default_factory=OwnResources)
     """Sundial's own resources: a processor may not be one."""
+    notifier: JobNotifier | None = None
+    """Sends a notify a progress report crossed (None: reports cross no threshold)."""
 
     def start(self, tenant: str, request: JobRequest, api_url: str | None = None) -> JobView:
         """Record the job, keep its data, start its execution. The submitted data is sharded
@@ -269,7 +293,18 @@ class JobService:
             return True
         if spec.status is not JobStatus.RUNNING:
             raise Unauthorized("the job has ended")
-        self.records.report(job_id, shard.key(), done_items)
+        counted = self.records.report(job_id, shard.key(), done_items)
+        if counted is not None and spec.notify_every_percent and self.notifier is not None:
+            before, after, total = counted
+            for threshold in thresholds_between(before, after, total, spec.notify_every_percent):
+                if not self.records.claim_notification(job_id, threshold):
+                    continue  # sent already, by a shard's end or another report
+                try:
+                    self.notifier.notify(job_id, threshold, after, total)
+                except StorageUnavailable as exc:  # best effort, as every notify
+                    logger.warning(
+                        "notify not sent", extra={"job_id": job_id, "threshold": threshold, "error": str(exc)}
+                    )
         return False
 
     def get(self, tenant: str, job_id: str) -> JobView:

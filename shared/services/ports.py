@@ -389,9 +389,18 @@ class JobRecords(Protocol):
         """(its tenant, what its steps read) of any tenant's job, or None: a progress report's
         token names the job, not the tenant."""
 
-    def report(self, job_id: str, shard: str, done_items: int) -> bool:
-        """A running shard's count of items done moves up to ``done_items`` (never down); False
-        when nothing was written."""
+    def report(self, job_id: str, shard: str, done_items: int) -> tuple[int, int, int] | None:
+        """A running shard's count of items done moves up to ``done_items`` (never down): the
+        job's items done before and after, and in all; None when nothing was written."""
+
+    def claim_notification(self, job_id: str, percent: int) -> bool:
+        """As :meth:`JobStore.claim_notification`: each threshold is sent once."""
+
+
+class JobNotifier(Protocol):
+    """Sends a ``notify`` a progress report crossed: the job function, invoked asynchronously."""
+
+    def notify(self, job_id: str, threshold: int, done_items: int, total_items: int) -> None: ...
 
 
 class Blobs(Protocol):

@@ -188,18 +188,29 @@ class DynamoJobStore:
             item.refresh(consistent_read=True)  # counted before: a retried shard
         return int(item.done_shards or 0), int(item.total_shards or 0)
 
-    def report(self, job_id: str, shard: str, done_items: int) -> bool:
+    def report(self, job_id: str, shard: str, done_items: int) -> tuple[int, int, int] | None:
         """A running shard's report: its count of items done becomes ``done_items`` unless it is
-        already as high (reports may come out of order; a count never goes back). False when
-        nothing was written (a lower report, or the job no longer running)."""
+        already as high (reports may come out of order; a count never goes back). The job's items
+        done before and after, and in all; None when nothing was written (a lower report, or the
+        job no longer running). One UpdateItem, answering the item as it was (``ALL_OLD``)."""
         count = JobItem.shard_items[shard]
-        return _updated(
-            job_id,
-            [count.set(done_items)],
+        condition = (
             (JobItem.status == JobStatus.RUNNING.value)
             & JobItem.shard_items.exists()
-            & (count.does_not_exist() | (count < done_items)),
+            & (count.does_not_exist() | (count < done_items))
         )
+        try:
+            answer = JobItem._get_connection().update_item(
+                job_pk(job_id), JOB_SK, actions=[count.set(done_items)], condition=condition, return_values="ALL_OLD"
+            )
+        except UpdateError as error:
+            if is_conflict(error):
+                return None
+            raise
+        old = JobItem.from_raw_data(answer.get("Attributes", {}))
+        counts = {k: int(v) for k, v in (old.shard_items.as_dict() if old.shard_items is not None else {}).items()}
+        before = sum(counts.values())
+        return before, before - counts.get(shard, 0) + done_items, int(old.total_items or 0)
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """The notify at ``percent`` may be sent: True once per threshold (not after another

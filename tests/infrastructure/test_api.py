@@ -253,6 +253,7 @@ def test_function_environment_carries_the_tables_the_delay_queues_the_jobs_and_s
         },
         env_name("jobs_bucket"): {"Ref": logical_id(stack, stack.jobs.bucket.node.default_child)},
         env_name("job_state_machine_arn"): {"Ref": logical_id(stack, stack.jobs.jobs.state_machine.node.default_child)},
+        env_name("job_function"): {"Ref": logical_id(stack, stack.jobs.function.function.node.default_child)},
         # the deployment's own resources, which no task may target
         env_name("own_prefix"): f"{stack.stack_name}-",
         env_name("account_id"): {"Ref": "AWS::AccountId"},

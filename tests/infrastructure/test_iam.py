@@ -335,6 +335,12 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
         grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0].startswith("sqs:")
     }
     assert api_queue_grants == _on(send, *ids.delay, ids.high_priority)
+    # the API invokes the job function alone (a notify a progress report crossed), nothing else
+    job_function = logical_id(built.stack, built.stack.jobs.function.function.node.default_child)
+    api_invokes = {
+        grant for grant in _grants(built, ids.role(built.stack.api.handler)) if grant[0] == "lambda:InvokeFunction"
+    }
+    assert api_invokes == {("lambda:InvokeFunction", _arn(job_function))}
 
 
 @pytest.mark.parametrize("which", ["synthesized", "alternate"])

@@ -398,7 +398,15 @@ def jobs_on(monkeypatch: pytest.MonkeyPatch, state_machine_arn: str, bucket: str
     forget()
     ensure_table("sundial-test")
     boto3.client("s3").create_bucket(Bucket=bucket)
-    use_settings(monkeypatch, jobs_bucket=bucket, job_state_machine_arn=state_machine_arn, allow_loopback_targets=True)
+    from local.stepfunctions import FUNCTION_NAME
+
+    use_settings(
+        monkeypatch,
+        jobs_bucket=bucket,
+        job_state_machine_arn=state_machine_arn,
+        job_function=FUNCTION_NAME,  # the API's notify of a threshold a progress report crossed
+        allow_loopback_targets=True,
+    )
     try:
         yield
     finally:

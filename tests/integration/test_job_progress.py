@@ -163,3 +163,37 @@ def test_a_cancel_reaches_a_running_shard_at_its_next_report(running: Any, api_f
         cancelled.set()
         until(lambda: len(seen) == 2, 20)
     assert seen == [(202, {"cancelled": False}), (202, {"cancelled": True})]
+
+
+def test_a_notify_threshold_is_crossed_by_reported_items_before_the_shard_ends(running: Any, api_factory: Any) -> None:
+    """One shard of 100 items, notify every 25 %: its reports of 30 and 60 items cross 25 and 50
+    while it works (sent by the job function, which the API invokes asynchronously), its end
+    crosses 75 and 100 (by shards: 1 of 1 ended); each threshold once."""
+    api: Api = api_factory()
+    during: list[list[int]] = []
+    notified: list[dict[str, Any]] = []
+
+    def process(body: dict[str, Any]) -> tuple[int, Any]:
+        if body["phase"] == "notify":
+            notified.append(body["progress"])
+        if body["phase"] != "shard":
+            return 200, {}
+        for done in (30, 60, 60, 10):  # a repeat and a late lower count cross nothing
+            assert report(api, body["progress"], done) == (202, {"cancelled": False})
+        during.append([n["threshold"] for n in notified])
+        return 200, {"result": 1}
+
+    with running_processor(process) as (url, _):
+        status, job = api("POST", "/v1/jobs", {
+            "processor": {"http": {"url": url}},
+            "data": [list(range(100))],
+            "sharding": {"min_items_per_shard": 100, "max_items_per_shard": 100, "max_shards": 1},
+            "notify_every_percent": 25,
+        })  # fmt: skip
+        assert status == 201, job
+        done = until(lambda: (j := api("GET", f"/v1/jobs/{job['id']}")[1])["status"] != "running" and j, 30)
+    assert done["status"] == "succeeded", done
+    assert during == [[25, 50]]
+    assert sorted(n["threshold"] for n in notified) == [25, 50, 75, 100]
+    by_items = [n for n in notified if n["threshold"] in (25, 50)]
+    assert all((n["done_items"], n["total_items"]) == (60, 100) or n["done_items"] == 30 for n in by_items)
