@@ -7,6 +7,7 @@ Lambda's SQS pollers, the job function Step Functions invokes (local/functions.p
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import sys
@@ -25,7 +26,13 @@ from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
 from local.moto_server import MotoServer, quiet_metrics
 from local.recursion import carry_lineage
-from local.settings import DELAY_VISIBILITY_S, FUNCTIONS_URL_ENV, JOB_STATE_MACHINE_ARN, LocalSettings
+from local.settings import (
+    DELAY_VISIBILITY_S,
+    FUNCTIONS_URL_ENV,
+    JOB_STATE_MACHINE_ARN,
+    LocalSettings,
+    user_lambdas,
+)
 from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
@@ -142,6 +149,9 @@ class Runtime:
         self._asynchronous(
             RECOVER_FUNCTION, attributed(RECOVER, recover), EventInvokeConfig(timeout_s=TRIGGER_TIMEOUT_S)
         )
+        for name, (module, attribute) in user_lambdas(self.settings.lambdas).items():
+            # your own functions (SUNDIAL_LOCAL_LAMBDAS): tasks' lambda targets, jobs' processors
+            self.functions.handlers[name] = getattr(importlib.import_module(module), attribute)
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )

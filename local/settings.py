@@ -56,7 +56,18 @@ _KNOBS = {
     "high_priority_concurrency": "SUNDIAL_LOCAL_HIGH_PRIORITY_CONCURRENCY",
     "signing_key": "SUNDIAL_LOCAL_SIGNING_KEY",
     "moto_port": "SUNDIAL_MOTO_PORT",
+    "lambdas": "SUNDIAL_LOCAL_LAMBDAS",
 }
+
+LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
+"""``name=module:handler`` pairs, comma-separated (Lambda's function names: letters, digits, - and _)."""
+
+
+def user_lambdas(spec: str) -> dict[str, tuple[str, str]]:
+    """``name -> (module, attribute)`` of :attr:`LocalSettings.lambdas`."""
+    pairs = (part.split("=", 1) for part in spec.split(",") if part)
+    return {name: tuple(target.split(":", 1)) for name, target in pairs}  # type: ignore[misc]
+
 
 JOB_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
 DELAY_VISIBILITY_S = 20
@@ -98,6 +109,11 @@ class LocalSettings(SettingsModel):
     functions make in moto's Parameter Store; "kms", a KMS key the runtime makes in moto."""
     moto_port: Port | None = None
     """moto's port (None: a free one)."""
+    lambdas: Annotated[str, Field(pattern=LAMBDAS_PATTERN)] = ""
+    """Your own Lambda functions, for tasks' ``lambda`` targets and jobs' ``lambda`` processors:
+    ``name=module:handler`` pairs, comma-separated (``reindex=app.jobs:handler``). The runtime
+    imports each handler and runs it when the function is invoked
+    (``arn:aws:lambda:us-east-1:123456789012:function:<name>``), as Lambda would."""
     functions: Settings = FUNCTIONS
     """What the functions run with (before the runtime adds its queues' URLs)."""
 

@@ -128,8 +128,11 @@ def test_jobs(cli, processor, tmp_path: Path):
     shards = str(done["progress"]["total_shards"])
     assert record(cli.table("jobs", "get", job["id"]))["status"] == "succeeded"
     table = rows(cli.table("jobs", "list"))
-    assert table[0] == ["ID", "NAME", "STATUS", "PERCENT", "DONE", "SHARDS", "CREATED_AT", "ERROR"]
-    assert table[1][:6] == [job["id"], "sum", "succeeded", "100", shards, shards]
+    assert table[0] == [
+        "ID", "NAME", "STATUS", "PERCENT", "DONE", "SHARDS", "ITEMS DONE", "ITEMS", "CREATED_AT", "ERROR",
+    ]  # fmt: skip
+    items = str(done["progress"]["total_items"])
+    assert table[1][:8] == [job["id"], "sum", "succeeded", "100", shards, shards, items, items]
     assert [item["id"] for item in cli.json("jobs", "list", "--all")["items"]] == [job["id"]]
     refused = json.dumps({"processor": {"http": {"url": processor}}, "retry": {"max_attempts": 2}})
     bad = cli.run("jobs", "create", "--file", "-", stdin=refused)

@@ -187,3 +187,34 @@ def test_a_progress_token_opens_nothing_of_another_tenant_and_nothing_once_its_j
     # its own job has ended: refused too
     status, answer = sundial.call("POST", f"/v1/jobs/{job['id']}/progress", {"done_items": 1}, token)
     assert status == 401, answer
+
+
+def test_a_kit_lambda_processor_works_a_10000_item_job_reporting_progress(sundial) -> None:
+    """The runtime runs tests/e2e/kit_lambda.py as its own function (SUNDIAL_LOCAL_LAMBDAS): the
+    job's steps invoke it through the runtime's Lambda, and it reports every 100 items."""
+    from local.stepfunctions import ACCOUNT, REGION
+    from tests.e2e.kit_lambda import FUNCTION, MODULE_HANDLER
+    from tests.support.runtime import KIT_LAMBDA
+
+    assert KIT_LAMBDA == MODULE_HANDLER
+    status, tenant = sundial.call(
+        "POST", "/v1/tenants", {"id": f"lambda-{secrets.token_hex(3)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, tenant
+    key = {"Authorization": f"Bearer {tenant['key']['secret']}"}
+    items = list(range(1, ITEMS + 1))
+    spec = {
+        "processor": {"lambda": {"function_arn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{FUNCTION}"}},
+        "data": [items],
+        "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 20},
+        "notify_every_percent": 50,
+    }
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    done = until(
+        lambda: (j := sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1])["status"] != "running" and j, 90
+    )
+    assert done["status"] == "succeeded", done
+    assert done["result"] == {"sums": [sum(items[k : k + 1000]) for k in range(0, ITEMS, 1000)]}
+    assert (done["progress"]["done_items"], done["progress"]["total_items"]) == (ITEMS, ITEMS)
+    assert done.get("notify_failure") is None

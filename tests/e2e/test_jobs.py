@@ -50,7 +50,9 @@ def test_a_job_runs_through_the_local_state_machine_to_its_result(sundial, proce
     job = finished(sundial, body)
     assert job["status"] == "succeeded", job
     assert job["result"] == {"total": 60 * 61 // 2 + 1000, "shards": 5}  # 4 shards of 15, then 1
-    assert job["progress"] == {"done_shards": 5, "total_shards": 5, "percent": 100, "level": 1}
+    assert job["progress"] == {
+        "done_shards": 5, "total_shards": 5, "percent": 100, "level": 1, "done_items": 61, "total_items": 61,
+    }  # fmt: skip
     phases = [c["phase"] for c in script.calls]
     assert phases[0] == "pre"
     assert phases[-1] == "post"

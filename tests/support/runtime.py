@@ -70,6 +70,9 @@ def answers(client: Client) -> bool:
         return False
 
 
+KIT_LAMBDA = "kit-reindex=tests.e2e.kit_lambda:handler"
+
+
 @contextmanager
 def running_runtime() -> Iterator[Client]:
     """``make run`` on a free port, with :data:`ADMIN_KEY`, until the block ends (SIGTERM)."""
@@ -82,6 +85,8 @@ def running_runtime() -> Iterator[Client]:
             env_name("admin_key"): ADMIN_KEY,
             env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
             INDEX_LAG_ENV: str(INDEX_LAG_MS),
+            # a kit-built job processor as the runtime's own Lambda function (tests/e2e/kit_lambda.py)
+            LocalSettings.setting_name("lambdas"): KIT_LAMBDA,
             "PYTHONUNBUFFERED": "1",
         }
     )

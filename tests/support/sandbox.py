@@ -29,6 +29,8 @@ from local.moto_server import FAKE_ENV
 
 SCANNER_FUNCTION = "sundial-sandbox-scanner"
 RECOVER_FUNCTION = "sundial-sandbox-recover"
+JOB_FUNCTION = "sundial-sandbox-jobs"
+"""The job function's name in the API's settings: it invokes it for a notify a report crossed."""
 """The scanner's name in the functions' settings: the tick invokes it through moto's Lambda."""
 
 BOOTSTRAP = Path(__file__).with_name("lambda_bootstrap.py")
@@ -194,6 +196,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
         recover_function=RECOVER_FUNCTION,
         jobs_bucket=bucket,
         job_state_machine_arn=machine,
+        job_function=JOB_FUNCTION,
         account_id=ACCOUNT,
         signing_root_parameter=root_parameter_name("sundial-sandbox"),
     )
