@@ -150,7 +150,7 @@ class Runtime:
             RECOVER_FUNCTION, attributed(RECOVER, recover), EventInvokeConfig(timeout_s=TRIGGER_TIMEOUT_S)
         )
         for name, (module, attribute) in user_lambdas(self.settings.lambdas).items():
-            # your own functions (SUNDIAL_LOCAL_LAMBDAS): tasks' lambda targets, jobs' processors
+            # your own functions (LocalSettings.lambdas): tasks' lambda targets, jobs' processors
             self.functions.handlers[name] = getattr(importlib.import_module(module), attribute)
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"

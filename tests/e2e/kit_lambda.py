@@ -1,6 +1,6 @@
 """A job processor built with the receiver kit as a Lambda function (its ``lambda_processor``
 adapter), which the e2e runtime runs as its own function ``kit-reindex``
-(``SUNDIAL_LOCAL_LAMBDAS``: tests/support/runtime.py): invoked by the job's steps through the
+(``LocalSettings.lambdas``: tests/support/runtime.py): invoked by the job's steps through the
 runtime's Lambda, it reports its progress to the runtime's API every 100 items."""
 
 from __future__ import annotations

@@ -190,7 +190,7 @@ def test_a_progress_token_opens_nothing_of_another_tenant_and_nothing_once_its_j
 
 
 def test_a_kit_lambda_processor_works_a_10000_item_job_reporting_progress(sundial) -> None:
-    """The runtime runs tests/e2e/kit_lambda.py as its own function (SUNDIAL_LOCAL_LAMBDAS): the
+    """The runtime runs tests/e2e/kit_lambda.py as its own function (LocalSettings.lambdas): the
     job's steps invoke it through the runtime's Lambda, and it reports every 100 items."""
     from local.stepfunctions import ACCOUNT, REGION
     from tests.e2e.kit_lambda import FUNCTION, MODULE_HANDLER
