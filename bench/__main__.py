@@ -30,6 +30,18 @@ from local.moto_server import free_port
 from shared.settings import DeploymentSettings
 
 
+def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
+    """The figures measured on their own (:func:`_measured_alone`)."""
+    parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
+    parser.add_argument("--chains", action="store_true", help="only count what one hop of a chain costs")
+    parser.add_argument(
+        "--progress", action="store_true", help="only count what one progress report of a job's shard costs"
+    )
+    parser.add_argument(
+        "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
+    )
+
+
 def main() -> None:
     parser = _add_timer_flags(argparse.ArgumentParser(prog="make bench", description=__doc__.split("\n\n")[0]))
     parser.add_argument("--tasks", type=int, default=1000, help="one-shot tasks (default 1000)")
@@ -40,11 +52,7 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=0, help="register through POST /v1/tasks:batch, this many per request (max 100)"
     )
-    parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
-    parser.add_argument("--chains", action="store_true", help="only count what one hop of a chain costs")
-    parser.add_argument(
-        "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
-    )
+    _add_alone_flags(parser)
     parser.add_argument(
         "--authorizer", action="store_true", help="only measure the authorizer's added latency (--calls per figure)"
     )
@@ -166,6 +174,10 @@ def _measured_alone(args: argparse.Namespace) -> bool:
         from bench.chains import chain_costs
 
         chain_costs(min(args.tasks, 500))
+    elif args.progress:
+        from bench.progress import progress_costs
+
+        progress_costs(min(args.tasks, 500))
     elif args.costs:
         from bench.costs import costs
 
