@@ -42,6 +42,7 @@ class Indexer(ShardingProcessor):
         self.peek: Any = None
         """Reads the job's items done (set by the test): a report is counted at once."""
         self.peeked: list[tuple[int, int]] = []
+        self.notified: list[int | None] = []
 
     def sharding_process(self, ctx: JobContext) -> Any:
         self.shard_runs += 1
@@ -59,6 +60,9 @@ class Indexer(ShardingProcessor):
             if done == 500 and self.peek is not None:
                 self.peeked.append((done, self.peek(ctx.job_id)))
         return total
+
+    def notify(self, ctx: JobContext) -> Any:
+        self.notified.append(ctx.threshold)
 
     def post_process(self, ctx: JobContext) -> Any:
         return {"sums": ctx.results}
@@ -218,3 +222,24 @@ def test_a_kit_lambda_processor_works_a_10000_item_job_reporting_progress(sundia
     assert done["result"] == {"sums": [sum(items[k : k + 1000]) for k in range(0, ITEMS, 1000)]}
     assert (done["progress"]["done_items"], done["progress"]["total_items"]) == (ITEMS, ITEMS)
     assert done.get("notify_failure") is None
+
+
+def test_notify_thresholds_are_crossed_by_the_items_a_shard_reports(sundial, tenant_processor) -> None:
+    """One shard of 1,000 items, notify every 25 %: its reports (every 100 items) cross each
+    threshold before the shard ends, so every notify carries the items done."""
+    served, key = tenant_processor
+    spec = {
+        "processor": {"http": {"url": served.url}},
+        "data": [list(range(1, 1001))],
+        "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 1},
+        "notify_every_percent": 25,
+    }
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    until(lambda: sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1]["status"] == "succeeded", 30)
+    until(lambda: len(served.indexer.notified) == 4, 10)  # sent asynchronously: may trail the job's end
+    assert sorted(served.indexer.notified) == [25, 50, 75, 100]
+    notifies = [json.loads(b)["progress"] for b, _ in served.calls if b'"phase":"notify"' in b.replace(b" ", b"")]
+    assert sorted((n["threshold"], n["done_items"], n["total_items"]) for n in notifies) == [
+        (25, 300, 1000), (50, 500, 1000), (75, 800, 1000), (100, 1000, 1000),
+    ]  # fmt: skip
