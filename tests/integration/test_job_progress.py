@@ -60,6 +60,14 @@ def report(api: Api, progress: dict[str, str], done: int, path: str | None = Non
 def running(definition: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Any]]:
     with state_machine(definition, _job_step) as runner, jobs_on(monkeypatch, runner.arn, BUCKET):
         yield runner
+        # every execution ended before the account and the settings go: one still running would
+        # build the job function's services after the next test's settings were cleared
+        assert until(lambda: not _running_executions(runner), 30), _running_executions(runner)
+
+
+def _running_executions(runner: Any) -> list[str]:
+    executions = runner.client.list_executions(stateMachineArn=runner.arn)["executions"]
+    return [e["name"] for e in executions if e["status"] == "RUNNING"]
 
 
 def test_a_shard_reports_its_progress_and_the_job_counts_items(running: Any, api_factory: Any) -> None:
