@@ -68,6 +68,14 @@ class Indexer(ShardingProcessor):
         return {"sums": ctx.results}
 
 
+def processor_of(served: Served) -> dict[str, Any]:
+    """The kit's processor as a job names it. Its calls wait up to 60 s (Sundial's most): a shard
+    reports ten times through the runtime's API, which beside the other suites took more than the
+    10 s default, and Sundial's retry of a step still running is answered 503 (the first call
+    holds its Idempotency-Key), so the job failed."""
+    return {"http": {"url": served.url, "timeout_seconds": 60}}
+
+
 class Served:
     def __init__(self, secret: str) -> None:
         self.indexer = Indexer()
@@ -116,7 +124,7 @@ def test_a_kit_processor_works_a_10000_item_job_reporting_progress(sundial, tena
     served, key = tenant_processor
     items = list(range(1, ITEMS + 1))
     spec = {
-        "processor": {"http": {"url": served.url}},
+        "processor": processor_of(served),
         "data": [items],
         "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 20},
     }
@@ -151,7 +159,7 @@ def test_a_kit_processor_works_a_10000_item_job_reporting_progress(sundial, tena
 def test_a_cancel_reaches_a_kit_processors_running_shard_at_its_next_report(sundial, tenant_processor) -> None:
     served, key = tenant_processor
     spec = {
-        "processor": {"http": {"url": served.url}},
+        "processor": processor_of(served),
         "data": [[-1, *range(1, 300)]],
         "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 1},
     }
@@ -168,7 +176,7 @@ def test_a_progress_token_opens_nothing_of_another_tenant_and_nothing_once_its_j
     sundial, tenant_processor
 ) -> None:
     served, key = tenant_processor
-    spec = {"processor": {"http": {"url": served.url}}, "data": [[1, 2, 3]]}
+    spec = {"processor": processor_of(served), "data": [[1, 2, 3]]}
     status, job = sundial.call("POST", "/v1/jobs", spec, key)
     assert status == 201, job
     until(lambda: sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1]["status"] == "succeeded", 30)
@@ -180,7 +188,7 @@ def test_a_progress_token_opens_nothing_of_another_tenant_and_nothing_once_its_j
     )
     assert status == 201, other
     other_key = {"Authorization": f"Bearer {other['key']['secret']}"}
-    hold = {"processor": {"http": {"url": served.url}}, "data": [[-1, 1]]}
+    hold = {"processor": processor_of(served), "data": [[-1, 1]]}
     status, theirs = sundial.call("POST", "/v1/jobs", hold, other_key)
     assert status == 201, theirs
     token = {"Authorization": f"Bearer {progress['token']}"}
@@ -229,7 +237,7 @@ def test_notify_thresholds_are_crossed_by_the_items_a_shard_reports(sundial, ten
     threshold before the shard ends, so every notify carries the items done."""
     served, key = tenant_processor
     spec = {
-        "processor": {"http": {"url": served.url}},
+        "processor": processor_of(served),
         "data": [list(range(1, 1001))],
         "sharding": {"min_items_per_shard": 1000, "max_items_per_shard": 1000, "max_shards": 1},
         "notify_every_percent": 25,
