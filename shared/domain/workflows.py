@@ -1,0 +1,201 @@
+"""A workflow's graph and the rules of its runs (docs/workflows.md, section 1). Pure: no I/O.
+
+Validation names the member a refusal is about (``nodes.<i>.id``, ``edges.<i>.to``, ``edges`` for
+a cycle, naming its nodes in order). :func:`decide` says which pending nodes of a run are ready
+and which are skipped, from their parents' statuses alone, so any trigger that computes it after
+any node's end reaches the same answer, however often."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from shared.domain.errors import FieldError, ValidationFailed
+
+MAX_NODES = 100
+MAX_EDGES = 400
+NODE_ID = re.compile(r"[a-z0-9_-]{1,64}")
+
+
+class On(StrEnum):
+    """When an edge is met: its parent's end."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    ALWAYS = "always"
+
+
+class Join(StrEnum):
+    ALL = "all"
+    ANY = "any"
+
+
+class NodeStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"
+
+
+ENDED = frozenset({NodeStatus.SUCCEEDED, NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.CANCELLED})
+
+
+@dataclass(frozen=True)
+class Edge:
+    parent: str
+    child: str
+    on: On = On.SUCCESS
+
+    def state(self, parent_status: NodeStatus) -> bool | None:
+        """True: met; False: dead; None: open (the parent has not ended)."""
+        if parent_status is NodeStatus.SUCCEEDED:
+            return self.on in (On.SUCCESS, On.ALWAYS)
+        if parent_status is NodeStatus.FAILED:
+            return self.on in (On.FAILURE, On.ALWAYS)
+        if parent_status in (NodeStatus.SKIPPED, NodeStatus.CANCELLED):
+            return False
+        return None
+
+
+@dataclass(frozen=True)
+class Graph:
+    nodes: tuple[str, ...]
+    edges: tuple[Edge, ...]
+    joins: Mapping[str, Join] = field(default_factory=dict)
+
+    def incoming(self, node: str) -> list[Edge]:
+        return [edge for edge in self.edges if edge.child == node]
+
+    def roots(self) -> list[str]:
+        children = {edge.child for edge in self.edges}
+        return [node for node in self.nodes if node not in children]
+
+    def join_of(self, node: str) -> Join:
+        return self.joins.get(node, Join.ALL)
+
+
+def validated(nodes: Sequence[str], edges: Sequence[Edge], joins: Mapping[str, Join] | None = None) -> Graph:
+    """The graph, or :class:`ValidationFailed` naming every member that is wrong (a cycle: the
+    first one found, its nodes in order)."""
+    problems = [*_size_problems(nodes, edges), *_member_problems(nodes, edges, joins or {})]
+    graph = Graph(tuple(nodes), tuple(edges), dict(joins or {}))
+    if not problems:
+        cycle = find_cycle(graph)
+        if cycle is not None:
+            problems.append(FieldError("edges", f"a cycle: {' -> '.join([*cycle, cycle[0]])}"))
+    if problems:
+        first = problems[0]
+        raise ValidationFailed(
+            f"{first.field}: {first.message}" if len(problems) == 1 else "the workflow is not valid", problems
+        )
+    return graph
+
+
+def _size_problems(nodes: Sequence[str], edges: Sequence[Edge]) -> list[FieldError]:
+    problems = []
+    if not nodes:
+        problems.append(FieldError("nodes", "a workflow has at least one node"))
+    if len(nodes) > MAX_NODES:
+        problems.append(FieldError("nodes", f"at most {MAX_NODES} nodes, got {len(nodes)}"))
+    if len(edges) > MAX_EDGES:
+        problems.append(FieldError("edges", f"at most {MAX_EDGES} edges, got {len(edges)}"))
+    return problems
+
+
+def _member_problems(nodes: Sequence[str], edges: Sequence[Edge], joins: Mapping[str, Join]) -> list[FieldError]:
+    """Ids (their form, duplicates), edges naming no node or their own parent, joins of no node.
+    A graph without these and without a cycle has a root: a finite acyclic graph has one."""
+    problems: list[FieldError] = []
+    seen: set[str] = set()
+    for i, node in enumerate(nodes):
+        if not NODE_ID.fullmatch(node):
+            problems.append(FieldError(f"nodes.{i}.id", "1-64 of a-z 0-9 _ -"))
+        elif node in seen:
+            problems.append(FieldError(f"nodes.{i}.id", f"{node!r} is the id of another node"))
+        seen.add(node)
+    for i, edge in enumerate(edges):
+        problems += [
+            FieldError(f"edges.{i}.{end}", f"{name!r} names no node")
+            for end, name in (("from", edge.parent), ("to", edge.child))
+            if name not in seen
+        ]
+        if edge.parent == edge.child:
+            problems.append(FieldError(f"edges.{i}", f"an edge from {edge.parent!r} to itself"))
+    problems += [FieldError("nodes", f"a join for {node!r}, which is no node") for node in joins if node not in seen]
+    return problems
+
+
+def find_cycle(graph: Graph) -> list[str] | None:
+    """The nodes of one cycle, in order, or None (a depth-first search, colours white/grey/black)."""
+    children: dict[str, list[str]] = {node: [] for node in graph.nodes}
+    for edge in graph.edges:
+        children[edge.parent].append(edge.child)
+    colour: dict[str, int] = dict.fromkeys(graph.nodes, 0)
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        colour[node] = 1
+        path.append(node)
+        for child in children[node]:
+            if colour[child] == 1:
+                return path[path.index(child) :]
+            if colour[child] == 0 and (found := visit(child)) is not None:
+                return found
+        colour[node] = 2
+        path.pop()
+        return None
+
+    for node in graph.nodes:
+        if colour[node] == 0 and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+@dataclass(frozen=True)
+class Decision:
+    ready: frozenset[str]
+    skipped: frozenset[str]
+
+
+def decide(graph: Graph, statuses: Mapping[str, NodeStatus]) -> Decision:
+    """Which pending nodes are ready to start and which are skipped, from their parents' statuses
+    (docs/workflows.md, section 1). Roots are ready while pending."""
+    ready, skipped = set(), set()
+    for node in graph.nodes:
+        if statuses.get(node, NodeStatus.PENDING) is not NodeStatus.PENDING:
+            continue
+        states = [edge.state(statuses.get(edge.parent, NodeStatus.PENDING)) for edge in graph.incoming(node)]
+        if not states:
+            ready.add(node)
+        elif graph.join_of(node) is Join.ALL:
+            if any(state is False for state in states):
+                skipped.add(node)
+            elif all(state is True for state in states):
+                ready.add(node)
+        elif any(state is True for state in states):
+            ready.add(node)
+        elif all(state is False for state in states):
+            skipped.add(node)
+    return Decision(frozenset(ready), frozenset(skipped))
+
+
+def settle_skips(graph: Graph, statuses: Mapping[str, NodeStatus]) -> tuple[dict[str, NodeStatus], frozenset[str]]:
+    """Apply :func:`decide`'s skips until none is left; the statuses then, and the nodes ready."""
+    now = dict(statuses)
+    while True:
+        decision = decide(graph, now)
+        if not decision.skipped:
+            return now, decision.ready
+        now.update(dict.fromkeys(decision.skipped, NodeStatus.SKIPPED))
+
+
+def run_status(graph: Graph, statuses: Mapping[str, NodeStatus]) -> NodeStatus:
+    """``running`` until every node ended; then ``failed`` if one failed, else ``succeeded``."""
+    ended = [statuses.get(node, NodeStatus.PENDING) for node in graph.nodes]
+    if not all(status in ENDED for status in ended):
+        return NodeStatus.RUNNING
+    return NodeStatus.FAILED if NodeStatus.FAILED in ended else NodeStatus.SUCCEEDED
