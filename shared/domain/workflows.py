@@ -7,12 +7,14 @@ any node's end reaches the same answer, however often."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from shared.domain.errors import FieldError, ValidationFailed
+from shared.domain.ids import MAX_SHARDS, new_task_id, parse_task_id
 
 MAX_NODES = 100
 MAX_EDGES = 400
@@ -199,3 +201,28 @@ def run_status(graph: Graph, statuses: Mapping[str, NodeStatus]) -> NodeStatus:
     if not all(status in ENDED for status in ended):
         return NodeStatus.RUNNING
     return NodeStatus.FAILED if NodeStatus.FAILED in ended else NodeStatus.SUCCEEDED
+
+
+@dataclass(frozen=True)
+class WorkflowRun:
+    """A run as its item holds it (docs/workflows.md, section 2)."""
+
+    run_id: str
+    workflow_id: str
+    tenant: str
+    graph: Graph
+    statuses: Mapping[str, NodeStatus]
+    status: NodeStatus = NodeStatus.RUNNING
+    attempts: Mapping[str, int] = field(default_factory=dict)
+    """A node's attempt (1 unless a retry of the run set it pending again): part of its run's id."""
+
+
+def node_item_id(run_id: str, node: str, attempt: int, shards: int) -> str:
+    """The id of the one-shot item that calls ``node`` in run ``run_id`` (its ``attempt``-th
+    time): the same for every start of it, as a chained hop's is (its time the run id's, its
+    shard and random bits a hash). A second start finds the item and starts nothing."""
+    if not 0 < shards <= MAX_SHARDS:
+        raise ValueError(f"shards must be in [1, {MAX_SHARDS}]")
+    digest = hashlib.sha256(f"workflow|{run_id}|{node}|{attempt}".encode()).digest()
+    shard = int.from_bytes(digest[10:14], "big") % shards
+    return new_task_id(parse_task_id(run_id).due_ms, shard, lambda n: digest[:n])
