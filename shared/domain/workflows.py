@@ -226,3 +226,25 @@ def node_item_id(run_id: str, node: str, attempt: int, shards: int) -> str:
     digest = hashlib.sha256(f"workflow|{run_id}|{node}|{attempt}".encode()).digest()
     shard = int.from_bytes(digest[10:14], "big") % shards
     return new_task_id(parse_task_id(run_id).due_ms, shard, lambda n: digest[:n])
+
+
+def graph_to_dict(graph: Graph) -> dict[str, object]:
+    """The graph as its item keeps it (JSON)."""
+    return {
+        "nodes": list(graph.nodes),
+        "edges": [[edge.parent, edge.child, edge.on.value] for edge in graph.edges],
+        "joins": {node: join.value for node, join in graph.joins.items()},
+    }
+
+
+def graph_from_dict(data: Mapping[str, object]) -> Graph:
+    nodes = data.get("nodes")
+    edges = data.get("edges")
+    joins = data.get("joins") or {}
+    if not isinstance(nodes, list) or not isinstance(edges, list) or not isinstance(joins, dict):
+        raise ValueError("a workflow's graph is {nodes: [...], edges: [...], joins: {...}}")
+    return Graph(
+        tuple(str(node) for node in nodes),
+        tuple(Edge(str(parent), str(child), On(on)) for parent, child, on in edges),
+        {str(node): Join(join) for node, join in joins.items()},
+    )

@@ -189,6 +189,24 @@ class ListPageItem(_Table):
     ids = UnicodeSetAttribute()
 
 
+class WorkflowRunItem(_Table):
+    """``WR#<run id>`` / ``R``: one run of a workflow (docs/workflows.md, section 2): its graph as
+    it was when the run started, each node's status and item id, and the run's status. Every write
+    after its creation is a conditional update of one node or of the run's status."""
+
+    workflow_id = UnicodeAttribute()
+    tenant = UnicodeAttribute()
+    graph = UnicodeAttribute()
+    """The nodes, edges and joins as JSON (``graph_to_dict``)."""
+    status = UnicodeAttribute()
+    nodes = MapAttribute[str, Any]()
+    """Node id -> its status."""
+    items = MapAttribute[str, Any]()
+    """Node id -> the id of the item that calls it, once started."""
+    attempts = MapAttribute[str, Any]()
+    """Node id -> its attempt, where a retry of the run set it above 1."""
+
+
 class RunItem(_Table):
     """``R#<task id>`` / ``<scheduled ms>#<run id>``: one finished run of a recurring task."""
 
@@ -408,6 +426,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     OccurrenceItem,
     WatermarkItem,
     ListPageItem,
+    WorkflowRunItem,
     RunItem,
     RunLogItem,
     JobItem,

@@ -1,0 +1,172 @@
+"""Workflow runs in memory: the run store with the conditional writes DynamoDB's has
+(shared/store/workflows.py; tests/integration/test_workflow_run_store_contract.py holds both to
+one contract), and a node starter that creates each item id once."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from shared.domain.workflows import Edge, Graph, NodeStatus, WorkflowRun, validated
+from shared.services.workflows import WorkflowRuns, WorkflowRunStore
+
+
+class RunStore(WorkflowRunStore, Protocol):
+    """A run store the tests can also create a run in and cancel one."""
+
+    def create(self, run: WorkflowRun) -> bool: ...
+
+    def cancel(self, run_id: str) -> bool: ...
+
+
+@dataclass
+class InMemoryWorkflowRuns:
+    """The run's item, each write conditional as DynamoDB's is."""
+
+    run: WorkflowRun | None = None
+
+    def create(self, run: WorkflowRun) -> bool:
+        if self.run is not None:
+            return False
+        self.run = run
+        return True
+
+    def get(self, run_id: str) -> WorkflowRun | None:
+        return self.run
+
+    def cancel(self, run_id: str) -> bool:
+        return self.run_ended(run_id, NodeStatus.CANCELLED)
+
+    def _set(self, node: str, status: NodeStatus) -> None:
+        assert self.run is not None
+        self.run = replace(self.run, statuses={**self.run.statuses, node: status})
+
+    def node_ended(self, run_id: str, node: str, status: NodeStatus) -> WorkflowRun | None:
+        if self.run is None:
+            return None
+        now = self.run.statuses.get(node, NodeStatus.PENDING)
+        if self.run.status is not NodeStatus.RUNNING or now not in (NodeStatus.RUNNING, status):
+            return None
+        self._set(node, status)
+        return self.run
+
+    def node_started(self, run_id: str, node: str, item_id: str) -> bool:
+        if self.run is None or self.run.statuses.get(node, NodeStatus.PENDING) is not NodeStatus.PENDING:
+            return False
+        self._set(node, NodeStatus.RUNNING)
+        return True
+
+    def node_skipped(self, run_id: str, node: str) -> bool:
+        if self.run is None or self.run.statuses.get(node, NodeStatus.PENDING) is not NodeStatus.PENDING:
+            return False
+        self._set(node, NodeStatus.SKIPPED)
+        return True
+
+    def run_ended(self, run_id: str, status: NodeStatus) -> bool:
+        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+            return False
+        self.run = replace(self.run, status=status)
+        return True
+
+
+@dataclass
+class InMemoryStarter:
+    """Items by id: a second create of one id is refused (``attribute_not_exists``)."""
+
+    items: dict[str, str] = field(default_factory=dict)
+    crash_after_create: set[str] = field(default_factory=set)
+
+    def start(self, run: WorkflowRun, node: str, item_id: str) -> bool:
+        if item_id in self.items:
+            return False
+        self.items[item_id] = node
+        if node in self.crash_after_create:
+            self.crash_after_create.discard(node)
+            raise RuntimeError(f"the function died after creating {node}")
+        return True
+
+    def created(self) -> list[str]:
+        return sorted(self.items.values())
+
+
+# --- scenarios, held on every store (the unit tests: in memory; the contract: DynamoDB too) ------
+
+S, F = NodeStatus.SUCCEEDED, NodeStatus.FAILED
+RUN = "01KA0000000000000000000000"
+SHARDS = 16
+DIAMOND = validated(["a", "b", "c", "d"], [Edge("a", "b"), Edge("a", "c"), Edge("b", "d"), Edge("c", "d")])
+
+
+def new_run(store: RunStore, graph: Graph) -> tuple[WorkflowRuns, InMemoryStarter]:
+    run = WorkflowRun(RUN, "wf", "acme", graph, dict.fromkeys(graph.nodes, NodeStatus.PENDING))
+    assert store.create(run)
+    assert not store.create(run)  # a duplicate start starts nothing
+    starter = InMemoryStarter()
+    runs = WorkflowRuns(store, starter, SHARDS)
+    runs.started(run)
+    return runs, starter
+
+
+def current(store: RunStore) -> WorkflowRun:
+    run = store.get(RUN)
+    assert run is not None
+    return run
+
+
+def diamond_race(store: RunStore) -> None:
+    """B and C end on two triggers at once: both writes land, then each moves on from what it
+    read (both see both ended): D is created once."""
+    runs, starter = new_run(store, DIAMOND)
+    runs.node_ended(RUN, "a", S)
+    assert starter.created() == ["a", "b", "c"]
+    seen_by_b = store.node_ended(RUN, "b", S)
+    seen_by_c = store.node_ended(RUN, "c", S)
+    assert seen_by_b is not None
+    assert seen_by_c is not None
+    assert seen_by_b.statuses["c"] is NodeStatus.RUNNING  # B's write came first: it read C running
+    runs._advance(seen_by_c)
+    runs._advance(current(store))
+    assert starter.created() == ["a", "b", "c", "d"]
+    runs.node_ended(RUN, "d", S)
+    assert current(store).status is S
+
+
+def crash_between_creation_and_mark(store: RunStore) -> None:
+    runs, starter = new_run(store, DIAMOND)
+    starter.crash_after_create.add("b")
+    try:
+        runs.node_ended(RUN, "a", S)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the crash did not happen")
+    assert current(store).statuses["b"] is NodeStatus.PENDING  # created, not marked
+    runs.node_ended(RUN, "a", S)  # the message comes back: the same end again
+    assert current(store).statuses["b"] is NodeStatus.RUNNING
+    assert starter.created() == ["a", "b", "c"]
+
+
+def cancelled_run(store: RunStore) -> None:
+    runs, starter = new_run(store, DIAMOND)
+    assert store.cancel(RUN)
+    runs.node_ended(RUN, "a", S)
+    assert starter.created() == ["a"]
+    assert current(store).status is NodeStatus.CANCELLED
+
+
+def random_run(
+    store: RunStore, graph: Graph, ends: dict[str, NodeStatus], chance: random.Random
+) -> dict[str, NodeStatus]:
+    """Nodes end in a random order, some delivered twice; the statuses at the end (each node's
+    item created once is checked here)."""
+    runs, starter = new_run(store, graph)
+    while running := [n for n, s in current(store).statuses.items() if s is NodeStatus.RUNNING]:
+        node = chance.choice(running)
+        runs.node_ended(RUN, node, ends[node])
+        if chance.random() < 0.3:
+            runs.node_ended(RUN, node, ends[node])  # delivered twice
+    final = dict(current(store).statuses)
+    assert starter.created() == sorted(n for n, s in final.items() if s is not NodeStatus.SKIPPED)
+    assert current(store).status is (F if F in final.values() else S)
+    return final
