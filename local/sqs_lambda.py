@@ -8,7 +8,6 @@ local/recursion.py): its messages go to the queue's redrive target, as AWS moves
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import threading
@@ -18,6 +17,7 @@ from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
+from functions.records import sqs_event
 from local import recursion
 from local.apigw import LocalContext
 from local.queues import QUEUE_PREFIX
@@ -25,25 +25,6 @@ from shared.settings import MAX_DELAY_QUEUES
 from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec, consumers
 
 Handler = Callable[[dict[str, Any], Any], Any]
-
-
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {k: str(v) for k, v in m.get("Attributes", {}).items()},
-                "messageAttributes": {},
-                "md5OfBody": hashlib.md5(m["Body"].encode()).hexdigest(),  # noqa: S324 - SQS's own checksum
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": "us-east-1",
-            }
-            for m in messages
-        ]
-    }
 
 
 RECEIVED_AT = "LocalReceivedAt"

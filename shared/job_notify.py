@@ -12,24 +12,14 @@ no retry (infra/job_runner.py): a notify is sent at most once, as a shard's end 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
-import boto3
-from botocore.exceptions import BotoCoreError, ClientError
-
-from shared.domain.errors import StorageUnavailable
+from shared.invoke import invoke_event, lambda_client
 from shared.messages import NotifyStep
-from shared.scans import ACCEPTED
-
-
-@cache
-def _lambda() -> Any:
-    return boto3.client("lambda")
 
 
 class LambdaJobNotifier:
-    def __init__(self, function_name: str, client: Callable[[], Any] = _lambda) -> None:
+    def __init__(self, function_name: str, client: Callable[[], Any] = lambda_client) -> None:
         self.function_name = function_name
         self._client = client
 
@@ -37,11 +27,4 @@ class LambdaJobNotifier:
         event = NotifyStep(
             step="notify", job_id=job_id, threshold=threshold, done_items=done_items, total_items=total_items
         )
-        try:
-            answer = self._client().invoke(
-                FunctionName=self.function_name, InvocationType="Event", Payload=event.payload()
-            )
-        except (BotoCoreError, ClientError) as exc:
-            raise StorageUnavailable(f"the notify at {threshold} %: {exc}") from exc
-        if answer.get("StatusCode") != ACCEPTED:
-            raise StorageUnavailable(f"the notify at {threshold} %: Invoke answered {answer.get('StatusCode')}")
+        invoke_event(self._client(), self.function_name, event.payload(), f"the notify at {threshold} %")

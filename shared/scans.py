@@ -21,30 +21,17 @@ runtime models (local/functions.py):
   and skips a request its mark already covers, so a second run stages nothing twice.
 
 A request lost any of these ways loses no occurrence: the shard's mark did not move, so the next
-tick finds the same window busy and asks again."""
+tick finds the same window busy and asks again. A group of all 1,024 shards (the most a deployment
+has) takes about 60 KB of the event's 256 KB (``shared.invoke.MAX_ASYNC_PAYLOAD_BYTES``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
 from typing import Any
 
-import boto3
-from botocore.exceptions import BotoCoreError, ClientError
-
 from shared.domain.errors import StorageUnavailable
+from shared.invoke import invoke_event, lambda_client
 from shared.messages import ScanInvocation, ScanRequest
-
-ACCEPTED = 202
-"""Invoke's status for an event Lambda has queued."""
-MAX_ASYNC_PAYLOAD_BYTES = 256 * 1024
-"""An asynchronous invocation's event is at most 256 KB (Lambda quotas, "Invocation payload").
-A group of all 1,024 shards (the most a deployment has) takes about 60 KB."""
-
-
-@cache
-def _lambda() -> Any:
-    return boto3.client("lambda")
 
 
 def groups(shards: Sequence[int], invocations: int) -> list[list[int]]:
@@ -59,7 +46,7 @@ class ScanInvoker:
     at most ``invocations`` of them a tick (``sundial:scannerMaxConcurrency``): a tick's scans run
     in at most that many environments at once."""
 
-    def __init__(self, function_name: str, invocations: int, client: Callable[[], Any] = _lambda) -> None:
+    def __init__(self, function_name: str, invocations: int, client: Callable[[], Any] = lambda_client) -> None:
         self.function_name = function_name
         self.invocations = invocations
         self._client = client
@@ -74,13 +61,8 @@ class ScanInvoker:
                 requests=[ScanRequest(shard=shard, tick_ms=tick_ms, since_ms=since.get(shard)) for shard in group]
             )
             try:
-                answer = self._client().invoke(
-                    FunctionName=self.function_name, InvocationType="Event", Payload=event.payload()
-                )
-            except (BotoCoreError, ClientError) as exc:
-                refused.append(f"shards {group}: {exc}")
-                continue
-            if answer.get("StatusCode") != ACCEPTED:
-                refused.append(f"shards {group}: Invoke answered {answer.get('StatusCode')}")
+                invoke_event(self._client(), self.function_name, event.payload(), f"shards {group}")
+            except StorageUnavailable as exc:
+                refused.append(exc.message)
         if refused:
             raise StorageUnavailable(f"scan requests: {'; '.join(refused)}")

@@ -32,8 +32,8 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.domain.errors import StorageUnavailable
+from shared.invoke import invoke_event, lambda_client
 from shared.messages import DrainInvocation
-from shared.scans import ACCEPTED
 
 WAITING = "ApproximateNumberOfMessages"
 """Messages available for retrieval: not those in flight (a drain holds them, or a failed one
@@ -45,11 +45,6 @@ def _sqs() -> Any:
     return boto3.client("sqs")
 
 
-@cache
-def _lambda() -> Any:
-    return boto3.client("lambda")
-
-
 class StrandedWatch:
     """The stranded queue at ``queue_url``, drained by ``function_name``."""
 
@@ -58,7 +53,7 @@ class StrandedWatch:
         queue_url: str,
         function_name: str,
         sqs: Callable[[], Any] = _sqs,
-        lambda_client: Callable[[], Any] = _lambda,
+        lambda_client: Callable[[], Any] = lambda_client,
     ) -> None:
         self.queue_url = queue_url
         self.function_name = function_name
@@ -73,13 +68,6 @@ class StrandedWatch:
         return int(answer.get("Attributes", {}).get(WAITING, 0)) > 0
 
     def drain(self) -> None:
-        try:
-            answer = self._lambda().invoke(
-                FunctionName=self.function_name,
-                InvocationType="Event",
-                Payload=DrainInvocation(drain=True).payload(),
-            )
-        except (BotoCoreError, ClientError) as exc:
-            raise StorageUnavailable(f"the stranded queue's drain: {exc}") from exc
-        if answer.get("StatusCode") != ACCEPTED:
-            raise StorageUnavailable(f"the stranded queue's drain: Invoke answered {answer.get('StatusCode')}")
+        invoke_event(
+            self._lambda(), self.function_name, DrainInvocation(drain=True).payload(), "the stranded queue's drain"
+        )

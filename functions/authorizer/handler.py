@@ -18,8 +18,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared.domain.progress import PROGRESS_ROLE, bearer_token, token_shard
-from shared.domain.tenants import Caller
+from shared.domain.progress import PROGRESS_ROLE, token_shard
+from shared.domain.tenants import Caller, bearer
 from shared.observability import logger
 from shared.services.factory import build_authenticator
 from shared.services.tenants import Authenticator
@@ -61,7 +61,7 @@ def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, 
     authorizer without the header)."""
     request = APIGatewayAuthorizerRequestEvent(event)
     authorization = request.headers.get("Authorization")  # whatever the client's spelling
-    token = bearer_token(authorization)
+    token = bearer(authorization)
     if token is not None and token_shard(token) is not None:
         # A shard's progress token (docs/jobs.md, section 7): the API function checks it against
         # its job, and opens only that job's progress route to it.

@@ -21,7 +21,6 @@ comes back empty or too little of the function's time is left for another batch:
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
+from functions.records import sqs_event
 from shared.observability import logger
 
 RECEIVE_MAX = 10
@@ -51,27 +51,6 @@ class Drained:
 
     def answer(self) -> dict[str, int]:
         return asdict(self)
-
-
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    """``messages`` (ReceiveMessage's) as the event Lambda's SQS event source hands a function."""
-    region = queue_arn.split(":")[3]
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {k: str(v) for k, v in m.get("Attributes", {}).items()},
-                "messageAttributes": {},
-                "md5OfBody": m.get("MD5OfBody") or hashlib.md5(m["Body"].encode()).hexdigest(),  # noqa: S324 - SQS's own checksum
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": region,
-            }
-            for m in messages
-        ]
-    }
 
 
 def drain(sqs: Any, queue_url: str, handle: Handle, context: Any, reserve_ms: int = RESERVE_MS) -> Drained:

@@ -25,14 +25,6 @@ def is_progress_path(path: str) -> bool:
     return _PROGRESS_PATH.fullmatch(path) is not None
 
 
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer <token>`` value (the scheme in any case)."""
-    if authorization is None:
-        return None
-    scheme, _, token = authorization.strip().partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
-
-
 def new_progress_key() -> str:
     """A job's own key: 32 random bytes, hex."""
     return secrets.token_hex(32)

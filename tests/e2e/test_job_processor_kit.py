@@ -10,8 +10,6 @@ import io
 import json
 import secrets
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +19,7 @@ from sundial_receiver.adapters.wsgi import wsgi_processor
 from werkzeug.serving import make_server
 
 from tests.e2e.conftest import ADMIN_KEY
+from tests.e2e.test_receiver_kit import post  # a delivery replayed as sent
 from tests.support.eventually import until
 
 pytestmark = pytest.mark.e2e
@@ -110,16 +109,6 @@ def tenant_processor(sundial) -> Iterator[tuple[Served, dict[str, str]]]:
         served.server.shutdown()
 
 
-def replay(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
-    sent = {k: v for k, v in headers.items() if k.lower() not in {"host", "content-length", "connection"}}
-    request = urllib.request.Request(url, data=body, method="POST", headers=sent)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
-            return answer.status, answer.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
-
-
 def test_a_kit_processor_works_a_10000_item_job_reporting_progress(sundial, tenant_processor) -> None:
     served, key = tenant_processor
     items = list(range(1, ITEMS + 1))
@@ -149,8 +138,8 @@ def test_a_kit_processor_works_a_10000_item_job_reporting_progress(sundial, tena
     shard_calls = [(b, h) for b, h in served.calls if b'"phase":"shard"' in b.replace(b" ", b"")]
     body, headers = shard_calls[0]
     runs = served.indexer.shard_runs
-    first = replay(served.url, body, headers)
-    again = replay(served.url, body, headers)
+    first = post(served.url, body, headers)
+    again = post(served.url, body, headers)
     assert first[0] == again[0] == 200
     assert first[1] == again[1]
     assert served.indexer.shard_runs == runs

@@ -1,5 +1,5 @@
 """A shard's progress token (shared/domain/progress.py): made with the job's own key, naming one
-job and shard, refused for any other, and read from an Authorization header."""
+job and shard, refused for any other."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from shared.domain.progress import (
     ShardRef,
-    bearer_token,
     is_genuine,
     is_progress_path,
     new_progress_key,
@@ -51,14 +50,6 @@ def test_a_token_names_its_shard_and_only_its_jobs_key_makes_it(level: int, shar
 )
 def test_what_is_not_a_progress_token_names_no_shard(token: str) -> None:
     assert token_shard(token) is None
-
-
-def test_the_bearer_token_is_read_in_any_case_of_the_scheme() -> None:
-    assert bearer_token("Bearer sdp_x") == "sdp_x"
-    assert bearer_token("bearer  sdp_x ") == "sdp_x"
-    assert bearer_token("Basic abc") is None
-    assert bearer_token("Bearer") is None
-    assert bearer_token(None) is None
 
 
 def test_only_a_jobs_progress_route_is_the_progress_route() -> None:

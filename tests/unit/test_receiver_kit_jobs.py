@@ -36,7 +36,7 @@ from sundial_receiver.verify import SECRET_VARIABLE
 from shared.delivery import processor as sundial_processor
 from shared.delivery.processor import PhaseCall
 from shared.domain.signing import Signer
-from tests.unit.test_receiver_kit_receive import run_alone
+from tests.unit.test_receiver_kit_receive import asgi_request
 
 pytestmark = pytest.mark.unit
 
@@ -420,27 +420,7 @@ def test_the_wsgi_processor_verifies_runs_once_and_replays():
 
 
 def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict, bytes]:
-    scope = {
-        "type": "http",
-        "method": method,
-        "path": "/jobs",
-        "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
-    }
-    incoming = [
-        {"type": "http.request", "body": raw[:10], "more_body": True},
-        {"type": "http.request", "body": raw[10:], "more_body": False},
-    ]
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return incoming.pop(0)
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    run_alone(app(scope, receive, send))
-    start, body_message = sent
-    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body_message["body"]
+    return asgi_request(app, raw, headers, method, path="/jobs")
 
 
 def test_the_asgi_processor_verifies_runs_once_and_replays():

@@ -160,12 +160,15 @@ def run_alone(coroutine: Coroutine[Any, Any, None]) -> None:
         pool.submit(asyncio.run, coroutine).result()
 
 
-def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict[str, Any]]:
-    """One request, its body in two chunks (an ASGI server may split it), through the ASGI app."""
+def asgi_request(
+    app, raw: bytes, headers: dict[str, str], method: str = "POST", path: str = "/sundial"
+) -> tuple[int, dict[str, str], bytes]:
+    """One request, its body in two chunks (an ASGI server may split it), through the ASGI app:
+    the status, the headers and the body sent back."""
     scope = {
         "type": "http",
         "method": method,
-        "path": "/sundial",
+        "path": path,
         "headers": [(name.lower().encode(), value.encode()) for name, value in headers.items()],
     }
     incoming = [
@@ -182,8 +185,14 @@ def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") ->
 
     run_alone(app(scope, receive, send))
     start, body_message = sent
-    assert (b"content-type", b"application/json") in start["headers"]
-    return start["status"], json.loads(body_message["body"])
+    return start["status"], {k.decode(): v.decode() for k, v in start["headers"]}, body_message["body"]
+
+
+def call_asgi(app, raw: bytes, headers: dict[str, str], method: str = "POST") -> tuple[int, dict[str, Any]]:
+    """:func:`asgi_request`, its JSON answer read."""
+    status, sent, body = asgi_request(app, raw, headers, method)
+    assert sent["content-type"] == "application/json"
+    return status, json.loads(body)
 
 
 def test_the_asgi_app_answers_as_the_receiver_does():

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from shared.domain.errors import StorageUnavailable
 from shared.domain.ids import MAX_SHARDS
-from shared.scans import ACCEPTED, MAX_ASYNC_PAYLOAD_BYTES, ScanInvoker, groups
+from shared.invoke import ACCEPTED, MAX_ASYNC_PAYLOAD_BYTES
+from shared.scans import ScanInvoker, groups
 from tests.support.events import FakeLambdaContext
 
 pytestmark = pytest.mark.unit

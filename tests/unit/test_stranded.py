@@ -17,7 +17,7 @@ from functions.recover.drain import RECEIVE_MAX, RESERVE_MS, drain
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Timing
 from shared.domain.times import to_ms
-from shared.scans import ACCEPTED
+from shared.invoke import ACCEPTED
 from shared.services.firing import Ticker
 from shared.stranded import StrandedWatch
 from tests.support.fakes import InMemoryTaskRepository

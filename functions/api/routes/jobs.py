@@ -17,7 +17,7 @@ from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
 from shared.api.views.jobs import job_view
 from shared.domain.jobs import JobStatus
-from shared.domain.progress import bearer_token
+from shared.domain.tenants import bearer
 from shared.observability import logger
 
 router = Router()
@@ -70,6 +70,6 @@ def cancel_job(job_id: JobId) -> Response[JobOut]:
     summary="Report a running shard's progress (with the token its shard call carried)",
 )
 def report_progress(job_id: JobId, report: ProgressIn) -> Response[ProgressOut]:
-    token = bearer_token(router.current_event.get_header_value("Authorization")) or ""
+    token = bearer(router.current_event.get_header_value("Authorization")) or ""
     cancelled = jobs().report(job_id, token, report.done_items)
     return json_response(202, ProgressOut(cancelled=cancelled))
