@@ -3,7 +3,7 @@ a scan of one shard puts what it has due on the delay queues (docs/design.md, 2.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -147,3 +147,46 @@ class Scanner:
         if not self.store.end_scan(shard, lease, end):
             logger.warning("a scan outlived its lease", extra={"shard": shard})
         return len(due)
+
+
+SCAN_RESERVE_MS = 10_000
+"""A shard's scan starts only while this much of the scanner's timeout (60 s) is left: a scan cut
+off by the timeout leaves its shard leased until the lease runs out. A shard not started is asked
+for again by the next tick (its mark did not move)."""
+
+ShardRequest = tuple[int, int | None, int | None]
+"""(shard, the tick's time, where the tick found it clean): one shard of a scan invocation."""
+
+
+@dataclass(frozen=True)
+class GroupScan:
+    staged: int
+    scanned: list[int]
+    failed: list[int]
+    left: list[int]
+    """Not started: too little of the invocation's time was left."""
+
+
+def scan_group(
+    scan: Callable[[int, int | None, int | None], int],
+    requests: Sequence[ShardRequest],
+    time_left_ms: Callable[[], int],
+    reserve_ms: int = SCAN_RESERVE_MS,
+) -> GroupScan:
+    """The shards of one scanner invocation, one after another, each while ``reserve_ms`` of the
+    invocation is left; a shard whose scan fails is logged and the others go on (the invocation
+    then fails, and Lambda runs it again: the shards already scanned find their marks past the
+    tick and do nothing)."""
+    staged, scanned, failed = 0, [], []
+    for shard, tick_ms, since_ms in requests:
+        if time_left_ms() < reserve_ms:
+            break
+        try:
+            staged += scan(shard, tick_ms, since_ms)
+        except Exception:
+            logger.exception("scan failed", extra={"shard": shard})
+            failed.append(shard)
+        else:
+            scanned.append(shard)
+    left = [shard for shard, _, _ in requests[len(scanned) + len(failed) :]]
+    return GroupScan(staged, scanned, failed, left)
