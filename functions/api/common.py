@@ -24,6 +24,7 @@ from shared.services.factory import (
     build_signing_service,
     build_task_service,
     build_tenant_service,
+    build_workflow_service,
 )
 from shared.services.jobs import JobService
 from shared.services.limits import LimitService
@@ -31,6 +32,7 @@ from shared.services.ports import RateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
+from shared.services.workflows import WorkflowService
 from shared.settings import Settings, from_env
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
@@ -50,6 +52,11 @@ def tasks() -> TaskService:
 @cache
 def jobs() -> JobService:
     return build_job_service(settings())
+
+
+@cache
+def workflows() -> WorkflowService:
+    return build_workflow_service(settings(), tasks())
 
 
 @cache

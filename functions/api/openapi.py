@@ -129,6 +129,28 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         202: {"description": "Taken: whether the job is cancelled (then stop the shard's work)."},
         **_errors(400, 401),
     },
+    "create_workflow": {201: {"description": "The workflow, registered."}, **_errors(400, 409, 413, 422)},
+    "workflow": {200: {"description": "The workflow."}, **_errors(400, 404)},
+    "update_workflow": {200: {"description": "The workflow, at its next version."}, **_errors(400, 404, 409)},
+    "delete_workflow": {
+        204: {"description": "Deleted (its schedule's task cancelled; runs going on finish)."},
+        **_errors(400, 404),
+    },
+    "start_workflow_run": {
+        202: {"description": "The run, started: its roots are on their way."},
+        **_errors(400, 404, 409, 422),
+    },
+    "workflow_runs": {200: {"description": "A page of the workflow's runs, newest first."}, **_errors(400, 404)},
+    "workflow_run": {200: {"description": "The run and each node's status."}, **_errors(400, 404)},
+    "workflow_node_run": {200: {"description": "The node's run."}, **_errors(400, 404)},
+    "cancel_workflow_run": {
+        200: {"description": "The run, cancelled: no node starts from now on."},
+        **_errors(400, 404, 409),
+    },
+    "retry_workflow_run": {
+        200: {"description": "The run, running again: its failed nodes started anew, its skipped ones decided again."},
+        **_errors(400, 404, 409),
+    },
     "put_limit": {
         200: {"description": "The limit, created or replaced (its version one more)."},
         **_errors(400, 409),

@@ -18,6 +18,7 @@ from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobStatus, JobStep
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority
+from shared.domain.workflows import Join, NodeStatus, On
 
 
 def absent() -> Any:
@@ -369,3 +370,77 @@ class DestinationLimitOut(Model):
 
 class DestinationLimitList(Model):
     items: list[DestinationLimitOut] = Field(description="All of the tenant's limits (at most 100), by name.")
+
+
+class WorkflowNodeOut(Model):
+    id: str
+    target: TargetIn | None = absent()
+    targets: list[TargetIn] | None = absent()
+    payload: Any = Field(description="The JSON value given (null when none).")
+    retry: RetryOut
+    join: Join
+
+
+class WorkflowEdgeOut(Model):
+    from_: str = Field(alias="from")
+    to: str
+    on: On
+
+
+class WorkflowOut(Model):
+    """A workflow (docs/workflows.md)."""
+
+    id: str = Field(description="26-character ULID.")
+    name: str | None
+    version: int = Field(description="1, then one more with every change; a run follows the version it started with.")
+    nodes: list[WorkflowNodeOut]
+    edges: list[WorkflowEdgeOut]
+    schedule: ScheduleIn | None = Field(description="Starts a run at each occurrence; null: runs start by hand only.")
+    schedule_task_id: str | None = Field(description="The task that keeps the schedule (its runs: the runs started).")
+    created_at: Instant
+    updated_at: Instant
+
+
+class WorkflowPage(Model):
+    items: list[WorkflowOut]
+    next_cursor: str | None
+
+
+class NodeRunOut(Model):
+    """A node in one run."""
+
+    status: NodeStatus
+    attempt: int = Field(description="1, then one more each time a retry of the run runs the node again.")
+    run_id: str | None = Field(description="The node's run (its Idempotency-Key); null until it starts.")
+    item_id: str | None = Field(description="The one-shot task that calls it: GET /v1/tasks/{item_id} shows its run.")
+    started_at: Instant | None
+    ended_at: Instant | None
+    error: str | None = Field(description="Why it failed; null otherwise.")
+
+
+class WorkflowRunGraph(Model):
+    nodes: list[str]
+    edges: list[WorkflowEdgeOut]
+    joins: dict[str, Join] = Field(description="The nodes whose join is not all.")
+
+
+class WorkflowRunOut(Model):
+    """One run of a workflow."""
+
+    run_id: str
+    workflow_id: str
+    version: int = Field(description="The workflow's version the run follows.")
+    status: NodeStatus = Field(description="running, succeeded (every node ended, none failed), failed or cancelled.")
+    nodes: dict[str, NodeRunOut]
+    graph: WorkflowRunGraph = Field(description="The graph the run follows (its version's).")
+    created_at: Instant
+    ended_at: Instant | None
+
+
+class WorkflowRunPage(Model):
+    items: list[WorkflowRunOut]
+    next_cursor: str | None
+
+
+class WorkflowRunStarted(Model):
+    run_id: str

@@ -61,6 +61,9 @@ class Envelope:
     parent: dict[str, Any] | None = None
     """A chained run's parent occurrence (shared/domain/chains.py, ``ChainLink.body``): sent as
     ``parent``; absent from other runs' bodies."""
+    workflow: dict[str, Any] | None = None
+    """A workflow node's run: its workflow run and its parents' outcomes
+    (shared/domain/workflows.py, ``NodeLink.body``): sent as ``workflow``; absent elsewhere."""
 
     def to_dict(self) -> dict[str, Any]:
         body = {
@@ -73,6 +76,8 @@ class Envelope:
         }
         if self.parent is not None:
             body["parent"] = self.parent
+        if self.workflow is not None:
+            body["workflow"] = self.workflow
         return body
 
     def text(self) -> str:

@@ -18,6 +18,7 @@ from shared.domain.tasks import (
     SnsTarget,
     SqsTarget,
     Target,
+    WorkflowTarget,
 )
 from shared.domain.times import iso
 
@@ -77,6 +78,8 @@ _TARGET_KINDS: dict[type, str] = {
 def target_to_dict(target: Target) -> dict[str, Any]:
     if isinstance(target, JobTarget):
         return {"job": json.loads(target.job)}
+    if isinstance(target, WorkflowTarget):
+        return {"workflow": {"id": target.workflow_id}}
     kind = _TARGET_KINDS[type(target)]
     body = dict(vars(target))
     if isinstance(target, HttpTarget) and target.limit is None:
@@ -102,6 +105,8 @@ def target_from_dict(data: dict[str, Any]) -> Target:
         return SnsTarget(body["topic_arn"])
     if kind == "job":
         return JobTarget(canonical_job(body))
+    if kind == "workflow":
+        return WorkflowTarget(body["id"])
     return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
 
 

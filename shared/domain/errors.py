@@ -158,3 +158,13 @@ class TooManyLimits(SundialError):
 
     code = "too_many_limits"
     status = 409
+
+
+class WorkflowNotFound(SundialError):
+    code = "workflow_not_found"
+    status = 404
+
+
+class WorkflowRunNotFound(SundialError):
+    code = "workflow_run_not_found"
+    status = 404

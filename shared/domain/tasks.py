@@ -11,6 +11,7 @@ from shared.domain.chains import Branch, ChainLink, ParentRun
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
+from shared.domain.workflows import NodeLink
 
 # Limits, published in the OpenAPI description (see shared/api/models/).
 MAX_NAME_LENGTH = 200
@@ -86,7 +87,15 @@ class JobTarget:
     job: str
 
 
-Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
+@dataclass(frozen=True)
+class WorkflowTarget:
+    """Start a run of the tenant's workflow at every occurrence (docs/workflows.md): the run's id
+    is the occurrence's, so every attempt and copy of it starts one run."""
+
+    workflow_id: str
+
+
+Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget | WorkflowTarget
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,8 @@ class Task(TaskSpec):
     """Its occurrences that failed in a row, up to the last one that ended (shared/domain/alerts.py)."""
     chain: ChainLink | None = None
     """On a chained run (an extra run a parent occurrence started): its parent, its hop."""
+    workflow: NodeLink | None = None
+    """On a workflow node's run: its workflow run and its parents' outcomes (docs/workflows.md)."""
     ended_run: LastRun | None = None
     """The latest occurrence that ended and is no longer the item's current run: a recurring
     task's previous occurrence, or an extra run of this task (run now, a chained run, a redrive)."""

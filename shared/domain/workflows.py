@@ -1,6 +1,6 @@
 """A workflow's graph and the rules of its runs (docs/workflows.md, section 1). Pure: no I/O.
 
-Validation names the member a refusal is about (``nodes.<i>.id``, ``edges.<i>.to``, ``edges`` for
+Validation names the member a refusal is about (``nodes[i].id``, ``edges[i].to``, ``edges`` for
 a cycle, naming its nodes in order). :func:`decide` says which pending nodes of a run are ready
 and which are skipped, from their parents' statuses alone, so any trigger that computes it after
 any node's end reaches the same answer, however often."""
@@ -8,10 +8,12 @@ any node's end reaches the same answer, however often."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from typing import Any
 
 from shared.domain.errors import FieldError, ValidationFailed
 from shared.domain.ids import MAX_SHARDS, new_task_id, parse_task_id
@@ -115,18 +117,18 @@ def _member_problems(nodes: Sequence[str], edges: Sequence[Edge], joins: Mapping
     seen: set[str] = set()
     for i, node in enumerate(nodes):
         if not NODE_ID.fullmatch(node):
-            problems.append(FieldError(f"nodes.{i}.id", "1-64 of a-z 0-9 _ -"))
+            problems.append(FieldError(f"nodes[{i}].id", "1-64 of a-z 0-9 _ -"))
         elif node in seen:
-            problems.append(FieldError(f"nodes.{i}.id", f"{node!r} is the id of another node"))
+            problems.append(FieldError(f"nodes[{i}].id", f"{node!r} is the id of another node"))
         seen.add(node)
     for i, edge in enumerate(edges):
         problems += [
-            FieldError(f"edges.{i}.{end}", f"{name!r} names no node")
+            FieldError(f"edges[{i}].{end}", f"{name!r} names no node")
             for end, name in (("from", edge.parent), ("to", edge.child))
             if name not in seen
         ]
         if edge.parent == edge.child:
-            problems.append(FieldError(f"edges.{i}", f"an edge from {edge.parent!r} to itself"))
+            problems.append(FieldError(f"edges[{i}]", f"an edge from {edge.parent!r} to itself"))
     problems += [FieldError("nodes", f"a join for {node!r}, which is no node") for node in joins if node not in seen]
     return problems
 
@@ -204,6 +206,18 @@ def run_status(graph: Graph, statuses: Mapping[str, NodeStatus]) -> NodeStatus:
 
 
 @dataclass(frozen=True)
+class NodeRun:
+    """What a run's item keeps of a node besides its status: the item that calls it and its
+    run's id (once started), when it started and ended, and why it failed."""
+
+    item_id: str | None = None
+    run_id: str | None = None
+    started_ms: int | None = None
+    ended_ms: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class WorkflowRun:
     """A run as its item holds it (docs/workflows.md, section 2)."""
 
@@ -215,6 +229,162 @@ class WorkflowRun:
     status: NodeStatus = NodeStatus.RUNNING
     attempts: Mapping[str, int] = field(default_factory=dict)
     """A node's attempt (1 unless a retry of the run set it pending again): part of its run's id."""
+    version: int = 1
+    """The workflow's version the run follows (its nodes' targets, payloads and retries)."""
+    nodes: Mapping[str, NodeRun] = field(default_factory=dict)
+    created_ms: int = 0
+    ended_ms: int | None = None
+    revision: int = 0
+    """Bumped by every write of the run's item: a cancel or a retry is conditional on it."""
+
+    def node(self, node: str) -> NodeRun:
+        return self.nodes.get(node, NodeRun())
+
+    def status_of(self, node: str) -> NodeStatus:
+        return self.statuses.get(node, NodeStatus.PENDING)
+
+
+def retried(run: WorkflowRun) -> WorkflowRun:
+    """The run a retry makes of a failed or cancelled one: its failed and cancelled nodes pending
+    again under their next attempt, every skipped node pending (decided again: those skipped
+    because of a failure may run now; the others are skipped again), the run running."""
+    again = {NodeStatus.FAILED, NodeStatus.CANCELLED, NodeStatus.SKIPPED}
+    statuses = dict(run.statuses)
+    attempts = dict(run.attempts)
+    nodes = dict(run.nodes)
+    for node in run.graph.nodes:
+        status = run.status_of(node)
+        if status not in again:
+            continue
+        statuses[node] = NodeStatus.PENDING
+        nodes.pop(node, None)
+        if status is not NodeStatus.SKIPPED:
+            attempts[node] = attempts.get(node, 1) + 1
+    return replace(run, statuses=statuses, attempts=attempts, nodes=nodes, status=NodeStatus.RUNNING, ended_ms=None)
+
+
+def cancelled(run: WorkflowRun) -> tuple[WorkflowRun, list[str]]:
+    """The run a cancel makes: every node not ended cancelled; and the items of those that were
+    running (to be cancelled, so that none fires again)."""
+    statuses = dict(run.statuses)
+    running = []
+    for node in run.graph.nodes:
+        status = run.status_of(node)
+        if status in ENDED:
+            continue
+        statuses[node] = NodeStatus.CANCELLED
+        item_id = run.node(node).item_id
+        if status is NodeStatus.RUNNING and item_id is not None:
+            running.append(item_id)
+    return replace(run, statuses=statuses, status=NodeStatus.CANCELLED), running
+
+
+@dataclass(frozen=True)
+class NodeOutcome:
+    """A node's end as its children receive it (``parents`` in their bodies)."""
+
+    node: str
+    run_id: str
+    status: NodeStatus
+    response: Any = None
+    """Up to 4 KiB of the answer (shared/domain/chains.py, ``response_of``): JSON when it parses."""
+    error: str | None = None
+    ended_ms: int = 0
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "node": self.node,
+            "run_id": self.run_id,
+            "status": self.status.value,
+            "response": self.response,
+        }
+        if self.error is not None:
+            body["error"] = self.error
+        return body
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.body(), "ended_ms": self.ended_ms}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeOutcome:
+        return cls(
+            str(data["node"]),
+            str(data["run_id"]),
+            NodeStatus(data["status"]),
+            data.get("response"),
+            data.get("error"),
+            int(data.get("ended_ms") or 0),
+        )
+
+
+MAX_PARENT_RESPONSES_BYTES = 32 * 1024
+"""What a node's item keeps of its parents' answers in all (each up to 4 KiB): a node joining
+more parents than that holds gets ``response: null`` for the later ones, in node order, and
+``response_omitted: true``, so its item stays far below DynamoDB's 400 KB item size."""
+
+
+@dataclass(frozen=True)
+class NodeLink:
+    """What a node's run knows of its workflow run: ``workflow`` in its callback body."""
+
+    workflow_id: str
+    run_id: str
+    node: str
+    attempt: int = 1
+    parents: tuple[NodeOutcome, ...] = ()
+    omitted: frozenset[str] = frozenset()
+    """Parents whose answers did not fit :data:`MAX_PARENT_RESPONSES_BYTES`."""
+
+    def body(self) -> dict[str, Any]:
+        parents = []
+        for parent in self.parents:
+            body = parent.body()
+            if parent.node in self.omitted:
+                body["response_omitted"] = True
+            parents.append(body)
+        return {"id": self.workflow_id, "run_id": self.run_id, "node": self.node, "parents": parents}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.workflow_id,
+            "run_id": self.run_id,
+            "node": self.node,
+            "attempt": self.attempt,
+            "parents": [parent.to_dict() for parent in self.parents],
+            "omitted": sorted(self.omitted),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeLink:
+        return cls(
+            str(data["id"]),
+            str(data["run_id"]),
+            str(data["node"]),
+            int(data.get("attempt") or 1),
+            tuple(NodeOutcome.from_dict(parent) for parent in data.get("parents") or ()),
+            frozenset(data.get("omitted") or ()),
+        )
+
+
+def parents_of(graph: Graph, node: str) -> list[str]:
+    """A node's parents, each once, in the graph's node order."""
+    parents = {edge.parent for edge in graph.incoming(node)}
+    return [n for n in graph.nodes if n in parents]
+
+
+def fitted_parents(outcomes: Sequence[NodeOutcome]) -> tuple[tuple[NodeOutcome, ...], frozenset[str]]:
+    """The parents' outcomes with their answers kept while they fit
+    :data:`MAX_PARENT_RESPONSES_BYTES` in all; the parents whose answers were left out."""
+    kept, omitted, used = [], set(), 0
+    for outcome in outcomes:
+        size = len(json.dumps(outcome.response, ensure_ascii=False).encode()) if outcome.response is not None else 0
+        if used + size > MAX_PARENT_RESPONSES_BYTES:
+            kept.append(replace(outcome, response=None))
+            omitted.add(outcome.node)
+            continue
+        used += size
+        kept.append(outcome)
+    return tuple(kept), frozenset(omitted)
 
 
 def node_item_id(run_id: str, node: str, attempt: int, shards: int) -> str:

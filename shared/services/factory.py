@@ -36,6 +36,7 @@ from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
 from shared.services.throttling import Throttling
+from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
 from shared.settings import Settings
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
@@ -49,6 +50,7 @@ from shared.store.signing_kms import KmsSecretValues
 from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
+from shared.store.workflows import DynamoWorkflowRuns, DynamoWorkflows
 from shared.stranded import StrandedWatch
 
 
@@ -161,19 +163,34 @@ def build_rate_limiter(settings: Settings) -> RateLimiter:
     return LeasingRateLimiter(DynamoRateLimiter())
 
 
+def build_workflow_service(settings: Settings, tasks: TaskService | None = None) -> WorkflowService:
+    """Workflows over the table (docs/workflows.md): definitions, runs, and their nodes as extra
+    runs of the tasks' service (``tasks``: the one the caller has built already)."""
+    bind_table(settings.table_name)
+    tasks = tasks if tasks is not None else build_task_service(settings)
+    retention = timedelta(milliseconds=settings.retention_ms)
+    definitions, store = DynamoWorkflows(retention), DynamoWorkflowRuns(retention)
+    runs = WorkflowRuns(store, ItemNodeStarter(definitions, store, tasks), settings.bucket_shards)
+    return WorkflowService(definitions, store, runs, tasks, tasks)
+
+
 def build_trigger(settings: Settings) -> Trigger:
     """The trigger's four steps and its alerts, over the table, the delay queues and the targets."""
     bind_table(settings.table_name)
     queues = _stager(settings)
     assert queues is not None, "the trigger needs the delay queues (settings.delay_queue_urls)"
     http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
-    deliverer = Deliverer(http, AwsDelivery(), _job_starter(settings))
+    tasks = build_task_service(settings)
+    workflows = build_workflow_service(settings, tasks)
+    deliverer = Deliverer(http, AwsDelivery(), _job_starter(settings), WorkflowTargetStarter(workflows))
     signer = signing.signer if (signing := build_signing_service(settings)) is not None else None
     store, timing = DynamoPipelineStore(settings.retention_ms), settings.timing
     return Trigger(
         Claimer(store, queues, timing),
         Caller(deliverer, timing, signer=signer, throttling=Throttling(DynamoThrottle(), build_limit_cache(settings))),
-        Recorder(store, queues, DynamoDeadLetters(settings.retention_ms), timing, chains=build_task_service(settings)),
+        Recorder(
+            store, queues, DynamoDeadLetters(settings.retention_ms), timing, chains=tasks, workflows=workflows.runs
+        ),
         AlertSender(deliverer, signer=signer),
     )
 

@@ -20,6 +20,7 @@ from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
 from shared.domain.tenants import Caller, KeyInfo, Limits, NewKey, Tenant
+from shared.domain.workflows import NodeOutcome, NodeStatus
 
 # --- tasks -----------------------------------------------------------------------------------
 
@@ -34,6 +35,11 @@ class TaskRepository(Protocol):
 
     def get(self, tenant: str, task_id: str) -> Task:
         """The tenant's task, or :class:`TaskNotFound` (also for another tenant's task)."""
+        ...
+
+    def get_extra(self, tenant: str, item_id: str) -> Task:
+        """The tenant's extra run (run now, a chained run, a workflow node's run) by its item's
+        id, or :class:`TaskNotFound` (also for a task's own item)."""
         ...
 
     def list(
@@ -426,3 +432,12 @@ class ExecutionStarter(Protocol):
 
     def stop(self, job_id: str) -> None:
         """Stop the job's execution (nothing when it has ended or never started)."""
+
+
+class WorkflowEnds(Protocol):
+    """Moves a workflow run on when one of its nodes' runs has its final outcome
+    (shared/services/workflows.py, ``WorkflowRuns.node_ended``)."""
+
+    def node_ended(
+        self, run_id: str, node: str, status: NodeStatus, *, attempt: int = 1, outcome: NodeOutcome | None = None
+    ) -> None: ...

@@ -27,8 +27,9 @@ from shared.domain.patches import TaskPatch, patched
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
-from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Task, TaskSpec
+from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
+from shared.domain.workflows import NodeLink
 from shared.services.limits import check_named_limits, named_limits
 from shared.services.ports import DeadLetters, LimitStore, Stager, TaskRepository
 
@@ -224,6 +225,7 @@ class TaskService:
         *,
         item_id: str | None = None,
         chain: ChainLink | None = None,
+        workflow: NodeLink | None = None,
     ) -> str:
         """A run now stops if its task is paused or cancelled before it is claimed; a redrive
         (``redrive`` given) fires what its dead letter recorded whatever became of the task. A
@@ -233,13 +235,61 @@ class TaskService:
         extra = replace(
             new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes),
             parent_id=parent_id,
-            stops_with_parent=redrive is None,
+            stops_with_parent=redrive is None and workflow is None,
             chain=chain,
+            workflow=workflow,
         )
         if item_id is not None:
             extra = replace(extra, id=item_id)
         self.repository.create_run(extra, staged=self._stage(extra, now), redrive=redrive)
         return run_id_for(extra.id, to_ms(extra.due_at))
+
+    # Workflows (docs/workflows.md) ----------------------------------------------------------
+
+    def check_targets(self, tenant: str, targets: Sequence[Target], multicast: bool) -> None:
+        """A workflow node's targets, checked as a task's are (none of Sundial's own resources,
+        limits that exist)."""
+        self.own.check(targets, multicast)
+        self._check_limits(tenant, named_limits(targets, multicast), [])
+
+    def start_node(self, tenant: str, workflow_id: str, spec: TaskSpec, item_id: str, link: NodeLink) -> str:
+        """A workflow node's run: an extra run of the workflow under the id its run and node
+        derive, so a second start finds it and starts nothing; its run id either way. It is not
+        stopped by its parent's status (a workflow is no task: its runs are cancelled on their own)."""
+        try:
+            return self._extra_run(tenant, workflow_id, spec, item_id=item_id, workflow=link)
+        except ConcurrentUpdate:
+            return self.node_run(tenant, item_id).run_id
+
+    def node_run(self, tenant: str, item_id: str) -> Run:
+        """A workflow node's run as its item holds it (``staged`` until it is first claimed)."""
+        item = self.repository.get_extra(tenant, item_id)
+        if item.run is not None:
+            return item.run
+        run_id = run_id_for(item.id, to_ms(item.due_at))
+        return Run(run_id, item.owner_id, item.due_at, RunStatus.STAGED)
+
+    def cancel_node(self, tenant: str, item_id: str) -> None:
+        """A node's item cancelled, so that none of its attempts fires from now on (its run was
+        cancelled); one that ended already is left as it is."""
+
+        def cancel(task: Task, now: datetime) -> Task | None:
+            if task.status is not TaskStatus.SCHEDULED:
+                return None
+            cancelled = replace(
+                task, status=TaskStatus.CANCELLED, next_fire_at=None, updated_at=now, expires_at=now + self.retention
+            )
+            return self.repository.update(cancelled)
+
+        attempt = 1
+        while True:
+            try:
+                cancel(self.repository.get_extra(tenant, item_id), self._now())
+                return
+            except ConcurrentUpdate:
+                if attempt == CHANGE_ATTEMPTS:
+                    raise
+                attempt += 1
 
     # Chains (docs/chains.md) ---------------------------------------------------------------
 

@@ -1,23 +1,51 @@
-"""A workflow run moving on (docs/workflows.md, section 3): what happens when a run starts and
-when one of its nodes ends, over two ports, so that every step can be repeated (a redelivered
-message, a retried recording step) and two triggers can do it at once (B and C of a diamond
-ending together) without a node starting twice.
+"""Workflows (docs/workflows.md): their runs moving on, and the service the API calls.
 
-The order is the chains' (docs/chains.md, section 2): a node's end is written on the run, its
-children are started, and only then is the node's own run recorded by the trigger, so a crash
-anywhere repeats these steps; each is a no-op where it was done. A child is created (its item,
-under an id derived from the run, the node and its attempt) before it is marked running on the
-run: a crash between them leaves a created child that the repeat finds (a duplicate) and marks."""
+:class:`WorkflowRuns` is what happens when a run starts and when one of its nodes ends, over two
+ports, so that every step can be repeated (a redelivered message, a retried recording step) and
+two triggers can do it at once (B and C of a diamond ending together) without a node starting
+twice. The order is the chains' (docs/chains.md, section 2): a node's end is written on the run,
+its children are started, and only then is the node's own run recorded by the trigger, so a
+crash anywhere repeats these steps; each is a no-op where it was done. A child is created (its
+item, under an id derived from the run, the node and its attempt) before it is marked running on
+the run: a crash between them leaves a created child that the repeat finds (a duplicate) and
+marks.
+
+:class:`WorkflowService` registers workflows (a schedule is a recurring task of the tenant whose
+target starts a run) and starts, reads, cancels and retries their runs."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Protocol
 
+from shared.domain.errors import (
+    ConcurrentUpdate,
+    FieldError,
+    InvalidTransition,
+    StorageUnavailable,
+    TaskNotFound,
+    ValidationFailed,
+    WorkflowNotFound,
+    WorkflowRunNotFound,
+)
+from shared.domain.ids import new_run_id
+from shared.domain.schedules import At, Schedule
+from shared.domain.tasks import Page, Run, Target, TaskSpec, WorkflowTarget
+from shared.domain.times import from_ms, now_ms
+from shared.domain.workflow_defs import NodeDef, Workflow
 from shared.domain.workflows import (
+    NodeLink,
+    NodeOutcome,
     NodeStatus,
     WorkflowRun,
+    cancelled,
+    fitted_parents,
     node_item_id,
+    parents_of,
+    retried,
     run_status,
     settle_skips,
 )
@@ -26,27 +54,54 @@ from shared.domain.workflows import (
 class WorkflowRunStore(Protocol):
     """The run's item; every write is conditional, so a repeat or a race changes nothing twice."""
 
+    def create(self, run: WorkflowRun) -> bool:
+        """The run's item, only if it does not exist."""
+
     def get(self, run_id: str) -> WorkflowRun | None: ...
 
-    def node_ended(self, run_id: str, node: str, status: NodeStatus) -> WorkflowRun | None:
+    def keep_outcome(self, run_id: str, attempt: int, outcome: NodeOutcome) -> None:
+        """The node's outcome for its children's bodies (a repeat keeps the first)."""
+
+    def outcomes(self, run_id: str, keys: Sequence[tuple[str, int]]) -> dict[str, NodeOutcome]: ...
+
+    def node_ended(
+        self, run_id: str, node: str, status: NodeStatus, *, ended_ms: int | None = None, error: str | None = None
+    ) -> WorkflowRun | None:
         """The node's end (from ``running``, or already ``status``: a repeat); the run as it is
         after the write (``ReturnValues=ALL_NEW``), or None when the write was refused (the node
         was not running: another end was recorded, or the run was cancelled)."""
 
-    def node_started(self, run_id: str, node: str, item_id: str) -> bool:
-        """``pending`` -> ``running`` (with the node's item id); False when it was not pending."""
+    def node_started(
+        self, run_id: str, node: str, item_id: str, *, node_run_id: str | None = None, started_ms: int | None = None
+    ) -> bool:
+        """``pending`` -> ``running`` (with the node's item and run ids) in a running run; False
+        otherwise."""
 
     def node_skipped(self, run_id: str, node: str) -> bool:
         """``pending`` -> ``skipped``; False when it was not pending."""
 
-    def run_ended(self, run_id: str, status: NodeStatus) -> bool:
+    def run_ended(self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None) -> bool:
         """``running`` -> ``status``; False when the run had ended or was cancelled."""
+
+    def replace(self, before: WorkflowRun, after: WorkflowRun) -> bool:
+        """``after`` over the run, only if nothing was written since ``before`` was read."""
 
 
 class NodeStarter(Protocol):
-    def start(self, run: WorkflowRun, node: str, item_id: str) -> bool:
+    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
         """Create the one-shot item that calls ``node``'s target (with its parents' outcomes in its
-        body), written only if no item has that id; False: it existed (a repeat)."""
+        body), written only if no item has that id; the id of its run (the existing item's on a
+        repeat)."""
+
+
+class NodeItems(Protocol):
+    """The tasks' side of a node: its run (an extra run of the workflow) and its cancel."""
+
+    def start_node(self, tenant: str, workflow_id: str, spec: TaskSpec, item_id: str, link: NodeLink) -> str: ...
+
+    def cancel_node(self, tenant: str, item_id: str) -> None: ...
+
+    def node_run(self, tenant: str, item_id: str) -> Run: ...
 
 
 @dataclass
@@ -54,19 +109,39 @@ class WorkflowRuns:
     store: WorkflowRunStore
     starter: NodeStarter
     shards: int
+    clock: Callable[[], int] = now_ms
 
     def started(self, run: WorkflowRun) -> None:
         """A new run (its item written with every node pending): its roots start."""
-        self._advance(run)
+        self.advance(run)
 
-    def node_ended(self, run_id: str, node: str, status: NodeStatus) -> None:
-        """A node's run has its final outcome: record it on the run, then start what it let start
-        and skip what it ruled out. Nothing moves on in a cancelled run."""
-        run = self.store.node_ended(run_id, node, status)
+    def node_ended(
+        self,
+        run_id: str,
+        node: str,
+        status: NodeStatus,
+        *,
+        attempt: int = 1,
+        outcome: NodeOutcome | None = None,
+    ) -> None:
+        """A node's run has its final outcome: keep it for the children, record it on the run,
+        then start what it let start and skip what it ruled out. Nothing moves on in a cancelled
+        run."""
+        if outcome is not None:
+            self.store.keep_outcome(run_id, attempt, outcome)
+        run = self.store.node_ended(
+            run_id,
+            node,
+            status,
+            ended_ms=outcome.ended_ms if outcome is not None else None,
+            error=outcome.error if outcome is not None else None,
+        )
         if run is not None and run.status is NodeStatus.RUNNING:
-            self._advance(run)
+            self.advance(run)
 
-    def _advance(self, run: WorkflowRun) -> None:
+    def advance(self, run: WorkflowRun) -> None:
+        """Skip what can no longer run, start what is ready, and end the run when nothing is left:
+        from the statuses read, repeatable."""
         statuses = dict(run.statuses)
         settled, ready = settle_skips(run.graph, statuses)
         for node, status in settled.items():
@@ -74,9 +149,289 @@ class WorkflowRuns:
                 self.store.node_skipped(run.run_id, node)
         for node in sorted(ready):
             item_id = node_item_id(run.run_id, node, run.attempts.get(node, 1), self.shards)
-            self.starter.start(run, node, item_id)  # first: a crash after it repeats as a duplicate
-            self.store.node_started(run.run_id, node, item_id)
+            node_run_id = self.starter.start(run, node, item_id)  # first: a crash after it repeats as a duplicate
+            self.store.node_started(run.run_id, node, item_id, node_run_id=node_run_id, started_ms=self.clock())
             settled[node] = NodeStatus.RUNNING
         final = run_status(run.graph, settled)
         if final is not NodeStatus.RUNNING:
-            self.store.run_ended(run.run_id, final)
+            self.store.run_ended(run.run_id, final, ended_ms=self.clock())
+
+
+class Definitions(Protocol):
+    def create(self, workflow: Workflow) -> None: ...
+
+    def update(self, workflow: Workflow, *, was: int) -> None: ...
+
+    def get(self, tenant: str, workflow_id: str) -> Workflow: ...
+
+    def version(self, workflow_id: str, version: int) -> Workflow: ...
+
+    def delete(self, tenant: str, workflow_id: str, now_ms: int) -> None: ...
+
+    def list(self, tenant: str, limit: int, cursor: str | None) -> Page[Workflow]: ...
+
+
+class RunPages(WorkflowRunStore, Protocol):
+    def list(self, workflow_id: str, limit: int, cursor: str | None) -> Page[WorkflowRun]: ...
+
+
+def node_spec(node: NodeDef, now: datetime) -> TaskSpec:
+    """What a node's run fires: the node's targets, payload and retry, now."""
+    return TaskSpec(At(now), node.targets, node.multicast, payload=node.payload, retry=node.retry)
+
+
+@dataclass
+class ItemNodeStarter:
+    """Starts a node as an extra run of its workflow (a one-shot item, as chains make), with its
+    parents' outcomes (their kept outcome items) in its ``workflow`` link."""
+
+    definitions: Definitions
+    store: WorkflowRunStore
+    items: NodeItems
+
+    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
+        definition = self.definitions.version(run.workflow_id, run.version)
+        parents = parents_of(run.graph, node)
+        kept = self.store.outcomes(run.run_id, [(p, run.attempts.get(p, 1)) for p in parents]) if parents else {}
+        outcomes = [kept[p] for p in parents if p in kept]
+        fitted, omitted = fitted_parents(outcomes)
+        link = NodeLink(run.workflow_id, run.run_id, node, run.attempts.get(node, 1), fitted, omitted)
+        spec = node_spec(definition.node(node), from_ms(now_ms()))
+        return self.items.start_node(run.tenant, run.workflow_id, spec, item_id, link)
+
+
+@dataclass(frozen=True)
+class WorkflowDraft:
+    """A workflow as a client sends it (validated by the API models and :func:`validated`)."""
+
+    nodes: tuple[NodeDef, ...]
+    graph: Any
+    name: str | None = None
+    schedule: Schedule | None = None
+
+
+class ScheduleTasks(Protocol):
+    """The tasks' side of a workflow's schedule."""
+
+    def register(self, tenant: str, spec: TaskSpec) -> Any: ...
+
+    def cancel(self, tenant: str, task_id: str) -> Any: ...
+
+    def check_targets(self, tenant: str, targets: Sequence[Target], multicast: bool) -> None: ...
+
+
+UNSET: Any = object()
+
+
+@dataclass
+class WorkflowService:
+    definitions: Definitions
+    runs_store: RunPages
+    runs: WorkflowRuns
+    tasks: ScheduleTasks
+    items: NodeItems
+    clock: Callable[[], int] = now_ms
+
+    # Workflows --------------------------------------------------------------------------------
+
+    def create(self, tenant: str, draft: WorkflowDraft) -> Workflow:
+        self._check_nodes(tenant, draft.nodes)
+        now = self.clock()
+        workflow = Workflow(
+            id=new_run_id(now),
+            tenant=tenant,
+            nodes=draft.nodes,
+            graph=draft.graph,
+            created_at=from_ms(now),
+            updated_at=from_ms(now),
+            name=draft.name,
+            schedule=draft.schedule,
+        )
+        # the schedule's task first (it names the workflow's id); a workflow that is then not
+        # written cancels it again
+        workflow = replace(workflow, schedule_task_id=self._schedule(workflow))
+        try:
+            self.definitions.create(workflow)
+        except Exception:
+            if workflow.schedule_task_id is not None:
+                self.tasks.cancel(tenant, workflow.schedule_task_id)
+            raise
+        return workflow
+
+    def get(self, tenant: str, workflow_id: str) -> Workflow:
+        return self.definitions.get(tenant, workflow_id.upper())
+
+    def list(self, tenant: str, limit: int, cursor: str | None) -> Page[Workflow]:
+        return self.definitions.list(tenant, limit, cursor)
+
+    def update(
+        self,
+        tenant: str,
+        workflow_id: str,
+        *,
+        name: Any = UNSET,
+        nodes: tuple[NodeDef, ...] | None = None,
+        graph: Any = None,
+        schedule: Any = UNSET,
+    ) -> Workflow:
+        """A new version: runs already going on keep the version they started with. A new
+        schedule replaces the schedule's task (``None``: the workflow runs only by hand)."""
+        before = self.get(tenant, workflow_id)
+        if nodes is not None:
+            self._check_nodes(tenant, nodes)
+        after = replace(
+            before,
+            name=before.name if name is UNSET else name,
+            nodes=nodes if nodes is not None else before.nodes,
+            graph=graph if graph is not None else before.graph,
+            schedule=before.schedule if schedule is UNSET else schedule,
+            version=before.version + 1,
+            updated_at=from_ms(self.clock()),
+        )
+        if schedule is not UNSET:
+            after = replace(after, schedule_task_id=self._schedule(after))
+        try:
+            self.definitions.update(after, was=before.version)
+        except Exception:
+            if schedule is not UNSET and after.schedule_task_id is not None:
+                self.tasks.cancel(tenant, after.schedule_task_id)
+            raise
+        if schedule is not UNSET and before.schedule_task_id is not None:
+            self._cancel_task(tenant, before.schedule_task_id)
+        return after
+
+    def delete(self, tenant: str, workflow_id: str) -> None:
+        """The workflow goes (its runs going on finish), and its schedule's task is cancelled."""
+        workflow = self.get(tenant, workflow_id)
+        self.definitions.delete(tenant, workflow.id, self.clock())
+        if workflow.schedule_task_id is not None:
+            self._cancel_task(tenant, workflow.schedule_task_id)
+
+    def _schedule(self, workflow: Workflow) -> str | None:
+        if workflow.schedule is None:
+            return None
+        spec = TaskSpec(
+            workflow.schedule,
+            (WorkflowTarget(workflow.id),),
+            name=f"workflow {workflow.name or workflow.id}"[:200],
+        )
+        return str(self.tasks.register(workflow.tenant, spec).id)
+
+    def _cancel_task(self, tenant: str, task_id: str) -> None:
+        with suppress(TaskNotFound):  # expired, or cancelled by hand and forgotten
+            self.tasks.cancel(tenant, task_id)
+
+    def _check_nodes(self, tenant: str, nodes: Sequence[NodeDef]) -> None:
+        """Each node's targets as a task's are checked (not Sundial's own, limits that exist),
+        the refusal naming ``nodes[i].``."""
+        for index, node in enumerate(nodes):
+            try:
+                self.tasks.check_targets(tenant, node.targets, node.multicast)
+            except ValidationFailed as exc:
+                details = [FieldError(f"nodes[{index}].{d.field}", d.message) for d in exc.details]
+                raise ValidationFailed(f"nodes[{index}]: {exc.message}", details) from exc
+
+    # Runs -------------------------------------------------------------------------------------
+
+    def start_run(self, tenant: str, workflow_id: str, run_id: str | None = None) -> WorkflowRun:
+        """A run of the workflow as it stands, its roots started. With ``run_id`` (a schedule's
+        occurrence), every start of that id starts one run: a repeat finds it and moves it on
+        from where it stands (a start that crashed before its roots started is completed)."""
+        workflow = self.get(tenant, workflow_id)
+        now = self.clock()
+        run = WorkflowRun(
+            run_id=run_id or new_run_id(now),
+            workflow_id=workflow.id,
+            tenant=tenant,
+            graph=workflow.graph,
+            statuses=dict.fromkeys(workflow.graph.nodes, NodeStatus.PENDING),
+            version=workflow.version,
+            created_ms=now,
+        )
+        if not self.runs_store.create(run):
+            existing = self.runs_store.get(run.run_id)
+            if existing is None or existing.tenant != tenant or existing.workflow_id != workflow.id:
+                raise ConcurrentUpdate(f"run {run.run_id} exists already")
+            run = existing
+        if run.status is NodeStatus.RUNNING:
+            self.runs.advance(run)
+        return self._read(run.run_id)
+
+    def run(self, tenant: str, workflow_id: str, run_id: str) -> WorkflowRun:
+        run = self.runs_store.get(run_id.upper())
+        if run is None or run.tenant != tenant or run.workflow_id != workflow_id.upper():
+            raise WorkflowRunNotFound(f"workflow run {run_id!r} not found")
+        return run
+
+    def node_run(self, tenant: str, workflow_id: str, run_id: str, node: str) -> Run:
+        """A node's run in a run (its attempts, lateness, last error), once it started."""
+        run = self.run(tenant, workflow_id, run_id)
+        item_id = run.node(node).item_id if node in run.graph.nodes else None
+        if item_id is None:
+            raise WorkflowRunNotFound(f"node {node!r} has no run in workflow run {run.run_id}")
+        try:
+            return self.items.node_run(tenant, item_id)
+        except TaskNotFound as exc:
+            raise WorkflowRunNotFound(f"the run of node {node!r} is no longer kept") from exc
+
+    def runs_of(self, tenant: str, workflow_id: str, limit: int, cursor: str | None) -> Page[WorkflowRun]:
+        workflow = self.get(tenant, workflow_id)
+        return self.runs_store.list(workflow.id, limit, cursor)
+
+    def cancel_run(self, tenant: str, workflow_id: str, run_id: str) -> WorkflowRun:
+        """No node starts after it: the nodes not ended are cancelled on the run, and the items of
+        those running are cancelled, so none fires again (one being called right now finishes its
+        call; its end then moves nothing)."""
+        for _ in range(5):
+            before = self.run(tenant, workflow_id, run_id)
+            if before.status is NodeStatus.CANCELLED:
+                return before
+            if before.status is not NodeStatus.RUNNING:
+                raise InvalidTransition(f"the run has {before.status.value}; only a running run can be cancelled")
+            after, running_items = cancelled(before)
+            if self.runs_store.replace(before, replace(after, ended_ms=self.clock())):
+                for item_id in running_items:
+                    with suppress(TaskNotFound):  # expired
+                        self.items.cancel_node(tenant, item_id)
+                return self._read(before.run_id)
+        raise ConcurrentUpdate("the run kept changing; cancel it again")
+
+    def retry_run(self, tenant: str, workflow_id: str, run_id: str) -> WorkflowRun:
+        """The failed (and cancelled) nodes run again, under their next attempt, and what was
+        skipped is decided again. A running run is moved on from where it stands (a repair after
+        a crash: nothing that started starts again)."""
+        for _ in range(5):
+            before = self.run(tenant, workflow_id, run_id)
+            if before.status is NodeStatus.SUCCEEDED:
+                raise InvalidTransition("the run succeeded; there is nothing to retry")
+            if before.status is NodeStatus.RUNNING:
+                self.runs.advance(before)
+                return self._read(before.run_id)
+            after = retried(before)
+            if self.runs_store.replace(before, after):
+                self.runs.advance(after)
+                return self._read(before.run_id)
+        raise ConcurrentUpdate("the run kept changing; retry it again")
+
+    def _read(self, run_id: str) -> WorkflowRun:
+        run = self.runs_store.get(run_id)
+        if run is None:
+            raise StorageUnavailable(f"run {run_id} was written but could not be read back")
+        return run
+
+
+@dataclass
+class WorkflowTargetStarter:
+    """Delivers a task's ``workflow`` target: starts the run whose id is the occurrence's run id,
+    so every attempt and every copy of the occurrence starts one run."""
+
+    service: WorkflowService
+
+    def start_for(self, workflow_id: str, run_id: str, tenant: str) -> tuple[bool, str | None]:
+        try:
+            self.service.start_run(tenant, workflow_id, run_id)
+        except WorkflowNotFound as exc:
+            return False, exc.message
+        except StorageUnavailable as exc:
+            return False, exc.message
+        return True, None

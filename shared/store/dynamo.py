@@ -109,6 +109,18 @@ class DynamoTaskRepository:
             raise TaskNotFound(f"task {task_id!r} not found")  # an extra run is not a task
         return to_task(item, run_logs([item]))
 
+    def get_extra(self, tenant: str, item_id: str) -> Task:
+        pk, sk = task_key(item_id)
+        try:
+            item = BucketItem.get(pk, sk, consistent_read=True)
+        except DoesNotExist as exc:
+            raise TaskNotFound(f"run item {item_id!r} not found") from exc
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+        if not isinstance(item, TaskItem) or item.tenant != tenant or not item.parent_id:
+            raise TaskNotFound(f"run item {item_id!r} not found")
+        return to_task(item, run_logs([item]))
+
     def update(self, task: Task, *, staged: bool = False) -> Task:
         """Write what a client owns (definition, status, the armed occurrence) with one
         UpdateItem conditional on the version read; the pipeline's run fields are never

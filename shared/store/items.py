@@ -25,6 +25,7 @@ from shared.domain.schedules import After, Every
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority, Task
 from shared.domain.times import from_ms, to_ms
+from shared.domain.workflows import NodeLink
 from shared.store.keys import bucket_pk, list_pk, list_sk, task_key
 from shared.store.models import OccurrenceItem, RunLogItem, TaskItem
 from shared.store.runs import ended_run_of, run_on_item, set_run_fields
@@ -64,6 +65,7 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         on_success=compact_json(list(task.on_success)) if task.on_success else None,
         on_failure=compact_json(list(task.on_failure)) if task.on_failure else None,
         chain=compact_json(task.chain.to_dict()) if task.chain is not None else None,
+        workflow=compact_json(task.workflow.to_dict()) if task.workflow is not None else None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -120,6 +122,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         on_success=tuple(json.loads(item.on_success)) if item.on_success is not None else (),
         on_failure=tuple(json.loads(item.on_failure)) if item.on_failure is not None else (),
         chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
+        workflow=NodeLink.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
         ended_run=ended_run_of(item.ended_run),
     )
 

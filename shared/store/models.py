@@ -162,6 +162,8 @@ class TaskItem(BucketItem, discriminator="task"):
     """The tasks an occurrence's final failure starts (absent: none)."""
     chain = UnicodeAttribute(null=True)
     """A chained run's parent occurrence and hop, as JSON (shared/domain/chains.py)."""
+    workflow = UnicodeAttribute(null=True)
+    """A workflow node's run: its workflow run and parents' outcomes, as JSON (``NodeLink``)."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):
@@ -189,22 +191,67 @@ class ListPageItem(_Table):
     ids = UnicodeSetAttribute()
 
 
+class WorkflowItem(_Table):
+    """``WF#<workflow id>`` / ``WF``: a workflow as it stands (docs/workflows.md, section 2), listed
+    newest first through ``by_tenant`` with ``lpk = LW#<tenant>``. Each version's definition is
+    kept too (``V#<version>``), so a run follows the version it started with."""
+
+    tenant = UnicodeAttribute()
+    name = UnicodeAttribute(null=True)
+    version = NumberAttribute()
+    definition = UnicodeAttribute()
+    """The nodes and the graph as JSON (shared/store/workflows.py, ``definition_json``)."""
+    schedule = UnicodeAttribute(null=True)
+    schedule_task_id = UnicodeAttribute(null=True)
+    created_ms = NumberAttribute()
+    updated_ms = NumberAttribute()
+    lpk = UnicodeAttribute(null=True)
+    lsk = UnicodeAttribute(null=True)
+
+
+class WorkflowVersionItem(_Table):
+    """``WF#<workflow id>`` / ``V#<version>``: one version's definition, never changed."""
+
+    tenant = UnicodeAttribute()
+    definition = UnicodeAttribute()
+
+
 class WorkflowRunItem(_Table):
     """``WR#<run id>`` / ``R``: one run of a workflow (docs/workflows.md, section 2): its graph as
     it was when the run started, each node's status and item id, and the run's status. Every write
-    after its creation is a conditional update of one node or of the run's status."""
+    after its creation is a conditional update of one node or of the run's status. Listed newest
+    first through ``by_tenant`` with ``lpk = LR#<workflow id>``, ``lsk = <run id>``."""
 
     workflow_id = UnicodeAttribute()
     tenant = UnicodeAttribute()
     graph = UnicodeAttribute()
     """The nodes, edges and joins as JSON (``graph_to_dict``)."""
+    version = NumberAttribute(default=1)
+    """The workflow's version the run follows."""
     status = UnicodeAttribute()
     nodes = MapAttribute[str, Any]()
     """Node id -> its status."""
     items = MapAttribute[str, Any]()
     """Node id -> the id of the item that calls it, once started."""
+    runs = MapAttribute[str, Any](default=dict)
+    """Node id -> its run's id, once started."""
+    started = MapAttribute[str, Any](default=dict)
+    ended = MapAttribute[str, Any](default=dict)
+    errors = MapAttribute[str, Any](default=dict)
     attempts = MapAttribute[str, Any]()
     """Node id -> its attempt, where a retry of the run set it above 1."""
+    created_ms = NumberAttribute(default=0)
+    ended_ms = NumberAttribute(null=True)
+    revision = NumberAttribute(default=0)
+    lpk = UnicodeAttribute(null=True)
+    lsk = UnicodeAttribute(null=True)
+
+
+class NodeOutcomeItem(_Table):
+    """``WR#<run id>`` / ``N#<node>#<attempt>``: how a node's run ended (status, run id, up to
+    4 KiB of its answer, its error), read by its children's starts for their bodies."""
+
+    outcome = UnicodeAttribute()
 
 
 class RunItem(_Table):
@@ -426,7 +473,10 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     OccurrenceItem,
     WatermarkItem,
     ListPageItem,
+    WorkflowItem,
+    WorkflowVersionItem,
     WorkflowRunItem,
+    NodeOutcomeItem,
     RunItem,
     RunLogItem,
     JobItem,

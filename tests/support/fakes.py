@@ -227,6 +227,14 @@ class InMemoryTaskRepository:
         return self.item_task(task.id)
 
     @atomic
+    def get_extra(self, tenant: str, item_id: str) -> Task:
+        task_key(item_id)
+        task = self._tasks.get(item_id.upper())
+        if task is None or task.tenant != tenant or task.parent_id is None:
+            raise TaskNotFound(f"run item {item_id!r} not found")
+        return self.item_task(task.id)
+
+    @atomic
     def list(
         self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
     ) -> Page[Task]:

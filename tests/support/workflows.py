@@ -5,10 +5,11 @@ one contract), and a node starter that creates each item id once."""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from shared.domain.workflows import Edge, Graph, NodeStatus, WorkflowRun, validated
+from shared.domain.workflows import Edge, Graph, NodeOutcome, NodeStatus, WorkflowRun, validated
 from shared.services.workflows import WorkflowRuns, WorkflowRunStore
 
 
@@ -22,9 +23,10 @@ class RunStore(WorkflowRunStore, Protocol):
 
 @dataclass
 class InMemoryWorkflowRuns:
-    """The run's item, each write conditional as DynamoDB's is."""
+    """The run's item, each write conditional as DynamoDB's is (and bumping its revision)."""
 
     run: WorkflowRun | None = None
+    kept: dict[tuple[str, int], NodeOutcome] = field(default_factory=dict)
 
     def create(self, run: WorkflowRun) -> bool:
         if self.run is not None:
@@ -38,35 +40,57 @@ class InMemoryWorkflowRuns:
     def cancel(self, run_id: str) -> bool:
         return self.run_ended(run_id, NodeStatus.CANCELLED)
 
-    def _set(self, node: str, status: NodeStatus) -> None:
-        assert self.run is not None
-        self.run = replace(self.run, statuses={**self.run.statuses, node: status})
+    def keep_outcome(self, run_id: str, attempt: int, outcome: NodeOutcome) -> None:
+        self.kept.setdefault((outcome.node, attempt), outcome)
 
-    def node_ended(self, run_id: str, node: str, status: NodeStatus) -> WorkflowRun | None:
-        if self.run is None:
-            return None
-        now = self.run.statuses.get(node, NodeStatus.PENDING)
-        if self.run.status is not NodeStatus.RUNNING or now not in (NodeStatus.RUNNING, status):
-            return None
-        self._set(node, status)
+    def outcomes(self, run_id: str, keys: Sequence[tuple[str, int]]) -> dict[str, NodeOutcome]:
+        return {node: self.kept[(node, attempt)] for node, attempt in keys if (node, attempt) in self.kept}
+
+    def _set(self, node: str, status: NodeStatus, **info: object) -> WorkflowRun:
+        assert self.run is not None
+        nodes = dict(self.run.nodes)
+        nodes[node] = replace(self.run.node(node), **info)  # type: ignore[arg-type]
+        self.run = replace(
+            self.run, statuses={**self.run.statuses, node: status}, nodes=nodes, revision=self.run.revision + 1
+        )
         return self.run
 
-    def node_started(self, run_id: str, node: str, item_id: str) -> bool:
-        if self.run is None or self.run.statuses.get(node, NodeStatus.PENDING) is not NodeStatus.PENDING:
+    def node_ended(
+        self, run_id: str, node: str, status: NodeStatus, *, ended_ms: int | None = None, error: str | None = None
+    ) -> WorkflowRun | None:
+        if self.run is None:
+            return None
+        now = self.run.status_of(node)
+        if self.run.status is not NodeStatus.RUNNING or now not in (NodeStatus.RUNNING, status):
+            return None
+        return self._set(node, status, ended_ms=ended_ms, error=error)
+
+    def node_started(
+        self, run_id: str, node: str, item_id: str, *, node_run_id: str | None = None, started_ms: int | None = None
+    ) -> bool:
+        if self.run is None or self.run.status is not NodeStatus.RUNNING:
             return False
-        self._set(node, NodeStatus.RUNNING)
+        if self.run.status_of(node) is not NodeStatus.PENDING:
+            return False
+        self._set(node, NodeStatus.RUNNING, item_id=item_id, run_id=node_run_id, started_ms=started_ms)
         return True
 
     def node_skipped(self, run_id: str, node: str) -> bool:
-        if self.run is None or self.run.statuses.get(node, NodeStatus.PENDING) is not NodeStatus.PENDING:
+        if self.run is None or self.run.status_of(node) is not NodeStatus.PENDING:
             return False
         self._set(node, NodeStatus.SKIPPED)
         return True
 
-    def run_ended(self, run_id: str, status: NodeStatus) -> bool:
+    def run_ended(self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None) -> bool:
         if self.run is None or self.run.status is not NodeStatus.RUNNING:
             return False
-        self.run = replace(self.run, status=status)
+        self.run = replace(self.run, status=status, ended_ms=ended_ms, revision=self.run.revision + 1)
+        return True
+
+    def replace(self, before: WorkflowRun, after: WorkflowRun) -> bool:
+        if self.run is None or self.run.revision != before.revision:
+            return False
+        self.run = replace(after, revision=before.revision + 1)
         return True
 
 
@@ -77,14 +101,15 @@ class InMemoryStarter:
     items: dict[str, str] = field(default_factory=dict)
     crash_after_create: set[str] = field(default_factory=set)
 
-    def start(self, run: WorkflowRun, node: str, item_id: str) -> bool:
+    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
+        """The node's run id: here its item's id (a repeat finds the item and answers the same)."""
         if item_id in self.items:
-            return False
+            return item_id
         self.items[item_id] = node
         if node in self.crash_after_create:
             self.crash_after_create.discard(node)
             raise RuntimeError(f"the function died after creating {node}")
-        return True
+        return item_id
 
     def created(self) -> list[str]:
         return sorted(self.items.values())
@@ -125,8 +150,8 @@ def diamond_race(store: RunStore) -> None:
     assert seen_by_b is not None
     assert seen_by_c is not None
     assert seen_by_b.statuses["c"] is NodeStatus.RUNNING  # B's write came first: it read C running
-    runs._advance(seen_by_c)
-    runs._advance(current(store))
+    runs.advance(seen_by_c)
+    runs.advance(current(store))
     assert starter.created() == ["a", "b", "c", "d"]
     runs.node_ended(RUN, "d", S)
     assert current(store).status is S

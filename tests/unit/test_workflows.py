@@ -43,10 +43,10 @@ def test_a_diamond_is_valid_and_starts_at_its_root() -> None:
 @pytest.mark.parametrize(
     ("nodes", "edges", "named", "says"),
     [
-        (["a", "a"], [], "nodes.1.id", "another node"),
-        (["a", "B"], [], "nodes.1.id", "a-z"),
-        (["a"], [Edge("a", "z")], "edges.0.to", "'z' names no node"),
-        (["a"], [Edge("a", "a")], "edges.0", "to itself"),
+        (["a", "a"], [], "nodes[1].id", "another node"),
+        (["a", "B"], [], "nodes[1].id", "a-z"),
+        (["a"], [Edge("a", "z")], "edges[0].to", "'z' names no node"),
+        (["a"], [Edge("a", "a")], "edges[0]", "to itself"),
         (["a", "b", "c"], [Edge("a", "b"), Edge("b", "c"), Edge("c", "b")], "edges", "b -> c -> b"),
         ([f"n{i}" for i in range(MAX_NODES + 1)], [], "nodes", "at most 100"),
         ([], [], "nodes", "at least one"),

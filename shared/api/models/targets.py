@@ -1,4 +1,5 @@
-"""A task's target: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``."""
+"""A task's target: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``,
+``workflow``."""
 
 from __future__ import annotations
 
@@ -24,21 +25,34 @@ class JobTarget(Model):
     job: JobIn = Field(description="Start this sharded batch job at every occurrence.")
 
 
+class WorkflowRef(Model):
+    id: str = Field(min_length=1, max_length=64, description="The id of one of the tenant's workflows.")
+
+
+class WorkflowTarget(Model):
+    workflow: WorkflowRef = Field(
+        description="Start a run of this workflow at every occurrence (the run's id is the occurrence's)."
+    )
+
+
 TargetIn = Annotated[
     Annotated[HttpTarget, Tag(tag("http"))]
     | Annotated[LambdaTarget, Tag(tag("lambda"))]
     | Annotated[SqsTarget, Tag(tag("sqs"))]
     | Annotated[SnsTarget, Tag(tag("sns"))]
     | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
-    | Annotated[JobTarget, Tag(tag("job"))],
-    one_of(("http", "lambda", "sqs", "sns", "eventbridge", "job"), "the target's kind"),
+    | Annotated[JobTarget, Tag(tag("job"))]
+    | Annotated[WorkflowTarget, Tag(tag("workflow"))],
+    one_of(("http", "lambda", "sqs", "sns", "eventbridge", "job", "workflow"), "the target's kind"),
 ]
-"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``."""
+"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``, ``workflow``."""
 
-Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget
+Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget | WorkflowTarget
 
 
 def target_to_domain(target: Targets) -> t.Target:
     if isinstance(target, JobTarget):
         return t.JobTarget(canonical_job(target.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
+    if isinstance(target, WorkflowTarget):
+        return t.WorkflowTarget(target.workflow.id.upper())
     return call_to_domain(target)

@@ -31,7 +31,7 @@ from shared.api.models.schedules import (
     RepeatSchedule,
     Schedules,
 )
-from shared.api.models.targets import JobTarget, Targets
+from shared.api.models.targets import JobTarget, Targets, WorkflowRef, WorkflowTarget
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.codec import repeat_to_api
@@ -74,6 +74,8 @@ def target_of(target: t.Target) -> Targets:
         return EventBridgeTarget(
             eventbridge=EventBridgePut(event_bus=target.event_bus, source=target.source, detail_type=target.detail_type)
         )
+    if isinstance(target, t.WorkflowTarget):
+        return WorkflowTarget(workflow=WorkflowRef(id=target.workflow_id))
     return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from shared.delivery import AlertEnvelope
 from shared.domain.alerts import Notice
 from shared.domain.signing import Signer
-from shared.domain.tasks import HttpTarget, JobTarget
+from shared.domain.tasks import HttpTarget, JobTarget, WorkflowTarget
 from shared.domain.times import from_ms
 from shared.observability import logger
 from shared.services.ports import Delivery
@@ -41,8 +41,8 @@ class AlertSender:
     def _send(self, notice: Notice) -> None:
         ids = {"task_id": notice.task_id, "run_id": notice.run_id, "type": notice.type.value}
         try:
-            if isinstance(notice.target, JobTarget):
-                logger.warning("an alert cannot start a job", extra=ids)
+            if isinstance(notice.target, JobTarget | WorkflowTarget):
+                logger.warning("an alert cannot start a job or a workflow", extra=ids)
                 return
             target, signer = notice.target, None
             if isinstance(target, HttpTarget):

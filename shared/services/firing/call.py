@@ -183,6 +183,7 @@ class Caller:
             signer=signer,
             tenant=task.tenant,
             parent=task.chain.body() if task.chain is not None else None,
+            workflow=task.workflow.body() if task.workflow is not None else None,
         )
 
         def deliver(target: Target) -> Outcome:

@@ -9,17 +9,18 @@ from collections.abc import Callable, Sequence
 
 from shared.delivery import Outcome
 from shared.domain.alerts import notices, streak_after
-from shared.domain.chains import ChainLink, ParentRun, branch_of, response_of
+from shared.domain.chains import Branch, ChainLink, ParentRun, branch_of, response_of
 from shared.domain.claims import Fired, Result
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, Timing, next_occurrence, staged_for, writer_stages
 from shared.domain.states import RunStatus
 from shared.domain.tasks import DeadLetter, Run, Task
 from shared.domain.times import from_ms, now_ms
+from shared.domain.workflows import NodeOutcome, NodeStatus
 from shared.observability import logger
 from shared.services.firing.claim import Claim
 from shared.services.firing.settle import Ended, Held, Retrying, Settlement, Skipped, Succeeded, ended_run
-from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore
+from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore, WorkflowEnds
 
 RUN_LOG_WRITE_PAUSES_S = (0.1, 0.2, 0.4)
 """Pauses after each failed write of a batch's run log; then its successes are written one each."""
@@ -53,12 +54,15 @@ class Recorder:
         timing: Timing,
         *,
         chains: Chains | None = None,
+        workflows: WorkflowEnds | None = None,
         clock: Callable[[], int] = now_ms,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store, self.queues, self.dead_letters, self.timing = store, queues, dead_letters, timing
         self.chains = chains
         """Starts the tasks an occurrence's end chains to (docs/chains.md); None: no chains."""
+        self.workflows = workflows
+        """Moves a workflow run on when one of its nodes ends (docs/workflows.md); None: no workflows."""
         self.clock, self.sleep = clock, sleep
 
     def record(self, claim: Claim, settled: Settlement) -> Fired:
@@ -93,6 +97,7 @@ class Recorder:
         recurring task's is written with its re-arm."""
         staged = claim.staged
         self._chain(claim, settled.run, settled.outcomes)
+        self._node_ended(claim, settled.run, settled.outcomes)
         if settled.success is not None:
             self._note_parent(claim.claimed.task, settled.run)
         else:
@@ -105,11 +110,14 @@ class Recorder:
         task, staged, run = claim.claimed.task, claim.staged, settled.run
         try:
             self._chain(claim, run, settled.outcomes)
+            self._node_ended(claim, run, settled.outcomes)
         except Exception:
             if not given_up:
                 raise
             # the trigger may be failing on exactly this: the occurrence is given up still
-            logger.exception("the chain of an abandoned occurrence was not started", extra={"run_id": staged.run_id})
+            logger.exception(
+                "the chain or workflow of an abandoned occurrence was not moved on", extra={"run_id": staged.run_id}
+            )
         self.queues.dead_letter(staged, settled.reason, task.owner_id)
         self.dead_letters.record(dead_letter(task, staged, settled.reason, self.clock()))
         in_a_row = self._finish(claim, run, settled.targets_done)
@@ -153,6 +161,25 @@ class Recorder:
                 },
             )
 
+    def _node_ended(self, claim: Claim, run: Run, outcomes: Sequence[Outcome]) -> None:
+        """A workflow node's run ended: its workflow run moves on (docs/workflows.md, section 3),
+        before the end is recorded, for the reason :meth:`_chain` gives."""
+        link, staged = claim.claimed.task.workflow, claim.staged
+        branch = branch_of(run.status)
+        if self.workflows is None or link is None or branch is None:
+            return
+        status = NodeStatus.SUCCEEDED if branch is Branch.SUCCESS else NodeStatus.FAILED
+        answered = next((o.body for o in outcomes if o.body), b"")
+        outcome = NodeOutcome(
+            link.node,
+            staged.run_id,
+            status,
+            response_of(answered),
+            run.last_error if status is NodeStatus.FAILED else None,
+            self.clock(),
+        )
+        self.workflows.node_ended(link.run_id, link.node, status, attempt=link.attempt, outcome=outcome)
+
     def _finish(self, claim: Claim, run: Run, targets_done: int) -> int | None:
         """Record the run's final outcome; one that ends a counted task frees its place in its
         tenant's quota in the same write, as the task's failures in a row (and a pause they call
@@ -188,7 +215,7 @@ class Recorder:
         """An extra run (run now, a chained run, a redrive) is an occurrence of its parent too:
         its end is the parent's latest occurrence (``last_run``), and a success ends a failed
         parent completed. Nothing for a task's own occurrences (their item says it)."""
-        if task.parent_id is not None:
+        if task.parent_id is not None and task.workflow is None:  # a workflow is no task
             self.store.note_ended_run(task.parent_id, run)
 
     def log_successes(self, log_id: str, results: Sequence[Fired]) -> None:
