@@ -439,5 +439,12 @@ class WorkflowEnds(Protocol):
     (shared/services/workflows.py, ``WorkflowRuns.node_ended``)."""
 
     def node_ended(
-        self, run_id: str, node: str, status: NodeStatus, *, attempt: int = 1, outcome: NodeOutcome | None = None
+        self,
+        run_id: str,
+        node: str,
+        status: NodeStatus,
+        *,
+        attempt: int = 1,
+        outcome: NodeOutcome | None = None,
+        item_id: str | None = None,
     ) -> None: ...

@@ -65,11 +65,21 @@ class WorkflowRunStore(Protocol):
     def outcomes(self, run_id: str, keys: Sequence[tuple[str, int]]) -> dict[str, NodeOutcome]: ...
 
     def node_ended(
-        self, run_id: str, node: str, status: NodeStatus, *, ended_ms: int | None = None, error: str | None = None
+        self,
+        run_id: str,
+        node: str,
+        status: NodeStatus,
+        *,
+        attempt: int = 1,
+        ended_ms: int | None = None,
+        error: str | None = None,
+        item_id: str | None = None,
+        node_run_id: str | None = None,
     ) -> WorkflowRun | None:
-        """The node's end (from ``running``, or already ``status``: a repeat); the run as it is
-        after the write (``ReturnValues=ALL_NEW``), or None when the write was refused (the node
-        was not running: another end was recorded, or the run was cancelled)."""
+        """The end of the node's ``attempt`` (from ``pending``: created, its start not yet marked;
+        ``running``; or already ``status``: a repeat), with its item and run ids; the run as it is
+        after the write (``ReturnValues=ALL_NEW``), or None when the write was refused (another end
+        was recorded, the run was cancelled, or a retry moved the node to a later attempt)."""
 
     def node_started(
         self, run_id: str, node: str, item_id: str, *, node_run_id: str | None = None, started_ms: int | None = None
@@ -123,6 +133,7 @@ class WorkflowRuns:
         *,
         attempt: int = 1,
         outcome: NodeOutcome | None = None,
+        item_id: str | None = None,
     ) -> None:
         """A node's run has its final outcome: keep it for the children, record it on the run,
         then start what it let start and skip what it ruled out. Nothing moves on in a cancelled
@@ -133,8 +144,11 @@ class WorkflowRuns:
             run_id,
             node,
             status,
+            attempt=attempt,
             ended_ms=outcome.ended_ms if outcome is not None else None,
             error=outcome.error if outcome is not None else None,
+            item_id=item_id,
+            node_run_id=outcome.run_id if outcome is not None else None,
         )
         if run is not None and run.status is NodeStatus.RUNNING:
             self.advance(run)
@@ -318,7 +332,7 @@ class WorkflowService:
         return str(self.tasks.register(workflow.tenant, spec).id)
 
     def _cancel_task(self, tenant: str, task_id: str) -> None:
-        with suppress(TaskNotFound):  # expired, or cancelled by hand and forgotten
+        with suppress(TaskNotFound, InvalidTransition):  # ended (a one-shot schedule), expired, or forgotten
             self.tasks.cancel(tenant, task_id)
 
     def _check_nodes(self, tenant: str, nodes: Sequence[NodeDef]) -> None:

@@ -305,18 +305,38 @@ class DynamoWorkflowRuns:
         return {outcome.node: outcome for outcome in outcomes}
 
     def node_ended(
-        self, run_id: str, node: str, status: NodeStatus, *, ended_ms: int | None = None, error: str | None = None
+        self,
+        run_id: str,
+        node: str,
+        status: NodeStatus,
+        *,
+        attempt: int = 1,
+        ended_ms: int | None = None,
+        error: str | None = None,
+        item_id: str | None = None,
+        node_run_id: str | None = None,
     ) -> WorkflowRun | None:
+        """The node's end, in a running run, for the node's current attempt, from ``pending`` (its
+        item was created and its run ended before the start was marked: the mark then finds it
+        ended), ``running``, or ``status`` already (a repeat)."""
         path = WorkflowRunItem.nodes[node]
         item = WorkflowRunItem(run_pk(run_id), SK)
-        condition = (WorkflowRunItem.status == NodeStatus.RUNNING.value) & (
-            (path == NodeStatus.RUNNING.value) | (path == status.value)
+        attempts = WorkflowRunItem.attempts[node]
+        current = attempts == attempt if attempt > 1 else (attempts.does_not_exist() | (attempts == 1))
+        condition = (
+            (WorkflowRunItem.status == NodeStatus.RUNNING.value)
+            & path.is_in(NodeStatus.PENDING.value, NodeStatus.RUNNING.value, status.value)
+            & current
         )
         actions: list[Any] = [path.set(status.value)]
         if ended_ms is not None:
             actions.append(WorkflowRunItem.ended[node].set(ended_ms))
         if error is not None:
             actions.append(WorkflowRunItem.errors[node].set(error[:1000]))
+        if item_id is not None:
+            actions.append(WorkflowRunItem.items[node].set(item_id))
+        if node_run_id is not None:
+            actions.append(WorkflowRunItem.runs[node].set(node_run_id))
         if not _update(item, actions, condition):
             return None
         return _run(item)  # pynamodb's update reads the item back (ALL_NEW)

@@ -56,14 +56,27 @@ class InMemoryWorkflowRuns:
         return self.run
 
     def node_ended(
-        self, run_id: str, node: str, status: NodeStatus, *, ended_ms: int | None = None, error: str | None = None
+        self,
+        run_id: str,
+        node: str,
+        status: NodeStatus,
+        *,
+        attempt: int = 1,
+        ended_ms: int | None = None,
+        error: str | None = None,
+        item_id: str | None = None,
+        node_run_id: str | None = None,
     ) -> WorkflowRun | None:
-        if self.run is None:
+        if self.run is None or self.run.status is not NodeStatus.RUNNING:
             return None
-        now = self.run.status_of(node)
-        if self.run.status is not NodeStatus.RUNNING or now not in (NodeStatus.RUNNING, status):
+        if self.run.status_of(node) not in (NodeStatus.PENDING, NodeStatus.RUNNING, status):
             return None
-        return self._set(node, status, ended_ms=ended_ms, error=error)
+        if self.run.attempts.get(node, 1) != attempt:
+            return None
+        info: dict[str, object] = {"ended_ms": ended_ms, "error": error}
+        if item_id is not None:
+            info |= {"item_id": item_id, "run_id": node_run_id}
+        return self._set(node, status, **info)
 
     def node_started(
         self, run_id: str, node: str, item_id: str, *, node_run_id: str | None = None, started_ms: int | None = None

@@ -82,10 +82,10 @@ def test_failure_paths_always_and_join_any() -> None:
 
 
 @st.composite
-def runs(draw: st.DrawFn) -> tuple[Graph, dict[str, NodeStatus]]:
+def runs(draw: st.DrawFn, max_nodes: int = 9) -> tuple[Graph, dict[str, NodeStatus]]:
     """A random DAG (edges from a lower node to a higher one), its joins, and the end each node
     would have if it ran."""
-    count = draw(st.integers(1, 9))
+    count = draw(st.integers(1, max_nodes))
     nodes = [f"n{i}" for i in range(count)]
     pairs = [(i, j) for i in range(count) for j in range(i + 1, count)]
     chosen = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=len(pairs))) if pairs else []

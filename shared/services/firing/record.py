@@ -178,7 +178,9 @@ class Recorder:
             run.last_error if status is NodeStatus.FAILED else None,
             self.clock(),
         )
-        self.workflows.node_ended(link.run_id, link.node, status, attempt=link.attempt, outcome=outcome)
+        self.workflows.node_ended(
+            link.run_id, link.node, status, attempt=link.attempt, outcome=outcome, item_id=claim.claimed.task.id
+        )
 
     def _finish(self, claim: Claim, run: Run, targets_done: int) -> int | None:
         """Record the run's final outcome; one that ends a counted task frees its place in its
