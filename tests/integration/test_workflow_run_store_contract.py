@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.domain.workflows import Graph, NodeStatus
+from shared.domain.workflows import Graph, NodeOutcome, NodeStatus, WorkflowRun, cancelled, retried
 from tests.support.workflows import (
     InMemoryWorkflowRuns,
     RunStore,
@@ -22,6 +22,8 @@ from tests.support.workflows import (
 from tests.unit.test_workflows import reference, runs
 
 pytestmark = pytest.mark.integration
+
+S, F = NodeStatus.SUCCEEDED, NodeStatus.FAILED
 
 
 @pytest.fixture(params=["memory", "dynamo"])
@@ -62,3 +64,83 @@ def test_random_graphs_end_as_the_reference(
         WorkflowRunItem(run_pk(RUN), SK).delete()  # each example a new run
     graph, ends = run
     assert random_run(store, graph, ends, chance) == reference(graph, ends)
+
+
+def _diamond(store: RunStore) -> WorkflowRun:
+    from tests.support.workflows import DIAMOND, RUN
+
+    run = WorkflowRun(RUN, "wf", "acme", DIAMOND, dict.fromkeys(DIAMOND.nodes, NodeStatus.PENDING), created_ms=1)
+    assert store.create(run)
+    return run
+
+
+def test_an_end_before_the_start_was_marked_is_taken_and_the_mark_then_refused(store: RunStore) -> None:
+    from tests.support.workflows import RUN
+
+    _diamond(store)
+    after = store.node_ended(RUN, "a", S, ended_ms=5, item_id="ITEM-A", node_run_id="RUN-A")
+    assert after is not None
+    assert after.status_of("a") is S
+    assert after.node("a").item_id == "ITEM-A"
+    assert after.node("a").run_id == "RUN-A"
+    assert after.node("a").ended_ms == 5
+    assert not store.node_started(RUN, "a", "ITEM-A", node_run_id="RUN-A", started_ms=4)  # it ended already
+    assert store.node_ended(RUN, "a", S) is not None  # a repeat of the same end
+    assert store.node_ended(RUN, "a", F) is None  # another end is not
+
+
+def test_an_end_of_an_earlier_attempt_is_refused(store: RunStore) -> None:
+    from tests.support.workflows import RUN
+
+    before = _diamond(store)
+    assert store.node_ended(RUN, "a", F, error="503") is not None
+    failed = store.get(RUN)
+    assert failed is not None
+    assert store.run_ended(RUN, F, ended_ms=9)
+    ended = store.get(RUN)
+    assert ended is not None
+    again = retried(ended)
+    assert again.attempts["a"] == 2
+    assert not store.replace(before, again)  # written since `before` was read: refused
+    assert store.replace(ended, again)
+    now = store.get(RUN)
+    assert now is not None
+    assert now.status is NodeStatus.RUNNING
+    assert now.status_of("a") is NodeStatus.PENDING
+    assert now.node("a").error is None
+    assert now.ended_ms is None
+    assert store.node_ended(RUN, "a", S, attempt=1) is None  # the first attempt's late end
+    assert store.node_ended(RUN, "a", S, attempt=2) is not None
+
+
+def test_an_outcome_is_kept_once_per_attempt_and_read_back_by_node(store: RunStore) -> None:
+    from tests.support.workflows import RUN
+
+    _diamond(store)
+    first = NodeOutcome("a", "RUN-A", S, {"rows": 7}, None, 5)
+    store.keep_outcome(RUN, 1, first)
+    store.keep_outcome(RUN, 1, NodeOutcome("a", "RUN-A", F, "late", "boom", 6))  # a repeat keeps the first
+    store.keep_outcome(RUN, 2, NodeOutcome("a", "RUN-A2", F, None, "boom", 7))
+    assert store.outcomes(RUN, [("a", 1), ("b", 1)]) == {"a": first}
+    assert store.outcomes(RUN, [("a", 2)])["a"].run_id == "RUN-A2"
+    assert store.outcomes(RUN, []) == {}
+
+
+def test_a_cancel_is_written_only_over_the_run_it_read(store: RunStore) -> None:
+    from tests.support.workflows import RUN
+
+    before = _diamond(store)
+    assert store.node_started(RUN, "a", "ITEM-A", node_run_id="RUN-A", started_ms=2)
+    read = store.get(RUN)
+    assert read is not None
+    after, running = cancelled(read)
+    assert running == ["ITEM-A"]
+    assert not store.replace(before, after)
+    assert store.replace(read, after)
+    now = store.get(RUN)
+    assert now is not None
+    assert now.status is NodeStatus.CANCELLED
+    assert set(now.statuses.values()) == {NodeStatus.CANCELLED}
+    assert now.node("a").item_id == "ITEM-A"
+    assert store.node_ended(RUN, "a", S) is None  # nothing moves in a cancelled run
+    assert not store.node_started(RUN, "b", "ITEM-B")
