@@ -42,7 +42,12 @@ def refused(api, body: dict, method: str = "POST", path: str = "/v1/workflows") 
         ([node("a", join="some")], [], "nodes[0].join", ""),
         ([node("a"), node("b")], [edge("a", "b", "maybe")], "edges[0].on", ""),
         ([{"id": "a"}], [], "target", "exactly one"),
-        ([{"id": "a", "target": {"workflow": {"id": "01K0000000000000000000000"}}}], [], "target", "cannot start"),
+        (
+            [{"id": "a", "target": {"workflow": {"id": "01K0000000000000000000000"}}}],
+            [],
+            "nodes[0].target",
+            "a workflow is none of them",
+        ),
         ([node("a", payload="x" * 70_000)], [], "nodes[0].payload", ""),
     ],
 )

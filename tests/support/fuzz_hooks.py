@@ -44,12 +44,17 @@ class Accepted:
         )
 
 
-LISTS = r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants)|POST /v1/dead-letters/redrive"
-SCHEDULES = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}|POST /v1/schedules:preview"
-TASKS = r"POST /v1/tasks|PATCH /v1/tasks/\{task_id\}"
+LISTS = (
+    r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants|workflows|workflows/\{workflow_id\}/runs)"
+    r"|POST /v1/dead-letters/redrive"
+)
+WORKFLOWS = r"POST /v1/workflows|PATCH /v1/workflows/\{workflow_id\}"
+SCHEDULES = rf"POST /v1/tasks|PATCH /v1/tasks/\{{task_id\}}|POST /v1/schedules:preview|{WORKFLOWS}"
+TASKS = rf"POST /v1/tasks|PATCH /v1/tasks/\{{task_id\}}|{WORKFLOWS}"
+"""Where targets are given: a task's, and a workflow's nodes."""
 JOBS = r"POST /v1/jobs"
 LIMITS = r"PUT /v1/limits/\{name\}"
-TARGETS = r"(target|targets\[\d+\])"
+TARGETS = r"((nodes\[\d+\]\.)?(target|targets\[\d+\]))"
 
 ACCEPTED: tuple[Accepted, ...] = (
     Accepted(
@@ -102,7 +107,7 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         TASKS,
-        "payload",
+        r"(nodes\[\d+\]\.)?payload",
         r"bytes as JSON; the limit is",
         "the payload limit is on its size as JSON text; JSON Schema can bound a string's length, not the size "
         "of an arbitrary value's serialization",
@@ -163,6 +168,13 @@ ACCEPTED: tuple[Accepted, ...] = (
         r"names no task of yours|is cancelled",
         "a chain's task must be one of the tenant's tasks, not cancelled: that depends on what is stored, "
         "which a schema does not describe",
+    ),
+    Accepted(
+        WORKFLOWS,
+        r"edges(\[\d+\](\.(from|to))?)?|nodes(\[\d+\]\.id)?",
+        r"names no node|to itself|a cycle|the id of another node|nodes and edges are changed together",
+        "a workflow's graph is checked whole: an edge names nodes by id, ids are unique, there is no cycle, and "
+        "a change gives nodes and edges together; a schema describes each member, not how they refer to each other",
     ),
     Accepted(
         LIMITS,

@@ -47,6 +47,19 @@ TargetIn = Annotated[
 ]
 """Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``, ``workflow``."""
 
+NodeTargetIn = Annotated[
+    Annotated[HttpTarget, Tag(tag("http"))]
+    | Annotated[LambdaTarget, Tag(tag("lambda"))]
+    | Annotated[SqsTarget, Tag(tag("sqs"))]
+    | Annotated[SnsTarget, Tag(tag("sns"))]
+    | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
+    | Annotated[JobTarget, Tag(tag("job"))],
+    one_of(
+        ("http", "lambda", "sqs", "sns", "eventbridge", "job"), "a workflow node's target: a workflow is none of them"
+    ),
+]
+"""A workflow node's target: any task's but a ``workflow`` (a run would start runs)."""
+
 Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget | WorkflowTarget
 
 

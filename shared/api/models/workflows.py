@@ -5,18 +5,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
 from shared.api.models.schedules import ScheduleIn, schedule_to_domain
-from shared.api.models.targets import TargetIn, WorkflowTarget, target_to_domain
-from shared.api.models.task_members import PAYLOAD, Name, RetryIn, TargetList, payload_fits, retry_policy
+from shared.api.models.targets import NodeTargetIn, target_to_domain
+from shared.api.models.task_members import PAYLOAD, Name, RetryIn, payload_fits, retry_policy
 from shared.api.types import Model, Problem, exactly_one_schema
 from shared.domain import tasks as t
 from shared.domain.secrets import kept
 from shared.domain.workflow_defs import NodeDef
-from shared.domain.workflows import MAX_EDGES, MAX_NODES, Edge, Graph, Join, On, validated
+from shared.domain.workflows import MAX_EDGES, MAX_NODES, NODE_ID, Edge, Graph, Join, On, validated
+
+NodeTargets = Annotated[list[NodeTargetIn], Field(min_length=1, max_length=t.MAX_TARGETS)]
 
 
 class NodeIn(Model):
@@ -24,9 +26,9 @@ class NodeIn(Model):
 
     model_config = Model.model_config | {"json_schema_extra": exactly_one_schema("target", "targets")}
 
-    id: str = Field(description="1-64 of a-z 0-9 _ -, unique in the workflow.")
-    target: TargetIn | None = Field(None, description="The one target (exactly one of target and targets).")
-    targets: TargetList | None = Field(None, description=f"Multicast: 1 to {t.MAX_TARGETS} targets.")
+    id: str = Field(pattern=rf"^{NODE_ID.pattern}$", description="1-64 of a-z 0-9 _ -, unique in the workflow.")
+    target: NodeTargetIn | None = Field(None, description="The one target (exactly one of target and targets).")
+    targets: NodeTargets | None = Field(None, description=f"Multicast: 1 to {t.MAX_TARGETS} targets.")
     payload: Any = Field(None, description=PAYLOAD)
     retry: RetryIn | None = Field(None, description="Default: 3 attempts, exponential from 2 s.")
     join: Join = Field(
@@ -41,8 +43,6 @@ class NodeIn(Model):
     def _one_target(self) -> NodeIn:
         if (self.target is None) == (self.targets is None):
             raise Problem("target", "give exactly one of target or targets")
-        if any(isinstance(target, WorkflowTarget) for target in [*(self.targets or ()), self.target]):
-            raise Problem("target", "a node cannot start a workflow")
         return self
 
     def to_domain(self, index: int, before: NodeDef | None) -> NodeDef:
