@@ -33,6 +33,7 @@ from shared.api.responses import (
     NewTenantOut,
     PreviewOut,
     RedriveOut,
+    RunOut,
     RunPage,
     RunStarted,
     SigningSecretList,
@@ -40,6 +41,11 @@ from shared.api.responses import (
     TaskPage,
     TenantOut,
     TenantPage,
+    WorkflowOut,
+    WorkflowPage,
+    WorkflowRunOut,
+    WorkflowRunPage,
+    WorkflowRunStarted,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -296,6 +302,47 @@ class Client:
 
     def list_jobs(self, limit: int | None = None, cursor: str | None = None) -> Answer[JobPage]:
         return self._call(JobPage, "GET", "/v1/jobs", params=_query(limit=limit, cursor=cursor))
+
+    # --- workflows ----------------------------------------------------------------------
+
+    def create_workflow(self, spec: Mapping[str, Any], idempotency_key: str | None = None) -> Answer[WorkflowOut]:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call(WorkflowOut, "POST", "/v1/workflows", spec, headers=headers)
+
+    def list_workflows(self, limit: int | None = None, cursor: str | None = None) -> Answer[WorkflowPage]:
+        return self._call(WorkflowPage, "GET", "/v1/workflows", params=_query(limit=limit, cursor=cursor))
+
+    def get_workflow(self, workflow_id: str) -> Answer[WorkflowOut]:
+        return self._call(WorkflowOut, "GET", f"/v1/workflows/{_id(workflow_id)}")
+
+    def update_workflow(self, workflow_id: str, patch: Mapping[str, Any]) -> Answer[WorkflowOut]:
+        return self._call(WorkflowOut, "PATCH", f"/v1/workflows/{_id(workflow_id)}", patch)
+
+    def delete_workflow(self, workflow_id: str) -> None:
+        self.request("DELETE", f"/v1/workflows/{_id(workflow_id)}")
+
+    def run_workflow(self, workflow_id: str, idempotency_key: str | None = None) -> Answer[WorkflowRunStarted]:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call(WorkflowRunStarted, "POST", f"/v1/workflows/{_id(workflow_id)}/run", headers=headers)
+
+    def list_workflow_runs(
+        self, workflow_id: str, limit: int | None = None, cursor: str | None = None
+    ) -> Answer[WorkflowRunPage]:
+        params = _query(limit=limit, cursor=cursor)
+        return self._call(WorkflowRunPage, "GET", f"/v1/workflows/{_id(workflow_id)}/runs", params=params)
+
+    def get_workflow_run(self, workflow_id: str, run_id: str) -> Answer[WorkflowRunOut]:
+        return self._call(WorkflowRunOut, "GET", f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}")
+
+    def get_node_run(self, workflow_id: str, run_id: str, node: str) -> Answer[RunOut]:
+        path = f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}/nodes/{_id(node)}"
+        return self._call(RunOut, "GET", path)
+
+    def cancel_workflow_run(self, workflow_id: str, run_id: str) -> Answer[WorkflowRunOut]:
+        return self._call(WorkflowRunOut, "POST", f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}/cancel")
+
+    def retry_workflow_run(self, workflow_id: str, run_id: str) -> Answer[WorkflowRunOut]:
+        return self._call(WorkflowRunOut, "POST", f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}/retry")
 
     # --- limits per destination ---------------------------------------------------------
 

@@ -14,6 +14,7 @@ from sundial_cli.commands.common import State
 from sundial_cli.commands.profiles import profile
 from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_secrets
 from sundial_cli.commands.tasks import schedules, tasks
+from sundial_cli.commands.workflows import workflows
 from sundial_cli.settings import OUTPUT_ENV
 
 EPILOG = f"""Settings: --url and --api-key, else $SUNDIAL_URL and $SUNDIAL_API_KEY, else the profile
@@ -65,7 +66,19 @@ def cli(
     )
 
 
-for group in (tasks, schedules, dead_letters, jobs, limits, signing_secrets, tenants, keys, admin_key, profile):
+for group in (
+    tasks,
+    schedules,
+    workflows,
+    dead_letters,
+    jobs,
+    limits,
+    signing_secrets,
+    tenants,
+    keys,
+    admin_key,
+    profile,
+):
     cli.add_command(group)
 
 

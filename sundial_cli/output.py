@@ -26,6 +26,8 @@ EXIT_NOT_FOUND = 3
 EXIT_UNAUTHORIZED = 4
 EXIT_FAILED = 5
 EXIT_RATE_LIMITED = 6
+EXIT_RUN_FAILED = 7
+EXIT_STILL_RUNNING = 8
 
 EXIT_CODES = f"""Exit codes:
 
@@ -38,6 +40,8 @@ EXIT_CODES = f"""Exit codes:
   {EXIT_FAILED}  Sundial failed or could not be reached (5xx, connection refused, timeout,
      an answer that is not what the API documents)
   {EXIT_RATE_LIMITED}  rate limited or over quota (429; Retry-After is printed)
+  {EXIT_RUN_FAILED}  --wait: the workflow run ended failed or cancelled
+  {EXIT_STILL_RUNNING}  --wait: the workflow run was still running when the wait ran out
 """
 
 
