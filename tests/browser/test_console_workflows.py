@@ -159,3 +159,43 @@ def test_a_workflow_is_run_now_from_its_page_and_the_list_pages(page, sundial, n
         expect(page.get_by_test_id("graph-edge")).to_have_count(0)
         expect(page.get_by_test_id("graph").get_by_role("link", name="only: succeeded")).to_have_count(1)
         assert run_id in page.get_by_role("heading", level=1).inner_text()
+
+
+def test_a_failed_run_shows_the_failed_node_its_error_and_what_was_skipped(page, shoot, sundial, new_tenant) -> None:
+    tenant = new_tenant("wffailed")
+    call = as_tenant(sundial, tenant.key)
+    with running_processor(lambda body: (500, {}) if body["workflow"]["node"] == "load" else (200, {})) as (url, _):
+        target = {"http": {"url": url}}
+        spec = {
+            "name": "<b>fails</b>",  # shown as text, never as markup
+            "nodes": [
+                {"id": "load", "target": target, "retry": {"max_attempts": 1}},
+                {"id": "report", "target": target},
+                {"id": "alert", "target": target},
+            ],
+            "edges": [{"from": "load", "to": "report"}, {"from": "load", "to": "alert", "on": "failure"}],
+        }
+        status, workflow = call("POST", "/v1/workflows", spec)
+        assert status == 201, workflow
+        status, started = call("POST", f"/v1/workflows/{workflow['id']}/run")
+        path = f"/v1/workflows/{workflow['id']}/runs/{started['run_id']}"
+        eventually(lambda: call("GET", path)[1]["status"] == "failed", what="the run failing")
+
+        sign_in(page, tenant.key, f"#/workflows/{workflow['id']}/runs/{started['run_id']}/nodes/load")
+        expect(page.get_by_test_id("run-status")).to_have_text("failed")
+        graph = page.get_by_test_id("graph")
+        expect(graph.locator('[data-node="load"]')).to_have_class("node node-failed")
+        expect(graph.locator('[data-node="report"]')).to_have_class("node node-skipped")
+        expect(graph.locator('[data-node="alert"]')).to_have_class("node node-succeeded")
+        expect(graph.get_by_role("link")).to_have_count(2)  # the skipped node has no run
+        panel = page.get_by_test_id("node-run")
+        expect(panel.get_by_test_id("node-error")).to_have_text("HTTP 500")
+        expect(panel.get_by_test_id("node-run-status")).to_have_text("dead_lettered")
+        expect(page.get_by_role("button", name="Retry run")).to_have_count(1)
+        expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
+        shoot(page, "workflow-run-failed")
+
+        page.get_by_role("link", name="The workflow").click()
+        expect(page.get_by_test_id("workflow-name")).to_have_text("<b>fails</b>")
+        expect(page.get_by_test_id("workflow-name").locator("b")).to_have_count(0)
+        expect(page.get_by_test_id("workflow-runs").locator(".status-failed")).to_have_text("failed")

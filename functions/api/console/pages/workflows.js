@@ -109,7 +109,7 @@ export function Workflow({ id }) {
                 <td><code>${n.id}</code></td>
                 <td><code>${targetText(n)}</code></td>
                 <td>${n.join}</td>
-                <td>${n.retry.max_attempts} attempts, ${n.retry.backoff} from ${n.retry.interval_seconds} s</td>
+                <td>${n.retry.max_attempts} attempt${n.retry.max_attempts === 1 ? "" : "s"}, ${n.retry.backoff} from ${n.retry.interval_seconds} s</td>
               </tr>`,
             )}
           </tbody>
