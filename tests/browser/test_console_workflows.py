@@ -199,3 +199,27 @@ def test_a_failed_run_shows_the_failed_node_its_error_and_what_was_skipped(page,
         expect(page.get_by_test_id("workflow-name")).to_have_text("<b>fails</b>")
         expect(page.get_by_test_id("workflow-name").locator("b")).to_have_count(0)
         expect(page.get_by_test_id("workflow-runs").locator(".status-failed")).to_have_text("failed")
+
+
+def test_the_layout_puts_each_node_in_the_column_of_its_longest_path_in_a_stable_order(page) -> None:
+    """graph.js's layout, called in the page: a node after a long and a short path sits after the
+    long one; nodes of a column keep the workflow's order, whatever the order of the edges."""
+    page.goto("/console/")
+    edges = [
+        {"from": "a", "to": "c"},
+        {"from": "b", "to": "c"},
+        {"from": "a", "to": "d"},
+        {"from": "c", "to": "d"},
+        {"from": "a", "to": "z"},
+    ]
+    layout = page.evaluate(
+        "async ([nodes, edges]) => (await import('./graph.js')).layout(nodes, edges)",
+        [["z", "a", "b", "c", "d"], edges],
+    )
+    at = layout["at"]
+    column = {node: at[node]["x"] for node in at}
+    assert column["a"] == column["b"] < column["c"] == column["z"] < column["d"]
+    assert at["a"]["y"] < at["b"]["y"]  # the roots in the workflow's order
+    assert at["z"]["y"] < at["c"]["y"]  # z is listed before c
+    assert layout["width"] > column["d"]
+    assert layout["height"] > at["b"]["y"]

@@ -74,12 +74,14 @@ export function WorkflowRun({ id, runId, node }) {
   </section>`;
 }
 
-// A node's run (GET .../nodes/<node>): as a task's run is shown, reloaded when the node moves on.
+// A node's run (GET .../nodes/<node>): as a task's run is shown, reloaded when the node moves on
+// and every 3 s while it runs (its attempts and last error change under one node status).
 function NodeRun({ id, runId, node, state, close }) {
   const started = Boolean(state?.run_id);
   const answer = useLoad(
     () => (started ? api("GET", `v1/workflows/${id}/runs/${runId}/nodes/${node}`) : Promise.resolve(null)),
     [id, runId, node, started, state?.status, state?.attempt],
+    state?.status === "running" ? 3000 : 0,
   );
   const n = answer.data;
   return html`<div class="panel" data-testid="node-run">
