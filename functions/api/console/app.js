@@ -1,7 +1,8 @@
 // The Sundial console: sign in with an API key (kept in this tab's sessionStorage), then the
-// tenant's home (is anything wrong?), tasks, dead letters and jobs, each page at a hash route (#/,
-// #/tasks, #/tasks/<id>, #/new, #/dead-letters, #/jobs, #/jobs/<id>) so the server serves one
-// page for all of them.
+// tenant's home (is anything wrong?), tasks, dead letters, jobs and workflows, each page at a hash
+// route (#/, #/tasks, #/tasks/<id>, #/new, #/dead-letters, #/jobs, #/jobs/<id>, #/workflows,
+// #/workflows/<id>, #/workflows/<id>/runs/<run>[/nodes/<node>]) so the server serves one page for
+// all of them.
 import { html, render, useEffect, useState } from "./vendor/htm-preact-3.1.1.module.js";
 import { endSession, onSession, signIn, signedInKey, signedOutBecause } from "./api.js";
 import { DeadLetters } from "./pages/dead-letters.js";
@@ -10,6 +11,8 @@ import { Home } from "./pages/home.js";
 import { Job, Jobs } from "./pages/jobs.js";
 import { Task } from "./pages/task.js";
 import { Tasks } from "./pages/tasks.js";
+import { WorkflowRun } from "./pages/workflow-run.js";
+import { Workflow, Workflows } from "./pages/workflows.js";
 
 const ROUTES = [
   [/^tasks\/([^/]+)$/, (id) => html`<${Task} id=${id} key=${id} />`, "tasks"],
@@ -19,6 +22,13 @@ const ROUTES = [
   [/^dead-letters$/, () => html`<${DeadLetters} />`, "dead-letters"],
   [/^jobs\/([^/]+)$/, (id) => html`<${Job} id=${id} key=${id} />`, "jobs"],
   [/^jobs$/, () => html`<${Jobs} />`, "jobs"],
+  [
+    /^workflows\/([^/]+)\/runs\/([^/]+)(?:\/nodes\/([^/]+))?$/,
+    (id, run, node) => html`<${WorkflowRun} id=${id} runId=${run} node=${node} key=${`${id}/${run}`} />`,
+    "workflows",
+  ],
+  [/^workflows\/([^/]+)$/, (id) => html`<${Workflow} id=${id} key=${id} />`, "workflows"],
+  [/^workflows$/, () => html`<${Workflows} />`, "workflows"],
 ];
 const NAV = [
   ["", "Home"],
@@ -26,6 +36,7 @@ const NAV = [
   ["new", "New task"],
   ["dead-letters", "Dead letters"],
   ["jobs", "Jobs"],
+  ["workflows", "Workflows"],
 ];
 
 function SignIn() {
@@ -66,7 +77,7 @@ function App() {
   for (const [pattern, view, name] of ROUTES) {
     const match = pattern.exec(path);
     if (match) {
-      page = view(decodeURIComponent(match[1] || ""));
+      page = view(...match.slice(1).map((part) => decodeURIComponent(part || "")));
       section = name;
       break;
     }
