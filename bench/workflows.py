@@ -265,8 +265,12 @@ class Bench:
         per_node = self.calls()
         sqs_nodes = self.sqs_calls(before)
         final = self.service.run(TENANT, workflow.id, run.run_id)
-        size = self.run_item_size(run.run_id)
-        print(f"\n{name}: {fired} nodes fired, the run {final.status.value}; its run item {size} bytes at the end")
+        item = self.run_item(run.run_id)
+        parts = ", ".join(
+            f"{k} {item_size({k: v})}" for k, v in sorted(item.items(), key=lambda kv: -item_size(dict([kv])))
+        )
+        print(f"\n{name}: {fired} nodes fired, the run {final.status.value}")
+        print(f"  its run item at the end: {item_size(item)} bytes ({parts})")
         print(f"  starting the run (its roots started: {len(final.graph.roots())}), per run:")
         show(started, 1, sqs_start)
         print(f"  per node fired (n = {fired}):")
@@ -325,13 +329,13 @@ class Bench:
             ExpressionAttributeValues={":b": {"S": status}, ":r": {"S": "running"}},
         )
 
-    def run_item_size(self, run_id: str) -> int:
+    def run_item(self, run_id: str) -> dict[str, Any]:
         from shared.store.workflows import SK, run_pk
 
         item = self.counter.reader.get_item(
             TableName=self.settings.table_name, Key={"pk": {"S": run_pk(run_id)}, "sk": {"S": SK}}
         )["Item"]
-        return item_size(item)
+        return dict(item)
 
 
 def show(calls: list[Call], per: int, sqs: Counter[str]) -> None:
