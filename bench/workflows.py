@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.capacity import CallCounter, item_size, write_units
+from bench.capacity import CallCounter, item_size, read_units, write_units
 from local.attribution import current_function
 
 REGION = "us-east-1"
@@ -41,9 +41,10 @@ class Call:
 
 class StepCounter(CallCounter):
     """A ``CallCounter`` that also keeps each DynamoDB call (its step, operation and capacity),
-    and bills a refused conditional UpdateItem by the item it was refused on (DynamoDB bills a
+    bills a refused conditional UpdateItem by the item it was refused on (DynamoDB bills a
     failed conditional write as the write; the counter takes it as 1 WRU, its items being small
-    elsewhere: here the run item is up to ~10 KB)."""
+    elsewhere: here the run item is up to ~15 KB), and reads by the items read (the counter
+    takes the answer's typed JSON, about twice the items of a large definition)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -55,6 +56,12 @@ class StepCounter(CallCounter):
         self, operation: str, params: dict[str, Any], parsed: dict[str, Any], response_bytes: int
     ) -> tuple[float, float]:
         wru, rru = super()._capacity(operation, params, parsed, response_bytes)
+        if operation == "GetItem" and "Item" in parsed:  # from the item, not its typed JSON
+            rru = read_units(item_size(parsed["Item"]), bool(params.get("ConsistentRead")))
+        if operation == "BatchGetItem":
+            consistent = any(t.get("ConsistentRead") for t in params.get("RequestItems", {}).values())
+            found = [item for items in parsed.get("Responses", {}).values() for item in items]
+            rru = sum(read_units(item_size(item), consistent) for item in found)
         if operation == "UpdateItem" and "Error" in parsed and self.reader is not None:
             found = self.reader.get_item(TableName=params["TableName"], Key=params["Key"]).get("Item")
             wru = write_units(item_size(found)) if found else 1
@@ -202,6 +209,8 @@ class Bench:
             with step(EVENTS):
                 got = self.sqs.receive_message(QueueUrl=self.queue, MaxNumberOfMessages=1, WaitTimeSeconds=0)
             if not got.get("Messages"):
+                # the loop's last, empty, receive: the event source's polls are not a node's
+                self.counter.usage.calls[(EVENTS, "sqs", "ReceiveMessage")] -= 1
                 return fired, messages
             (message,) = got["Messages"]
             staged = StagedMessage.model_validate_json(message["Body"]).staged()
@@ -355,5 +364,7 @@ def show(calls: list[Call], per: int, sqs: Counter[str]) -> None:
         ops = ", ".join(f"{n / per:g} {op}" for op, n in sorted(by_step[s].items()))
         total_w += wru[s]
         total_r += rru[s]
-        print(f"    {s:52} {ops}; {wru[s] / per:g} WRU, {rru[s] / per:g} RRU")
+        most = max((c.wru for c in calls if c.step == s), default=0)
+        largest = f" (the largest call {most:g})" if per > 1 and most > 1 and most * per > wru[s] + 1 else ""
+        print(f"    {s:52} {ops}; {wru[s] / per:g} WRU{largest}, {rru[s] / per:g} RRU")
     print(f"    {'total':52} {total_w / per:.2f} WRU, {total_r / per:.2f} RRU")
