@@ -34,6 +34,7 @@ def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
     """The figures measured on their own (:func:`_measured_alone`)."""
     parser.add_argument("--ceiling", action="store_true", help="only measure moto's claims per second")
     parser.add_argument("--chains", action="store_true", help="only count what one hop of a chain costs")
+    parser.add_argument("--workflows", action="store_true", help="only count what one node of a workflow costs")
     parser.add_argument(
         "--progress", action="store_true", help="only count what one progress report of a job's shard costs"
     )
@@ -168,12 +169,16 @@ def _timers(args: argparse.Namespace) -> bool:
 
 
 def _measured_alone(args: argparse.Namespace) -> bool:
-    """The figures measured on their own (``--chains``, ``--costs``, ``--ceiling``): True when
+    """The figures measured on their own (``--chains``, ``--workflows``, ``--costs``, ``--ceiling``): True when
     one of them was asked for, and measured."""
     if args.chains:
         from bench.chains import chain_costs
 
         chain_costs(min(args.tasks, 500))
+    elif args.workflows:
+        from bench.workflows import workflow_costs
+
+        workflow_costs()
     elif args.progress:
         from bench.progress import progress_costs
 

@@ -348,9 +348,14 @@ class WorkflowService:
     # Runs -------------------------------------------------------------------------------------
 
     def start_run(self, tenant: str, workflow_id: str, run_id: str | None = None) -> WorkflowRun:
-        """A run of the workflow as it stands, its roots started. With ``run_id`` (a schedule's
-        occurrence), every start of that id starts one run: a repeat finds it and moves it on
-        from where it stands (a start that crashed before its roots started is completed)."""
+        """A run of the workflow as it stands, its roots started, as it is then (read back)."""
+        return self._read(self.begin_run(tenant, workflow_id, run_id))
+
+    def begin_run(self, tenant: str, workflow_id: str, run_id: str | None = None) -> str:
+        """:meth:`start_run` without the read back (a schedule's start answers nothing): the
+        run's id. With ``run_id`` (a schedule's occurrence), every start of that id starts one
+        run: a repeat finds it and moves it on from where it stands (a start that crashed before
+        its roots started is completed)."""
         workflow = self.get(tenant, workflow_id)
         now = self.clock()
         run = WorkflowRun(
@@ -369,7 +374,7 @@ class WorkflowService:
             run = existing
         if run.status is NodeStatus.RUNNING:
             self.runs.advance(run)
-        return self._read(run.run_id)
+        return run.run_id
 
     def run(self, tenant: str, workflow_id: str, run_id: str) -> WorkflowRun:
         run = self.runs_store.get(run_id.upper())
@@ -443,7 +448,7 @@ class WorkflowTargetStarter:
 
     def start_for(self, workflow_id: str, run_id: str, tenant: str) -> tuple[bool, str | None]:
         try:
-            self.service.start_run(tenant, workflow_id, run_id)
+            self.service.begin_run(tenant, workflow_id, run_id)
         except WorkflowNotFound as exc:
             return False, exc.message
         except StorageUnavailable as exc:
