@@ -84,7 +84,7 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, tasks, jobs, limits, _signing, replay, tenants, limiter):
+    for cached in (settings, tasks, jobs, workflows, limits, _signing, replay, tenants, limiter):
         cached.cache_clear()
 
 

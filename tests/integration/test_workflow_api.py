@@ -38,7 +38,7 @@ def refused(api, body: dict, method: str = "POST", path: str = "/v1/workflows") 
         ([node("a"), node("b"), node("c")], [edge("a", "b"), edge("b", "c"), edge("c", "b")], "edges", "b -> c -> b"),
         ([node("a"), node("b")], [edge("a", "b"), edge("b", "a")], "edges", "a -> b -> a"),  # no root
         ([], [], "nodes", ""),
-        ([node(f"n{i}") for i in range(101)], [], "nodes", "at most 100"),
+        ([node(f"n{i}") for i in range(101)], [], "nodes", "100"),
         ([node("a", join="some")], [], "nodes[0].join", ""),
         ([node("a"), node("b")], [edge("a", "b", "maybe")], "edges[0].on", ""),
         ([{"id": "a"}], [], "target", "exactly one"),

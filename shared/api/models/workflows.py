@@ -68,27 +68,19 @@ class EdgeIn(Model):
     on: On = Field(On.SUCCESS, description="When the edge is met: the parent's success, failure, or always.")
 
 
-Nodes = list[NodeIn]
-Edges = list[EdgeIn]
+Nodes = Annotated[list[NodeIn], Field(min_length=1, max_length=MAX_NODES)]
+Edges = Annotated[list[EdgeIn], Field(max_length=MAX_EDGES)]
 
 
 class WorkflowIn(Model):
     """``POST /v1/workflows``."""
 
     name: Name | None = None
-    nodes: Nodes = Field(min_length=1, description=f"1 to {MAX_NODES} nodes.")
+    nodes: Nodes = Field(description=f"1 to {MAX_NODES} nodes.")
     edges: Edges = Field(default_factory=list, description=f"Up to {MAX_EDGES} edges.")
     schedule: ScheduleIn | None = Field(
         None, description="Start a run at each occurrence (kept as a task whose target is the workflow)."
     )
-
-    @model_validator(mode="after")
-    def _sizes(self) -> WorkflowIn:
-        if len(self.nodes) > MAX_NODES:
-            raise Problem("nodes", f"at most {MAX_NODES} nodes, got {len(self.nodes)}")
-        if len(self.edges) > MAX_EDGES:
-            raise Problem("edges", f"at most {MAX_EDGES} edges, got {len(self.edges)}")
-        return self
 
 
 class WorkflowPatch(Model):
@@ -104,10 +96,6 @@ class WorkflowPatch(Model):
     def _graph_whole(self) -> WorkflowPatch:
         if (self.nodes is None) != (self.edges is None):
             raise Problem("nodes" if self.nodes is None else "edges", "nodes and edges are changed together")
-        if self.nodes is not None and not 1 <= len(self.nodes) <= MAX_NODES:
-            raise Problem("nodes", f"1 to {MAX_NODES} nodes, got {len(self.nodes)}")
-        if self.edges is not None and len(self.edges) > MAX_EDGES:
-            raise Problem("edges", f"at most {MAX_EDGES} edges, got {len(self.edges)}")
         return self
 
 
