@@ -106,6 +106,7 @@ STEPS = {
     "version": "child: definition version (cached per process)",
     "start_node": "child: create_run (+ its SQS send)",
     "node_started": "child: run item running (UpdateItem)",
+    "nodes_started": "children: run item running, all at once (UpdateItem)",
     "node_skipped": "skip: run item (UpdateItem)",
     "run_ended": "run's end: run item (UpdateItem)",
 }
@@ -174,7 +175,7 @@ class Bench:
         tasks = self.trigger.recorder.chains
         store = Labelled(DynamoWorkflowRuns(), STEPS)
         definitions = Labelled(DynamoWorkflows(), STEPS)
-        starter = ItemNodeStarter(definitions, store, Labelled(tasks, STEPS))
+        starter = ItemNodeStarter(definitions, Labelled(tasks, STEPS))
         runs = WorkflowRuns(store, starter, self.settings.bucket_shards)
         self.trigger.recorder.workflows = runs
         self.service.runs = runs  # a run's roots start as the trigger's children do

@@ -280,6 +280,15 @@ def cancelled(run: WorkflowRun) -> tuple[WorkflowRun, list[str]]:
 
 
 @dataclass(frozen=True)
+class NodeStart:
+    """A node whose item was created: its item and run ids, to be marked on the run."""
+
+    node: str
+    item_id: str
+    run_id: str
+
+
+@dataclass(frozen=True)
 class NodeOutcome:
     """A node's end as its children receive it (``parents`` in their bodies)."""
 

@@ -170,7 +170,7 @@ def build_workflow_service(settings: Settings, tasks: TaskService | None = None)
     tasks = tasks if tasks is not None else build_task_service(settings)
     retention = timedelta(milliseconds=settings.retention_ms)
     definitions, store = DynamoWorkflows(retention), DynamoWorkflowRuns(retention)
-    runs = WorkflowRuns(store, ItemNodeStarter(definitions, store, tasks), settings.bucket_shards)
+    runs = WorkflowRuns(store, ItemNodeStarter(definitions, tasks), settings.bucket_shards)
     return WorkflowService(definitions, store, runs, tasks, tasks)
 
 

@@ -15,7 +15,7 @@ target starts a run) and starts, reads, cancels and retries their runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -39,6 +39,7 @@ from shared.domain.workflow_defs import NodeDef, Workflow
 from shared.domain.workflows import (
     NodeLink,
     NodeOutcome,
+    NodeStart,
     NodeStatus,
     WorkflowRun,
     cancelled,
@@ -87,6 +88,10 @@ class WorkflowRunStore(Protocol):
         """``pending`` -> ``running`` (with the node's item and run ids) in a running run; False
         otherwise."""
 
+    def nodes_started(self, run_id: str, starts: Sequence[NodeStart], *, started_ms: int) -> bool:
+        """Every one of ``starts`` ``pending`` -> ``running`` in one write, in a running run; False
+        (nothing written) when one of them was not pending."""
+
     def node_skipped(self, run_id: str, node: str) -> bool:
         """``pending`` -> ``skipped``; False when it was not pending."""
 
@@ -98,10 +103,10 @@ class WorkflowRunStore(Protocol):
 
 
 class NodeStarter(Protocol):
-    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
-        """Create the one-shot item that calls ``node``'s target (with its parents' outcomes in its
-        body), written only if no item has that id; the id of its run (the existing item's on a
-        repeat)."""
+    def start(self, run: WorkflowRun, node: str, item_id: str, kept: Mapping[str, NodeOutcome]) -> str:
+        """Create the one-shot item that calls ``node``'s target (with its parents' outcomes, from
+        ``kept``, in its body), written only if no item has that id; the id of its run (the
+        existing item's on a repeat)."""
 
 
 class NodeItems(Protocol):
@@ -161,14 +166,42 @@ class WorkflowRuns:
         for node, status in settled.items():
             if status is NodeStatus.SKIPPED and statuses.get(node, NodeStatus.PENDING) is NodeStatus.PENDING:
                 self.store.node_skipped(run.run_id, node)
-        for node in sorted(ready):
-            item_id = node_item_id(run.run_id, node, run.attempts.get(node, 1), self.shards)
-            node_run_id = self.starter.start(run, node, item_id)  # first: a crash after it repeats as a duplicate
-            self.store.node_started(run.run_id, node, item_id, node_run_id=node_run_id, started_ms=self.clock())
-            settled[node] = NodeStatus.RUNNING
+        if ready:
+            self._start(run, sorted(ready))
+            settled.update(dict.fromkeys(ready, NodeStatus.RUNNING))
         final = run_status(run.graph, settled)
         if final is not NodeStatus.RUNNING:
             self.store.run_ended(run.run_id, final, ended_ms=self.clock())
+
+    def _start(self, run: WorkflowRun, ready: list[str]) -> None:
+        """Create every ready node's item (their parents' outcomes read once, for all of them),
+        then mark them all running in one write: a fan-out of a hundred children is one write of
+        the run item, not a hundred. When the one write is refused (a node was marked or ended
+        meanwhile: another trigger, or a child whose run ended first), each is marked on its own."""
+        parents = sorted({p for node in ready for p in parents_of(run.graph, node)})
+        keys = [(p, run.attempts.get(p, 1)) for p in parents]
+        kept = self.store.outcomes(run.run_id, keys) if keys else {}
+        started = []
+        for node in ready:
+            item_id = node_item_id(run.run_id, node, run.attempts.get(node, 1), self.shards)
+            node_run_id = self.starter.start(run, node, item_id, kept)  # first: a crash after it repeats as a duplicate
+            started.append(NodeStart(node, item_id, node_run_id))
+        now = self.clock()
+        for group in _groups(started, MARKS_PER_WRITE):
+            if len(group) > 1 and self.store.nodes_started(run.run_id, group, started_ms=now):
+                continue
+            for start in group:
+                self.store.node_started(run.run_id, start.node, start.item_id, node_run_id=start.run_id, started_ms=now)
+
+
+MARKS_PER_WRITE = 20
+"""Nodes marked running in one UpdateItem: each takes four SET actions and a condition, about 90
+characters of expression, and DynamoDB refuses an expression over 4 KB ("Expression parameters"
+in "Service, account, and table quotas in Amazon DynamoDB"): 20 keep one well under it."""
+
+
+def _groups(items: list[NodeStart], size: int) -> list[list[NodeStart]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 class Definitions(Protocol):
@@ -200,14 +233,11 @@ class ItemNodeStarter:
     parents' outcomes (their kept outcome items) in its ``workflow`` link."""
 
     definitions: Definitions
-    store: WorkflowRunStore
     items: NodeItems
 
-    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
+    def start(self, run: WorkflowRun, node: str, item_id: str, kept: Mapping[str, NodeOutcome]) -> str:
         definition = self.definitions.version(run.workflow_id, run.version)
-        parents = parents_of(run.graph, node)
-        kept = self.store.outcomes(run.run_id, [(p, run.attempts.get(p, 1)) for p in parents]) if parents else {}
-        outcomes = [kept[p] for p in parents if p in kept]
+        outcomes = [kept[p] for p in parents_of(run.graph, node) if p in kept]
         fitted, omitted = fitted_parents(outcomes)
         link = NodeLink(run.workflow_id, run.run_id, node, run.attempts.get(node, 1), fitted, omitted)
         spec = node_spec(definition.node(node), from_ms(now_ms()))

@@ -33,6 +33,7 @@ from shared.domain.workflow_defs import NodeDef, Workflow
 from shared.domain.workflows import (
     NodeOutcome,
     NodeRun,
+    NodeStart,
     NodeStatus,
     WorkflowRun,
     graph_from_dict,
@@ -355,6 +356,20 @@ class DynamoWorkflowRuns:
         condition = (path == NodeStatus.PENDING.value) & (WorkflowRunItem.status == NodeStatus.RUNNING.value)
         return _update(WorkflowRunItem(run_pk(run_id), SK), actions, condition)
 
+    def nodes_started(self, run_id: str, starts: Sequence[NodeStart], *, started_ms: int) -> bool:
+        actions: list[Any] = []
+        conditions: list[Any] = [WorkflowRunItem.status == NodeStatus.RUNNING.value]
+        for start in starts:
+            path = WorkflowRunItem.nodes[start.node]
+            actions += [
+                path.set(NodeStatus.RUNNING.value),
+                WorkflowRunItem.items[start.node].set(start.item_id),
+                WorkflowRunItem.runs[start.node].set(start.run_id),
+                WorkflowRunItem.started[start.node].set(started_ms),
+            ]
+            conditions.append(path == NodeStatus.PENDING.value)
+        return _update(WorkflowRunItem(run_pk(run_id), SK), actions, _all(conditions))
+
     def node_skipped(self, run_id: str, node: str) -> bool:
         path = WorkflowRunItem.nodes[node]
         return _update(
@@ -390,6 +405,15 @@ class DynamoWorkflowRuns:
     def cancel(self, run_id: str) -> bool:
         """The run cancelled as it stands (the tests' shortcut; the service's cancel is ``replace``)."""
         return self.run_ended(run_id, NodeStatus.CANCELLED)
+
+
+def _all(conditions: list[Any]) -> Any:
+    """The conditions joined by AND as a balanced tree (a chain of a hundred is too deep for
+    PynamoDB, which copies conditions recursively)."""
+    while len(conditions) > 1:
+        pairs = [conditions[i] & conditions[i + 1] for i in range(0, len(conditions) - 1, 2)]
+        conditions = pairs + ([conditions[-1]] if len(conditions) % 2 else [])
+    return conditions[0]
 
 
 def _update(item: WorkflowRunItem, actions: list[Any], condition: Any) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.domain.workflows import Graph, NodeOutcome, NodeStatus, WorkflowRun, cancelled, retried
+from shared.domain.workflows import Graph, NodeOutcome, NodeStart, NodeStatus, WorkflowRun, cancelled, retried
 from tests.support.workflows import (
     InMemoryWorkflowRuns,
     RunStore,
@@ -144,3 +144,25 @@ def test_a_cancel_is_written_only_over_the_run_it_read(store: RunStore) -> None:
     assert now.node("a").item_id == "ITEM-A"
     assert store.node_ended(RUN, "a", S) is None  # nothing moves in a cancelled run
     assert not store.node_started(RUN, "b", "ITEM-B")
+
+
+def test_children_are_marked_together_or_not_at_all(store: RunStore) -> None:
+    """Up to MARKS_PER_WRITE children in one write (its expression within DynamoDB's 4 KB);
+    refused whole when one of them is no longer pending."""
+    from shared.domain.workflows import Edge, validated
+    from shared.services.workflows import MARKS_PER_WRITE
+    from tests.support.workflows import RUN
+
+    children = [f"child-{i:02d}" for i in range(MARKS_PER_WRITE)]
+    graph = validated(["root", *children], [Edge("root", child) for child in children])
+    assert store.create(WorkflowRun(RUN, "wf", "acme", graph, dict.fromkeys(graph.nodes, NodeStatus.PENDING)))
+    starts = [NodeStart(child, f"ITEM-{child}", f"RUN-{child}") for child in children]
+    assert store.node_ended(RUN, children[0], S) is not None  # ended before its mark
+    assert not store.nodes_started(RUN, starts, started_ms=3)
+    assert store.nodes_started(RUN, starts[1:], started_ms=3)
+    run = store.get(RUN)
+    assert run is not None
+    assert {run.status_of(child) for child in children[1:]} == {NodeStatus.RUNNING}
+    assert run.status_of(children[0]) is S
+    assert run.node(children[5]).run_id == f"RUN-{children[5]}"
+    assert run.node(children[5]).started_ms == 3

@@ -189,15 +189,15 @@ def test_a_crash_between_a_nodes_end_and_its_childrens_start_fires_the_node_agai
     urls = {name: receiver.script(f"/{name}", 200) for name in "abc"}
     workflow = create(api, [node(n, u) for n, u in urls.items()], [edge("a", "b"), edge("a", "c")])
     crashes: list[str] = []
-    real = DynamoWorkflowRuns.node_started
+    real = DynamoWorkflowRuns.nodes_started
 
-    def crash_once(self, run_id, node_id, item_id, **kw):
-        if node_id == "c" and not crashes:
-            crashes.append(item_id)  # b is created and marked, c created: then the trigger dies
-            raise RuntimeError("the trigger died between c's creation and its mark")
-        return real(self, run_id, node_id, item_id, **kw)
+    def crash_once(self, run_id, starts, **kw):
+        if not crashes:
+            crashes.extend(start.item_id for start in starts)  # b and c created: then the trigger dies
+            raise RuntimeError("the trigger died between the children's creation and their mark")
+        return real(self, run_id, starts, **kw)
 
-    monkeypatch.setattr(DynamoWorkflowRuns, "node_started", crash_once)
+    monkeypatch.setattr(DynamoWorkflowRuns, "nodes_started", crash_once)
     run_id = start(api, workflow["id"])
     assert pipeline.fire(until=lambda: len(receiver.calls_to("/a")) >= 2, timeout=30)
     pipeline.settle(timeout=30)
@@ -208,7 +208,7 @@ def test_a_crash_between_a_nodes_end_and_its_childrens_start_fires_the_node_agai
     assert len(receiver.calls_to("/c")) == 1
     run = run_of(api, workflow["id"], run_id)
     assert statuses(run) == dict.fromkeys("abc", "succeeded")
-    assert run["nodes"]["c"]["item_id"] == crashes[0]
+    assert [run["nodes"][n]["item_id"] for n in "bc"] == crashes
 
 
 def test_every_message_delivered_twice_fires_each_node_once(api, pipeline, receiver, monkeypatch):

@@ -5,11 +5,11 @@ one contract), and a node starter that creates each item id once."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from shared.domain.workflows import Edge, Graph, NodeOutcome, NodeStatus, WorkflowRun, validated
+from shared.domain.workflows import Edge, Graph, NodeOutcome, NodeStart, NodeStatus, WorkflowRun, validated
 from shared.services.workflows import WorkflowRuns, WorkflowRunStore
 
 
@@ -88,6 +88,15 @@ class InMemoryWorkflowRuns:
         self._set(node, NodeStatus.RUNNING, item_id=item_id, run_id=node_run_id, started_ms=started_ms)
         return True
 
+    def nodes_started(self, run_id: str, starts: Sequence[NodeStart], *, started_ms: int) -> bool:
+        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+            return False
+        if any(self.run.status_of(start.node) is not NodeStatus.PENDING for start in starts):
+            return False
+        for start in starts:
+            self._set(start.node, NodeStatus.RUNNING, item_id=start.item_id, run_id=start.run_id, started_ms=started_ms)
+        return True
+
     def node_skipped(self, run_id: str, node: str) -> bool:
         if self.run is None or self.run.status_of(node) is not NodeStatus.PENDING:
             return False
@@ -114,7 +123,7 @@ class InMemoryStarter:
     items: dict[str, str] = field(default_factory=dict)
     crash_after_create: set[str] = field(default_factory=set)
 
-    def start(self, run: WorkflowRun, node: str, item_id: str) -> str:
+    def start(self, run: WorkflowRun, node: str, item_id: str, kept: Mapping[str, NodeOutcome]) -> str:
         """The node's run id: here its item's id (a repeat finds the item and answers the same)."""
         if item_id in self.items:
             return item_id
