@@ -84,6 +84,7 @@ def build_task_service(settings: Settings) -> TaskService:
         timing=settings.timing,
         own=_own(settings),
         limit_store=DynamoLimits(),
+        workflows=DynamoWorkflows(),
     )
 
 

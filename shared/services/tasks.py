@@ -7,6 +7,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 from shared.domain import schedules as sched
 from shared.domain.buckets import choose_shard
@@ -27,7 +28,7 @@ from shared.domain.patches import TaskPatch, patched
 from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
-from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec
+from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
 from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.domain.workflows import NodeLink
 from shared.services.limits import check_named_limits, named_limits
@@ -68,6 +69,10 @@ def _staged(task: Task) -> Staged:
     return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring, priority=task.priority)
 
 
+class WorkflowLookup(Protocol):
+    def exists(self, tenant: str, workflow_id: str) -> bool: ...
+
+
 @dataclass
 class TaskService:
     repository: TaskRepository
@@ -81,6 +86,8 @@ class TaskService:
     """Sundial's own resources, which no task may target."""
     clock: Callable[[], datetime] = utc_now
     randbytes: Callable[[int], bytes] = os.urandom
+    workflows: WorkflowLookup | None = None
+    """The tenants' workflows: a ``workflow`` target must name one (None: no check)."""
     limit_store: LimitStore | None = None
     """The tenants' limits per destination: a target's ``limit`` must name one of its tenant's
     (None: no check, as in tests that register without limits)."""
@@ -131,11 +138,27 @@ class TaskService:
                 if refused is not None:
                     raise ValidationFailed.on(f"{branch.value}[{index}]", f"{child_id} {refused}")
 
+    def _check_workflows(self, tenant: str, spec: TaskSpec, known: dict[str, bool]) -> None:
+        """A ``workflow`` target names one of the tenant's workflows (another tenant's is one that
+        does not exist). ``known``: what this request has read."""
+        if self.workflows is None:
+            return
+        for index, target in enumerate(spec.targets):
+            if not isinstance(target, WorkflowTarget):
+                continue
+            if target.workflow_id not in known:
+                known[target.workflow_id] = self.workflows.exists(tenant, target.workflow_id)
+            if not known[target.workflow_id]:
+                where = f"targets[{index}]" if spec.multicast else "target"
+                raise ValidationFailed.on(f"{where}.workflow.id", f"{target.workflow_id} names no workflow of yours")
+
     def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False) -> Task:
-        """``own_target``: the spec may name the deployment's own resources (the canary's target
-        is the canary function; never from the API)."""
+        """``own_target``: the spec is Sundial's own making (the canary's target is the canary
+        function; a workflow's schedule starts a workflow not written yet): it is not checked
+        against the deployment's own resources or the tenant's workflows. Never from the API."""
         if not own_target:
             self._check_own(spec)
+            self._check_workflows(tenant, spec, {})
         self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
         self._check_chains(tenant, spec, {})
         now = self._now()
@@ -149,12 +172,14 @@ class TaskService:
         answers: list[Task | SundialError] = []
         known: list[Sequence[Limit]] = []
         children: dict[str, str | None] = {}
+        workflows: dict[str, bool] = {}
         for spec in specs:
             if isinstance(spec, SundialError):
                 answers.append(spec)
                 continue
             try:
                 self._check_own(spec)
+                self._check_workflows(tenant, spec, workflows)
                 self._check_limits(tenant, named_limits(spec.targets, spec.multicast), known)
                 self._check_chains(tenant, spec, children)
                 answers.append(new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes))
@@ -186,6 +211,7 @@ class TaskService:
                 raise InvalidTransition(f"a {task.status.value} task cannot be changed; register a new one")
             spec = patched(task, patch)
             self._check_own(spec)
+            self._check_workflows(tenant, spec, {})
             # the targets the change sets only: a limit deleted since a target was given stops
             # applying to it, and does not block changing something else
             self._check_limits(tenant, named_limits(spec.targets, spec.multicast, task.targets), [])

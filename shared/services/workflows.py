@@ -257,7 +257,7 @@ class WorkflowDraft:
 class ScheduleTasks(Protocol):
     """The tasks' side of a workflow's schedule."""
 
-    def register(self, tenant: str, spec: TaskSpec) -> Any: ...
+    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False) -> Any: ...
 
     def cancel(self, tenant: str, task_id: str) -> Any: ...
 
@@ -359,7 +359,7 @@ class WorkflowService:
             (WorkflowTarget(workflow.id),),
             name=f"workflow {workflow.name or workflow.id}"[:200],
         )
-        return str(self.tasks.register(workflow.tenant, spec).id)
+        return str(self.tasks.register(workflow.tenant, spec, own_target=True).id)  # the workflow is not written yet
 
     def _cancel_task(self, tenant: str, task_id: str) -> None:
         with suppress(TaskNotFound, InvalidTransition):  # ended (a one-shot schedule), expired, or forgotten

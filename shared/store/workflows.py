@@ -156,6 +156,18 @@ class DynamoWorkflows:
             raise WorkflowNotFound(f"workflow {workflow_id!r} not found")
         return _workflow(item, workflow_id)
 
+    def exists(self, tenant: str, workflow_id: str) -> bool:
+        """The tenant has this workflow (one strongly consistent read of its tenant)."""
+        try:
+            item = WorkflowItem.get(
+                workflow_pk(workflow_id.upper()), HEAD, consistent_read=True, attributes_to_get=["tenant"]
+            )
+        except DoesNotExist:
+            return False
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"workflow {workflow_id}: {exc.msg}") from exc
+        return item.tenant == tenant
+
     def version(self, workflow_id: str, version: int) -> Workflow:
         """One version's nodes and graph (the rest of the workflow as it was at that version is not
         kept: a run needs only these)."""

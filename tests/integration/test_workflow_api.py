@@ -172,3 +172,21 @@ def test_the_readme_example_registers_as_it_says(api):
     assert {n["id"]: n["join"] for n in created.body["nodes"]}["page"] == "any"
     assert created.body["schedule"]["timezone"] == "Asia/Shanghai"
     assert created.body["schedule_task_id"]
+
+
+def test_a_task_may_start_only_a_workflow_of_its_tenants(api):
+    workflow = api("POST", "/v1/workflows", {"nodes": [node("a")], "edges": []}).body
+    missing = "01K00000000000000000000000"
+    answer = api("POST", "/v1/tasks", {"schedule": {"cron": "0 3 * * *"}, "target": {"workflow": {"id": missing}}})
+    assert answer.status == 400, answer.body
+    (detail,) = answer.body["error"]["details"]
+    assert detail == {"field": "target.workflow.id", "message": f"{missing} names no workflow of yours"}
+    task = api("POST", "/v1/tasks", {"schedule": {"cron": "0 3 * * *"}, "target": {"workflow": {"id": workflow["id"]}}})
+    assert task.status == 201, task.body
+    assert task.body["target"] == {"workflow": {"id": workflow["id"]}}
+    batch = api(
+        "POST",
+        "/v1/tasks:batch",
+        {"tasks": [{"schedule": {"cron": "0 3 * * *"}, "targets": [{"workflow": {"id": missing}}]}]},
+    )
+    assert batch.body["items"][0]["error"]["details"][0]["field"] == "targets[0].workflow.id"

@@ -170,6 +170,12 @@ ACCEPTED: tuple[Accepted, ...] = (
         "which a schema does not describe",
     ),
     Accepted(
+        TASKS,
+        rf"{TARGETS}\.workflow\.id",
+        r"names no workflow of yours",
+        "a workflow target must name one of the tenant's workflows, which depends on what is stored",
+    ),
+    Accepted(
         WORKFLOWS,
         r"edges(\[\d+\](\.(from|to))?)?|nodes(\[\d+\]\.id)?",
         r"names no node|to itself|a cycle|the id of another node|nodes and edges are changed together",
