@@ -257,26 +257,28 @@ def retried(run: WorkflowRun) -> WorkflowRun:
         if status not in again:
             continue
         statuses[node] = NodeStatus.PENDING
-        nodes.pop(node, None)
-        if status is not NodeStatus.SKIPPED:
-            attempts[node] = attempts.get(node, 1) + 1
+        started = nodes.pop(node, NodeRun()).item_id is not None
+        if status is NodeStatus.FAILED or (status is NodeStatus.CANCELLED and started):
+            attempts[node] = attempts.get(node, 1) + 1  # its item exists: the next attempt is a new one
     return replace(run, statuses=statuses, attempts=attempts, nodes=nodes, status=NodeStatus.RUNNING, ended_ms=None)
 
 
-def cancelled(run: WorkflowRun) -> tuple[WorkflowRun, list[str]]:
-    """The run a cancel makes: every node not ended cancelled; and the items of those that were
-    running (to be cancelled, so that none fires again)."""
+def cancelled(run: WorkflowRun, now_ms: int) -> tuple[WorkflowRun, list[str]]:
+    """The run a cancel makes at ``now_ms``: every node not ended cancelled (ended then); and the
+    items of those that were running (to be cancelled, so that none fires again)."""
     statuses = dict(run.statuses)
+    nodes = dict(run.nodes)
     running = []
     for node in run.graph.nodes:
         status = run.status_of(node)
         if status in ENDED:
             continue
         statuses[node] = NodeStatus.CANCELLED
+        nodes[node] = replace(run.node(node), ended_ms=now_ms)
         item_id = run.node(node).item_id
         if status is NodeStatus.RUNNING and item_id is not None:
             running.append(item_id)
-    return replace(run, statuses=statuses, status=NodeStatus.CANCELLED), running
+    return replace(run, statuses=statuses, nodes=nodes, status=NodeStatus.CANCELLED, ended_ms=now_ms), running
 
 
 @dataclass(frozen=True)

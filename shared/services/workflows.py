@@ -437,8 +437,8 @@ class WorkflowService:
                 return before
             if before.status is not NodeStatus.RUNNING:
                 raise InvalidTransition(f"the run has {before.status.value}; only a running run can be cancelled")
-            after, running_items = cancelled(before)
-            if self.runs_store.replace(before, replace(after, ended_ms=self.clock())):
+            after, running_items = cancelled(before, self.clock())
+            if self.runs_store.replace(before, after):
                 for item_id in running_items:
                     with suppress(TaskNotFound):  # expired
                         self.items.cancel_node(tenant, item_id)

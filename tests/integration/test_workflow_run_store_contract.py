@@ -133,7 +133,7 @@ def test_a_cancel_is_written_only_over_the_run_it_read(store: RunStore) -> None:
     assert store.node_started(RUN, "a", "ITEM-A", node_run_id="RUN-A", started_ms=2)
     read = store.get(RUN)
     assert read is not None
-    after, running = cancelled(read)
+    after, running = cancelled(read, 7)
     assert running == ["ITEM-A"]
     assert not store.replace(before, after)
     assert store.replace(read, after)
@@ -142,6 +142,7 @@ def test_a_cancel_is_written_only_over_the_run_it_read(store: RunStore) -> None:
     assert now.status is NodeStatus.CANCELLED
     assert set(now.statuses.values()) == {NodeStatus.CANCELLED}
     assert now.node("a").item_id == "ITEM-A"
+    assert now.node("b").ended_ms == now.ended_ms == 7
     assert store.node_ended(RUN, "a", S) is None  # nothing moves in a cancelled run
     assert not store.node_started(RUN, "b", "ITEM-B")
 

@@ -152,3 +152,33 @@ def test_any_order_of_ends_and_any_stale_view_agree_with_the_reference(
     assert statuses == expected
     assert started == {node for node, status in expected.items() if status is not NodeStatus.SKIPPED}
     assert run_status(graph, statuses) is (F if F in expected.values() else S)
+
+
+def test_a_cancel_ends_what_did_not_end_and_a_retry_counts_an_attempt_only_where_one_was_made() -> None:
+    from shared.domain.workflows import NodeRun, WorkflowRun, cancelled, retried
+
+    graph = validated(["a", "b", "c", "d"], [Edge("a", "b"), Edge("b", "c"), Edge("a", "d", On.FAILURE)])
+    run = WorkflowRun(
+        "01KA0000000000000000000000",
+        "wf",
+        "acme",
+        graph,
+        {"a": S, "b": NodeStatus.RUNNING, "c": NodeStatus.PENDING, "d": NodeStatus.SKIPPED},
+        nodes={"a": NodeRun("ITEM-A", "RUN-A", 1, 2), "b": NodeRun("ITEM-B", "RUN-B", 3)},
+    )
+    stopped, items = cancelled(run, 9)
+    assert items == ["ITEM-B"]  # what was running has an item to cancel
+    assert dict(stopped.statuses) == {
+        "a": S,
+        "b": NodeStatus.CANCELLED,
+        "c": NodeStatus.CANCELLED,
+        "d": NodeStatus.SKIPPED,
+    }
+    assert stopped.node("b").ended_ms == stopped.node("c").ended_ms == stopped.ended_ms == 9
+    assert stopped.node("a").ended_ms == 2  # what had ended keeps its end
+    again = retried(stopped)
+    assert dict(again.statuses) == {"a": S, "b": NodeStatus.PENDING, "c": NodeStatus.PENDING, "d": NodeStatus.PENDING}
+    assert again.attempts == {"b": 2}  # b's first attempt was made (its item exists); c never started
+    assert again.status is NodeStatus.RUNNING
+    assert again.ended_ms is None
+    assert again.node("b") == NodeRun()
