@@ -10,7 +10,7 @@ import json
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, delay_seconds
 from shared.domain.tasks import Priority
-from shared.domain.times import iso
+from shared.domain.times import iso, utc_now
 from shared.messages import staged_message
 
 BATCH = 10
@@ -95,7 +95,7 @@ class SqsStager:
             "task_id": task_id or staged.task_id,
             "run_id": staged.run_id,
             "reason": reason,
-            "failed_at": iso(failed_at or datetime.now(UTC)),
+            "failed_at": iso(failed_at or utc_now()),
         }
         try:
             self._client().send_message(QueueUrl=self.dead_letter_queue_url, MessageBody=json.dumps(body))

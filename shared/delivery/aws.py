@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from time import monotonic
+from time import monotonic  # wall: a call's duration
 from typing import Any
 
 import boto3
@@ -157,7 +157,7 @@ class AwsDelivery:
 
     def call(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         """Send ``envelope`` to ``target``; never raises."""
-        started = monotonic()
+        started = monotonic()  # wall: how long the call took
         operation = _OPERATIONS.get(type(target), type(target).__name__)
         try:
             outcome = self._send(target, envelope)
@@ -168,7 +168,7 @@ class AwsDelivery:
         except Exception as exc:  # a bug here must not take the trigger's other targets down
             logger.exception("unexpected error calling an AWS target")
             outcome = Outcome.retry(f"{operation} failed: unexpected {type(exc).__name__}")
-        return outcome.timed(int((monotonic() - started) * 1000))
+        return outcome.timed(int((monotonic() - started) * 1000))  # wall: how long the call took
 
     def _send(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         region = region_of(target)

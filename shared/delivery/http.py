@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from time import monotonic, time
+from time import monotonic, time  # wall: a call's duration and timeout, a signature's timestamp
 from types import TracebackType
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -323,7 +323,7 @@ class HttpDelivery:
 
     def call(self, target: HttpTarget, envelope: Message) -> Outcome:
         """Send ``envelope`` to ``target``; never raises."""
-        started = monotonic()
+        started = monotonic()  # wall: how long the call took
         timeout = float(target.timeout_seconds)
         try:
             with _Watch(timeout) as watch:
@@ -331,7 +331,7 @@ class HttpDelivery:
         except Exception as exc:  # a bug here must not take the trigger's other targets down
             logger.exception("unexpected error calling an HTTP target")
             outcome = Outcome.retry(f"unexpected error: {type(exc).__name__}")
-        return outcome.timed(int((monotonic() - started) * 1000))
+        return outcome.timed(int((monotonic() - started) * 1000))  # wall: how long the call took
 
     def _call(self, target: HttpTarget, envelope: Message, watch: _Watch, deadline: float, timeout: float) -> Outcome:
         method = target.method.upper()
@@ -356,7 +356,7 @@ class HttpDelivery:
             # headers go to the URL its writer gave, nowhere else. A 3xx is a final failure.
             where = location[:MAX_LOCATION_SHOWN]
             return Outcome.fail(f"HTTP {status} redirect to {where} not followed", status=status, body=data)
-        wait = retry_after_seconds(retry_after, datetime.now(UTC))
+        wait = retry_after_seconds(retry_after, datetime.now(UTC))  # wall: an HTTP date is the receiver's clock's
         return Outcome.of_status(status, body=data, retry_after_s=wait)
 
     def _resolve(self, url: _Url) -> list[IPAddress] | Outcome:
@@ -399,6 +399,7 @@ class HttpDelivery:
             merged[name.lower()] = (name, value)
         signer = envelope.signer
         if signer is not None:
+            # wall: a signature's timestamp is real time, which receivers check against their own clock
             signed = signer.headers(envelope_headers[IDEMPOTENCY_KEY], int(time()), body or b"")
             for name, value in signed.items():
                 merged[name.lower()] = (name, value)
@@ -427,7 +428,7 @@ class HttpDelivery:
         failed."""
         failed: BaseException | None = None
         for address in addresses:
-            left = deadline - monotonic()
+            left = deadline - monotonic()  # wall: a real call's timeout
             if left <= 0 or watch.expired:
                 return _timed_out(timeout)
             try:

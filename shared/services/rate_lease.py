@@ -46,7 +46,7 @@ class LeasingRateLimiter:
     """:class:`RateLimiter` over another, taking :func:`lease_size` requests per write."""
 
     limits: RateLimiter
-    clock: Callable[[], float] = field(default=lambda: time.time() * 1000)
+    clock: Callable[[], float] = field(default=lambda: time.time() * 1000)  # wall: requests a real second
     _leases: dict[str, _Lease] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

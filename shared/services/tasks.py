@@ -6,7 +6,7 @@ import os
 import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol
 
 from shared.domain import schedules as sched
@@ -29,7 +29,7 @@ from shared.domain.registration import first_due, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
-from shared.domain.times import from_ms, to_ms, truncate_ms
+from shared.domain.times import from_ms, to_ms, truncate_ms, utc_now
 from shared.domain.workflows import NodeLink
 from shared.services.limits import check_named_limits, named_limits
 from shared.services.ports import DeadLetters, LimitStore, Stager, TaskRepository
@@ -49,10 +49,6 @@ class Redriven:
 
     runs: list[tuple[DeadLetter, str]]
     next_cursor: str | None = None
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _extra_spec(task: Task, now: datetime) -> TaskSpec:

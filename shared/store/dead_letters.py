@@ -15,8 +15,6 @@ in DynamoDB"), so the item may still be there.
 from __future__ import annotations
 
 import json
-import time
-from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
@@ -24,7 +22,7 @@ from shared.domain.codec import compact_json, retry_from_dict, retry_to_dict, ta
 from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
 from shared.domain.states import LetterStatus
 from shared.domain.tasks import DeadLetter, Page
-from shared.domain.times import from_ms, to_ms
+from shared.domain.times import from_ms, to_ms, utc_now
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import DeadLetterItem, is_conflict
 
@@ -92,7 +90,7 @@ class DynamoDeadLetters:
     def get(self, tenant: str, letter_id: str) -> DeadLetter:
         try:
             item = DeadLetterItem.get(f"DL#{tenant}", letter_id.upper(), consistent_read=True)
-            if item.expired(datetime.now(UTC)):
+            if item.expired(utc_now()):
                 raise DoesNotExist()
             return from_item(item)
         except DoesNotExist as exc:
@@ -117,7 +115,7 @@ class DynamoDeadLetters:
         budget = max(read_budget, limit + 1)
         position = decode_cursor(cursor) if cursor else None
         condition = DeadLetterItem.sk < position if position else None
-        now = datetime.fromtimestamp(time.time(), UTC)
+        now = utc_now()
         found: list[DeadLetter] = []
         last_read: str | None = None
         read = 0

@@ -6,7 +6,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException, TransactWriteError
@@ -18,7 +18,7 @@ from shared.domain.firing import run_id_for
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
-from shared.domain.times import from_ms, to_ms
+from shared.domain.times import from_ms, to_ms, utc_now
 from shared.observability import logger
 from shared.store.items import occurrence_item, to_item, to_task
 from shared.store.keys import decode_cursor, encode_cursor, task_key
@@ -65,7 +65,7 @@ class DynamoTaskRepository:
         self,
         list_shards: int,
         retention: timedelta = timedelta(days=30),
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep,  # wall: DynamoDB's backoff
         default_max_tasks: int = MAX_TASKS,
     ) -> None:
         self.list_shards = list_shards
@@ -191,7 +191,7 @@ class DynamoTaskRepository:
         position = decode_cursor(cursor) if cursor else None
         condition = RunItem.sk < position if position else None
         try:
-            now = datetime.now(UTC)  # a run past its retention is left out (TTL deletes it later)
+            now = utc_now()  # a run past its retention is left out (TTL deletes it later)
             read = RunItem.query(f"R#{task.id}", condition, scan_index_forward=False, limit=limit + 1)
             items = [item for item in read if not item.expired(now)]
             children = {i.child for i in items if i.child}
@@ -358,7 +358,7 @@ class DynamoTaskRepository:
         items read, a window at a time, for at most LIST_READ_BUDGET items per request: a page may
         come back short, even empty, with a cursor to go on from."""
         position = decode_cursor(cursor) if cursor else None
-        now = datetime.now(UTC)  # past its retention, a task is left out (TTL deletes it later)
+        now = utc_now()  # past its retention, a task is left out (TTL deletes it later)
         filtered = status is not None or name_prefix is not None
         window = max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1
         found: list[tuple[str, Task]] = []

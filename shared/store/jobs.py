@@ -4,7 +4,6 @@ Implements the job ports of shared/services/ports.py."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
@@ -24,6 +23,7 @@ from shared.domain.jobs import (
     StepFailure,
 )
 from shared.domain.sharding import Sharding
+from shared.domain.times import now_ms as clock_now_ms
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import LIST_INDEX_NAME, JobItem, is_conflict
 
@@ -287,7 +287,7 @@ class DynamoJobStore:
 
 
 def _now(now_ms: int | None) -> int:
-    return now_ms if now_ms is not None else int(time.time() * 1000)
+    return now_ms if now_ms is not None else clock_now_ms()
 
 
 def _updated(job_id: str, actions: list[Any], condition: Any) -> bool:

@@ -69,10 +69,13 @@ def _update(item: TenantItem, actions: list[Any], condition: Condition | None = 
         except PynamoDBException as exc:
             if pause is None or exc.cause_response_code != "TransactionConflictException":
                 raise
-            time.sleep(pause * (1 + random.random()))  # noqa: S311 (jitter, not a secret)
+            time.sleep(pause * (1 + random.random()))  # noqa: S311 (jitter, not a secret)  # wall: DynamoDB's backoff
 
 
-def transact(build: Callable[[TransactWrite], None], sleep: Callable[[float], None] = time.sleep) -> None:
+def transact(
+    build: Callable[[TransactWrite], None],
+    sleep: Callable[[float], None] = time.sleep,  # wall: DynamoDB's backoff
+) -> None:
     """Run the transaction ``build`` writes, on the task table; sent again, with a short pause,
     when it lost a race for one of its items (``TransactionConflict``), which DynamoDB does not
     retry itself. Any other failure is raised (``TransactWriteError``)."""

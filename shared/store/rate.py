@@ -37,7 +37,7 @@ class DynamoRateLimiter:
         of them or none (``count`` at most the burst)."""
         if not 1 <= count <= rate.burst:
             raise ValueError(f"take 1 to {rate.burst} at once, not {count}")
-        now = time.time() * 1000 if now_ms is None else now_ms
+        now = time.time() * 1000 if now_ms is None else now_ms  # wall: API requests a real second
         item = RateItem(f"RATE#{key}", "RATE")
         expires = datetime.fromtimestamp(now / 1000, tz=UTC) + IDLE_EXPIRY
         latest = rate.latest_tat_ms(now, count)

@@ -11,8 +11,7 @@ from shared.api.models.schedules import PreviewIn, schedule_to_domain
 from shared.api.responses import PreviewOut
 from shared.domain.calendars import Repeat, calendar_notes
 from shared.domain.registration import preview
-from shared.domain.times import truncate_ms
-from shared.services.tasks import utc_now
+from shared.domain.times import truncate_ms, utc_now
 
 router = Router()
 

@@ -28,7 +28,7 @@ class AlertSender:
     deliverer: Delivery
     signer: Callable[[str], Signer] | None = None
     """The tenant's signer: an HTTP alert is signed, or not sent (never unsigned)."""
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] = time.sleep  # wall: pauses between an alert's calls to a real receiver
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
 
     def send(self, alerts: Sequence[Notice]) -> None:

@@ -4,7 +4,6 @@ succeeded yet in its run, within the limits per destination (docs/receivers.md).
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from shared.domain.firing import MAX_DELAY_SECONDS, Staged, Timing, delay_second
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, Target, Task
 from shared.domain.times import from_ms, now_ms
+from shared.domain.times import sleep as clock_sleep
 from shared.services.firing.claim import HOLD_SLACK_MS, Claim
 from shared.services.ports import Delivery
 from shared.services.throttling import Limited, Throttling
@@ -50,7 +50,8 @@ class Caller:
     deliverer: Delivery
     timing: Timing
     clock: Callable[[], int] = now_ms
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] = clock_sleep
+    """Waits for a due time: the clock's (the local runtime's virtual clock moves it)."""
     signer: Callable[[str], Signer] | None = None
     """The tenant's signer (SigningService.signer): HTTP targets get signed calls; None: unsigned."""
     throttling: Throttling | None = None

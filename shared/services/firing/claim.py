@@ -79,7 +79,7 @@ class Claimer:
     queues: DelayQueues
     timing: Timing
     clock: Callable[[], int] = now_ms
-    sleep: Callable[[float], None] = time.sleep
+    sleep: Callable[[float], None] = time.sleep  # wall: waits for a write milliseconds behind in DynamoDB
     normal_claims: threading.BoundedSemaphore | None = None
     """How many normal-lane claims may be under way at once in this process (None: any). In AWS
     a trigger container serves one lane and claims in turn; the local runtime serves both lanes

@@ -56,7 +56,7 @@ class Recorder:
         chains: Chains | None = None,
         workflows: WorkflowEnds | None = None,
         clock: Callable[[], int] = now_ms,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = time.sleep,  # wall: pauses before DynamoDB is tried again
     ) -> None:
         self.store, self.queues, self.dead_letters, self.timing = store, queues, dead_letters, timing
         self.chains = chains
