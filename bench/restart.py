@@ -120,17 +120,22 @@ def main() -> None:
         data = Path(folder)
         first = Running(data, free_port())
         print(f"start, empty data folder: {first.start_s:.1f} s", flush=True)
-        took = register(first, args.tasks)
-        print(f"registered {args.tasks} tasks in {took:.1f} s", flush=True)
-        stop_s = first.stop()
+        try:
+            took = register(first, args.tasks)
+            print(f"registered {args.tasks} tasks in {took:.1f} s", flush=True)
+        finally:
+            stop_s = first.stop()
         size = (data / SNAPSHOT).stat().st_size
-        print(f"stop (Ctrl-C, the last snapshot written): {stop_s:.1f} s; snapshot {size / 1e6:.1f} MB", flush=True)
+        saved = "; ".join(line.strip() for line in first.lines if line.startswith("moto: state saved"))
+        print(f"stop (Ctrl-C): {stop_s:.1f} s ({saved}); snapshot {size / 1e6:.1f} MB", flush=True)
         second = Running(data, free_port())
-        restored = [line.strip() for line in second.lines if line.startswith("moto:")]
-        print(f"restart with {args.tasks} tasks: {second.start_s:.1f} s until the API answers ({'; '.join(restored)})")
-        kept = listed(second)
-        print(f"after the restart: {kept} tasks listed; admin key kept: {second.admin_key == first.admin_key}")
-        second.stop()
+        try:
+            restored = "; ".join(line.strip() for line in second.lines if line.startswith("moto:"))
+            print(f"restart with {args.tasks} tasks: {second.start_s:.1f} s until the API answers ({restored})")
+            kept = listed(second)
+            print(f"after the restart: {kept} tasks listed; admin key kept: {second.admin_key == first.admin_key}")
+        finally:
+            second.stop()
         if kept != args.tasks or second.admin_key != first.admin_key:
             raise SystemExit("the restart did not keep every task and the admin key")
 

@@ -204,6 +204,8 @@ class Snapshots:
         self.requests = 0
         """Requests counted as they arrive and as they end: a snapshot is due only when this moved."""
         self._saved_at_request = -1
+        self.fork_s = 0.0
+        """How long the last snapshot's fork held the server (the DynamoDB lock held meanwhile)."""
         self._lock = threading.Lock()
 
     def restore(self) -> None:
@@ -223,8 +225,10 @@ class Snapshots:
             seen = self.requests
             if seen == self._saved_at_request:
                 return False
+            forking = time.monotonic()
             with _LOCK:  # no DynamoDB request half done in the copy
                 child = os.fork()
+            self.fork_s = time.monotonic() - forking
             if child == 0:  # the copy: pickle it, and end without running anything of the parent's
                 status = 1
                 try:
@@ -255,7 +259,7 @@ class Snapshots:
 
 def persist(folder: Path, period_s: float) -> Snapshots:
     """In the moto process, before it serves: its state loaded from ``folder``, snapshots taken
-    every ``period_s`` and at SIGTERM (then it exits), SIGINT ignored (a Ctrl-C reaches the whole
+    every ``period_s`` and at SIGTERM (then it exits at once), SIGINT ignored (a Ctrl-C reaches the whole
     process group: the runtime stops first, then stops moto with SIGTERM)."""
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
@@ -277,8 +281,15 @@ def persist(folder: Path, period_s: float) -> Snapshots:
 
     def on_signal(signum: int, frame: Any) -> None:
         if signum == signal.SIGTERM:
-            snapshots.take()
-            sys.exit(0)
+            started = time.monotonic()
+            if snapshots.take():
+                took = time.monotonic() - started
+                fork = f"its fork {snapshots.fork_s * 1000:.0f} ms"
+                print(f"moto: state saved to {snapshots.path} in {took:.2f} s ({fork})", flush=True)
+            # ended here: an interpreter's shutdown waits for threads (a Lambda invocation forwarded
+            # to a runtime gone, an executor's workers), and nothing is left to write
+            sys.stderr.flush()
+            os._exit(0)
 
     moto.server.signal_handler = on_signal  # moto's main installs it for SIGINT and SIGTERM
     snapshots.every_period()
