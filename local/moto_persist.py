@@ -261,6 +261,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     """In the moto process, before it serves: its state loaded from ``folder``, snapshots taken
     every ``period_s`` and at SIGTERM (then it exits at once), SIGINT ignored (a Ctrl-C reaches the whole
     process group: the runtime stops first, then stops moto with SIGTERM)."""
+    import cryptography.hazmat.primitives.serialization  # noqa: F401 - imported now, not in a forked copy
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
