@@ -102,6 +102,9 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
         assert profile_works(tmp_path, first, admin)
         tenant, key = new_tenant(Cli(first.base, admin), "devserver")
         kept = register(first, key, receiver.script("/kept", 200))
+        fired = register(first, key, receiver.script("/fired", 200), schedule={"after_seconds": 1})
+        receiver.wait_for("/fired", 1, timeout=30)
+        assert until(lambda: runs(first, key, fired["id"]) == ["succeeded"], 15)
         # due while the runtime is down: one fires at the restart, the other is skipped
         fire_now = register(first, key, receiver.script("/fire-now", 200), schedule={"after_seconds": 8})
         skip = register(first, key, receiver.script("/skip", 200), schedule={"after_seconds": 8}, misfire="skip")
@@ -117,10 +120,12 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
         assert second.call("GET", f"/v1/tenants/{tenant}", headers={"Authorization": f"Bearer {admin}"})[0] == 200
         status, task = second.call("GET", f"/v1/tasks/{kept['id']}", headers={"Authorization": f"Bearer {key}"})
         assert (status, task["status"], task["next_fire_at"]) == (200, "scheduled", kept["next_fire_at"])
+        assert runs(second, key, fired["id"]) == ["succeeded"]  # its run kept (and not fired again: below)
         receiver.wait_for("/fire-now", 1, timeout=30)
         assert until(lambda: runs(second, key, fire_now["id"]) == ["succeeded"], 30), runs(second, key, fire_now["id"])
         assert until(lambda: runs(second, key, skip["id"]) == ["skipped"], 30), runs(second, key, skip["id"])
         assert not receiver.calls_to("/skip")
+        assert len(receiver.calls_to("/fired")) == 1
         # a task registered now fires as usual
         soon = register(second, key, receiver.script("/soon", 200), schedule={"after_seconds": 2})
         receiver.wait_for("/soon", 1, timeout=30)
