@@ -47,7 +47,8 @@ class Running:
             text=True,
         )
         self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         while not self._answers():
             if self.process.poll() is not None:
                 raise RuntimeError("make run exited: " + "".join(self.lines[-30:]))
@@ -84,7 +85,9 @@ class Running:
         started = time.perf_counter()
         self.process.send_signal(signal.SIGINT)
         self.process.wait(timeout=600)
-        return time.perf_counter() - started
+        took = time.perf_counter() - started
+        self._reader.join(10)  # its last lines
+        return took
 
 
 def register(runtime: Running, count: int, clients: int = 8) -> float:

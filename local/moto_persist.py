@@ -161,12 +161,18 @@ def dump(path: Path) -> None:
 
 def load(path: Path) -> int:
     """Put the state of ``path`` into moto's backends (before it serves); the services loaded."""
-    with path.open("rb") as file:
-        unpickler = pickle.Unpickler(file)  # noqa: S301 - the runtime's own file, in its own data folder
-        header = unpickler.load()
-        if header != _header():
-            raise SnapshotMismatch(f"{path} was written by {header}, this is {_header()}")
-        state = unpickler.load()
+    collecting = gc.isenabled()
+    gc.disable()  # a load makes millions of objects, none garbage: no collection walks them meanwhile
+    try:
+        with path.open("rb") as file:
+            unpickler = pickle.Unpickler(file)  # noqa: S301 - the runtime's own file, in its own data folder
+            header = unpickler.load()
+            if header != _header():
+                raise SnapshotMismatch(f"{path} was written by {header}, this is {_header()}")
+            state = unpickler.load()
+    finally:
+        if collecting:
+            gc.enable()
     for (module, name), accounts in state.items():
         backends = getattr(importlib.import_module(module), name)
         for account, regions in accounts.items():
@@ -287,6 +293,8 @@ def persist(folder: Path, period_s: float) -> Snapshots:
                 took = time.monotonic() - started
                 fork = f"its fork {snapshots.fork_s * 1000:.0f} ms"
                 print(f"moto: state saved to {snapshots.path} in {took:.2f} s ({fork})", flush=True)
+            elif snapshots.path.exists():
+                print(f"moto: state saved to {snapshots.path} already (nothing since)", flush=True)
             # ended here: an interpreter's shutdown waits for threads (a Lambda invocation forwarded
             # to a runtime gone, an executor's workers), and nothing is left to write
             sys.stderr.flush()
