@@ -45,6 +45,10 @@ SNAPSHOT = "moto.pickle"
 FORMAT = 1
 """The layout of a snapshot (bumped when it changes: an older one is refused, not misread)."""
 
+SNAPSHOT_TIMEOUT_S = 100.0
+"""How long a snapshot's copy may take (0.5 s with 10,000 tasks) before it is ended (the stop's
+own wait, local/runtime.py, is longer)."""
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -209,7 +213,7 @@ class Snapshots:
         self.period_s = period_s
         self.requests = 0
         """Requests counted as they arrive and as they end: a snapshot is due only when this moved."""
-        self._saved_at_request = -1
+        self._saved_at_request = 0  # what was loaded is saved already
         self.fork_s = 0.0
         """How long the last snapshot's fork held the server (the DynamoDB lock held meanwhile)."""
         self._lock = threading.Lock()
@@ -247,10 +251,26 @@ class Snapshots:
                     os.write(1, f"moto: a snapshot of its state failed: {exc!r}\n".encode())
                 finally:
                     os._exit(status)
-            _, status = os.waitpid(child, 0)
+            status = self._wait(child)
             if status == 0:
                 self._saved_at_request = seen
             return status == 0
+
+    def _wait(self, child: int) -> int:
+        """The copy's exit status; one that has not finished within ``SNAPSHOT_TIMEOUT_S`` is
+        killed (a fork copies every lock as it was: one held by another thread at the fork, in a
+        library the pickling calls, would hold the copy for ever, and every snapshot after it)."""
+        deadline = time.monotonic() + SNAPSHOT_TIMEOUT_S
+        while True:
+            done, status = os.waitpid(child, os.WNOHANG)
+            if done:
+                return status
+            if time.monotonic() > deadline:
+                os.kill(child, signal.SIGKILL)
+                os.waitpid(child, 0)
+                print(f"moto: a snapshot of its state did not finish in {SNAPSHOT_TIMEOUT_S:.0f} s: ended", flush=True)
+                return -1
+            time.sleep(0.005)
 
     def every_period(self) -> threading.Thread:
         def loop() -> None:

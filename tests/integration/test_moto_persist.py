@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from moto import mock_aws
 from moto.core.base_backend import BackendDict
 
 from local import moto_persist
-from local.moto_persist import SnapshotMismatch, dump, load
+from local.moto_persist import SNAPSHOT, SnapshotMismatch, Snapshots, dump, load
 
 pytestmark = pytest.mark.integration
 
@@ -210,3 +211,29 @@ def test_a_lambda_default_factory_moto_has_not_been_taught_is_refused_when_saved
     with pytest.raises(pickle.PicklingError, match="no rebuild known"):
         dump(tmp_path / "moto.pickle")
     assert not list(tmp_path.iterdir())  # no partial snapshot left behind
+
+
+def test_a_snapshot_is_taken_by_a_forked_copy_only_when_requests_came(aws, tmp_path: Path) -> None:
+    dynamodb = table()
+    snapshots = Snapshots(tmp_path, period_s=60)
+    assert not snapshots.take()  # no request counted yet: nothing to write
+    snapshots.requests += 2
+    assert snapshots.take()
+    assert not snapshots.take()  # nothing since
+    BackendDict.reset()
+    load(tmp_path / SNAPSHOT)  # what the copy wrote
+    assert len(dynamodb.scan(TableName="kept")["Items"]) == 3
+
+
+def test_a_snapshot_whose_copy_hangs_is_ended_and_the_last_one_is_kept(
+    aws, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / SNAPSHOT).write_bytes(b"the last snapshot")
+    monkeypatch.setattr(moto_persist, "SNAPSHOT_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(moto_persist, "dump", lambda path: time.sleep(60))  # a lock held for ever, in the copy
+    snapshots = Snapshots(tmp_path, period_s=60)
+    snapshots.requests += 1
+    started = time.monotonic()
+    assert not snapshots.take()
+    assert time.monotonic() - started < 10
+    assert (tmp_path / SNAPSHOT).read_bytes() == b"the last snapshot"
