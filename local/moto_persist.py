@@ -185,17 +185,21 @@ def load(path: Path) -> int:
     return len(state)
 
 
+def _die_with_parent_at_once() -> bool:
+    """Linux's parent-death signal (SIGKILL) for this process; whether it is set."""
+    try:
+        return bool(ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0)
+    except (OSError, AttributeError):  # not Linux
+        return False
+
+
 def die_with_parent() -> None:
     """This process ends when the one that started it does (Linux's parent-death signal; elsewhere
     a thread watches for the parent's change): a runtime killed hard takes its moto with it, and
     no snapshot of it is written afterwards over what the next run reads."""
     parent = os.getppid()
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL) == 0 and os.getppid() == parent:
-            return
-    except (OSError, AttributeError):
-        pass
+    if _die_with_parent_at_once() and os.getppid() == parent:
+        return
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -243,8 +247,7 @@ class Snapshots:
                 status = 1
                 try:
                     gc.disable()
-                    libc = ctypes.CDLL(None)
-                    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                    _die_with_parent_at_once()
                     dump(self.path)
                     status = 0
                 except BaseException as exc:  # the copy reports it and ends
