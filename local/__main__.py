@@ -31,7 +31,11 @@ def main() -> int:
     except SettingsError as exc:
         raise SystemExit(f"make run: {exc}") from None
     runtime = Runtime(settings, on_fire=print_fire)
-    runtime.start()
+    try:
+        runtime.start()
+    except RuntimeError as exc:  # moto did not start (its line above says why), the data folder is in use
+        runtime.stop()
+        raise SystemExit(f"make run: {exc}") from None
     stopped = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -227,7 +227,14 @@ class Snapshots:
             stale.unlink(missing_ok=True)
         if self.path.exists():
             started = time.monotonic()
-            services = load(self.path)
+            try:
+                services = load(self.path)
+            except Exception as exc:
+                from local.settings import LocalSettings
+
+                fresh = f"{LocalSettings.setting_name('fresh')}=1"
+                print(f"moto: cannot load {self.path}: {exc!r} (start empty with {fresh})", flush=True)
+                raise SystemExit(1) from exc
             took = time.monotonic() - started
             print(f"moto: {services} services' state restored from {self.path} in {took:.2f} s", flush=True)
 

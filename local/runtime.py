@@ -405,8 +405,10 @@ class Runtime:
         for pool in (self._pool, *self._pools.values()):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        self.moto.stop(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 5.0)  # ends the pollers' long polls
-        self.functions.stop()
+        if hasattr(self, "moto"):  # (a start that failed may not have got so far)
+            self.moto.stop(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 5.0)  # ends the pollers' long polls
+        if hasattr(self, "functions"):
+            self.functions.stop()
         if self._data_lock is not None:
             self._data_lock.close()
         for thread in self._threads:

@@ -106,8 +106,8 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
         receiver.wait_for("/fired", 1, timeout=30)
         assert until(lambda: runs(first, key, fired["id"]) == ["succeeded"], 15)
         # due while the runtime is down: one fires at the restart, the other is skipped
-        fire_now = register(first, key, receiver.script("/fire-now", 200), schedule={"after_seconds": 8})
-        skip = register(first, key, receiver.script("/skip", 200), schedule={"after_seconds": 8}, misfire="skip")
+        fire_now = register(first, key, receiver.script("/fire-now", 200), schedule={"after_seconds": 10})
+        skip = register(first, key, receiver.script("/skip", 200), schedule={"after_seconds": 10}, misfire="skip")
         stopped = stop(first, signal.SIGINT)  # a Ctrl-C
     due = max(parse(t["next_fire_at"]) for t in (fire_now, skip))
     assert stopped < due, "the runtime stopped after the tasks fell due: no downtime to test"
