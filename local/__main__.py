@@ -27,11 +27,15 @@ def print_fire(fired: Any) -> None:
 
 def main() -> int:
     try:
-        settings = LocalSettings.from_env()
+        settings = LocalSettings.from_env(make_run=True)
     except SettingsError as exc:
         raise SystemExit(f"make run: {exc}") from None
     runtime = Runtime(settings, on_fire=print_fire)
-    runtime.start()
+    try:
+        runtime.start()
+    except RuntimeError as exc:  # moto did not start (its line above says why), the data folder is in use
+        runtime.stop()
+        raise SystemExit(f"make run: {exc}") from None
     stopped = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:
@@ -48,6 +52,12 @@ def main() -> int:
         if functions.signing_key_arn
         else f"parameter: secrets derived from the root key {functions.signing_root_parameter} ({knob})"
     )
+    kept = (
+        f"State is kept in {settings.data} (tasks, runs, tenants, keys, the admin key): a restart continues "
+        f"where this run stopped; {LocalSettings.setting_name('fresh')}=1 starts empty."
+        if settings.data
+        else "Everything is kept in memory: stopping Sundial forgets every task, run, tenant and key."
+    )
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  console  {base}/console/  (sign in with a key, "
         f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"
@@ -55,8 +65,7 @@ def main() -> int:
         f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
         f"{functions.default_tenant!r})\n  signing  {signing}\n  moto     {runtime.moto.endpoint}\n  items    "
         f"{scan_command(runtime.moto.endpoint, functions.table_name)}"
-        "\nEverything is kept in memory: stopping Sundial forgets every task, run, tenant and key (a CLI "
-        "profile saved with a key of this run then answers unauthorized).\nCtrl-C stops it. One line per fire follows.",
+        f"\n{kept}\nCtrl-C stops it. One line per fire follows.",
         flush=True,
     )
     stopped.wait()

@@ -5,12 +5,15 @@ receives that do not count the queue per message, index Queries that lag behind 
 asked to (local.settings.INDEX_LAG_ENV, as a GSI does on AWS), DynamoDB answers serialized without moto's
 generic walk, expressions parsed once, and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
-to (local/functions.py), Step Functions executing state machines with their Lambda tasks."""
+to (local/functions.py), Step Functions executing state machines with their Lambda tasks; and,
+when the runtime gives it a data folder (local.settings.MOTO_DATA_ENV), its state loaded from
+there and kept there (local/moto_persist.py)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
@@ -19,6 +22,7 @@ from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
 from local.moto_kms import make_symmetric_keys_cheap
+from local.moto_persist import persist
 from local.moto_query import make_query_partitioned
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
@@ -29,7 +33,7 @@ from local.moto_sqs import (
     make_send_linear,
 )
 from local.moto_transact import make_transactions_copy_items
-from local.settings import FUNCTIONS_URL_ENV
+from local.settings import FUNCTIONS_URL_ENV, MOTO_DATA_ENV, SNAPSHOT_PERIOD_S
 
 if __name__ == "__main__":
     make_dispatch_cached()
@@ -47,6 +51,8 @@ if __name__ == "__main__":
     make_symmetric_keys_cheap()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
+    if os.environ.get(MOTO_DATA_ENV):
+        persist(Path(os.environ[MOTO_DATA_ENV]), SNAPSHOT_PERIOD_S)
     from moto.server import main
 
     collect_in_steps()

@@ -35,16 +35,19 @@ def free_port() -> int:
 
 
 class MotoServer:
-    def __init__(self, port: int | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(self, port: int | None = None, env: dict[str, str] | None = None, *, shown: bool = False) -> None:
         self.port = port or free_port()
         self.env = env or {}
+        self.shown = shown
+        """Whether what the process prints (its stdout: local/moto_persist.py's lines) shows in
+        this process's; werkzeug's request lines (stderr) never do."""
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
         self._process = subprocess.Popen(
             [sys.executable, "-m", "local.moto_process", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL,
+            stdout=None if self.shown else subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **FAKE_ENV, **self.env},
         )
@@ -69,11 +72,13 @@ class MotoServer:
         os.environ.update(FAKE_ENV)
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
 
-    def stop(self) -> None:
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM, and SIGKILL if it has not exited within ``timeout`` (a moto that keeps its
+        state writes its last snapshot first: local/moto_persist.py)."""
         if self._process and self._process.poll() is None:
             self._process.terminate()
             try:
-                self._process.wait(timeout=5)
+                self._process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self._process.kill()
 

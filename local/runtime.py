@@ -2,10 +2,14 @@
 the same definitions as the stack (the PynamoDB models, shared/topology.py), the jobs state
 machine synthesized from the stack's own construct (infra/jobs.py) and executed by moto's Step
 Functions, and the real handlers behind the parts AWS would run: API Gateway, the minute rule,
-Lambda's SQS pollers, the job function Step Functions invokes (local/functions.py)."""
+Lambda's SQS pollers, the job function Step Functions invokes (local/functions.py). With a data
+folder (``LocalSettings.data``) moto's state is kept there across restarts (docs/devserver.md):
+the resources found there are used again, the admin key among them."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gc
 import importlib
 import json
@@ -17,6 +21,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from local.apigw import LocalContext, with_authorizer, with_limits
@@ -24,12 +29,14 @@ from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
+from local.moto_persist import SNAPSHOT
 from local.moto_server import MotoServer, quiet_metrics
 from local.recursion import carry_lineage
 from local.settings import (
     DELAY_VISIBILITY_S,
     FUNCTIONS_URL_ENV,
     JOB_STATE_MACHINE_ARN,
+    MOTO_DATA_ENV,
     LocalSettings,
     user_lambdas,
 )
@@ -59,6 +66,14 @@ woken at its due time waits for the lock behind a flood's threads; with 1 ms, ma
 LOCAL_STACK_NAME = "sundial-local"
 """What the runtime's resources are named after where the stack's are after the stack (the root key
 of the signing secrets, ``/sundial-local/signing-root``)."""
+ADMIN_KEY_PARAMETER = f"/{LOCAL_STACK_NAME}/admin-key"
+"""The admin key the runtime made up (none given), as a SecureString of moto's Parameter Store: kept
+with moto's state, so a restart on the same data folder uses it again (a saved CLI profile works)."""
+SIGNING_KEY_ALIAS = f"alias/{LOCAL_STACK_NAME}-signing"
+"""The KMS signing key's alias (``signing_key`` ``kms``): a restart finds the key there."""
+MOTO_STATE_TIMEOUT_S = 120.0
+"""How long a start waits for a moto that keeps its state to load it and answer, and a stop for it
+to write its last snapshot and exit (seconds with 10,000 tasks: the README's figure)."""
 SCANNER_FUNCTION = "sundial-scanner"
 """The scanner's name, which the tick invokes asynchronously (the function server runs it)."""
 RECOVER_FUNCTION = "sundial-recover"
@@ -85,6 +100,8 @@ class Runtime:
     _threads: list[threading.Thread] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _pool: ThreadPoolExecutor | None = None
+    _data_lock: Any = None
+    """The data folder's lock file, held while the runtime runs (one runtime per data folder)."""
     _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
     """Workers of their own, by function: the high-priority trigger's (as its reserved
     concurrency in AWS); the other functions share ``_pool``, as an account's unreserved pool."""
@@ -104,14 +121,12 @@ class Runtime:
         synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
         self.functions = FunctionServer()
         self.functions.start()
-        self.moto = MotoServer(self.settings.moto_port, env={FUNCTIONS_URL_ENV: self.functions.url})
-        self.moto.start()
-        self.moto.use()
+        self._start_moto()
         for key, value in POWERTOOLS_ENV.items():
             os.environ.setdefault(key, value)
         functions = self.settings.functions
-        if not functions.admin_key:  # none given: one for this run (printed at start)
-            functions = functions.with_resources(admin_key=new_admin_key())
+        if not functions.admin_key:  # none given: the data folder's, or one for this run (printed at start)
+            functions = functions.with_resources(admin_key=self._made_up_admin_key())
         self._use(functions)
         # moto's first state machine costs it ~1.5 s (it imports its ASL parser): done meanwhile.
         jobs_setup = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jobs-setup")
@@ -175,6 +190,43 @@ class Runtime:
         self._spawn("tick", self._tick_forever, attributed("tick", tick))
         for name, *args in pollers:
             self._spawn(name, self._poll_forever, *args)
+
+    def _start_moto(self) -> None:
+        """moto's process, its state loaded from the data folder when there is one."""
+        env = {FUNCTIONS_URL_ENV: self.functions.url}
+        if self.settings.data:
+            env[MOTO_DATA_ENV] = str(self._claim_data())
+        self.moto = MotoServer(self.settings.moto_port, env=env, shown=bool(self.settings.data))
+        self.moto.start(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 30.0)
+        self.moto.use()
+
+    def _claim_data(self) -> Path:
+        """The data folder, locked for this runtime (a second one on it is refused), emptied
+        first when ``fresh``."""
+        folder = Path(self.settings.data)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._data_lock = (folder / "lock").open("w")
+        try:
+            fcntl.flock(self._data_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another runtime uses the data folder {folder}") from None
+        if self.settings.fresh:
+            (folder / SNAPSHOT).unlink(missing_ok=True)
+        return folder
+
+    def _made_up_admin_key(self) -> str:
+        """The admin key kept in moto's Parameter Store (a data folder's earlier run made it), or a
+        new one, kept there."""
+        import boto3
+
+        ssm = boto3.client("ssm")
+        try:
+            value: str = ssm.get_parameter(Name=ADMIN_KEY_PARAMETER, WithDecryption=True)["Parameter"]["Value"]
+            return value
+        except ssm.exceptions.ParameterNotFound:
+            key = new_admin_key()
+            ssm.put_parameter(Name=ADMIN_KEY_PARAMETER, Value=key, Type="SecureString")
+            return key
 
     def _asynchronous(self, name: str, handler: Callable[..., Any], config: EventInvokeConfig) -> None:
         """A function the tick invokes asynchronously (through moto's Lambda), and what Lambda does
@@ -244,15 +296,29 @@ class Runtime:
             recover_function=RECOVER_FUNCTION,
             own_prefix=QUEUE_PREFIX,  # the runtime's queues (and its job function) are sundial-*
             account_id=ACCOUNT,
-            signing_key_arn=create_signing_key(boto3.client("kms")) if kms else "",
+            signing_key_arn=self._signing_key(boto3.client("kms"), create_signing_key) if kms else "",
             signing_root_parameter="" if kms else root_parameter_name(LOCAL_STACK_NAME),
         )
         self._use(settings)
         ensure_table(settings.table_name)
         ensure_idempotency_table(settings.idempotency_table)
-        # The admin key as a deployed stack keeps it: its hash, written as `sundial admin-key create` does.
-        AdminKeyStore(boto3.client("dynamodb"), settings.table_name).create(key_hash(settings.admin_key))
+        # The admin key as a deployed stack keeps it: its hash, written as `sundial admin-key create`
+        # does; kept from an earlier run, or replaced as `sundial admin-key rotate` does when another is given.
+        admin = AdminKeyStore(boto3.client("dynamodb"), settings.table_name)
+        if admin.current_hash() != key_hash(settings.admin_key):
+            admin.rotate(key_hash(settings.admin_key))
         return urls, arns
+
+    @staticmethod
+    def _signing_key(kms: Any, create: Callable[[Any], str]) -> str:
+        """The signing key under :data:`SIGNING_KEY_ALIAS` (kept from an earlier run), or a new one there."""
+        try:
+            arn: str = kms.describe_key(KeyId=SIGNING_KEY_ALIAS)["KeyMetadata"]["Arn"]
+            return arn
+        except kms.exceptions.NotFoundException:
+            arn = create(kms)
+            kms.create_alias(AliasName=SIGNING_KEY_ALIAS, TargetKeyId=arn)
+            return arn
 
     def _create_jobs(self, definition: JobsDefinition) -> None:
         """The jobs bucket and state machine (at ``JOB_STATE_MACHINE_ARN``, which the functions'
@@ -261,10 +327,17 @@ class Runtime:
         import boto3
 
         session = boto3.session.Session()
-        session.client("s3").create_bucket(Bucket=self.settings.functions.jobs_bucket)
-        arn = session.client("stepfunctions").create_state_machine(
-            name=STATE_MACHINE_NAME, definition=definition.result(), roleArn=ROLE_ARN
-        )["stateMachineArn"]
+        s3 = session.client("s3")
+        with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):  # kept from an earlier run (a data folder)
+            s3.create_bucket(Bucket=self.settings.functions.jobs_bucket)
+        stepfunctions = session.client("stepfunctions")
+        try:
+            arn = stepfunctions.create_state_machine(
+                name=STATE_MACHINE_NAME, definition=definition.result(), roleArn=ROLE_ARN
+            )["stateMachineArn"]
+        except stepfunctions.exceptions.StateMachineAlreadyExists:  # kept: this run's definition replaces it
+            arn = JOB_STATE_MACHINE_ARN
+            stepfunctions.update_state_machine(stateMachineArn=arn, definition=definition.result(), roleArn=ROLE_ARN)
         if arn != JOB_STATE_MACHINE_ARN:
             raise RuntimeError(f"moto created the jobs state machine as {arn}, not {JOB_STATE_MACHINE_ARN}")
 
@@ -332,7 +405,11 @@ class Runtime:
         for pool in (self._pool, *self._pools.values()):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
-        self.moto.stop()  # ends the pollers' long polls
-        self.functions.stop()
+        if hasattr(self, "moto"):  # (a start that failed may not have got so far)
+            self.moto.stop(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 5.0)  # ends the pollers' long polls
+        if hasattr(self, "functions"):
+            self.functions.stop()
+        if self._data_lock is not None:
+            self._data_lock.close()
         for thread in self._threads:
             thread.join(timeout=3)

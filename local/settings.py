@@ -13,7 +13,11 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_LOCAL_SIGNING_KEY``: the signing key mode (``parameter``, as the stack's default
   ``sundial:signingKey``: the tenants' secrets derived from a root key the functions make in moto's
   Parameter Store; ``kms``: a KMS key of moto's encrypts them);
-* ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset).
+* ``SUNDIAL_MOTO_PORT``: moto's port (a free one when unset);
+* ``SUNDIAL_DATA``: the data folder moto's state is kept in across restarts (docs/devserver.md;
+  `make run`: ``.sundial/`` in the checkout; a runtime started otherwise keeps it in memory only
+  unless given one);
+* ``SUNDIAL_FRESH``: ``1`` starts with empty state (the data folder's snapshot deleted first).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
 short), each overridable by its own variable (``shared.settings.env_name``), and checked against
@@ -26,6 +30,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, model_validator
@@ -46,6 +51,13 @@ from shared.topology import TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 """Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
+MOTO_DATA_ENV = "SUNDIAL_LOCAL_MOTO_DATA"
+"""The folder the moto process keeps its state in (set by the runtime from its ``data`` setting)."""
+SNAPSHOT_PERIOD_S = 2.0
+"""How often the moto process snapshots its state while requests come in (local/moto_persist.py):
+an unclean stop loses at most what this long before it, and a snapshot's own time, wrote."""
+CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
+"""`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
 _KNOBS = {
@@ -57,6 +69,8 @@ _KNOBS = {
     "signing_key": "SUNDIAL_LOCAL_SIGNING_KEY",
     "moto_port": "SUNDIAL_MOTO_PORT",
     "lambdas": "SUNDIAL_LOCAL_LAMBDAS",
+    "data": "SUNDIAL_DATA",
+    "fresh": "SUNDIAL_FRESH",
 }
 
 LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
@@ -114,6 +128,11 @@ class LocalSettings(SettingsModel):
     ``name=module:handler`` pairs, comma-separated (``reindex=app.jobs:handler``). The runtime
     imports each handler and runs it when the function is invoked
     (``arn:aws:lambda:us-east-1:123456789012:function:<name>``), as Lambda would."""
+    data: str = ""
+    """The data folder moto's state is kept in across restarts ("": in memory only, forgotten at
+    a stop; `make run`'s is ``.sundial/`` in the checkout unless set)."""
+    fresh: bool = False
+    """Start with empty state: the data folder's snapshot is deleted first."""
     functions: Settings = FUNCTIONS
     """What the functions run with (before the runtime adds its queues' URLs)."""
 
@@ -124,19 +143,21 @@ class LocalSettings(SettingsModel):
     @classmethod
     def env_names(cls) -> frozenset[str]:
         """Every variable the local runtime reads: its knobs and its functions' settings."""
-        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, *Settings.env_names()})
+        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, MOTO_DATA_ENV, *Settings.env_names()})
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Self:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *, make_run: bool = False, **overrides: Any) -> Self:
         """The settings of a runtime started with ``environ`` (``os.environ`` unless given):
         its knobs, and :data:`FUNCTIONS` with the function variables ``environ`` sets;
-        ``overrides`` (field -> value) win over both."""
+        ``overrides`` (field -> value) win over both. ``make_run``: `make run`'s, whose data
+        folder is :data:`CHECKOUT_DATA` unless set."""
         env = os.environ if environ is None else environ
         functions = Settings.from_env(
             {**FUNCTIONS.to_env(), **{name: value for name, value in env.items() if name in Settings.env_names()}}
         ).with_resources(job_state_machine_arn=JOB_STATE_MACHINE_ARN)  # the runtime creates it under this name
         knobs = {field: env[name] for field, name in _KNOBS.items() if env.get(name)}
-        return cls.validated({**knobs, "functions": functions, **overrides})
+        defaults = {"data": CHECKOUT_DATA} if make_run else {}
+        return cls.validated({**defaults, **knobs, "functions": functions, **overrides})
 
     @property
     def deployment(self) -> DeploymentSettings:

@@ -10,6 +10,7 @@ from datetime import datetime
 
 import pytest
 
+from local.settings import LocalSettings
 from tests.support.eventually import eventually, until
 
 pytestmark = pytest.mark.e2e
@@ -129,9 +130,10 @@ def test_bad_input_is_a_400_naming_the_field(sundial):
     assert sundial.call("GET", "/v1/tasks/01ARZ3NDEKTSV4RRFFQ69G5FAV")[0] == 404
 
 
-def test_the_banner_says_state_is_forgotten_and_its_scan_command_works_as_printed(sundial):
-    """The start-up lines say that stopping forgets everything, and the moto hint they print runs
-    as printed (credentials and a region included) with the AWS CLI, listing the table's items."""
+def test_the_banner_says_where_state_is_kept_and_its_scan_command_works_as_printed(sundial):
+    """The start-up lines say where the state is kept across restarts and how to start empty
+    (docs/devserver.md), and the moto hint they print runs as printed (credentials and a region
+    included) with the AWS CLI, listing the table's items."""
 
     def printed() -> str:
         text = "".join(sundial.opening)
@@ -139,7 +141,8 @@ def test_the_banner_says_state_is_forgotten_and_its_scan_command_works_as_printe
         return text
 
     banner = eventually(printed)
-    assert "forgets every task, run, tenant and key" in banner
+    assert "State is kept in " in banner
+    assert f"{LocalSettings.setting_name('fresh')}=1 starts empty" in banner
     (command,) = [line.split("items", 1)[1].strip() for line in banner.splitlines() if line.startswith("  items ")]
     if shutil.which("aws") is None:
         pytest.skip("the AWS CLI is not installed here")

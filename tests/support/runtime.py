@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import urllib.error
 import urllib.request
@@ -15,6 +16,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from local.moto_server import free_port
@@ -39,6 +41,10 @@ class Client:
     base: str
     opening: list[str] = field(default_factory=list)
     """The first lines the runtime printed (its start-up banner)."""
+    process: subprocess.Popen[str] | None = None
+    """The runtime's process (a test that stops it its own way: a Ctrl-C, a ``kill -9``)."""
+    printed: deque[str] = field(default_factory=lambda: deque(maxlen=200))
+    """The last lines it printed."""
 
     def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
         status, answer, _ = self.exchange(method, path, body, headers)
@@ -73,34 +79,52 @@ def answers(client: Client) -> bool:
 KIT_LAMBDA = "kit-reindex=tests.e2e.kit_lambda:handler"
 
 
+STOP_TIMEOUT_S = 120
+"""How long a stop may take: the runtime's moto writes its last snapshot first (docs/devserver.md)."""
+
+
 @contextmanager
-def running_runtime() -> Iterator[Client]:
-    """``make run`` on a free port, with :data:`ADMIN_KEY`, until the block ends (SIGTERM)."""
+def running_runtime(
+    data: Path | None = None, *, admin_key: str | None = ADMIN_KEY, env: dict[str, str] | None = None
+) -> Iterator[Client]:
+    """``make run`` on a free port, with ``admin_key`` (None: the runtime's own, kept in its data
+    folder), keeping its state in ``data`` (a temporary folder of its own when None, deleted
+    after), with ``env`` added to its environment, until the block ends (SIGTERM, unless the
+    test stopped it)."""
+    if data is None:
+        with (
+            tempfile.TemporaryDirectory(prefix="sundial-data-") as temporary,
+            running_runtime(Path(temporary), admin_key=admin_key, env=env) as client,
+        ):
+            yield client
+        return
     port = free_port()
     # The runtime's own settings, not this process's (nor its AWS credentials).
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
-    env.update(
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
+    environ.update(
         {
             LocalSettings.setting_name("port"): str(port),
-            env_name("admin_key"): ADMIN_KEY,
+            LocalSettings.setting_name("data"): str(data),
             env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
             INDEX_LAG_ENV: str(INDEX_LAG_MS),
             # a kit-built job processor as the runtime's own Lambda function (tests/e2e/kit_lambda.py)
             LocalSettings.setting_name("lambdas"): KIT_LAMBDA,
             "PYTHONUNBUFFERED": "1",
+            **({env_name("admin_key"): admin_key} if admin_key else {}),
+            **(env or {}),
         }
     )
     process = subprocess.Popen(
         [sys.executable, "-W", "ignore", "-m", "local"],
-        env=env,
+        env=environ,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     # The runtime prints a line per fire: read them all the time (a pipe nobody reads fills at
     # 64 KB and blocks the trigger thread that prints), keeping the last ones for a failed start.
-    printed: deque[str] = deque(maxlen=200)
-    client = Client(f"http://127.0.0.1:{port}")
+    client = Client(f"http://127.0.0.1:{port}", process=process)
+    printed = client.printed
 
     def read() -> None:
         for line in process.stdout or ():
@@ -110,17 +134,18 @@ def running_runtime() -> Iterator[Client]:
 
     reader = threading.Thread(target=read, name="runtime-output", daemon=True)
     reader.start()
-    if not until(lambda: process.poll() is not None or answers(client), 60, poll=0.1):
+    if not until(lambda: process.poll() is not None or answers(client), STOP_TIMEOUT_S, poll=0.1):
         process.kill()
-        raise RuntimeError("the local runtime did not answer within 60 s")
+        raise RuntimeError(f"the local runtime did not answer within {STOP_TIMEOUT_S} s")
     if process.poll() is not None:
         reader.join(5)  # its last lines: the pipe ends when the process has gone
         raise RuntimeError("make run exited: " + "".join(printed))
     try:
         yield client
     finally:
-        process.send_signal(signal.SIGTERM)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             process.kill()

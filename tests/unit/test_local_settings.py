@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from local.settings import DELAY_VISIBILITY_S, FUNCTIONS, JOB_STATE_MACHINE_ARN, LocalSettings
+from local.settings import CHECKOUT_DATA, DELAY_VISIBILITY_S, FUNCTIONS, JOB_STATE_MACHINE_ARN, LocalSettings
 from shared.settings import SettingsError, env_name, from_env
 
 pytestmark = pytest.mark.unit
@@ -79,3 +79,14 @@ def test_the_trigger_batch_size_is_a_knob_as_the_stacks_setting() -> None:
     for bad in ("0", "1001", "ten"):
         with pytest.raises(SettingsError, match=_knob("trigger_batch_size")):
             LocalSettings.from_env({_knob("trigger_batch_size"): bad})
+
+
+def test_make_run_keeps_its_state_in_the_checkout_unless_told_where_and_others_in_memory() -> None:
+    assert (LocalSettings.from_env({}).data, LocalSettings.from_env({}).fresh) == ("", False)
+    assert LocalSettings.from_env({}, make_run=True).data == CHECKOUT_DATA
+    assert CHECKOUT_DATA.endswith("/.sundial")
+    assert LocalSettings.from_env({_knob("data"): "/tmp/elsewhere"}, make_run=True).data == "/tmp/elsewhere"
+    assert LocalSettings.from_env({_knob("fresh"): "1"}, make_run=True).fresh
+    assert not LocalSettings.from_env({_knob("fresh"): "0"}, make_run=True).fresh
+    with pytest.raises(SettingsError):
+        LocalSettings.from_env({_knob("fresh"): "maybe"})
