@@ -237,3 +237,24 @@ def test_a_snapshot_whose_copy_hangs_is_ended_and_the_last_one_is_kept(
     assert not snapshots.take()
     assert time.monotonic() - started < 10
     assert (tmp_path / SNAPSHOT).read_bytes() == b"the last snapshot"
+
+
+def test_reads_and_receives_leave_no_snapshot_due_and_writes_do() -> None:
+    """An idle runtime's tick and pollers read every second: only what changes state makes a
+    snapshot due (a receive's visibility need not survive a crash: SQS may deliver twice)."""
+    from local.moto_persist import reads_only
+
+    def target(action: str) -> dict[str, str]:
+        return {"HTTP_X_AMZ_TARGET": action}
+
+    for read in ("DynamoDB_20120810.Query", "DynamoDB_20120810.BatchGetItem", "AmazonSQS.ReceiveMessage"):
+        assert reads_only(target(read)), read
+    for write in (
+        "DynamoDB_20120810.UpdateItem",
+        "DynamoDB_20120810.TransactWriteItems",
+        "AmazonSQS.SendMessageBatch",
+        "AmazonSQS.DeleteMessage",
+        "AmazonSQS.ChangeMessageVisibility",
+    ):
+        assert not reads_only(target(write)), write
+    assert not reads_only({"PATH_INFO": "/bucket/key", "REQUEST_METHOD": "PUT"})  # no target: counted
