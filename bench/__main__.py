@@ -39,6 +39,11 @@ def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
         "--progress", action="store_true", help="only count what one progress report of a job's shard costs"
     )
     parser.add_argument(
+        "--registration",
+        action="store_true",
+        help="only measure registration: --tasks (at most 2000) one by one from one client, from --clients, in batches",
+    )
+    parser.add_argument(
         "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
     )
 
@@ -169,8 +174,8 @@ def _timers(args: argparse.Namespace) -> bool:
 
 
 def _measured_alone(args: argparse.Namespace) -> bool:
-    """The figures measured on their own (``--chains``, ``--workflows``, ``--costs``, ``--ceiling``): True when
-    one of them was asked for, and measured."""
+    """The figures measured on their own (``--chains``, ``--workflows``, ``--registration``, ``--costs``,
+    ``--ceiling``): True when one of them was asked for, and measured."""
     if args.chains:
         from bench.chains import chain_costs
 
@@ -183,6 +188,10 @@ def _measured_alone(args: argparse.Namespace) -> bool:
         from bench.progress import progress_costs
 
         progress_costs(min(args.tasks, 500))
+    elif args.registration:
+        from bench.registration import registration_bench
+
+        registration_bench(min(args.tasks, 2000), max(args.clients, 1))
     elif args.costs:
         from bench.costs import costs
 

@@ -33,3 +33,31 @@ def make_dispatch_cached() -> None:
     functools.update_wrapper(get_backend_for_host, original)
     get_backend_for_host._sundial_cached = True  # type: ignore[attr-defined]
     DomainDispatcherApplication.get_backend_for_host = get_backend_for_host  # type: ignore[method-assign]
+
+
+def make_actions_remembered() -> None:
+    """moto answers each request after listing its handler class's methods again
+    (``method_names_from_class``: ``inspect.getmembers`` over some 80 attributes) to see whether the
+    action is one: a pure function of the class, about a twentieth of the moto process's busy
+    time while an API client registers tasks one by one (py-spy). The list is remembered per
+    class; the first request for a class still lists it. Install it after every patch that adds
+    methods to a response class (local/moto_process.py installs it first, but Sundial's patches
+    only replace existing methods, whose names do not change). An upstream fix would cache it in
+    ``moto.core.utils.method_names_from_class``."""
+    from moto.core import responses
+
+    original = responses.method_names_from_class
+    if getattr(original, "_sundial_cached", False):
+        return
+    found: dict[type, list[str]] = {}
+
+    def method_names_from_class(clazz: Any) -> list[str]:
+        try:
+            return found[clazz]
+        except KeyError:
+            names = found[clazz] = original(clazz)
+            return names
+
+    functools.update_wrapper(method_names_from_class, original)
+    method_names_from_class._sundial_cached = True  # type: ignore[attr-defined]
+    responses.method_names_from_class = method_names_from_class

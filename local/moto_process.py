@@ -11,13 +11,14 @@ there and kept there (local/moto_persist.py)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
 
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
-from local.moto_dispatch import make_dispatch_cached
+from local.moto_dispatch import make_actions_remembered, make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
@@ -37,6 +38,7 @@ from local.settings import FUNCTIONS_URL_ENV, MOTO_DATA_ENV, SNAPSHOT_PERIOD_S
 
 if __name__ == "__main__":
     make_dispatch_cached()
+    make_actions_remembered()
     make_dynamodb_writes_atomic()
     make_query_partitioned()
     make_index_queries_lag()
@@ -56,4 +58,6 @@ if __name__ == "__main__":
     from moto.server import main
 
     collect_in_steps()
+    # werkzeug logs a line per request (to /dev/null here): about a twentieth of moto's busy time
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     main(sys.argv[1:])

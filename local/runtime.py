@@ -58,6 +58,19 @@ from shared.topology import (
 POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
 
+def use_powertools_env() -> None:
+    """:data:`POWERTOOLS_ENV` where the environment does not say otherwise, and the functions'
+    logger at the ``POWERTOOLS_LOG_LEVEL`` that results. Powertools reads the variable when the
+    logger is built, on import of shared/observability.py, which ``python -m local`` (and the
+    bench) import before :meth:`Runtime.start` runs: the logger stayed at INFO, and `make run`
+    printed a JSON line for every task registered among its one line per fire."""
+    from shared.observability import logger
+
+    for key, value in POWERTOOLS_ENV.items():
+        os.environ.setdefault(key, value)
+    logger.setLevel(os.environ.get("POWERTOOLS_LOG_LEVEL", POWERTOOLS_ENV["POWERTOOLS_LOG_LEVEL"]))
+
+
 SWITCH_INTERVAL_S = 0.001
 """How long a thread of the runtime's process keeps the interpreter lock while others wait
 (Python's default is 5 ms): every function of the runtime shares this process, so a trigger
@@ -122,8 +135,7 @@ class Runtime:
         self.functions = FunctionServer()
         self.functions.start()
         self._start_moto()
-        for key, value in POWERTOOLS_ENV.items():
-            os.environ.setdefault(key, value)
+        use_powertools_env()
         functions = self.settings.functions
         if not functions.admin_key:  # none given: the data folder's, or one for this run (printed at start)
             functions = functions.with_resources(admin_key=self._made_up_admin_key())

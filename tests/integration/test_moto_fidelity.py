@@ -182,6 +182,24 @@ def test_moto_server_looks_up_a_hosts_backend_once() -> None:
     assert listed[0] <= 1  # unpatched moto lists its package directory on every request
 
 
+def test_moto_lists_a_handler_class_methods_once() -> None:
+    from moto.core import responses, utils
+    from moto.dynamodb.responses import DynamoHandler
+
+    from local.moto_dispatch import make_actions_remembered
+
+    make_actions_remembered()
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.list_tables()
+        with counted(utils.inspect, "getmembers") as listed:
+            for _ in range(5):
+                dynamodb.list_tables()
+    assert listed[0] == 0  # unpatched moto lists DynamoHandler's methods on every request
+    assert responses.method_names_from_class(DynamoHandler) == utils.method_names_from_class(DynamoHandler)
+    assert "update_item" in responses.method_names_from_class(DynamoHandler)
+
+
 @pytest.fixture
 def keyed_table() -> object:
     with mock_aws():
