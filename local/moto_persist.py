@@ -10,7 +10,8 @@ the ``defaultdict``s whose factory is a lambda (SSM's tags, Lambda's aliases) or
 other arguments (SSM's parameters), and Lambda's ``WeakValueDictionary`` of its functions by ARN
 (each rebuilt here).
 
-**When.** Every ``period_s`` while requests came in since the last snapshot, and once more at a
+**When.** Every ``period_s`` while requests that change state came in since the last snapshot
+(:data:`READS` do not count), and once more at a
 clean stop (SIGTERM, which the runtime sends when it stops). A snapshot is taken by a forked
 child: the fork is the instant it stands for (taken holding the DynamoDB lock of
 local/moto_atomic.py, so no DynamoDB request is half done in it), and the child pickles that
@@ -239,7 +240,7 @@ class Snapshots:
             print(f"moto: {services} services' state restored from {self.path} in {took:.2f} s", flush=True)
 
     def take(self) -> bool:
-        """One snapshot, now, if requests came since the last; whether one was written."""
+        """One snapshot, now, if requests that change state came since the last; whether one was written."""
         from local.moto_atomic import _LOCK
 
         with self._lock:
