@@ -169,7 +169,7 @@ def test_a_retrying_run_is_cancelled_then_retried(cli, receiver):
     retried = cli.ok("workflows", "retry", workflow_id, run_id, *WAIT)
     assert {name: line[1:3] for name, line in by_node(retried.stdout).items()} == {
         "hold": ["succeeded", "2"],
-        "after": ["succeeded", "2"],  # cancelled: its next attempt too
+        "after": ["succeeded", "1"],  # cancelled before it started: its first attempt is still to make
     }
     assert len(receiver.calls_to("/wf-after")) == 1
     ended = cli.fails(1, "workflows", "cancel", workflow_id, run_id)
