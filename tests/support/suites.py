@@ -55,11 +55,24 @@ other test goes to whichever worker is free."""
 
 E2E_SECOND_RUNTIME = frozenset(
     f"tests/e2e/{name}.py"
-    for name in ("test_smoke", "test_receiver_kit", "test_tenants", "test_limits", "test_cli_admin", "test_chains")
+    for name in (
+        "test_smoke",
+        "test_receiver_kit",
+        "test_tenants",
+        "test_limits",
+        "test_cli_admin",
+        "test_chains",
+        "test_cli_workflows",
+    )
 )
 """e2e files run against a second local runtime, as a unit of their own (``e2e-2``): the e2e
 suite mostly waits on its runtime (due times, backoffs, a receiver's pace), so two halves on two
 workers overlap their waits instead of queueing them; these files took about half its time."""
+
+
+OWN_RUNTIMES = {"tests/e2e/test_devserver.py": "e2e-restarts"}
+"""e2e files that start (and stop, and kill) runtimes of their own rather than use a half's: a
+unit of their own, so that their restarts do not queue behind a half's tests."""
 
 
 ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
@@ -90,6 +103,8 @@ def scope_of(nodeid: str) -> str:
         return ALONE_FIRST[path]
     if path in E2E_SECOND_RUNTIME:
         return "e2e-2"
+    if path in OWN_RUNTIMES:
+        return OWN_RUNTIMES[path]
     if path in ONE_WORKER_FILES:
         return path
     parts = path.split("/")
