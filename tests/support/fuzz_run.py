@@ -24,15 +24,18 @@ Exit statuses of its own: 2 without ``--reports DIR``, 3 when the namespace is n
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -208,9 +211,13 @@ def seed(base: str, closed_port: int, admin_key: str) -> list[Run]:
 
 
 def start_runtime(port: int, log: Path, admin_key: str) -> subprocess.Popen[bytes]:
+    # a data folder of its own, gone after: never the checkout's (a developer's `make run` state)
+    data = tempfile.mkdtemp(prefix="sundial-fuzz-data-")
+    atexit.register(shutil.rmtree, data, ignore_errors=True)
     env = {
         **no_proxy_env(),
         LocalSettings.setting_name("port"): str(port),
+        LocalSettings.setting_name("data"): data,
         env_name("admin_key"): admin_key,
         "PYTHONUNBUFFERED": "1",
     }
