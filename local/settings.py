@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
 from shared.settings import (
@@ -57,6 +57,9 @@ SNAPSHOT_PERIOD_S = 2.0
 """How often the moto process snapshots its state while requests come in (local/moto_persist.py):
 an unclean stop loses at most what this long before it, and a snapshot's own time, wrote."""
 CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
+IN_MEMORY = "memory"
+"""``SUNDIAL_DATA=memory``: no data folder, everything kept in memory (the tests' runtimes: a
+snapshot every 2 s of a runtime under test is CPU no test needs)."""
 """`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
@@ -129,12 +132,17 @@ class LocalSettings(SettingsModel):
     imports each handler and runs it when the function is invoked
     (``arn:aws:lambda:us-east-1:123456789012:function:<name>``), as Lambda would."""
     data: str = ""
-    """The data folder moto's state is kept in across restarts ("": in memory only, forgotten at
-    a stop; `make run`'s is ``.sundial/`` in the checkout unless set)."""
+    """The data folder moto's state is kept in across restarts ("", or ``memory``: in memory only,
+    forgotten at a stop; `make run`'s is ``.sundial/`` in the checkout unless set)."""
     fresh: bool = False
     """Start with empty state: the data folder's snapshot is deleted first."""
     functions: Settings = FUNCTIONS
     """What the functions run with (before the runtime adds its queues' URLs)."""
+
+    @field_validator("data")
+    @classmethod
+    def _in_memory(cls, value: str) -> str:
+        return "" if value == IN_MEMORY else value
 
     @classmethod
     def setting_name(cls, field: str) -> str:

@@ -99,6 +99,9 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
     data = tmp_path / "data"
     with running_runtime(data, admin_key=None, env=TOLERANT) as first:
         admin = admin_key(first)
+        banner = "".join(first.opening)
+        assert f"State is kept in {data} " in banner, banner
+        assert f"{LocalSettings.setting_name('fresh')}=1 starts empty" in banner
         assert profile_works(tmp_path, first, admin)
         tenant, key = new_tenant(Cli(first.base, admin), "devserver")
         kept = register(first, key, receiver.script("/kept", 200))

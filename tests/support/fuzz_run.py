@@ -24,18 +24,15 @@ Exit statuses of its own: 2 without ``--reports DIR``, 3 when the namespace is n
 
 from __future__ import annotations
 
-import atexit
 import fcntl
 import json
 import os
 import secrets
-import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -45,7 +42,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # run as a script: the project's packages are beside tests/
 
-from local.settings import LocalSettings  # noqa: E402
+from local.settings import IN_MEMORY, LocalSettings  # noqa: E402
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND  # noqa: E402
 from shared.settings import ENV_PREFIX, env_name  # noqa: E402
 from tests.support.eventually import until  # noqa: E402
@@ -211,13 +208,10 @@ def seed(base: str, closed_port: int, admin_key: str) -> list[Run]:
 
 
 def start_runtime(port: int, log: Path, admin_key: str) -> subprocess.Popen[bytes]:
-    # a data folder of its own, gone after: never the checkout's (a developer's `make run` state)
-    data = tempfile.mkdtemp(prefix="sundial-fuzz-data-")
-    atexit.register(shutil.rmtree, data, ignore_errors=True)
     env = {
         **no_proxy_env(),
         LocalSettings.setting_name("port"): str(port),
-        LocalSettings.setting_name("data"): data,
+        LocalSettings.setting_name("data"): IN_MEMORY,  # never the checkout's .sundial/ (a developer's state)
         env_name("admin_key"): admin_key,
         "PYTHONUNBUFFERED": "1",
     }

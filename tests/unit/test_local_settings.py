@@ -86,6 +86,7 @@ def test_make_run_keeps_its_state_in_the_checkout_unless_told_where_and_others_i
     assert LocalSettings.from_env({}, make_run=True).data == CHECKOUT_DATA
     assert CHECKOUT_DATA.endswith("/.sundial")
     assert LocalSettings.from_env({_knob("data"): "/tmp/elsewhere"}, make_run=True).data == "/tmp/elsewhere"
+    assert LocalSettings.from_env({_knob("data"): "memory"}, make_run=True).data == ""  # no folder at all
     assert LocalSettings.from_env({_knob("fresh"): "1"}, make_run=True).fresh
     assert not LocalSettings.from_env({_knob("fresh"): "0"}, make_run=True).fresh
     with pytest.raises(SettingsError):
