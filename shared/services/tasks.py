@@ -303,15 +303,7 @@ class TaskService:
             )
             return self.repository.update(cancelled)
 
-        attempt = 1
-        while True:
-            try:
-                cancel(self.repository.get_extra(tenant, item_id), self._now())
-                return
-            except ConcurrentUpdate:
-                if attempt == CHANGE_ATTEMPTS:
-                    raise
-                attempt += 1
+        self._change(tenant, item_id, cancel, read=self.repository.get_extra)
 
     # Chains (docs/chains.md) ---------------------------------------------------------------
 
@@ -433,12 +425,20 @@ class TaskService:
         task = self.repository.get(tenant, task_id)
         return self.repository.runs(task, limit=limit, cursor=cursor)
 
-    def _change(self, tenant: str, task_id: str, change: Callable[[Task, datetime], Task | None]) -> Task:
+    def _change(
+        self,
+        tenant: str,
+        task_id: str,
+        change: Callable[[Task, datetime], Task | None],
+        read: Callable[[str, str], Task] | None = None,
+    ) -> Task:
         """Read, change, write conditionally on the version read; the pipeline writes the same
-        item (claims, re-arms), so a lost race is read again and re-applied, a few times."""
+        item (claims, re-arms), so a lost race is read again and re-applied, a few times.
+        ``read``: how the item is read (a task's by default; an extra run's for a node)."""
+        read = read or self.repository.get
         attempt = 1
         while True:
-            task = self.repository.get(tenant, task_id)
+            task = read(tenant, task_id)
             try:
                 return change(task, self._now()) or task
             except ConcurrentUpdate:

@@ -414,10 +414,6 @@ class DynamoWorkflowRuns:
         )
         return _update(WorkflowRunItem(run_pk(before.run_id), SK), actions, WorkflowRunItem.revision == before.revision)
 
-    def cancel(self, run_id: str) -> bool:
-        """The run cancelled as it stands (the tests' shortcut; the service's cancel is ``replace``)."""
-        return self.run_ended(run_id, NodeStatus.CANCELLED)
-
 
 def _all(conditions: list[Any]) -> Any:
     """The conditions joined by AND as a balanced tree (a chain of a hundred is too deep for

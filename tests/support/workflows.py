@@ -7,18 +7,12 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
 
 from shared.domain.workflows import Edge, Graph, NodeOutcome, NodeStart, NodeStatus, WorkflowRun, validated
 from shared.services.workflows import WorkflowRuns, WorkflowRunStore
 
-
-class RunStore(WorkflowRunStore, Protocol):
-    """A run store the tests can also create a run in and cancel one."""
-
-    def create(self, run: WorkflowRun) -> bool: ...
-
-    def cancel(self, run_id: str) -> bool: ...
+RunStore = WorkflowRunStore
+"""The run store the scenarios are held to: in memory here, on DynamoDB in the contract test."""
 
 
 @dataclass
@@ -36,9 +30,6 @@ class InMemoryWorkflowRuns:
 
     def get(self, run_id: str) -> WorkflowRun | None:
         return self.run
-
-    def cancel(self, run_id: str) -> bool:
-        return self.run_ended(run_id, NodeStatus.CANCELLED)
 
     def keep_outcome(self, run_id: str, attempt: int, outcome: NodeOutcome) -> None:
         self.kept.setdefault((outcome.node, attempt), outcome)
@@ -196,7 +187,7 @@ def crash_between_creation_and_mark(store: RunStore) -> None:
 
 def cancelled_run(store: RunStore) -> None:
     runs, starter = new_run(store, DIAMOND)
-    assert store.cancel(RUN)
+    assert store.run_ended(RUN, NodeStatus.CANCELLED)
     runs.node_ended(RUN, "a", S)
     assert starter.created() == ["a"]
     assert current(store).status is NodeStatus.CANCELLED
