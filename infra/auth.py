@@ -25,8 +25,9 @@ from infra.bundling import LambdaBundle
 from infra.function import ServiceFunction, function_environment
 from infra.settings import DeploymentSettings
 from infra.storage import Storage
+from shared.topology import AUTHORIZER_CACHE_TTL_S
 
-RESULTS_CACHE_TTL = Duration.seconds(60)
+RESULTS_CACHE_TTL = Duration.seconds(AUTHORIZER_CACHE_TTL_S)
 """How long API Gateway keeps the authorizer's answer for one ``Authorization`` value: the bound
 on how long a revoked key (or a tenant's changed limits) keeps working (docs/deploy.md states it),
 and why the authorizer runs about once a minute per key in use rather than once per request."""

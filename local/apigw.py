@@ -116,20 +116,61 @@ UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "a valid API key is
 Authorize = Callable[[dict[str, Any], str | None], dict[str, Any]]
 
 
+class AuthorizerCache:
+    """API Gateway's authorizer cache (shared/topology.py, ``AUTHORIZER_CACHE_TTL_S``): the policy
+    answered for one ``Authorization`` value (the stack's identity source) serves every request
+    with that value until ``ttl_s`` after it was answered, whatever happened to the key meanwhile
+    (a revoked key, a tenant's changed limits). Refusals are not kept: a key is asked about again
+    on its next request. ``ttl_s`` 0 keeps nothing."""
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._policies: dict[str | None, tuple[float, dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, identity: str | None) -> dict[str, Any] | None:
+        with self._lock:
+            kept = self._policies.get(identity)
+            if kept is None:
+                return None
+            if self._clock() >= kept[0]:
+                del self._policies[identity]
+                return None
+            return kept[1]
+
+    def keep(self, identity: str | None, policy: dict[str, Any]) -> None:
+        if self.ttl_s > 0:
+            with self._lock:
+                self._policies[identity] = (self._clock() + self.ttl_s, policy)
+
+
+def identity(event: dict[str, Any]) -> str | None:
+    """The request's ``Authorization`` value (its header name in any case), the cache's key."""
+    return next((value for name, value in event["headers"].items() if name.lower() == "authorization"), None)
+
+
 def with_authorizer(
     api: Callable[[dict[str, Any], Any], dict[str, Any]],
     authorize: Authorize,
     public: Callable[[str], bool],
     anonymous: str | None,
+    cache: AuthorizerCache | None = None,
 ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The API as API Gateway runs it: the authorizer first on every path but the ``public`` ones,
-    its context handed to the function; refused: ``401``. Not cached (a revoked key stops at
-    once). Its one difference from AWS: no ``Authorization`` header acts as ``anonymous``."""
+    its context handed to the function; refused: ``401``. Its answers are kept in ``cache`` as
+    API Gateway keeps them (none kept without one). Its one difference from AWS: no
+    ``Authorization`` header acts as ``anonymous``."""
+    cache = cache or AuthorizerCache(0)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if not public(event["path"]):
+            key = identity(event)
             try:
-                policy = authorize(authorizer_event(event), anonymous)
+                policy = cache.get(key)
+                if policy is None:
+                    policy = authorize(authorizer_event(event), anonymous)
+                    cache.keep(key, policy)
             except Exception as exc:
                 if str(exc) != "Unauthorized":
                     raise

@@ -24,7 +24,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from local.apigw import LocalContext, with_authorizer, with_limits
+from local.apigw import AuthorizerCache, LocalContext, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.functions import EventInvokeConfig, FunctionServer
@@ -187,6 +187,7 @@ class Runtime:
             attributed("authorizer", authorize),
             is_public,
             anonymous=self.function_settings.default_tenant,
+            cache=AuthorizerCache(self.settings.authorizer_cache_s),
         )
         self._server = make_server("127.0.0.1", self.port, gateway)
         pollers = [

@@ -17,7 +17,9 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_DATA``: the data folder moto's state is kept in across restarts (docs/devserver.md;
   `make run`: ``.sundial/`` in the checkout; a runtime started otherwise keeps it in memory only
   unless given one);
-* ``SUNDIAL_FRESH``: ``1`` starts with empty state (the data folder's snapshot deleted first).
+* ``SUNDIAL_FRESH``: ``1`` starts with empty state (the data folder's snapshot deleted first);
+* ``SUNDIAL_LOCAL_AUTHORIZER_CACHE_S``: how long the local API Gateway keeps the authorizer's
+  answer for one key (60 s, as the stack's API Gateway does: a revoked key works that long).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
 short), each overridable by its own variable (``shared.settings.env_name``), and checked against
@@ -47,7 +49,7 @@ from shared.settings import (
     Settings,
     SettingsModel,
 )
-from shared.topology import TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
+from shared.topology import AUTHORIZER_CACHE_TTL_S, TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 """Where the moto process forwards Lambda invocations (set by the runtime when it starts moto)."""
@@ -57,10 +59,10 @@ SNAPSHOT_PERIOD_S = 2.0
 """How often the moto process snapshots its state while requests come in (local/moto_persist.py):
 an unclean stop loses at most what this long before it, and a snapshot's own time, wrote."""
 CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
+"""`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
 IN_MEMORY = "memory"
 """``SUNDIAL_DATA=memory``: no data folder, everything kept in memory (the tests' runtimes: a
 snapshot every 2 s of a runtime under test is CPU no test needs)."""
-"""`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
 _KNOBS = {
@@ -74,6 +76,7 @@ _KNOBS = {
     "lambdas": "SUNDIAL_LOCAL_LAMBDAS",
     "data": "SUNDIAL_DATA",
     "fresh": "SUNDIAL_FRESH",
+    "authorizer_cache_s": "SUNDIAL_LOCAL_AUTHORIZER_CACHE_S",
 }
 
 LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
@@ -136,6 +139,9 @@ class LocalSettings(SettingsModel):
     forgotten at a stop; `make run`'s is ``.sundial/`` in the checkout unless set)."""
     fresh: bool = False
     """Start with empty state: the data folder's snapshot is deleted first."""
+    authorizer_cache_s: Annotated[float, Field(ge=0, le=3600)] = AUTHORIZER_CACHE_TTL_S
+    """How long the local API Gateway keeps the authorizer's answer for one ``Authorization``
+    value (API Gateway's authorizer cache, the stack's TTL; 0: none)."""
     functions: Settings = FUNCTIONS
     """What the functions run with (before the runtime adds its queues' URLs)."""
 

@@ -289,6 +289,13 @@ LAMBDA_RESPONSE_MAX_BYTES = 6 * 1024 * 1024
 response), the proxy result as JSON: an answer over it fails the invocation, which API Gateway
 answers with 502 (its own payload limit, 10 MB, is further)."""
 
+AUTHORIZER_CACHE_TTL_S = 60
+"""How long API Gateway keeps the authorizer's answer for one ``Authorization`` value ("Use API
+Gateway Lambda authorizers": with caching on, the policy is cached for the TTL per identity source
+value, 300 s by default, at most 3600 s, and used for every request with that value while it
+lasts). The bound on how long a revoked key, or a tenant's changed limits, keep their old answer;
+the local gateway keeps answers as long (local/apigw.py)."""
+
 API_PAYLOAD_MAX_BYTES = 10 * 1024 * 1024
 """API Gateway's payload limit for a REST API ("Amazon API Gateway quotas": 10 MB); the API
 function refuses far less (its own body limit, ``413 payload_too_large``)."""

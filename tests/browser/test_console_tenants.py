@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.console import as_tenant, eventually, http_target, nav, sign_in
+from tests.support.eventually import until
 from tests.support.runtime import ADMIN_KEY
 
 pytestmark = pytest.mark.browser
@@ -52,6 +53,9 @@ def test_a_revoked_key_sends_the_browser_back_to_sign_in(page, shoot, sundial, n
 
     admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
     assert sundial.call("DELETE", f"/v1/tenants/{tenant.id}/keys/{tenant.key_id}", None, admin)[0] == 204
+    # once the gateway's kept answer for the key has expired (tests.support.runtime.AUTHORIZER_CACHE_S)
+    refused = {"Authorization": f"Bearer {tenant.key}"}
+    assert until(lambda: sundial.call("GET", "/v1/tasks?limit=1", headers=refused)[0] == 401, 30)
     nav(page, "Dead letters")  # the console's next call is refused
     expect(page.get_by_test_id("signed-out")).to_contain_text("not accepted")
     expect(page.get_by_label("API key")).to_be_visible()

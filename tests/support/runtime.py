@@ -28,6 +28,9 @@ ADMIN_KEY = "sk_admin_e2e-tests"
 SIGNING_CACHE_S = 2
 """How long the runtime's functions keep a tenant's signing secrets (60 s when unset), so a test
 sees a rotation reach the trigger without waiting a minute."""
+AUTHORIZER_CACHE_S = 2
+"""How long the runtime's API Gateway keeps the authorizer's answer for one key (60 s, the stack's,
+when unset), so a test sees a revoked key refused without waiting a minute."""
 INDEX_LAG_MS = 300
 """How long after a write the runtime's index Queries (its task and job lists) see it, as on AWS
 (local/moto_index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
@@ -98,6 +101,7 @@ def running_runtime(
             LocalSettings.setting_name("port"): str(port),
             LocalSettings.setting_name("data"): str(data) if data is not None else IN_MEMORY,
             env_name("signing_cache_seconds"): str(SIGNING_CACHE_S),
+            LocalSettings.setting_name("authorizer_cache_s"): str(AUTHORIZER_CACHE_S),
             INDEX_LAG_ENV: str(INDEX_LAG_MS),
             # a kit-built job processor as the runtime's own Lambda function (tests/e2e/kit_lambda.py)
             LocalSettings.setting_name("lambdas"): KIT_LAMBDA,
