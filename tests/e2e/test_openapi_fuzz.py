@@ -28,11 +28,11 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
-BUDGET_S = 420
-"""The three runs took 2 min 17 s on this 2-core machine with nothing else running (4,862 cases
-of the tenant's run, 116 and 293 of the others), 3 min 26 s beside the rest of `make test`, and
-past 5 min under `make coverage`; 5 min before the local runtime answered a kept-alive connection
-without a 40 ms delayed-ACK wait per request. A stall past this fails the test."""
+BUDGET_S = 900
+"""A stall detector, not a speed test: past it the fuzzer is stopped and the test fails. The three
+runs take about 1.5 min on a 2-core machine with nothing else running and 3 to 4 min beside the
+rest of `make test`; CI's machines ran them 2 to 3 times slower (one run went past the 7 min this
+was before)."""
 
 
 def namespace_command() -> tuple[list[str], str]:

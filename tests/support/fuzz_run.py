@@ -7,8 +7,8 @@ refuses to go on if the namespace has any other interface (nothing but this mach
 in the namespace may be reachable), starts ``python -m local`` on a free loopback port with an
 admin key of its own, waits for the OpenAPI document and seeds it: the admin creates a tenant
 for the fuzzer and another for the admin's routes to read; the fuzzer's tenant and the local
-default tenant (no key) each register a task, a job and a dead letter for the operations that
-read one (their ids reach ``schemathesis.toml`` as ``FUZZ_*_ID``). Then it runs ``schemathesis
+default tenant (no key) each register a task, a job, a dead letter and a workflow for the
+operations that read one (their ids reach ``schemathesis.toml`` as ``FUZZ_*_ID``). Then it runs ``schemathesis
 run`` against the document three times (:func:`seed` says which): with no key and with the
 tenant's key over the tenant routes, with the admin key over ``/v1/tenants`` (the admin key on a
 tenant route, or a tenant key on an admin one, is a 403 by contract). Each run gets the options
@@ -106,8 +106,9 @@ SEEDED_LIMIT = "fuzz-seed"
 
 
 def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str]:
-    """A task and a job of the caller's (``headers``), a task that dead-letters at once, and a
-    limit per destination (with no origin: it holds no call of the seeded tasks)."""
+    """A task and a job of the caller's (``headers``), a task that dead-letters at once, a limit
+    per destination (with no origin: it holds no call of the seeded tasks), and a workflow of one
+    node with a run."""
     nowhere = f"http://127.0.0.1:{closed_port}/fuzz"  # nothing listens: every call fails at once
     task = call(
         base,
@@ -137,7 +138,15 @@ def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str
         headers,
     )
     call(base, "PUT", f"/v1/limits/{SEEDED_LIMIT}", {"per_second": 1000, "burst": 100}, headers)
-    return {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"])}
+    workflow = call(
+        base,
+        "POST",
+        "/v1/workflows",
+        {"name": "fuzz-seed", "nodes": [{"id": "seed", "target": {"http": {"url": nowhere}}}], "edges": []},
+        headers,
+    )
+    call(base, "POST", f"/v1/workflows/{workflow['id']}/run", None, headers)  # its runs list has one
+    return {"FUZZ_TASK_ID": str(task["id"]), "FUZZ_JOB_ID": str(job["id"]), "FUZZ_WORKFLOW_ID": str(workflow["id"])}
 
 
 def dead_letter(base: str, headers: dict[str, str]) -> str:
