@@ -247,3 +247,12 @@ def test_every_acknowledgment_is_still_needed(monkeypatch: pytest.MonkeyPatch) -
         for resource in violation.violating_resources
     }
     assert found == ACKNOWLEDGED
+
+
+def test_the_local_runtimes_definition_is_the_deployed_stacks(synthesized: Any) -> None:
+    """The local runtime (and the integration tests, tests/support/stepfunctions.py) run the
+    definition :func:`local.stepfunctions.jobs_definition` synthesizes from the construct alone:
+    it must be the one `cdk deploy` creates with the whole app."""
+    from local.stepfunctions import jobs_definition
+
+    assert json.loads(jobs_definition()) == json.loads(definition_from_stack(synthesized.stack))

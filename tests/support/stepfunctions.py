@@ -115,14 +115,11 @@ def state_machine(
 
 
 def sundial_definition() -> str:
-    """The state machine of the Sundial stack itself, as `cdk deploy` would create it. The CDK
-    is imported here, not where a test module is collected: a worker that collects the module
-    but runs none of its tests never starts it (jsii's node process, seconds of CPU)."""
-    from aws_cdk import Stack
+    """The state machine of the Sundial stack itself, as `cdk deploy` would create it: the local
+    runtime's definition (local/stepfunctions.py), which tests/infrastructure/test_jobs.py holds
+    equal to the whole app's. It is synthesized once per checkout and kept in .build/ (one
+    process synthesizes it while the others wait): each test module that synthesized the app for
+    it spent 10 to 20 s of CPU, on every worker that ran one of its tests."""
+    from local.stepfunctions import JobsDefinition
 
-    from infra import names
-    from infra.app import build_app
-
-    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
-    assert isinstance(stack, Stack)
-    return definition_from_stack(stack)
+    return JobsDefinition().result()

@@ -83,13 +83,12 @@ minutes on it, about half of it waiting: a worker of its own (``make test`` star
 the cores) keeps it from holding a core's worth of other tests back."""
 
 
-ONE_WORKER_FILES = frozenset(
-    f"tests/integration/{name}.py" for name in ("test_job_state_machine", "test_job_cancel", "test_jobs_end_to_end")
-)
-"""Files whose module-scoped fixture synthesizes a CDK stack (the job state machine's
-definition, 10 to 20 s of CPU): each runs as one unit on one worker, which synthesizes it once.
-Spread test by test, every worker that took one of their tests synthesized it again (a clean
-run had ten such setups)."""
+ONE_WORKER_FILES = frozenset(f"tests/integration/{name}.py" for name in ("test_job_state_machine",))
+"""Files whose module-scoped fixture synthesizes a CDK stack (the job state machine's construct
+around a function of its own, seconds of CPU): each runs as one unit on one worker, which
+synthesizes it once. Spread test by test, every worker that took one of their tests synthesized
+it again. (The files that run the stack's own definition read the one the local runtime keeps
+in .build/: tests/support/stepfunctions.py.)"""
 
 
 def scope_of(nodeid: str) -> str:

@@ -57,7 +57,7 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
     second = scope_of("tests/e2e/test_smoke.py::test_a")
     assert second == scope_of("tests/e2e/test_tenants.py::test_b") != scope_of("tests/e2e/test_jobs.py::test_a")
     # a file that synthesizes a stack in a module fixture: one unit, so one synthesis
-    jobs = ["tests/integration/test_job_cancel.py::test_a", "tests/integration/test_job_cancel.py::test_b[1]"]
-    assert scope_of(jobs[0]) == scope_of(jobs[1]) != scope_of("tests/integration/test_job_state_machine.py::test_a")
+    jobs = [f"tests/integration/test_job_state_machine.py::test_{name}" for name in ("a", "b[1]")]
+    assert scope_of(jobs[0]) == scope_of(jobs[1]) != scope_of("tests/integration/test_job_cancel.py::test_a")
     single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
     assert [scope_of(nodeid) for nodeid in single] == single
