@@ -52,17 +52,18 @@ run: $(STAMP)  ## the whole system on moto, API on http://127.0.0.1:$${SUNDIAL_P
 # own: its modules import the CDK, whose jsii runtime costs seconds of CPU in every process that
 # collects them, and each pytest-xdist worker collects every test), and the other suites spread
 # over TEST_WORKERS processes (pytest-xdist: one per core, and one each for the groups that hold a
-# worker for minutes while mostly waiting: the OpenAPI fuzzer and the two e2e halves; at most 5;
+# worker for minutes while mostly waiting: the OpenAPI fuzzer, the two e2e halves, the browser
+# suite and the e2e files with runtimes of their own; at most 6;
 # TEST_WORKERS=0 runs them in one process). Tests that share a costly session fixture run in one
 # worker (tests/support/suites.py: --dist loadgroup; the e2e suite in two halves, a runtime each).
 # A run that selects no test of its part (PYTEST_ARGS="-m unit": pytest's exit 5) is no failure.
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 3 )))
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 4 )))
 PYTEST := $(PY) -m pytest -p no:cacheprovider -W ignore::UserWarning
 test: $(STAMP) browser  ## lint and every suite (unit, integration, infrastructure, e2e, browser), in parallel
 	@lint_log=$$(mktemp); infra_log=$$(mktemp); \
 	( $(LINT) ) >$$lint_log 2>&1 & lint=$$!; \
 	$(PYTEST) $(PYTEST_ARGS) tests/infrastructure >$$infra_log 2>&1 & infra=$$!; \
-	$(PYTEST) -n $(TEST_WORKERS) --maxprocesses 5 --dist loadgroup --ignore=tests/infrastructure $(PYTEST_ARGS) tests; \
+	$(PYTEST) -n $(TEST_WORKERS) --maxprocesses 6 --dist loadgroup --ignore=tests/infrastructure $(PYTEST_ARGS) tests; \
 	suites=$$?; ((suites == 5)) && suites=0; \
 	wait $$infra; infrastructure=$$?; ((infrastructure == 5)) && infrastructure=0; \
 	wait $$lint; linted=$$?; \

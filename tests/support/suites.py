@@ -70,9 +70,9 @@ suite mostly waits on its runtime (due times, backoffs, a receiver's pace), so t
 workers overlap their waits instead of queueing them; these files took about half its time."""
 
 
-OWN_RUNTIMES = {"tests/e2e/test_devserver.py": "e2e-restarts"}
-"""e2e files that start (and stop, and kill) runtimes of their own rather than use a half's: a
-unit of their own, so that their restarts do not queue behind a half's tests."""
+OWN_RUNTIMES = {"tests/e2e/test_devserver.py": "e2e-restarts", "tests/e2e/test_admin_key.py": "e2e-admin-key"}
+"""e2e files that start (and stop, and kill) runtimes of their own rather than use a half's: each
+a unit of its own, so that their runtimes do not queue behind a half's tests (nor each other's)."""
 
 
 ALONE_FIRST = {"tests/e2e/test_openapi_fuzz.py": "e2e-fuzz"}
