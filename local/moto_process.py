@@ -7,7 +7,8 @@ generic walk, expressions parsed once, and its garbage collected in steps (no fu
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks; and,
 when the runtime gives it a data folder (local.settings.MOTO_DATA_ENV), its state loaded from
-there and kept there (local/moto_persist.py)."""
+there and kept there (local/moto_persist.py); and, when asked to (local.settings.MOTO_CLOCK_ENV),
+its SQS on the time the runtime sets (local/moto_clock.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from local.functions import install_forwarding
 from local.moto_atomic import make_dynamodb_writes_atomic
+from local.moto_clock import make_sqs_follow_clock
 from local.moto_dispatch import make_actions_remembered, make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
 from local.moto_gc import collect_in_steps
@@ -34,7 +36,7 @@ from local.moto_sqs import (
     make_send_linear,
 )
 from local.moto_transact import make_transactions_copy_items
-from local.settings import FUNCTIONS_URL_ENV, MOTO_DATA_ENV, SNAPSHOT_PERIOD_S
+from local.settings import FUNCTIONS_URL_ENV, MOTO_CLOCK_ENV, MOTO_DATA_ENV, SNAPSHOT_PERIOD_S
 
 if __name__ == "__main__":
     make_dispatch_cached()
@@ -51,6 +53,8 @@ if __name__ == "__main__":
     make_batch_keep_trace_headers()
     make_pending_groups_safe()
     make_symmetric_keys_cheap()
+    if os.environ.get(MOTO_CLOCK_ENV):
+        make_sqs_follow_clock()
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     if os.environ.get(MOTO_DATA_ENV):

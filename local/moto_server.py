@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+
+from local.moto_clock import CLOCK_PATH
 
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "local",
@@ -66,6 +69,15 @@ class MotoServer:
     def pid(self) -> int:
         assert self._process is not None, "moto is not started"
         return self._process.pid
+
+    def set_clock(self, now_ms: int) -> int:
+        """Set the time of this moto's SQS (a process started with ``local.settings.MOTO_CLOCK_ENV``:
+        local/moto_clock.py); the time it holds is answered."""
+        request = urllib.request.Request(  # noqa: S310 (moto on loopback)
+            f"{self.endpoint}{CLOCK_PATH}", data=json.dumps({"now_ms": now_ms}).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (loopback)
+            return int(json.loads(answer.read())["now_ms"])
 
     def use(self) -> None:
         """Point every AWS client this process creates from now on at this server."""

@@ -15,14 +15,14 @@ _SLACK_S = 0.002
 
 
 def make_long_polling_prompt() -> None:
-    from moto.core.utils import unix_time_millis
+    import moto.sqs.models as sqs_models
     from moto.sqs.models import Queue
 
     if getattr(Queue.wait_for_messages, "_sundial_prompt", False):
         return
 
     def wait_for_messages(self: Any, timeout: float) -> None:
-        now = unix_time_millis()
+        now = sqs_models.unix_time_millis()  # looked up now: local/moto_clock.py may have replaced it
         pending = [
             at for message in list(self._messages) if (at := max(message.delayed_until, message.visible_at)) > now
         ]

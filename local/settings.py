@@ -63,6 +63,8 @@ CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
 IN_MEMORY = "memory"
 """``SUNDIAL_DATA=memory``: no data folder, everything kept in memory (the tests' runtimes: a
 snapshot every 2 s of a runtime under test is CPU no test needs)."""
+MOTO_CLOCK_ENV = "SUNDIAL_LOCAL_MOTO_CLOCK"
+"""Set (to 1) for a moto process whose SQS follows the time the runtime sets (local/moto_clock.py)."""
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
 _KNOBS = {

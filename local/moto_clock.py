@@ -1,0 +1,84 @@
+"""moto's SQS on the local runtime's clock (docs/virtual-clock.md, section 3, step 2).
+
+With the virtual clock the runtime's time moves only when it is advanced, and the delay queues
+must agree with it: a message sent with ``DelaySeconds=900`` becomes receivable when the
+*runtime's* clock has moved 900 s on, and a message received with a visibility timeout comes
+back when that clock passes it, not the wall. moto computes both from
+``moto.core.utils.unix_time_millis`` (``Message.delay``, ``Message.change_visibility``,
+``Message.visible``, ``Message.delayed``, ``SQSBackend.receive_message``'s given visibility),
+which ``moto.sqs.models`` imports by name. :func:`make_sqs_follow_clock` points that name at
+:func:`now_ms`: the wall until the runtime sets a time, then that time, which stands still
+until it is set again (never back).
+
+The runtime sets it through moto's own server, ``POST /sundial/clock`` with ``{"now_ms": N}``
+(``GET`` answers it), as it reaches every other part of moto (:meth:`MotoServer.set_clock
+<local.moto_server.MotoServer.set_clock>`). The route exists only in a moto process started
+with ``local.settings.MOTO_CLOCK_ENV``.
+
+Left on the wall, on purpose: a long poll's wait (``WaitTimeSeconds``, measured by
+``unix_time`` in seconds: on a clock that stands still it would never end; the runtime receives
+with none while its clock is virtual), and the retention period's check (its own ``unix_time``:
+the clock only runs ahead of the wall, so a message is never expired early).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any
+
+CLOCK_PATH = "/sundial/clock"
+
+_lock = threading.Lock()
+_set: list[int] = []
+"""The time set by the runtime (milliseconds since the epoch), once it set one; empty: the wall."""
+
+
+def now_ms() -> float:
+    """moto's SQS time: what the runtime set, else the wall (``unix_time_millis``'s float)."""
+    with _lock:
+        if _set:
+            return float(_set[0])
+    return time.time() * 1000  # wall: no virtual clock was set
+
+
+def set_now(value: int) -> int:
+    """Set the time; a time before the one set is refused (``ValueError``): queues never go back."""
+    with _lock:
+        if _set and value < _set[0]:
+            raise ValueError(f"the clock does not go back: {value} is before {_set[0]}")
+        _set[:] = [value]
+        return value
+
+
+def make_sqs_follow_clock() -> None:
+    """moto's SQS message delays and visibility timeouts on :func:`now_ms`, and the clock's route
+    on moto's server."""
+    import moto.sqs.models as sqs_models
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    if getattr(DomainDispatcherApplication.__call__, "_sundial_clock", False):
+        return
+    sqs_models.unix_time_millis = lambda dt=None: now_ms()
+    dispatch = DomainDispatcherApplication.__call__
+
+    def __call__(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("PATH_INFO") != CLOCK_PATH:
+            return dispatch(self, environ, start_response)
+        status = "200 OK"
+        if environ.get("REQUEST_METHOD") == "POST":
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+            try:
+                answer: dict[str, Any] = {
+                    "now_ms": set_now(int(json.loads(environ["wsgi.input"].read(length))["now_ms"]))
+                }
+            except (ValueError, KeyError, TypeError) as error:
+                status, answer = "400 Bad Request", {"error": str(error)}
+        else:
+            answer = {"now_ms": int(now_ms())}
+        start_response(status, [("Content-Type", "application/json")])
+        return [json.dumps(answer).encode()]
+
+    __call__._sundial_clock = True  # type: ignore[attr-defined]
+    DomainDispatcherApplication.__call__ = __call__  # type: ignore[method-assign]

@@ -1,0 +1,94 @@
+"""moto's SQS on the runtime's clock (local/moto_clock.py): in a moto process started with
+``MOTO_CLOCK_ENV``, a delayed message becomes receivable, and a received one visible again, when
+the time the runtime set passes its moment, not when the wall does. Without the patch moto reads
+the wall: a 15-minute delay would hold the message for 15 real minutes, and the first test fails.
+Each test runs a moto process of its own (the clock is process-wide and never goes back)."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import boto3
+import pytest
+
+from local.moto_clock import CLOCK_PATH
+from local.moto_server import FAKE_ENV, MotoServer
+from local.settings import MOTO_CLOCK_ENV
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def moto() -> Iterator[MotoServer]:
+    server = MotoServer(env={MOTO_CLOCK_ENV: "1"})
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def sqs(moto: MotoServer):  # type: ignore[no-untyped-def]
+    return boto3.client(
+        "sqs",
+        endpoint_url=moto.endpoint,
+        region_name=FAKE_ENV["AWS_REGION"],
+        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
+    )
+
+
+def bodies(client, url: str, visibility_s: int = 30) -> list[str]:  # type: ignore[no-untyped-def]
+    answer = client.receive_message(
+        QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=0, VisibilityTimeout=visibility_s
+    )
+    return [message["Body"] for message in answer.get("Messages", [])]
+
+
+def test_a_delayed_message_is_receivable_when_the_set_time_reaches_its_delay(moto: MotoServer) -> None:
+    client = sqs(moto)
+    url = client.create_queue(QueueName="delay")["QueueUrl"]
+    start = int(time.time() * 1000)
+    assert moto.set_clock(start) == start
+    client.send_message(QueueUrl=url, MessageBody="in 15 min", DelaySeconds=900)
+    client.send_message(QueueUrl=url, MessageBody="in 1 min", DelaySeconds=60)
+    assert bodies(client, url) == []
+    moto.set_clock(start + 59_999)
+    assert bodies(client, url) == []
+    moto.set_clock(start + 60_001)
+    assert bodies(client, url, visibility_s=3600) == ["in 1 min"]  # and invisible for the hour after
+    moto.set_clock(start + 899_999)
+    assert bodies(client, url) == []
+    moto.set_clock(start + 900_001)
+    assert bodies(client, url) == ["in 15 min"]
+
+
+def test_a_received_message_comes_back_when_the_set_time_passes_its_visibility_timeout(moto: MotoServer) -> None:
+    client = sqs(moto)
+    url = client.create_queue(QueueName="visibility")["QueueUrl"]
+    start = moto.set_clock(int(time.time() * 1000))
+    client.send_message(QueueUrl=url, MessageBody="m")
+    assert bodies(client, url, visibility_s=120) == ["m"]
+    moto.set_clock(start + 119_000)
+    assert bodies(client, url) == []
+    moto.set_clock(start + 120_500)
+    assert bodies(client, url) == ["m"]
+
+
+def test_the_clock_stands_still_between_settings_and_never_goes_back(moto: MotoServer) -> None:
+    client = sqs(moto)
+    url = client.create_queue(QueueName="still")["QueueUrl"]
+    start = moto.set_clock(int(time.time() * 1000) - 60_000)  # a minute behind the wall
+    client.send_message(QueueUrl=url, MessageBody="m", DelaySeconds=1)
+    assert bodies(client, url) == []  # on the wall its second has long passed; on the set time not
+    moto.set_clock(start + 1001)
+    assert bodies(client, url) == ["m"]
+    with urllib.request.urlopen(f"{moto.endpoint}{CLOCK_PATH}", timeout=5) as answer:
+        assert json.loads(answer.read()) == {"now_ms": start + 1001}
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        moto.set_clock(start + 1000)
+    assert refused.value.code == 400
