@@ -58,6 +58,11 @@ def main() -> int:
         if settings.data
         else "Everything is kept in memory: stopping Sundial forgets every task, run, tenant and key."
     )
+    if runtime.clock is not None:
+        kept += (
+            f"\nThe clock is virtual ({LocalSettings.setting_name('clock')}): it stands still until "
+            f"POST {base}/v1/test/clock:advance moves it."
+        )
     print(
         f"Sundial is running\n  API      {base}/v1/tasks\n  console  {base}/console/  (sign in with a key, "
         f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"

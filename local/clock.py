@@ -72,11 +72,20 @@ class VirtualClock:
                     self._busy += 1
             self._lock.notify_all()
 
-    @contextmanager
-    def busy(self) -> Iterator[None]:
-        """A unit of work the runtime handed out: quiescence waits for it to end (or sleep)."""
+    def hand_over(self) -> None:
+        """Count a unit of work busy from now: it is handed to a worker that has not started it
+        yet, which carries this count (``busy(carried=True)``). Between the two no thread is in
+        it, and quiescence must not be seen there."""
         with self._lock:
             self._busy += 1
+
+    @contextmanager
+    def busy(self, carried: bool = False) -> Iterator[None]:
+        """A unit of work the runtime handed out: quiescence waits for it to end (or sleep).
+        ``carried``: counted already by :meth:`hand_over`."""
+        if not carried:
+            with self._lock:
+                self._busy += 1
         self._depth.value = getattr(self._depth, "value", 0) + 1
         try:
             yield

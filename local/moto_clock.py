@@ -11,7 +11,7 @@ which ``moto.sqs.models`` imports by name. :func:`make_sqs_follow_clock` points 
 until it is set again (never back).
 
 The runtime sets it through moto's own server, ``POST /sundial/clock`` with ``{"now_ms": N}``
-(``GET`` answers it), as it reaches every other part of moto (:meth:`MotoServer.set_clock
+(``GET`` answers it and :func:`next_moment_ms`), as it reaches every other part of moto (:meth:`MotoServer.set_clock
 <local.moto_server.MotoServer.set_clock>`). The route exists only in a moto process started
 with ``local.settings.MOTO_CLOCK_ENV``.
 
@@ -52,6 +52,23 @@ def set_now(value: int) -> int:
         return value
 
 
+def next_moment_ms() -> int | None:
+    """The earliest moment after the set time at which a message of any queue becomes receivable
+    (its delay or visibility timeout ends; moto's test is strict: the moment after it), or None."""
+    from moto.sqs.models import sqs_backends
+
+    now = now_ms()
+    moments = [
+        at
+        for regions in list(sqs_backends.values())
+        for backend in list(regions.values())
+        for queue in list(backend.queues.values())
+        for message in list(queue._messages)
+        if (at := max(message.delayed_until, message.visible_at)) > now
+    ]
+    return int(min(moments)) if moments else None
+
+
 def make_sqs_follow_clock() -> None:
     """moto's SQS message delays and visibility timeouts on :func:`now_ms`, and the clock's route
     on moto's server."""
@@ -76,7 +93,7 @@ def make_sqs_follow_clock() -> None:
             except (ValueError, KeyError, TypeError) as error:
                 status, answer = "400 Bad Request", {"error": str(error)}
         else:
-            answer = {"now_ms": int(now_ms())}
+            answer = {"now_ms": int(now_ms()), "next_ms": next_moment_ms()}
         start_response(status, [("Content-Type", "application/json")])
         return [json.dumps(answer).encode()]
 

@@ -79,6 +79,13 @@ class MotoServer:
         with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (loopback)
             return int(json.loads(answer.read())["now_ms"])
 
+    def next_message_ms(self) -> int | None:
+        """When the next message of this moto's queues becomes receivable on its SQS clock
+        (local/moto_clock.py), or None when none waits."""
+        with urllib.request.urlopen(f"{self.endpoint}{CLOCK_PATH}", timeout=10) as answer:  # noqa: S310 (loopback)
+            moment = json.loads(answer.read())["next_ms"]
+            return None if moment is None else int(moment)
+
     def use(self) -> None:
         """Point every AWS client this process creates from now on at this server."""
         os.environ.update(FAKE_ENV)

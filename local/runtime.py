@@ -24,9 +24,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from local.advance import Advance, InlineExecutor, Lane, tick_of, with_clock_routes
 from local.apigw import AuthorizerCache, LocalContext, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
+from local.clock import VirtualClock
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
 from local.moto_persist import SNAPSHOT
@@ -36,6 +38,7 @@ from local.settings import (
     DELAY_VISIBILITY_S,
     FUNCTIONS_URL_ENV,
     JOB_STATE_MACHINE_ARN,
+    MOTO_CLOCK_ENV,
     MOTO_DATA_ENV,
     LocalSettings,
     user_lambdas,
@@ -43,6 +46,7 @@ from local.settings import (
 from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
+from shared.domain.times import use_clock
 from shared.settings import Settings
 from shared.topology import (
     HIGH_PRIORITY_QUEUE,
@@ -115,6 +119,9 @@ class Runtime:
     _pool: ThreadPoolExecutor | None = None
     _data_lock: Any = None
     """The data folder's lock file, held while the runtime runs (one runtime per data folder)."""
+    clock: VirtualClock | None = None
+    """The virtual clock (``settings.clock`` "virtual"), and what advances it (local/advance.py)."""
+    advance: Advance | None = None
     _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
     """Workers of their own, by function: the high-priority trigger's (as its reserved
     concurrency in AWS); the other functions share ``_pool``, as an account's unreserved pool."""
@@ -128,6 +135,7 @@ class Runtime:
         return self.settings.delay_queues
 
     def start(self) -> None:
+        self._use_clock()
         sys.setswitchinterval(SWITCH_INTERVAL_S)
         carry_lineage()  # before any client: their SQS sends carry the invocation's lineage
         share_data_loader()  # each thread's connections parse botocore's data files once, not anew
@@ -170,7 +178,7 @@ class Runtime:
         }
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
-        self.functions.submit = self._pool.submit
+        self.functions.submit = self._pool.submit if self.clock is None else self._counted(self._pool.submit)
         self._asynchronous(SCANNER_FUNCTION, attributed("scanner", scanner), self._scanner_config(urls))
         # the stack's: no retry, and the next tick asks again while messages wait
         self._asynchronous(
@@ -189,29 +197,94 @@ class Runtime:
             anonymous=self.function_settings.default_tenant,
             cache=AuthorizerCache(self.settings.authorizer_cache_s),
         )
-        self._server = make_server("127.0.0.1", self.port, gateway)
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
             for c in consumers(self.delay_queues, self.settings.trigger_batch_size)
         ]
+        if self.clock is not None:
+            advance = self._advance(pollers, tick_of(attributed("tick", tick)), trigger_module)
+            gateway = with_clock_routes(gateway, advance)
+        self._server = make_server("127.0.0.1", self.port, gateway)
         # Everything built so far lives as long as the process: keep it out of the collector's
         # way. Full collections over it (botocore's models are ~200,000 objects) took up to
         # 0.5 s with every thread stopped, the largest lateness `make bench` saw.
         gc.collect()
         gc.freeze()
+        self._serve(pollers, attributed("tick", tick))
+
+    def _use_clock(self) -> None:
+        """The virtual clock as the process's (``shared.domain.times.use_clock``), when asked for:
+        it starts at the wall's now, then stands still until an advance moves it."""
+        if self.settings.clock == "virtual":
+            self.clock = VirtualClock(int(time.time() * 1000))
+            use_clock(self.clock)
+
+    def _serve(self, pollers: list[Any], tick: Callable[..., Any]) -> None:
+        """The API's server, and on the wall the tick and the pollers (on the virtual clock the
+        advance drives those: local/advance.py)."""
+        assert self._server is not None
         self._spawn("api", self._server.serve_forever, 0.2)
-        self._spawn("tick", self._tick_forever, attributed("tick", tick))
+        if self.clock is not None:
+            return
+        self._spawn("tick", self._tick_forever, tick)
         for name, *args in pollers:
             self._spawn(name, self._poll_forever, *args)
 
+    def _advance(self, pollers: list[Any], tick: Callable[[], Any], trigger_module: Any) -> Advance:
+        """What moves the virtual clock, driving the tick and the trigger's lanes (and the
+        trigger's records inline on their batch's thread: local/advance.py ``InlineExecutor``)."""
+        import boto3
+
+        from functions.tick.handler import ticker
+
+        assert self.clock is not None
+        lanes = [
+            Lane(url, arn, handler, self._pools.get(consumer.function, self._pool).submit)  # type: ignore[union-attr]
+            for _, _, url, arn, handler, consumer in pollers
+        ]
+        self.advance = Advance(
+            clock=self.clock,
+            moto=self.moto,
+            sqs=boto3.client("sqs"),
+            dynamodb=boto3.client("dynamodb"),
+            table=self.function_settings.table_name,
+            lanes=lanes,
+            tick=tick,
+            ticker=ticker(),
+        )
+        trigger_module.observers.append(self.advance.count)
+        trigger_module.ThreadPoolExecutor = InlineExecutor
+        return self.advance
+
+    def _counted(self, submit: Callable[..., Any]) -> Callable[[Callable[[], None]], Any]:
+        """``submit`` with each unit of work counted busy on the virtual clock from its hand-over."""
+        clock = self.clock
+        assert clock is not None
+
+        def counted(work: Callable[[], None]) -> Any:
+            clock.hand_over()
+
+            def run() -> None:
+                with clock.busy(carried=True):
+                    work()
+
+            return submit(run)
+
+        return counted
+
     def _start_moto(self) -> None:
-        """moto's process, its state loaded from the data folder when there is one."""
+        """moto's process, its state loaded from the data folder when there is one, its SQS on
+        the runtime's clock when that is virtual."""
         env = {FUNCTIONS_URL_ENV: self.functions.url}
         if self.settings.data:
             env[MOTO_DATA_ENV] = str(self._claim_data())
+        if self.clock is not None:
+            env[MOTO_CLOCK_ENV] = "1"
         self.moto = MotoServer(self.settings.moto_port, env=env, shown=bool(self.settings.data))
         self.moto.start(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 30.0)
         self.moto.use()
+        if self.clock is not None:
+            self.moto.set_clock(self.clock.now_ms())
 
     def _claim_data(self) -> Path:
         """The data folder, locked for this runtime (a second one on it is refused), emptied

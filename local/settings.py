@@ -19,7 +19,9 @@ The runtime's knobs are read from these variables (the only place they are spell
   unless given one);
 * ``SUNDIAL_FRESH``: ``1`` starts with empty state (the data folder's snapshot deleted first);
 * ``SUNDIAL_LOCAL_AUTHORIZER_CACHE_S``: how long the local API Gateway keeps the authorizer's
-  answer for one key (60 s, as the stack's API Gateway does: a revoked key works that long).
+  answer for one key (60 s, as the stack's API Gateway does: a revoked key works that long);
+* ``SUNDIAL_CLOCK``: ``virtual`` runs the runtime on a clock that moves only when
+  ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
 short), each overridable by its own variable (``shared.settings.env_name``), and checked against
@@ -79,6 +81,7 @@ _KNOBS = {
     "data": "SUNDIAL_DATA",
     "fresh": "SUNDIAL_FRESH",
     "authorizer_cache_s": "SUNDIAL_LOCAL_AUTHORIZER_CACHE_S",
+    "clock": "SUNDIAL_CLOCK",
 }
 
 LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
@@ -141,6 +144,9 @@ class LocalSettings(SettingsModel):
     forgotten at a stop; `make run`'s is ``.sundial/`` in the checkout unless set)."""
     fresh: bool = False
     """Start with empty state: the data folder's snapshot is deleted first."""
+    clock: Literal["wall", "virtual"] = "wall"
+    """The runtime's time: the wall's, or a virtual clock only ``POST /v1/test/clock:advance``
+    moves (local/advance.py)."""
     authorizer_cache_s: Annotated[float, Field(ge=0, le=3600)] = AUTHORIZER_CACHE_TTL_S
     """How long the local API Gateway keeps the authorizer's answer for one ``Authorization``
     value (API Gateway's authorizer cache, the stack's TTL; 0: none)."""

@@ -57,6 +57,7 @@ def test_a_delayed_message_is_receivable_when_the_set_time_reaches_its_delay(mot
     client.send_message(QueueUrl=url, MessageBody="in 15 min", DelaySeconds=900)
     client.send_message(QueueUrl=url, MessageBody="in 1 min", DelaySeconds=60)
     assert bodies(client, url) == []
+    assert moto.next_message_ms() == start + 60_000
     moto.set_clock(start + 59_999)
     assert bodies(client, url) == []
     moto.set_clock(start + 60_001)
@@ -86,9 +87,9 @@ def test_the_clock_stands_still_between_settings_and_never_goes_back(moto: MotoS
     client.send_message(QueueUrl=url, MessageBody="m", DelaySeconds=1)
     assert bodies(client, url) == []  # on the wall its second has long passed; on the set time not
     moto.set_clock(start + 1001)
-    assert bodies(client, url) == ["m"]
+    assert bodies(client, url) == ["m"]  # received: invisible for 30 s, the next moment
     with urllib.request.urlopen(f"{moto.endpoint}{CLOCK_PATH}", timeout=5) as answer:
-        assert json.loads(answer.read()) == {"now_ms": start + 1001}
+        assert json.loads(answer.read()) == {"now_ms": start + 1001, "next_ms": start + 1001 + 30_000}
     with pytest.raises(urllib.error.HTTPError) as refused:
         moto.set_clock(start + 1000)
     assert refused.value.code == 400

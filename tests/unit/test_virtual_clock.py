@@ -82,3 +82,24 @@ def test_it_is_the_clock_the_services_read_once_in_use() -> None:
         times.sleep(0)  # no wait for none
     finally:
         times.use_clock(before)
+
+
+def test_work_handed_over_is_busy_before_its_worker_starts_it() -> None:
+    clock = VirtualClock(T0)
+    start = threading.Event()
+    clock.hand_over()
+    assert not clock.quiescent(timeout_s=0.05)  # handed over, not started: not quiescent
+
+    def worker() -> None:
+        start.wait()
+        with clock.busy(carried=True):
+            clock.sleep(1)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    start.set()
+    assert clock.until_sleeping(1, timeout_s=5)
+    assert clock.quiescent(timeout_s=5)  # its one count went to sleep with it
+    clock.move_to(T0 + 1000)
+    thread.join(timeout=5)
+    assert clock.quiescent(timeout_s=5)
