@@ -48,12 +48,14 @@ class Client:
     printed: deque[str] = field(default_factory=lambda: deque(maxlen=200))
     """The last lines it printed."""
 
-    def call(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-        status, answer, _ = self.exchange(method, path, body, headers)
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, timeout: float = 10
+    ) -> tuple[int, Any]:
+        status, answer, _ = self.exchange(method, path, body, headers, timeout)
         return status, answer
 
     def exchange(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, timeout: float = 10
     ) -> tuple[int, Any, dict[str, str]]:
         """(status, JSON body, response headers)."""
         data = json.dumps(body).encode() if body is not None else None
@@ -62,7 +64,7 @@ class Client:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=10) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 text = answer.read()
                 return answer.status, json.loads(text) if text else None, dict(answer.headers.items())
         except urllib.error.HTTPError as error:

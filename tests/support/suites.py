@@ -74,6 +74,7 @@ OWN_RUNTIMES = {
     "tests/e2e/test_devserver.py": "e2e-restarts",
     "tests/e2e/test_admin_key.py": "e2e-admin-key",
     "tests/e2e/test_virtual_clock.py": "e2e-virtual-clock",
+    "tests/e2e/test_kit_virtual_clock.py": "e2e-virtual-clock",
 }
 """e2e files that start (and stop, and kill) runtimes of their own rather than use a half's: each
 a unit of its own, so that their runtimes do not queue behind a half's tests (nor each other's)."""
