@@ -67,11 +67,13 @@ class Advance:
     """The tick's ``Ticker`` (functions/tick/handler.py): its store's marks and clean map."""
     fired: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _counting: threading.Lock = field(default_factory=threading.Lock)
     _last_tick: int | None = None
 
     def count(self, fired: Any) -> None:
-        """The trigger's observer: every occurrence's result."""
-        self.fired += 1
+        """The trigger's observer: every occurrence's result (from the batches' threads)."""
+        with self._counting:
+            self.fired += 1
 
     def to(self, until_ms: int) -> tuple[int, int]:
         """Run everything due up to ``until_ms``, in due order; the time then, and how many
