@@ -46,6 +46,11 @@ def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
     )
+    parser.add_argument(
+        "--advance",
+        action="store_true",
+        help="only measure the virtual clock: --tasks (at most 60) hourly tasks over 7 days",
+    )
 
 
 def main() -> None:
@@ -174,7 +179,7 @@ def _timers(args: argparse.Namespace) -> bool:
 
 
 def _measured_alone(args: argparse.Namespace) -> bool:
-    """The figures measured on their own (``--chains``, ``--workflows``, ``--registration``, ``--costs``,
+    """The figures measured on their own (``--chains``, ``--workflows``, ``--registration``, ``--advance``, ``--costs``,
     ``--ceiling``): True when one of them was asked for, and measured."""
     if args.chains:
         from bench.chains import chain_costs
@@ -192,6 +197,10 @@ def _measured_alone(args: argparse.Namespace) -> bool:
         from bench.registration import registration_bench
 
         registration_bench(min(args.tasks, 2000), max(args.clients, 1))
+    elif args.advance:
+        from bench.advance import advance_bench
+
+        advance_bench(max(1, min(args.tasks, 60)))
     elif args.costs:
         from bench.costs import costs
 
