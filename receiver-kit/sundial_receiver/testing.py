@@ -24,6 +24,7 @@ library (and pytest, for the fixture).
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import socket
@@ -90,7 +91,8 @@ class Sundial:
         how many results the trigger recorded meanwhile (attempts, retries included). A long
         advance goes a month at a time."""
         target = to if to is not None else self.now().timestamp() + days * 86_400 + seconds
-        end = target.timestamp() if isinstance(target, datetime) else target
+        # whole milliseconds, the clock's: each step then moves it on by one at least
+        end = math.floor((target.timestamp() if isinstance(target, datetime) else target) * 1000) / 1000
         fired = 0
         while (now := self.now().timestamp()) < end:
             step = min(end, now + 31 * 86_400)
