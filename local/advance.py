@@ -243,6 +243,8 @@ def with_clock_routes(gateway: Callable[..., dict[str, Any]], advance: Advance) 
                 now, fired = advance.to(until)
             except _Refused as refused:
                 return _answer(400, {"error": {"code": "validation_error", "message": str(refused)}})
+            except TimeoutError as stalled:  # work that neither ended nor slept: the clock stays where it got to
+                return _answer(504, {"error": {"code": "clock_stalled", "message": str(stalled)}})
             return _answer(200, {"now": iso(now), "fired": fired})
         return gateway(event, context)
 

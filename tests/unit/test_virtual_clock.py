@@ -103,3 +103,25 @@ def test_work_handed_over_is_busy_before_its_worker_starts_it() -> None:
     clock.move_to(T0 + 1000)
     thread.join(timeout=5)
     assert clock.quiescent(timeout_s=5)
+
+
+def test_an_advance_whose_work_never_settles_answers_504_and_a_bad_body_400() -> None:
+    from local.advance import with_clock_routes
+
+    class Stalled:
+        clock = VirtualClock(T0)
+
+        def to(self, until_ms: int) -> tuple[int, int]:
+            raise TimeoutError("work under way did not end or sleep within 120.0 s")
+
+    handle = with_clock_routes(lambda event, context: {"statusCode": 404}, Stalled())  # type: ignore[arg-type]
+
+    def post(body: str) -> dict[str, object]:
+        return handle({"path": "/v1/test/clock:advance", "httpMethod": "POST", "body": body}, None)
+
+    assert post('{"seconds": 60}')["statusCode"] == 504
+    assert "clock_stalled" in str(post('{"seconds": 60}')["body"])
+    refused = post('{"seconds": 60, "to": "2030-01-01T00:00:00Z"}')
+    assert refused["statusCode"] == 400
+    assert "exactly one" in str(refused["body"])
+    assert handle({"path": "/v1/tasks", "httpMethod": "GET"}, None)["statusCode"] == 404  # the API's
