@@ -12,6 +12,7 @@ its SQS on the time the runtime sets (local/moto_clock.py)."""
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -22,6 +23,7 @@ from local.moto_atomic import make_dynamodb_writes_atomic
 from local.moto_clock import make_sqs_follow_clock
 from local.moto_dispatch import make_actions_remembered, make_dispatch_cached
 from local.moto_expressions import make_expressions_remembered
+from local.moto_front import make_dynamodb_direct, serve
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
 from local.moto_kms import make_symmetric_keys_cheap
@@ -36,7 +38,14 @@ from local.moto_sqs import (
     make_send_linear,
 )
 from local.moto_transact import make_transactions_copy_items
-from local.settings import FUNCTIONS_URL_ENV, MOTO_CLOCK_ENV, MOTO_DATA_ENV, SNAPSHOT_PERIOD_S
+from local.settings import (
+    FUNCTIONS_URL_ENV,
+    MOTO_CLOCK_ENV,
+    MOTO_DATA_ENV,
+    MOTO_FRONT_ENV,
+    SNAPSHOT_PERIOD_S,
+    WERKZEUG_FRONT,
+)
 
 if __name__ == "__main__":
     make_dispatch_cached()
@@ -59,9 +68,17 @@ if __name__ == "__main__":
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     if os.environ.get(MOTO_DATA_ENV):
         persist(Path(os.environ[MOTO_DATA_ENV]), SNAPSHOT_PERIOD_S)
-    from moto.server import main
-
     collect_in_steps()
-    # werkzeug logs a line per request (to /dev/null here): about a twentieth of moto's busy time
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    main(sys.argv[1:])
+    if os.environ.get(MOTO_FRONT_ENV) == WERKZEUG_FRONT:
+        from moto.server import main
+
+        # werkzeug logs a line per request (to /dev/null here): about a twentieth of moto's busy time
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        main(sys.argv[1:])
+    else:
+        make_dynamodb_direct()
+        options = argparse.ArgumentParser()
+        options.add_argument("-H", "--host", default="127.0.0.1")
+        options.add_argument("-p", "--port", type=int, default=5000)
+        arguments = options.parse_args()
+        serve(arguments.host, arguments.port)

@@ -67,6 +67,11 @@ IN_MEMORY = "memory"
 snapshot every 2 s of a runtime under test is CPU no test needs)."""
 MOTO_CLOCK_ENV = "SUNDIAL_LOCAL_MOTO_CLOCK"
 """Set (to 1) for a moto process whose SQS follows the time the runtime sets (local/moto_clock.py)."""
+MOTO_FRONT_ENV = "SUNDIAL_LOCAL_MOTO_FRONT"
+"""Set to ``werkzeug`` for a moto process served by moto's own server (werkzeug's, with Flask for
+every request) instead of local/moto_front.py's: the fidelity test's reference, and the bench's
+"before"."""
+WERKZEUG_FRONT = "werkzeug"
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
 _KNOBS = {
@@ -165,7 +170,9 @@ class LocalSettings(SettingsModel):
     @classmethod
     def env_names(cls) -> frozenset[str]:
         """Every variable the local runtime reads: its knobs and its functions' settings."""
-        return frozenset({*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, MOTO_DATA_ENV, *Settings.env_names()})
+        return frozenset(
+            {*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, MOTO_DATA_ENV, MOTO_FRONT_ENV, *Settings.env_names()}
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, make_run: bool = False, **overrides: Any) -> Self:
