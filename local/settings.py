@@ -20,6 +20,8 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_FRESH``: ``1`` starts with empty state (the data folder's snapshot deleted first);
 * ``SUNDIAL_LOCAL_AUTHORIZER_CACHE_S``: how long the local API Gateway keeps the authorizer's
   answer for one key (60 s, as the stack's API Gateway does: a revoked key works that long);
+* ``SUNDIAL_LOCAL_MOTO_FRONT``: ``werkzeug`` serves moto with moto's own server (werkzeug's, Flask
+  for every request) instead of local/moto_front.py's lean front;
 * ``SUNDIAL_CLOCK``: ``virtual`` runs the runtime on a clock that moves only when
   ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default).
 
