@@ -8,7 +8,7 @@ from typing import Any
 
 from shared.domain.calendars import Repeat, repeat_from_api, repeat_to_api
 from shared.domain.retry import Backoff, RetryPolicy
-from shared.domain.schedules import After, At, Cron, Every, Schedule
+from shared.domain.schedules import LINUX, After, At, Cron, Every, Schedule
 from shared.domain.tasks import (
     Alert,
     EventBridgeTarget,
@@ -37,6 +37,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
     out: dict[str, Any]
     if isinstance(schedule, Cron):
         out = {"cron": schedule.expression, "timezone": schedule.timezone}
+        if schedule.dialect != LINUX:
+            out["dialect"] = schedule.dialect
         start = schedule.start
     else:
         out = {"every_seconds": schedule.seconds}
@@ -62,7 +64,7 @@ def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> 
     if "repeat" in data:
         return repeat_from_api(data["repeat"])
     if "cron" in data:
-        return Cron(data["cron"], data.get("timezone", "UTC"), start, end)
+        return Cron(data["cron"], data.get("timezone", "UTC"), start, end, data.get("dialect", LINUX))
     return Every(float(data["every_seconds"]), start, end, anchor)
 
 

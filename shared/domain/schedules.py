@@ -23,13 +23,16 @@ the same value (``1-1``, ``mon-mon``) is that one value, as in cron.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import Final, Literal
 
 from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError, croniter
 from croniter.croniter import DAY_FIELD, DOW_FIELD
 
+from shared.domain import eventbridge
 from shared.domain.calendars import Repeat, repeat_at_or_after
 from shared.domain.errors import ValidationFailed
 from shared.domain.times import from_ms, to_ms
@@ -63,12 +66,23 @@ class After:
         return self.anchor + timedelta(milliseconds=round(self.seconds * 1000))
 
 
+Dialect = Literal["linux", "eventbridge"]
+LINUX: Final[Dialect] = "linux"
+"""The native API's cron: Linux (Vixie) cron, as this module reads it."""
+EVENTBRIDGE: Final[Dialect] = "eventbridge"
+"""EventBridge Scheduler's cron dialect, without its ``cron(...)`` (shared/domain/eventbridge.py)."""
+DIALECTS = (LINUX, EVENTBRIDGE)
+
+
 @dataclass(frozen=True)
 class Cron:
     expression: str
     timezone: str = "UTC"
     start: datetime | None = None
     end: datetime | None = None
+    dialect: Dialect = LINUX
+    """How the expression is read: :data:`LINUX` or :data:`EVENTBRIDGE` (the service's fields,
+    ``? L W #``, a year field, 1 = Sunday, and its rule for daylight-saving changes)."""
 
 
 @dataclass(frozen=True)
@@ -186,10 +200,11 @@ def _foreign_cron(fields: list[str]) -> str | None:
         "5 fields (minute hour day-of-month month day-of-week), or 6 with seconds first, "
         "weekdays numbered from 0 = Sunday, no year field"
     )
+    dialect = ' or keep it and set "dialect": "eventbridge"' if kind.startswith("an EventBridge") else ""
     if not _readable(linux):
-        return message + "; it has no Linux cron form (L, W and # are not cron)"
+        return message + f"; it has no Linux cron form (L, W and # are not cron){dialect.replace(' or', ':', 1)}"
     years = "" if fields[-1] == "*" else f" and bound it with start and end for the years {fields[-1]}"
-    return message + f": write {linux!r}{years}"
+    return message + f": write {linux!r}{years}{dialect}"
 
 
 def day_fields_ored(expression: str) -> bool:
@@ -242,10 +257,37 @@ def _cron_iterator(expression: str, start: datetime) -> croniter:
     return iterator
 
 
+def check_dialect_cron(expression: str, dialect: Dialect, field: str = "schedule.cron") -> None:
+    """:func:`check_cron` for the dialect the expression is written in."""
+    if dialect == EVENTBRIDGE:
+        _eventbridge_cron(expression, field)
+    else:
+        check_cron(expression, field)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_eventbridge(expression: str) -> eventbridge.CronExpression:
+    parsed = eventbridge.parse(f"cron({expression})")
+    assert isinstance(parsed, eventbridge.CronExpression)  # "cron(" gives a cron
+    return parsed
+
+
+def _eventbridge_cron(expression: str, field: str) -> eventbridge.CronExpression:
+    try:
+        return _parsed_eventbridge(expression)
+    except ValidationFailed as exc:
+        message = exc.details[0].message if exc.details else exc.message
+        raise ValidationFailed.on(field, message) from exc
+
+
 def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
-    zone = zone_of(cron.timezone)
     if cron.start is not None and cron.start > lower:
         lower = cron.start
+    if cron.dialect == EVENTBRIDGE:
+        return eventbridge.cron_at_or_after(
+            _eventbridge_cron(cron.expression, "schedule.cron"), cron.timezone, lower, cron.end
+        )
+    zone = zone_of(cron.timezone)
     # Start from the wall time one second before `lower` (stepping back on the UTC line, not the
     # wall clock): when `lower` is the first instant after a spring-forward gap, the skipped wall
     # times that fire there lie between the two.

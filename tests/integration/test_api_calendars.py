@@ -155,6 +155,52 @@ def test_preview_answers_every_schedule_kind(api):
     )
 
 
+def test_a_cron_in_eventbridge_scheduler_s_dialect(api):
+    # the last Friday of each month at 18:00 in New York, 2027 only; day-of-week 6 is Friday there
+    schedule = {"cron": "0 18 ? * 6L 2027", "timezone": "America/New_York", "dialect": "eventbridge"}
+    assert preview(api, schedule, 3, after="2027-01-01T00:00:00Z") == [
+        "2027-01-29T23:00:00.000Z",
+        "2027-02-26T23:00:00.000Z",
+        "2027-03-26T22:00:00.000Z",  # daylight-saving time from 14 March
+    ]
+    # 02:30 on 14 March 2027 does not exist in New York: the service's rule skips it
+    daily = {"cron": "30 2 * * ? *", "timezone": "America/New_York", "dialect": "eventbridge"}
+    assert preview(api, daily, 2, after="2027-03-13T08:00:00Z") == [
+        "2027-03-15T06:30:00.000Z",
+        "2027-03-16T06:30:00.000Z",
+    ]
+    # the native reading of the same wall time fires at the end of the gap
+    assert preview(api, {"cron": "30 2 * * *", "timezone": "America/New_York"}, 1, after="2027-03-13T08:00:00Z") == [
+        "2027-03-14T07:00:00.000Z"
+    ]
+    task = api("POST", "/v1/tasks", {"schedule": schedule, "target": {"http": {"url": "http://example.com/x"}}})
+    assert task.status == 201, task.body
+    assert task.body["schedule"]["dialect"] == "eventbridge"
+    assert task.body["next_fire_at"] == "2027-01-29T23:00:00.000Z"
+    assert api("GET", f"/v1/tasks/{task.body['id']}").body["schedule"] == task.body["schedule"]
+    native = api(
+        "POST", "/v1/tasks", {"schedule": {"cron": "0 9 * * 1"}, "target": {"http": {"url": "http://e.com/x"}}}
+    )
+    assert "dialect" not in native.body["schedule"]  # the default is not written out
+
+
+@pytest.mark.parametrize(
+    ("cron", "words"),
+    [
+        ("0 9 * * *", "six fields"),
+        ("0 9 * * * *", "must be ?"),
+        ("0 9 ? * 0 *", "day-of-week value (1-7)"),
+        ("0 9 ? * 2#1,3#2 *", "# stands alone"),
+    ],
+)
+def test_a_bad_eventbridge_cron_names_the_field(api, cron, words):
+    answer = api("POST", "/v1/schedules:preview", {"schedule": {"cron": cron, "dialect": "eventbridge"}})
+    assert answer.status == 400, answer.body
+    details = answer.body["error"]["details"]
+    assert [d["field"] for d in details] == ["schedule.cron"], details
+    assert words in details[0]["message"]
+
+
 @pytest.mark.parametrize(
     "schedule",
     [

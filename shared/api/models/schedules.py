@@ -67,13 +67,26 @@ class CronSchedule(Model):
     )
     start: Instant | None = Field(None, exclude_if=is_none, description="No occurrence before it.")
     end: Instant | None = Field(None, exclude_if=is_none, description="No occurrence after it.")
+    dialect: sched.Dialect = Field(
+        sched.LINUX,
+        exclude_if=lambda value: value == sched.LINUX,
+        description="`linux` (the default, as above) or `eventbridge`: the expression is read as EventBridge "
+        "Scheduler reads the fields inside its `cron(...)`: `minutes hours day-of-month month day-of-week year`, "
+        "day-of-week 1-7 = SUN-SAT, exactly one day field `?`, `L`, `nL`, `nW`, `n#k`, a year field 1970-2199; "
+        "a wall time a spring daylight-saving change skips does not fire (the service's rule) and one the autumn "
+        "change repeats fires once.",
+    )
 
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str) -> str:
-        with named("cron"):
-            sched.check_cron(value, "cron")
         return " ".join(value.split())
+
+    @model_validator(mode="after")
+    def _dialect(self) -> CronSchedule:
+        with named(""):  # raised on the model: the member is named in full
+            sched.check_dialect_cron(self.cron, self.dialect, "cron")
+        return self
 
     @field_validator("timezone")
     @classmethod
@@ -133,7 +146,7 @@ def schedule_to_domain(schedule: Schedules) -> sched.Schedule:
     if isinstance(schedule, AfterSchedule):
         return sched.After(schedule.after_seconds)
     if isinstance(schedule, CronSchedule):
-        return sched.Cron(schedule.cron, schedule.timezone, schedule.start, schedule.end)
+        return sched.Cron(schedule.cron, schedule.timezone, schedule.start, schedule.end, schedule.dialect)
     if isinstance(schedule, EverySchedule):
         return sched.Every(schedule.every_seconds, schedule.start, schedule.end)
     return schedule.rule()

@@ -46,7 +46,11 @@ def schedule_of(schedule: sched.Schedule) -> Schedules:
         return AfterSchedule(after_seconds=schedule.seconds)
     if isinstance(schedule, sched.Cron):
         return CronSchedule(
-            cron=schedule.expression, timezone=schedule.timezone, start=schedule.start, end=schedule.end
+            cron=schedule.expression,
+            timezone=schedule.timezone,
+            start=schedule.start,
+            end=schedule.end,
+            dialect=schedule.dialect,
         )
     if isinstance(schedule, sched.Every):
         return EverySchedule(every_seconds=schedule.seconds, start=schedule.start, end=schedule.end)
