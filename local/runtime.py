@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from local.advance import Advance, InlineExecutor, Lane, tick_of, with_clock_routes
-from local.apigw import AuthorizerCache, LocalContext, with_authorizer, with_limits
+from local.apigw import AuthorizerCache, LocalContext, with_authorizer, with_limits, with_scheduler
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.clock import VirtualClock
@@ -190,13 +190,7 @@ class Runtime:
         self._pools[HIGH_PRIORITY_TRIGGER] = ThreadPoolExecutor(
             max_workers=self.settings.high_priority_concurrency, thread_name_prefix="lambda-high"
         )
-        gateway = with_authorizer(
-            with_limits(attributed("api", api)),
-            attributed("authorizer", authorize),
-            is_public,
-            anonymous=self.function_settings.default_tenant,
-            cache=AuthorizerCache(self.settings.authorizer_cache_s),
-        )
+        gateway = self._gateway(api, authorize, is_public)
         pollers = [
             (f"poll-{c.queue}", boto3.client("sqs"), urls[c.queue], arns[c.queue], handlers[c.function], c)
             for c in consumers(self.delay_queues, self.settings.trigger_batch_size)
@@ -211,6 +205,21 @@ class Runtime:
         gc.collect()
         gc.freeze()
         self._serve(pollers, attributed("tick", tick))
+
+    def _gateway(self, api: Any, authorize: Any, public: Any) -> Any:
+        """API Gateway as the stack sets it up: the authorizer (its answers cached) before the API
+        function, and the EventBridge Scheduler API's route, which has none."""
+        from functions.scheduler.handler import handler as scheduler
+
+        gateway = with_authorizer(
+            with_limits(attributed("api", api)),
+            attributed("authorizer", authorize),
+            public,
+            anonymous=self.function_settings.default_tenant,
+            cache=AuthorizerCache(self.settings.authorizer_cache_s),
+        )
+        scheduler_function = with_limits(attributed("scheduler", scheduler))
+        return with_scheduler(gateway, scheduler_function, self.function_settings.default_tenant)
 
     def _use_clock(self) -> None:
         """The virtual clock as the process's (``shared.domain.times.use_clock``), when asked for:

@@ -40,6 +40,20 @@ WEEKDAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 RATE_UNITS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
 
 
+class ServiceError(Exception):
+    """An error EventBridge Scheduler's API answers, by the name of its shape in the service's
+    model (``ValidationException``, ``ConflictException``...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def service_validation(message: str) -> ServiceError:
+    return ServiceError("ValidationException", message)
+
+
 @dataclass(frozen=True)
 class AtExpression:
     wall: datetime

@@ -467,6 +467,29 @@ class LimitStateItem(_Table):
     slots = MapAttribute[str, Any](null=True)
 
 
+class ScheduleGroupItem(_Table):
+    """``SG#<tenant>`` / ``<group>``: an EventBridge Scheduler schedule group of the tenant
+    (docs/eventbridge.md, section 3); ``default`` has none until it is tagged."""
+
+    created_ms = NumberAttribute()
+    modified_ms = NumberAttribute()
+    tags = UnicodeAttribute(null=True)
+    """JSON: ``[{"Key", "Value"}]`` as the service answers them."""
+
+
+class ScheduleNameItem(_Table):
+    """``SN#<tenant>`` / ``<group>/<name>``: an EventBridge Scheduler schedule, naming the task
+    that is the schedule (docs/eventbridge.md, section 3)."""
+
+    task_id = UnicodeAttribute()
+    created_ms = NumberAttribute()
+    modified_ms = NumberAttribute()
+    request = UnicodeAttribute()
+    """JSON: the schedule's members as given (what ``GetSchedule`` answers), timestamps in
+    epoch seconds."""
+    client_token = UnicodeAttribute(null=True)
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -491,6 +514,8 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     LimitItem,
     LimitOriginItem,
     LimitStateItem,
+    ScheduleGroupItem,
+    ScheduleNameItem,
 )
 
 

@@ -1,0 +1,400 @@
+"""EventBridge Scheduler's operations over Sundial's tasks (docs/eventbridge.md): a schedule is a
+task of the tenant, registered, changed, paused and cancelled through the task service, and
+its name (in its group) is an item that points at it. Errors are the service's, by the name of
+their shape (:class:`~shared.api.scheduler_protocol.ApiError`)."""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from shared.domain import eventbridge as eb
+from shared.domain.errors import (
+    ConcurrentUpdate,
+    QuotaExceeded,
+    RateLimited,
+    StorageUnavailable,
+    SundialError,
+    TaskNotFound,
+    ValidationFailed,
+)
+from shared.domain.eventbridge import ServiceError as ApiError
+from shared.domain.eventbridge import service_validation as validation
+from shared.domain.patches import TaskPatch
+from shared.domain.retry import MAX_ATTEMPTS, RetryPolicy
+from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Schedule
+from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget, Target, TaskSpec, TaskStatus
+from shared.domain.times import from_ms, to_ms
+from shared.domain.wallclock import zone_of
+from shared.services.tasks import TaskService
+from shared.store.eventbridge import DynamoSchedules, GroupRecord, NameRecord, Taken
+
+DEFAULT_GROUP = "default"
+DEFAULT_RETRIES = 185
+"""``RetryPolicy.MaximumRetryAttempts`` when not given, as the service's."""
+MAX_PAGE = 100
+TASK_NAME_PREFIX = "eventbridge:"
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where the schedules live, for their ARNs."""
+
+    region: str
+    account: str
+
+    def schedule_arn(self, group: str, name: str) -> str:
+        return f"arn:aws:scheduler:{self.region}:{self.account}:schedule/{group}/{name}"
+
+    def group_arn(self, group: str) -> str:
+        return f"arn:aws:scheduler:{self.region}:{self.account}:schedule-group/{group}"
+
+    def group_of_arn(self, arn: str) -> str:
+        prefix = f"arn:aws:scheduler:{self.region}:{self.account}:schedule-group/"
+        if not arn.startswith(prefix) or "/" in arn[len(prefix) :]:
+            raise ApiError("ResourceNotFoundException", f"Resource {arn} does not exist.")
+        return arn[len(prefix) :]
+
+
+def _ms(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+def _moment(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+
+
+def _translated(exc: SundialError) -> ApiError:
+    if isinstance(exc, QuotaExceeded):
+        return ApiError("ServiceQuotaExceededException", exc.message)
+    if isinstance(exc, RateLimited):
+        return ApiError("ThrottlingException", exc.message)
+    if isinstance(exc, TaskNotFound):
+        return ApiError("ResourceNotFoundException", exc.message)
+    if isinstance(exc, ConcurrentUpdate):
+        return ApiError("ConflictException", exc.message)
+    if isinstance(exc, ValidationFailed):
+        return validation(exc.details[0].message if exc.details else exc.message)
+    if isinstance(exc, StorageUnavailable):
+        return ApiError("InternalServerException", "Unexpected error, please retry.")
+    return ApiError("InternalServerException", exc.message)
+
+
+def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
+    """The task's schedule for the service's expression, time zone, start and end."""
+    text = params["ScheduleExpression"]
+    zone_name = params.get("ScheduleExpressionTimezone") or "UTC"
+    try:
+        zone = zone_of(zone_name, "ScheduleExpressionTimezone")
+        expression = eb.parse(text)
+    except ValidationFailed as exc:
+        raise validation(exc.details[0].message if exc.details else exc.message) from exc
+    start, end = params.get("StartDate"), params.get("EndDate")
+    if start is not None and end is not None and end <= start:
+        raise validation("The EndDate must be after the StartDate.")
+    if isinstance(expression, eb.AtExpression):
+        return At(expression.wall.replace(tzinfo=zone).astimezone(UTC))
+    if isinstance(expression, eb.RateExpression):
+        return Every(float(expression.seconds), start or now, end)
+    body = expression.text[len("cron(") : -1]
+    return Cron(body, zone_name, start, end, EVENTBRIDGE)
+
+
+def target_of(target: Mapping[str, Any]) -> Target:
+    """The Sundial target for the service's ``Target.Arn``; one Sundial cannot call is refused."""
+    arn = target["Arn"]
+    parts = arn.split(":", 5)
+    if len(parts) == 6 and parts[0] == "arn":
+        service, region, account, resource = parts[2], parts[3], parts[4], parts[5]
+        if service == "lambda" and resource.startswith("function:"):
+            return LambdaTarget(arn)
+        if service == "sqs" and "/" not in resource:
+            return SqsTarget(f"https://sqs.{region}.amazonaws.com/{account}/{resource}")
+        if service == "sns":
+            return SnsTarget(arn)
+        if service == "events" and resource.startswith("event-bus/"):
+            parameters = target.get("EventBridgeParameters")
+            if not parameters:
+                raise validation("Target.EventBridgeParameters is required for an EventBridge event bus target.")
+            return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"])
+    raise validation(
+        f"Target.Arn {arn!r}: Sundial calls Lambda functions, SQS queues, SNS topics and EventBridge event buses; "
+        "universal targets and other services are not supported"
+    )
+
+
+def spec_of(params: Mapping[str, Any], group: str, now: datetime) -> TaskSpec:
+    target = params["Target"]
+    retries = (target.get("RetryPolicy") or {}).get("MaximumRetryAttempts", DEFAULT_RETRIES)
+    text = target.get("Input")
+    try:
+        payload = json.loads(text) if text is not None else None
+    except ValueError:
+        payload = text
+    return TaskSpec(
+        schedule=schedule_of(params, now),
+        targets=(target_of(target),),
+        name=f"{TASK_NAME_PREFIX}{group}/{params['Name']}",
+        payload=payload,
+        retry=RetryPolicy(max_attempts=min(retries + 1, MAX_ATTEMPTS)),
+    )
+
+
+_KEPT = (
+    "ScheduleExpression",
+    "ScheduleExpressionTimezone",
+    "StartDate",
+    "EndDate",
+    "Description",
+    "State",
+    "KmsKeyArn",
+    "Target",
+    "FlexibleTimeWindow",
+    "ActionAfterCompletion",
+)
+
+
+def _request(params: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``GetSchedule`` answers of a schedule, as stored (timestamps in epoch seconds)."""
+    kept = {k: params[k] for k in _KEPT if params.get(k) is not None}
+    for key in ("StartDate", "EndDate"):
+        if key in kept:
+            kept[key] = kept[key].timestamp()
+    kept.setdefault("State", "ENABLED")
+    kept.setdefault("ActionAfterCompletion", "NONE")
+    kept.setdefault("ScheduleExpressionTimezone", "UTC")
+    return kept
+
+
+class SchedulerService:
+    def __init__(self, tasks: TaskService, store: DynamoSchedules, place: Place, now: Callable[[], datetime]) -> None:
+        self.tasks = tasks
+        self.store = store
+        self.place = place
+        self.now = now
+
+    def call(self, tenant: str, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        method: Callable[[str, dict[str, Any]], dict[str, Any]] = getattr(self, _METHODS[operation])
+        try:
+            return method(tenant, params)
+        except SundialError as exc:
+            raise _translated(exc) from exc
+
+    # --- groups ----------------------------------------------------------------------------
+
+    def _group(self, tenant: str, group: str) -> GroupRecord:
+        record = self.store.group(tenant, group)
+        if record is None:
+            if group == DEFAULT_GROUP:
+                return GroupRecord(DEFAULT_GROUP, 0, 0, [])
+            raise ApiError("ResourceNotFoundException", f"Schedule group {group} does not exist.")
+        return record
+
+    def create_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = params["Name"]
+        if group == DEFAULT_GROUP:
+            raise ApiError("ConflictException", f"Schedule group {group} already exists.")
+        try:
+            self.store.create_group(tenant, group, params.get("Tags") or [], to_ms(self.now()))
+        except Taken as exc:
+            raise ApiError("ConflictException", f"Schedule group {group} already exists.") from exc
+        return {"ScheduleGroupArn": self.place.group_arn(group)}
+
+    def _group_view(self, record: GroupRecord) -> dict[str, Any]:
+        view: dict[str, Any] = {"Arn": self.place.group_arn(record.name), "Name": record.name, "State": "ACTIVE"}
+        if record.created_ms:
+            view["CreationDate"] = from_ms(record.created_ms)
+            view["LastModificationDate"] = from_ms(record.modified_ms)
+        return view
+
+    def get_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        return self._group_view(self._group(tenant, params["Name"]))
+
+    def delete_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = params["Name"]
+        if group == DEFAULT_GROUP:
+            raise validation("The default schedule group cannot be deleted.")
+        self._group(tenant, group)
+        token: str | None = None
+        while True:
+            names, token = self.store.names(tenant, f"{group}/", MAX_PAGE, token)
+            for record in names:
+                self._drop(tenant, record)
+            if token is None:
+                break
+        self.store.delete_group(tenant, group)
+        return {}
+
+    def list_groups(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        prefix, count = params.get("NamePrefix") or "", int(params.get("MaxResults") or MAX_PAGE)
+        token = params.get("NextToken")
+        records, following = self._paged(self.store.groups, tenant, prefix, count, token)
+        if token is None and DEFAULT_GROUP.startswith(prefix) and all(r.name != DEFAULT_GROUP for r in records):
+            records.insert(0, GroupRecord(DEFAULT_GROUP, 0, 0, []))
+        answer: dict[str, Any] = {"ScheduleGroups": [self._group_view(r) for r in records]}
+        if following:
+            answer["NextToken"] = following
+        return answer
+
+    def tag(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = self.place.group_of_arn(params["ResourceArn"])
+        record = self._group(tenant, group)
+        tags = {t["Key"]: t["Value"] for t in record.tags}
+        tags.update({t["Key"]: t["Value"] for t in params["Tags"]})
+        now = to_ms(self.now())
+        kept = GroupRecord(group, record.created_ms or now, now, [{"Key": k, "Value": v} for k, v in tags.items()])
+        self.store.put_group(tenant, kept)
+        return {}
+
+    def untag(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = self.place.group_of_arn(params["ResourceArn"])
+        record = self._group(tenant, group)
+        gone = set(params["TagKeys"])
+        now = to_ms(self.now())
+        kept = [t for t in record.tags if t["Key"] not in gone]
+        self.store.put_group(tenant, GroupRecord(group, record.created_ms or now, now, kept))
+        return {}
+
+    def tags(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group = self.place.group_of_arn(params["ResourceArn"])
+        return {"Tags": self._group(tenant, group).tags}
+
+    # --- schedules -------------------------------------------------------------------------
+
+    def _named(self, tenant: str, group: str, name: str) -> NameRecord:
+        record = self.store.name(tenant, group, name)
+        if record is None:
+            raise ApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+        return record
+
+    def create(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
+        self._group(tenant, group)
+        now = self.now()
+        spec = spec_of(params, group, now)  # refused before anything is written
+        request, token = _request(params), params.get("ClientToken")
+        record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
+        try:
+            self.store.take_name(tenant, record)
+        except Taken as exc:
+            existing = self.store.name(tenant, group, name)
+            if existing is not None and token is not None and existing.client_token == token:
+                if existing.request != json.loads(json.dumps(request)):
+                    raise ApiError("ConflictException", "The ClientToken was used with a different request.") from exc
+                return {"ScheduleArn": self.place.schedule_arn(group, name)}
+            raise ApiError("ConflictException", f"Schedule {name} already exists.") from exc
+        try:
+            task = self.tasks.register(tenant, spec)
+            if request["State"] == "DISABLED":
+                self.tasks.pause(tenant, task.id)
+        except BaseException:
+            self.store.drop_name(tenant, group, name)
+            raise
+        self.store.put_name(
+            tenant, NameRecord(group, name, task.id, record.created_ms, record.modified_ms, request, token)
+        )
+        return {"ScheduleArn": self.place.schedule_arn(group, name)}
+
+    def get(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
+        record = self._named(tenant, group, name)
+        if not record.task_id:
+            raise ApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+        view = dict(record.request)
+        for key in ("StartDate", "EndDate"):
+            if key in view:
+                view[key] = _moment(view[key])
+        view.update(
+            Arn=self.place.schedule_arn(group, name),
+            Name=name,
+            GroupName=group,
+            CreationDate=from_ms(record.created_ms),
+            LastModificationDate=from_ms(record.modified_ms),
+        )
+        return view
+
+    def update(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
+        record = self._named(tenant, group, name)
+        now = self.now()
+        spec = spec_of(params, group, now)
+        request = _request(params)
+        patch = TaskPatch(schedule=spec.schedule, targets=spec.targets, payload=spec.payload, retry=spec.retry)
+        task = self.tasks.update(tenant, record.task_id, patch)
+        if request["State"] == "DISABLED" and task.status is not TaskStatus.PAUSED:
+            self.tasks.pause(tenant, task.id)
+        elif request["State"] == "ENABLED" and task.status is TaskStatus.PAUSED:
+            self.tasks.resume(tenant, task.id)
+        kept = NameRecord(group, name, record.task_id, record.created_ms, to_ms(now), request, record.client_token)
+        self.store.put_name(tenant, kept)
+        return {"ScheduleArn": self.place.schedule_arn(group, name)}
+
+    def _drop(self, tenant: str, record: NameRecord) -> None:
+        if record.task_id:
+            with contextlib.suppress(TaskNotFound):  # cancelled and gone already: the name is what is left
+                self.tasks.cancel(tenant, record.task_id)
+        self.store.drop_name(tenant, record.group, record.name)
+
+    def delete(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
+        self._drop(tenant, self._named(tenant, group, name))
+        return {}
+
+    def list(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
+        group, prefix = params.get("GroupName"), params.get("NamePrefix") or ""
+        count, token, state = int(params.get("MaxResults") or MAX_PAGE), params.get("NextToken"), params.get("State")
+        if group is not None:
+            self._group(tenant, group)
+        key = f"{group}/{prefix}" if group is not None else ""
+        records, following = self._paged(self.store.names, tenant, key, count, token)
+        chosen = [
+            r
+            for r in records
+            if r.task_id
+            and (group is not None or r.name.startswith(prefix))
+            and (state is None or r.request.get("State") == state)
+        ]
+        summaries = [
+            {
+                "Arn": self.place.schedule_arn(r.group, r.name),
+                "Name": r.name,
+                "GroupName": r.group,
+                "State": r.request.get("State", "ENABLED"),
+                "CreationDate": from_ms(r.created_ms),
+                "LastModificationDate": from_ms(r.modified_ms),
+                "Target": {"Arn": r.request["Target"]["Arn"]},
+            }
+            for r in chosen
+        ]
+        answer: dict[str, Any] = {"Schedules": summaries}
+        if following:
+            answer["NextToken"] = following
+        return answer
+
+    @staticmethod
+    def _paged(read: Callable[..., Any], tenant: str, prefix: str, count: int, token: str | None) -> Any:
+        try:
+            return read(tenant, prefix, count, token)
+        except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
+            raise validation("The NextToken is not valid.") from exc
+
+
+_METHODS = {
+    "CreateScheduleGroup": "create_group",
+    "GetScheduleGroup": "get_group",
+    "DeleteScheduleGroup": "delete_group",
+    "ListScheduleGroups": "list_groups",
+    "TagResource": "tag",
+    "UntagResource": "untag",
+    "ListTagsForResource": "tags",
+    "CreateSchedule": "create",
+    "GetSchedule": "get",
+    "UpdateSchedule": "update",
+    "DeleteSchedule": "delete",
+    "ListSchedules": "list",
+}

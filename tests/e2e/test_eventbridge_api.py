@@ -1,0 +1,214 @@
+"""The EventBridge Scheduler API of the local runtime, through the service's real client: boto3's
+``scheduler`` client, pointed at `make run`'s ``/scheduler`` (docs/eventbridge.md). Every call
+below is botocore's own serialization, and every error is read back by botocore's own parser
+into the exception classes of the service's model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from tests.support.eventually import until
+from tests.support.runtime import Client
+
+pytestmark = pytest.mark.e2e
+
+QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
+ROLE_ARN = "arn:aws:iam::123456789012:role/scheduler"
+
+
+@pytest.fixture(scope="module")
+def scheduler(sundial: Client) -> Any:
+    return boto3.client(
+        "scheduler",
+        endpoint_url=sundial.base + "/scheduler",
+        region_name="us-east-1",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="any-secret-on-make-run",
+        config=Config(retries={"mode": "standard", "max_attempts": 3}),
+    )
+
+
+def _schedule(name: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "Name": name,
+        "ScheduleExpression": "cron(0 9 ? * MON-FRI *)",
+        "ScheduleExpressionTimezone": "Asia/Shanghai",
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": {"Arn": QUEUE_ARN, "RoleArn": ROLE_ARN, "Input": '{"order": 123}'},
+        **extra,
+    }
+
+
+def _native(sundial: Client, name: str) -> dict[str, Any]:
+    """The task the native API lists under ``name``."""
+
+    def listed() -> dict[str, Any] | None:
+        status, page = sundial.call("GET", "/v1/tasks?limit=100")
+        assert status == 200, page
+        return next((t for t in page["items"] if t.get("name") == name), None)
+
+    task = until(listed)
+    assert task is not None, f"{name} is not listed"
+    return task
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response["Error"]["Code"])
+
+
+def test_schedule_groups(scheduler: Any) -> None:
+    arn = scheduler.create_schedule_group(Name="billing", Tags=[{"Key": "team", "Value": "pay"}])["ScheduleGroupArn"]
+    assert arn == "arn:aws:scheduler:us-east-1:123456789012:schedule-group/billing"
+    with pytest.raises(scheduler.exceptions.ConflictException):
+        scheduler.create_schedule_group(Name="billing")
+    got = scheduler.get_schedule_group(Name="billing")
+    assert (got["Name"], got["State"], got["Arn"]) == ("billing", "ACTIVE", arn)
+    assert isinstance(got["CreationDate"], datetime)
+    names = [g["Name"] for g in scheduler.list_schedule_groups()["ScheduleGroups"]]
+    assert names[0] == "default"
+    assert "billing" in names
+    assert [g["Name"] for g in scheduler.list_schedule_groups(NamePrefix="bill")["ScheduleGroups"]] == ["billing"]
+
+    assert scheduler.list_tags_for_resource(ResourceArn=arn)["Tags"] == [{"Key": "team", "Value": "pay"}]
+    scheduler.tag_resource(ResourceArn=arn, Tags=[{"Key": "env", "Value": "dev"}])
+    scheduler.untag_resource(ResourceArn=arn, TagKeys=["team"])
+    assert scheduler.list_tags_for_resource(ResourceArn=arn)["Tags"] == [{"Key": "env", "Value": "dev"}]
+
+    with pytest.raises(scheduler.exceptions.ValidationException):
+        scheduler.delete_schedule_group(Name="default")
+    scheduler.delete_schedule_group(Name="billing")
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule_group(Name="billing")
+
+
+def test_a_schedule_s_life(scheduler: Any, sundial: Client) -> None:
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    start = today + timedelta(days=7 + (7 - today.weekday()) % 7)  # a Monday, a week or two ahead
+    arn = scheduler.create_schedule(**_schedule("close-orders", StartDate=start, Description="weekday close"))[
+        "ScheduleArn"
+    ]
+    assert arn == "arn:aws:scheduler:us-east-1:123456789012:schedule/default/close-orders"
+    got = scheduler.get_schedule(Name="close-orders")
+    assert got["ScheduleExpression"] == "cron(0 9 ? * MON-FRI *)"
+    assert got["ScheduleExpressionTimezone"] == "Asia/Shanghai"
+    assert got["StartDate"] == start
+    assert got["State"] == "ENABLED"
+    assert got["GroupName"] == "default"
+    assert got["Target"]["Arn"] == QUEUE_ARN
+    assert got["Description"] == "weekday close"
+
+    # the schedule is a Sundial task: the native API lists it (a list is eventually consistent),
+    # with its next time at second 0
+    task = _native(sundial, "eventbridge:default/close-orders")
+    day = start.date().isoformat()
+    assert task["schedule"] == {
+        "cron": "0 9 ? * MON-FRI *",
+        "timezone": "Asia/Shanghai",
+        "dialect": "eventbridge",
+        "start": f"{day}T00:00:00.000Z",
+    }
+    assert task["next_fire_at"] == f"{day}T01:00:00.000Z"  # that Monday, 09:00 in Shanghai
+
+    with pytest.raises(scheduler.exceptions.ConflictException):
+        scheduler.create_schedule(**_schedule("close-orders"))
+
+    scheduler.update_schedule(**_schedule("close-orders", State="DISABLED"))
+    assert scheduler.get_schedule(Name="close-orders")["State"] == "DISABLED"
+    assert sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["status"] == "paused"
+    assert [s["Name"] for s in scheduler.list_schedules(State="DISABLED")["Schedules"]] == ["close-orders"]
+
+    scheduler.delete_schedule(Name="close-orders")
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule(Name="close-orders")
+    assert sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["status"] == "cancelled"
+
+
+def test_a_client_token_makes_a_creation_idempotent(scheduler: Any) -> None:
+    first = scheduler.create_schedule(**_schedule("nightly", ClientToken="token-1"))
+    again = scheduler.create_schedule(**_schedule("nightly", ClientToken="token-1"))
+    assert first["ScheduleArn"] == again["ScheduleArn"]
+    with pytest.raises(scheduler.exceptions.ConflictException):
+        scheduler.create_schedule(**_schedule("nightly", ClientToken="token-1", ScheduleExpression="rate(5 minutes)"))
+    scheduler.delete_schedule(Name="nightly")
+
+
+def test_lists_page_and_filter(scheduler: Any) -> None:
+    scheduler.create_schedule_group(Name="paged")
+    for i in range(5):
+        scheduler.create_schedule(**_schedule(f"job-{i}", GroupName="paged"))
+    scheduler.create_schedule(**_schedule("other-0", GroupName="paged"))
+    pages = scheduler.get_paginator("list_schedules").paginate(GroupName="paged", PaginationConfig={"PageSize": 2})
+    names = [s["Name"] for page in pages for s in page["Schedules"]]
+    assert names == ["job-0", "job-1", "job-2", "job-3", "job-4", "other-0"]
+    prefixed = scheduler.list_schedules(GroupName="paged", NamePrefix="job-")["Schedules"]
+    assert [s["Name"] for s in prefixed] == [f"job-{i}" for i in range(5)]
+    assert all(s["Target"] == {"Arn": QUEUE_ARN} for s in prefixed)
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.list_schedules(GroupName="nowhere")
+    scheduler.delete_schedule_group(Name="paged")  # its schedules go with it
+    assert scheduler.list_schedules(NamePrefix="job-")["Schedules"] == []
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"ScheduleExpression": "cron(0 9 * * * *)"}, "must be ?"),
+        ({"ScheduleExpression": "rate(0 minutes)"}, "positive"),
+        ({"ScheduleExpressionTimezone": "Mars/Olympus"}, "Mars/Olympus"),
+        ({"Name": "bad name!"}, "Name"),
+        ({"Target": {"Arn": "arn:aws:ecs:us-east-1:123456789012:cluster/x", "RoleArn": ROLE_ARN}}, "Target.Arn"),
+        ({"FlexibleTimeWindow": {"Mode": "SOMETIMES"}}, "FlexibleTimeWindow.Mode"),
+        (
+            {"Target": {"Arn": QUEUE_ARN, "RoleArn": ROLE_ARN, "RetryPolicy": {"MaximumRetryAttempts": 186}}},
+            "Target.RetryPolicy.MaximumRetryAttempts",
+        ),
+        ({"EndDate": datetime(2027, 1, 1, tzinfo=UTC), "StartDate": datetime(2027, 2, 1, tzinfo=UTC)}, "EndDate"),
+    ],
+)
+def test_bad_input_is_a_validation_exception_that_is_not_retried(
+    scheduler: Any, change: dict[str, Any], says: str
+) -> None:
+    with pytest.raises(ClientError) as refused:
+        scheduler.create_schedule(**{**_schedule("refused"), **change})
+    assert _code(refused.value) == "ValidationException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert refused.value.response["ResponseMetadata"]["RetryAttempts"] == 0
+    assert says in refused.value.response["Error"]["Message"]
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule(Name="refused")
+
+
+def test_a_missing_schedule_or_group(scheduler: Any) -> None:
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException) as missing:
+        scheduler.get_schedule(Name="never")
+    assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.delete_schedule(Name="never")
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.create_schedule(**_schedule("orphan", GroupName="no-such-group"))
+
+
+def test_rate_and_at_schedules(scheduler: Any, sundial: Client) -> None:
+    start = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0)
+    scheduler.create_schedule(**_schedule("every-5", ScheduleExpression="rate(5 minutes)", StartDate=start))
+    day = (datetime.now(UTC) + timedelta(days=30)).date()
+    scheduler.create_schedule(
+        **_schedule(
+            "once", ScheduleExpression=f"at({day.isoformat()}T10:00:30)", ScheduleExpressionTimezone="Europe/Paris"
+        )
+    )
+    every = _native(sundial, "eventbridge:default/every-5")
+    assert every["schedule"]["every_seconds"] == 300
+    assert every["next_fire_at"] == start.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    once = _native(sundial, "eventbridge:default/once")
+    paris = datetime.combine(day, time(10, 0, 30), tzinfo=ZoneInfo("Europe/Paris")).astimezone(UTC)
+    assert once["next_fire_at"] == paris.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # its second
+    scheduler.delete_schedule(Name="every-5")
+    scheduler.delete_schedule(Name="once")
