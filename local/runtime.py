@@ -209,7 +209,7 @@ class Runtime:
     def _gateway(self, api: Any, authorize: Any, public: Any) -> Any:
         """API Gateway as the stack sets it up: the authorizer (its answers cached) before the API
         function, and the EventBridge Scheduler API's route, which has none."""
-        from functions.scheduler.handler import handler as scheduler
+        from functions.api.scheduler import handler as scheduler
 
         gateway = with_authorizer(
             with_limits(attributed("api", api)),

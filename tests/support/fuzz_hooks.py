@@ -95,6 +95,14 @@ ACCEPTED: tuple[Accepted, ...] = (
     ),
     Accepted(
         SCHEDULES,
+        r"schedule\.cron",
+        r"^cron\(.*\): (?!a cron expression has six fields)",
+        "EventBridge Scheduler's cron grammar (each field's values, ranges, steps and names; which day field is "
+        "?; L, W and # and where they may stand) is beyond a pattern anyone could maintain (its six fields are "
+        "a pattern, and that refusal is not accepted here)",
+    ),
+    Accepted(
+        SCHEDULES,
         r"schedule(\.repeat)?\.timezone",
         "unknown time zone",
         "the IANA zone names are those of the installed tz database, which changes with its releases",

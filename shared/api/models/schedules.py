@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, Tag, field_validator, model_validator
+from pydantic import ConfigDict, Field, Tag, field_validator, model_validator
 
 from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE
 from shared.api.models.rules import RepeatRule
@@ -53,8 +53,22 @@ class AfterSchedule(Model):
     )
 
 
+EVENTBRIDGE_CRON_FIELDS = r"^[ \t]*[!-~]+([ \t]+[!-~]+){5}[ \t]*$"
+"""EventBridge Scheduler's six fields (``minutes hours day-of-month month day-of-week year``)."""
+
+
+def _eventbridge_fields(schema: dict[str, Any]) -> None:
+    """The document says that the ``eventbridge`` dialect takes six fields, where the default
+    takes five or six (``if``/``then``: JSON Schema's way to make one member's rule depend on
+    another's value)."""
+    schema["if"] = {"properties": {"dialect": {"const": sched.EVENTBRIDGE}}, "required": ["dialect"]}
+    schema["then"] = {"properties": {"cron": {"pattern": EVENTBRIDGE_CRON_FIELDS}}}
+
+
 class CronSchedule(Model):
     """Cron, in a time zone, optionally between ``start`` and ``end``."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra=_eventbridge_fields)
 
     cron: str = Field(
         min_length=1,

@@ -1,7 +1,8 @@
-"""The EventBridge Scheduler API (docs/eventbridge.md): API Gateway's ``/scheduler/{proxy+}``
-(no authorizer: it never sees the body SigV4 signs) -> the operation bound and checked against
-botocore's model of the service (shared/api/scheduler_protocol.py) -> the scheduler service over
-the task service -> the service's answer or error.
+"""The EventBridge Scheduler API (docs/eventbridge.md): ``/scheduler/{proxy+}``, a route of the API
+function with no authorizer (an authorizer never sees the body SigV4 signs) -> the operation
+bound and checked against botocore's model of the service (shared/api/scheduler_protocol.py) ->
+the scheduler service over the task service -> the service's answer or error. The stack routes
+nothing here until SigV4 is verified (docs/eventbridge.md, section 5); the local runtime does.
 
 Who calls: the local runtime puts its default tenant in ``requestContext.authorizer``, as `make
 run` reads any signature (API Gateway never fills it on a route without an authorizer, so a
