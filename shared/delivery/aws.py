@@ -6,6 +6,7 @@ Each gets the envelope's JSON as its message. Clients are made on first use, one
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
+from shared.domain.eventbridge import delivered_input
 from shared.domain.retry import is_retryable_status
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.observability import logger
@@ -172,27 +174,24 @@ class AwsDelivery:
 
     def _send(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         region = region_of(target)
+        text, attributes = _message(target, envelope)
         if isinstance(target, LambdaTarget):
             answer = self.client("lambda", region).invoke(
-                FunctionName=target.function_arn, InvocationType="Event", Payload=envelope.body()
+                FunctionName=target.function_arn, InvocationType="Event", Payload=text.encode("utf-8")
             )
             return Outcome.success(answer.get("StatusCode"))
         if isinstance(target, SqsTarget):
-            params: dict[str, Any] = {
-                "QueueUrl": target.queue_url,
-                "MessageBody": envelope.text(),
-                "MessageAttributes": message_attributes(envelope),
-            }
+            params: dict[str, Any] = {"QueueUrl": target.queue_url, "MessageBody": text}
+            if attributes:
+                params["MessageAttributes"] = attributes
             if target.queue_url.endswith(".fifo"):
                 params.update(_fifo(envelope))
             answer = self.client("sqs", region).send_message(**params)
             return Outcome.success(_status(answer))
         if isinstance(target, SnsTarget):
-            params = {
-                "TopicArn": target.topic_arn,
-                "Message": envelope.text(),
-                "MessageAttributes": message_attributes(envelope),
-            }
+            params = {"TopicArn": target.topic_arn, "Message": text}
+            if attributes:
+                params["MessageAttributes"] = attributes
             if target.topic_arn.endswith(".fifo"):
                 params.update(_fifo(envelope))
             answer = self.client("sns", region).publish(**params)
@@ -204,7 +203,7 @@ class AwsDelivery:
                         "EventBusName": target.event_bus,
                         "Source": target.source,
                         "DetailType": target.detail_type,
-                        "Detail": envelope.text(),
+                        "Detail": text,
                     }
                 ]
             )
@@ -216,6 +215,25 @@ class AwsDelivery:
                 return (Outcome.retry if retryable else Outcome.fail)(text, status=_status(answer))
             return Outcome.success(_status(answer))
         raise TypeError(f"not an AWS target: {type(target).__name__}")
+
+
+def _message(target: AwsTarget, envelope: Envelope) -> tuple[str, dict[str, dict[str, str]]]:
+    """What the target is sent and its message attributes: Sundial's envelope, or, for a target
+    made through the EventBridge Scheduler API, the schedule's ``Input`` as the service sends it
+    (no attributes of Sundial's)."""
+    if target.schedule_arn is None:
+        return envelope.text(), message_attributes(envelope)
+    template = envelope.payload if isinstance(envelope.payload, str) or envelope.payload is None else None
+    if template is None and envelope.payload is not None:
+        template = json.dumps(envelope.payload, separators=(",", ":"))
+    text = delivered_input(
+        template,
+        schedule_arn=target.schedule_arn,
+        scheduled_for=envelope.scheduled_for,
+        execution_id=envelope.run_id,
+        attempt=envelope.attempt,
+    )
+    return text, {}
 
 
 def _status(answer: dict[str, Any]) -> int | None:

@@ -86,6 +86,8 @@ def target_to_dict(target: Target) -> dict[str, Any]:
     body = dict(vars(target))
     if isinstance(target, HttpTarget) and target.limit is None:
         del body["limit"]  # stored as before limits existed: a target without one says nothing
+    if body.get("schedule_arn", "") is None:
+        del body["schedule_arn"]  # only a target made through the EventBridge Scheduler API has one
     return {kind: body}
 
 
@@ -99,17 +101,18 @@ def target_from_dict(data: dict[str, Any]) -> Target:
             timeout_seconds=float(body.get("timeout_seconds", 10)),
             limit=body.get("limit"),
         )
+    scheduled = body.get("schedule_arn") if isinstance(body, dict) else None
     if kind == "lambda":
-        return LambdaTarget(body["function_arn"])
+        return LambdaTarget(body["function_arn"], scheduled)
     if kind == "sqs":
-        return SqsTarget(body["queue_url"])
+        return SqsTarget(body["queue_url"], scheduled)
     if kind == "sns":
-        return SnsTarget(body["topic_arn"])
+        return SnsTarget(body["topic_arn"], scheduled)
     if kind == "job":
         return JobTarget(canonical_job(body))
     if kind == "workflow":
         return WorkflowTarget(body["id"])
-    return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
+    return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"], scheduled)
 
 
 def alert_to_dict(alert: Alert) -> dict[str, Any]:

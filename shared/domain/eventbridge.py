@@ -237,6 +237,29 @@ def _dow(text: str, body: str) -> DaySpec:
     return DaySpec(values=_values(text, 4, body))
 
 
+CONTEXT_ATTRIBUTES = (
+    "<aws.scheduler.schedule-arn>",
+    "<aws.scheduler.scheduled-time>",
+    "<aws.scheduler.execution-id>",
+    "<aws.scheduler.attempt-number>",
+)
+NO_INPUT = "{}"
+"""What a target gets when its schedule has no ``Input`` (an assumption of Sundial's: the service's
+own choice is to be checked against its documentation, docs/eventbridge.md, section 6)."""
+
+
+def delivered_input(
+    template: str | None, *, schedule_arn: str, scheduled_for: datetime, execution_id: str, attempt: int
+) -> str:
+    """A schedule's ``Input`` as its target receives it: the service's context attributes replaced
+    by the occurrence's (its nominal time in UTC to the second, its run id, its attempt from 1)."""
+    text = NO_INPUT if template is None else template
+    values = (schedule_arn, scheduled_for.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), execution_id, str(attempt))
+    for name, value in zip(CONTEXT_ATTRIBUTES, values, strict=True):
+        text = text.replace(name, value)
+    return text
+
+
 def _weekday(day: date) -> int:
     """1 = Sunday ... 7 = Saturday."""
     return (day.weekday() + 1) % 7 + 1

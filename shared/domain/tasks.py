@@ -60,16 +60,28 @@ class HttpTarget:
 @dataclass(frozen=True)
 class LambdaTarget:
     function_arn: str
+    schedule_arn: str | None = None
+    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
+    (the schedule's ``Input``) as the service sends it, context attributes replaced
+    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
 class SqsTarget:
     queue_url: str
+    schedule_arn: str | None = None
+    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
+    (the schedule's ``Input``) as the service sends it, context attributes replaced
+    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
 class SnsTarget:
     topic_arn: str
+    schedule_arn: str | None = None
+    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
+    (the schedule's ``Input``) as the service sends it, context attributes replaced
+    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +89,10 @@ class EventBridgeTarget:
     event_bus: str
     source: str
     detail_type: str
+    schedule_arn: str | None = None
+    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
+    (the schedule's ``Input``) as the service sends it, context attributes replaced
+    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 from shared.domain import eventbridge as eb
 from shared.domain.errors import (
     ConcurrentUpdate,
+    InvalidTransition,
     QuotaExceeded,
     RateLimited,
     StorageUnavailable,
@@ -82,6 +83,13 @@ def _translated(exc: SundialError) -> ApiError:
         return validation(exc.details[0].message if exc.details else exc.message)
     if isinstance(exc, StorageUnavailable):
         return ApiError("InternalServerException", "Unexpected error, please retry.")
+    by_status = {404: "ResourceNotFoundException", 409: "ConflictException", 429: "ThrottlingException"}
+    if exc.status in by_status:
+        return ApiError(by_status[exc.status], exc.message)
+    if 400 <= exc.status < 500:  # InvalidTransition (a schedule already ended), and the like
+        return ApiError(
+            "ConflictException" if isinstance(exc, InvalidTransition) else "ValidationException", exc.message
+        )
     return ApiError("InternalServerException", exc.message)
 
 
@@ -105,42 +113,39 @@ def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
     return Cron(body, zone_name, start, end, EVENTBRIDGE)
 
 
-def target_of(target: Mapping[str, Any]) -> Target:
-    """The Sundial target for the service's ``Target.Arn``; one Sundial cannot call is refused."""
+def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
+    """The Sundial target for the service's ``Target.Arn``, sent the schedule's ``Input`` as the
+    service sends it; one Sundial cannot call is refused."""
     arn = target["Arn"]
     parts = arn.split(":", 5)
     if len(parts) == 6 and parts[0] == "arn":
         service, region, account, resource = parts[2], parts[3], parts[4], parts[5]
         if service == "lambda" and resource.startswith("function:"):
-            return LambdaTarget(arn)
+            return LambdaTarget(arn, schedule_arn)
         if service == "sqs" and "/" not in resource:
-            return SqsTarget(f"https://sqs.{region}.amazonaws.com/{account}/{resource}")
+            return SqsTarget(f"https://sqs.{region}.amazonaws.com/{account}/{resource}", schedule_arn)
         if service == "sns":
-            return SnsTarget(arn)
+            return SnsTarget(arn, schedule_arn)
         if service == "events" and resource.startswith("event-bus/"):
             parameters = target.get("EventBridgeParameters")
             if not parameters:
                 raise validation("Target.EventBridgeParameters is required for an EventBridge event bus target.")
-            return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"])
+            return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"], schedule_arn)
     raise validation(
         f"Target.Arn {arn!r}: Sundial calls Lambda functions, SQS queues, SNS topics and EventBridge event buses; "
         "universal targets and other services are not supported"
     )
 
 
-def spec_of(params: Mapping[str, Any], group: str, now: datetime) -> TaskSpec:
+def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str) -> TaskSpec:
+    """The task a schedule is: its ``Input`` kept as the text given (the payload), to be sent as is."""
     target = params["Target"]
     retries = (target.get("RetryPolicy") or {}).get("MaximumRetryAttempts", DEFAULT_RETRIES)
-    text = target.get("Input")
-    try:
-        payload = json.loads(text) if text is not None else None
-    except ValueError:
-        payload = text
     return TaskSpec(
         schedule=schedule_of(params, now),
-        targets=(target_of(target),),
+        targets=(target_of(target, schedule_arn),),
         name=f"{TASK_NAME_PREFIX}{group}/{params['Name']}",
-        payload=payload,
+        payload=target.get("Input"),
         retry=RetryPolicy(max_attempts=min(retries + 1, MAX_ATTEMPTS)),
     )
 
@@ -276,7 +281,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         self._group(tenant, group)
         now = self.now()
-        spec = spec_of(params, group, now)  # refused before anything is written
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))  # refused before any write
         request, token = _request(params), params.get("ClientToken")
         record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
         try:
@@ -322,7 +327,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         record = self._named(tenant, group, name)
         now = self.now()
-        spec = spec_of(params, group, now)
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))
         request = _request(params)
         patch = TaskPatch(schedule=spec.schedule, targets=spec.targets, payload=spec.payload, retry=spec.retry)
         task = self.tasks.update(tenant, record.task_id, patch)
@@ -336,7 +341,8 @@ class SchedulerService:
 
     def _drop(self, tenant: str, record: NameRecord) -> None:
         if record.task_id:
-            with contextlib.suppress(TaskNotFound):  # cancelled and gone already: the name is what is left
+            # a task gone, or already ended (fired its last, cancelled): the name is what is left
+            with contextlib.suppress(TaskNotFound, InvalidTransition):
                 self.tasks.cancel(tenant, record.task_id)
         self.store.drop_name(tenant, record.group, record.name)
 

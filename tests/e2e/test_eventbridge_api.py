@@ -212,3 +212,52 @@ def test_rate_and_at_schedules(scheduler: Any, sundial: Client) -> None:
     assert once["next_fire_at"] == paris.isoformat(timespec="milliseconds").replace("+00:00", "Z")  # its second
     scheduler.delete_schedule(Name="every-5")
     scheduler.delete_schedule(Name="once")
+
+
+def _moto(sundial: Client) -> str:
+    """The runtime's moto, as its start-up banner names it."""
+    line = next(line for line in sundial.opening if line.strip().startswith("moto "))
+    return line.split()[1]
+
+
+def test_a_schedule_fires_its_input_into_an_sqs_queue(scheduler: Any, sundial: Client) -> None:
+    sqs = boto3.client(
+        "sqs", endpoint_url=_moto(sundial), region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    url = sqs.create_queue(QueueName="eb-fired")["QueueUrl"]
+    due = (datetime.now(UTC) + timedelta(seconds=4)).replace(microsecond=0)
+    template = (
+        '{"order": 123, "at": "<aws.scheduler.scheduled-time>", "run": "<aws.scheduler.execution-id>", '
+        '"attempt": <aws.scheduler.attempt-number>, "arn": "<aws.scheduler.schedule-arn>"}'
+    )
+    target = {"Arn": "arn:aws:sqs:us-east-1:123456789012:eb-fired", "RoleArn": ROLE_ARN, "Input": template}
+    arn = scheduler.create_schedule(
+        **_schedule(
+            "fire-once",
+            ScheduleExpression=f"at({due.strftime('%Y-%m-%dT%H:%M:%S')})",
+            ScheduleExpressionTimezone="UTC",
+            Target=target,
+        )
+    )["ScheduleArn"]
+    deadline = datetime.now(UTC) + timedelta(seconds=30)
+    messages: list[dict[str, Any]] = []
+    while not messages and datetime.now(UTC) < deadline:
+        messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5, MessageAttributeNames=["All"]).get(
+            "Messages", []
+        )
+    assert len(messages) == 1, "the schedule did not fire"
+    received = datetime.now(UTC)
+    body = messages[0]["Body"]
+    at = due.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert body.startswith(f'{{"order": 123, "at": "{at}", "run": "')  # the Input as given, not re-serialized
+    import json
+
+    sent = json.loads(body)
+    assert (sent["attempt"], sent["arn"]) == (1, arn)
+    assert "MessageAttributes" not in messages[0]  # Sundial adds none of its own
+    assert received >= due
+    # the occurrence's run, in the native API's history (the run id is the execution id)
+    task = _native(sundial, "eventbridge:default/fire-once")
+    runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
+    assert [run["run_id"] for run in runs] == [sent["run"]]
+    scheduler.delete_schedule(Name="fire-once")

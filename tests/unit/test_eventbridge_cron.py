@@ -195,3 +195,24 @@ def test_refusals_name_the_expression_and_say_why(text: str, says: str) -> None:
         parse(text)
     assert [error.field for error in refused.value.details] == ["ScheduleExpression"]
     assert says in str(refused.value), str(refused.value)
+
+
+def test_an_input_gets_the_occurrence_s_context_attributes() -> None:
+    from shared.domain.eventbridge import delivered_input
+
+    template = (
+        '{"at": "<aws.scheduler.scheduled-time>", "id": "<aws.scheduler.execution-id>", '
+        '"n": <aws.scheduler.attempt-number>, "arn": "<aws.scheduler.schedule-arn>", "keep": "<aws.other>"}'
+    )
+    sent = delivered_input(
+        template,
+        schedule_arn="arn:aws:scheduler:us-east-1:123456789012:schedule/default/s",
+        scheduled_for=datetime(2027, 1, 4, 9, 0, 0, 250000, tzinfo=UTC),
+        execution_id="01RUN",
+        attempt=2,
+    )
+    assert sent == (
+        '{"at": "2027-01-04T09:00:00Z", "id": "01RUN", "n": 2, '
+        '"arn": "arn:aws:scheduler:us-east-1:123456789012:schedule/default/s", "keep": "<aws.other>"}'
+    )
+    assert delivered_input(None, schedule_arn="a", scheduled_for=datetime.now(UTC), execution_id="r", attempt=1) == "{}"
