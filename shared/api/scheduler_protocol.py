@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import botocore.session
 
@@ -75,6 +75,14 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
         if found and verb == method:
             return name, {k: unquote(v) for k, v in found.groupdict().items()}
     raise ApiError("UnknownOperationException", f"no operation answers {method} {path}")
+
+
+def wire_path(operation: str, members: Mapping[str, str]) -> str:
+    """The operation's path as an SDK sends it, below :data:`PREFIX` (each member percent-encoded,
+    ``/`` included, as botocore renders a URI label): what a SigV4 signature covers, rebuilt from
+    the decoded path API Gateway hands the function."""
+    uri = service_model().operation_model(operation).http["requestUri"].split("?", 1)[0]
+    return re.sub(r"\{(\w+)\+?\}", lambda m: quote(members[m[1]], safe="-_.~"), uri)
 
 
 def bind(
