@@ -28,6 +28,7 @@ from shared.api.responses import (
     JobOut,
     JobPage,
     KeyList,
+    NewAccessKeyOut,
     NewKeyOut,
     NewSigningSecretOut,
     NewTenantOut,
@@ -389,6 +390,12 @@ class Client:
 
     def revoke_key(self, tenant_id: str, key_id: str) -> None:
         self.request("DELETE", f"/v1/tenants/{_id(tenant_id)}/keys/{_id(key_id)}")
+
+    def create_access_key(self, tenant_id: str) -> Answer[NewAccessKeyOut]:
+        return self._call(NewAccessKeyOut, "POST", f"/v1/tenants/{_id(tenant_id)}/access-keys")
+
+    def revoke_access_key(self, tenant_id: str, access_key_id: str) -> None:
+        self.request("DELETE", f"/v1/tenants/{_id(tenant_id)}/access-keys/{_id(access_key_id)}")
 
 
 def error_from(response: httpx.Response) -> ApiError:

@@ -17,7 +17,9 @@ from shared.api.replay import Replay
 from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Caller
+from shared.services.access_keys import AccessKeys
 from shared.services.factory import (
+    build_access_keys,
     build_job_service,
     build_limit_service,
     build_rate_limiter,
@@ -84,7 +86,7 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, tasks, jobs, workflows, limits, _signing, replay, tenants, limiter):
+    for cached in (settings, tasks, jobs, workflows, limits, _signing, replay, tenants, limiter, access_keys):
         cached.cache_clear()
 
 
@@ -110,6 +112,11 @@ def tenant() -> str:
 @cache
 def tenants() -> TenantService:
     return build_tenant_service(settings())
+
+
+@cache
+def access_keys() -> AccessKeys:
+    return build_access_keys(settings())
 
 
 @cache

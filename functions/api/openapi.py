@@ -172,6 +172,11 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
     "create_key": {201: {"description": "The new key, with its secret (shown this once)."}, **_errors(400, 404)},
     "keys": {200: {"description": "The tenant's keys, without their secrets."}, **_errors(400, 404)},
     "revoke_key": {204: {"description": "Revoked."}, **_errors(400, 404)},
+    "create_access_key": {
+        201: {"description": "The new access key, with its secret (shown this once)."},
+        **_errors(400, 404, 503),
+    },
+    "revoke_access_key": {204: {"description": "Revoked."}, **_errors(400, 404, 503)},
 }
 
 

@@ -4,10 +4,11 @@ bound and checked against botocore's model of the service (shared/api/scheduler_
 the scheduler service over the task service -> the service's answer or error. The stack routes
 nothing here until SigV4 is verified (docs/eventbridge.md, section 5); the local runtime does.
 
-Who calls: the local runtime puts its default tenant in ``requestContext.authorizer``, as `make
-run` reads any signature (API Gateway never fills it on a route without an authorizer, so a
-client cannot). Verifying SigV4 against tenants' access keys is not built yet (docs/eventbridge.md,
-section 5): without that context the request is refused as the service refuses an unknown key."""
+Who calls: the request's SigV4 signature names an access key (``POST
+/v1/tenants/{id}/access-keys``), whose tenant it is, verified against the key's secret over the
+path as the SDK sent it (shared/domain/sigv4.py). The local runtime puts its default tenant in
+``requestContext.authorizer`` instead, as `make run` reads any signature (API Gateway never fills
+it on a route without an authorizer, so no client can)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ import base64
 from functools import cache
 from typing import Any
 
+from functions.api.common import access_keys
 from shared.api import scheduler_protocol as protocol
 from shared.domain.eventbridge import ServiceError
+from shared.domain.sigv4 import SignatureRefused, verify
+from shared.domain.times import utc_now
 from shared.observability import logger
 from shared.services.eventbridge import Place, SchedulerService
 from shared.services.factory import build_task_service
@@ -42,15 +46,49 @@ def place_of(context: Any) -> tuple[str, str]:
     return parts[3], parts[4]
 
 
-def tenant_of(event: dict[str, Any]) -> str:
+def _query_pairs(event: dict[str, Any]) -> list[tuple[str, str]]:
+    multi = event.get("multiValueQueryStringParameters") or {}
+    if multi:
+        return [(name, value) for name, values in multi.items() for value in values]
+    return list((event.get("queryStringParameters") or {}).items())
+
+
+def _sent_prefix(event: dict[str, Any]) -> str:
+    """What precedes the API's own path in the URL the client signed: the stage (``/prod``) on API
+    Gateway's own URL, nothing behind a custom domain."""
+    context = event.get("requestContext") or {}
+    full, path = str(context.get("path") or ""), str(event.get("path") or "")
+    return full[: -len(path)] if path and full.endswith(path) else ""
+
+
+def tenant_of(event: dict[str, Any], operation: str, members: dict[str, str], body: bytes | None) -> str:
+    """The caller's tenant: the local runtime's, or the one whose access key signed the request."""
     context = (event.get("requestContext") or {}).get("authorizer") or {}
-    tenant = context.get("tenant")
-    if not tenant:
-        raise ServiceError(
-            "UnrecognizedClientException",
-            "The security token included in the request is invalid (access keys are not verified yet).",
+    if context.get("tenant"):
+        return str(context["tenant"])
+    tenants: dict[str, str] = {}
+
+    def secret_of(key_id: str) -> str | None:
+        found = access_keys().secret(key_id)
+        if found is None:
+            return None
+        tenants[key_id] = found[0]
+        return found[1]
+
+    try:
+        key_id, _ = verify(
+            method=str(event.get("httpMethod") or "GET"),
+            wire_path=_sent_prefix(event) + protocol.PREFIX + protocol.wire_path(operation, members),
+            query=_query_pairs(event),
+            headers=event.get("headers") or {},
+            body=body or b"",
+            secret_of=secret_of,
+            now=utc_now(),  # wall: a signature is dated by the client's clock, as AWS checks it
+            service=protocol.SERVICE,
         )
-    return str(tenant)
+    except SignatureRefused as refused:
+        raise ServiceError(refused.code, refused.message) from refused
+    return tenants[key_id]
 
 
 def _body(event: dict[str, Any]) -> bytes | None:
@@ -70,12 +108,13 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if path.startswith(protocol.PREFIX):
         path = path[len(protocol.PREFIX) :] or "/"
     try:
-        tenant = tenant_of(event)
         operation, members = protocol.route(str(event.get("httpMethod") or "GET"), path)
+        body = _body(event)
+        tenant = tenant_of(event, operation, members, body)
         query = event.get("multiValueQueryStringParameters") or {
             k: [v] for k, v in (event.get("queryStringParameters") or {}).items()
         }
-        request = protocol.bind(operation, members, query, _body(event))
+        request = protocol.bind(operation, members, query, body)
         result = service(*place_of(context)).call(tenant, operation, request.params)
         return _http(protocol.answer(operation, result))
     except ServiceError as error:

@@ -338,6 +338,15 @@ class NewKeyOut(Model):
     created_at: Instant
 
 
+class NewAccessKeyOut(Model):
+    access_key_id: str = Field(description="The access key id (AWS_ACCESS_KEY_ID of an SDK).")
+    secret_access_key: str = Field(
+        description="Its secret (AWS_SECRET_ACCESS_KEY): shown this once, never again; it signs requests "
+        "to the EventBridge Scheduler API (SigV4)."
+    )
+    created_at: Instant
+
+
 class NewTenantOut(TenantOut):
     key: NewKeyOut
     signing_secret: NewSigningSecretOut

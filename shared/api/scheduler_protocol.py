@@ -271,7 +271,12 @@ def error_answer(error: ApiError) -> tuple[int, dict[str, str], bytes]:
     protocol's own, 403 for the authentication layer's), ``x-amzn-ErrorType`` naming it (botocore
     reads the code there), and its ``Message``."""
     status = {"UnknownOperationException": 404, "SerializationException": 400}.get(error.code, 400)
-    if error.code in ("UnrecognizedClientException", "InvalidSignatureException", "AccessDeniedException"):
+    if error.code in (
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "MissingAuthenticationTokenException",
+        "AccessDeniedException",
+    ):
         status = 403
     else:
         with contextlib.suppress(Exception):  # not a shape of the model: the protocol's own status above

@@ -23,6 +23,7 @@ from shared.executions import SfnStarter
 from shared.job_notify import LambdaJobNotifier
 from shared.queues import SqsStager
 from shared.scans import ScanInvoker
+from shared.services.access_keys import AccessKeys
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -38,6 +39,7 @@ from shared.services.tenants import Authenticator, TenantService
 from shared.services.throttling import Throttling
 from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
 from shared.settings import Settings
+from shared.store.access_keys import DynamoAccessKeys
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
@@ -142,6 +144,14 @@ def _secret_values(settings: Settings) -> SecretValues | None:
     if settings.signing_key_arn:
         return KmsSecretValues(settings.signing_key_arn)
     return None
+
+
+def build_access_keys(settings: Settings) -> AccessKeys:
+    """The tenants' access keys for the EventBridge Scheduler API (one per process: it keeps
+    secrets it read for a minute)."""
+    bind_table(settings.table_name)
+    values = _secret_values(settings)
+    return AccessKeys(DynamoAccessKeys(values) if values is not None else None, now_ms)
 
 
 def build_tenant_service(settings: Settings) -> TenantService:

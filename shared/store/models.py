@@ -467,6 +467,19 @@ class LimitStateItem(_Table):
     slots = MapAttribute[str, Any](null=True)
 
 
+class AccessKeyItem(_Table):
+    """``AK#<access key id>`` / ``AK``: an access key for the EventBridge Scheduler API's SigV4
+    (docs/eventbridge.md, section 5). Its secret is a signing-key-mode secret of its tenant
+    (shared/store/signing.py's ``SecretValues``): derived from the root (nothing stored) or
+    encrypted by KMS (the ciphertext stored)."""
+
+    tenant = UnicodeAttribute()
+    scheme = UnicodeAttribute()
+    stored = UnicodeAttribute(null=True)
+    created_ms = NumberAttribute()
+    revoked_ms = NumberAttribute(null=True)
+
+
 class ScheduleGroupItem(_Table):
     """``SG#<tenant>`` / ``<group>``: an EventBridge Scheduler schedule group of the tenant
     (docs/eventbridge.md, section 3); ``default`` has none until it is tagged."""
@@ -514,6 +527,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     LimitItem,
     LimitOriginItem,
     LimitStateItem,
+    AccessKeyItem,
     ScheduleGroupItem,
     ScheduleNameItem,
 )

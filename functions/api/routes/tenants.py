@@ -10,12 +10,13 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from functions.api.common import json_response, tenants
+from functions.api.common import access_keys, json_response, tenants
 from functions.api.openapi import RESPONSES
 from shared.api.models.tenants import TenantIn, TenantPatchIn
-from shared.api.responses import KeyList, NewKeyOut, NewTenantOut, TenantOut, TenantPage
+from shared.api.responses import KeyList, NewAccessKeyOut, NewKeyOut, NewTenantOut, TenantOut, TenantPage
 from shared.api.views.tenants import key_view, new_key_view, new_tenant_view, tenant_view
 from shared.domain.tenants import TENANT_ID_PATTERN
+from shared.domain.times import from_ms
 
 router = Router()
 
@@ -59,6 +60,35 @@ def update_tenant(tenant_id: TenantId, request: TenantPatchIn) -> Response[Tenan
 @router.post("/v1/tenants/<tenant_id>/keys", responses=RESPONSES["create_key"], summary="Issue an API key (admin)")
 def create_key(tenant_id: TenantId) -> Response[NewKeyOut]:
     return json_response(201, new_key_view(tenants().issue_key(tenant_id)))
+
+
+@router.post(
+    "/v1/tenants/<tenant_id>/access-keys",
+    responses=RESPONSES["create_access_key"],
+    summary="Issue an access key for the EventBridge Scheduler API (admin)",
+    description="An AWS-style key pair for SigV4: an SDK signs with it to call the EventBridge Scheduler API "
+    "under /scheduler as this tenant (docs/eventbridge.md). The secret is shown this once.",
+)
+def create_access_key(tenant_id: TenantId) -> Response[NewAccessKeyOut]:
+    tenants().get(tenant_id)
+    issued = access_keys().issue(tenant_id)
+    out = NewAccessKeyOut(
+        access_key_id=issued.access_key_id,
+        secret_access_key=issued.secret_access_key,
+        created_at=from_ms(issued.created_ms),
+    )
+    return json_response(201, out)
+
+
+@router.delete(
+    "/v1/tenants/<tenant_id>/access-keys/<access_key_id>",
+    responses=RESPONSES["revoke_access_key"],
+    summary="Revoke an access key (admin)",
+    description="It stops working within a minute (each API process keeps a key it read that long).",
+)
+def revoke_access_key(tenant_id: TenantId, access_key_id: KeyId) -> Response[None]:
+    access_keys().revoke(tenant_id, access_key_id)
+    return Response(status_code=204)
 
 
 @router.get("/v1/tenants/<tenant_id>/keys", responses=RESPONSES["keys"], summary="A tenant's keys (admin)")

@@ -1,0 +1,127 @@
+"""The EventBridge Scheduler API as the stack serves it: no authorizer, the request's SigV4
+signature verified by the API function against a tenant's access key (docs/eventbridge.md,
+section 5). boto3's ``scheduler`` client signs each request (nothing is sent: a ``before-send``
+hook turns the signed request into API Gateway's event for ``/prod/scheduler/...``, hands it to
+the function and answers with what it answered), so the signatures are the SDK's own."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import boto3
+import pytest
+from botocore.awsrequest import AWSResponse
+
+from functions.api import common
+from functions.api.scheduler import handler
+from local.apigw import LocalContext
+from tests.integration.conftest import ADMIN_KEY
+
+pytestmark = pytest.mark.integration
+
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+TARGET = {"Arn": "arn:aws:sqs:us-east-1:123456789012:q", "RoleArn": "arn:aws:iam::123456789012:role/r"}
+
+
+class _Body:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **_: Any) -> Any:
+        yield self.data
+
+
+def gateway_event(request: Any) -> dict[str, Any]:
+    """API Gateway's proxy event for the signed request (its stage in the URL's path)."""
+    url = urlsplit(request.url)
+    body = request.body or b""
+    headers = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()}
+    headers["Host"] = url.netloc
+    query = parse_qs(url.query, keep_blank_values=True)
+    path = unquote(url.path.removeprefix("/prod"))
+    return {
+        "path": path,
+        "httpMethod": request.method,
+        "headers": headers,
+        "multiValueQueryStringParameters": query or None,
+        "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
+        "requestContext": {"path": unquote(url.path), "stage": "prod"},
+        "body": body.decode() if isinstance(body, bytes) else body,
+        "isBase64Encoded": False,
+    }
+
+
+def scheduler_client(key_id: str, secret: str) -> Any:
+    client = boto3.client(
+        "scheduler",
+        endpoint_url="https://abc123.execute-api.us-east-1.amazonaws.com/prod/scheduler",
+        region_name="us-east-1",
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        config=boto3.session.Config(retries={"max_attempts": 1}),
+    )
+
+    def send(request: Any, **_: Any) -> AWSResponse:
+        answer = handler(gateway_event(request), LocalContext())
+        return AWSResponse(request.url, answer["statusCode"], answer["headers"], _Body(answer["body"].encode()))
+
+    client.meta.events.register_first("before-send", send)  # before moto's own stub of every client
+    return client
+
+
+def test_an_access_key_signs_for_its_tenant_until_it_is_revoked(api: Any) -> None:
+    common.reset()
+    assert api("POST", "/v1/tenants", {"id": "acme"}, ADMIN).status == 201
+    issued = api("POST", "/v1/tenants/acme/access-keys", None, ADMIN)
+    assert issued.status == 201, issued.body
+    key_id, secret = issued.body["access_key_id"], issued.body["secret_access_key"]
+    assert key_id.startswith("AKSD")
+    assert len(key_id) == 20
+
+    acme = scheduler_client(key_id, secret)
+    arn = acme.create_schedule(
+        Name="nightly", ScheduleExpression="cron(0 2 * * ? *)", FlexibleTimeWindow={"Mode": "OFF"}, Target=TARGET
+    )["ScheduleArn"]
+    assert arn.endswith(":schedule/default/nightly")
+    assert acme.get_schedule(Name="nightly")["ScheduleExpression"] == "cron(0 2 * * ? *)"
+    # the schedule is the tenant's: acme's task, not the default tenant's
+    listed = api("GET", "/v1/tasks?limit=100")
+    assert all(t.get("name") != "eventbridge:default/nightly" for t in listed.body["items"])
+
+    forged = scheduler_client(key_id, secret[:-2] + "xx")
+    with pytest.raises(forged.exceptions.ClientError) as wrong:
+        forged.get_schedule(Name="nightly")
+    assert wrong.value.response["Error"]["Code"] == "InvalidSignatureException"
+    assert wrong.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+
+    stranger = scheduler_client("AKSDAAAAAAAAAAAAAAAA", secret)
+    with pytest.raises(stranger.exceptions.ClientError) as unknown:
+        stranger.list_schedules()
+    assert unknown.value.response["Error"]["Code"] == "UnrecognizedClientException"
+
+    assert api("DELETE", f"/v1/tenants/acme/access-keys/{key_id}", None, ADMIN).status == 204
+    with pytest.raises(acme.exceptions.ClientError) as revoked:
+        acme.list_schedules()
+    assert revoked.value.response["Error"]["Code"] == "UnrecognizedClientException"
+    assert api("DELETE", "/v1/tenants/other/access-keys/AKSDAAAAAAAAAAAAAAAA", None, ADMIN).status == 404
+
+
+def test_access_keys_are_admin_routes(api: Any) -> None:
+    assert api("POST", "/v1/tenants/default/access-keys").status == 403
+    assert api("POST", "/v1/tenants/nobody/access-keys", None, ADMIN).status == 404
+
+
+def test_unsigned_requests_are_refused(api: Any) -> None:
+    event = {
+        "path": "/scheduler/schedules",
+        "httpMethod": "GET",
+        "headers": {"Host": "x"},
+        "requestContext": {"path": "/prod/scheduler/schedules"},
+        "body": None,
+    }
+    answer = handler(event, LocalContext())
+    assert answer["statusCode"] == 403
+    assert answer["headers"]["x-amzn-ErrorType"] == "MissingAuthenticationTokenException"
+    assert json.loads(answer["body"])["Message"] == "Missing Authentication Token"
