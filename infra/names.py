@@ -88,6 +88,9 @@ API_PUBLIC_PATHS = ("openapi.json", "docs")
 CONSOLE_PATH = "console"
 """The web console's files: ``/console`` and everything under it, public (the console calls the API
 with the key its user signs in with)."""
+SCHEDULER_PATH = "scheduler"
+"""The EventBridge Scheduler API's resource: ``/scheduler/{proxy+}``, signed with SigV4 and checked
+by the API function (docs/eventbridge.md)."""
 """The paths under /v1 anyone may read (the OpenAPI document and Swagger UI): no authorizer."""
 
 # Stack outputs.

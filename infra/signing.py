@@ -42,6 +42,8 @@ SIGNER_KEY_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext")
 """The "kms" mode, the signers': read a secret, make a tenant's first one."""
 ROTATOR_KEY_ACTIONS = ("kms:Encrypt",)
 """The "kms" mode, the API's: encrypt a new secret."""
+ACCESS_KEY_ACTIONS = ("kms:Decrypt",)
+"""The "kms" mode, the API's: read an access key's secret back (it is made with ``kms:Encrypt``)."""
 ROOT_ACTIONS = ("ssm:GetParameter", "ssm:PutParameter")
 """The "parameter" mode, the API's and the signers': read the root, create it when there is none."""
 ROOT_OVERWRITE_DENIED = {"StringEquals": {"ssm:Overwrite": ["true"]}}
@@ -65,6 +67,11 @@ class Signing(Construct):
 
     def value_statements(self) -> list[iam.PolicyStatement]:
         """The signers': read the values, make a tenant's first secret."""
+        raise NotImplementedError
+
+    def access_key_statements(self) -> list[iam.PolicyStatement]:
+        """The API's, for the EventBridge Scheduler API's access keys (docs/eventbridge.md,
+        section 5): a key's secret is made as a rotation makes one and read back to verify SigV4."""
         raise NotImplementedError
 
     def signer_statements(self, storage: Storage) -> list[iam.PolicyStatement]:
@@ -112,6 +119,9 @@ class SigningRoot(Signing):
     def value_statements(self) -> list[iam.PolicyStatement]:
         return self._root_statements()
 
+    def access_key_statements(self) -> list[iam.PolicyStatement]:
+        return []  # derived from the root, which the rotator's statements read already
+
 
 class SigningKey(Signing):
     """The "kms" mode: a customer-managed key of the stack, rotated yearly."""
@@ -134,6 +144,9 @@ class SigningKey(Signing):
 
     def value_statements(self) -> list[iam.PolicyStatement]:
         return [iam.PolicyStatement(actions=list(SIGNER_KEY_ACTIONS), resources=[self.key.key_arn])]
+
+    def access_key_statements(self) -> list[iam.PolicyStatement]:
+        return [iam.PolicyStatement(actions=list(ACCESS_KEY_ACTIONS), resources=[self.key.key_arn])]
 
 
 def signing(scope: Construct, construct_id: str, *, settings: DeploymentSettings) -> Signing:

@@ -11,7 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.models import Server
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from functions.api import assets
+from functions.api import assets, scheduler
 from functions.api.access import admit
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, RouteResolver
@@ -91,6 +91,8 @@ def unexpected(error: Exception) -> Response[Any]:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if (console := assets.answer(event)) is not None:  # the web console's files, public
         return console
+    if scheduler.serves(event):  # the EventBridge Scheduler API: SigV4, checked by its adapter
+        return scheduler.handler(event, context)
     if len((event.get("body") or "").encode()) > MAX_BODY_BYTES:  # before anything parses it
         too_large = PayloadTooLarge(f"the request body is over {MAX_BODY_BYTES} bytes")
         return {"statusCode": 413, "headers": JSON_HEADERS, "body": json.dumps(as_json(error_view(too_large)))}

@@ -91,6 +91,12 @@ def tenant_of(event: dict[str, Any], operation: str, members: dict[str, str], bo
     return tenants[key_id]
 
 
+def serves(event: dict[str, Any]) -> bool:
+    """Whether the request is the EventBridge Scheduler API's (``/scheduler`` and below)."""
+    path = str(event.get("path") or "")
+    return path == protocol.PREFIX or path.startswith(f"{protocol.PREFIX}/")
+
+
 def _body(event: dict[str, Any]) -> bytes | None:
     body = event.get("body")
     if body is None:

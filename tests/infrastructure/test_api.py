@@ -48,7 +48,11 @@ def _full_paths(synthesized: Synthesized) -> dict[str, str]:
     return {key: full(key) for key in resources}
 
 
-def test_every_method_but_the_api_description_and_the_console_takes_an_api_key(synthesized: Synthesized) -> None:
+def test_every_method_but_the_api_description_the_console_and_sigv4_takes_an_api_key(
+    synthesized: Synthesized,
+) -> None:
+    """The EventBridge Scheduler API has no authorizer either: its requests are signed with SigV4,
+    which the API function verifies (an authorizer never sees the body the signature covers)."""
     stack = synthesized.stack
     authorizer_id = logical_id(stack, stack.keys.authorizer.node.default_child)
     paths = _full_paths(synthesized)
@@ -60,6 +64,7 @@ def test_every_method_but_the_api_description_and_the_console_takes_an_api_key(s
         *(f"/{names.API_VERSION_PATH}/{path}" for path in names.API_PUBLIC_PATHS),
         f"/{names.CONSOLE_PATH}",
         f"/{names.CONSOLE_PATH}/{{proxy+}}",
+        f"/{names.SCHEDULER_PATH}/{{proxy+}}",
     }
     public = {path: by_path.pop(path) for path in public_paths}
     assert set(by_path) == {f"/{names.API_VERSION_PATH}/{{proxy+}}"}
@@ -72,12 +77,16 @@ def test_every_method_but_the_api_description_and_the_console_takes_an_api_key(s
     assert "AWS_IAM" not in {method["Properties"]["AuthorizationType"] for method in methods.values()}
 
 
-def test_every_path_under_v1_and_the_console_is_proxied_to_the_api_function(synthesized: Synthesized) -> None:
+def test_every_path_under_v1_the_console_and_scheduler_is_proxied_to_the_api_function(
+    synthesized: Synthesized,
+) -> None:
     stack = synthesized.stack
     paths = _full_paths(synthesized)
     assert sorted(paths.values()) == [
         "/console",
         "/console/{proxy+}",
+        "/scheduler",
+        "/scheduler/{proxy+}",
         "/v1",
         "/v1/docs",
         "/v1/openapi.json",
@@ -85,7 +94,7 @@ def test_every_path_under_v1_and_the_console_is_proxied_to_the_api_function(synt
     ]
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
     for resource_id, path in paths.items():
-        if path == "/v1":
+        if path in ("/v1", "/scheduler"):
             continue
         synthesized.template.has_resource_properties(
             "AWS::ApiGateway::Method",
@@ -103,7 +112,9 @@ def test_every_path_under_v1_and_the_console_is_proxied_to_the_api_function(synt
         )
 
 
-def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1_and_console(synthesized: Synthesized) -> None:
+def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1_console_and_scheduler(
+    synthesized: Synthesized,
+) -> None:
     stack = synthesized.stack
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
     stage_id = logical_id(stack, stack.api.rest_api.deployment_stage.node.default_child)
@@ -121,7 +132,14 @@ def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1_and_co
         suffixes.add(source_arn_parts[-1])
     version = f"/*/{names.API_VERSION_PATH}"
     console = f"/*/{names.CONSOLE_PATH}"
-    expected = {f"{version}/*", *(f"{version}/{path}" for path in names.API_PUBLIC_PATHS), console, f"{console}/*"}
+    scheduler = f"/*/{names.SCHEDULER_PATH}/*"
+    expected = {
+        f"{version}/*",
+        *(f"{version}/{path}" for path in names.API_PUBLIC_PATHS),
+        console,
+        f"{console}/*",
+        scheduler,
+    }
     assert len(permissions) == len(suffixes) == len(expected)
     assert suffixes == expected
 

@@ -74,7 +74,7 @@ ACKNOWLEDGED = {
     ),
     *(
         (f"Sundial/Api/RestApi/Default/{path}/ANY/Resource", rule)
-        for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}")
+        for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}", f"{names.SCHEDULER_PATH}/{{proxy+}}")
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
     ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),

@@ -1,6 +1,6 @@
-"""The EventBridge Scheduler API as the stack serves it: no authorizer, the request's SigV4
-signature verified by the API function against a tenant's access key (docs/eventbridge.md,
-section 5). boto3's ``scheduler`` client signs each request (nothing is sent: a ``before-send``
+"""The EventBridge Scheduler API as the stack serves it: ``/scheduler/{proxy+}`` to the API
+function's handler with no authorizer, the request's SigV4 signature verified against a tenant's
+access key (docs/eventbridge.md, section 5). boto3's ``scheduler`` client signs each request (nothing is sent: a ``before-send``
 hook turns the signed request into API Gateway's event for ``/prod/scheduler/...``, hands it to
 the function and answers with what it answered), so the signatures are the SDK's own."""
 
@@ -15,7 +15,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 
 from functions.api import common
-from functions.api.scheduler import handler
+from functions.api.handler import handler
 from local.apigw import LocalContext
 from tests.integration.conftest import ADMIN_KEY
 
@@ -47,7 +47,7 @@ def gateway_event(request: Any) -> dict[str, Any]:
         "headers": headers,
         "multiValueQueryStringParameters": query or None,
         "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
-        "requestContext": {"path": unquote(url.path), "stage": "prod"},
+        "requestContext": {"path": unquote(url.path), "stage": "prod", "requestId": "r-1"},
         "body": body.decode() if isinstance(body, bytes) else body,
         "isBase64Encoded": False,
     }
@@ -118,7 +118,7 @@ def test_unsigned_requests_are_refused(api: Any) -> None:
         "path": "/scheduler/schedules",
         "httpMethod": "GET",
         "headers": {"Host": "x"},
-        "requestContext": {"path": "/prod/scheduler/schedules"},
+        "requestContext": {"path": "/prod/scheduler/schedules", "requestId": "r-2"},
         "body": None,
     }
     answer = handler(event, LocalContext())
