@@ -1,8 +1,9 @@
 """The EventBridge Scheduler API as the stack serves it: ``/scheduler/{proxy+}`` to the API
 function's handler with no authorizer, the request's SigV4 signature verified against a tenant's
-access key (docs/eventbridge.md, section 5). boto3's ``scheduler`` client signs each request (nothing is sent: a ``before-send``
-hook turns the signed request into API Gateway's event for ``/prod/scheduler/...``, hands it to
-the function and answers with what it answered), so the signatures are the SDK's own."""
+access key (docs/eventbridge.md, section 5). boto3's ``scheduler`` client signs each request
+(nothing is sent: a ``before-send`` hook turns the signed request into API Gateway's event for
+``/prod/scheduler/...``, hands it to the function and answers with what it answered), so the
+signatures are the SDK's own."""
 
 from __future__ import annotations
 
