@@ -40,6 +40,9 @@ DEFAULT_RETRIES = 185
 """``RetryPolicy.MaximumRetryAttempts`` when not given, as the service's."""
 MAX_PAGE = 100
 TASK_NAME_PREFIX = "eventbridge:"
+ABANDONED_MS = 60_000
+"""A name taken this long ago whose task was never recorded is a creation that crashed in between
+(the API function's timeout is 10 s): a new creation of the name may take it."""
 
 
 @dataclass(frozen=True)
@@ -288,6 +291,10 @@ class SchedulerService:
             self.store.take_name(tenant, record)
         except Taken as exc:
             existing = self.store.name(tenant, group, name)
+            if existing is not None and not existing.task_id and to_ms(now) - existing.created_ms > ABANDONED_MS:
+                # a creation that crashed between taking the name and registering its task
+                self.store.drop_name(tenant, group, name)
+                return self.create(tenant, params)
             if existing is not None and token is not None and existing.client_token == token:
                 if existing.request != json.loads(json.dumps(request)):
                     raise ApiError("ConflictException", "The ClientToken was used with a different request.") from exc

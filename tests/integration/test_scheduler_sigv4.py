@@ -18,6 +18,7 @@ from botocore.awsrequest import AWSResponse
 from functions.api import common
 from functions.api.handler import handler
 from local.apigw import LocalContext
+from shared.domain.eventbridge import ServiceError
 from tests.integration.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.integration
@@ -126,3 +127,30 @@ def test_unsigned_requests_are_refused(api: Any) -> None:
     assert answer["statusCode"] == 403
     assert answer["headers"]["x-amzn-ErrorType"] == "MissingAuthenticationTokenException"
     assert json.loads(answer["body"])["Message"] == "Missing Authentication Token"
+
+
+def test_a_name_left_by_a_creation_that_crashed_is_taken_again(api: Any) -> None:
+    """A creation takes the name, then registers the task, then records it on the name: a crash
+    in between leaves a name without a task, which must not block the name for ever."""
+    from functions.api.scheduler import service
+    from shared.store.eventbridge import NameRecord
+
+    common.reset()
+    schedules = service("us-east-1", "123456789012")
+    params = {
+        "Name": "crashed",
+        "ScheduleExpression": "rate(5 minutes)",
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": TARGET,
+    }
+    now_ms = int(schedules.now().timestamp() * 1000)
+    left = NameRecord("default", "crashed", "", now_ms - 120_000, now_ms - 120_000, {}, None)
+    schedules.store.take_name("default", left)
+    assert schedules.call("default", "CreateSchedule", dict(params))["ScheduleArn"].endswith("/default/crashed")
+    assert schedules.call("default", "GetSchedule", {"Name": "crashed"})["ScheduleExpression"] == "rate(5 minutes)"
+
+    recent = NameRecord("default", "in-flight", "", now_ms, now_ms, {}, None)
+    schedules.store.take_name("default", recent)  # a creation still under way: its name is taken
+    with pytest.raises(ServiceError) as taken:
+        schedules.call("default", "CreateSchedule", {**params, "Name": "in-flight"})
+    assert taken.value.code == "ConflictException"
