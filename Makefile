@@ -21,7 +21,7 @@ export CDK_DISABLE_VERSION_CHECK := 1
 # pip.conf), pip installs them as before. The project itself is installed editable, without
 # dependencies (they are the pinned ones just installed): that is what puts `sundial` in .venv/bin.
 UV_VERSION := 0.13.9
-$(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt requirements-awscli.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	{ $(PY) -m pip install --quiet uv==$(UV_VERSION) && \
 		$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements-dev.txt && \
@@ -29,6 +29,8 @@ $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt pyproject.t
 		{ echo "uv did not install the requirements: pip will"; \
 		$(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -r requirements-dev.txt && \
 		$(PY) -m pip install --quiet --no-deps --editable .; }
+	$(VENV)/bin/uv pip install --quiet --python $(PY) --target $(VENV)/awscli -r requirements-awscli.txt || \
+		echo "the AWS CLI was not installed in $(VENV)/awscli: its tests will skip"
 	touch $@
 
 # The console's browser tests drive Debian's chromium (tests/browser). Installed where this
