@@ -186,6 +186,8 @@ class AwsDelivery:
                 params["MessageAttributes"] = attributes
             if target.queue_url.endswith(".fifo"):
                 params.update(_fifo(envelope))
+                if target.message_group_id is not None:
+                    params["MessageGroupId"] = target.message_group_id
             answer = self.client("sqs", region).send_message(**params)
             return Outcome.success(_status(answer))
         if isinstance(target, SnsTarget):

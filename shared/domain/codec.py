@@ -86,8 +86,9 @@ def target_to_dict(target: Target) -> dict[str, Any]:
     body = dict(vars(target))
     if isinstance(target, HttpTarget) and target.limit is None:
         del body["limit"]  # stored as before limits existed: a target without one says nothing
-    if body.get("schedule_arn", "") is None:
-        del body["schedule_arn"]  # only a target made through the EventBridge Scheduler API has one
+    for optional in ("schedule_arn", "message_group_id"):  # only targets of the EventBridge Scheduler API
+        if body.get(optional, "") is None:
+            del body[optional]
     return {kind: body}
 
 
@@ -105,7 +106,7 @@ def target_from_dict(data: dict[str, Any]) -> Target:
     if kind == "lambda":
         return LambdaTarget(body["function_arn"], scheduled)
     if kind == "sqs":
-        return SqsTarget(body["queue_url"], scheduled)
+        return SqsTarget(body["queue_url"], scheduled, body.get("message_group_id"))
     if kind == "sns":
         return SnsTarget(body["topic_arn"], scheduled)
     if kind == "job":

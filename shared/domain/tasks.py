@@ -73,6 +73,9 @@ class SqsTarget:
     """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
     (the schedule's ``Input``) as the service sends it, context attributes replaced
     (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
+    message_group_id: str | None = None
+    """A FIFO queue's message group as the schedule's ``SqsParameters.MessageGroupId`` names it
+    (None: one group per task, Sundial's own)."""
 
 
 @dataclass(frozen=True)

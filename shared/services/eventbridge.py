@@ -126,7 +126,11 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
         if service == "lambda" and resource.startswith("function:"):
             return LambdaTarget(arn, schedule_arn)
         if service == "sqs" and "/" not in resource:
-            return SqsTarget(f"https://sqs.{region}.amazonaws.com/{account}/{resource}", schedule_arn)
+            group = (target.get("SqsParameters") or {}).get("MessageGroupId")
+            if resource.endswith(".fifo") and not group:
+                raise validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
+            url = f"https://sqs.{region}.amazonaws.com/{account}/{resource}"
+            return SqsTarget(url, schedule_arn, group if resource.endswith(".fifo") else None)
         if service == "sns":
             return SnsTarget(arn, schedule_arn)
         if service == "events" and resource.startswith("event-bus/"):

@@ -261,3 +261,33 @@ def test_a_schedule_fires_its_input_into_an_sqs_queue(scheduler: Any, sundial: C
     runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
     assert [run["run_id"] for run in runs] == [sent["run"]]
     scheduler.delete_schedule(Name="fire-once")
+
+
+def test_a_fifo_queue_gets_the_schedule_s_message_group(scheduler: Any, sundial: Client) -> None:
+    sqs = boto3.client(
+        "sqs", endpoint_url=_moto(sundial), region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    url = sqs.create_queue(QueueName="eb-orders.fifo", Attributes={"FifoQueue": "true"})["QueueUrl"]
+    arn = "arn:aws:sqs:us-east-1:123456789012:eb-orders.fifo"
+    fifo = {"Arn": arn, "RoleArn": ROLE_ARN, "Input": '{"fifo": true}'}
+    with pytest.raises(scheduler.exceptions.ValidationException) as ungrouped:
+        scheduler.create_schedule(**_schedule("fifo-none", Target=fifo))
+    assert "MessageGroupId" in ungrouped.value.response["Error"]["Message"]
+
+    due = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
+    scheduler.create_schedule(
+        **_schedule(
+            "fifo-once",
+            ScheduleExpression=f"at({due.strftime('%Y-%m-%dT%H:%M:%S')})",
+            ScheduleExpressionTimezone="UTC",
+            Target={**fifo, "SqsParameters": {"MessageGroupId": "orders-eu"}},
+        )
+    )
+    deadline = datetime.now(UTC) + timedelta(seconds=30)
+    messages: list[dict[str, Any]] = []
+    while not messages and datetime.now(UTC) < deadline:
+        messages = sqs.receive_message(QueueUrl=url, WaitTimeSeconds=5, AttributeNames=["All"]).get("Messages", [])
+    assert len(messages) == 1, "the schedule did not fire"
+    assert messages[0]["Body"] == '{"fifo": true}'
+    assert messages[0]["Attributes"]["MessageGroupId"] == "orders-eu"
+    scheduler.delete_schedule(Name="fifo-once")
