@@ -272,13 +272,15 @@ def with_limits(api: Function, limits: FunctionLimits | None = None) -> Function
 
 
 SCHEDULER_PREFIX = "/scheduler"
-"""Where the EventBridge Scheduler API answers (functions/scheduler: its own route, no authorizer)."""
+"""Where the EventBridge Scheduler API answers (functions/api/scheduler.py: a route of the API
+function that has no authorizer)."""
 
 
 def with_scheduler(gateway: Function, scheduler: Function, tenant: str) -> Function:
-    """The gateway with ``/scheduler/...`` handed to the EventBridge Scheduler function instead of
-    the API's: `make run` reads any signature as ``tenant`` (the default one), which it hands the
-    function in the event's authorizer context, where API Gateway puts nothing on that route."""
+    """The gateway with ``/scheduler/...`` handed to the EventBridge Scheduler API's adapter, past
+    the authorizer (as the stack's route has none): `make run` reads any signature as ``tenant``
+    (the default one), which it hands the adapter in the event's authorizer context, where API
+    Gateway puts nothing on that route (on AWS the adapter verifies SigV4 instead)."""
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         path = event["path"]

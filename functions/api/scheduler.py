@@ -1,8 +1,8 @@
 """The EventBridge Scheduler API (docs/eventbridge.md): ``/scheduler/{proxy+}``, a route of the API
 function with no authorizer (an authorizer never sees the body SigV4 signs) -> the operation
 bound and checked against botocore's model of the service (shared/api/scheduler_protocol.py) ->
-the scheduler service over the task service -> the service's answer or error. The stack routes
-nothing here until SigV4 is verified (docs/eventbridge.md, section 5); the local runtime does.
+the scheduler service over the task service -> the service's answer or error (the API function's
+handler hands it every ``/scheduler`` request: functions/api/handler.py).
 
 Who calls: the request's SigV4 signature names an access key (``POST
 /v1/tenants/{id}/access-keys``), whose tenant it is, verified against the key's secret over the
