@@ -1,7 +1,7 @@
 """EventBridge Scheduler's operations over Sundial's tasks (docs/eventbridge.md): a schedule is a
 task of the tenant, registered, changed, paused and cancelled through the task service, and
 its name (in its group) is an item that points at it. Errors are the service's, by the name of
-their shape (:class:`~shared.api.scheduler_protocol.ApiError`)."""
+their shape (:class:`~shared.domain.eventbridge.ServiceError`)."""
 
 from __future__ import annotations
 
