@@ -47,6 +47,12 @@ def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
         "--costs", action="store_true", help="only measure moto's CPU per kind of call (the local model's parameters)"
     )
     parser.add_argument(
+        "--eventbridge",
+        action="store_true",
+        help="only measure fires through the EventBridge Scheduler API: --tasks (at most 500) at() schedules "
+        "over --window seconds into an SQS queue",
+    )
+    parser.add_argument(
         "--advance",
         action="store_true",
         help="only measure the virtual clock: --tasks (at most 60) hourly tasks over 7 days",
@@ -197,6 +203,10 @@ def _measured_alone(args: argparse.Namespace) -> bool:
         from bench.registration import registration_bench
 
         registration_bench(min(args.tasks, 2000), max(args.clients, 1))
+    elif args.eventbridge:
+        from bench.eventbridge import eventbridge_bench
+
+        eventbridge_bench(max(1, min(args.tasks, 500)), args.window)
     elif args.advance:
         from bench.advance import advance_bench
 
