@@ -18,6 +18,7 @@ from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Caller
 from shared.services.access_keys import AccessKeys
+from shared.services.eventbridge import Place, SchedulerService
 from shared.services.factory import (
     build_access_keys,
     build_job_service,
@@ -36,6 +37,7 @@ from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
 from shared.services.workflows import WorkflowService
 from shared.settings import Settings, from_env
+from shared.store.eventbridge import DynamoSchedules
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
 
@@ -86,7 +88,19 @@ def replay() -> Replay:
 
 def reset() -> None:
     """Forget the settings and the services built from them (tests that change the environment)."""
-    for cached in (settings, tasks, jobs, workflows, limits, _signing, replay, tenants, limiter, access_keys):
+    for cached in (
+        settings,
+        tasks,
+        jobs,
+        workflows,
+        limits,
+        _signing,
+        replay,
+        tenants,
+        limiter,
+        access_keys,
+        scheduler,
+    ):
         cached.cache_clear()
 
 
@@ -112,6 +126,12 @@ def tenant() -> str:
 @cache
 def tenants() -> TenantService:
     return build_tenant_service(settings())
+
+
+@cache
+def scheduler(region: str, account: str) -> SchedulerService:
+    """The EventBridge Scheduler API's service, over this function's task service."""
+    return SchedulerService(tasks(), DynamoSchedules(), Place(region, account), tasks().clock)
 
 
 @cache

@@ -13,30 +13,14 @@ it on a route without an authorizer, so no client can)."""
 from __future__ import annotations
 
 import base64
-from functools import cache
 from typing import Any
 
-from functions.api.common import access_keys
+from functions.api.common import access_keys, scheduler
 from shared.api import scheduler_protocol as protocol
 from shared.domain.eventbridge import ServiceError
 from shared.domain.sigv4 import SignatureRefused, verify
 from shared.domain.times import utc_now
 from shared.observability import logger
-from shared.services.eventbridge import Place, SchedulerService
-from shared.services.factory import build_task_service
-from shared.settings import Settings, from_env
-from shared.store.eventbridge import DynamoSchedules
-
-
-@cache
-def settings() -> Settings:
-    return from_env()
-
-
-@cache
-def service(region: str, account: str) -> SchedulerService:
-    tasks = build_task_service(settings())
-    return SchedulerService(tasks, DynamoSchedules(), Place(region, account), tasks.clock)
 
 
 def place_of(context: Any) -> tuple[str, str]:
@@ -55,7 +39,14 @@ def _query_pairs(event: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _sent_prefix(event: dict[str, Any]) -> str:
     """What precedes the API's own path in the URL the client signed: the stage (``/prod``) on API
-    Gateway's own URL, nothing behind a custom domain."""
+    Gateway's own URL, nothing behind a custom domain. API Gateway's proxy event gives the
+    resource path in ``path`` and the path the client called, stage included, in
+    ``requestContext.path`` ("Input format of a Lambda function for proxy integration",
+    https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
+    Both are decoded, so :func:`~shared.api.scheduler_protocol.wire_path` rebuilds the encoding the
+    SDK signed from the operation's members. Not checked on AWS yet: how API Gateway hands on an
+    encoded ``/`` (``%2F``), which only the tag operations' schedule group ARNs contain
+    (docs/eventbridge.md, section 5); the local gateway decodes it, as the tests assume."""
     context = event.get("requestContext") or {}
     full, path = str(context.get("path") or ""), str(event.get("path") or "")
     return full[: -len(path)] if path and full.endswith(path) else ""
@@ -121,7 +112,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
             k: [v] for k, v in (event.get("queryStringParameters") or {}).items()
         }
         request = protocol.bind(operation, members, query, body)
-        result = service(*place_of(context)).call(tenant, operation, request.params)
+        result = scheduler(*place_of(context)).call(tenant, operation, request.params)
         return _http(protocol.answer(operation, result))
     except ServiceError as error:
         return _http(protocol.error_answer(error))

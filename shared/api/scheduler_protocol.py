@@ -27,10 +27,6 @@ PREFIX = "/scheduler"
 """Where Sundial serves the API: a client's ``endpoint_url`` is the base URL and this."""
 
 
-ApiError = ServiceError
-validation = service_validation
-
-
 @cache
 def service_model() -> Any:
     return botocore.session.get_session().get_service_model(SERVICE, API_VERSION)
@@ -74,7 +70,7 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
         found = pattern.match(path)
         if found and verb == method:
             return name, {k: unquote(v) for k, v in found.groupdict().items()}
-    raise ApiError("UnknownOperationException", f"no operation answers {method} {path}")
+    raise ServiceError("UnknownOperationException", f"no operation answers {method} {path}")
 
 
 def wire_path(operation: str, members: Mapping[str, str]) -> str:
@@ -96,9 +92,9 @@ def bind(
         try:
             parsed = json.loads(body)
         except ValueError as exc:
-            raise ApiError("SerializationException", "the request's body is not JSON") from exc
+            raise ServiceError("SerializationException", "the request's body is not JSON") from exc
         if not isinstance(parsed, dict):
-            raise ApiError("SerializationException", "the request's body is not a JSON object")
+            raise ServiceError("SerializationException", "the request's body is not a JSON object")
         document = parsed
     for name, member in shape.members.items():
         location = member.serialization.get("location")
@@ -116,7 +112,7 @@ def bind(
             params[name] = _from_json(member, document[name], name)
     unknown = sorted(set(document) - set(shape.members))
     if unknown:
-        raise ApiError("SerializationException", f"unknown member {unknown[0]!r} in the request")
+        raise ServiceError("SerializationException", f"unknown member {unknown[0]!r} in the request")
     check(shape, params, "")
     return Request(operation, params)
 
@@ -127,7 +123,7 @@ def _scalar(member: Any, values: list[str]) -> Any:
         try:
             return int(value)
         except ValueError as exc:
-            raise validation(
+            raise service_validation(
                 f"Value '{value}' at '{member.name}' failed to satisfy constraint: Member must be a number"
             ) from exc
     return value
@@ -145,19 +141,19 @@ _PRIMITIVES: dict[str, type | tuple[type, ...]] = {
 
 def _timestamp(value: Any, path: str) -> datetime:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ApiError("SerializationException", f"{path} is not a timestamp")
+        raise ServiceError("SerializationException", f"{path} is not a timestamp")
     if isinstance(value, int | float):
         return datetime.fromtimestamp(float(value), UTC)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ApiError("SerializationException", f"{path} is not a timestamp") from exc
+        raise ServiceError("SerializationException", f"{path} is not a timestamp") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _object(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ApiError("SerializationException", f"{path} is not an object")
+        raise ServiceError("SerializationException", f"{path} is not an object")
     return value
 
 
@@ -173,24 +169,24 @@ def _from_json(shape: Any, value: Any, path: str) -> Any:
         members = _object(value, path)
         unknown = sorted(set(members) - set(shape.members))
         if unknown:
-            raise ApiError("SerializationException", f"unknown member {path}.{unknown[0]}")
+            raise ServiceError("SerializationException", f"unknown member {path}.{unknown[0]}")
         return {k: _from_json(shape.members[k], v, f"{path}.{k}") for k, v in members.items()}
     if kind == "list":
         if not isinstance(value, list):
-            raise ApiError("SerializationException", f"{path} is not a list")
+            raise ServiceError("SerializationException", f"{path} is not a list")
         return [_from_json(shape.member, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if kind == "map":
         return {k: _from_json(shape.value, v, f"{path}.{k}") for k, v in _object(value, path).items()}
     wanted = _PRIMITIVES.get(kind)
     wrong = wanted is not None and not isinstance(value, wanted)
     if wrong or (kind in ("integer", "long") and isinstance(value, bool)):
-        raise ApiError("SerializationException", f"{path} is not a {kind}")
+        raise ServiceError("SerializationException", f"{path} is not a {kind}")
     return value
 
 
-def _fail(value: Any, path: str, constraint: str) -> ApiError:
+def _fail(value: Any, path: str, constraint: str) -> ServiceError:
     shown = value if not isinstance(value, datetime) else value.isoformat()
-    return validation(
+    return service_validation(
         f"1 validation error detected: Value '{shown}' at '{path}' failed to satisfy constraint: {constraint}"
     )
 
@@ -199,7 +195,7 @@ def _check_structure(shape: Any, value: dict[str, Any], path: str) -> None:
     for name in shape.metadata.get("required", []):
         if value.get(name) is None:
             member = f"{path}.{name}" if path else name
-            raise validation(
+            raise service_validation(
                 f"1 validation error detected: Value null at '{member}' failed to satisfy constraint: "
                 "Member must not be null"
             )
@@ -266,7 +262,7 @@ def answer(operation: str, result: Mapping[str, Any]) -> tuple[int, dict[str, st
     return op.http.get("responseCode", 200), {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
-def error_answer(error: ApiError) -> tuple[int, dict[str, str], bytes]:
+def error_answer(error: ServiceError) -> tuple[int, dict[str, str], bytes]:
     """An error as the service writes it: the status of the error's shape (400 for the
     protocol's own, 403 for the authentication layer's), ``x-amzn-ErrorType`` naming it (botocore
     reads the code there), and its ``Message``."""

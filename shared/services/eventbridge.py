@@ -24,8 +24,7 @@ from shared.domain.errors import (
     TaskNotFound,
     ValidationFailed,
 )
-from shared.domain.eventbridge import ServiceError as ApiError
-from shared.domain.eventbridge import service_validation as validation
+from shared.domain.eventbridge import ServiceError, service_validation
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import MAX_ATTEMPTS, RetryPolicy
 from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Schedule
@@ -61,7 +60,7 @@ class Place:
     def group_of_arn(self, arn: str) -> str:
         prefix = f"arn:aws:scheduler:{self.region}:{self.account}:schedule-group/"
         if not arn.startswith(prefix) or "/" in arn[len(prefix) :]:
-            raise ApiError("ResourceNotFoundException", f"Resource {arn} does not exist.")
+            raise ServiceError("ResourceNotFoundException", f"Resource {arn} does not exist.")
         return arn[len(prefix) :]
 
 
@@ -73,27 +72,27 @@ def _moment(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
-def _translated(exc: SundialError) -> ApiError:
+def _translated(exc: SundialError) -> ServiceError:
     if isinstance(exc, QuotaExceeded):
-        return ApiError("ServiceQuotaExceededException", exc.message)
+        return ServiceError("ServiceQuotaExceededException", exc.message)
     if isinstance(exc, RateLimited):
-        return ApiError("ThrottlingException", exc.message)
+        return ServiceError("ThrottlingException", exc.message)
     if isinstance(exc, TaskNotFound):
-        return ApiError("ResourceNotFoundException", exc.message)
+        return ServiceError("ResourceNotFoundException", exc.message)
     if isinstance(exc, ConcurrentUpdate):
-        return ApiError("ConflictException", exc.message)
+        return ServiceError("ConflictException", exc.message)
     if isinstance(exc, ValidationFailed):
-        return validation(exc.details[0].message if exc.details else exc.message)
+        return service_validation(exc.details[0].message if exc.details else exc.message)
     if isinstance(exc, StorageUnavailable):
-        return ApiError("InternalServerException", "Unexpected error, please retry.")
+        return ServiceError("InternalServerException", "Unexpected error, please retry.")
     by_status = {404: "ResourceNotFoundException", 409: "ConflictException", 429: "ThrottlingException"}
     if exc.status in by_status:
-        return ApiError(by_status[exc.status], exc.message)
+        return ServiceError(by_status[exc.status], exc.message)
     if 400 <= exc.status < 500:  # InvalidTransition (a schedule already ended), and the like
-        return ApiError(
+        return ServiceError(
             "ConflictException" if isinstance(exc, InvalidTransition) else "ValidationException", exc.message
         )
-    return ApiError("InternalServerException", exc.message)
+    return ServiceError("InternalServerException", exc.message)
 
 
 def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
@@ -104,10 +103,10 @@ def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
         zone = zone_of(zone_name, "ScheduleExpressionTimezone")
         expression = eb.parse(text)
     except ValidationFailed as exc:
-        raise validation(exc.details[0].message if exc.details else exc.message) from exc
+        raise service_validation(exc.details[0].message if exc.details else exc.message) from exc
     start, end = params.get("StartDate"), params.get("EndDate")
     if start is not None and end is not None and end <= start:
-        raise validation("The EndDate must be after the StartDate.")
+        raise service_validation("The EndDate must be after the StartDate.")
     if isinstance(expression, eb.AtExpression):
         return At(expression.wall.replace(tzinfo=zone).astimezone(UTC))
     if isinstance(expression, eb.RateExpression):
@@ -128,7 +127,7 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
         if service == "sqs" and "/" not in resource:
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if resource.endswith(".fifo") and not group:
-                raise validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
+                raise service_validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
             url = f"https://sqs.{region}.amazonaws.com/{account}/{resource}"
             return SqsTarget(url, schedule_arn, group if resource.endswith(".fifo") else None)
         if service == "sns":
@@ -136,9 +135,11 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
         if service == "events" and resource.startswith("event-bus/"):
             parameters = target.get("EventBridgeParameters")
             if not parameters:
-                raise validation("Target.EventBridgeParameters is required for an EventBridge event bus target.")
+                raise service_validation(
+                    "Target.EventBridgeParameters is required for an EventBridge event bus target."
+                )
             return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"], schedule_arn)
-    raise validation(
+    raise service_validation(
         f"Target.Arn {arn!r}: Sundial calls Lambda functions, SQS queues, SNS topics and EventBridge event buses; "
         "universal targets and other services are not supported"
     )
@@ -204,17 +205,17 @@ class SchedulerService:
         if record is None:
             if group == DEFAULT_GROUP:
                 return GroupRecord(DEFAULT_GROUP, 0, 0, [])
-            raise ApiError("ResourceNotFoundException", f"Schedule group {group} does not exist.")
+            raise ServiceError("ResourceNotFoundException", f"Schedule group {group} does not exist.")
         return record
 
     def create_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group = params["Name"]
         if group == DEFAULT_GROUP:
-            raise ApiError("ConflictException", f"Schedule group {group} already exists.")
+            raise ServiceError("ConflictException", f"Schedule group {group} already exists.")
         try:
             self.store.create_group(tenant, group, params.get("Tags") or [], to_ms(self.now()))
         except Taken as exc:
-            raise ApiError("ConflictException", f"Schedule group {group} already exists.") from exc
+            raise ServiceError("ConflictException", f"Schedule group {group} already exists.") from exc
         return {"ScheduleGroupArn": self.place.group_arn(group)}
 
     def _group_view(self, record: GroupRecord) -> dict[str, Any]:
@@ -230,7 +231,7 @@ class SchedulerService:
     def delete_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group = params["Name"]
         if group == DEFAULT_GROUP:
-            raise validation("The default schedule group cannot be deleted.")
+            raise service_validation("The default schedule group cannot be deleted.")
         self._group(tenant, group)
         token: str | None = None
         while True:
@@ -281,7 +282,7 @@ class SchedulerService:
     def _named(self, tenant: str, group: str, name: str) -> NameRecord:
         record = self.store.name(tenant, group, name)
         if record is None:
-            raise ApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+            raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
         return record
 
     def create(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -301,9 +302,11 @@ class SchedulerService:
                 return self.create(tenant, params)
             if existing is not None and token is not None and existing.client_token == token:
                 if existing.request != json.loads(json.dumps(request)):
-                    raise ApiError("ConflictException", "The ClientToken was used with a different request.") from exc
+                    raise ServiceError(
+                        "ConflictException", "The ClientToken was used with a different request."
+                    ) from exc
                 return {"ScheduleArn": self.place.schedule_arn(group, name)}
-            raise ApiError("ConflictException", f"Schedule {name} already exists.") from exc
+            raise ServiceError("ConflictException", f"Schedule {name} already exists.") from exc
         try:
             task = self.tasks.register(tenant, spec)
             if request["State"] == "DISABLED":
@@ -320,7 +323,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         record = self._named(tenant, group, name)
         if not record.task_id:
-            raise ApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+            raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
         view = dict(record.request)
         for key in ("StartDate", "EndDate"):
             if key in view:
@@ -398,7 +401,7 @@ class SchedulerService:
         try:
             return read(tenant, prefix, count, token)
         except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-            raise validation("The NextToken is not valid.") from exc
+            raise service_validation("The NextToken is not valid.") from exc
 
 
 _METHODS = {

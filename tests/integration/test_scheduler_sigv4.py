@@ -132,7 +132,7 @@ def test_unsigned_requests_are_refused(api: Any) -> None:
 def test_a_name_left_by_a_creation_that_crashed_is_taken_again(api: Any) -> None:
     """A creation takes the name, then registers the task, then records it on the name: a crash
     in between leaves a name without a task, which must not block the name for ever."""
-    from functions.api.scheduler import service
+    from functions.api.common import scheduler as service
     from shared.store.eventbridge import NameRecord
 
     common.reset()

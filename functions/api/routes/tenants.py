@@ -100,7 +100,8 @@ def list_keys(tenant_id: TenantId) -> Response[KeyList]:
     "/v1/tenants/<tenant_id>/keys/<key_id>",
     responses=RESPONSES["revoke_key"],
     summary="Revoke an API key (admin)",
-    description="The key stops working within the authorizer's cache time (60 s on AWS; at once locally).",
+    description="The key stops working within the authorizer's cache time (60 s, on AWS and on the local "
+    "runtime by default).",
 )
 def revoke_key(tenant_id: TenantId, key_id: KeyId) -> Response[None]:
     tenants().revoke(tenant_id, key_id)
