@@ -173,11 +173,44 @@ def forwarding_invoke(url: str) -> Callable[..., bytes | None]:
                 payload: bytes = answer.read()
                 return payload
         except urllib.error.HTTPError as error:
-            if error.code == 404:
-                return None  # moto answers 404, as Lambda does for a function that does not exist
-            raise
+            if error.code != 404:
+                raise
+        if not _exists(self, function_name):
+            return None  # moto answers 404, as Lambda does for a function that does not exist
+        return _user_function(self, function_name, data, headers)
 
     return invoke
+
+
+def _exists(backend: Any, function_name: str) -> bool:
+    try:
+        backend.get_function(function_name)
+    except Exception:  # moto's UnknownFunctionException, and a name it cannot read
+        return False
+    return True
+
+
+USER_LOG_STREAM = "sundial-local"
+
+
+def _user_function(backend: Any, function_name: str, data: bytes, headers: Any) -> bytes:
+    """A function of the user's, made in moto (not one of the runtime's): its code is not run
+    (no Docker); each invocation is written, its event as the message, to the function's log
+    group in moto's CloudWatch Logs (``/aws/lambda/<name>``, stream ``sundial-local``), as a
+    function that logs its event would, so a test sees what it was sent. Answers the event
+    (moto's simple Lambda's answer to a synchronous invocation)."""
+    from moto.core.utils import unix_time_millis
+    from moto.logs.models import logs_backends
+
+    logs = logs_backends[backend.account_id][backend.region_name]
+    name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name  # arn:...:function:<name>
+    group = f"/aws/lambda/{name}"
+    if group not in logs.groups:
+        logs.create_log_group(group, {})
+    logs.ensure_log_stream(group, USER_LOG_STREAM)
+    message = data.decode("utf-8", "replace") or "{}"
+    logs.put_log_events(group, USER_LOG_STREAM, [{"timestamp": int(unix_time_millis()), "message": message}])
+    return data
 
 
 def install_forwarding(url: str) -> None:

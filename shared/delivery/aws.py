@@ -6,7 +6,6 @@ Each gets the envelope's JSON as its message. Clients are made on first use, one
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
-from shared.domain.eventbridge import delivered_input
+from shared.domain.eventbridge import delivered_input, input_template
 from shared.domain.retry import is_retryable_status
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.observability import logger
@@ -172,6 +171,20 @@ class AwsDelivery:
             outcome = Outcome.retry(f"{operation} failed: unexpected {type(exc).__name__}")
         return outcome.timed(int((monotonic() - started) * 1000))  # wall: how long the call took
 
+    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Outcome:
+        """Send one message to the standard queue ``queue_arn``; never raises."""
+        _, _, _, region, account, name = queue_arn.split(":", 5)
+        url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+        try:
+            answer = self.client("sqs", region or None).send_message(
+                QueueUrl=url, MessageBody=body, MessageAttributes=attributes
+            )
+        except ClientError as exc:
+            return classify_client_error(exc, "sqs SendMessage")
+        except BotoCoreError as exc:
+            return classify_botocore_error(exc, "sqs SendMessage")
+        return Outcome.success(_status(answer))
+
     def _send(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         region = region_of(target)
         text, attributes = _message(target, envelope)
@@ -225,11 +238,8 @@ def _message(target: AwsTarget, envelope: Envelope) -> tuple[str, dict[str, dict
     (no attributes of Sundial's)."""
     if target.schedule_arn is None:
         return envelope.text(), message_attributes(envelope)
-    template = envelope.payload if isinstance(envelope.payload, str) or envelope.payload is None else None
-    if template is None and envelope.payload is not None:
-        template = json.dumps(envelope.payload, separators=(",", ":"))
     text = delivered_input(
-        template,
+        input_template(envelope.payload),
         schedule_arn=target.schedule_arn,
         scheduled_for=envelope.scheduled_for,
         execution_id=envelope.run_id,

@@ -8,7 +8,7 @@ from typing import Any
 
 from shared.domain.calendars import Repeat, repeat_from_api, repeat_to_api
 from shared.domain.retry import Backoff, RetryPolicy
-from shared.domain.schedules import LINUX, After, At, Cron, Every, Schedule
+from shared.domain.schedules import LINUX, After, At, Cron, Every, Flexible, Schedule, base
 from shared.domain.tasks import (
     Alert,
     EventBridgeTarget,
@@ -27,7 +27,13 @@ def _parse_time(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+FLEXIBLE_WINDOW = "flexible_window_s"
+FLEXIBLE_SEED = "flexible_seed"
+
+
 def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
+    if isinstance(schedule, Flexible):
+        return schedule_to_dict(schedule.inner) | {FLEXIBLE_WINDOW: schedule.window_s, FLEXIBLE_SEED: schedule.seed}
     if isinstance(schedule, At):
         return {"at": iso(schedule.at)}
     if isinstance(schedule, After):
@@ -55,6 +61,9 @@ def is_one_shot_spec(data: dict[str, Any]) -> bool:
 
 
 def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> Schedule:
+    if FLEXIBLE_WINDOW in data:
+        inner = {k: v for k, v in data.items() if k not in (FLEXIBLE_WINDOW, FLEXIBLE_SEED)}
+        return Flexible(base(schedule_from_dict(inner, anchor)), int(data[FLEXIBLE_WINDOW]), data[FLEXIBLE_SEED])
     start = _parse_time(data["start"]) if data.get("start") else None
     end = _parse_time(data["end"]) if data.get("end") else None
     if "at" in data:
@@ -138,16 +147,21 @@ def canonical_job(body: dict[str, Any]) -> str:
 
 
 def retry_to_dict(retry: RetryPolicy) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "max_attempts": retry.max_attempts,
         "backoff": retry.backoff.value,
         "interval_seconds": retry.interval_seconds,
     }
+    if retry.max_age_seconds is not None:
+        out["max_age_seconds"] = retry.max_age_seconds
+    return out
 
 
 def retry_from_dict(data: dict[str, Any]) -> RetryPolicy:
+    age = data.get("max_age_seconds")
     return RetryPolicy(
         max_attempts=int(data["max_attempts"]),
         backoff=Backoff(data["backoff"]),
         interval_seconds=float(data["interval_seconds"]),
+        max_age_seconds=int(age) if age is not None else None,
     )

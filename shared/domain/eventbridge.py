@@ -25,9 +25,11 @@ raises :class:`~shared.domain.errors.ValidationFailed` naming ``ScheduleExpressi
 from __future__ import annotations
 
 import calendar
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from shared.domain.errors import ValidationFailed
@@ -246,6 +248,13 @@ CONTEXT_ATTRIBUTES = (
 NO_INPUT = "{}"
 """What a target gets when its schedule has no ``Input`` (an assumption of Sundial's: the service's
 own choice is to be checked against its documentation, docs/eventbridge.md, section 6)."""
+
+
+def input_template(payload: Any) -> str | None:
+    """A task's payload as the ``Input`` text it was given (JSON text for one kept parsed)."""
+    if payload is None or isinstance(payload, str):
+        return payload
+    return json.dumps(payload, separators=(",", ":"))
 
 
 def delivered_input(

@@ -14,7 +14,7 @@ from typing import Any
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule
 from shared.domain.secrets import kept
-from shared.domain.tasks import Alert, Misfire, Priority, Target, Task, TaskSpec
+from shared.domain.tasks import Alert, EventBridgeSchedule, Misfire, Priority, Target, Task, TaskSpec
 
 
 class Keep(Enum):
@@ -35,6 +35,7 @@ _SET_AS_GIVEN = (
     "pause_after_failures",
     "on_success",
     "on_failure",
+    "eventbridge",
 )
 """The members a change sets as it gives them (targets and the alert keep stored secrets)."""
 
@@ -58,6 +59,7 @@ class TaskPatch:
     pause_after_failures: int | Keep | None = KEEP
     on_success: tuple[str, ...] | Keep = KEEP
     on_failure: tuple[str, ...] | Keep = KEEP
+    eventbridge: EventBridgeSchedule | Keep | None = KEEP
 
     @property
     def reschedules(self) -> bool:

@@ -16,6 +16,7 @@ from shared.domain.times import iso, to_ms
 
 
 def _field_of(schedule: sched.Schedule) -> str:
+    schedule = sched.base(schedule)
     if isinstance(schedule, sched.At):
         return "schedule.at"
     if isinstance(schedule, sched.After):
@@ -31,9 +32,10 @@ def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> date
     """The first fire of a schedule registered at ``now``, or a :class:`ValidationFailed` that says
     why it would never fire or fires too far ahead."""
     field = _field_of(schedule)
-    if isinstance(schedule, sched.At) and schedule.at < now:
-        if now - schedule.at > sched.MAX_PAST:
-            raise ValidationFailed.on(field, f"{iso(schedule.at)} is more than 24 hours in the past")
+    timed = sched.base(schedule)
+    if isinstance(timed, sched.At) and timed.at < now:
+        if now - timed.at > sched.MAX_PAST:
+            raise ValidationFailed.on(field, f"{iso(timed.at)} is more than 24 hours in the past")
         if misfire is Misfire.SKIP:
             raise ValidationFailed.on(field, "is in the past and misfire is skip: it would never fire")
     due = sched.first_fire(schedule, now)
@@ -56,6 +58,7 @@ class Notice:
 def notices(schedule: sched.Schedule, set_at: datetime) -> tuple[Notice, ...]:
     """What to tell whoever set ``schedule`` at ``set_at``: an ``at`` already past (accepted up
     to 24 h back with misfire fire_now) fires at once, not at the time written."""
+    schedule = sched.base(schedule)
     if isinstance(schedule, sched.At) and schedule.at < set_at:
         late = (set_at - schedule.at).total_seconds()
         return (

@@ -43,11 +43,25 @@ class Backoff(StrEnum):
     EXPONENTIAL = "exponential"
 
 
+class Exhausted(StrEnum):
+    """Which bound ended an occurrence's retries."""
+
+    ATTEMPTS = "attempts"
+    AGE = "age"
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     max_attempts: int = 3
     backoff: Backoff = Backoff.EXPONENTIAL
     interval_seconds: float = 2.0
+    max_age_seconds: int | None = None
+    """No attempt starts later than this after the occurrence's due time (the EventBridge
+    Scheduler API's ``MaximumEventAgeInSeconds``); None: attempts alone bound the retries."""
+
+    def too_old(self, due_ms: int, start_ms: int) -> bool:
+        """Whether an attempt starting at ``start_ms`` is past the occurrence's age limit."""
+        return self.max_age_seconds is not None and start_ms - due_ms > self.max_age_seconds * 1000
 
     def delay_after(self, attempt: int) -> float:
         """Seconds to wait after failed attempt ``attempt`` (1-based) before the next one."""

@@ -24,6 +24,7 @@ the same value (``1-1``, ``mon-mon``) is that one value, as in cron.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -106,17 +107,39 @@ class Every:
         return self.anchor + timedelta(milliseconds=self.period_ms)
 
 
-Schedule = At | After | Cron | Every | Repeat
+@dataclass(frozen=True)
+class Flexible:
+    """A schedule whose every occurrence fires at a moment drawn in a window after it (the
+    EventBridge Scheduler API's ``FlexibleTimeWindow``): occurrence ``n`` of ``inner`` fires at
+    ``n`` plus whole seconds drawn from a hash of ``seed`` and ``n``, fewer than ``window_s`` and
+    fewer than the seconds to the next occurrence of ``inner``. Drawn from a hash, the moment is
+    the same whoever computes it (a scanner, a re-arm, a preview); kept before the next
+    occurrence, the drawn moments keep the occurrences' order, so a task's occurrences still come
+    one after another and none is passed over."""
+
+    inner: At | After | Cron | Every | Repeat
+    window_s: int
+    seed: str
+
+
+Schedule = At | After | Cron | Every | Repeat | Flexible
+
+
+def base(schedule: Schedule) -> At | After | Cron | Every | Repeat:
+    """The schedule without its flexible window (the occurrences the window is drawn after)."""
+    return schedule.inner if isinstance(schedule, Flexible) else schedule
 
 
 def is_recurring(schedule: Schedule) -> bool:
-    return isinstance(schedule, Cron | Every | Repeat)
+    return isinstance(base(schedule), Cron | Every | Repeat)
 
 
 def anchored(schedule: Schedule, anchor: datetime) -> Schedule:
     """The schedule with relative times (``after_seconds``, ``every_seconds`` without start, a
     calendar rule without start) counted from ``anchor``, the instant the schedule was
     registered or replaced."""
+    if isinstance(schedule, Flexible):
+        return replace(schedule, inner=anchored(schedule.inner, anchor))  # type: ignore[arg-type]
     if isinstance(schedule, After | Every) and schedule.anchor is None:
         return replace(schedule, anchor=anchor)
     if isinstance(schedule, Repeat) and schedule.start is None:
@@ -319,8 +342,58 @@ def _every_at_or_after(every: Every, lower: datetime) -> datetime | None:
     return candidate
 
 
+def _drawn(flexible: Flexible, nominal: datetime) -> datetime:
+    """When the occurrence of ``flexible.inner`` at ``nominal`` fires: whole seconds after it,
+    drawn from the seed and the occurrence, before the window ends and before the next one."""
+    span_s = flexible.window_s
+    following = next_after(flexible.inner, nominal)
+    if following is not None:
+        span_s = min(span_s, int((following - nominal).total_seconds()))
+    if span_s <= 1:
+        return nominal
+    digest = hashlib.sha256(f"{flexible.seed}|{to_ms(nominal)}".encode()).digest()
+    return nominal + timedelta(seconds=int.from_bytes(digest[:8], "big") % span_s)
+
+
+def _latest_at_or_before(schedule: Schedule, instant: datetime, horizon: timedelta) -> datetime | None:
+    """The last occurrence of ``schedule`` in ``(instant - horizon, instant]``, or None: looked
+    for in ever wider spans back from ``instant`` (schedules answer only forward)."""
+    span = timedelta(seconds=1)
+    while True:
+        lower = instant - min(span, horizon) + ONE_MS
+        found = at_or_after(schedule, lower)
+        if found is not None and found <= instant:
+            while (following := next_after(schedule, found)) is not None and following <= instant:
+                found = following
+            return found
+        if span >= horizon:
+            return None
+        span *= 2
+
+
+def nominal(schedule: Schedule, fired: datetime) -> datetime:
+    """The occurrence a fire at ``fired`` was drawn after (itself, without a flexible window)."""
+    if not isinstance(schedule, Flexible):
+        return fired
+    return _latest_at_or_before(schedule.inner, fired, timedelta(seconds=schedule.window_s)) or fired
+
+
+def _flexible_at_or_after(flexible: Flexible, instant: datetime) -> datetime | None:
+    # Drawn moments keep the order of their occurrences: the first at or after `instant` is the
+    # drawn one of the last occurrence before it (when its moment has not passed), or else the
+    # drawn one of the first occurrence from `instant` on.
+    inner, window = flexible.inner, timedelta(seconds=flexible.window_s)
+    latest = _latest_at_or_before(inner, instant, window)
+    if latest is not None and (drawn := _drawn(flexible, latest)) >= instant:
+        return drawn
+    following = at_or_after(inner, instant) if latest is None else next_after(inner, latest)
+    return _drawn(flexible, following) if following is not None else None
+
+
 def at_or_after(schedule: Schedule, instant: datetime) -> datetime | None:
     """The first occurrence of ``schedule`` at or after ``instant``; ``None`` if there is none."""
+    if isinstance(schedule, Flexible):
+        return _flexible_at_or_after(schedule, instant)
     if isinstance(schedule, At | After):
         return schedule.at if schedule.at >= instant else None
     if isinstance(schedule, Cron):
@@ -342,6 +415,8 @@ def first_fire(schedule: Schedule, now: datetime) -> datetime | None:
     """
     if isinstance(schedule, At | After):
         return max(schedule.at, now)
+    if isinstance(schedule, Flexible) and isinstance(schedule.inner, At | After):
+        return max(_drawn(schedule, schedule.inner.at), now)
     return at_or_after(schedule, now)
 
 

@@ -128,6 +128,19 @@ class Alert:
 
 
 @dataclass(frozen=True)
+class EventBridgeSchedule:
+    """What a task made through the EventBridge Scheduler API keeps of its schedule beyond a
+    native task (docs/eventbridge.md, section 7)."""
+
+    arn: str
+    """The schedule's ARN (``arn:aws:scheduler:<region>:<account>:schedule/<group>/<name>``)."""
+    dead_letter_arn: str | None = None
+    """``DeadLetterConfig.Arn``: the SQS queue an occurrence that failed for good is sent to."""
+    delete_after_completion: bool = False
+    """``ActionAfterCompletion: DELETE``: the schedule's name is removed once it has fired its last."""
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """What a client asks for; the service turns it into a :class:`Task`."""
 
@@ -145,6 +158,8 @@ class TaskSpec:
     """Tasks (of the same tenant) that run once when an occurrence of this one succeeds."""
     on_failure: tuple[str, ...] = ()
     """Tasks that run once when an occurrence of this one fails for good (failed or dead-lettered)."""
+    eventbridge: EventBridgeSchedule | None = None
+    """Set on a task made through the EventBridge Scheduler API (None: a native task)."""
 
     def effective_misfire(self) -> Misfire:
         if self.misfire is not None:

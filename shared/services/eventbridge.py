@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from shared.domain import eventbridge as eb
 from shared.domain.errors import (
@@ -25,18 +25,32 @@ from shared.domain.errors import (
     ValidationFailed,
 )
 from shared.domain.eventbridge import ServiceError, service_validation
+from shared.domain.firing import Staged
 from shared.domain.patches import TaskPatch
-from shared.domain.retry import MAX_ATTEMPTS, RetryPolicy
-from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Schedule
-from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget, Target, TaskSpec, TaskStatus
+from shared.domain.retry import Exhausted, RetryPolicy
+from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, nominal
+from shared.domain.tasks import (
+    EventBridgeSchedule,
+    EventBridgeTarget,
+    LambdaTarget,
+    SnsTarget,
+    SqsTarget,
+    Target,
+    Task,
+    TaskSpec,
+    TaskStatus,
+)
 from shared.domain.times import from_ms, to_ms
 from shared.domain.wallclock import zone_of
+from shared.observability import logger
 from shared.services.tasks import TaskService
 from shared.store.eventbridge import DynamoSchedules, GroupRecord, NameRecord, Taken
 
 DEFAULT_GROUP = "default"
 DEFAULT_RETRIES = 185
 """``RetryPolicy.MaximumRetryAttempts`` when not given, as the service's."""
+DEFAULT_EVENT_AGE_S = 86_400
+"""``RetryPolicy.MaximumEventAgeInSeconds`` when not given, as the service's."""
 MAX_PAGE = 100
 TASK_NAME_PREFIX = "eventbridge:"
 ABANDONED_MS = 60_000
@@ -145,17 +159,127 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
     )
 
 
+def _flexible(schedule: Schedule, params: Mapping[str, Any], schedule_arn: str) -> Schedule:
+    """The schedule with its ``FlexibleTimeWindow``: each occurrence at a moment drawn in the
+    window, from a hash of the schedule's ARN and the occurrence."""
+    window = params.get("FlexibleTimeWindow") or {}
+    if window.get("Mode") != "FLEXIBLE":
+        if window.get("MaximumWindowInMinutes") is not None:
+            raise service_validation("FlexibleTimeWindow.MaximumWindowInMinutes is only valid in FLEXIBLE mode.")
+        return schedule
+    minutes = window.get("MaximumWindowInMinutes")
+    if minutes is None:
+        raise service_validation("FlexibleTimeWindow.MaximumWindowInMinutes is required in FLEXIBLE mode.")
+    return Flexible(schedule, int(minutes) * 60, schedule_arn)  # type: ignore[arg-type]
+
+
+def _dead_letter_arn(target: Mapping[str, Any]) -> str | None:
+    arn = (target.get("DeadLetterConfig") or {}).get("Arn")
+    if arn is not None and arn.endswith(".fifo"):
+        raise service_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
+    return arn
+
+
 def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str) -> TaskSpec:
-    """The task a schedule is: its ``Input`` kept as the text given (the payload), to be sent as is."""
+    """The task a schedule is: its ``Input`` kept as the text given (the payload), to be sent as
+    is; retried as its ``RetryPolicy`` says (attempts and event age), Sundial's backoff between."""
     target = params["Target"]
-    retries = (target.get("RetryPolicy") or {}).get("MaximumRetryAttempts", DEFAULT_RETRIES)
+    policy = target.get("RetryPolicy") or {}
+    retries = policy.get("MaximumRetryAttempts", DEFAULT_RETRIES)
+    age = policy.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_S)
     return TaskSpec(
-        schedule=schedule_of(params, now),
+        schedule=_flexible(schedule_of(params, now), params, schedule_arn),
         targets=(target_of(target, schedule_arn),),
         name=f"{TASK_NAME_PREFIX}{group}/{params['Name']}",
         payload=target.get("Input"),
-        retry=RetryPolicy(max_attempts=min(retries + 1, MAX_ATTEMPTS)),
+        retry=RetryPolicy(max_attempts=retries + 1, max_age_seconds=age),
+        eventbridge=EventBridgeSchedule(
+            schedule_arn, _dead_letter_arn(target), params.get("ActionAfterCompletion") == "DELETE"
+        ),
     )
+
+
+def _error_parts(error: str | None) -> tuple[str, str]:
+    """A failed call's error code and message, from the text the delivery wrote
+    (``"sqs SendMessage failed: <Code>: <message>"``)."""
+    text = (error or "").partition("; ")[0]
+    _, found, rest = text.partition(" failed: ")
+    if not found:
+        return "Unknown", text
+    code, _, message = rest.partition(": ")
+    return (code, message) if message else ("Unknown", rest)
+
+
+def _target_arn(target: Target) -> str:
+    if isinstance(target, SqsTarget):  # https://sqs.<region>.amazonaws.com/<account>/<name>
+        host, account, name = target.queue_url.split("/")[2:5]
+        return f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
+    if isinstance(target, LambdaTarget):
+        return target.function_arn
+    if isinstance(target, SnsTarget):
+        return target.topic_arn
+    return target.event_bus if isinstance(target, EventBridgeTarget) else ""
+
+
+class QueueSender(Protocol):
+    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Any: ...
+
+
+class ScheduleEnds:
+    """The pipeline's part for schedules made through this API (docs/eventbridge.md, section 7):
+    a dead-letter event to the schedule's own queue, and the name removed after completion."""
+
+    def __init__(self, queues: QueueSender, store: DynamoSchedules) -> None:
+        self.queues, self.store = queues, store
+
+    def dead_letter(self, task: Task, staged: Staged, error: str | None, exhausted: Exhausted | None) -> None:
+        """The dead-letter event as the service sends it: the ``Input`` the target was sent as the
+        body, and what went wrong as message attributes ("Configuring a dead-letter queue",
+        https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
+        Best effort, as the service's: a send that fails is logged, and the run's dead letter
+        stays in Sundial's own, where the native API can redrive it."""
+        service = task.eventbridge
+        if service is None or service.dead_letter_arn is None:
+            return
+        scheduled = nominal(task.schedule, from_ms(staged.due_ms))
+        body = eb.delivered_input(
+            eb.input_template(task.payload),
+            schedule_arn=service.arn,
+            scheduled_for=scheduled,
+            execution_id=staged.run_id,
+            attempt=staged.attempt,
+        )
+        code, message = _error_parts(error)
+        values = {
+            "ERROR_CODE": code,
+            "ERROR_MESSAGE": message or code,
+            "EXECUTION_ID": staged.run_id,
+            "IS_PAYLOAD_TRUNCATED": "false",
+            "RETRY_ATTEMPTS": str(staged.attempt - 1),
+            "SCHEDULED_TIME": scheduled.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "SCHEDULE_ARN": service.arn,
+            "TARGET_ARN": _target_arn(task.targets[0]) if task.targets else "",
+        }
+        if exhausted is not None:
+            values["EXHAUSTED_RETRY_CONDITION"] = _EXHAUSTED[exhausted]
+        attributes = {k: {"DataType": "String", "StringValue": v} for k, v in values.items() if v}
+        try:
+            outcome = self.queues.send_to_queue(service.dead_letter_arn, body, attributes)
+        except Exception:  # never stops the occurrence's end from being written
+            logger.exception("a dead-letter event was not sent", extra={"run_id": staged.run_id})
+            return
+        if not getattr(outcome, "ok", True):
+            logger.warning("a dead-letter event was not sent", extra={"run_id": staged.run_id, "error": outcome.error})
+
+    def completed(self, task: Task) -> None:
+        service = task.eventbridge
+        if service is None or not service.delete_after_completion:
+            return
+        group, _, name = service.arn.partition(":schedule/")[2].partition("/")
+        self.store.drop_completed(task.tenant, group, name, task.id)
+
+
+_EXHAUSTED = {Exhausted.ATTEMPTS: "MaximumRetryAttempts", Exhausted.AGE: "MaximumEventAgeInSeconds"}
 
 
 _KEPT = (
@@ -343,7 +467,13 @@ class SchedulerService:
         now = self.now()
         spec = spec_of(params, group, now, self.place.schedule_arn(group, name))
         request = _request(params)
-        patch = TaskPatch(schedule=spec.schedule, targets=spec.targets, payload=spec.payload, retry=spec.retry)
+        patch = TaskPatch(
+            schedule=spec.schedule,
+            targets=spec.targets,
+            payload=spec.payload,
+            retry=spec.retry,
+            eventbridge=spec.eventbridge,
+        )
         task = self.tasks.update(tenant, record.task_id, patch)
         if request["State"] == "DISABLED" and task.status is not TaskStatus.PAUSED:
             self.tasks.pause(tenant, task.id)

@@ -24,6 +24,7 @@ from shared.job_notify import LambdaJobNotifier
 from shared.queues import SqsStager
 from shared.scans import ScanInvoker
 from shared.services.access_keys import AccessKeys
+from shared.services.eventbridge import ScheduleEnds
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -42,6 +43,7 @@ from shared.settings import Settings
 from shared.store.access_keys import DynamoAccessKeys
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
+from shared.store.eventbridge import DynamoSchedules
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.limits import DynamoLimits
 from shared.store.models import bind_table
@@ -193,14 +195,21 @@ def build_trigger(settings: Settings) -> Trigger:
     http = HttpDelivery(allow_loopback=settings.allow_loopback_targets, allow_private=settings.allow_private_targets)
     tasks = build_task_service(settings)
     workflows = build_workflow_service(settings, tasks)
-    deliverer = Deliverer(http, AwsDelivery(), _job_starter(settings), WorkflowTargetStarter(workflows))
+    aws = AwsDelivery()
+    deliverer = Deliverer(http, aws, _job_starter(settings), WorkflowTargetStarter(workflows))
     signer = signing.signer if (signing := build_signing_service(settings)) is not None else None
     store, timing = DynamoPipelineStore(settings.retention_ms), settings.timing
     return Trigger(
         Claimer(store, queues, timing),
         Caller(deliverer, timing, signer=signer, throttling=Throttling(DynamoThrottle(), build_limit_cache(settings))),
         Recorder(
-            store, queues, DynamoDeadLetters(settings.retention_ms), timing, chains=tasks, workflows=workflows.runs
+            store,
+            queues,
+            DynamoDeadLetters(settings.retention_ms),
+            timing,
+            chains=tasks,
+            workflows=workflows.runs,
+            schedules=ScheduleEnds(aws, DynamoSchedules()),
         ),
         AlertSender(deliverer, signer=signer),
     )

@@ -16,6 +16,7 @@ from shared.domain.firing import Staged
 from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord, StepFailure
 from shared.domain.limits import Booking, Limit, LimitSpec, LimitState
 from shared.domain.rate import Decision, Rate
+from shared.domain.retry import Exhausted
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
@@ -207,6 +208,19 @@ class PipelineStore(Protocol):
     def note_ended_run(self, task_id: str, run: Run) -> None:
         """An extra run of ``task_id`` ended: it becomes the task's ``last_run`` unless a later
         one is there already; a success makes a ``failed`` task ``completed``."""
+        ...
+
+
+class ScheduleEnds(Protocol):
+    """What a task made through the EventBridge Scheduler API asks of its occurrences' ends
+    (docs/eventbridge.md, section 7); both are for nothing on a native task."""
+
+    def dead_letter(self, task: Task, staged: Staged, error: str | None, exhausted: Exhausted | None) -> None:
+        """Send an occurrence that failed for good to the schedule's own dead-letter queue."""
+        ...
+
+    def completed(self, task: Task) -> None:
+        """The task has nothing left to fire: its schedule's name goes, if it asked to."""
         ...
 
 

@@ -133,6 +133,7 @@ class DynamoTaskRepository:
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
             "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
             "alert", "pause_after_failures", "paused_reason", "failures", "on_success", "on_failure",
+            "eventbridge",
             "lpk", "lsk",  # a task a listing page names gets its own index entry (shared/store/listing.py)
         )  # fmt: skip
         actions: list[Action] = []

@@ -152,6 +152,19 @@ class DynamoSchedules:
         except PynamoDBException as exc:
             raise _unavailable(exc) from exc
 
+    def drop_completed(self, tenant: str, group: str, name: str, task_id: str) -> bool:
+        """Remove a name that still points at ``task_id`` (a schedule created again under the
+        name since is left alone); False when it does not."""
+        try:
+            ScheduleNameItem(name_pk(tenant), name_sk(group, name)).delete(
+                condition=ScheduleNameItem.task_id == task_id
+            )
+        except PynamoDBException as exc:
+            if is_conflict(exc):
+                return False
+            raise _unavailable(exc) from exc
+        return True
+
     def names(self, tenant: str, prefix: str, count: int, token: str | None) -> tuple[list[NameRecord], str | None]:
         """Names whose ``<group>/<name>`` starts with ``prefix``, in order, a page at a time."""
         return self._page(ScheduleNameItem, name_pk(tenant), prefix, count, token, _name)

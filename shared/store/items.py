@@ -5,6 +5,7 @@ a later occurrence (:func:`occurrence_item`)."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import datetime
 
 from shared.domain.chains import ChainLink
@@ -21,9 +22,9 @@ from shared.domain.codec import (
 )
 from shared.domain.firing import occurrence_key
 from shared.domain.ids import parse_task_id
-from shared.domain.schedules import After, Every
+from shared.domain.schedules import After, Every, base
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import Misfire, Priority, Task
+from shared.domain.tasks import EventBridgeSchedule, Misfire, Priority, Task
 from shared.domain.times import from_ms, to_ms
 from shared.domain.workflows import NodeLink
 from shared.store.keys import bucket_pk, list_pk, list_sk, task_key
@@ -33,7 +34,8 @@ from shared.store.runs import ended_run_of, run_on_item, set_run_fields
 
 def to_item(task: Task, list_shards: int) -> TaskItem:
     schedule = task.schedule
-    anchor = schedule.anchor if isinstance(schedule, After | Every) else None
+    timed = base(schedule)
+    anchor = timed.anchor if isinstance(timed, After | Every) else None
     pk, sk = task_key(task.id)
     item = TaskItem(
         pk,
@@ -66,6 +68,7 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         on_failure=compact_json(list(task.on_failure)) if task.on_failure else None,
         chain=compact_json(task.chain.to_dict()) if task.chain is not None else None,
         workflow=compact_json(task.workflow.to_dict()) if task.workflow is not None else None,
+        eventbridge=compact_json(asdict(task.eventbridge)) if task.eventbridge is not None else None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -124,6 +127,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         chain=ChainLink.from_dict(json.loads(item.chain)) if item.chain is not None else None,
         workflow=NodeLink.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
         ended_run=ended_run_of(item.ended_run),
+        eventbridge=EventBridgeSchedule(**json.loads(item.eventbridge)) if item.eventbridge is not None else None,
     )
 
 

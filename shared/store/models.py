@@ -160,6 +160,9 @@ class TaskItem(BucketItem, discriminator="task"):
     """The tasks an occurrence's success starts, as a JSON list of ids (absent: none)."""
     on_failure = UnicodeAttribute(null=True)
     """The tasks an occurrence's final failure starts (absent: none)."""
+    eventbridge = UnicodeAttribute(null=True)
+    """A task made through the EventBridge Scheduler API: its schedule's ARN, dead-letter queue
+    and action after completion (JSON)."""
     chain = UnicodeAttribute(null=True)
     """A chained run's parent occurrence and hop, as JSON (shared/domain/chains.py)."""
     workflow = UnicodeAttribute(null=True)

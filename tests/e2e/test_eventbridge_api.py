@@ -291,3 +291,209 @@ def test_a_fifo_queue_gets_the_schedule_s_message_group(scheduler: Any, sundial:
     assert messages[0]["Body"] == '{"fifo": true}'
     assert messages[0]["Attributes"]["MessageGroupId"] == "orders-eu"
     scheduler.delete_schedule(Name="fifo-once")
+
+
+def _aws(sundial: Client, service: str) -> Any:
+    """A client of the runtime's moto (where the targets live)."""
+    return boto3.client(
+        service, endpoint_url=_moto(sundial), region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+
+
+def _received(sqs: Any, url: str, timeout_s: float = 30) -> list[dict[str, Any]]:
+    deadline = datetime.now(UTC) + timedelta(seconds=timeout_s)
+    messages: list[dict[str, Any]] = []
+    while not messages and datetime.now(UTC) < deadline:
+        messages = sqs.receive_message(
+            QueueUrl=url, WaitTimeSeconds=5, MessageAttributeNames=["All"], AttributeNames=["All"]
+        ).get("Messages", [])
+    return messages
+
+
+def _listed(sundial: Client, prefix: str) -> list[dict[str, Any]]:
+    """Every task the native API lists under the name prefix, page after page."""
+    items, cursor = [], ""
+    while True:
+        status, page = sundial.call("GET", f"/v1/tasks?limit=100&name_prefix={prefix}{cursor}")
+        assert status == 200, page
+        items.extend(page["items"])
+        if not page.get("next_cursor"):
+            return items
+        cursor = f"&cursor={page['next_cursor']}"
+
+
+def _at(due: datetime) -> str:
+    return f"at({due.strftime('%Y-%m-%dT%H:%M:%S')})"
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def test_a_failed_occurrence_goes_to_the_schedule_s_dead_letter_queue(scheduler: Any, sundial: Client) -> None:
+    sqs = _aws(sundial, "sqs")
+    dlq = sqs.create_queue(QueueName="eb-dlq")["QueueUrl"]
+    with pytest.raises(scheduler.exceptions.ValidationException):  # the service takes no FIFO dead-letter queue
+        scheduler.create_schedule(
+            **_schedule(
+                "dlq-fifo",
+                Target={
+                    "Arn": QUEUE_ARN,
+                    "RoleArn": ROLE_ARN,
+                    "DeadLetterConfig": {"Arn": "arn:aws:sqs:us-east-1:123456789012:dlq.fifo"},
+                },
+            )
+        )
+    due = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
+    missing = "arn:aws:sqs:us-east-1:123456789012:eb-no-such-queue"
+    arn = scheduler.create_schedule(
+        **_schedule(
+            "dlq-once",
+            ScheduleExpression=_at(due),
+            ScheduleExpressionTimezone="UTC",
+            Target={
+                "Arn": missing,
+                "RoleArn": ROLE_ARN,
+                "Input": '{"run": "<aws.scheduler.execution-id>"}',
+                "RetryPolicy": {"MaximumRetryAttempts": 3, "MaximumEventAgeInSeconds": 120},
+                "DeadLetterConfig": {"Arn": "arn:aws:sqs:us-east-1:123456789012:eb-dlq"},
+            },
+        )
+    )["ScheduleArn"]
+    messages = _received(sqs, dlq)
+    assert len(messages) == 1, "no dead-letter event"
+    attributes = {k: v["StringValue"] for k, v in messages[0]["MessageAttributes"].items()}
+    # a queue that does not exist is a final failure: not retried, dead-lettered at once, as the
+    # service does for a missing resource
+    assert attributes["ERROR_CODE"] == "AWS.SimpleQueueService.NonExistentQueue"
+    assert attributes["RETRY_ATTEMPTS"] == "0"
+    assert "EXHAUSTED_RETRY_CONDITION" not in attributes
+    assert (attributes["SCHEDULE_ARN"], attributes["TARGET_ARN"]) == (arn, missing)
+    assert attributes["SCHEDULED_TIME"] == due.strftime("%Y-%m-%dT%H:%M:%SZ")
+    run_id = attributes["EXECUTION_ID"]
+    assert messages[0]["Body"] == f'{{"run": "{run_id}"}}'  # the Input the target was sent
+    task = _native(sundial, "eventbridge:default/dlq-once")
+    runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
+    assert [(r["run_id"], r["status"]) for r in runs] == [(run_id, "failed")]  # and in Sundial's history
+    scheduler.delete_schedule(Name="dlq-once")
+
+
+def test_a_completed_schedule_is_deleted_when_it_asks(scheduler: Any, sundial: Client) -> None:
+    sqs = _aws(sundial, "sqs")
+    url = sqs.create_queue(QueueName="eb-completion")["QueueUrl"]
+    due = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
+    target = {"Arn": "arn:aws:sqs:us-east-1:123456789012:eb-completion", "RoleArn": ROLE_ARN, "Input": "{}"}
+    for name, action in (("done-delete", "DELETE"), ("done-keep", "NONE")):
+        scheduler.create_schedule(
+            **_schedule(
+                name,
+                ScheduleExpression=_at(due),
+                ScheduleExpressionTimezone="UTC",
+                Target=target,
+                ActionAfterCompletion=action,
+            )
+        )
+    fired: list[dict[str, Any]] = []
+    until(lambda: len(fired) >= 2 or fired.extend(_received(sqs, url, 5)) or len(fired) >= 2, 30)
+    assert len(fired) == 2
+
+    def gone() -> bool:
+        try:
+            scheduler.get_schedule(Name="done-delete")
+        except scheduler.exceptions.ResourceNotFoundException:
+            return True
+        return False
+
+    assert until(gone, 15)
+    assert scheduler.get_schedule(Name="done-keep")["ActionAfterCompletion"] == "NONE"
+    # the deleted schedule's task and its run stay, as history
+    task = _native(sundial, "eventbridge:default/done-delete")
+    assert task["status"] == "completed"
+    scheduler.delete_schedule(Name="done-keep")
+
+
+def test_a_flexible_window_fires_each_schedule_at_its_own_moment_in_it(scheduler: Any, sundial: Client) -> None:
+    sqs = _aws(sundial, "sqs")
+    url = sqs.create_queue(QueueName="eb-flexible")["QueueUrl"]
+    window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 1}
+    with pytest.raises(scheduler.exceptions.ValidationException):
+        scheduler.create_schedule(**_schedule("flex-bad", FlexibleTimeWindow={"Mode": "FLEXIBLE"}))
+    due = (datetime.now(UTC) + timedelta(seconds=8)).replace(microsecond=0)
+    for i in range(30):
+        target = {
+            "Arn": "arn:aws:sqs:us-east-1:123456789012:eb-flexible",
+            "RoleArn": ROLE_ARN,
+            "Input": f'{{"name": "flex-{i}", "at": "<aws.scheduler.scheduled-time>"}}',
+        }
+        scheduler.create_schedule(
+            **_schedule(
+                f"flex-{i}",
+                ScheduleExpression=_at(due),
+                ScheduleExpressionTimezone="UTC",
+                FlexibleTimeWindow=window,
+                Target=target,
+            )
+        )
+
+    def all_listed() -> list[dict[str, Any]] | None:
+        found = _listed(sundial, "eventbridge:default/flex-")
+        return found if len(found) == 30 else None
+
+    listed = until(all_listed)
+    assert listed is not None, "the listing index did not catch up"  # an index: eventually consistent
+    drawn = {t["name"].rsplit("/", 1)[1]: _instant(t["next_fire_at"]) for t in listed}
+    offsets = sorted((at - due).total_seconds() for at in drawn.values())
+    assert all(0 <= o < 60 for o in offsets), offsets  # in the window
+    assert len(set(offsets)) >= 20, offsets  # each its own moment
+    earliest = min(drawn, key=lambda n: drawn[n])
+    for name in drawn:
+        if name != earliest:
+            scheduler.delete_schedule(Name=name)  # a later one deleted before its moment never fires
+    deadline = datetime.now(UTC) + timedelta(seconds=75)
+    mine: list[dict[str, Any]] = []
+    while not mine and datetime.now(UTC) < deadline:
+        mine = [m for m in _received(sqs, url, 5) if f'"name": "{earliest}"' in m["Body"]]
+    assert len(mine) == 1, "the schedule did not fire"
+    sent_ms = int(mine[0]["Attributes"]["SentTimestamp"])
+    assert sent_ms >= int(drawn[earliest].timestamp() * 1000)  # at its drawn moment, not before
+    # the context attribute names the time the schedule was set for, not the drawn moment
+    assert mine[0]["Body"] == f'{{"name": "{earliest}", "at": "{due.strftime("%Y-%m-%dT%H:%M:%SZ")}"}}'
+    scheduler.delete_schedule(Name=earliest)
+
+
+def test_a_schedule_invokes_a_lambda_function(scheduler: Any, sundial: Client) -> None:
+    import io
+    import zipfile
+
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context):\n    print(event)\n")
+    role = _aws(sundial, "iam").create_role(RoleName="eb-fn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    function = _aws(sundial, "lambda").create_function(
+        FunctionName="eb-fn",
+        Runtime="python3.12",
+        Role=role,
+        Handler="index.handler",
+        Code={"ZipFile": code.getvalue()},
+    )["FunctionArn"]
+    due = (datetime.now(UTC) + timedelta(seconds=3)).replace(microsecond=0)
+    scheduler.create_schedule(
+        **_schedule(
+            "to-lambda",
+            ScheduleExpression=_at(due),
+            ScheduleExpressionTimezone="UTC",
+            Target={"Arn": function, "RoleArn": ROLE_ARN, "Input": '{"job": "<aws.scheduler.attempt-number>"}'},
+        )
+    )
+    logs = _aws(sundial, "logs")
+
+    def logged() -> list[str]:
+        try:
+            events = logs.filter_log_events(logGroupName="/aws/lambda/eb-fn")["events"]
+        except logs.exceptions.ResourceNotFoundException:
+            return []
+        return [e["message"] for e in events]
+
+    # make run does not run a function's code: each invocation's event goes to its log group
+    assert until(logged, 30) == ['{"job": "1"}']
+    scheduler.delete_schedule(Name="to-lambda")

@@ -39,7 +39,9 @@ from shared.domain.secrets import redacted
 
 
 def schedule_of(schedule: sched.Schedule) -> Schedules:
-    """A domain schedule as the API shows it."""
+    """A domain schedule as the API shows it (a flexible window, only the EventBridge Scheduler
+    API's, is shown by that API)."""
+    schedule = sched.base(schedule)
     if isinstance(schedule, sched.At):
         return AtSchedule(at=schedule.at)
     if isinstance(schedule, sched.After):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from shared.delivery import Envelope, Outcome
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, Timing, delay_seconds
+from shared.domain.schedules import nominal
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, Target, Task
 from shared.domain.times import from_ms, now_ms
@@ -177,7 +178,7 @@ class Caller:
         envelope = Envelope(
             task.owner_id,
             staged.run_id,
-            from_ms(staged.due_ms),
+            nominal(task.schedule, from_ms(staged.due_ms)),  # a flexible window's drawn moment is not it
             from_ms(fired_ms),
             staged.attempt,
             task.payload,

@@ -20,7 +20,7 @@ from shared.domain.workflows import NodeOutcome, NodeStatus
 from shared.observability import logger
 from shared.services.firing.claim import Claim
 from shared.services.firing.settle import Ended, Held, Retrying, Settlement, Skipped, Succeeded, ended_run
-from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore, WorkflowEnds
+from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore, ScheduleEnds, WorkflowEnds
 
 RUN_LOG_WRITE_PAUSES_S = (0.1, 0.2, 0.4)
 """Pauses after each failed write of a batch's run log; then its successes are written one each."""
@@ -55,6 +55,7 @@ class Recorder:
         *,
         chains: Chains | None = None,
         workflows: WorkflowEnds | None = None,
+        schedules: ScheduleEnds | None = None,
         clock: Callable[[], int] = now_ms,
         sleep: Callable[[float], None] = time.sleep,  # wall: pauses before DynamoDB is tried again
     ) -> None:
@@ -63,6 +64,9 @@ class Recorder:
         """Starts the tasks an occurrence's end chains to (docs/chains.md); None: no chains."""
         self.workflows = workflows
         """Moves a workflow run on when one of its nodes ends (docs/workflows.md); None: no workflows."""
+        self.schedules = schedules
+        """Dead letters and completions of the EventBridge Scheduler API's schedules
+        (docs/eventbridge.md, section 7); None: that API is not served."""
         self.clock, self.sleep = clock, sleep
 
     def record(self, claim: Claim, settled: Settlement) -> Fired:
@@ -100,6 +104,7 @@ class Recorder:
         self._node_ended(claim, settled.run, settled.outcomes)
         if settled.success is not None:
             self._note_parent(claim.claimed.task, settled.run)
+            self._completed(claim.claimed.task)  # a one-shot's success is its last occurrence's end
         else:
             self._finish(claim, settled.run, settled.targets_done)
         return Fired(staged, Result.SUCCEEDED, settled.lateness_ms, staged.attempt, success=settled.success)
@@ -120,6 +125,8 @@ class Recorder:
             )
         self.queues.dead_letter(staged, settled.reason, task.owner_id)
         self.dead_letters.record(dead_letter(task, staged, settled.reason, self.clock()))
+        if self.schedules is not None and task.eventbridge is not None:
+            self.schedules.dead_letter(task, staged, run.last_error, settled.exhausted)
         in_a_row = self._finish(claim, run, settled.targets_done)
         alerts = tuple(notices(task, staged.run_id, run.status, settled.reason, in_a_row, self.clock()))
         return Fired(
@@ -195,6 +202,7 @@ class Recorder:
             self.store.finish_one_shot(
                 staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in, failures=streak.failures
             )
+            self._completed(task)
             return streak.failures
         following = next_occurrence(task.schedule, staged.due_ms, now, self.timing)
         stage_it = following is not None and streak.paused_reason is None and writer_stages(following, now, self.timing)
@@ -211,7 +219,20 @@ class Recorder:
             failures=streak.failures,
             paused_reason=streak.paused_reason,
         )
+        if following is None:
+            self._completed(task)
         return streak.failures
+
+    def _completed(self, task: Task) -> None:
+        """The task fired its last occurrence (an extra run is not one): a schedule made through
+        the EventBridge Scheduler API may ask for its name to go. After the occurrence's end is
+        written: a failure here leaves the name, never fires the occurrence again."""
+        if self.schedules is None or task.eventbridge is None or task.parent_id is not None:
+            return
+        try:
+            self.schedules.completed(task)
+        except Exception:
+            logger.exception("a completed schedule's name was not removed", extra={"task_id": task.id})
 
     def _note_parent(self, task: Task, run: Run) -> None:
         """An extra run (run now, a chained run, a redrive) is an occurrence of its parent too:

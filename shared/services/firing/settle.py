@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from shared.delivery import Outcome
 from shared.domain.claims import Success
 from shared.domain.firing import Staged, Timing, delay_seconds
-from shared.domain.retry import next_attempt_due
+from shared.domain.retry import Exhausted, next_attempt_due
 from shared.domain.states import RunStatus
 from shared.domain.tasks import Run
 from shared.domain.times import from_ms
@@ -97,6 +97,8 @@ class Ended:
     lateness_ms: int | None
     outcomes: tuple[Outcome, ...] = ()
     """What chains to the run's failure branch receive (the failed calls' answers)."""
+    exhausted: Exhausted | None = None
+    """Which bound ended its retries (None: a final failure, or given up by the trigger)."""
 
 
 Settlement = Held | Skipped | Succeeded | Retrying | Ended
@@ -160,14 +162,18 @@ def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | E
     error = "; ".join(o.error or "failed" for o in failures)
     lateness = ran.fired_ms - staged.due_ms
     retryable = all(o.retryable for o in failures)
+    exhausted = Exhausted.ATTEMPTS if retryable else None
     if retryable and task.retry.has_attempt_after(staged.attempt):
         asked = [math.ceil(o.retry_after_s * 1000) for o in failures if o.retry_after_s is not None]
         start = next_attempt_due(task.retry, staged.attempt, staged.earliest_ms, now_ms, max(asked, default=None))
-        following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
-        delay = delay_seconds(start, now_ms, timing.lead_ms)
-        return Retrying(following, delay, error, ran.targets_done, ran.fired_ms, lateness, ran.throttled_ms)
+        if not task.retry.too_old(staged.due_ms, start):
+            following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
+            delay = delay_seconds(start, now_ms, timing.lead_ms)
+            return Retrying(following, delay, error, ran.targets_done, ran.fired_ms, lateness, ran.throttled_ms)
+        exhausted = Exhausted.AGE
     status = RunStatus.DEAD_LETTERED if retryable else RunStatus.FAILED
-    reason = f"{'retries exhausted' if retryable else 'failed'} after {staged.attempt} attempt(s): {error}"
+    why = {None: "failed", Exhausted.ATTEMPTS: "retries exhausted", Exhausted.AGE: "too old to retry"}[exhausted]
+    reason = f"{why} after {staged.attempt} attempt(s): {error}"
     run = ended_run(
         staged,
         task.id,
@@ -178,7 +184,7 @@ def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | E
         error=error,
         throttled_ms=ran.throttled_ms,
     )
-    return Ended(run, ran.targets_done, reason, lateness, tuple(failures))
+    return Ended(run, ran.targets_done, reason, lateness, tuple(failures), exhausted)
 
 
 def given_up(claim: Claim, reason: str) -> Ended:
