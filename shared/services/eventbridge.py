@@ -136,6 +136,9 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
     parts = arn.split(":", 5)
     if len(parts) == 6 and parts[0] == "arn":
         service, region, account, resource = parts[2], parts[3], parts[4], parts[5]
+        _at_home(arn, "Target.Arn", schedule_arn)
+        if service in ("lambda", "events"):
+            _json_input(target.get("Input"))
         if service == "lambda" and resource.startswith("function:"):
             return LambdaTarget(arn, schedule_arn)
         if service == "sqs" and "/" not in resource:
@@ -173,9 +176,36 @@ def _flexible(schedule: Schedule, params: Mapping[str, Any], schedule_arn: str) 
     return Flexible(schedule, int(minutes) * 60, schedule_arn)  # type: ignore[arg-type]
 
 
-def _dead_letter_arn(target: Mapping[str, Any]) -> str | None:
+def _json_input(text: str | None) -> None:
+    """A Lambda or EventBridge target's ``Input`` must be well-formed JSON, as the service requires
+    (the API reference's ``Target.Input``)."""
+    if text is None:
+        return
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise service_validation(
+            "Target.Input must be well-formed JSON for a Lambda or EventBridge event bus target."
+        ) from exc
+
+
+def _at_home(arn: str, member: str, schedule_arn: str) -> None:
+    """Sundial's trigger may call what is in its own account and Region only (its role's policy,
+    infra/targets.py): a target or queue elsewhere is refused, not left to fail at every fire."""
+    region, account = schedule_arn.split(":")[3:5]
+    parts = arn.split(":")
+    if len(parts) < 6 or (parts[3], parts[4]) != (region, account):
+        raise service_validation(
+            f"{member} {arn!r}: Sundial calls resources in its own account and Region ({account}, {region}) only."
+        )
+
+
+def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str) -> str | None:
     arn = (target.get("DeadLetterConfig") or {}).get("Arn")
-    if arn is not None and arn.endswith(".fifo"):
+    if arn is None:
+        return None
+    _at_home(arn, "Target.DeadLetterConfig.Arn", schedule_arn)
+    if arn.endswith(".fifo"):
         raise service_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
     return arn
 
@@ -194,7 +224,7 @@ def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: 
         payload=target.get("Input"),
         retry=RetryPolicy(max_attempts=retries + 1, max_age_seconds=age),
         eventbridge=EventBridgeSchedule(
-            schedule_arn, _dead_letter_arn(target), params.get("ActionAfterCompletion") == "DELETE"
+            schedule_arn, _dead_letter_arn(target, schedule_arn), params.get("ActionAfterCompletion") == "DELETE"
         ),
     )
 
@@ -336,9 +366,17 @@ class SchedulerService:
         group = params["Name"]
         if group == DEFAULT_GROUP:
             raise ServiceError("ConflictException", f"Schedule group {group} already exists.")
+        token, tags = params.get("ClientToken"), params.get("Tags") or []
         try:
-            self.store.create_group(tenant, group, params.get("Tags") or [], to_ms(self.now()))
+            self.store.create_group(tenant, group, tags, to_ms(self.now()), token)
         except Taken as exc:
+            existing = self.store.group(tenant, group)
+            if existing is not None and token is not None and existing.client_token == token:
+                if existing.tags != tags:
+                    raise ServiceError(
+                        "ConflictException", "The ClientToken was used with a different request."
+                    ) from exc
+                return {"ScheduleGroupArn": self.place.group_arn(group)}
             raise ServiceError("ConflictException", f"Schedule group {group} already exists.") from exc
         return {"ScheduleGroupArn": self.place.group_arn(group)}
 
@@ -384,7 +422,9 @@ class SchedulerService:
         tags = {t["Key"]: t["Value"] for t in record.tags}
         tags.update({t["Key"]: t["Value"] for t in params["Tags"]})
         now = to_ms(self.now())
-        kept = GroupRecord(group, record.created_ms or now, now, [{"Key": k, "Value": v} for k, v in tags.items()])
+        kept = GroupRecord(
+            group, record.created_ms or now, now, [{"Key": k, "Value": v} for k, v in tags.items()], record.client_token
+        )
         self.store.put_group(tenant, kept)
         return {}
 
@@ -394,7 +434,7 @@ class SchedulerService:
         gone = set(params["TagKeys"])
         now = to_ms(self.now())
         kept = [t for t in record.tags if t["Key"] not in gone]
-        self.store.put_group(tenant, GroupRecord(group, record.created_ms or now, now, kept))
+        self.store.put_group(tenant, GroupRecord(group, record.created_ms or now, now, kept, record.client_token))
         return {}
 
     def tags(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:

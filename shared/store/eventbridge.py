@@ -34,6 +34,7 @@ class GroupRecord:
     created_ms: int
     modified_ms: int
     tags: list[dict[str, str]]
+    client_token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,9 @@ class NameRecord:
 
 
 def _group(item: ScheduleGroupItem) -> GroupRecord:
-    return GroupRecord(item.sk, int(item.created_ms), int(item.modified_ms), json.loads(item.tags or "[]"))
+    return GroupRecord(
+        item.sk, int(item.created_ms), int(item.modified_ms), json.loads(item.tags or "[]"), item.client_token
+    )
 
 
 def _name(item: ScheduleNameItem) -> NameRecord:
@@ -83,8 +86,17 @@ class Taken(Exception):
 class DynamoSchedules:
     """The groups and names of every tenant (one instance per process)."""
 
-    def create_group(self, tenant: str, group: str, tags: list[dict[str, str]], now_ms: int) -> GroupRecord:
-        item = ScheduleGroupItem(group_pk(tenant), group, created_ms=now_ms, modified_ms=now_ms, tags=json.dumps(tags))
+    def create_group(
+        self, tenant: str, group: str, tags: list[dict[str, str]], now_ms: int, client_token: str | None = None
+    ) -> GroupRecord:
+        item = ScheduleGroupItem(
+            group_pk(tenant),
+            group,
+            created_ms=now_ms,
+            modified_ms=now_ms,
+            tags=json.dumps(tags),
+            client_token=client_token,
+        )
         try:
             item.save(condition=ScheduleGroupItem.pk.does_not_exist())
         except PynamoDBException as exc:
@@ -108,6 +120,7 @@ class DynamoSchedules:
             created_ms=record.created_ms,
             modified_ms=record.modified_ms,
             tags=json.dumps(record.tags),
+            client_token=record.client_token,
         )
         try:
             item.save()

@@ -491,6 +491,8 @@ class ScheduleGroupItem(_Table):
     modified_ms = NumberAttribute()
     tags = UnicodeAttribute(null=True)
     """JSON: ``[{"Key", "Value"}]`` as the service answers them."""
+    client_token = UnicodeAttribute(null=True)
+    """The ``ClientToken`` of the creation: the same creation sent again is answered as the first."""
 
 
 class ScheduleNameItem(_Table):

@@ -137,6 +137,15 @@ def test_a_client_token_makes_a_creation_idempotent(scheduler: Any) -> None:
     with pytest.raises(scheduler.exceptions.ConflictException):
         scheduler.create_schedule(**_schedule("nightly", ClientToken="token-1", ScheduleExpression="rate(5 minutes)"))
     scheduler.delete_schedule(Name="nightly")
+    tags = [{"Key": "team", "Value": "orders"}]
+    made = scheduler.create_schedule_group(Name="idempotent", ClientToken="group-1", Tags=tags)
+    again = scheduler.create_schedule_group(Name="idempotent", ClientToken="group-1", Tags=tags)
+    assert again["ScheduleGroupArn"] == made["ScheduleGroupArn"]
+    with pytest.raises(scheduler.exceptions.ConflictException):  # the token with another request
+        scheduler.create_schedule_group(Name="idempotent", ClientToken="group-1")
+    with pytest.raises(scheduler.exceptions.ConflictException):  # the SDK draws a new token each call
+        scheduler.create_schedule_group(Name="idempotent", Tags=tags)
+    scheduler.delete_schedule_group(Name="idempotent")
 
 
 def test_lists_page_and_filter(scheduler: Any) -> None:
@@ -170,6 +179,30 @@ def test_lists_page_and_filter(scheduler: Any) -> None:
             "Target.RetryPolicy.MaximumRetryAttempts",
         ),
         ({"EndDate": datetime(2027, 1, 1, tzinfo=UTC), "StartDate": datetime(2027, 2, 1, tzinfo=UTC)}, "EndDate"),
+        (
+            {
+                "Target": {
+                    "Arn": "arn:aws:lambda:us-east-1:123456789012:function:f",
+                    "RoleArn": ROLE_ARN,
+                    "Input": "not json",
+                }
+            },
+            "well-formed JSON",
+        ),
+        (  # Sundial's role calls its own account and Region only
+            {"Target": {"Arn": "arn:aws:sqs:eu-west-1:123456789012:orders", "RoleArn": ROLE_ARN}},
+            "own account and Region",
+        ),
+        (
+            {
+                "Target": {
+                    "Arn": QUEUE_ARN,
+                    "RoleArn": ROLE_ARN,
+                    "DeadLetterConfig": {"Arn": "arn:aws:sqs:us-east-1:210987654321:dlq"},
+                }
+            },
+            "Target.DeadLetterConfig.Arn",
+        ),
     ],
 )
 def test_bad_input_is_a_validation_exception_that_is_not_retried(

@@ -1,6 +1,7 @@
 """Terraform's ``aws_scheduler_schedule_group`` and ``aws_scheduler_schedule`` against the local
 runtime's EventBridge Scheduler API (docs/eventbridge.md): apply, a plan that finds no changes,
-destroy, with the hashicorp/aws provider pointed at ``/scheduler`` by ``endpoints { scheduler }``.
+destroy, with the hashicorp/aws provider pointed at ``/scheduler`` by ``endpoints { scheduler }``:
+the migration guide's configuration (docs/eventbridge.md), as written.
 The provider is the real client: it creates, reads back after every change and compares what it
 reads with what it wrote, waits on the group's state, and deletes.
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import pytest
 
 from tests.support.eventually import until
 from tests.support.runtime import Client
+from tests.support.snippets import snippet
 
 pytestmark = pytest.mark.e2e
 
@@ -37,52 +38,16 @@ def _mirror() -> tuple[Path, str] | None:
     return None
 
 
-def _config(base: str, version: str) -> str:
-    return textwrap.dedent(
-        f"""
-        terraform {{
-          required_providers {{
-            aws = {{ source = "hashicorp/aws", version = "{version}" }}
-          }}
-        }}
-        provider "aws" {{
-          region                      = "us-east-1"
-          access_key                  = "AKIDEXAMPLE"
-          secret_key                  = "any-secret-on-make-run"
-          skip_credentials_validation = true
-          skip_requesting_account_id  = true
-          skip_metadata_api_check     = true
-          endpoints {{
-            scheduler = "{base}/scheduler"
-          }}
-        }}
-        resource "aws_scheduler_schedule_group" "billing" {{
-          name = "tf-billing"
-          tags = {{ team = "pay" }}
-        }}
-        resource "aws_scheduler_schedule" "nightly" {{
-          name       = "tf-nightly"
-          group_name = aws_scheduler_schedule_group.billing.name
-          flexible_time_window {{
-            mode = "OFF"
-          }}
-          schedule_expression          = "cron(0 2 ? * MON-FRI *)"
-          schedule_expression_timezone = "Europe/Paris"
-          target {{
-            arn      = "arn:aws:sqs:us-east-1:123456789012:invoices"
-            role_arn = "arn:aws:iam::123456789012:role/scheduler"
-            input    = jsonencode({{ run = "nightly" }})
-          }}
-        }}
-        """
-    )
+def _config(base: str) -> str:
+    """The migration guide's configuration (docs/eventbridge.md), as written."""
+    return snippet("docs/eventbridge.md", "terraform", base)
 
 
 def test_terraform_applies_plans_nothing_and_destroys(sundial: Client, tmp_path: Path) -> None:
     terraform, mirror = shutil.which("terraform"), _mirror()
     if terraform is None or mirror is None:
         pytest.skip("Terraform and a filesystem mirror of hashicorp/aws are not installed on this machine")
-    folder, version = mirror
+    folder, _ = mirror
     cli_config = tmp_path / "cli.tfrc"
     cli_config.write_text(
         "provider_installation {\n"
@@ -91,7 +56,7 @@ def test_terraform_applies_plans_nothing_and_destroys(sundial: Client, tmp_path:
     )
     work = tmp_path / "stack"
     work.mkdir()
-    (work / "main.tf").write_text(_config(sundial.base, version))
+    (work / "main.tf").write_text(_config(sundial.base))
     env = {**os.environ, "TF_CLI_CONFIG_FILE": str(cli_config), "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"}
 
     def terraform_run(*args: str) -> subprocess.CompletedProcess[str]:
