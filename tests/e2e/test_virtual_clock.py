@@ -8,10 +8,13 @@ verifier. A runtime of its own: its clock is not the suite's."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
+import boto3
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -126,3 +129,78 @@ def test_thirteen_months_fire_at_the_previews_times_with_retries_across_dst_and_
         for found in calls.values():
             for call in found:
                 Webhook(secret).verify(call.raw, call.headers)  # raises when one does not verify
+
+
+def _spring_forward(after: datetime, zone: ZoneInfo) -> datetime:
+    """The first day after ``after`` on which ``zone``'s clocks go forward (its midnight, UTC)."""
+    day = after.astimezone(zone).date()
+    while True:
+        day += timedelta(days=1)
+        before = datetime.combine(day - timedelta(days=1), time(12), zone).utcoffset()
+        if (datetime.combine(day, time(12), zone).utcoffset() or timedelta()) > (before or timedelta()):
+            return datetime.combine(day, time(0), zone).astimezone(UTC)
+
+
+def test_eventbridge_schedules_fire_into_sqs_by_the_service_s_rules_across_a_dst_change(virtual: Client) -> None:
+    """Through boto3's ``scheduler`` client: a weekly cron in New York whose 02:30 does not exist on
+    the spring-forward Sunday (the service's rule: that one does not fire), and a two-day rate, each
+    sending its ``Input`` to a moto SQS queue; expected from the zone's own wall times."""
+    moto = next(line for line in virtual.opening if line.strip().startswith("moto ")).split()[1]
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "x"}
+    scheduler = boto3.client("scheduler", endpoint_url=virtual.base + "/scheduler", **keys)
+    sqs = boto3.client("sqs", endpoint_url=moto, **keys)
+    url = sqs.create_queue(QueueName="eb-virtual")["QueueUrl"]
+    status, clock = virtual.call("GET", "/v1/test/clock")
+    assert status == 200, clock
+    start = at(clock["now"])
+    new_york = ZoneInfo("America/New_York")
+    spring = _spring_forward(start, new_york)
+    until = spring + timedelta(days=8)
+    target = {
+        "Arn": "arn:aws:sqs:us-east-1:123456789012:eb-virtual",
+        "RoleArn": "arn:aws:iam::123456789012:role/scheduler",
+    }
+    scheduler.create_schedule(
+        Name="sunday-0230",
+        ScheduleExpression="cron(30 2 ? * SUN *)",
+        ScheduleExpressionTimezone="America/New_York",
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={**target, "Input": '{"cron": "<aws.scheduler.scheduled-time>"}'},
+    )
+    first_day = (start + timedelta(hours=1)).replace(microsecond=0)
+    scheduler.create_schedule(
+        Name="daily",
+        ScheduleExpression="rate(2 days)",
+        StartDate=first_day,
+        FlexibleTimeWindow={"Mode": "OFF"},
+        Target={**target, "Input": '{"rate": "<aws.scheduler.scheduled-time>"}'},
+    )
+    now = start
+    while now < until:
+        step = min(until, now + timedelta(days=31))
+        status, moved = virtual.call("POST", "/v1/test/clock:advance", {"to": iso(step)}, timeout=ADVANCE_TIMEOUT_S)
+        assert status == 200, moved
+        now = step
+
+    received: dict[str, list[str]] = {"cron": [], "rate": []}
+    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
+        for message in batch:
+            ((kind, when),) = json.loads(message["Body"]).items()
+            received[kind].append(when)
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+
+    def utc(moment: datetime) -> str:
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    sundays = []
+    day = start.astimezone(new_york).date()
+    while (wall := datetime.combine(day, time(2, 30), new_york)) <= until:
+        exists = wall.astimezone(UTC).astimezone(new_york).replace(tzinfo=None) == wall.replace(tzinfo=None)
+        if day.weekday() == 6 and wall >= start and exists:
+            sundays.append(utc(wall))
+        day += timedelta(days=1)
+    assert sorted(received["cron"]) == sundays
+    spring_day = spring.astimezone(new_york).date()
+    assert all(at(t).astimezone(new_york).date() != spring_day for t in received["cron"])  # not at 03:00 either
+    fires = int((until - first_day) / timedelta(days=2)) + 1  # 48 hours apart, whatever the clocks do
+    assert sorted(received["rate"]) == [utc(first_day + timedelta(days=2 * i)) for i in range(fires)]

@@ -42,7 +42,7 @@ CASES = [
 def test_the_first_drawn_moment_from_any_instant_is_the_brute_force_one(flexible: Flexible, seed: int | None) -> None:
     # None: a fresh seed, drawn here (not at collection: pytest-xdist's workers must collect alike)
     seed = secrets.randbits(32) if seed is None else seed
-    end = START + timedelta(days=70 if "L" in getattr(flexible.inner, "expression", "") else 3)
+    end = START + timedelta(days=70 if "L" in getattr(flexible.inner, "expression", "") else 2)
     nominals = occurrences(flexible.inner, START, end)
     drawn = [sched.at_or_after(flexible, n) for n in nominals]
     window = timedelta(seconds=flexible.window_s)
@@ -57,7 +57,7 @@ def test_the_first_drawn_moment_from_any_instant_is_the_brute_force_one(flexible
     assert len(offsets) > min(len(nominals), 100) // 2  # drawn, not one fixed delay
     rng = random.Random(seed)
     last = drawn[-2]
-    for _ in range(300):
+    for _ in range(120):
         instant = START + timedelta(milliseconds=rng.randrange(int((last - START).total_seconds() * 1000)))
         expected = next(d for d in drawn if d >= instant)
         assert sched.at_or_after(flexible, instant) == expected, (instant, f"seed {seed}")
