@@ -83,6 +83,13 @@ TICK_TABLE_ACTIONS = ("dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Que
 (a Query of one item), keep what it found clean (PutItem of ``W#clean``): on the mark and bucket
 partitions only (``TICK_PARTITIONS``)."""
 TICK_PARTITIONS = ["W#*", "B#*"]
+TRIGGER_NAME_ACTIONS = ("dynamodb:DeleteItem",)
+"""The name of an EventBridge Scheduler schedule that asked to be deleted after completion goes
+when its task has fired its last (docs/eventbridge.md, section 7): one conditional delete, on
+the schedule-name partitions only (``SCHEDULE_NAME_PARTITIONS``, through ``dynamodb:LeadingKeys``:
+"Using IAM policy conditions for fine-grained access control", DynamoDB Developer Guide). moto
+enforces no IAM policy: tests/infrastructure/test_iam.py holds the grant."""
+SCHEDULE_NAME_PARTITIONS = ["SN#*"]
 TICK_QUEUE_ACTIONS = ("sqs:GetQueueAttributes",)
 """The stranded queue's depth, once a minute (shared/stranded.py)."""
 SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
@@ -253,6 +260,12 @@ class Pipeline(Construct):
                 *jobs.starter_statements(),
                 # HTTP callbacks are signed with the task's tenant's secrets
                 *signing.signer_statements(storage),
+                # a completed EventBridge Scheduler schedule's name is deleted when it asked
+                iam.PolicyStatement(
+                    actions=list(TRIGGER_NAME_ACTIONS),
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": SCHEDULE_NAME_PARTITIONS}},
+                ),
             ]
 
         def trigger_environment(**resources: Any) -> dict[str, str]:

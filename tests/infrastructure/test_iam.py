@@ -11,7 +11,7 @@ import pytest
 from infra.api import API_TABLE_ACTIONS
 from infra.auth import AUTHORIZER_TABLE_ACTIONS
 from infra.function import CONSUME_ACTIONS, XRAY_WRITE_ACTIONS, ServiceFunction
-from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_TABLE_ACTIONS
+from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_NAME_ACTIONS, TRIGGER_TABLE_ACTIONS
 from infra.signing import SigningKey
 from infra.storage import IDEMPOTENCY_ACTIONS
 from infra.targets import TARGET_ACTIONS
@@ -311,6 +311,7 @@ def test_pipeline_functions_have_exactly_the_permissions_they_use(request: pytes
     }
     trigger = {
         *_on(TRIGGER_TABLE_ACTIONS, ids.table),
+        *_on(TRIGGER_NAME_ACTIONS, ids.table),
         *_on(send, *ids.delay, ids.high_priority, ids.dead_letters),
         ("lambda:InvokeFunction", _account_wide("lambda", "function:*")),
         ("sqs:SendMessage", _account_wide("sqs", "*")),
@@ -370,6 +371,16 @@ def test_the_ticks_table_access_is_limited_to_the_marks_and_the_buckets(synthesi
     (table,) = [s for s in statements if "dynamodb:Query" in _listify(s["Action"])]
     assert sorted(_listify(table["Action"])) == sorted(TICK_TABLE_ACTIONS)
     assert table["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["W#*", "B#*"]}}
+
+
+def test_the_trigger_deletes_only_schedule_names(synthesized: Synthesized) -> None:
+    """The one delete the trigger may make is of a completed EventBridge Scheduler schedule's name."""
+    ids = _Ids(synthesized)
+    for trigger in synthesized.stack.pipeline.triggers:
+        statements = _statements_of_role(synthesized, ids.role(trigger))
+        (deletes,) = [s for s in statements if "dynamodb:DeleteItem" in _listify(s["Action"])]
+        assert _listify(deletes["Action"]) == ["dynamodb:DeleteItem"]
+        assert deletes["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["SN#*"]}}
 
 
 def test_the_pipeline_uses_the_table_but_no_index() -> None:
