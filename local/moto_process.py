@@ -36,6 +36,7 @@ from local.moto_sqs import (
     make_pending_groups_safe,
     make_receive_linear,
     make_send_linear,
+    make_sends_throttleable,
 )
 from local.moto_transact import make_transactions_copy_items
 from local.settings import (
@@ -59,6 +60,7 @@ if __name__ == "__main__":
     make_long_polling_prompt()
     make_receive_linear()
     make_send_linear()
+    make_sends_throttleable()
     make_batch_keep_trace_headers()
     make_pending_groups_safe()
     make_symmetric_keys_cheap()

@@ -156,3 +156,34 @@ def make_pending_groups_safe() -> None:
 
     pending_message_groups._sundial_safe = True  # type: ignore[attr-defined]
     Queue.pending_message_groups = property(pending_message_groups)  # type: ignore[assignment,method-assign]
+
+
+THROTTLE_TAG = "sundial-local:throttle-sends"
+"""A queue tagged with it (a count) refuses that many more SendMessage calls as throttled."""
+
+
+def make_sends_throttleable() -> None:
+    """A fault for tests of AWS targets that no moto queue shows by itself: SQS refuses a send
+    past its queue's rate with ``RequestThrottled`` (HTTP 400; the SendMessage API reference's
+    errors), which a sender retries. A queue tagged :data:`THROTTLE_TAG` with a count refuses
+    that many more SendMessage calls so (the count going down by one each), and then sends as
+    any queue; a queue without the tag is untouched. Only the local runtime's moto has it: a
+    test makes a target throttle by tagging its queue."""
+    from moto.sqs.exceptions import SQSException
+    from moto.sqs.models import SQSBackend
+
+    if getattr(SQSBackend.send_message, "_sundial_throttle", False):
+        return
+    send = SQSBackend.send_message
+
+    def send_message(self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+        tags = self.get_queue(queue_name).tags
+        left = int(tags.get(THROTTLE_TAG) or 0)
+        if left > 0:
+            tags[THROTTLE_TAG] = str(left - 1)
+            raise SQSException("RequestThrottled", "Request is throttled (the queue's sundial-local tag).")
+        return send(self, queue_name, *args, **kwargs)
+
+    functools.update_wrapper(send_message, send)
+    send_message._sundial_throttle = True  # type: ignore[attr-defined]
+    SQSBackend.send_message = send_message  # type: ignore[method-assign]

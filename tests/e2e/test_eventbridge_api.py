@@ -14,6 +14,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from local.moto_sqs import THROTTLE_TAG
 from tests.support.eventually import until
 from tests.support.runtime import Client
 
@@ -409,6 +410,40 @@ def test_a_failed_occurrence_goes_to_the_schedule_s_dead_letter_queue(scheduler:
     runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
     assert [(r["run_id"], r["status"]) for r in runs] == [(run_id, "failed")]  # and in Sundial's history
     scheduler.delete_schedule(Name="dlq-once")
+
+
+def test_a_throttled_target_is_retried_then_dead_lettered_with_the_exhausted_condition(
+    scheduler: Any, sundial: Client
+) -> None:
+    sqs = _aws(sundial, "sqs")
+    dlq = sqs.create_queue(QueueName="eb-retry-dlq")["QueueUrl"]
+    # make run's moto refuses this queue's next sends as SQS does past its rate (local/moto_sqs.py)
+    sqs.create_queue(QueueName="eb-throttled", tags={THROTTLE_TAG: "1000"})
+    due = (datetime.now(UTC) + timedelta(seconds=2)).replace(microsecond=0)
+    scheduler.create_schedule(
+        **_schedule(
+            "retried",
+            ScheduleExpression=_at(due),
+            ScheduleExpressionTimezone="UTC",
+            Target={
+                "Arn": "arn:aws:sqs:us-east-1:123456789012:eb-throttled",
+                "RoleArn": ROLE_ARN,
+                "Input": '{"attempt": "<aws.scheduler.attempt-number>"}',
+                "RetryPolicy": {"MaximumRetryAttempts": 2},
+                "DeadLetterConfig": {"Arn": "arn:aws:sqs:us-east-1:123456789012:eb-retry-dlq"},
+            },
+        )
+    )
+    messages = _received(sqs, dlq, 40)
+    assert len(messages) == 1, "no dead-letter event"
+    attributes = {k: v["StringValue"] for k, v in messages[0]["MessageAttributes"].items()}
+    assert attributes["ERROR_CODE"] == "RequestThrottled"
+    assert (attributes["EXHAUSTED_RETRY_CONDITION"], attributes["RETRY_ATTEMPTS"]) == ("MaximumRetryAttempts", "2")
+    assert messages[0]["Body"] == '{"attempt": "3"}'  # the third attempt's Input
+    task = _native(sundial, "eventbridge:default/retried")
+    runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
+    assert [(r["status"], r["attempts"]) for r in runs] == [("dead_lettered", 3)]
+    scheduler.delete_schedule(Name="retried")
 
 
 def test_a_completed_schedule_is_deleted_when_it_asks(scheduler: Any, sundial: Client) -> None:
