@@ -246,8 +246,9 @@ CONTEXT_ATTRIBUTES = (
     "<aws.scheduler.attempt-number>",
 )
 NO_INPUT = "{}"
-"""What a target gets when its schedule has no ``Input`` (an assumption of Sundial's: the service's
-own choice is to be checked against its documentation, docs/eventbridge.md, section 6)."""
+"""What a target gets when its schedule has no ``Input``: the service "delivers a default
+notification" (the API reference's ``Target.Input``) whose shape it does not document; Sundial's
+choice is an empty JSON object (docs/eventbridge.md, section 6)."""
 
 
 def input_template(payload: Any) -> str | None:

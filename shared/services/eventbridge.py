@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from shared.delivery import Outcome
 from shared.domain import eventbridge as eb
 from shared.domain.errors import (
     ConcurrentUpdate,
@@ -252,7 +253,7 @@ def _target_arn(target: Target) -> str:
 
 
 class QueueSender(Protocol):
-    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Any: ...
+    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Outcome: ...
 
 
 class ScheduleEnds:
@@ -298,7 +299,7 @@ class ScheduleEnds:
         except Exception:  # never stops the occurrence's end from being written
             logger.exception("a dead-letter event was not sent", extra={"run_id": staged.run_id})
             return
-        if not getattr(outcome, "ok", True):
+        if not outcome.ok:
             logger.warning("a dead-letter event was not sent", extra={"run_id": staged.run_id, "error": outcome.error})
 
     def completed(self, task: Task) -> None:

@@ -225,8 +225,10 @@ class Recorder:
 
     def _completed(self, task: Task) -> None:
         """The task fired its last occurrence (an extra run is not one): a schedule made through
-        the EventBridge Scheduler API may ask for its name to go. After the occurrence's end is
-        written: a failure here leaves the name, never fires the occurrence again."""
+        the EventBridge Scheduler API may ask for its name to go. Whatever goes wrong here is
+        logged and leaves the name: it never fails the occurrence's record, so never fires it
+        again (a one-shot's success is logged with its batch's after this; a crash in between
+        fires it again as any such crash does, and finds the name gone)."""
         if self.schedules is None or task.eventbridge is None or task.parent_id is not None:
             return
         try:
