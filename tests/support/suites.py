@@ -64,6 +64,7 @@ E2E_SECOND_RUNTIME = frozenset(
         "test_chains",
         "test_cli_workflows",
         "test_eventbridge_terraform",
+        "test_eventbridge_cli",
     )
 )
 """e2e files run against a second local runtime, as a unit of their own (``e2e-2``): the e2e
