@@ -84,7 +84,7 @@ class Advance:
             before = self.fired
             while True:
                 self._settle()
-                step = self._next()
+                step = self._next(until_ms)
                 if step is None or step[0] > until_ms:
                     break
                 at, tick = step
@@ -128,23 +128,25 @@ class Advance:
 
         return invoke
 
-    def _next(self) -> tuple[int, bool] | None:
-        """The next instant, and whether the tick runs at it."""
+    def _next(self, until_ms: int) -> tuple[int, bool] | None:
+        """The next instant, and whether the tick runs at it (``until_ms``: where this advance ends)."""
         now = self.clock.now_ms()
         message = self.moto.next_message_ms()  # moto's test is strict: receivable the moment after
         pending = [moment for moment in (self.clock.next_deadline(), message and message + 1) if moment is not None]
         work = min(pending) if pending else None
-        tick = self._next_tick(now, work)
+        tick = self._next_tick(now, work, until_ms)
         if tick is not None and tick != self._last_tick and (work is None or tick < work):
             return tick, True  # (a tick that changed nothing is not run again at once)
         return (work, False) if work is not None else None
 
-    def _next_tick(self, now: int, work: int | None) -> int | None:
+    def _next_tick(self, now: int, work: int | None, until_ms: int) -> int | None:
         """When the tick must run to stage the next occurrence nobody staged (None: none). When it
         comes before any other work (``work``: the earliest waiter or message), the ticks' clean
         map is moved up to it across the empty minutes before, as far as is safe: an occurrence
         written later is written by work at ``work`` or after, and is due at least a look-ahead
-        and a guard after its writer's now, or staged by its writer (``writer_stages``)."""
+        and a guard after its writer's now, or staged by its writer (``writer_stages``). Never
+        past this advance's end (``until_ms``): the API registers tasks between advances, at
+        that time or later, and one due before a clean map moved further would never be scanned."""
         look_ahead = self.ticker.timing.look_ahead_ms
         marks, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
         starts = {
@@ -161,7 +163,9 @@ class Advance:
         at = max(now, due - look_ahead + 1)
         if work is not None and at >= work:
             return at
-        safe = due if work is None else min(due, work)  # nothing unstaged is due before ``due``
+        safe = (
+            min(due, until_ms) if work is None else min(due, work, until_ms)
+        )  # nothing unstaged is due before ``due``
         moved = {shard: safe for shard, start in starts.items() if start < safe}
         if moved:
             self.ticker.store.mark_clean({**clean, **moved})

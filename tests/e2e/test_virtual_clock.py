@@ -167,7 +167,12 @@ def test_eventbridge_schedules_fire_into_sqs_by_the_service_s_rules_across_a_dst
         FlexibleTimeWindow={"Mode": "OFF"},
         Target={**target, "Input": '{"cron": "<aws.scheduler.scheduled-time>"}'},
     )
-    first_day = (start + timedelta(hours=1)).replace(microsecond=0)
+    # A first advance, with the cron's first Sunday unstaged ahead: a task registered after it and
+    # due before that Sunday must still fire (an advance once marked the shards clean up to it).
+    later = start + timedelta(minutes=1)
+    status, moved = virtual.call("POST", "/v1/test/clock:advance", {"to": iso(later)}, timeout=ADVANCE_TIMEOUT_S)
+    assert status == 200, moved
+    first_day = (later + timedelta(hours=1)).replace(microsecond=0)
     scheduler.create_schedule(
         Name="daily",
         ScheduleExpression="rate(2 days)",
@@ -175,7 +180,7 @@ def test_eventbridge_schedules_fire_into_sqs_by_the_service_s_rules_across_a_dst
         FlexibleTimeWindow={"Mode": "OFF"},
         Target={**target, "Input": '{"rate": "<aws.scheduler.scheduled-time>"}'},
     )
-    now = start
+    now = later
     while now < until:
         step = min(until, now + timedelta(days=31))
         status, moved = virtual.call("POST", "/v1/test/clock:advance", {"to": iso(step)}, timeout=ADVANCE_TIMEOUT_S)
