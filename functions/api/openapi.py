@@ -18,7 +18,7 @@ from shared.domain import limits as lim
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL
-from shared.domain.retry import MAX_ATTEMPTS, MAX_DELAY_SECONDS
+from shared.domain.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_DELAY_SECONDS, MIN_AGE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
 from shared.services.tasks import MAX_REDRIVE
 from shared.topology import PAGE_BYTES
@@ -55,6 +55,7 @@ documented as optional when they have no value.
   starting with `*` (even `*/5`) or `?`, a day must match both (`0 0 */5 * 1`: the Mondays on
   the 1st, 6th, 11th, ... of a month);
 - `retry.max_attempts`: 1 to {MAX_ATTEMPTS}; a retry waits at most {int(MAX_DELAY_SECONDS)} s;
+  `retry.max_age_seconds` {MIN_AGE_SECONDS} to {MAX_AGE_SECONDS} (no attempt after the occurrence is that old);
 - `schedule.repeat`: `interval` 1 to {MAX_INTERVAL}; `days` for `week` (1-7) and `month` (1-31)
   only; `time` not on `hour`; `calendar` (a country code of the `holidays` package) on
   `workday` only;

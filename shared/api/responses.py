@@ -47,6 +47,8 @@ class RetryOut(Model):
     max_attempts: int
     backoff: Backoff
     interval_seconds: float
+    max_age_seconds: int | None = None
+    """No attempt starts later than this after the occurrence's time (null: no such bound)."""
 
 
 class LastRunOut(Model):

@@ -9,6 +9,10 @@ from enum import StrEnum
 
 MAX_ATTEMPTS = 10
 MAX_INTERVAL_SECONDS = 3600
+MAX_AGE_SECONDS = 86_400
+"""A retry policy's ``max_age_seconds`` is at most a day (as EventBridge Scheduler's
+``MaximumEventAgeInSeconds``: 60 to 86,400)."""
+MIN_AGE_SECONDS = 60
 MAX_DELAY_SECONDS = 900.0
 """A retry waits at most this long: SQS's largest DelaySeconds (longer waits would need the table)."""
 

@@ -44,14 +44,14 @@ def test_a_registered_task_reads_back_with_every_field(api):
         name="close-order-123",
         schedule={"at": at},
         payload={"order_id": 123},
-        retry={"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3},
+        retry={"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3, "max_age_seconds": 600},
     )
     assert created["status"] == "scheduled"
     assert created["name"] == "close-order-123"
     assert created["schedule"] == {"at": at}
     assert created["target"] == {"http": {**HOOK["http"], "method": "POST"}}
     assert created["payload"] == {"order_id": 123}
-    assert created["retry"] == {"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3.0}
+    assert created["retry"] == {"max_attempts": 5, "backoff": "fixed", "interval_seconds": 3.0, "max_age_seconds": 600}
     assert created["misfire"] == "fire_now"
     assert created["next_fire_at"] == at
     assert created["created_at"] == created["updated_at"]
@@ -63,7 +63,12 @@ def test_a_registered_task_reads_back_with_every_field(api):
 def test_defaults_follow_the_api_contract(api):
     one_shot = new(api)
     recurring = new(api, schedule={"every_seconds": 60})
-    assert one_shot["retry"] == {"max_attempts": 3, "backoff": "exponential", "interval_seconds": 2.0}
+    assert one_shot["retry"] == {
+        "max_attempts": 3,
+        "backoff": "exponential",
+        "interval_seconds": 2.0,
+        "max_age_seconds": None,
+    }
     assert one_shot["misfire"] == "fire_now"
     assert recurring["misfire"] == "skip"
     assert one_shot["payload"] is None

@@ -12,7 +12,14 @@ from shared.api.types import Model, Problem
 from shared.domain import tasks as t
 from shared.domain.chains import MAX_CHILDREN, MAX_HOPS, check_children
 from shared.domain.errors import ValidationFailed
-from shared.domain.retry import MAX_ATTEMPTS, MAX_INTERVAL_SECONDS, Backoff, RetryPolicy
+from shared.domain.retry import (
+    MAX_AGE_SECONDS,
+    MAX_ATTEMPTS,
+    MAX_INTERVAL_SECONDS,
+    MIN_AGE_SECONDS,
+    Backoff,
+    RetryPolicy,
+)
 
 ALERT = "Where the task's alerts go (default none)."
 PAUSE_AFTER = (
@@ -26,6 +33,13 @@ class RetryIn(Model):
     backoff: Backoff = Backoff.EXPONENTIAL
     interval_seconds: float = Field(
         2.0, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
+    )
+    max_age_seconds: int | None = Field(
+        None,
+        ge=MIN_AGE_SECONDS,
+        le=MAX_AGE_SECONDS,
+        description="No attempt starts later than this after the occurrence's time (null: attempts alone "
+        "bound the retries). An occurrence too old to retry is dead-lettered.",
     )
 
     def to_domain(self) -> RetryPolicy:

@@ -15,7 +15,12 @@ from shared.domain.tasks import LastRun, Run, Task
 
 
 def retry_view(retry: RetryPolicy) -> RetryOut:
-    return RetryOut(max_attempts=retry.max_attempts, backoff=retry.backoff, interval_seconds=retry.interval_seconds)
+    return RetryOut(
+        max_attempts=retry.max_attempts,
+        backoff=retry.backoff,
+        interval_seconds=retry.interval_seconds,
+        max_age_seconds=retry.max_age_seconds,
+    )
 
 
 def _last_run(run: LastRun | None) -> dict[str, Any] | None:

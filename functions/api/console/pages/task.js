@@ -98,7 +98,7 @@ export function Task({ id }) {
         ? html`none while paused${t.next_fire_at ? html` (armed for ${when(t.next_fire_at)})` : ""}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
-      <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s</dd>
+      <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s${t.retry.max_age_seconds ? `, none after ${t.retry.max_age_seconds} s` : ""}</dd>
       <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
       <dt>Created, updated</dt><dd>${when(t.created_at)}, ${when(t.updated_at)} (version ${t.version})</dd>
       ${(t.on_success || t.on_failure) &&
