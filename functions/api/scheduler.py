@@ -43,13 +43,18 @@ def _sent_prefix(event: dict[str, Any]) -> str:
     resource path in ``path`` and the path the client called, stage included, in
     ``requestContext.path`` ("Input format of a Lambda function for proxy integration",
     https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
-    Both are decoded, so :func:`~shared.api.scheduler_protocol.wire_path` rebuilds the encoding the
-    SDK signed from the operation's members. Not checked on AWS yet: how API Gateway hands on an
-    encoded ``/`` (``%2F``), which only the tag operations' schedule group ARNs contain
-    (docs/eventbridge.md, section 5); the local gateway decodes it, as the tests assume."""
+    :func:`~shared.api.scheduler_protocol.wire_path` rebuilds the encoding the SDK signed from the
+    operation's members, so the path may come decoded or as sent. Not checked on AWS: whether API
+    Gateway hands on an encoded ``/`` (``%2F``, only in the tag operations' schedule group ARNs)
+    decoded or as sent, in either field. Any of the four combinations is read alike
+    (tests/integration/test_scheduler_sigv4.py); when the two fields differ in their encoding, the
+    prefix is what precedes the API's own ``/scheduler/``."""
     context = event.get("requestContext") or {}
     full, path = str(context.get("path") or ""), str(event.get("path") or "")
-    return full[: -len(path)] if path and full.endswith(path) else ""
+    if path and full.endswith(path):
+        return full[: -len(path)]
+    at = full.find(protocol.PREFIX + "/")
+    return full[:at] if at > 0 else ""
 
 
 def tenant_of(event: dict[str, Any], operation: str, members: dict[str, str], body: bytes | None) -> str:

@@ -35,27 +35,32 @@ class _Body:
         yield self.data
 
 
-def gateway_event(request: Any) -> dict[str, Any]:
-    """API Gateway's proxy event for the signed request (its stage in the URL's path)."""
+def gateway_event(request: Any, decoded: tuple[bool, bool] = (True, True)) -> dict[str, Any]:
+    """API Gateway's proxy event for the signed request (its stage in the URL's path); its
+    ``path`` and ``requestContext.path`` decoded, or as the client sent them (``decoded``)."""
     url = urlsplit(request.url)
     body = request.body or b""
     headers = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()}
     headers["Host"] = url.netloc
     query = parse_qs(url.query, keep_blank_values=True)
-    path = unquote(url.path.removeprefix("/prod"))
+    path = url.path.removeprefix("/prod")
     return {
-        "path": path,
+        "path": unquote(path) if decoded[0] else path,
         "httpMethod": request.method,
         "headers": headers,
         "multiValueQueryStringParameters": query or None,
         "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
-        "requestContext": {"path": unquote(url.path), "stage": "prod", "requestId": "r-1"},
+        "requestContext": {
+            "path": unquote(url.path) if decoded[1] else url.path,
+            "stage": "prod",
+            "requestId": "r-1",
+        },
         "body": body.decode() if isinstance(body, bytes) else body,
         "isBase64Encoded": False,
     }
 
 
-def scheduler_client(key_id: str, secret: str) -> Any:
+def scheduler_client(key_id: str, secret: str, decoded: tuple[bool, bool] = (True, True)) -> Any:
     client = boto3.client(
         "scheduler",
         endpoint_url="https://abc123.execute-api.us-east-1.amazonaws.com/prod/scheduler",
@@ -66,7 +71,7 @@ def scheduler_client(key_id: str, secret: str) -> Any:
     )
 
     def send(request: Any, **_: Any) -> AWSResponse:
-        answer = handler(gateway_event(request), LocalContext())
+        answer = handler(gateway_event(request, decoded), LocalContext())
         return AWSResponse(request.url, answer["statusCode"], answer["headers"], _Body(answer["body"].encode()))
 
     client.meta.events.register_first("before-send", send)  # before moto's own stub of every client
@@ -108,6 +113,25 @@ def test_an_access_key_signs_for_its_tenant_until_it_is_revoked(api: Any) -> Non
         acme.list_schedules()
     assert revoked.value.response["Error"]["Code"] == "UnrecognizedClientException"
     assert api("DELETE", "/v1/tenants/other/access-keys/AKSDAAAAAAAAAAAAAAAA", None, ADMIN).status == 404
+
+
+@pytest.mark.parametrize("decoded", [(False, False), (True, False), (False, True)], ids=str)
+def test_the_tag_operations_verify_however_api_gateway_hands_on_an_encoded_slash(
+    api: Any, decoded: tuple[bool, bool]
+) -> None:
+    """A schedule group's ARN in the path holds ``%2F``. Whether API Gateway hands on ``path`` and
+    ``requestContext.path`` decoded or as sent (not checked on AWS), the signature verifies."""
+    common.reset()
+    assert api("POST", "/v1/tenants", {"id": "tags"}, ADMIN).status in (201, 409)
+    issued = api("POST", "/v1/tenants/tags/access-keys", None, ADMIN)
+    assert issued.status == 201, issued.body
+    client = scheduler_client(issued.body["access_key_id"], issued.body["secret_access_key"], decoded)
+    group = f"team-{'-'.join(str(d).lower() for d in decoded)}"
+    arn = client.create_schedule_group(Name=group)["ScheduleGroupArn"]
+    client.tag_resource(ResourceArn=arn, Tags=[{"Key": "team", "Value": "pay"}])
+    assert client.list_tags_for_resource(ResourceArn=arn)["Tags"] == [{"Key": "team", "Value": "pay"}]
+    client.untag_resource(ResourceArn=arn, TagKeys=["team"])
+    assert client.list_tags_for_resource(ResourceArn=arn)["Tags"] == []
 
 
 def test_access_keys_are_admin_routes(api: Any) -> None:

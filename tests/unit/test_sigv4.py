@@ -90,11 +90,17 @@ def test_botocore_s_signatures_verify() -> None:
         assert _verify(_parts(request), _now(request)) == (KEY_ID, "eu-west-1")
 
 
-def test_the_path_rebuilt_from_what_api_gateway_decodes_is_the_one_signed() -> None:
+@pytest.mark.parametrize("decoded", [True, False], ids=["decoded", "as-sent"])
+def test_the_path_rebuilt_from_what_api_gateway_hands_over_is_the_one_signed(decoded: bool) -> None:
+    """Whether API Gateway hands the function the path decoded (``%2F`` in a tag operation's ARN
+    turned into ``/``) or as the client sent it, the operation, its members and the path the
+    signature covers come out the same."""
     for request in signed_requests():
         path = urlsplit(request.url).path.removeprefix(protocol.PREFIX)
-        operation, members = protocol.route(request.method, unquote(path))
+        operation, members = protocol.route(request.method, unquote(path) if decoded else path)
         assert protocol.PREFIX + protocol.wire_path(operation, members) == urlsplit(request.url).path
+        if operation == "UntagResource":
+            assert members == {"ResourceArn": ARN}
 
 
 @pytest.mark.parametrize(
