@@ -68,6 +68,9 @@ class Advance:
     fired: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _counting: threading.Lock = field(default_factory=threading.Lock)
+    _clean: threading.Lock = field(default_factory=threading.Lock)
+    """Held while the clean map is read, judged and moved (:meth:`_next_tick`), and by a write
+    through the API with the map's repair after it (:meth:`written`)."""
     _last_tick: int | None = None
 
     def count(self, fired: Any) -> None:
@@ -147,6 +150,10 @@ class Advance:
         and a guard after its writer's now, or staged by its writer (``writer_stages``). Never
         past this advance's end (``until_ms``): the API registers tasks between advances, at
         that time or later, and one due before a clean map moved further would never be scanned."""
+        with self._clean:
+            return self._next_tick_held(now, work, until_ms)
+
+    def _next_tick_held(self, now: int, work: int | None, until_ms: int) -> int | None:
         look_ahead = self.ticker.timing.look_ahead_ms
         marks, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
         starts = {
@@ -170,6 +177,20 @@ class Advance:
         if moved:
             self.ticker.store.mark_clean({**clean, **moved})
         return at
+
+    def written(self, write: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """A request that may register or re-arm a task, made through the API while an advance
+        may run: made with the clean map held, which is then brought back to the present's
+        window, as the minute ticks would have left it. A task it wrote due past its writer's
+        staging window (``writer_stages``) lies past now + look-ahead, where the scans go on from;
+        and no move of the map can come between the write and the repair."""
+        with self._clean:
+            answer = write()
+            end = self.clock.now_ms() + self.ticker.timing.look_ahead_ms
+            _, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
+            if any(mark > end for mark in clean.values()):
+                self.ticker.store.mark_clean({shard: min(mark, end) for shard, mark in clean.items()})
+            return answer
 
     def _earliest_unstaged(self, low: int) -> int | None:
         earliest: int | None = None
@@ -250,7 +271,9 @@ def with_clock_routes(gateway: Callable[..., dict[str, Any]], advance: Advance) 
             except TimeoutError as stalled:  # work that neither ended nor slept: the clock stays where it got to
                 return _answer(504, {"error": {"code": "clock_stalled", "message": str(stalled)}})
             return _answer(200, {"now": iso(now), "fired": fired})
-        return gateway(event, context)
+        if method == "GET":
+            return gateway(event, context)
+        return advance.written(lambda: gateway(event, context))
 
     return handle
 
