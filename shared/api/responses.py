@@ -60,6 +60,19 @@ class LastRunOut(Model):
     fired_at: Instant | None = Field(description="When its last attempt was made (null: none made).")
 
 
+class EventBridgeOut(Model):
+    """What a task made through the EventBridge Scheduler API keeps of its schedule (read only:
+    that API changes it)."""
+
+    schedule_arn: str
+    dead_letter_arn: str | None = Field(description="``DeadLetterConfig.Arn`` (null: none).")
+    delete_after_completion: bool = Field(description="``ActionAfterCompletion: DELETE``.")
+    flexible_window_seconds: int | None = Field(
+        description="``FlexibleTimeWindow``: each occurrence fires at a moment drawn in this many seconds after "
+        "it (``next_fire_at`` is the drawn moment); null: off."
+    )
+
+
 class TaskOut(Model):
     """A task. It has ``target`` or, when it multicasts, ``targets``."""
 
@@ -97,6 +110,11 @@ class TaskOut(Model):
     )
     on_failure: list[str] | None = Field(
         None, exclude_if=is_none, description="Tasks that run once when an occurrence fails for good (absent: none)."
+    )
+    eventbridge: EventBridgeOut | None = Field(
+        None,
+        exclude_if=is_none,
+        description="Set on a task made through the EventBridge Scheduler API (absent: a native task); read only.",
     )
     notices: list[ErrorDetail] | None = Field(
         None,

@@ -407,6 +407,12 @@ def test_a_failed_occurrence_goes_to_the_schedule_s_dead_letter_queue(scheduler:
     run_id = attributes["EXECUTION_ID"]
     assert messages[0]["Body"] == f'{{"run": "{run_id}"}}'  # the Input the target was sent
     task = _native(sundial, "eventbridge:default/dlq-once")
+    assert task["eventbridge"] == {
+        "schedule_arn": arn,
+        "dead_letter_arn": "arn:aws:sqs:us-east-1:123456789012:eb-dlq",
+        "delete_after_completion": False,
+        "flexible_window_seconds": None,
+    }
     runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
     assert [(r["run_id"], r["status"]) for r in runs] == [(run_id, "failed")]  # and in Sundial's history
     scheduler.delete_schedule(Name="dlq-once")
@@ -510,6 +516,7 @@ def test_a_flexible_window_fires_each_schedule_at_its_own_moment_in_it(scheduler
     listed = until(all_listed)
     assert listed is not None, "the listing index did not catch up"  # an index: eventually consistent
     drawn = {t["name"].rsplit("/", 1)[1]: _instant(t["next_fire_at"]) for t in listed}
+    assert {t["eventbridge"]["flexible_window_seconds"] for t in listed} == {60}  # the native view says so
     offsets = sorted((at - due).total_seconds() for at in drawn.values())
     assert all(0 <= o < 60 for o in offsets), offsets  # in the window
     assert len(set(offsets)) >= 20, offsets  # each its own moment

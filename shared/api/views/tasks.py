@@ -11,6 +11,7 @@ from shared.api.views.forms import alert_shown, schedule_of, targets_shown
 from shared.domain.errors import SundialError
 from shared.domain.registration import notices
 from shared.domain.retry import RetryPolicy
+from shared.domain.schedules import Flexible
 from shared.domain.tasks import LastRun, Run, Task
 
 
@@ -56,8 +57,22 @@ def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
             "on_success": list(task.on_success) or None,
             "on_failure": list(task.on_failure) or None,
             "notices": [{"field": n.field, "message": n.message} for n in said] or None,
+            "eventbridge": _eventbridge(task),
         }
     )
+
+
+def _eventbridge(task: Task) -> dict[str, Any] | None:
+    made = task.eventbridge
+    if made is None:
+        return None
+    window = task.schedule.window_s if isinstance(task.schedule, Flexible) else None
+    return {
+        "schedule_arn": made.arn,
+        "dead_letter_arn": made.dead_letter_arn,
+        "delete_after_completion": made.delete_after_completion,
+        "flexible_window_seconds": window,
+    }
 
 
 def run_view(run: Run) -> RunOut:
