@@ -267,8 +267,8 @@ class ScheduleEnds:
         """The dead-letter event as the service sends it: the ``Input`` the target was sent as the
         body, and what went wrong as message attributes ("Configuring a dead-letter queue",
         https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
-        Best effort, as the service's: a send that fails is logged, and the run's dead letter
-        stays in Sundial's own, where the native API can redrive it."""
+        Best effort: a send that fails is logged, and never stops the run's end from being
+        recorded; its dead letter stays in Sundial's own, where the native API can redrive it."""
         service = task.eventbridge
         if service is None or service.dead_letter_arn is None:
             return
