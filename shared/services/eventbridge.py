@@ -266,7 +266,8 @@ class ScheduleEnds:
     def dead_letter(self, task: Task, staged: Staged, error: str | None, exhausted: Exhausted | None) -> None:
         """The dead-letter event as the service sends it: the ``Input`` the target was sent as the
         body, and what went wrong as message attributes ("Configuring a dead-letter queue",
-        https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html).
+        https://docs.aws.amazon.com/scheduler/latest/UserGuide/configuring-schedule-dlq.html; the
+        attribute names are unconfirmed against its sample event: docs/eventbridge.md, section 7).
         Best effort: a send that fails is logged, and never stops the run's end from being
         recorded; its dead letter stays in Sundial's own, where the native API can redrive it."""
         service = task.eventbridge
