@@ -51,7 +51,7 @@ def _native(sundial: Client, name: str) -> dict[str, Any]:
     """The task the native API lists under ``name``."""
 
     def listed() -> dict[str, Any] | None:
-        status, page = sundial.call("GET", "/v1/tasks?limit=100")
+        status, page = sundial.call("GET", f"/v1/tasks?limit=100&name_prefix={name}")
         assert status == 200, page
         return next((t for t in page["items"] if t.get("name") == name), None)
 
