@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any
 
 from shared.domain.retry import RetryPolicy
-from shared.domain.schedules import Schedule
+from shared.domain.schedules import Flexible, Schedule, base
 from shared.domain.secrets import kept
 from shared.domain.tasks import Alert, EventBridgeSchedule, Misfire, Priority, Target, Task, TaskSpec
 
@@ -74,12 +74,27 @@ def patched(task: Task, patch: TaskPatch) -> TaskSpec:
         value = getattr(patch, member)
         if value is not KEEP:
             changes[member] = value
+    if (windowed := _window_kept(task, patch)) is not None:
+        changes["schedule"] = windowed
     if not isinstance(patch.targets, Keep):
         changes["targets"] = _kept_targets(patch.targets, patch.multicast, task.targets)
         changes["multicast"] = patch.multicast
     if not isinstance(patch.alert, Keep):
         changes["alert"] = _kept_alert(patch.alert, task.alert)
     return replace(task.spec, **changes)
+
+
+def _window_kept(task: Task, patch: TaskPatch) -> Schedule | None:
+    """The schedule a change gives, with the task's flexible window, when the change leaves
+    ``eventbridge`` as it is (the native API's, to a task made through the EventBridge Scheduler
+    API): that API's own changes give both, and say whether the window stays. None: no such
+    change."""
+    schedule, stored = patch.schedule, task.schedule
+    if isinstance(schedule, Keep | Flexible) or not isinstance(stored, Flexible):
+        return None
+    if not isinstance(patch.eventbridge, Keep):
+        return None
+    return replace(stored, inner=base(schedule))
 
 
 def _kept_targets(targets: tuple[Target, ...], multicast: bool, before: tuple[Target, ...]) -> tuple[Target, ...]:

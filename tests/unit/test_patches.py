@@ -11,9 +11,18 @@ from shared.domain.errors import ValidationFailed
 from shared.domain.patches import TaskPatch, patched
 from shared.domain.registration import new_task
 from shared.domain.retry import RetryPolicy
-from shared.domain.schedules import After, Cron
+from shared.domain.schedules import EVENTBRIDGE, After, Cron, Flexible
 from shared.domain.secrets import REDACTED
-from shared.domain.tasks import Alert, HttpTarget, Misfire, Priority, SqsTarget, Task, TaskSpec
+from shared.domain.tasks import (
+    Alert,
+    EventBridgeSchedule,
+    HttpTarget,
+    Misfire,
+    Priority,
+    SqsTarget,
+    Task,
+    TaskSpec,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -117,3 +126,14 @@ def test_the_alert_keeps_the_secret_of_the_alert_it_replaces():
     with pytest.raises(ValidationFailed) as refused:
         patched(task(alert=None), TaskPatch(alert=sent))
     assert refused.value.details[0].field == "alert.target.http.headers.Authorization"
+
+
+def test_a_native_schedule_change_keeps_an_eventbridge_schedule_s_flexible_window():
+    made = EventBridgeSchedule("arn:aws:scheduler:us-east-1:123456789012:schedule/default/n")
+    flexible = Flexible(Cron("0 9 ? * MON *", "UTC", None, None, EVENTBRIDGE), 900, made.arn)
+    stored = task(schedule=flexible, eventbridge=made)
+    native = patched(stored, TaskPatch(schedule=Cron("0 10 * * 1")))
+    assert native.schedule == Flexible(Cron("0 10 * * 1"), 900, made.arn)  # the window stays
+    # the EventBridge Scheduler API's own change says whether it stays: here it goes (Mode OFF)
+    off = patched(stored, TaskPatch(schedule=Cron("0 10 ? * MON *", dialect=EVENTBRIDGE), eventbridge=made))
+    assert off.schedule == Cron("0 10 ? * MON *", dialect=EVENTBRIDGE)
