@@ -177,7 +177,7 @@ def forwarding_invoke(url: str) -> Callable[..., bytes | None]:
                 raise
         if not _exists(self, function_name):
             return None  # moto answers 404, as Lambda does for a function that does not exist
-        return _user_function(self, function_name, data, headers)
+        return _user_function(self, function_name, data)
 
     return invoke
 
@@ -193,7 +193,7 @@ def _exists(backend: Any, function_name: str) -> bool:
 USER_LOG_STREAM = "sundial-local"
 
 
-def _user_function(backend: Any, function_name: str, data: bytes, headers: Any) -> bytes:
+def _user_function(backend: Any, function_name: str, data: bytes) -> bytes:
     """A function of the user's, made in moto (not one of the runtime's): its code is not run
     (no Docker); each invocation is written, its event as the message, to the function's log
     group in moto's CloudWatch Logs (``/aws/lambda/<name>``, stream ``sundial-local``), as a

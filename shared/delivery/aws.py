@@ -19,7 +19,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
-from shared.domain.eventbridge import delivered_input, input_template
+from shared.domain.eventbridge import delivered_input, input_template, queue_url
 from shared.domain.retry import is_retryable_status
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.observability import logger
@@ -173,11 +173,9 @@ class AwsDelivery:
 
     def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Outcome:
         """Send one message to the standard queue ``queue_arn``; never raises."""
-        _, _, _, region, account, name = queue_arn.split(":", 5)
-        url = f"https://sqs.{region}.amazonaws.com/{account}/{name}"
         try:
-            answer = self.client("sqs", region or None).send_message(
-                QueueUrl=url, MessageBody=body, MessageAttributes=attributes
+            answer = self.client("sqs", _arn_region(queue_arn)).send_message(
+                QueueUrl=queue_url(queue_arn), MessageBody=body, MessageAttributes=attributes
             )
         except ClientError as exc:
             return classify_client_error(exc, "sqs SendMessage")

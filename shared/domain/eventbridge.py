@@ -251,6 +251,18 @@ notification" (the API reference's ``Target.Input``) whose shape it does not doc
 choice is an empty JSON object (docs/eventbridge.md, section 6)."""
 
 
+def queue_url(arn: str) -> str:
+    """The URL of the SQS queue ``arn:aws:sqs:<region>:<account>:<name>``: the form SQS's API takes."""
+    _, _, _, region, account, name = arn.split(":", 5)
+    return f"https://sqs.{region}.amazonaws.com/{account}/{name}"
+
+
+def queue_arn(url: str) -> str:
+    """The ARN of the SQS queue at ``url`` (as :func:`queue_url` writes it)."""
+    host, account, name = url.split("/")[2:5]
+    return f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
+
+
 def input_template(payload: Any) -> str | None:
     """A task's payload as the ``Input`` text it was given (JSON text for one kept parsed)."""
     if payload is None or isinstance(payload, str):

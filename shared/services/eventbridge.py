@@ -11,9 +11,8 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
-from shared.delivery import Outcome
 from shared.domain import eventbridge as eb
 from shared.domain.errors import (
     ConcurrentUpdate,
@@ -44,6 +43,7 @@ from shared.domain.tasks import (
 from shared.domain.times import from_ms, to_ms
 from shared.domain.wallclock import zone_of
 from shared.observability import logger
+from shared.services.ports import QueueSender, ScheduleNames
 from shared.services.tasks import TaskService
 from shared.store.eventbridge import DynamoSchedules, GroupRecord, NameRecord, Taken
 
@@ -136,7 +136,7 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
     arn = target["Arn"]
     parts = arn.split(":", 5)
     if len(parts) == 6 and parts[0] == "arn":
-        service, region, account, resource = parts[2], parts[3], parts[4], parts[5]
+        service, resource = parts[2], parts[5]
         _at_home(arn, "Target.Arn", schedule_arn)
         if service in ("lambda", "events"):
             _json_input(target.get("Input"))
@@ -146,8 +146,7 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if resource.endswith(".fifo") and not group:
                 raise service_validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
-            url = f"https://sqs.{region}.amazonaws.com/{account}/{resource}"
-            return SqsTarget(url, schedule_arn, group if resource.endswith(".fifo") else None)
+            return SqsTarget(eb.queue_url(arn), schedule_arn, group if resource.endswith(".fifo") else None)
         if service == "sns":
             return SnsTarget(arn, schedule_arn)
         if service == "events" and resource.startswith("event-bus/"):
@@ -242,9 +241,8 @@ def _error_parts(error: str | None) -> tuple[str, str]:
 
 
 def _target_arn(target: Target) -> str:
-    if isinstance(target, SqsTarget):  # https://sqs.<region>.amazonaws.com/<account>/<name>
-        host, account, name = target.queue_url.split("/")[2:5]
-        return f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
+    if isinstance(target, SqsTarget):
+        return eb.queue_arn(target.queue_url)
     if isinstance(target, LambdaTarget):
         return target.function_arn
     if isinstance(target, SnsTarget):
@@ -252,15 +250,11 @@ def _target_arn(target: Target) -> str:
     return target.event_bus if isinstance(target, EventBridgeTarget) else ""
 
 
-class QueueSender(Protocol):
-    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Outcome: ...
-
-
 class ScheduleEnds:
     """The pipeline's part for schedules made through this API (docs/eventbridge.md, section 7):
     a dead-letter event to the schedule's own queue, and the name removed after completion."""
 
-    def __init__(self, queues: QueueSender, store: DynamoSchedules) -> None:
+    def __init__(self, queues: QueueSender, store: ScheduleNames) -> None:
         self.queues, self.store = queues, store
 
     def dead_letter(self, task: Task, staged: Staged, error: str | None, exhausted: Exhausted | None) -> None:

@@ -211,6 +211,18 @@ class PipelineStore(Protocol):
         ...
 
 
+class QueueSender(Protocol):
+    """Sends one message to a standard SQS queue, by its ARN (shared/delivery/aws.py); never raises."""
+
+    def send_to_queue(self, queue_arn: str, body: str, attributes: dict[str, dict[str, str]]) -> Outcome: ...
+
+
+class ScheduleNames(Protocol):
+    """Removes a completed schedule's name (shared/store/eventbridge.py)."""
+
+    def drop_completed(self, tenant: str, group: str, name: str, task_id: str) -> bool: ...
+
+
 class ScheduleEnds(Protocol):
     """What a task made through the EventBridge Scheduler API asks of its occurrences' ends
     (docs/eventbridge.md, section 7); both are for nothing on a native task."""

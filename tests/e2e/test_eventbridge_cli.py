@@ -22,7 +22,9 @@ pytestmark = pytest.mark.e2e
 AWSCLI = TESTS_ROOT.parent / ".venv" / "awscli"
 
 
-def aws(sundial: Client, *args: str) -> subprocess.CompletedProcess[str]:
+def cli_env(key_id: str = "AKIDEXAMPLE", secret: str = "any-secret-on-make-run") -> dict[str, str]:
+    """The CLI's environment: this one's without its AWS settings and Python path, the CLI's own
+    packages on the path, a key, us-east-1, and no config or credentials file of the machine's."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -30,12 +32,17 @@ def aws(sundial: Client, *args: str) -> subprocess.CompletedProcess[str]:
     }
     env.update(
         PYTHONPATH=str(AWSCLI),
-        AWS_ACCESS_KEY_ID="AKIDEXAMPLE",
-        AWS_SECRET_ACCESS_KEY="any-secret-on-make-run",
+        AWS_ACCESS_KEY_ID=key_id,
+        AWS_SECRET_ACCESS_KEY=secret,
         AWS_DEFAULT_REGION="us-east-1",
         AWS_CONFIG_FILE=os.devnull,
         AWS_SHARED_CREDENTIALS_FILE=os.devnull,
     )
+    return env
+
+
+def aws(sundial: Client, *args: str) -> subprocess.CompletedProcess[str]:
+    env = cli_env()
     command = [sys.executable, "-m", "awscli", "scheduler", *args, "--endpoint-url", f"{sundial.base}/scheduler"]
     return subprocess.run(
         [*command, "--output", "json"], env=env, capture_output=True, text=True, timeout=120, check=False

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_eventbridge_cli import AWSCLI
+from tests.e2e.test_eventbridge_cli import AWSCLI, cli_env
 from tests.support.runtime import Client
 from tests.support.snippets import snippet
 
@@ -37,18 +36,8 @@ def test_the_cli_snippet_runs_as_written(sundial: Client, tmp_path: Path) -> Non
     shim = tmp_path / "aws"  # `aws` on the PATH: the CLI from PyPI, installed apart
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m awscli "$@"\n')
     shim.chmod(0o755)
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in ("PYTHONPATH", "PYTHONSAFEPATH")
-    }
-    env.update(
-        PATH=f"{tmp_path}:{env.get('PATH', '')}",
-        PYTHONPATH=str(AWSCLI),
-        AWS_ACCESS_KEY_ID="AKSDEXAMPLEEXAMPLE00",
-        AWS_SECRET_ACCESS_KEY="shown-once-when-issued",
-        AWS_DEFAULT_REGION="us-east-1",
-        AWS_CONFIG_FILE=os.devnull,
-        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
-    )
+    env = cli_env("AKSDEXAMPLEEXAMPLE00", "shown-once-when-issued")
+    env["PATH"] = f"{tmp_path}:{env.get('PATH', '')}"
     script = snippet(GUIDE, "cli", sundial.base)
     done = subprocess.run(
         ["bash", "-e", "-c", script], env=env, capture_output=True, text=True, timeout=180, check=False
