@@ -58,6 +58,13 @@ def main() -> int:
         if settings.data
         else "Everything is kept in memory: stopping Sundial forgets every task, run, tenant and key."
     )
+    if settings.scheduler_auth == "sigv4":
+        scheduler = "signatures verified against the tenants' access keys, as the stack does"
+    else:
+        scheduler = (
+            f"any request acts as tenant {functions.default_tenant!r}, whatever key signed it "
+            f"({LocalSettings.setting_name('scheduler_auth')}=sigv4 verifies signatures)"
+        )
     if runtime.clock is not None:
         kept += (
             f"\nThe clock is virtual ({LocalSettings.setting_name('clock')}): it stands still until "
@@ -67,7 +74,8 @@ def main() -> int:
         f"Sundial is running\n  API      {base}/v1/tasks\n  console  {base}/console/  (sign in with a key, "
         f"or none for tenant {functions.default_tenant!r})\n  jobs     {base}/v1/jobs"
         f"  (state machine {functions.job_state_machine_arn})\n  docs     {base}/v1/docs"
-        f"\n  OpenAPI  {base}/v1/openapi.json\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
+        f"\n  OpenAPI  {base}/v1/openapi.json\n  EventBridge Scheduler API  {base}/scheduler  ({scheduler})"
+        f"\n  admin    key {admin}  (for /v1/tenants; no key acts as tenant "
         f"{functions.default_tenant!r})\n  signing  {signing}\n  moto     {runtime.moto.endpoint}\n  items    "
         f"{scan_command(runtime.moto.endpoint, functions.table_name)}"
         f"\n{kept}\nCtrl-C stops it. One line per fire follows.",

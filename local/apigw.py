@@ -10,10 +10,11 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.names import API_PUBLIC_PATHS, API_STAGE_NAME, API_VERSION_PATH, CONSOLE_PATH, SCHEDULER_PATH
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
     API_FUNCTION_TIMEOUT_S,
@@ -24,7 +25,32 @@ from shared.topology import (
     GatewayAnswer,
 )
 
-STAGE = "prod"
+STAGE = API_STAGE_NAME
+ACCOUNT_ID = "123456789012"
+API_ID = "local"
+DEPLOYMENT_ID = "local1"
+RESOURCE_ID = "local1"
+BINARY_MEDIA_TYPES: tuple[str, ...] = ()
+"""The stack's REST API has no binary media types (infra/api.py): every body reaches the function
+as text."""
+IDENTITY: dict[str, Any] = dict.fromkeys(
+    (
+        "accessKey",
+        "accountId",
+        "caller",
+        "cognitoAuthenticationProvider",
+        "cognitoAuthenticationType",
+        "cognitoIdentityId",
+        "cognitoIdentityPoolId",
+        "principalOrgId",
+        "sourceIp",
+        "user",
+        "userAgent",
+        "userArn",
+    )
+)
+"""``requestContext.identity`` of a request without IAM authorization, as recorded: every member
+there, null but the caller's address and user agent."""
 
 
 @dataclass
@@ -42,39 +68,250 @@ class LocalContext:
         return max(0, int((self.started + self.timeout_s - time.monotonic()) * 1000))
 
 
+DROPPED_HEADERS = frozenset(
+    name.lower()
+    for name in (
+        "Connection",
+        "Content-Length",
+        "Content-MD5",
+        "Expect",
+        "Max-Forwards",
+        "Proxy-Authenticate",
+        "Server",
+        "TE",
+        "Transfer-Encoding",
+        "Trailer",
+        "Upgrade",
+        "WWW-Authenticate",
+    )
+)
+"""Request headers API Gateway (REST) does not hand a Lambda proxy integration. AWS's recordings
+of proxy events (tests/data/aws/apigateway/: POSTs with bodies, sent by python-requests with
+``Content-Length`` and ``Connection``) have neither; the list is the one LocalStack's API
+Gateway drops, written against AWS's answers (localstack/localstack,
+``services/apigateway/next_gen/execute_api/header_utils.py``)."""
+CAPITALIZED_HEADERS = {"authorization": "Authorization", "user-agent": "User-Agent"}
+"""Headers whose name reaches the function capitalized however the client wrote it, as CloudFront
+forwards them ("Add custom headers to origin requests", CloudFront developer guide); the
+recordings show every other name as the client wrote it (``tEsT-HEADeR``)."""
+SIGV4_PREFIX = "AWS4-HMAC-SHA256"
+
+
+def drops_authorization(value: str) -> bool:
+    """Whether API Gateway keeps an ``Authorization`` header from the function: a SigV4 signature.
+    AWS's recording of a signed call to a REST API method without authorization (EventBridge's API
+    Gateway target signs its requests: tests/data/aws/apigateway/signed-call-proxy-event.json) shows
+    its ``X-Amz-Date`` and ``X-Amz-Security-Token`` reaching the function and no ``Authorization``;
+    recorded bearer and other values pass. A footnote of "Amazon API Gateway important notes"
+    (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-known-issues.html)
+    says the same of a SigV4 ``Authorization``. Hence the stack serves the EventBridge Scheduler
+    API from a Lambda function URL (docs/eventbridge.md, section 5), and `make run` serves
+    ``/scheduler`` as that URL does (local/function_url.py)."""
+    return value.strip().startswith(SIGV4_PREFIX)
+
+
+Headers = Mapping[str, str] | Sequence[tuple[str, str]]
+
+
+def header_pairs(headers: Headers | None) -> list[tuple[str, str]]:
+    """Headers as the (name, value) pairs they arrived in, repeated names kept."""
+    if headers is None:
+        return []
+    return list(headers.items()) if isinstance(headers, Mapping) else list(headers)
+
+
+@dataclass(frozen=True)
+class Resource:
+    """The REST API's resource that answers a path (infra/api.py builds the same tree)."""
+
+    path: str
+    proxy: str | None = None
+    """The ``{proxy+}`` path parameter, for a proxy resource."""
+
+
+SCHEDULER_RESOURCE = f"/{SCHEDULER_PATH}/{{proxy+}}"
+"""The EventBridge Scheduler API's resource, which has no authorizer."""
+
+
+def resource_of(path: str) -> Resource:
+    """The stack's resource for ``path`` (the stage left out): ``/v1/openapi.json`` and
+    ``/v1/docs``, ``/console`` and ``/console/{proxy+}``, ``/scheduler/{proxy+}``, and
+    ``/v1/{proxy+}`` for everything else under ``/v1``."""
+    version, console, scheduler = (f"/{p}" for p in (API_VERSION_PATH, CONSOLE_PATH, SCHEDULER_PATH))
+    if path in {f"{version}/{p}" for p in API_PUBLIC_PATHS} or path == console:
+        return Resource(path)
+    for base in (console, scheduler, version):
+        if path.startswith(f"{base}/"):
+            return Resource(f"{base}/{{proxy+}}", path.removeprefix(f"{base}/"))
+    return Resource(f"{version}/{{proxy+}}", path.removeprefix(f"{version}/").lstrip("/"))
+
+
+RESERVED = frozenset(":/?#[]@!$&'()*+,;=%")
+"""Characters whose percent-encoding API Gateway keeps in the path it hands the function: AWS's
+recording of a path sent with ``test%2Balias`` has ``test%2Balias`` in ``path``,
+``requestContext.path`` and ``pathParameters`` (tests/data/aws/apigateway/, the path-encoded-email
+event), as a decoded ``+`` or ``/`` would mean another path. Other characters (a space, anything
+beyond ASCII) arrive decoded: Powertools' resolver, written against API Gateway's events, matches
+them decoded ("API GW/ALB decode non-safe URI chars", its ``_UNSAFE_URI``)."""
+
+
+def gateway_path(sent: str) -> str:
+    """The path as API Gateway hands it on: ``sent`` (percent-encoded, as on the wire) with every
+    encoding decoded but those of :data:`RESERVED`, as UTF-8."""
+    out = bytearray()
+    at = 0
+    while at < len(sent):
+        char = sent[at]
+        escape = sent[at + 1 : at + 3]
+        if char == "%" and len(escape) == 2 and all(c in "0123456789abcdefABCDEF" for c in escape):
+            byte = int(escape, 16)
+            if chr(byte) in RESERVED:
+                out += sent[at : at + 3].encode()
+            else:
+                out.append(byte)
+            at += 3
+            continue
+        out += char.encode()
+        at += 1
+    return out.decode("utf-8", errors="replace")
+
+
+def trace_id(now_s: float) -> str:
+    """An X-Ray trace header as API Gateway adds one ("Tracing header", X-Ray developer guide)."""
+    return f"Root=1-{int(now_s):08x}-{uuid.uuid4().hex[:24]}"
+
+
+def gateway_headers(
+    sent: Headers | None, source_ip: str, scheme: str, port: int | None, now_s: float, *, drop_signature: bool = True
+) -> list[tuple[str, str]]:
+    """What of the client's headers the function receives, with those API Gateway adds: the
+    dropped ones and a SigV4 ``Authorization`` left out, ``X-Amzn-Trace-Id`` (unless the client
+    sent one, which API Gateway continues), ``X-Forwarded-For`` (the caller appended to what the
+    client sent), ``X-Forwarded-Port`` and ``X-Forwarded-Proto``. The recorded events also carry
+    CloudFront's headers (``CloudFront-*``, ``Via``, ``X-Amz-Cf-Id``): an edge-optimized API's;
+    the stack's is regional (infra/api.py), which has no CloudFront distribution in front of it
+    ("API endpoint types for REST APIs", API Gateway developer guide), so they are not added."""
+    kept: list[tuple[str, str]] = []
+    forwarded_for: list[str] = []
+    traced = False
+    for name, value in header_pairs(sent):
+        lowered = name.lower()
+        if lowered in DROPPED_HEADERS or (lowered == "authorization" and drop_signature and drops_authorization(value)):
+            continue
+        if lowered == "x-forwarded-for":
+            forwarded_for.append(value)
+            continue
+        if lowered in ("x-forwarded-port", "x-forwarded-proto"):
+            continue  # API Gateway's own values
+        traced = traced or lowered == "x-amzn-trace-id"
+        kept.append((CAPITALIZED_HEADERS.get(lowered, name), value))
+    if not traced:
+        kept.append(("X-Amzn-Trace-Id", trace_id(now_s)))
+    kept.append(("X-Forwarded-For", ", ".join([*forwarded_for, source_ip])))
+    kept.append(("X-Forwarded-Port", str(port or (443 if scheme == "https" else 80))))
+    kept.append(("X-Forwarded-Proto", scheme))
+    return kept
+
+
+def single_and_multi(pairs: Sequence[tuple[str, str]]) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """``headers`` (each name's last value) and ``multiValueHeaders`` (every value, in order), as a
+    proxy event has them ("Working with multi-value headers": a header sent more than once keeps
+    only its last value in ``headers``). Names are grouped whatever their case, under the first."""
+    single: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    names: dict[str, str] = {}
+    for sent, value in pairs:
+        name = names.setdefault(sent.lower(), sent)
+        single[name] = value
+        multi.setdefault(name, []).append(value)
+    return single, multi
+
+
+def is_binary(content_type: str | None, binary_media_types: Sequence[str]) -> bool:
+    """Whether API Gateway hands the body base64-encoded: its ``Content-Type`` is one of the API's
+    binary media types ("Binary media types for REST APIs": ``*/*`` and ``type/*`` match too)."""
+    if not content_type:
+        return False
+    media = content_type.split(";")[0].strip().lower()
+    kind = media.split("/")[0]
+    return any(t.lower() in (media, f"{kind}/*", "*/*") for t in binary_media_types)
+
+
 def proxy_event(
     method: str,
     path: str,
     query: dict[str, list[str]] | None = None,
-    headers: dict[str, str] | None = None,
-    body: str | None = None,
+    headers: Headers | None = None,
+    body: str | bytes | None = None,
     source_ip: str = "127.0.0.1",
+    *,
+    stage_in_path: bool = False,
+    scheme: str = "http",
+    binary_media_types: Sequence[str] = BINARY_MEDIA_TYPES,
+    drop_signature: bool = True,
 ) -> dict[str, Any]:
-    headers = dict(headers or {})
+    """The event API Gateway (REST API, Lambda proxy integration, payload 1.0) hands the function
+    for a request, as AWS records it (tests/data/aws/apigateway/, held by
+    tests/unit/test_recorded_events.py; "Input format of a Lambda function for proxy integration",
+    https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
+
+    ``path`` is the path the client called, percent-decoded. With ``stage_in_path`` it begins with
+    the stage (``/prod/v1/tasks``: the API's own URL), which API Gateway keeps in
+    ``requestContext.path`` and takes out of ``path``; without, the client called as through a
+    custom domain, whose paths have no stage, and both fields are the path called.
+    ``drop_signature`` False keeps a SigV4 ``Authorization`` (the tests of what the function would
+    do if AWS handed it on: :func:`drops_authorization`)."""
+    now_s = time.time()
+    called = path
+    if stage_in_path:
+        path = path.removeprefix(f"/{STAGE}") or "/"
+    resource = resource_of(path)
+    sent = header_pairs(headers)
+    host = next((value for name, value in sent if name.lower() == "host"), "")
+    port = int(host.rsplit(":", 1)[1]) if ":" in host and host.rsplit(":", 1)[1].isdigit() else None
+    single, multi = single_and_multi(
+        gateway_headers(sent, source_ip, scheme, port, now_s, drop_signature=drop_signature)
+    )
+    content_type = next((v for k, v in single.items() if k.lower() == "content-type"), None)
+    encoded = body is not None and is_binary(content_type, binary_media_types)
+    if body is None:
+        text = None
+    elif encoded:
+        text = base64.b64encode(body if isinstance(body, bytes) else body.encode()).decode()
+    else:
+        text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     query = query or {}
+    user_agent = next((v for k, v in single.items() if k.lower() == "user-agent"), None)
     return {
-        "resource": "/v1/{proxy+}",
+        "resource": resource.path,
         "path": path,
         "httpMethod": method.upper(),
-        "headers": headers,
-        "multiValueHeaders": {name: [value] for name, value in headers.items()},
+        "headers": single or None,
+        "multiValueHeaders": multi or None,
         "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
         "multiValueQueryStringParameters": query or None,
-        "pathParameters": {"proxy": path.removeprefix("/v1/")},
+        "pathParameters": {"proxy": resource.proxy} if resource.proxy is not None else None,
         "stageVariables": None,
         "requestContext": {
-            "resourcePath": "/v1/{proxy+}",
+            "accountId": ACCOUNT_ID,
+            "apiId": API_ID,
+            "deploymentId": DEPLOYMENT_ID,
+            "domainName": host,
+            "domainPrefix": host.split(".")[0].split(":")[0],
+            "extendedRequestId": base64.b32encode(uuid.uuid4().bytes[:10]).decode()[:16],
             "httpMethod": method.upper(),
-            # as behind a custom domain: the stage is not part of the path the API answers on
-            "path": path,
-            "stage": STAGE,
+            "identity": {**IDENTITY, "sourceIp": source_ip, "userAgent": user_agent},
+            "path": called,
+            "protocol": "HTTP/1.1",
             "requestId": str(uuid.uuid4()),
-            "identity": {"sourceIp": source_ip, "userAgent": headers.get("User-Agent", "")},
-            "accountId": "123456789012",
-            "apiId": "local",
+            "requestTime": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now_s)),
+            "requestTimeEpoch": int(now_s * 1000),
+            "resourceId": RESOURCE_ID,
+            "resourcePath": resource.path,
+            "stage": STAGE,
         },
-        "body": body,
-        "isBase64Encoded": False,
+        "body": text,
+        "isBase64Encoded": encoded,
     }
 
 
@@ -267,27 +504,5 @@ def with_limits(api: Function, limits: FunctionLimits | None = None) -> Function
         if response_bytes(result) > limits.max_response_bytes:
             return gateway_answer(FUNCTION_FAILED)
         return result
-
-    return handle
-
-
-SCHEDULER_PREFIX = "/scheduler"
-"""Where the EventBridge Scheduler API answers (functions/api/scheduler.py: a route of the API
-function that has no authorizer)."""
-
-
-def with_scheduler(gateway: Function, scheduler: Function, tenant: str) -> Function:
-    """The gateway with ``/scheduler/...`` handed to the EventBridge Scheduler API's adapter, past
-    the authorizer (as the stack's route has none): `make run` reads any signature as ``tenant``
-    (the default one), which it hands the adapter in the event's authorizer context, where API
-    Gateway puts nothing on that route (on AWS the adapter verifies SigV4 instead)."""
-
-    def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
-        path = event["path"]
-        if path != SCHEDULER_PREFIX and not path.startswith(f"{SCHEDULER_PREFIX}/"):
-            return gateway(event, context)
-        context_of = {"tenant": tenant, "role": "tenant", "principalId": tenant}
-        event = {**event, "requestContext": {**event["requestContext"], "authorizer": context_of}}
-        return scheduler(event, context)
 
     return handle

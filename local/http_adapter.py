@@ -7,12 +7,22 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
-from local.apigw import LocalContext, http_answer, proxy_event
+from local.apigw import STAGE, LocalContext, gateway_path, http_answer, proxy_event
+from local.function_url import url_answer, url_event
 from shared.topology import API_PAYLOAD_MAX_BYTES
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+SCHEDULER_PREFIX = "/scheduler"
+"""Where the scheduler function's URL answers on `make run` (the stack's URL is its own host)."""
+SCHEDULER_FUNCTION = "sundial-scheduler"
+
+
+def is_scheduler_path(path: str) -> bool:
+    return path == SCHEDULER_PREFIX or path.startswith(f"{SCHEDULER_PREFIX}/")
+
 
 FORWARDED = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
 """The methods of the API's ``ANY`` proxy method: API Gateway hands these to the function."""
@@ -58,10 +68,15 @@ def body_length(value: str | None) -> int | tuple[int, list[tuple[str, str]], by
     return length
 
 
-def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
-    """Connections are served concurrently, the API function one request at a time: one Lambda
-    execution environment handles one event at a time (and Powertools' resolver relies on it)."""
+def make_server(host: str, port: int, handler: Handler, scheduler: Handler | None = None) -> ThreadingHTTPServer:
+    """Connections are served concurrently, each function one request at a time: one Lambda
+    execution environment handles one event at a time (and Powertools' resolver relies on it).
+    ``handler`` is the API function behind API Gateway, which answers every path, the stage's own
+    (``/prod/v1/tasks``, as the API's URL has it) and the bare ones (``/v1/tasks``, as a custom
+    domain's); ``scheduler`` is the scheduler function behind its function URL, which answers
+    ``/scheduler/...`` (local/function_url.py)."""
     one_at_a_time = threading.Lock()
+    scheduler_one_at_a_time = threading.Lock()
 
     class Request(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -81,22 +96,26 @@ def make_server(host: str, port: int, handler: Handler) -> ThreadingHTTPServer:
 
         def _serve(self) -> None:
             parts = urlsplit(self.path)
-            # API Gateway hands the function the request's path percent-decoded (Powertools'
-            # resolver matches routes on decoded characters: "API GW/ALB decode non-safe URI
-            # chars"), so a path parameter is validated as the characters it stands for: eight
-            # encoded characters are eight, not the 66 of their encoding.
-            path = unquote(parts.path)
             length = self._length()
             if length is None:
                 return
-            body = self.rfile.read(length).decode("utf-8", errors="replace") if length else None
+            body = self.rfile.read(length) if length else None
+            headers = list(self.headers.items())  # a header sent twice, twice
+            if scheduler is not None and is_scheduler_path(parts.path):
+                event = url_event(self.command, parts.path, parts.query, headers, body, self.client_address[0])
+                with scheduler_one_at_a_time:
+                    result = scheduler(event, LocalContext(function_name=SCHEDULER_FUNCTION))
+                self._answer(*url_answer(result))
+                return
+            path = gateway_path(parts.path)
             event = proxy_event(
                 self.command,
                 path,
                 parse_qs(parts.query, keep_blank_values=True),
-                dict(self.headers.items()),
+                headers,
                 body,
                 self.client_address[0],
+                stage_in_path=path == f"/{STAGE}" or path.startswith(f"/{STAGE}/"),
             )
             with one_at_a_time:
                 result = handler(event, LocalContext())

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from local.advance import Advance, InlineExecutor, Lane, tick_of, with_clock_routes
-from local.apigw import AuthorizerCache, LocalContext, with_authorizer, with_limits, with_scheduler
+from local.apigw import SCHEDULER_RESOURCE, AuthorizerCache, LocalContext, resource_of, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.clock import VirtualClock
+from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
 from local.moto_persist import SNAPSHOT
@@ -198,7 +199,7 @@ class Runtime:
         if self.clock is not None:
             advance = self._advance(pollers, tick_of(attributed("tick", tick)), trigger_module)
             gateway = with_clock_routes(gateway, advance)
-        self._server = make_server("127.0.0.1", self.port, gateway)
+        self._server = make_server("127.0.0.1", self.port, gateway, self._scheduler_url())
         # Everything built so far lives as long as the process: keep it out of the collector's
         # way. Full collections over it (botocore's models are ~200,000 objects) took up to
         # 0.5 s with every thread stopped, the largest lateness `make bench` saw.
@@ -208,18 +209,26 @@ class Runtime:
 
     def _gateway(self, api: Any, authorize: Any, public: Any) -> Any:
         """API Gateway as the stack sets it up: the authorizer (its answers cached) before the API
-        function, and the EventBridge Scheduler API's route, which has none."""
-        from functions.api.scheduler import handler as scheduler
-
-        gateway = with_authorizer(
+        function, but on the routes that have none (the public ones, and the EventBridge Scheduler
+        API's ``/scheduler/{proxy+}``, whose function verifies SigV4 itself)."""
+        return with_authorizer(
             with_limits(attributed("api", api)),
             attributed("authorizer", authorize),
-            public,
+            lambda path: public(path) or resource_of(path).path == SCHEDULER_RESOURCE,
             anonymous=self.function_settings.default_tenant,
             cache=AuthorizerCache(self.settings.authorizer_cache_s),
         )
-        scheduler_function = with_limits(attributed("scheduler", scheduler))
-        return with_scheduler(gateway, scheduler_function, self.function_settings.default_tenant)
+
+    def _scheduler_url(self) -> Any:
+        """The scheduler function behind its function URL, as the stack serves the EventBridge
+        Scheduler API (local/function_url.py): verifying signatures with ``scheduler_auth``
+        ``sigv4``, else reading every request as the default tenant's."""
+        from functions.api.scheduler import url_handler
+
+        function = with_limits(attributed("scheduler", url_handler))
+        if self.settings.scheduler_auth == "sigv4":
+            return function
+        return as_default_tenant(function, self.function_settings.default_tenant)
 
     def _use_clock(self) -> None:
         """The virtual clock as the process's (``shared.domain.times.use_clock``), when asked for:

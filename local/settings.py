@@ -23,7 +23,10 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_LOCAL_MOTO_FRONT``: ``werkzeug`` serves moto with moto's own server (werkzeug's, Flask
   for every request) instead of local/moto_front.py's lean front;
 * ``SUNDIAL_CLOCK``: ``virtual`` runs the runtime on a clock that moves only when
-  ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default).
+  ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default);
+* ``SUNDIAL_SCHEDULER_AUTH``: ``sigv4`` verifies each EventBridge Scheduler API request's
+  signature against the tenants' access keys, as the stack does; ``default`` (unset) reads every
+  request there as the default tenant's, signed or not, whatever its key and secret.
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
 short), each overridable by its own variable (``shared.settings.env_name``), and checked against
@@ -89,6 +92,7 @@ _KNOBS = {
     "fresh": "SUNDIAL_FRESH",
     "authorizer_cache_s": "SUNDIAL_LOCAL_AUTHORIZER_CACHE_S",
     "clock": "SUNDIAL_CLOCK",
+    "scheduler_auth": "SUNDIAL_SCHEDULER_AUTH",
 }
 
 LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
@@ -154,6 +158,11 @@ class LocalSettings(SettingsModel):
     clock: Literal["wall", "virtual"] = "wall"
     """The runtime's time: the wall's, or a virtual clock only ``POST /v1/test/clock:advance``
     moves (local/advance.py)."""
+    scheduler_auth: Literal["default", "sigv4"] = "default"
+    """Who a request to the EventBridge Scheduler API (``/scheduler``) acts as: "default", the
+    default tenant, whatever signed it (the guide's snippets run as they are, with any key); "sigv4",
+    the tenant whose access key signed it, verified as the stack verifies it (a wrong secret, a
+    changed body, a stale date or another Region refused)."""
     authorizer_cache_s: Annotated[float, Field(ge=0, le=3600)] = AUTHORIZER_CACHE_TTL_S
     """How long the local API Gateway keeps the authorizer's answer for one ``Authorization``
     value (API Gateway's authorizer cache, the stack's TTL; 0: none)."""

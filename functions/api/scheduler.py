@@ -1,19 +1,24 @@
-"""The EventBridge Scheduler API (docs/eventbridge.md): ``/scheduler/{proxy+}``, a route of the API
-function with no authorizer (an authorizer never sees the body SigV4 signs) -> the operation
-bound and checked against botocore's model of the service (shared/api/scheduler_protocol.py) ->
-the scheduler service over the task service -> the service's answer or error (the API function's
-handler hands it every ``/scheduler`` request: functions/api/handler.py).
+"""The EventBridge Scheduler API (docs/eventbridge.md), from either of its two front doors:
+``/scheduler/{proxy+}`` of the REST API, a route of the API function with no authorizer (an
+authorizer never sees the body SigV4 signs), whose proxy event :func:`handler` reads; and the
+scheduler function's URL (auth type NONE: the function verifies), whose payload 2.0 event
+:func:`url_handler` reads. Either way: the operation bound and checked against botocore's model
+of the service (shared/api/scheduler_protocol.py) -> the scheduler service over the task service
+-> the service's answer or error.
 
 Who calls: the request's SigV4 signature names an access key (``POST
 /v1/tenants/{id}/access-keys``), whose tenant it is, verified against the key's secret over the
-path as the SDK sent it (shared/domain/sigv4.py). The local runtime puts its default tenant in
-``requestContext.authorizer`` instead, as `make run` reads any signature (API Gateway never fills
-it on a route without an authorizer, so no client can)."""
+path as the SDK sent it, for this deployment's Region (shared/domain/sigv4.py). `make run`, unless
+told to verify (its ``scheduler_auth`` setting, local/settings.py), puts its default tenant in
+``requestContext.authorizer`` instead, read as any signature's (neither API Gateway on a route
+without an authorizer nor a function URL without authorization ever fills it, so no client can)."""
 
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from functions.api.common import access_keys, scheduler
 from shared.api import scheduler_protocol as protocol
@@ -30,11 +35,42 @@ def place_of(context: Any) -> tuple[str, str]:
     return parts[3], parts[4]
 
 
-def _query_pairs(event: dict[str, Any]) -> list[tuple[str, str]]:
-    multi = event.get("multiValueQueryStringParameters") or {}
-    if multi:
-        return [(name, value) for name, values in multi.items() for value in values]
-    return list((event.get("queryStringParameters") or {}).items())
+@dataclass(frozen=True)
+class Signed:
+    """A request as its signature covers it, whichever front door it came through."""
+
+    method: str
+    route_path: str
+    """The path below :data:`~shared.api.scheduler_protocol.PREFIX` that names the operation."""
+    query: list[tuple[str, str]]
+    headers: list[tuple[str, str]]
+    """Every header as (name, value), a header sent more than once once per value."""
+    body: bytes | None
+    authorizer: dict[str, Any]
+
+    def wire_path(self, operation: str, members: dict[str, str]) -> str:
+        return protocol.PREFIX + protocol.wire_path(operation, members)
+
+
+@dataclass(frozen=True)
+class ThroughGateway(Signed):
+    """From API Gateway's proxy event: its path decoded, the stage (or a custom domain's base
+    path) before it in ``requestContext.path``."""
+
+    sent_prefix: str = ""
+
+    def wire_path(self, operation: str, members: dict[str, str]) -> str:
+        return self.sent_prefix + super().wire_path(operation, members)
+
+
+@dataclass(frozen=True)
+class ThroughUrl(Signed):
+    """From a function URL's event: the path as the client sent it (``rawPath``)."""
+
+    raw_path: str = ""
+
+    def wire_path(self, operation: str, members: dict[str, str]) -> str:
+        return self.raw_path
 
 
 def _sent_prefix(event: dict[str, Any]) -> str:
@@ -57,11 +93,54 @@ def _sent_prefix(event: dict[str, Any]) -> str:
     return full[:at] if at > 0 else ""
 
 
-def tenant_of(event: dict[str, Any], operation: str, members: dict[str, str], body: bytes | None) -> str:
+def _gateway_headers(event: dict[str, Any]) -> list[tuple[str, str]]:
+    """A proxy event's headers, a repeated one once per value: ``multiValueHeaders`` holds them
+    all, ``headers`` only each one's last value ("Working with multi-value headers")."""
+    multi = event.get("multiValueHeaders") or {}
+    if multi:
+        return [(name, str(value)) for name, values in multi.items() for value in (values or ())]
+    return [(name, str(value)) for name, value in (event.get("headers") or {}).items()]
+
+
+def from_gateway(event: dict[str, Any]) -> ThroughGateway:
+    multi = event.get("multiValueQueryStringParameters") or {}
+    query = [(name, value) for name, values in multi.items() for value in values] or list(
+        (event.get("queryStringParameters") or {}).items()
+    )
+    path = str(event.get("path") or "")
+    return ThroughGateway(
+        method=str(event.get("httpMethod") or "GET"),
+        route_path=path.removeprefix(protocol.PREFIX) or "/",
+        query=query,
+        headers=_gateway_headers(event),
+        body=_body(event),
+        authorizer=(event.get("requestContext") or {}).get("authorizer") or {},
+        sent_prefix=_sent_prefix(event),
+    )
+
+
+def from_url(event: dict[str, Any]) -> ThroughUrl:
+    """A function URL's event: the client's endpoint is the URL itself or the URL and
+    ``/scheduler`` (as on API Gateway), whichever it was given. Its headers come joined by commas
+    and lowercased, as the canonical form of a signature wants them."""
+    context = event.get("requestContext") or {}
+    raw_path = str(event.get("rawPath") or "/")
+    route_path = raw_path.removeprefix(protocol.PREFIX) if raw_path.startswith(protocol.PREFIX + "/") else raw_path
+    return ThroughUrl(
+        method=str((context.get("http") or {}).get("method") or "GET"),
+        route_path=route_path or "/",
+        query=parse_qsl(str(event.get("rawQueryString") or ""), keep_blank_values=True),
+        headers=[(name, str(value)) for name, value in (event.get("headers") or {}).items()],
+        body=_body(event),
+        authorizer=context.get("authorizer") or {},
+        raw_path=raw_path,
+    )
+
+
+def tenant_of(request: Signed, operation: str, members: dict[str, str], region: str) -> str:
     """The caller's tenant: the local runtime's, or the one whose access key signed the request."""
-    context = (event.get("requestContext") or {}).get("authorizer") or {}
-    if context.get("tenant"):
-        return str(context["tenant"])
+    if request.authorizer.get("tenant"):
+        return str(request.authorizer["tenant"])
     tenants: dict[str, str] = {}
 
     def secret_of(key_id: str) -> str | None:
@@ -73,14 +152,15 @@ def tenant_of(event: dict[str, Any], operation: str, members: dict[str, str], bo
 
     try:
         key_id, _ = verify(
-            method=str(event.get("httpMethod") or "GET"),
-            wire_path=_sent_prefix(event) + protocol.PREFIX + protocol.wire_path(operation, members),
-            query=_query_pairs(event),
-            headers=event.get("headers") or {},
-            body=body or b"",
+            method=request.method,
+            wire_path=request.wire_path(operation, members),
+            query=request.query,
+            headers=request.headers,
+            body=request.body or b"",
             secret_of=secret_of,
             now=utc_now(),  # wall: a signature is dated by the client's clock, as AWS checks it
             service=protocol.SERVICE,
+            region=region,
         )
     except SignatureRefused as refused:
         raise ServiceError(refused.code, refused.message) from refused
@@ -105,22 +185,31 @@ def _http(answer: tuple[int, dict[str, str], bytes]) -> dict[str, Any]:
     return {"statusCode": status, "headers": headers, "body": body.decode()}
 
 
-def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    path = event.get("path") or ""
-    if path.startswith(protocol.PREFIX):
-        path = path[len(protocol.PREFIX) :] or "/"
+def serve(request: Signed, context: Any) -> dict[str, Any]:
+    region, account = place_of(context)
     try:
-        operation, members = protocol.route(str(event.get("httpMethod") or "GET"), path)
-        body = _body(event)
-        tenant = tenant_of(event, operation, members, body)
-        query = event.get("multiValueQueryStringParameters") or {
-            k: [v] for k, v in (event.get("queryStringParameters") or {}).items()
-        }
-        request = protocol.bind(operation, members, query, body)
-        result = scheduler(*place_of(context)).call(tenant, operation, request.params)
+        operation, members = protocol.route(request.method, request.route_path)
+        tenant = tenant_of(request, operation, members, region)
+        query: dict[str, list[str]] = {}
+        for name, value in request.query:
+            query.setdefault(name, []).append(value)
+        bound = protocol.bind(operation, members, query, request.body)
+        result = scheduler(region, account).call(tenant, operation, bound.params)
         return _http(protocol.answer(operation, result))
     except ServiceError as error:
         return _http(protocol.error_answer(error))
     except Exception:
         logger.exception("the scheduler API failed")
         return _http(protocol.error_answer(ServiceError("InternalServerException", "Unexpected error.")))
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """A request through API Gateway (the API function hands it every ``/scheduler`` path)."""
+    return serve(from_gateway(event), context)
+
+
+@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
+def url_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    """A request to the scheduler function's URL: this API's operations and nothing else (the
+    native API's routes need API Gateway's authorizer, which a function URL does not have)."""
+    return serve(from_url(event), context)

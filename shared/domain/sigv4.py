@@ -7,15 +7,24 @@ https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_sigv-signing-elements
 * the canonical URI is the path as sent (each segment percent-encoded once) encoded once more, as
   for every service but S3;
 * the canonical query string sorts the parameters by name, then value, each percent-encoded;
-* the canonical headers are the signed headers, lowercased, values trimmed and inner spaces folded;
+* the canonical headers are the signed headers, lowercased, values trimmed and inner spaces folded,
+  a header sent more than once as its values joined by commas, in the order sent;
 * the payload hash is the SHA-256 of the body;
 * the key is HMAC-SHA256 chained over ``"AWS4" + secret``, the date, the region, the service and
   ``aws4_request``.
 
 A request whose ``X-Amz-Date`` is more than 5 minutes from the receiver's clock is refused
 ("Signature expired"): AWS refuses a signed request that old or that far ahead ("the request must
-reach AWS within five minutes of the time stamp", same pages). Pure: the caller gives the
-secret of an access key id (None: unknown or revoked) and the time."""
+reach AWS within five minutes of the time stamp", same pages); so is one signed for another
+Region than the receiver's, as AWS's front door answers "Credential should be scoped to a valid
+region" (a signature is only good for the Region in its credential scope, same pages). Pure: the
+caller gives the secret of an access key id (None: unknown or revoked), the time and its Region.
+
+What arrives may lack a header the client signed: API Gateway (REST) hands a Lambda proxy
+integration no ``Content-Length`` (local/apigw.py, ``DROPPED_HEADERS``), which aws-sdk-go-v2, under
+Terraform's provider, signs whenever a request has a body. A signed ``content-length`` absent from
+the headers is the body's length, which is what the client sent in it (a body's length is the
+header's value for every request but a chunked one, and the SDKs send none chunked here)."""
 
 from __future__ import annotations
 
@@ -59,17 +68,31 @@ def _header_value(value: str) -> str:
     return " ".join(value.strip().split())
 
 
+Headers = Mapping[str, str] | Sequence[tuple[str, str]]
+"""A request's headers: a mapping, or (name, value) pairs where a name sent twice comes twice."""
+
+
+def header_values(headers: Headers) -> dict[str, str]:
+    """Each header by its lowercased name, the values of one sent more than once joined by commas
+    (each trimmed), as the canonical form wants them."""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    joined: dict[str, list[str]] = {}
+    for name, value in pairs:
+        joined.setdefault(name.lower(), []).append(_header_value(value))
+    return {name: ",".join(values) for name, values in joined.items()}
+
+
 def canonical_request(
     method: str,
     wire_path: str,
     query: Sequence[tuple[str, str]],
-    headers: Mapping[str, str],
+    headers: Headers,
     signed: Sequence[str],
     payload_hash: str,
 ) -> str:
     """The canonical request of a request whose path was sent as ``wire_path`` (encoded once)."""
-    lowered = {name.lower(): value for name, value in headers.items()}
-    lines = "".join(f"{name}:{_header_value(lowered.get(name, ''))}\n" for name in signed)
+    lowered = header_values(headers)
+    lines = "".join(f"{name}:{lowered.get(name, '')}\n" for name in signed)
     uri = _encode(wire_path or "/", safe="/~")
     return "\n".join([method.upper(), uri, canonical_query(query), lines, ";".join(signed), payload_hash])
 
@@ -86,15 +109,16 @@ def verify(
     method: str,
     wire_path: str,
     query: Sequence[tuple[str, str]],
-    headers: Mapping[str, str],
+    headers: Headers,
     body: bytes,
     secret_of: Callable[[str], str | None],
     now: datetime,
     service: str,
+    region: str | None = None,
 ) -> tuple[str, str]:
     """The access key id that signed the request and the region it was signed for, or
-    :class:`SignatureRefused`."""
-    lowered = {name.lower(): value for name, value in headers.items()}
+    :class:`SignatureRefused`; with ``region``, a request signed for another one is refused."""
+    lowered = header_values(headers)
     authorization = lowered.get("authorization")
     if not authorization:
         raise SignatureRefused("MissingAuthenticationTokenException", "Missing Authentication Token")
@@ -104,9 +128,13 @@ def verify(
     parts = match["credential"].split("/")
     if len(parts) != 5 or parts[4] != "aws4_request":
         raise SignatureRefused("InvalidSignatureException", "The credential scope is not valid.")
-    key_id, day, region, signed_service, _ = parts
+    key_id, day, signed_region, signed_service, _ = parts
     if signed_service != service:
         raise SignatureRefused("InvalidSignatureException", f"The request was signed for {signed_service!r}.")
+    if region is not None and signed_region != region:
+        raise SignatureRefused(
+            "InvalidSignatureException", f"Credential should be scoped to a valid region, not '{signed_region}'."
+        )
     stamp = lowered.get("x-amz-date", "")
     try:
         signed_at = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
@@ -125,14 +153,18 @@ def verify(
     secret = secret_of(key_id)
     if secret is None:
         raise SignatureRefused("UnrecognizedClientException", "The security token included in the request is invalid.")
-    canonical = canonical_request(method, wire_path, query, headers, signed, hashlib.sha256(body).hexdigest())
-    scope = f"{day}/{region}/{service}/aws4_request"
+    if "content-length" in signed and "content-length" not in lowered:
+        lowered["content-length"] = str(len(body))  # dropped by API Gateway: the body says it
+    canonical = canonical_request(
+        method, wire_path, query, list(lowered.items()), signed, hashlib.sha256(body).hexdigest()
+    )
+    scope = f"{day}/{signed_region}/{service}/aws4_request"
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     to_sign = f"{ALGORITHM}\n{stamp}\n{scope}\n{digest}"
-    expected = hmac.new(signing_key(secret, day, region, service), to_sign.encode(), hashlib.sha256).hexdigest()
+    expected = hmac.new(signing_key(secret, day, signed_region, service), to_sign.encode(), hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected, match["signature"]):
         raise SignatureRefused(
             "InvalidSignatureException",
             "The request signature we calculated does not match the signature you provided.",
         )
-    return key_id, region
+    return key_id, signed_region
