@@ -20,6 +20,7 @@ from functions.api.handler import handler
 from local.apigw import LocalContext
 from shared.domain.eventbridge import ServiceError
 from tests.integration.conftest import ADMIN_KEY
+from tests.support.eventually import until
 
 pytestmark = pytest.mark.integration
 
@@ -178,3 +179,92 @@ def test_a_name_left_by_a_creation_that_crashed_is_taken_again(api: Any) -> None
     with pytest.raises(ServiceError) as taken:
         schedules.call("default", "CreateSchedule", {**params, "Name": "in-flight"})
     assert taken.value.code == "ConflictException"
+
+
+def url_client(handler_: Any, key_id: str, secret: str) -> Any:
+    """boto3's ``scheduler`` client against the scheduler function's URL (as `make run` serves
+    ``/scheduler``): each signed request becomes the function URL's event (local/function_url.py)
+    handed to ``handler_``."""
+    from local.function_url import url_answer, url_event
+
+    client = boto3.client(
+        "scheduler",
+        endpoint_url="http://127.0.0.1:8080/scheduler",
+        region_name="us-east-1",
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        config=boto3.session.Config(retries={"max_attempts": 1}),
+    )
+
+    def send(request: Any, **_: Any) -> AWSResponse:
+        url = urlsplit(request.url)
+        body = request.body or b""
+        body = body if isinstance(body, bytes) else body.encode()
+        headers = [
+            ("Host", url.netloc),
+            *((k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()),
+        ]
+        status, answer_headers, raw = url_answer(
+            handler_(url_event(request.method, url.path, url.query, headers, body), LocalContext())
+        )
+        return AWSResponse(request.url, status, dict(answer_headers), _Body(raw))
+
+    client.meta.events.register_first("before-send", send)
+    return client
+
+
+def acme_key(api: Any) -> tuple[str, str, dict[str, str]]:
+    """Tenant acme's access key (id, secret) and its API key's header."""
+    common.reset()
+    tenant = api("POST", "/v1/tenants", {"id": "acme"}, ADMIN)
+    assert tenant.status == 201, tenant.body
+    issued = api("POST", "/v1/tenants/acme/access-keys", None, ADMIN)
+    assert issued.status == 201, issued.body
+    bearer = {"Authorization": f"Bearer {tenant.body['key']['secret']}"}
+    return issued.body["access_key_id"], issued.body["secret_access_key"], bearer
+
+
+def test_the_function_url_verifies_as_the_stack_does(api: Any) -> None:
+    """``SUNDIAL_SCHEDULER_AUTH=sigv4 make run``, and the stack's function URL: the signing key's
+    tenant, a wrong secret refused."""
+    from functions.api.scheduler import url_handler
+
+    key_id, secret, bearer = acme_key(api)
+    acme = url_client(url_handler, key_id, secret)
+    acme.create_schedule(
+        Name="by-url", ScheduleExpression="rate(5 minutes)", FlexibleTimeWindow={"Mode": "OFF"}, Target=TARGET
+    )
+    assert acme.get_schedule(Name="by-url")["Name"] == "by-url"
+    acme_tasks = until(lambda: api("GET", "/v1/tasks?name_prefix=eventbridge:", None, bearer).body["items"])
+    assert [t["name"] for t in acme_tasks] == ["eventbridge:default/by-url"]
+    assert api("GET", "/v1/tasks?name_prefix=eventbridge:").body["items"] == []  # not the default tenant's
+    forged = url_client(url_handler, key_id, secret[:-1] + "x")
+    with pytest.raises(forged.exceptions.ClientError) as wrong:
+        forged.get_schedule(Name="by-url")
+    assert wrong.value.response["Error"]["Code"] == "InvalidSignatureException"
+
+
+def test_make_run_without_verification_reads_every_request_as_the_default_tenant(api: Any) -> None:
+    """`make run` unless ``SUNDIAL_SCHEDULER_AUTH=sigv4``: whatever signed the request (another
+    tenant's key, a wrong secret, a key no one issued), it acts as the default tenant."""
+    from functions.api.scheduler import url_handler
+    from local.function_url import as_default_tenant
+
+    key_id, secret, _ = acme_key(api)
+    lenient = as_default_tenant(url_handler, "default")
+    for name, (kid, sec) in {
+        "acme-key": (key_id, secret),
+        "wrong": (key_id, "x" * 40),
+        "made-up": ("AKSDMADEUP0000000000", "s"),
+    }.items():
+        url_client(lenient, kid, sec).create_schedule(
+            Name=name, ScheduleExpression="rate(5 minutes)", FlexibleTimeWindow={"Mode": "OFF"}, Target=TARGET
+        )
+    listed = until(lambda: len(api("GET", "/v1/tasks?name_prefix=eventbridge:&limit=100").body["items"]) == 3)
+    assert listed
+    names = api("GET", "/v1/tasks?name_prefix=eventbridge:&limit=100").body["items"]  # no key: the default tenant
+    assert sorted(t["name"] for t in names) == [
+        "eventbridge:default/acme-key",
+        "eventbridge:default/made-up",
+        "eventbridge:default/wrong",
+    ]
