@@ -126,6 +126,20 @@ CASES = {
     "eleven attempts": (spec(retry={"max_attempts": 11}), "retry.max_attempts"),
     "linear backoff": (spec(retry={"backoff": "linear"}), "retry.backoff"),
     "zero interval": (spec(retry={"interval_seconds": 0}), "retry.interval_seconds"),
+    # a string or a boolean where the document says integer or number (pydantic's lax mode read "3" as 3)
+    "attempts as a string": (spec(retry={"max_attempts": "3"}), "retry.max_attempts"),
+    "max age as a string": (spec(retry={"max_age_seconds": "3600"}), "retry.max_age_seconds"),
+    "delay as a string": (spec(schedule={"after_seconds": "60"}), "schedule.after_seconds"),
+    "period as a boolean": (spec(schedule={"every_seconds": True}), "schedule.every_seconds"),
+    "timeout as a string": (spec(target=http(timeout_seconds="5")), "target.http.timeout_seconds"),
+    "calendar day as a string": (
+        spec(schedule={"repeat": {"level": "month", "days": ["3"]}}),
+        "schedule.repeat.days",
+    ),
+    "calendar interval as a boolean": (
+        spec(schedule={"repeat": {"level": "day", "interval": True}}),
+        "schedule.repeat.interval",
+    ),
     "unknown misfire": (spec(misfire="later"), "misfire"),
     "unknown field": (spec(bogus=1), "bogus"),
     "body not json": ("{not json", "body"),

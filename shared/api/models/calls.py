@@ -69,7 +69,7 @@ class HttpCall(Model):
         "hop-by-hop headers and Sundial-* are Sundial's.",
         json_schema_extra={"additionalProperties": False},  # a name outside the pattern is refused
     )
-    timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)
+    timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, strict=True, gt=0, le=t.MAX_TIMEOUT_SECONDS)
 
     @field_validator("url")
     @classmethod
