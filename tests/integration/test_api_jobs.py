@@ -158,6 +158,7 @@ def test_jobs_are_listed_by_status_through_the_index(api: Any, started: list[str
         ({"notify_every_percent": True, "processor": {"http": {"method": "GET", "url": "http://0"}}, "name": "0"},
          "notify_every_percent"),
         ({"processor": PROCESSOR, "sharding": {"max_shards": True}}, "sharding.max_shards"),
+        ({"processor": {"http": {"url": "https://example.com/import\n"}}}, "processor.http.url"),
     ],
 )  # fmt: skip
 def test_bad_jobs_are_refused_naming_the_field(api: Any, started: list[str], body: dict[str, Any], field: str) -> None:
