@@ -51,6 +51,10 @@ CASES = {
     "after over a year": (spec(schedule={"after_seconds": 40_000_000}), "schedule.after_seconds"),
     "after not a number": (spec(schedule={"after_seconds": "soon"}), "schedule.after_seconds"),
     "cron nonsense": (spec(schedule={"cron": "every monday"}), "schedule.cron"),
+    # fields apart by spaces and tabs only, as the document's pattern says (str.split takes any whitespace)
+    "cron on two lines": (spec(schedule={"cron": "0 0\n* * *"}), "schedule.cron"),
+    "cron ending in a newline": (spec(schedule={"cron": "0 0 * * *\n"}), "schedule.cron"),
+    "cron with a no-break space": (spec(schedule={"cron": "0\u00a00 * * *"}), "schedule.cron"),
     "cron out of range": (spec(schedule={"cron": "61 * * * *"}), "schedule.cron"),
     "cron seven fields": (spec(schedule={"cron": "0 0 0 * * * 2030"}), "schedule.cron"),
     "cron never fires": (spec(schedule={"cron": "0 0 30 2 *"}), "schedule.cron"),
@@ -84,6 +88,7 @@ CASES = {
     "unknown schedule field": (spec(schedule={"after_seconds": 5, "every": 3}), "schedule.every"),
     "ftp url": (spec(target=http(url="ftp://example.com/x")), "target.http.url"),
     "relative url": (spec(target=http(url="/hook")), "target.http.url"),
+    "url ending in a newline": (spec(target=http(url="https://example.com/hook\n")), "target.http.url"),
     "url too long": (spec(target=http(url="https://example.com/" + "a" * 2100)), "target.http.url"),
     "credentials in url": (spec(target=http(url="https://user:pw@example.com/x")), "target.http.url"),
     "hop-by-hop header": (spec(target=http(headers={"Connection": "close"})), "target.http.headers"),

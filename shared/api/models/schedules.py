@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, Tag, field_validator, model_validator
@@ -94,6 +95,8 @@ class CronSchedule(Model):
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str) -> str:
+        if re.search(r"[^\S \t]", value):  # what str.split() would take apart, past the pattern's [ \t]
+            raise ValueError("separates its fields with spaces and tabs only (no line breaks or other whitespace)")
         return " ".join(value.split())
 
     @model_validator(mode="after")
