@@ -143,6 +143,22 @@ def test_jobs_are_listed_by_status_through_the_index(api: Any, started: list[str
         ({"processor": PROCESSOR, "data": ["not a level"]}, "data[0]"),
         ({"processor": PROCESSOR, "retry": {"max_attempts": 2}}, "retry"),
         ({"data": [[1]]}, "processor"),
+        # bodies the OpenAPI fuzzer made against the document's JobIn (a string or a boolean where it says
+        # integer): pydantic's lax mode read "7" as 7 and true as 1, and the job started (201)
+        (
+            {
+                "processor": {"lambda": {"function_arn": "arn:awsaaa:lambda:0:000000100060:function:3"}},
+                "sharding": {"min_items_per_shard": "7"},
+                "data": [],
+                "name": "0",
+                "notify_every_percent": 1,
+            },
+            "sharding.min_items_per_shard",
+        ),
+        ({"notify_every_percent": True, "processor": {"http": {"method": "GET", "url": "http://0"}}, "name": "0"},
+         "notify_every_percent"),
+        ({"processor": PROCESSOR, "sharding": {"max_shards": True}}, "sharding.max_shards"),
+        ({"processor": {"http": {"url": "https://example.com/import\n"}}}, "processor.http.url"),
     ],
 )  # fmt: skip
 def test_bad_jobs_are_refused_naming_the_field(api: Any, started: list[str], body: dict[str, Any], field: str) -> None:

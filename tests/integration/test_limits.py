@@ -193,6 +193,12 @@ def test_a_tenant_never_sees_another_tenants_limits(api):
         ({"per_second": 1, "origin": "api.example.com"}, "origin"),
         ({"per_second": 1, "origin": ""}, "origin"),
         ({"per_second": 1, "origin": 5}, "origin"),
+        # what the document's pattern refuses, though the URL parser would strip or drop it
+        ({"per_second": 1, "origin": " https://api.example.com"}, "origin"),
+        ({"per_second": 1, "origin": "https://api.example.com\n"}, "origin"),
+        ({"per_second": 1, "origin": "https://api.exa\tmple.com"}, "origin"),
+        ({"per_second": 1, "origin": "https://api.example.com?"}, "origin"),
+        ({"per_second": 1, "origin": "https://api.example.com#"}, "origin"),
         ({"per_second": 1, "speed": 2}, "speed"),
     ],
 )

@@ -247,13 +247,19 @@ TRAILING_NEWLINE = (
 )
 
 
+PATTERN_REFUSAL = r"the pattern|control characters|line breaks"
+"""A refusal by a field's pattern: the API's own message for a pattern (``does not have the form this
+field takes (the pattern ...)``), or the words of a field whose validator checks the document's
+pattern itself and says why (an HTTP URL, a limit's origin, a cron expression)."""
+
+
 def trailing_newline_reason(case_body: Any, body: Any) -> str | None:
     """Every refused field a pattern's, and its value ending in a newline that only Python's $ lets through."""
     error = body.get("error") if isinstance(body, dict) else None
     details = error.get("details") if isinstance(error, dict) else None
     if not details or not all(
         isinstance(detail, dict)
-        and "the pattern" in str(detail.get("message", ""))
+        and re.search(PATTERN_REFUSAL, str(detail.get("message", "")))
         and isinstance(value := _at(case_body, str(detail.get("field", ""))), str)
         and value.endswith("\n")
         for detail in details

@@ -185,6 +185,15 @@ def test_a_schedule_answered_is_accepted_back_as_the_same_schedule(schedule):
     assert again == schedule
 
 
+def test_a_cron_made_with_line_breaks_is_answered_on_one_line_and_accepted_back():
+    """The EventBridge Scheduler API reads `cron(0 12\n* * ? *)` as the service does (any whitespace
+    between fields); the native API refuses a line break, so its answer has the fields one space apart."""
+    made = sched.Cron("0 12\n* * ?\t*", "UTC", None, None, sched.EVENTBRIDGE)
+    answered = SCHEDULES.dump_python(schedule_of(made), mode="json", by_alias=True)
+    assert answered == {"cron": "0 12 * * ? *", "timezone": "UTC", "dialect": "eventbridge"}
+    assert SCHEDULES.validate_python(answered).cron == "0 12 * * ? *"
+
+
 @pytest.mark.parametrize(
     "target",
     [

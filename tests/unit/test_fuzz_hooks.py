@@ -4,8 +4,15 @@ operation; anything else stays a failure."""
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Callable
 
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from shared.api.errors import from_pydantic
+from shared.api.models.calls import HttpTaskCall
+from shared.api.models.limits import DestinationLimitIn
+from shared.api.models.schedules import CronSchedule
 from tests.support.fuzz_hooks import ACCEPTED, accepted_reason
 
 pytestmark = pytest.mark.unit
@@ -72,3 +79,31 @@ def test_a_pattern_refusal_of_a_value_ending_in_a_newline_is_accepted_and_no_oth
     assert trailing_newline_reason({"targets": [{"sqs": {"queue_url": "https://h/1/q"}}]}, refusal) is None
     other = {"error": {"code": "validation_error", "details": [{"field": "targets[0].sqs.queue_url", "message": "x"}]}}
     assert trailing_newline_reason(sent, other) is None
+
+
+def _message(model: type[BaseModel], member: str, value: str, **others: object) -> str:
+    """The API's message refusing ``value`` as ``model``'s ``member``."""
+    with pytest.raises(ValidationError) as refused:
+        model.model_validate({member: value, **others})
+    return from_pydantic(refused.value.errors()).details[0].message
+
+
+URL, ORIGIN, CRON = "https://example.com/hook\n", "https://api.example.com\n", "0 0 * * *\n"
+
+
+@pytest.mark.parametrize(
+    ("field", "message", "sent"),
+    [
+        ("target.http.url", lambda: _message(HttpTaskCall, "url", URL), {"target": {"http": {"url": URL}}}),
+        ("origin", lambda: _message(DestinationLimitIn, "origin", ORIGIN, per_second=1), {"origin": ORIGIN}),
+        ("schedule.cron", lambda: _message(CronSchedule, "cron", CRON), {"schedule": {"cron": CRON}}),
+    ],
+)
+def test_a_validator_that_checks_the_pattern_itself_refuses_a_final_newline_in_words_the_hook_knows(
+    field: str, message: Callable[[], str], sent: dict[str, object]
+) -> None:
+    """The URL, the origin and the cron expression are checked against the document's pattern by
+    validators that say why; their refusal of a value the fuzzer's $ let through is accepted too."""
+    from tests.support.fuzz_hooks import TRAILING_NEWLINE, trailing_newline_reason
+
+    assert trailing_newline_reason(sent, refusal((field, message()))) == TRAILING_NEWLINE

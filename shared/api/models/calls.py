@@ -69,7 +69,7 @@ class HttpCall(Model):
         "hop-by-hop headers and Sundial-* are Sundial's.",
         json_schema_extra={"additionalProperties": False},  # a name outside the pattern is refused
     )
-    timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, gt=0, le=t.MAX_TIMEOUT_SECONDS)
+    timeout_seconds: float = Field(t.DEFAULT_TIMEOUT_SECONDS, strict=True, gt=0, le=t.MAX_TIMEOUT_SECONDS)
 
     @field_validator("url")
     @classmethod
@@ -81,7 +81,7 @@ class HttpCall(Model):
         port = re.search(r"(?<!\]):([0-9]+)$|\]:([0-9]+)$", authority)
         if port is not None and not 1 <= int(port[1] or port[2]) <= 65_535:
             raise ValueError(f"has port {port[1] or port[2]}: a port is 1 to 65535")
-        if not re.match(HTTP_URL, value):
+        if not re.fullmatch(HTTP_URL, value):  # not re.match: Python's $ also matches before a final newline
             raise ValueError("must be an absolute http:// or https:// URL, without spaces or control characters")
         try:
             host = host_as_called(urlsplit(value).hostname or "")

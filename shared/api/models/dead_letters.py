@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from shared.api.types import Model, Problem, exactly_one_schema
 
@@ -25,6 +25,13 @@ class RedriveIn(Model):
     cursor: str | None = Field(
         None, max_length=512, description='With `"all": true`: the `next_cursor` of the previous call.'
     )
+
+    @field_validator("all", mode="before")
+    @classmethod
+    def _true(cls, value: object) -> object:
+        if value is not None and not isinstance(value, bool):  # a Literal[True] also takes 1 and 1.0
+            raise ValueError("must be true (a JSON boolean)")
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> RedriveIn:

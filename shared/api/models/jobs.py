@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field, Tag, model_validator
+from pydantic import Field, Tag, field_validator, model_validator
 
 from shared.api.models.calls import HttpProcessor, LambdaTarget, call_to_domain
+from shared.api.models.fields import whole
 from shared.api.types import Model, is_none, named, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import target_to_dict
@@ -16,9 +17,11 @@ from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, p
 
 
 class ShardingIn(Model):
-    min_items_per_shard: int = Field(1, ge=1, le=1_000_000)
-    max_items_per_shard: int = Field(100, ge=1, le=1_000_000)
-    max_shards: int = Field(20, ge=1, le=MAX_SHARDS_PER_LEVEL)
+    min_items_per_shard: int = Field(1, strict=True, ge=1, le=1_000_000)
+    max_items_per_shard: int = Field(100, strict=True, ge=1, le=1_000_000)
+    max_shards: int = Field(20, strict=True, ge=1, le=MAX_SHARDS_PER_LEVEL)
+
+    _whole = field_validator("min_items_per_shard", "max_items_per_shard", "max_shards", mode="before")(whole)
 
 
 ProcessorIn = Annotated[
@@ -39,7 +42,9 @@ class JobIn(Model):
         description=f"Items grouped by priority level (at most {MAX_LEVELS} levels).",
     )
     sharding: ShardingIn = Field(default_factory=lambda: ShardingIn.model_validate({}))
-    notify_every_percent: int | None = Field(None, exclude_if=is_none, ge=1, le=100)
+    notify_every_percent: int | None = Field(None, exclude_if=is_none, strict=True, ge=1, le=100)
+
+    _whole = field_validator("notify_every_percent", mode="before")(whole)
 
     @model_validator(mode="after")
     def _shardable(self) -> JobIn:
@@ -64,7 +69,9 @@ class ProgressIn(Model):
     """``POST /v1/jobs/{id}/progress``: a running shard's items done so far (a count never goes
     back: a lower one is taken and ignored)."""
 
-    done_items: int = Field(ge=0, le=MAX_DONE_ITEMS)
+    done_items: int = Field(strict=True, ge=0, le=MAX_DONE_ITEMS)
+
+    _whole = field_validator("done_items", mode="before")(whole)
 
 
 class ProgressOut(Model):

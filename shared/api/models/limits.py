@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from pydantic import Field, field_validator
@@ -64,7 +65,14 @@ class DestinationLimitIn(Model):
             urlsplit(value.strip()).hostname  # noqa: B018 (it is the parse that checks)
         except ValueError as exc:  # a bracketed host that is no IPv6 address, or NFKC trouble
             raise ValueError(f"has no valid host ({exc})") from exc
-        return parse_origin(value)
+        origin = parse_origin(value)
+        # the parser strips spaces, drops tabs and newlines and takes an empty query or fragment: the
+        # document's pattern (ECMA-262: its $ is the end, not a final newline) has the last word
+        if not re.fullmatch(ORIGIN, value):
+            raise ValueError(
+                "an origin is scheme://host[:port] and nothing else (no spaces, control characters, ? or #)"
+            )
+        return origin
 
     def to_spec(self) -> LimitSpec:
         return LimitSpec(

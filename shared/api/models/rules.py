@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Discriminator, Field, Tag, TypeAdapter, model_validator
+from pydantic import BeforeValidator, Discriminator, Field, Tag, TypeAdapter, field_validator, model_validator
 
-from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE
+from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE, whole
 from shared.api.types import Instant, Model, is_none, named, tag
 from shared.domain.calendars import MAX_INTERVAL, Level, repeat_from_api
 
 TIME_OF_DAY = r"^([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?$"
+
+
+Weekday = Annotated[int, Field(strict=True, ge=1, le=7), BeforeValidator(whole)]
+MonthDay = Annotated[int, Field(strict=True, ge=1, le=31), BeforeValidator(whole)]
+"""A weekday (1-7) and a day of the month (1-31): integers, ``3.0`` included, never ``"3"`` or ``true``."""
 
 
 def _days(high: int, what: str) -> Any:
@@ -33,7 +38,9 @@ def _time() -> Any:
 class Rule(Model):
     """What every calendar rule has; each level is a model of its own, with only its members."""
 
-    interval: int = Field(1, ge=1, le=MAX_INTERVAL, description="Every Nth unit, counted from start's unit.")
+    interval: int = Field(
+        1, strict=True, ge=1, le=MAX_INTERVAL, description="Every Nth unit, counted from start's unit."
+    )
     start: Instant | None = Field(
         None,
         exclude_if=is_none,
@@ -43,6 +50,8 @@ class Rule(Model):
     timezone: str = Field(
         "UTC", min_length=1, max_length=MAX_ZONE_LENGTH, pattern=ZONE, description="IANA time zone (default UTC)."
     )
+
+    _whole = field_validator("interval", mode="before")(whole)
 
     @model_validator(mode="after")
     def _rule(self) -> Self:
@@ -64,13 +73,13 @@ class DayRule(Rule):
 
 class WeekRule(Rule):
     level: Literal["week"]
-    days: list[Annotated[int, Field(ge=1, le=7)]] | None = _days(7, "ISO weekdays (1 = Monday); default start's.")
+    days: list[Weekday] | None = _days(7, "ISO weekdays (1 = Monday); default start's.")
     time: str | None = _time()
 
 
 class MonthRule(Rule):
     level: Literal["month"]
-    days: list[Annotated[int, Field(ge=1, le=31)]] | None = _days(
+    days: list[MonthDay] | None = _days(
         31, "Days of month; a day a month lacks is skipped, not moved. Default start's."
     )
     time: str | None = _time()

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, Tag, field_validator, model_validator
 
-from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE
+from shared.api.models.fields import MAX_ZONE_LENGTH, ZONE, whole
 from shared.api.models.rules import RepeatRule
 from shared.api.types import Instant, Model, Problem, is_none, named, one_of, tag
 from shared.domain import schedules as sched
@@ -49,7 +50,7 @@ class AfterSchedule(Model):
     """One shot, a delay after registration."""
 
     after_seconds: float = Field(
-        gt=0, le=MAX_AFTER_SECONDS, description="One-shot delay from registration, in seconds."
+        strict=True, gt=0, le=MAX_AFTER_SECONDS, description="One-shot delay from registration, in seconds."
     )
 
 
@@ -94,6 +95,8 @@ class CronSchedule(Model):
     @field_validator("cron")
     @classmethod
     def _cron(cls, value: str) -> str:
+        if re.search(r"[^\S \t]", value):  # what str.split() would take apart, past the pattern's [ \t]
+            raise ValueError("separates its fields with spaces and tabs only (no line breaks or other whitespace)")
         return " ".join(value.split())
 
     @model_validator(mode="after")
@@ -119,7 +122,7 @@ class EverySchedule(Model):
     """A fixed rate; without ``start`` the first fire is one period after registration."""
 
     every_seconds: float = Field(
-        ge=sched.MIN_EVERY_SECONDS, le=sched.MAX_EVERY_SECONDS, description="The period, in seconds."
+        strict=True, ge=sched.MIN_EVERY_SECONDS, le=sched.MAX_EVERY_SECONDS, description="The period, in seconds."
     )
     start: Instant | None = Field(
         None, exclude_if=is_none, description="The first occurrence (the grid counts from it)."
@@ -170,9 +173,11 @@ class PreviewIn(Model):
     """``POST /v1/schedules:preview``: the next occurrences of a schedule, without registering."""
 
     schedule: ScheduleIn
-    count: int = Field(5, ge=1, le=MAX_PREVIEW)
+    count: int = Field(5, strict=True, ge=1, le=MAX_PREVIEW)
     after: Instant | None = Field(
         None,
         description="Occurrences at or after this instant; without it, from now, as if registered now "
         "(the first time is then the task's next_fire_at).",
     )
+
+    _whole = field_validator("count", mode="before")(whole)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationInfo
+from pydantic import Field, ValidationInfo, field_validator
 
+from shared.api.models.fields import whole
 from shared.api.models.targets import TargetIn
 from shared.api.types import Model, Problem
 from shared.domain import tasks as t
@@ -29,18 +30,21 @@ PAUSE_AFTER = (
 
 
 class RetryIn(Model):
-    max_attempts: int = Field(3, ge=1, le=MAX_ATTEMPTS, description="Attempts in all, the first included.")
+    max_attempts: int = Field(3, strict=True, ge=1, le=MAX_ATTEMPTS, description="Attempts in all, the first included.")
     backoff: Backoff = Backoff.EXPONENTIAL
     interval_seconds: float = Field(
-        2.0, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
+        2.0, strict=True, ge=1, le=MAX_INTERVAL_SECONDS, description="Fixed delay, or the first delay (doubling)."
     )
     max_age_seconds: int | None = Field(
         None,
+        strict=True,
         ge=MIN_AGE_SECONDS,
         le=MAX_AGE_SECONDS,
         description="No attempt starts later than this after the occurrence's time (null: attempts alone "
         "bound the retries). An occurrence too old to retry is dead-lettered.",
     )
+
+    _whole = field_validator("max_attempts", "max_age_seconds", mode="before")(whole)
 
     def to_domain(self) -> RetryPolicy:
         return RetryPolicy(**self.model_dump())

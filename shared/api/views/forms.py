@@ -48,7 +48,9 @@ def schedule_of(schedule: sched.Schedule) -> Schedules:
         return AfterSchedule(after_seconds=schedule.seconds)
     if isinstance(schedule, sched.Cron):
         return CronSchedule(
-            cron=schedule.expression,
+            # an EventBridge Scheduler expression may part its fields with any whitespace (a line
+            # break); the native API's takes spaces and tabs only, and answers them as one space
+            cron=" ".join(schedule.expression.split()),
             timezone=schedule.timezone,
             start=schedule.start,
             end=schedule.end,
