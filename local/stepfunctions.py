@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import datetime
 import fcntl
 import functools
 import hashlib
@@ -34,6 +35,7 @@ import os
 import subprocess
 import sys
 import traceback
+import uuid
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -261,6 +263,70 @@ def interpreter_speedups() -> list[Any]:
         mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
         mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=None)(json_path.parse)),
     ]
+
+
+STATUS_CHANGE = "Step Functions Execution Status Change"
+REDRIVABLE = ("FAILED", "TIMED_OUT", "ABORTED")
+"""A Standard execution that ended so can be redriven (for 14 days): "Redriving executions in
+Step Functions", https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html."""
+
+
+def _epoch_ms(moment: datetime.datetime | None) -> int | None:
+    return None if moment is None else round(moment.timestamp() * 1000)
+
+
+def status_change_event(
+    execution: Mapping[str, Any], *, event_id: str | None = None, at: datetime.datetime | None = None
+) -> dict[str, Any]:
+    """The "Step Functions Execution Status Change" event EventBridge delivers for the execution
+    ``execution`` describes (a DescribeExecution answer as boto3 gives it, its dates datetimes):
+    what the stack's rule hands the job function when a job's execution ends without it
+    (infra/job_runner.py). moto's Step Functions sends no events; the tests build this one.
+
+    Every key AWS records (tests/data/aws/stepfunctions-execution-status-change.json, held by
+    tests/integration/test_job_handler.py), with the values the Step Functions developer guide's
+    event examples give the types of ("Automating Step Functions event delivery with
+    EventBridge", https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html): the
+    dates in epoch milliseconds, ``input`` and ``output`` as strings of JSON (``output`` and
+    ``outputDetails`` null unless it succeeded), ``time`` in whole seconds. An execution that
+    ended otherwise is redrivable (:data:`REDRIVABLE`); the reason a running or succeeded one is
+    not is AWS's recorded text."""
+    arn = str(execution["executionArn"])
+    region, account = arn.split(":")[3:5]
+    status = str(execution["status"])
+    output = execution.get("output") if status == "SUCCEEDED" else None
+    redrivable = status in REDRIVABLE
+    moment = at or datetime.datetime.now(datetime.UTC)
+    return {
+        "version": "0",
+        "id": event_id or str(uuid.uuid4()),
+        "detail-type": STATUS_CHANGE,
+        "source": "aws.states",
+        "account": account,
+        "time": moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": region,
+        "resources": [arn],
+        "detail": {
+            "executionArn": arn,
+            "stateMachineArn": execution["stateMachineArn"],
+            "name": execution["name"],
+            "status": status,
+            "startDate": _epoch_ms(execution["startDate"]),
+            "stopDate": _epoch_ms(execution.get("stopDate")),
+            "input": execution.get("input", "{}"),
+            "output": output,
+            "stateMachineVersionArn": execution.get("stateMachineVersionArn"),
+            "stateMachineAliasArn": execution.get("stateMachineAliasArn"),
+            "redriveCount": execution.get("redriveCount", 0),
+            "redriveDate": _epoch_ms(execution.get("redriveDate")),
+            "redriveStatus": "REDRIVABLE" if redrivable else "NOT_REDRIVABLE",
+            "redriveStatusReason": None if redrivable else f"Execution is {status} and cannot be redriven",
+            "inputDetails": {"included": True},
+            "outputDetails": {"included": True} if output is not None else None,
+            "error": execution.get("error"),
+            "cause": execution.get("cause"),
+        },
+    }
 
 
 if __name__ == "__main__":
