@@ -274,8 +274,9 @@ def aws_time(moment: datetime.datetime | str) -> str:
     ``State.EnteredTime``): UTC to the millisecond, ``2019-03-26T20:14:13.192Z`` ("Accessing
     execution data from the Context object in Step Functions",
     https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html; and
-    LocalStack's AWS-validated test_execution_dateformat, tests/aws/services/stepfunctions/v2/base/
-    test_base.py, which holds the start time to that form and to the execution's startDate)."""
+    LocalStack's test_execution_dateformat, tests/aws/services/stepfunctions/v2/base/test_base.py,
+    marked as validated against AWS, which holds the start time to that form and to the
+    execution's startDate; it records no snapshot)."""
     if isinstance(moment, str):
         moment = datetime.datetime.fromisoformat(moment)
     if moment.tzinfo is None:

@@ -24,8 +24,8 @@ AWS_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 """``2019-03-26T20:14:13.192Z``: the recordings have placeholders for the times; the form is the
 Step Functions developer guide's ("Accessing execution data from the Context object in Step
 Functions", https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html),
-which LocalStack's AWS-validated test_execution_dateformat (tests/aws/services/stepfunctions/v2/
-base/test_base.py, last validated 2025) checks the start time against."""
+which LocalStack's test_execution_dateformat (tests/aws/services/stepfunctions/v2/base/test_base.py,
+marked as validated against AWS; it records no snapshot) checks the start time against."""
 
 READ_BY_THE_DEFINITION = {
     "$$.Execution.Input.job_id",
@@ -164,7 +164,7 @@ def test_a_lambda_task_is_handed_the_context_object_aws_records_and_its_retry_co
 def test_an_execution_whose_output_holds_its_start_time_can_be_described(dumped: Any) -> None:
     """moto's context object held the start as a ``datetime``: the execution's output carried it
     and DescribeExecution failed to serialize it. AWS's start time is the execution's startDate
-    to the millisecond (LocalStack's test_execution_dateformat, validated against AWS)."""
+    to the millisecond (LocalStack's test_execution_dateformat, marked as validated against AWS)."""
     finished, _, _ = dumped
     assert AWS_TIME.fullmatch(finished.output["start"])
 
