@@ -3,6 +3,7 @@ the SQS event a function is handed, built from received messages."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from typing import Any, TypeVar
 
@@ -52,24 +53,73 @@ def parsed_event(model: type[R], event: dict[str, Any]) -> R:
     raise error
 
 
-def sqs_event(messages: list[dict[str, Any]], queue_arn: str) -> dict[str, Any]:
-    """``messages`` (as ReceiveMessage answers them) as the event Lambda's SQS event source hands
-    a function: the recovering trigger's drain builds it (functions/recover/drain.py), and so does
-    the local runtime's event source (local/sqs_lambda.py)."""
-    region = queue_arn.split(":")[3]
-    return {
-        "Records": [
-            {
-                "messageId": m["MessageId"],
-                "receiptHandle": m["ReceiptHandle"],
-                "body": m["Body"],
-                "attributes": {k: str(v) for k, v in m.get("Attributes", {}).items()},
-                "messageAttributes": {},
-                "md5OfBody": m.get("MD5OfBody") or hashlib.md5(m["Body"].encode()).hexdigest(),  # noqa: S324 - SQS's own checksum
-                "eventSource": "aws:sqs",
-                "eventSourceARN": queue_arn,
-                "awsRegion": region,
-            }
-            for m in messages
-        ]
+EVENT_ATTRIBUTES = ("ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp")
+"""The system attributes of a standard queue's message that Lambda's SQS event source puts in each
+record's ``attributes``, all of them strings (every recording of the event: tests/data/aws/sqs-event*.json)."""
+FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
+"""Added for a FIFO queue's message (ReceiveMessage answers them only there; recorded by LocalStack's
+test_report_batch_item_failures)."""
+TRACE_HEADER = "AWSTraceHeader"
+"""Added when the message carries an X-Ray trace header, and only then (ReceiveMessage answers it
+only then: "Amazon SQS and AWS X-Ray", AWS X-Ray developer guide,
+https://docs.aws.amazon.com/xray/latest/devguide/xray-services-sqs.html). No recording of the event
+has one."""
+
+
+def _base64(value: bytes | str) -> str:
+    return base64.b64encode(value.encode() if isinstance(value, str) else value).decode()
+
+
+def _event_attribute(value: dict[str, Any]) -> dict[str, Any]:
+    """A message attribute as ReceiveMessage answers it (``StringValue`` or ``BinaryValue``, the
+    latter bytes once boto3 decoded it, and ``DataType``) in the event's form: camelCase, and both
+    list values always there, empty (tests/data/aws/sqs-event-message-attributes.json; SQS takes
+    no list values: "Not implemented. Reserved for future use", MessageAttributeValue in the
+    Amazon SQS API Reference). A binary value goes as base64 text, as the event is JSON: no
+    recording has one, and Sundial's own messages carry no attributes."""
+    attribute: dict[str, Any] = {}
+    if "StringValue" in value:
+        attribute["stringValue"] = value["StringValue"]
+    if "BinaryValue" in value:
+        attribute["binaryValue"] = _base64(value["BinaryValue"])
+    attribute["stringListValues"] = list(value.get("StringListValues", []))
+    attribute["binaryListValues"] = [_base64(v) for v in value.get("BinaryListValues", [])]
+    attribute["dataType"] = value["DataType"]
+    return attribute
+
+
+def _record(message: dict[str, Any], queue_arn: str, region: str, batching_window: bool) -> dict[str, Any]:
+    received = message.get("Attributes", {})
+    names = [*EVENT_ATTRIBUTES, *(n for n in (*FIFO_ATTRIBUTES, TRACE_HEADER) if n in received)]
+    record: dict[str, Any] = {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {name: str(received[name]) for name in names if name in received},
+        "messageAttributes": {
+            name: _event_attribute(value) for name, value in message.get("MessageAttributes", {}).items()
+        },
     }
+    if message.get("MessageAttributes"):
+        record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
+    elif batching_window:
+        record["md5OfMessageAttributes"] = None
+    record["md5OfBody"] = message.get("MD5OfBody") or hashlib.md5(message["Body"].encode()).hexdigest()  # noqa: S324 - SQS's own checksum
+    record.update(eventSource="aws:sqs", eventSourceARN=queue_arn, awsRegion=region)
+    return record
+
+
+def sqs_event(messages: list[dict[str, Any]], queue_arn: str, *, batching_window: bool = False) -> dict[str, Any]:
+    """``messages`` (as ReceiveMessage answers them, asked for every system attribute and every
+    message attribute) as the event Lambda's SQS event source hands a function: the recovering
+    trigger's drain builds it (functions/recover/drain.py), and so does the local runtime's event
+    source (local/sqs_lambda.py).
+
+    Each record has the keys and value types AWS records (tests/data/aws/sqs-event*.json,
+    held by tests/integration/test_sqs_event_shape.py): the system attributes Lambda passes on
+    and no others, the message attributes in the event's camelCase form, and
+    ``md5OfMessageAttributes`` when the message has attributes. Without them AWS records it two
+    ways: absent, from an event source without a batching window, and ``null`` from one with a
+    window (``batching_window``), every recording of either kind alike."""
+    region = queue_arn.split(":")[3]
+    return {"Records": [_record(m, queue_arn, region, batching_window) for m in messages]}

@@ -86,7 +86,7 @@ DROPPED_HEADERS = frozenset(
     )
 )
 """Request headers API Gateway (REST) does not hand a Lambda proxy integration. AWS's recordings
-of proxy events (tests/data/aws/apigateway/: POSTs with bodies, sent by python-requests with
+of proxy events (tests/data/aws/apigateway-proxy-event-*.json: POSTs with bodies, sent by python-requests with
 ``Content-Length`` and ``Connection``) have neither; the list is the one LocalStack's API
 Gateway drops, written against AWS's answers (localstack/localstack,
 ``services/apigateway/next_gen/execute_api/header_utils.py``)."""
@@ -100,7 +100,7 @@ SIGV4_PREFIX = "AWS4-HMAC-SHA256"
 def drops_authorization(value: str) -> bool:
     """Whether API Gateway keeps an ``Authorization`` header from the function: a SigV4 signature.
     AWS's recording of a signed call to a REST API method without authorization (EventBridge's API
-    Gateway target signs its requests: tests/data/aws/apigateway/signed-call-proxy-event.json) shows
+    Gateway target signs its requests: tests/data/aws/apigateway-proxy-event-signed-call.json) shows
     its ``X-Amz-Date`` and ``X-Amz-Security-Token`` reaching the function and no ``Authorization``;
     recorded bearer and other values pass. A footnote of "Amazon API Gateway important notes"
     (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-known-issues.html)
@@ -149,8 +149,8 @@ def resource_of(path: str) -> Resource:
 RESERVED = frozenset(":/?#[]@!$&'()*+,;=%")
 """Characters whose percent-encoding API Gateway keeps in the path it hands the function: AWS's
 recording of a path sent with ``test%2Balias`` has ``test%2Balias`` in ``path``,
-``requestContext.path`` and ``pathParameters`` (tests/data/aws/apigateway/, the path-encoded-email
-event), as a decoded ``+`` or ``/`` would mean another path. Other characters (a space, anything
+``requestContext.path`` and ``pathParameters`` (tests/data/aws/apigateway-proxy-event-encoded-path.json),
+as a decoded ``+`` or ``/`` would mean another path. Other characters (a space, anything
 beyond ASCII) arrive decoded: Powertools' resolver, written against API Gateway's events, matches
 them decoded ("API GW/ALB decode non-safe URI chars", its ``_UNSAFE_URI``)."""
 
@@ -251,8 +251,8 @@ def proxy_event(
     drop_signature: bool = True,
 ) -> dict[str, Any]:
     """The event API Gateway (REST API, Lambda proxy integration, payload 1.0) hands the function
-    for a request, as AWS records it (tests/data/aws/apigateway/, held by
-    tests/unit/test_recorded_events.py; "Input format of a Lambda function for proxy integration",
+    for a request, as AWS records it (tests/data/aws/apigateway-proxy-event-*.json, held by
+    tests/integration/test_gateway_as_recorded.py; "Input format of a Lambda function for proxy integration",
     https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
 
     ``path`` is the path the client called, percent-decoded. With ``stage_in_path`` it begins with

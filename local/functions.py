@@ -214,15 +214,16 @@ def _user_function(backend: Any, function_name: str, data: bytes) -> bytes:
 
 
 def install_forwarding(url: str) -> None:
-    """In the moto process: Step Functions executes state machines, Lambda needs no Docker, and
-    every invocation goes to ``url``."""
+    """In the moto process: Step Functions executes state machines (its context object as AWS's:
+    local/stepfunctions.py, ``context_object_as_aws``), Lambda needs no Docker, and every
+    invocation goes to ``url``."""
     from moto.awslambda_simple.models import LambdaSimpleBackend
     from moto.core.config import default_user_config
 
-    from local.stepfunctions import MOTO_CONFIG, interpreter_speedups
+    from local.stepfunctions import MOTO_CONFIG, context_object_as_aws, interpreter_speedups
 
     default_user_config["stepfunctions"] = MOTO_CONFIG["stepfunctions"]
     default_user_config["lambda"] = MOTO_CONFIG["lambda"]
     LambdaSimpleBackend.invoke = forwarding_invoke(url)  # type: ignore[method-assign]
-    for speedup in interpreter_speedups():
-        speedup.start()
+    for patch in (*interpreter_speedups(), *context_object_as_aws()):
+        patch.start()

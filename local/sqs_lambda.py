@@ -32,11 +32,14 @@ RECEIVED_AT = "LocalReceivedAt"
 
 
 def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1) -> list[dict[str, Any]]:
+    """Up to ``batch_size`` messages, with every system attribute and every message attribute:
+    what the event Lambda builds carries (functions/records.py, ``sqs_event``)."""
     answer = client.receive_message(
         QueueUrl=queue_url,
         MaxNumberOfMessages=batch_size,
         WaitTimeSeconds=round(wait_s),
         MessageSystemAttributeNames=["All"],
+        MessageAttributeNames=["All"],
     )
     messages: list[dict[str, Any]] = answer.get("Messages", [])
     received = time.monotonic()
@@ -46,15 +49,27 @@ def receive(client: Any, queue_url: str, batch_size: int = 10, wait_s: float = 1
 
 
 @functools.cache
-def _consumers() -> dict[str, str]:
-    return {c.queue: c.function for c in consumers(MAX_DELAY_QUEUES)}
+def _consumers() -> dict[str, ConsumerSpec]:
+    return {c.queue: c for c in consumers(MAX_DELAY_QUEUES)}
+
+
+def _queue_name(queue_arn: str) -> str:
+    return queue_arn.rsplit(":", 1)[-1].removeprefix(QUEUE_PREFIX)
 
 
 def consumer_of(queue_arn: str) -> str:
     """The function the topology has consume the queue (``sundial-<its topology name>``); a queue
     of no consumer's answers its own name (a function no stack deploys: never allowed recursion)."""
-    name = queue_arn.rsplit(":", 1)[-1].removeprefix(QUEUE_PREFIX)
-    return _consumers().get(name, name)
+    name = _queue_name(queue_arn)
+    spec = _consumers().get(name)
+    return spec.function if spec else name
+
+
+def has_batching_window(queue_arn: str) -> bool:
+    """Whether the stack's event source on the queue gathers batches for a while (its
+    MaximumBatchingWindowInSeconds): the event's records differ by it (``sqs_event``)."""
+    spec = _consumers().get(_queue_name(queue_arn))
+    return bool(spec and spec.batching_window_s)
 
 
 def invoke_batch(
@@ -69,7 +84,8 @@ def invoke_batch(
         return []
     try:
         with recursion.invocation(function, messages), kept_invisible(client, queue_url, messages):
-            answer = handler(sqs_event(messages, queue_arn), LocalContext())
+            event = sqs_event(messages, queue_arn, batching_window=has_batching_window(queue_arn))
+            answer = handler(event, LocalContext())
     except Exception:
         return [m["MessageId"] for m in messages]
     failed = {f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])}

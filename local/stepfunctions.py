@@ -17,7 +17,7 @@
   :func:`dispatching_invoke` (an in-process handler), the local runtime with a forwarder
   (local/functions.py).
 * **Errors** go back the way Lambda reports an unhandled exception: the payload
-  ``{"errorType": <the exception's class name>, "errorMessage": ...}`` with the
+  ``{"errorMessage": ..., "errorType": <the exception's class name>, "requestId": ..., ...}`` with the
   ``X-Amz-Function-Error: Unhandled`` header (:func:`lambda_error`). moto then fails the task with
   error = ``errorType`` (``StateTaskServiceLambda._from_error``), which is what ``Retry``/``Catch``
   match on -- as in AWS, where ``raise ProcessorRetryable()`` in a Lambda surfaces as error
@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import datetime
 import fcntl
 import functools
 import hashlib
@@ -34,6 +35,7 @@ import os
 import subprocess
 import sys
 import traceback
+import uuid
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -202,11 +204,15 @@ class JobsDefinition:
 
 
 def lambda_error(exc: BaseException) -> bytes:
-    """Lambda's payload for an unhandled exception (sent with ``X-Amz-Function-Error: Unhandled``)."""
+    """Lambda's payload for an unhandled exception (sent with ``X-Amz-Function-Error: Unhandled``),
+    with the keys Python's runtime gives it: a Task state's caught error carries it whole as its
+    ``Cause`` (tests/data/aws/stepfunctions-lambda-error-caught.json), and the job function's fail
+    step reads it (shared/messages.py, ``cause_message``)."""
     return json.dumps(
         {
-            "errorType": type(exc).__name__,
             "errorMessage": str(exc),
+            "errorType": type(exc).__name__,
+            "requestId": str(uuid.uuid4()),
             "stackTrace": traceback.format_exception(exc)[-3:],
         }
     ).encode()
@@ -261,6 +267,120 @@ def interpreter_speedups() -> list[Any]:
         mock.patch.object(lambda_eval_utils, "boto_client_for", cached_client),
         mock.patch.object(json_path, "parse", functools.lru_cache(maxsize=None)(json_path.parse)),
     ]
+
+
+def aws_time(moment: datetime.datetime | str) -> str:
+    """A time as Step Functions writes one into the context object (``Execution.StartTime``,
+    ``State.EnteredTime``): UTC to the millisecond, ``2019-03-26T20:14:13.192Z`` ("Accessing
+    execution data from the Context object in Step Functions",
+    https://docs.aws.amazon.com/step-functions/latest/dg/input-output-contextobject.html; and
+    LocalStack's test_execution_dateformat, tests/aws/services/stepfunctions/v2/base/test_base.py,
+    marked as validated against AWS, which holds the start time to that form and to the
+    execution's startDate; it records no snapshot)."""
+    if isinstance(moment, str):
+        moment = datetime.datetime.fromisoformat(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def context_object_as_aws() -> list[Any]:
+    """Patches (``mock.patch.object``, to enter or ``start()``) that make the context object of
+    moto's interpreter the one Step Functions hands a state (the recordings in tests/data/aws/
+    stepfunctions-context-object*.json; tests/integration/test_context_object.py):
+
+    * ``Execution.StartTime`` is :func:`aws_time` text; moto put the execution's start as a
+      ``datetime`` there, which broke its own DescribeExecution of an execution whose output
+      held it (and read as ``2026-01-05T09:00:00.123456+00:00`` where it reached a task);
+    * ``Execution.RedriveCount`` is there (0: moto redrives nothing);
+    * ``State.EnteredTime`` is :func:`aws_time` text (moto's had microseconds and ``+00:00``).
+
+    What Sundial's definition reads of it (``$$.Execution.Input``, ``$$.State.RetryCount``,
+    ``$$.Map.Item.Value``) moto already gave as AWS does."""
+    from moto.stepfunctions.parser.asl.component.state import state
+    from moto.stepfunctions.parser.asl.eval.states import StateData
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    environment = ExecutionWorker._get_evaluation_environment
+
+    def evaluation_environment(self: Any) -> Any:
+        env: Any = environment(self)
+        execution = env.states.context_object.context_object_data["Execution"]
+        execution["StartTime"] = aws_time(execution["StartTime"])
+        execution.setdefault("RedriveCount", 0)
+        return env
+
+    def state_data(**fields: Any) -> Any:
+        return StateData(**{**fields, "EnteredTime": aws_time(fields["EnteredTime"])})  # type: ignore[typeddict-item]
+
+    return [
+        mock.patch.object(ExecutionWorker, "_get_evaluation_environment", evaluation_environment),
+        mock.patch.object(state, "StateData", state_data),
+    ]
+
+
+STATUS_CHANGE = "Step Functions Execution Status Change"
+REDRIVABLE = ("FAILED", "TIMED_OUT", "ABORTED")
+"""A Standard execution that ended so can be redriven (for 14 days): "Redriving executions in
+Step Functions", https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html."""
+
+
+def _epoch_ms(moment: datetime.datetime | None) -> int | None:
+    return None if moment is None else round(moment.timestamp() * 1000)
+
+
+def status_change_event(
+    execution: Mapping[str, Any], *, event_id: str | None = None, at: datetime.datetime | None = None
+) -> dict[str, Any]:
+    """The "Step Functions Execution Status Change" event EventBridge delivers for the execution
+    ``execution`` describes (a DescribeExecution answer as boto3 gives it, its dates datetimes):
+    what the stack's rule hands the job function when a job's execution ends without it
+    (infra/job_runner.py). moto's Step Functions sends no events; the tests build this one.
+
+    Every key AWS records (tests/data/aws/stepfunctions-execution-status-change.json, held by
+    tests/integration/test_job_handler.py), with the values the Step Functions developer guide's
+    event examples give the types of ("Automating Step Functions event delivery with
+    EventBridge", https://docs.aws.amazon.com/step-functions/latest/dg/cw-events.html): the
+    dates in epoch milliseconds, ``input`` and ``output`` as strings of JSON (``output`` and
+    ``outputDetails`` null unless it succeeded), ``time`` in whole seconds. An execution that
+    ended otherwise is redrivable (:data:`REDRIVABLE`); the reason a running or succeeded one is
+    not is AWS's recorded text."""
+    arn = str(execution["executionArn"])
+    region, account = arn.split(":")[3:5]
+    status = str(execution["status"])
+    output = execution.get("output") if status == "SUCCEEDED" else None
+    redrivable = status in REDRIVABLE
+    moment = at or datetime.datetime.now(datetime.UTC)
+    return {
+        "version": "0",
+        "id": event_id or str(uuid.uuid4()),
+        "detail-type": STATUS_CHANGE,
+        "source": "aws.states",
+        "account": account,
+        "time": moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": region,
+        "resources": [arn],
+        "detail": {
+            "executionArn": arn,
+            "stateMachineArn": execution["stateMachineArn"],
+            "name": execution["name"],
+            "status": status,
+            "startDate": _epoch_ms(execution["startDate"]),
+            "stopDate": _epoch_ms(execution.get("stopDate")),
+            "input": execution.get("input", "{}"),
+            "output": output,
+            "stateMachineVersionArn": execution.get("stateMachineVersionArn"),
+            "stateMachineAliasArn": execution.get("stateMachineAliasArn"),
+            "redriveCount": execution.get("redriveCount", 0),
+            "redriveDate": _epoch_ms(execution.get("redriveDate")),
+            "redriveStatus": "REDRIVABLE" if redrivable else "NOT_REDRIVABLE",
+            "redriveStatusReason": None if redrivable else f"Execution is {status} and cannot be redriven",
+            "inputDetails": {"included": True},
+            "outputDetails": {"included": True} if output is not None else None,
+            "error": execution.get("error"),
+            "cause": execution.get("cause"),
+        },
+    }
 
 
 if __name__ == "__main__":

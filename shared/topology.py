@@ -91,10 +91,20 @@ SCAN_RETRY_ATTEMPTS = 2
 """Lambda runs a failed scan invocation again this many times (its default and most), a minute and
 then two after; then the event goes to the scanner's on-failure destination, the dead-letter
 queue."""
+DELAY_MAX_RECEIVES = 5
+"""Deliveries of one delay-queue message before SQS moves it to the stranded queue (Lambda's
+guide asks for at least 5 on a queue a function consumes). The trigger gives an occurrence up on
+its last delivery (dead-lettered in the table as well, where it can be redriven); a message whose
+receives were burned without the trigger seeing it is taken by the recovering trigger."""
+STRANDED_RECEIVES = 5
+"""Receives of a stranded message by the recovering trigger's drain before SQS moves it on to the
+dead-letter queue (each 12 minutes after the last, the stranded queue's visibility timeout): only
+a run another trigger still holds, a malformed message or a failed batch fails one."""
 STRANDED = QueueSpec(
     "stranded",
     visibility_timeout_s=visibility_for(TRIGGER_TIMEOUT_S),
     dead_letter=DEAD_LETTERS.name,
+    max_receive_count=DELAY_MAX_RECEIVES + STRANDED_RECEIVES,
     retention_s=14 * 86_400,
 )
 """Where SQS moves a delay-queue message after its last receive: a message can run out of
@@ -105,7 +115,26 @@ fired late under the task's misfire policy, or given up as a dead letter that
 ``GET /v1/dead-letters`` lists and redrive fires again; what it cannot take either goes on to the
 dead-letter queue, which is alarmed. No event source mapping polls it (its pollers' empty long
 polls were about a third of an idle stack's bill): the tick looks at its depth once a minute and
-invokes the recovering trigger to drain it when something waits (shared/stranded.py)."""
+invokes the recovering trigger to drain it when something waits (shared/stranded.py).
+
+**Its receive count.** SQS keeps a message's receive count when its redrive policy moves it: AWS's
+recording of a dead-letter queue's receive shows it (LocalStack's AWS-validated
+test_dead_letter_queue_message_attributes, tests/aws/services/sqs/test_sqs.py, recorded
+30-04-2024: a message received once from a queue of maxReceiveCount 1 reports
+``ApproximateReceiveCount`` 2 on its first receive from the dead-letter queue;
+tests/data/aws/sqs-dead-letter-receive.json), as the API reference words it: "the number of times
+a message has been received across all queues but not deleted" (ReceiveMessage). Whether the
+stranded queue's own redrive policy counts from that count too is neither documented ("Using
+dead-letter queues in Amazon SQS",
+https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html)
+nor recorded; moto's does. The code assumes it does, and is right either way: its
+``maxReceiveCount`` is the delay queues' plus :data:`STRANDED_RECEIVES`, so a stranded message
+arriving with :data:`DELAY_MAX_RECEIVES` receives gets :data:`STRANDED_RECEIVES` more from the drain
+(at the delay queues' count alone, SQS would move every stranded message on at its first receive,
+before the recovering trigger saw it), and one whose count started again at 1 gets more tries,
+each a last delivery. Nothing the recovering trigger decides reads the count: it takes every
+record as its message's last delivery (functions/recover/handler.py).
+tests/integration/test_stranded_receives.py drives both."""
 DELAY_QUEUE = "delay"
 """Delay queues are named delay-0, delay-1, ... (their count is a deployment setting)."""
 TRIGGER_MEMORY_MB = 128
@@ -134,13 +163,6 @@ lease (the trigger's timeout + the lead + a margin), so a message redelivered af
 trigger finds the lease expired; the price is that such a message comes back 12 minutes after the
 crash (it was 3), which is a misfire handled by the task's policy either way (docs/deploy.md,
 "Limits AWS sets")."""
-
-
-DELAY_MAX_RECEIVES = 5
-"""Deliveries of one delay-queue message before SQS moves it to the stranded queue (Lambda's
-guide asks for at least 5 on a queue a function consumes). The trigger gives an occurrence up on
-its last delivery (dead-lettered in the table as well, where it can be redriven); a message whose
-receives were burned without the trigger seeing it is taken by the recovering trigger."""
 
 
 HIGH_PRIORITY_QUEUE = f"{DELAY_QUEUE}-high"

@@ -7,7 +7,9 @@ comes back empty or too little of the function's time is left for another batch:
 
 * ``ReceiveMessage`` asks for every system attribute (``MessageSystemAttributeNames=["All"]``):
   the record's model needs them, ``ApproximateReceiveCount`` among them ("the number of times a
-  message has been received across all queues but not deleted", Amazon SQS API Reference). A
+  message has been received across all queues but not deleted", Amazon SQS API Reference), and
+  every message attribute (``MessageAttributeNames=["All"]``), so that the event is the one an
+  event source would have built (functions/records.py, ``sqs_event``; no batching window). A
   receive waits up to a second (long polling "eliminates false empty responses by querying all
   ... Amazon SQS servers"; a short poll samples some of them and may answer nothing while
   messages wait: "Amazon SQS short and long polling").
@@ -64,6 +66,7 @@ def drain(sqs: Any, queue_url: str, handle: Handle, context: Any, reserve_ms: in
             MaxNumberOfMessages=RECEIVE_MAX,
             WaitTimeSeconds=RECEIVE_WAIT_S,
             MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
         )
         drained.receives += 1
         messages: list[dict[str, Any]] = answer.get("Messages", [])

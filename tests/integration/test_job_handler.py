@@ -3,6 +3,7 @@ HTTP processor. The order the state machine imposes is tested in test_job_state_
 
 from __future__ import annotations
 
+import datetime
 import io
 import json
 from typing import Any
@@ -12,10 +13,12 @@ import pytest
 from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
+from local.stepfunctions import status_change_event
 from shared.delivery.processor import LambdaProcessor
 from shared.domain.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import LambdaTarget
+from shared.executions import execution_arn
 from shared.services.jobs import levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.integration.conftest import use_settings
@@ -110,21 +113,22 @@ def test_a_step_the_state_machine_could_not_have_sent_fails_naming_its_field(job
 
 def _execution_ended(job_id: str, status: str) -> dict[str, Any]:
     """Step Functions' status change event on EventBridge's default bus, as the stack's rule
-    delivers it (infra/job_runner.py): the execution is named after its job."""
-    return {
-        "version": "0",
-        "source": "aws.states",
-        "detail-type": "Step Functions Execution Status Change",
-        "detail": {
-            "executionArn": f"arn:aws:states:us-east-1:123456789012:execution:sundial-jobs:{job_id}",
-            "stateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:sundial-jobs",
-            "name": job_id,
-            "status": status,
-            "input": json.dumps({"job_id": job_id}),
-            "error": "Lambda.Unknown" if status == "FAILED" else None,
-            "cause": "The fail step itself could not run" if status == "FAILED" else None,
-        },
+    delivers it (infra/job_runner.py) and as AWS records it (local/stepfunctions.py builds it:
+    tests/integration/test_execution_status_change.py): the execution is named after its job."""
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:sundial-jobs"
+    started = datetime.datetime(2026, 1, 5, 9, 0, tzinfo=datetime.UTC)
+    failed = {"error": "Lambda.Unknown", "cause": "The fail step itself could not run"} if status == "FAILED" else {}
+    described = {
+        "executionArn": execution_arn(machine, job_id),
+        "stateMachineArn": machine,
+        "name": job_id,
+        "status": status,
+        "startDate": started,
+        "stopDate": started + datetime.timedelta(minutes=5),
+        "input": json.dumps({"job_id": job_id}),
+        **failed,
     }
+    return status_change_event(described)
 
 
 def test_a_job_whose_execution_ended_without_it_is_recorded_failed(jobs: DynamoJobStore) -> None:

@@ -25,6 +25,7 @@ from local.stepfunctions import (
     REGION,
     ROLE_ARN,
     Handler,
+    context_object_as_aws,
     definition_from_json,
     definition_from_stack,
     dispatching_invoke,
@@ -105,8 +106,8 @@ def state_machine(
     with ExitStack() as patches:
         patches.enter_context(mock_aws(config=MOTO_CONFIG))
         patches.enter_context(mock.patch.object(LambdaSimpleBackend, "invoke", dispatching_invoke(handlers)))
-        for speedup in interpreter_speedups():
-            patches.enter_context(speedup)
+        for patch in (*interpreter_speedups(), *context_object_as_aws()):
+            patches.enter_context(patch)
         client = boto3.client("stepfunctions", region_name=REGION)  # made under the mock
         arn = client.create_state_machine(name="sundial-jobs", definition=definition, roleArn=ROLE_ARN)[
             "stateMachineArn"

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from shared.domain.claims import Fired, Result
 from shared.domain.firing import Staged
+from shared.messages import staged_message
 from shared.services.firing import Batch
+from shared.topology import DELAY_MAX_RECEIVES
 
 pytestmark = pytest.mark.unit
 
@@ -52,3 +56,52 @@ def test_on_the_last_delivery_the_occurrence_is_given_up_as_a_dead_letter(receiv
     assert (staged, log_id) == (STAGED, "log")
     assert reason == f"the trigger failed on it {receives} times: RuntimeError: a bug in delivery"
     assert batch.results == [fired]
+
+
+class Unrecorded:
+    """The recorder and alert sender a batch closes with: nothing to record or send here."""
+
+    def log_successes(self, log_id: str, results: list[Fired]) -> None:
+        pass
+
+    def send(self, alerts: list[Any]) -> None:
+        pass
+
+
+class FailingTriggerWithBatches(FailingTrigger):
+    max_receives = DELAY_MAX_RECEIVES
+    recorder = alerts = Unrecorded()
+
+    def new_batch(self) -> Batch:
+        return Batch(self, "log")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "receives",
+    [pytest.param(1, id="count restarted at 1"), pytest.param(DELAY_MAX_RECEIVES + 1, id="count continued")],
+)
+def test_the_recovering_trigger_gives_up_what_it_fails_on_whatever_the_receive_count(
+    monkeypatch: pytest.MonkeyPatch, receives: int
+) -> None:
+    """A stranded message's count may start again at 1 or continue from the delay queue's
+    (shared/topology.py, ``STRANDED``, says which the code assumes): either way its delivery is its
+    last, and the occurrence the trigger fails on is given up as a dead letter, not handed back to
+    SQS; the delay queues' trigger hands back the same record on its first delivery."""
+    from functions.recover.handler import fire_last_deliveries
+    from functions.trigger import handler as trigger_handler
+    from tests.support.events import FakeLambdaContext
+    from tests.support.recordings import recording, with_values
+
+    trigger = FailingTriggerWithBatches()
+    monkeypatch.setattr(trigger_handler, "trigger", lambda: trigger)
+    times = {"sent-timestamp": "1795751187682", "<approximate-first-receive-timestamp>": "1795751188499"}
+    event = with_values(recording("sqs-event"), times)  # as AWS records it, with a staged occurrence
+    event["Records"][0]["body"] = json.dumps(staged_message(STAGED))
+    event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receives)
+    assert fire_last_deliveries(event, FakeLambdaContext()) == {"batchItemFailures": []}
+    [(staged, reason, _)] = trigger.abandoned
+    assert staged == STAGED
+    assert reason.startswith(f"the trigger failed on it {DELAY_MAX_RECEIVES} times")
+    if receives < DELAY_MAX_RECEIVES:
+        with pytest.raises(BatchProcessingError):  # the delay queues' trigger: the record, alone, failed
+            trigger_handler.fire_records(event, FakeLambdaContext(), last_delivery=False)

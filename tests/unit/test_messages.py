@@ -31,30 +31,24 @@ from shared.messages import (
     job_event,
     staged_message,
 )
+from tests.support.recordings import recording, with_values
 
 pytestmark = pytest.mark.unit
 
 TASK, RUN = "01KA0000000000000000000000", "01KA0000000000000000000001"
 
 
-def sqs_record(body: str, message_id: str = "m-1", receives: int = 1) -> dict[str, Any]:
-    """A record of Lambda's SQS event, as the local runtime builds it (local/sqs_lambda.py)."""
-    return {
-        "messageId": message_id,
-        "receiptHandle": "r",
-        "body": body,
-        "attributes": {
-            "ApproximateReceiveCount": str(receives),
-            "SentTimestamp": "1795751187682",
-            "SenderId": "AIDAIT2UOQQY3AUEKVGXU",
-            "ApproximateFirstReceiveTimestamp": "1795751188499",
-        },
-        "messageAttributes": {},
-        "md5OfBody": "0",
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:sundial-delay-0",
-        "awsRegion": "us-east-1",
-    }
+RECORDED_TIMES = {"sent-timestamp": "1795751187682", "<approximate-first-receive-timestamp>": "1795751188499"}
+"""Epoch milliseconds, as strings, where the recordings have placeholders."""
+
+
+def sqs_record(body: str, message_id: str = "m-1", receives: int = 1, recorded: str = "sqs-event") -> dict[str, Any]:
+    """A record of Lambda's SQS event as AWS recorded it (tests/data/aws/``recorded``.json), with
+    this body, message id and receive count, its placeholder times filled."""
+    [record] = with_values(recording(recorded), RECORDED_TIMES)["Records"]
+    record.update(messageId=message_id, body=body)
+    record["attributes"]["ApproximateReceiveCount"] = str(receives)
+    return record
 
 
 # --- staged occurrences: the delay queues' messages ---------------------------------------------
@@ -110,6 +104,28 @@ def test_a_dead_letters_body_is_its_staged_message_and_more() -> None:
     """The dead-letter queue's body (shared/queues.py) adds the task, the reason and the time."""
     body = {**staged_message(Staged(TASK, 1_000, RUN)), "task_id": TASK, "reason": "400", "failed_at": "x"}
     assert StagedMessage.model_validate(body).staged() == Staged(TASK, 1_000, RUN)
+
+
+@pytest.mark.parametrize("recorded", ["sqs-event", "sqs-event-batching-window", "sqs-event-message-attributes"])
+def test_the_trigger_reads_every_record_aws_recorded(recorded: str) -> None:
+    """Without message attributes, with them, and with ``md5OfMessageAttributes`` absent, null or
+    set: the body is Sundial's own, the rest as recorded."""
+    staged = Staged(TASK, 1_000, RUN)
+    record = parsed(StagedRecord, sqs_record(json.dumps(staged_message(staged)), recorded=recorded))
+    assert (record.staged, record.receives) == (staged, 1)
+
+
+def test_the_trigger_reads_a_record_with_a_trace_header_and_a_dead_letter_source() -> None:
+    """The attributes a message may carry beyond the recorded record's: its X-Ray trace header (no
+    recording of the event has one: "Amazon SQS and AWS X-Ray", AWS X-Ray developer guide), and,
+    should Lambda pass it on from a dead-letter queue, its source queue's ARN (recorded on
+    ReceiveMessage: tests/data/aws/sqs-dead-letter-receive.json)."""
+    received = recording("sqs-dead-letter-receive")["dlq-messages"][0]["Attributes"]
+    record = sqs_record(json.dumps(staged_message(Staged(TASK, 1_000, RUN))), receives=6)
+    record["attributes"].update(
+        AWSTraceHeader=received["AWSTraceHeader"], DeadLetterQueueSourceArn="arn:aws:sqs:us-east-1:1:sundial-delay-0"
+    )
+    assert parsed(StagedRecord, record).receives == 6
 
 
 def test_a_staged_record_says_how_often_it_was_received() -> None:

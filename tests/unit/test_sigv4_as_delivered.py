@@ -5,13 +5,15 @@ recordings by tests/integration/test_gateway_as_recorded.py) and a function URL'
 lowercased, a repeated header's values joined by commas: local/function_url.py). Two signers are
 the oracles: botocore (boto3, the AWS CLI: signs ``content-type;host;x-amz-date``) and
 aws-sdk-go-v2 under Terraform's provider, whose real request is kept in
-tests/data/aws/sdk/terraform-create-schedule.json (it signs ``content-length`` too, whenever a
+tests/data/clients/terraform-create-schedule-request.json (it signs ``content-length`` too, whenever a
 request has a body). Each verifies as delivered; a changed body, another secret, a stale date or
 another Region is refused."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,11 +28,19 @@ from local.apigw import proxy_event
 from local.function_url import url_event
 from shared.api import scheduler_protocol as protocol
 from shared.domain.sigv4 import SignatureRefused, verify
-from tests.support.recordings import recording, source
 
 pytestmark = pytest.mark.unit
 
-TERRAFORM = "sdk/terraform-create-schedule"
+TERRAFORM = Path(__file__).resolve().parents[1] / "data" / "clients" / "terraform-create-schedule-request.json"
+"""A real request of Terraform's provider, as it arrived at a loopback server (its ``_source`` says
+how it was captured, and with which made-up credentials)."""
+
+
+def captured() -> dict[str, Any]:
+    kept: dict[str, Any] = json.loads(TERRAFORM.read_text())
+    return kept
+
+
 KEY_ID, SECRET = "AKSDSIGNEDFORATEST00", "a-secret-for-this-test-only"
 
 
@@ -41,7 +51,7 @@ class _Raw:
 
 def terraform_request() -> tuple[str, str, list[tuple[str, str]], bytes]:
     """Terraform's CreateSchedule as it arrived: method, path as sent, headers in order, body."""
-    sent = recording(TERRAFORM)
+    sent = captured()
     return sent["method"], sent["path"], [tuple(h) for h in sent["headers"]], sent["body"].encode()
 
 
@@ -115,8 +125,8 @@ def check(signed: Signed, secret: str, now: datetime, region: str = "us-east-1")
 
 
 def credentials(request: tuple[str, str, list[tuple[str, str]], bytes]) -> tuple[str, str]:
-    if request[1] == recording(TERRAFORM)["path"] and request[3] == recording(TERRAFORM)["body"].encode():
-        kept = source(TERRAFORM)["credentials"]
+    if request[1] == captured()["path"] and request[3] == captured()["body"].encode():
+        kept = captured()["_source"]["credentials"]
         return kept["access_key_id"], kept["secret_access_key"]
     return KEY_ID, SECRET
 
