@@ -26,6 +26,7 @@ from shared.domain.errors import (
 )
 from shared.domain.eventbridge import ServiceError, service_validation
 from shared.domain.firing import Staged
+from shared.domain.own import OwnResources
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import Exhausted, RetryPolicy
 from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, nominal
@@ -200,20 +201,36 @@ def _at_home(arn: str, member: str, schedule_arn: str) -> None:
         )
 
 
-def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str) -> str | None:
+def _not_ours(arn: str, member: str, own: OwnResources) -> None:
+    """A target or dead-letter queue that is one of Sundial's own resources (a delay queue, the
+    dead-letter queue, a function of the deployment: shared/domain/own.py) is refused, naming
+    the member, as the native API refuses such a target: any tenant could write into it."""
+    why = own.arn_refusal(arn)
+    if why is not None:
+        raise service_validation(f"{member} {arn!r} {why}.")
+
+
+def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str, own: OwnResources) -> str | None:
     arn = (target.get("DeadLetterConfig") or {}).get("Arn")
     if arn is None:
         return None
     _at_home(arn, "Target.DeadLetterConfig.Arn", schedule_arn)
+    _not_ours(arn, "Target.DeadLetterConfig.Arn", own)
     if arn.endswith(".fifo"):
         raise service_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
     return arn
 
 
-def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str) -> TaskSpec:
+def spec_of(
+    params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str, own: OwnResources | None = None
+) -> TaskSpec:
     """The task a schedule is: its ``Input`` kept as the text given (the payload), to be sent as
-    is; retried as its ``RetryPolicy`` says (attempts and event age), Sundial's backoff between."""
+    is; retried as its ``RetryPolicy`` says (attempts and event age), Sundial's backoff between.
+    ``own``: the deployment's own resources, which neither its target nor its dead-letter queue
+    may be."""
+    own = own or OwnResources()
     target = params["Target"]
+    _not_ours(target["Arn"], "Target.Arn", own)
     policy = target.get("RetryPolicy") or {}
     retries = policy.get("MaximumRetryAttempts", DEFAULT_RETRIES)
     age = policy.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_S)
@@ -224,7 +241,7 @@ def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: 
         payload=target.get("Input"),
         retry=RetryPolicy(max_attempts=retries + 1, max_age_seconds=age),
         eventbridge=EventBridgeSchedule(
-            schedule_arn, _dead_letter_arn(target, schedule_arn), params.get("ActionAfterCompletion") == "DELETE"
+            schedule_arn, _dead_letter_arn(target, schedule_arn, own), params.get("ActionAfterCompletion") == "DELETE"
         ),
     )
 
@@ -449,7 +466,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         self._group(tenant, group)
         now = self.now()
-        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))  # refused before any write
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name), self.tasks.own)  # before any write
         request, token = _request(params), params.get("ClientToken")
         record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
         try:
@@ -501,7 +518,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         record = self._named(tenant, group, name)
         now = self.now()
-        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name), self.tasks.own)
         request = _request(params)
         patch = TaskPatch(
             schedule=spec.schedule,

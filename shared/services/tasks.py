@@ -95,11 +95,16 @@ class TaskService:
         return choose_shard(secrets.randbits(32), self.bucket_shards)
 
     def _check_own(self, spec: TaskSpec) -> None:
-        """Refuse targets (the alert's too) that are Sundial's own resources."""
+        """Refuse targets (the alert's too, and an EventBridge-made schedule's dead-letter queue,
+        which the trigger writes to as to a target) that are Sundial's own resources."""
         self.own.check(spec.targets, spec.multicast)
         refused = self.own.refusal(spec.alert.target) if spec.alert is not None else None
         if refused is not None:
             raise ValidationFailed.on(f"alert.target.{refused[0]}", refused[1])
+        dead_letters = spec.eventbridge.dead_letter_arn if spec.eventbridge is not None else None
+        why = self.own.arn_refusal(dead_letters) if dead_letters is not None else None
+        if why is not None:
+            raise ValidationFailed.on("eventbridge.dead_letter_arn", why)
 
     def _check_limits(self, tenant: str, named: dict[str, str], known: list[Sequence[Limit]]) -> None:
         """A target's ``limit`` names one of the tenant's limits (read once per request, and only

@@ -15,6 +15,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local.moto_sqs import THROTTLE_TAG
+from tests.support.access_keys import issued_access_key
 from tests.support.eventually import until
 from tests.support.runtime import Client
 
@@ -26,12 +27,13 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/scheduler"
 
 @pytest.fixture(scope="module")
 def scheduler(sundial: Client) -> Any:
+    key = issued_access_key(sundial)  # the default tenant's: the native API's calls below act as it
     return boto3.client(
         "scheduler",
         endpoint_url=sundial.base + "/scheduler",
         region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="any-secret-on-make-run",
+        aws_access_key_id=key.access_key_id,
+        aws_secret_access_key=key.secret_access_key,
         config=Config(retries={"mode": "standard", "max_attempts": 3}),
     )
 
@@ -217,6 +219,31 @@ def test_bad_input_is_a_validation_exception_that_is_not_retried(
     assert says in refused.value.response["Error"]["Message"]
     with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
         scheduler.get_schedule(Name="refused")
+
+
+@pytest.mark.parametrize("queue", ["sundial-dead-letters", "sundial-delay-0"])
+def test_a_dead_letter_queue_of_sundial_s_own_is_refused_on_creation_and_update(scheduler: Any, queue: str) -> None:
+    """Any tenant could otherwise put messages into the pipeline's queues (make run's are
+    ``sundial-*``): refused as such a target is, naming the member."""
+    ours = {
+        "Arn": QUEUE_ARN,
+        "RoleArn": ROLE_ARN,
+        "DeadLetterConfig": {"Arn": f"arn:aws:sqs:us-east-1:123456789012:{queue}"},
+    }
+    with pytest.raises(ClientError) as refused:
+        scheduler.create_schedule(**_schedule("dlq-ours", Target=ours))
+    assert _code(refused.value) == "ValidationException"
+    assert refused.value.response["Error"]["Message"].startswith("Target.DeadLetterConfig.Arn ")
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule(Name="dlq-ours")
+
+    scheduler.create_schedule(**_schedule("dlq-theirs"))
+    with pytest.raises(ClientError) as changed:
+        scheduler.update_schedule(**_schedule("dlq-theirs", Target=ours))
+    assert _code(changed.value) == "ValidationException"
+    assert changed.value.response["Error"]["Message"].startswith("Target.DeadLetterConfig.Arn ")
+    assert "DeadLetterConfig" not in scheduler.get_schedule(Name="dlq-theirs")["Target"]
+    scheduler.delete_schedule(Name="dlq-theirs")
 
 
 def test_a_missing_schedule_or_group(scheduler: Any) -> None:
