@@ -29,7 +29,7 @@ from shared.domain.firing import Staged
 from shared.domain.own import OwnResources
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import Exhausted, RetryPolicy
-from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, nominal
+from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, scheduled_time
 from shared.domain.tasks import (
     EventBridgeSchedule,
     EventBridgeTarget,
@@ -116,8 +116,11 @@ def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
     text = params["ScheduleExpression"]
     zone_name = params.get("ScheduleExpressionTimezone") or "UTC"
     try:
-        zone = zone_of(zone_name, "ScheduleExpressionTimezone")
         expression = eb.parse(text)
+    except ValidationFailed as exc:
+        raise service_validation(eb.invalid_expression(text, exc.details[0].message)) from exc
+    try:
+        zone = zone_of(zone_name, "ScheduleExpressionTimezone")
     except ValidationFailed as exc:
         raise service_validation(exc.details[0].message if exc.details else exc.message) from exc
     start, end = params.get("StartDate"), params.get("EndDate")
@@ -284,7 +287,7 @@ class ScheduleEnds:
         service = task.eventbridge
         if service is None or service.dead_letter_arn is None:
             return
-        scheduled = nominal(task.schedule, from_ms(staged.due_ms))
+        scheduled = scheduled_time(task.schedule, from_ms(staged.due_ms))
         body = eb.delivered_input(
             eb.input_template(task.payload),
             schedule_arn=service.arn,

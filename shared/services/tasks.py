@@ -24,8 +24,8 @@ from shared.domain.errors import (
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
-from shared.domain.patches import TaskPatch, patched
-from shared.domain.registration import first_due, new_task
+from shared.domain.patches import Keep, TaskPatch, patched
+from shared.domain.registration import first_due, max_past_of, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
@@ -221,7 +221,9 @@ class TaskService:
             schedule, due = task.schedule, task.due_at
             if patch.reschedules:
                 schedule = sched.anchored(spec.schedule, now)
-                due = first_due(schedule, misfire, now)
+                # the bound on an `at` already past is the API's that makes the change
+                eventbridge = None if isinstance(patch.eventbridge, Keep) else patch.eventbridge
+                due = first_due(schedule, misfire, now, max_past_of(eventbridge))
             changed = task.with_spec(
                 spec, schedule=schedule, misfire=misfire, due_at=due, next_fire_at=due, updated_at=now
             )

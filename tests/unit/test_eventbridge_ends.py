@@ -215,3 +215,24 @@ def test_the_context_attribute_names_the_nominal_time_of_a_flexible_occurrence()
     (envelope,) = targets.sent
     assert envelope.fired_at == task.due_at  # fired at its drawn moment
     assert envelope.scheduled_for == nominal
+
+
+@pytest.mark.parametrize(
+    "window", [{"Mode": "OFF"}, {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 4}], ids=["off", "flexible"]
+)
+def test_an_at_long_past_fires_once_at_once_saying_the_time_written(window: dict[str, Any]) -> None:
+    """AWS takes an at() years past (tests/data/aws/scheduler-create-schedule-past-at.json): it
+    fires at once, and <aws.scheduler.scheduled-time> is the time it was set for."""
+    core, targets, _, _ = core_for([Outcome.success(200)])
+    params = {
+        "Name": "late",
+        "ScheduleExpression": "at(2022-12-31T23:59:59)",
+        "FlexibleTimeWindow": window,
+        "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
+    }
+    task = core.repository.create(new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0))
+    assert task.due_at == NOW
+    assert fire_until_ended(core, task) == [Result.SUCCEEDED]
+    (envelope,) = targets.sent
+    assert envelope.fired_at == NOW
+    assert envelope.scheduled_for == datetime(2022, 12, 31, 23, 59, 59, tzinfo=UTC)
