@@ -354,6 +354,24 @@ def _request(params: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def _answered(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored request as ``GetSchedule`` answers it: with the members AWS answers when the
+    request left them out (``State``, ``ActionAfterCompletion`` and the time zone are stored
+    so; ``Target.RetryPolicy`` is filled here, each of its two members by its default), as AWS
+    answered a schedule created without them (tests/data/aws/scheduler-get-schedule-defaults.json,
+    from LocalStack's AWS-validated recordings). What the request did not give and AWS does not
+    answer (``Description``, ``StartDate``, ``Target.Input``, ``DeadLetterConfig``...) stays out."""
+    view = dict(request)
+    target = dict(view["Target"])
+    policy = target.get("RetryPolicy") or {}
+    target["RetryPolicy"] = {
+        "MaximumEventAgeInSeconds": policy.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_S),
+        "MaximumRetryAttempts": policy.get("MaximumRetryAttempts", DEFAULT_RETRIES),
+    }
+    view["Target"] = target
+    return view
+
+
 class SchedulerService:
     def __init__(self, tasks: TaskService, store: DynamoSchedules, place: Place, now: Callable[[], datetime]) -> None:
         self.tasks = tasks
@@ -504,7 +522,7 @@ class SchedulerService:
         record = self._named(tenant, group, name)
         if not record.task_id:
             raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
-        view = dict(record.request)
+        view = _answered(record.request)
         for key in ("StartDate", "EndDate"):
             if key in view:
                 view[key] = _moment(view[key])
