@@ -41,7 +41,7 @@ from shared.domain.tasks import (
     TaskSpec,
     TaskStatus,
 )
-from shared.domain.times import from_ms, to_ms
+from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.domain.wallclock import zone_of
 from shared.observability import logger
 from shared.services.ports import QueueSender, ScheduleNames
@@ -486,7 +486,7 @@ class SchedulerService:
     def create(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         self._group(tenant, group)
-        now = self.now()
+        now = truncate_ms(self.now())  # the schedule's start (a rate without StartDate) and its registration's
         spec = spec_of(params, group, now, self.place.schedule_arn(group, name), self.tasks.own)  # before any write
         request, token = _request(params), params.get("ClientToken")
         record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
@@ -506,7 +506,7 @@ class SchedulerService:
                 return {"ScheduleArn": self.place.schedule_arn(group, name)}
             raise ServiceError("ConflictException", f"Schedule {name} already exists.") from exc
         try:
-            task = self.tasks.register(tenant, spec)
+            task = self.tasks.register(tenant, spec, now=now)
             if request["State"] == "DISABLED":
                 self.tasks.pause(tenant, task.id)
         except BaseException:

@@ -153,16 +153,19 @@ class TaskService:
                 where = f"targets[{index}]" if spec.multicast else "target"
                 raise ValidationFailed.on(f"{where}.workflow.id", f"{target.workflow_id} names no workflow of yours")
 
-    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False) -> Task:
+    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False, now: datetime | None = None) -> Task:
         """``own_target``: the spec is Sundial's own making (the canary's target is the canary
         function; a workflow's schedule starts a workflow not written yet): it is not checked
-        against the deployment's own resources or the tenant's workflows. Never from the API."""
+        against the deployment's own resources or the tenant's workflows. Never from the API.
+        ``now``: the registration's time, when the caller read it already and the spec counts
+        from it (an EventBridge rate schedule without ``StartDate`` starts at its creation: a
+        clock read a millisecond later would put its first occurrence a period later)."""
         if not own_target:
             self._check_own(spec)
             self._check_workflows(tenant, spec, {})
         self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
         self._check_chains(tenant, spec, {})
-        now = self._now()
+        now = self._now() if now is None else truncate_ms(now)
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
 

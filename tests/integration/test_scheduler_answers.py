@@ -8,6 +8,9 @@ directly (the stack's route, SigV4 included, is tests/integration/test_scheduler
 
 from __future__ import annotations
 
+import itertools
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,6 +21,9 @@ from botocore.awsrequest import AWSResponse
 from functions.api import common
 from shared.api import scheduler_protocol as protocol
 from shared.domain.eventbridge import ServiceError
+from shared.domain.times import from_ms
+from shared.services.eventbridge import Place, SchedulerService
+from shared.store.eventbridge import DynamoSchedules
 from tests.support.scheduler_recordings import differences, recording
 
 pytestmark = pytest.mark.integration
@@ -116,3 +122,26 @@ def test_create_schedule_answers_its_arn_alone_even_for_an_at_long_past(aws: Non
     assert differences(recorded, answer) == []
     assert answer["ScheduleArn"] == f"arn:aws:scheduler:{REGION}:{ACCOUNT}:schedule/default/long-past"
     assert client.get_schedule(Name="long-past")["ScheduleExpression"] == "at(2022-12-31T23:59:59)"
+
+
+def test_a_rate_without_a_start_fires_first_at_its_creation_however_late_the_task_s_clock_reads(aws: None) -> None:
+    """The service starts a rate schedule without ``StartDate`` "immediately" ("Schedule types",
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/schedule-types.html): its first
+    occurrence is the creation's moment, not one period later, even when the task service reads
+    its clock a few milliseconds after the scheduler service did (here 5 ms a read)."""
+    common.reset()
+    base = datetime(2026, 11, 27, 9, 0, 0, 123_000, tzinfo=UTC)
+    reads = itertools.count()
+
+    def ticking() -> datetime:
+        return base + timedelta(milliseconds=5 * next(reads))
+
+    tasks = replace(common.tasks(), clock=ticking)
+    service = SchedulerService(tasks, DynamoSchedules(), Place(REGION, ACCOUNT), ticking)
+    target = {"Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:orders", "RoleArn": ROLE}
+    params = {"Name": "every-5", "ScheduleExpression": "rate(5 minutes)", "FlexibleTimeWindow": {"Mode": "OFF"}}
+    service.call("default", "CreateSchedule", {**params, "Target": target})
+    record = DynamoSchedules().name("default", "default", "every-5")
+    assert record is not None
+    task = tasks.get("default", record.task_id)
+    assert task.due_at == from_ms(record.created_ms)  # at its creation
