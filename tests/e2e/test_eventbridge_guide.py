@@ -4,8 +4,8 @@ blocks before it left (the CLI's function, the profile in the AWS configuration 
 boto3 script in Python, with only the address replaced (tests/support/snippets.py). Its set-up is
 run too: the AWS CLI as ``make`` installs it, a real access key issued with the admin key into the
 ``sundial`` profile, the queues made in the runtime's moto; the schedule's message is read back
-from the queue. What the guide asks the reader to set, the test sets: ``SUNDIAL_ADMIN_KEY`` (the
-runtime's admin key) and ``SUNDIAL_MOTO`` (its banner's ``moto`` line); the AWS configuration
+from the queue. What the guide asks the reader to set, the test sets: the admin key's variable
+(the runtime's admin key) and ``MOTO_URL`` (its banner's ``moto`` line); the AWS configuration
 files are the test's own (``AWS_CONFIG_FILE``, ``AWS_SHARED_CREDENTIALS_FILE``), never the
 machine's. The Terraform blocks are tests/e2e/test_eventbridge_terraform.py's."""
 
@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from shared.settings import env_name
 from tests.support.eventually import until
 from tests.support.runtime import ADMIN_KEY, Client
 from tests.support.snippets import snippet
@@ -78,10 +79,12 @@ def reader_env(sundial: Client, folder: Path) -> dict[str, str]:
         if not key.startswith("AWS_") and key not in ("PYTHONPATH", "PYTHONSAFEPATH")
     }
     env.update(
-        AWS_CONFIG_FILE=str(folder / "config"),
-        AWS_SHARED_CREDENTIALS_FILE=str(folder / "credentials"),
-        SUNDIAL_ADMIN_KEY=ADMIN_KEY,
-        SUNDIAL_MOTO=moto_of(sundial),
+        {
+            "AWS_CONFIG_FILE": str(folder / "config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(folder / "credentials"),
+            env_name("admin_key"): ADMIN_KEY,  # the variable make run reads it from, as the guide's blocks do
+            "MOTO_URL": moto_of(sundial),
+        }
     )
     return env
 

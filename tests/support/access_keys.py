@@ -1,6 +1,6 @@
 """An access key of the EventBridge Scheduler API (SigV4), issued by the runtime's admin API as a
 team is given one (docs/eventbridge.md, migration guide): the tests sign with a real key, so they
-hold whether the runtime verifies signatures (``SUNDIAL_SCHEDULER_AUTH=sigv4``) or not."""
+hold whether the runtime verifies their signatures or reads any as the default tenant's."""
 
 from __future__ import annotations
 
