@@ -113,12 +113,29 @@ def refuse(message: str) -> ValidationFailed:
     return ValidationFailed.on(FIELD, message)
 
 
+def invalid_expression(text: str, reason: str) -> str:
+    """The message of a refused expression: the service's own first (``Invalid Schedule Expression
+    cron(0 1 * * * *).``, the expression as given, as AWS answers every refused expression
+    recorded in LocalStack's AWS-validated tests/aws/services/scheduler/test_scheduler.snapshot.json,
+    tests_create_schedule_with_invalid_schedule_expression), then why (``reason``, from
+    :func:`parse`, without the expression it repeats)."""
+    why = reason.removeprefix(f"{text}: ")
+    return f"Invalid Schedule Expression {text}. {why[:1].upper()}{why[1:]}"
+
+
 def parse(text: str) -> Expression:
-    """The expression ``text`` stands for, or :class:`ValidationFailed` saying what is wrong."""
-    match = re.fullmatch(r"(at|rate|cron)\((.*)\)", text.strip(), re.DOTALL)
+    """The expression ``text`` stands for, or :class:`ValidationFailed` saying what is wrong.
+    The service refuses spaces around the expression and inside a rate's parentheses (AWS's
+    answers to ``" rate(10 minutes)"`` and ``"rate( 10 minutes )"``, recorded in LocalStack's
+    AWS-validated tests/aws/services/scheduler/test_scheduler.snapshot.json); so does this."""
+    if text != text.strip():
+        raise refuse(f"the expression has spaces before or after it ({text!r})")
+    match = re.fullmatch(r"(at|rate|cron)\((.*)\)", text, re.DOTALL)
     if not match:
         raise refuse(f"{text!r} is not at(...), rate(...) or cron(...)")
     kind, body = match[1], match[2].strip()
+    if kind == "rate" and body != match[2]:
+        raise refuse(f"{text}: a rate has no spaces inside its parentheses")
     if kind == "at":
         try:
             wall = datetime.strptime(body, "%Y-%m-%dT%H:%M:%S")

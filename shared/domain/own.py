@@ -4,8 +4,10 @@ A task must not feed the scheduler's internals (a delay queue, the trigger, the 
 queue, the alarm topic): every resource of a deployment that a target could name has a name
 starting with the deployment's prefix (the stack's name and a dash: CloudFormation's generated
 names do), so a Lambda, SQS or SNS target in the deployment's account whose name starts with it
-is refused at registration, naming the field. Sundial has no event bus of its own, and a job
-target starting the jobs state machine is what a job target is for.
+is refused at registration, naming the field. So is a queue that a task sends to when an
+occurrence fails for good (an EventBridge-made schedule's ``DeadLetterConfig.Arn``): it is written
+to as a target is. Sundial has no event bus of its own, and a job target starting the jobs state
+machine is what a job target is for.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ class OwnResources:
     def _ours(self, account: str, name: str) -> bool:
         return bool(self.prefix) and name.startswith(self.prefix) and (not self.account or account == self.account)
 
+    def arn_refusal(self, arn: str) -> str | None:
+        """Why the resource at ``arn`` (a Lambda function, an SQS queue, an SNS topic) may not be
+        written to by a task: it is one of ours; None when it is not."""
+        match = _ARN.match(arn)
+        if match and self._ours(match["account"], match["name"]):
+            return _why(match["name"])
+        return None
+
     def refusal(self, target: Target) -> tuple[str, str] | None:
         """(the member at fault, why) when ``target`` names one of Sundial's own resources."""
         if isinstance(target, LambdaTarget | SnsTarget):
@@ -44,9 +54,9 @@ class OwnResources:
                 if isinstance(target, LambdaTarget)
                 else (target.topic_arn, "sns.topic_arn")
             )
-            match = _ARN.match(arn)
-            if match and self._ours(match["account"], match["name"]):
-                return member, _why(match["name"])
+            why = self.arn_refusal(arn)
+            if why is not None:
+                return member, why
         if isinstance(target, SqsTarget):
             match = _QUEUE_URL.match(target.queue_url)
             if match and self._ours(match["account"], match["name"]):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from shared.domain import schedules as sched
 from shared.domain.errors import ValidationFailed
 from shared.domain.ids import new_task_id
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Misfire, Task, TaskSpec, spec_values
+from shared.domain.tasks import EventBridgeSchedule, Misfire, Task, TaskSpec, spec_values
 from shared.domain.times import iso, to_ms
 
 
@@ -28,13 +28,17 @@ def _field_of(schedule: sched.Schedule) -> str:
     return "schedule.every_seconds"
 
 
-def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> datetime:
+def first_due(
+    schedule: sched.Schedule, misfire: Misfire, now: datetime, max_past: timedelta | None = sched.MAX_PAST
+) -> datetime:
     """The first fire of a schedule registered at ``now``, or a :class:`ValidationFailed` that says
-    why it would never fire or fires too far ahead."""
+    why it would never fire or fires too far ahead. ``max_past``: how far back a one-shot ``at``
+    is taken (it then fires at once); None, any time back (the EventBridge Scheduler API's
+    ``at()``, which the service takes however old: :func:`max_past_of`)."""
     field = _field_of(schedule)
     timed = sched.base(schedule)
     if isinstance(timed, sched.At) and timed.at < now:
-        if now - timed.at > sched.MAX_PAST:
+        if max_past is not None and now - timed.at > max_past:
             raise ValidationFailed.on(field, f"{iso(timed.at)} is more than 24 hours in the past")
         if misfire is Misfire.SKIP:
             raise ValidationFailed.on(field, "is in the past and misfire is skip: it would never fire")
@@ -44,6 +48,14 @@ def first_due(schedule: sched.Schedule, misfire: Misfire, now: datetime) -> date
     if due - now > sched.MAX_AHEAD:
         raise ValidationFailed.on(field, f"first fires at {iso(due)}, more than {sched.MAX_AHEAD.days} days ahead")
     return due
+
+
+def max_past_of(eventbridge: EventBridgeSchedule | None) -> timedelta | None:
+    """How far back a one-shot ``at`` is taken from the API that sets it: the native API's
+    :data:`~shared.domain.schedules.MAX_PAST` (24 hours); any time back from the EventBridge
+    Scheduler API (``eventbridge`` given: a schedule it creates or replaces), which takes an
+    ``at()`` years past as the service does (docs/eventbridge.md, section 2)."""
+    return None if eventbridge is not None else sched.MAX_PAST
 
 
 @dataclass(frozen=True)
@@ -81,7 +93,7 @@ def new_task(
 ) -> Task:
     schedule = sched.anchored(spec.schedule, now)
     misfire = spec.effective_misfire()
-    due = first_due(schedule, misfire, now)
+    due = first_due(schedule, misfire, now, max_past_of(spec.eventbridge))
     return Task(
         **{**spec_values(spec), "schedule": schedule, "misfire": misfire},
         id=new_task_id(to_ms(due), shard, randbytes),

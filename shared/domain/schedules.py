@@ -378,6 +378,19 @@ def nominal(schedule: Schedule, fired: datetime) -> datetime:
     return _latest_at_or_before(schedule.inner, fired, timedelta(seconds=schedule.window_s)) or fired
 
 
+def scheduled_time(schedule: Schedule, fired: datetime) -> datetime:
+    """The time the schedule was set for, of the occurrence a fire at ``fired`` is: the
+    occurrence's :func:`nominal` time, but a one-shot's own time when it fired after it (an
+    ``at`` already past when it was set fires at once, and was set for the time written). What
+    an EventBridge-made schedule's ``<aws.scheduler.scheduled-time>`` says: "the time you
+    specified for the schedule to invoke its target" ("Adding context attributes",
+    https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-schedule-context-attributes.html)."""
+    inner = base(schedule)
+    if isinstance(inner, At) and inner.at <= fired:
+        return inner.at
+    return nominal(schedule, fired)
+
+
 def _flexible_at_or_after(flexible: Flexible, instant: datetime) -> datetime | None:
     # Drawn moments keep the order of their occurrences: the first at or after `instant` is the
     # drawn one of the last occurrence before it (when its moment has not passed), or else the

@@ -26,9 +26,10 @@ from shared.domain.errors import (
 )
 from shared.domain.eventbridge import ServiceError, service_validation
 from shared.domain.firing import Staged
+from shared.domain.own import OwnResources
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import Exhausted, RetryPolicy
-from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, nominal
+from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, scheduled_time
 from shared.domain.tasks import (
     EventBridgeSchedule,
     EventBridgeTarget,
@@ -40,7 +41,7 @@ from shared.domain.tasks import (
     TaskSpec,
     TaskStatus,
 )
-from shared.domain.times import from_ms, to_ms
+from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.domain.wallclock import zone_of
 from shared.observability import logger
 from shared.services.ports import QueueSender, ScheduleNames
@@ -115,8 +116,11 @@ def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
     text = params["ScheduleExpression"]
     zone_name = params.get("ScheduleExpressionTimezone") or "UTC"
     try:
-        zone = zone_of(zone_name, "ScheduleExpressionTimezone")
         expression = eb.parse(text)
+    except ValidationFailed as exc:
+        raise service_validation(eb.invalid_expression(text, exc.details[0].message)) from exc
+    try:
+        zone = zone_of(zone_name, "ScheduleExpressionTimezone")
     except ValidationFailed as exc:
         raise service_validation(exc.details[0].message if exc.details else exc.message) from exc
     start, end = params.get("StartDate"), params.get("EndDate")
@@ -200,20 +204,36 @@ def _at_home(arn: str, member: str, schedule_arn: str) -> None:
         )
 
 
-def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str) -> str | None:
+def _not_ours(arn: str, member: str, own: OwnResources) -> None:
+    """A target or dead-letter queue that is one of Sundial's own resources (a delay queue, the
+    dead-letter queue, a function of the deployment: shared/domain/own.py) is refused, naming
+    the member, as the native API refuses such a target: any tenant could write into it."""
+    why = own.arn_refusal(arn)
+    if why is not None:
+        raise service_validation(f"{member} {arn!r} {why}.")
+
+
+def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str, own: OwnResources) -> str | None:
     arn = (target.get("DeadLetterConfig") or {}).get("Arn")
     if arn is None:
         return None
     _at_home(arn, "Target.DeadLetterConfig.Arn", schedule_arn)
+    _not_ours(arn, "Target.DeadLetterConfig.Arn", own)
     if arn.endswith(".fifo"):
         raise service_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
     return arn
 
 
-def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str) -> TaskSpec:
+def spec_of(
+    params: Mapping[str, Any], group: str, now: datetime, schedule_arn: str, own: OwnResources | None = None
+) -> TaskSpec:
     """The task a schedule is: its ``Input`` kept as the text given (the payload), to be sent as
-    is; retried as its ``RetryPolicy`` says (attempts and event age), Sundial's backoff between."""
+    is; retried as its ``RetryPolicy`` says (attempts and event age), Sundial's backoff between.
+    ``own``: the deployment's own resources, which neither its target nor its dead-letter queue
+    may be."""
+    own = own or OwnResources()
     target = params["Target"]
+    _not_ours(target["Arn"], "Target.Arn", own)
     policy = target.get("RetryPolicy") or {}
     retries = policy.get("MaximumRetryAttempts", DEFAULT_RETRIES)
     age = policy.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_S)
@@ -224,7 +244,7 @@ def spec_of(params: Mapping[str, Any], group: str, now: datetime, schedule_arn: 
         payload=target.get("Input"),
         retry=RetryPolicy(max_attempts=retries + 1, max_age_seconds=age),
         eventbridge=EventBridgeSchedule(
-            schedule_arn, _dead_letter_arn(target, schedule_arn), params.get("ActionAfterCompletion") == "DELETE"
+            schedule_arn, _dead_letter_arn(target, schedule_arn, own), params.get("ActionAfterCompletion") == "DELETE"
         ),
     )
 
@@ -267,7 +287,7 @@ class ScheduleEnds:
         service = task.eventbridge
         if service is None or service.dead_letter_arn is None:
             return
-        scheduled = nominal(task.schedule, from_ms(staged.due_ms))
+        scheduled = scheduled_time(task.schedule, from_ms(staged.due_ms))
         body = eb.delivered_input(
             eb.input_template(task.payload),
             schedule_arn=service.arn,
@@ -332,6 +352,24 @@ def _request(params: Mapping[str, Any]) -> dict[str, Any]:
     kept.setdefault("ActionAfterCompletion", "NONE")
     kept.setdefault("ScheduleExpressionTimezone", "UTC")
     return kept
+
+
+def _answered(request: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored request as ``GetSchedule`` answers it: with the members AWS answers when the
+    request left them out (``State``, ``ActionAfterCompletion`` and the time zone are stored
+    so; ``Target.RetryPolicy`` is filled here, each of its two members by its default), as AWS
+    answered a schedule created without them (tests/data/aws/scheduler-get-schedule-defaults.json,
+    from LocalStack's AWS-validated recordings). What the request did not give and AWS does not
+    answer (``Description``, ``StartDate``, ``Target.Input``, ``DeadLetterConfig``...) stays out."""
+    view = dict(request)
+    target = dict(view["Target"])
+    policy = target.get("RetryPolicy") or {}
+    target["RetryPolicy"] = {
+        "MaximumEventAgeInSeconds": policy.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_S),
+        "MaximumRetryAttempts": policy.get("MaximumRetryAttempts", DEFAULT_RETRIES),
+    }
+    view["Target"] = target
+    return view
 
 
 class SchedulerService:
@@ -448,8 +486,8 @@ class SchedulerService:
     def create(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         self._group(tenant, group)
-        now = self.now()
-        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))  # refused before any write
+        now = truncate_ms(self.now())  # the schedule's start (a rate without StartDate) and its registration's
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name), self.tasks.own)  # before any write
         request, token = _request(params), params.get("ClientToken")
         record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
         try:
@@ -468,7 +506,7 @@ class SchedulerService:
                 return {"ScheduleArn": self.place.schedule_arn(group, name)}
             raise ServiceError("ConflictException", f"Schedule {name} already exists.") from exc
         try:
-            task = self.tasks.register(tenant, spec)
+            task = self.tasks.register(tenant, spec, now=now)
             if request["State"] == "DISABLED":
                 self.tasks.pause(tenant, task.id)
         except BaseException:
@@ -484,7 +522,7 @@ class SchedulerService:
         record = self._named(tenant, group, name)
         if not record.task_id:
             raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
-        view = dict(record.request)
+        view = _answered(record.request)
         for key in ("StartDate", "EndDate"):
             if key in view:
                 view[key] = _moment(view[key])
@@ -501,7 +539,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         record = self._named(tenant, group, name)
         now = self.now()
-        spec = spec_of(params, group, now, self.place.schedule_arn(group, name))
+        spec = spec_of(params, group, now, self.place.schedule_arn(group, name), self.tasks.own)
         request = _request(params)
         patch = TaskPatch(
             schedule=spec.schedule,

@@ -24,8 +24,8 @@ from shared.domain.errors import (
 from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
 from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
-from shared.domain.patches import TaskPatch, patched
-from shared.domain.registration import first_due, new_task
+from shared.domain.patches import Keep, TaskPatch, patched
+from shared.domain.registration import first_due, max_past_of, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
@@ -95,11 +95,16 @@ class TaskService:
         return choose_shard(secrets.randbits(32), self.bucket_shards)
 
     def _check_own(self, spec: TaskSpec) -> None:
-        """Refuse targets (the alert's too) that are Sundial's own resources."""
+        """Refuse targets (the alert's too, and an EventBridge-made schedule's dead-letter queue,
+        which the trigger writes to as to a target) that are Sundial's own resources."""
         self.own.check(spec.targets, spec.multicast)
         refused = self.own.refusal(spec.alert.target) if spec.alert is not None else None
         if refused is not None:
             raise ValidationFailed.on(f"alert.target.{refused[0]}", refused[1])
+        dead_letters = spec.eventbridge.dead_letter_arn if spec.eventbridge is not None else None
+        why = self.own.arn_refusal(dead_letters) if dead_letters is not None else None
+        if why is not None:
+            raise ValidationFailed.on("eventbridge.dead_letter_arn", why)
 
     def _check_limits(self, tenant: str, named: dict[str, str], known: list[Sequence[Limit]]) -> None:
         """A target's ``limit`` names one of the tenant's limits (read once per request, and only
@@ -148,16 +153,19 @@ class TaskService:
                 where = f"targets[{index}]" if spec.multicast else "target"
                 raise ValidationFailed.on(f"{where}.workflow.id", f"{target.workflow_id} names no workflow of yours")
 
-    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False) -> Task:
+    def register(self, tenant: str, spec: TaskSpec, *, own_target: bool = False, now: datetime | None = None) -> Task:
         """``own_target``: the spec is Sundial's own making (the canary's target is the canary
         function; a workflow's schedule starts a workflow not written yet): it is not checked
-        against the deployment's own resources or the tenant's workflows. Never from the API."""
+        against the deployment's own resources or the tenant's workflows. Never from the API.
+        ``now``: the registration's time, when the caller read it already and the spec counts
+        from it (an EventBridge rate schedule without ``StartDate`` starts at its creation: a
+        clock read a millisecond later would put its first occurrence a period later)."""
         if not own_target:
             self._check_own(spec)
             self._check_workflows(tenant, spec, {})
         self._check_limits(tenant, named_limits(spec.targets, spec.multicast), [])
         self._check_chains(tenant, spec, {})
-        now = self._now()
+        now = self._now() if now is None else truncate_ms(now)
         task = new_task(spec, tenant=tenant, now=now, shard=self._shard(), randbytes=self.randbytes)
         return self.repository.create(task, staged=self._stage(task, now))
 
@@ -216,7 +224,9 @@ class TaskService:
             schedule, due = task.schedule, task.due_at
             if patch.reschedules:
                 schedule = sched.anchored(spec.schedule, now)
-                due = first_due(schedule, misfire, now)
+                # the bound on an `at` already past is the API's that makes the change
+                eventbridge = None if isinstance(patch.eventbridge, Keep) else patch.eventbridge
+                due = first_due(schedule, misfire, now, max_past_of(eventbridge))
             changed = task.with_spec(
                 spec, schedule=schedule, misfire=misfire, due_at=due, next_fire_at=due, updated_at=now
             )

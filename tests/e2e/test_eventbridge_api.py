@@ -15,8 +15,10 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local.moto_sqs import THROTTLE_TAG
+from tests.support.access_keys import issued_access_key
 from tests.support.eventually import until
 from tests.support.runtime import Client
+from tests.support.scheduler_recordings import recording, recordings
 
 pytestmark = pytest.mark.e2e
 
@@ -26,12 +28,13 @@ ROLE_ARN = "arn:aws:iam::123456789012:role/scheduler"
 
 @pytest.fixture(scope="module")
 def scheduler(sundial: Client) -> Any:
+    key = issued_access_key(sundial)  # the default tenant's: the native API's calls below act as it
     return boto3.client(
         "scheduler",
         endpoint_url=sundial.base + "/scheduler",
         region_name="us-east-1",
-        aws_access_key_id="AKIDEXAMPLE",
-        aws_secret_access_key="any-secret-on-make-run",
+        aws_access_key_id=key.access_key_id,
+        aws_secret_access_key=key.secret_access_key,
         config=Config(retries={"mode": "standard", "max_attempts": 3}),
     )
 
@@ -219,6 +222,57 @@ def test_bad_input_is_a_validation_exception_that_is_not_retried(
         scheduler.get_schedule(Name="refused")
 
 
+REFUSED = recordings("scheduler-invalid-expression-")
+
+
+@pytest.mark.parametrize("recorded", REFUSED, ids=[r["_source"]["request"]["ScheduleExpression"] for r in REFUSED])
+def test_an_expression_aws_refuses_is_refused_with_aws_s_code_and_message_first(
+    scheduler: Any, recorded: dict[str, Any]
+) -> None:
+    """Each expression AWS refused (tests/data/aws/scheduler-invalid-expression-*.json), sent as the
+    recorded test sent it: AWS's code, status and message, then Sundial's reason."""
+    sent = recorded["_source"]["request"]
+    with pytest.raises(ClientError) as refused:
+        scheduler.create_schedule(
+            **_schedule(
+                "refused-expression",
+                ScheduleExpression=sent["ScheduleExpression"],
+                FlexibleTimeWindow=sent["FlexibleTimeWindow"],
+                Target={"Arn": "arn:aws:lambda:us-east-1:123456789012:function:dummy", "RoleArn": ROLE_ARN},
+            )
+        )
+    answer = refused.value.response
+    assert answer["Error"]["Code"] == recorded["Error"]["Code"]
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == recorded["ResponseMetadata"]["HTTPStatusCode"]
+    assert answer["Error"]["Message"].startswith(recorded["Error"]["Message"] + " ")
+    assert answer["Message"].startswith(recorded["Message"] + " ")
+
+
+@pytest.mark.parametrize("queue", ["sundial-dead-letters", "sundial-delay-0"])
+def test_a_dead_letter_queue_of_sundial_s_own_is_refused_on_creation_and_update(scheduler: Any, queue: str) -> None:
+    """Any tenant could otherwise put messages into the pipeline's queues (make run's are
+    ``sundial-*``): refused as such a target is, naming the member."""
+    ours = {
+        "Arn": QUEUE_ARN,
+        "RoleArn": ROLE_ARN,
+        "DeadLetterConfig": {"Arn": f"arn:aws:sqs:us-east-1:123456789012:{queue}"},
+    }
+    with pytest.raises(ClientError) as refused:
+        scheduler.create_schedule(**_schedule("dlq-ours", Target=ours))
+    assert _code(refused.value) == "ValidationException"
+    assert refused.value.response["Error"]["Message"].startswith("Target.DeadLetterConfig.Arn ")
+    with pytest.raises(scheduler.exceptions.ResourceNotFoundException):
+        scheduler.get_schedule(Name="dlq-ours")
+
+    scheduler.create_schedule(**_schedule("dlq-theirs"))
+    with pytest.raises(ClientError) as changed:
+        scheduler.update_schedule(**_schedule("dlq-theirs", Target=ours))
+    assert _code(changed.value) == "ValidationException"
+    assert changed.value.response["Error"]["Message"].startswith("Target.DeadLetterConfig.Arn ")
+    assert "DeadLetterConfig" not in scheduler.get_schedule(Name="dlq-theirs")["Target"]
+    scheduler.delete_schedule(Name="dlq-theirs")
+
+
 def test_a_missing_schedule_or_group(scheduler: Any) -> None:
     with pytest.raises(scheduler.exceptions.ResourceNotFoundException) as missing:
         scheduler.get_schedule(Name="never")
@@ -295,6 +349,36 @@ def test_a_schedule_fires_its_input_into_an_sqs_queue(scheduler: Any, sundial: C
     runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
     assert [run["run_id"] for run in runs] == [sent["run"]]
     scheduler.delete_schedule(Name="fire-once")
+
+
+def test_an_at_long_past_is_taken_as_aws_takes_it_and_fires_once_at_once(scheduler: Any, sundial: Client) -> None:
+    """The request AWS took (tests/data/aws/scheduler-create-schedule-past-at.json: at() more than
+    two years past, a flexible window), into a moto queue: it fires once, at once, saying the
+    time it was set for."""
+    recorded = recording("scheduler-create-schedule-past-at")
+    sent = recorded["_source"]["request"]
+    sqs = _aws(sundial, "sqs")
+    url = sqs.create_queue(QueueName="eb-long-past")["QueueUrl"]
+    target = {
+        "Arn": "arn:aws:sqs:us-east-1:123456789012:eb-long-past",
+        "RoleArn": ROLE_ARN,
+        "Input": '{"at": "<aws.scheduler.scheduled-time>"}',
+    }
+    created = scheduler.create_schedule(
+        Name="long-past",
+        ScheduleExpression=sent["ScheduleExpression"],
+        FlexibleTimeWindow=sent["FlexibleTimeWindow"],
+        Target=target,
+    )
+    assert set(created) - {"ResponseMetadata"} == set(recorded) - {"_source", "ResponseMetadata"}  # its ARN alone
+    messages = _received(sqs, url)
+    assert [m["Body"] for m in messages] == ['{"at": "2022-12-31T23:59:59Z"}']
+    task = _native(sundial, "eventbridge:default/long-past")
+    runs = until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}/runs")[1]["items"])
+    assert [r["status"] for r in runs] == ["succeeded"]  # one occurrence, and no other
+    assert until(lambda: sundial.call("GET", f"/v1/tasks/{task['id']}")[1]["status"] == "completed")
+    assert scheduler.get_schedule(Name="long-past")["ScheduleExpression"] == "at(2022-12-31T23:59:59)"
+    scheduler.delete_schedule(Name="long-past")
 
 
 def test_a_fifo_queue_gets_the_schedule_s_message_group(scheduler: Any, sundial: Client) -> None:

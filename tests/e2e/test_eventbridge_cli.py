@@ -1,8 +1,8 @@
 """The AWS CLI (v1, from PyPI: ``aws scheduler ... --endpoint-url``) against the local runtime's
 EventBridge Scheduler API (docs/eventbridge.md): create, get, list and delete a schedule, as a
-team's scripts would, and the CLI's own report of an error. The CLI is installed apart from the
-virtualenv's packages (``.venv/awscli``, by make's install step: it carries its own botocore);
-skipped, saying why, where it is absent."""
+team's scripts would, signed with an access key the admin API issued, and the CLI's own report
+of an error. The CLI is installed apart from the virtualenv's packages (``.venv/awscli``, by
+make's install step: it carries its own botocore); skipped, saying why, where it is absent."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.access_keys import AccessKey, issued_access_key
 from tests.support.runtime import Client
 from tests.support.suites import TESTS_ROOT
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.e2e
 AWSCLI = TESTS_ROOT.parent / ".venv" / "awscli"
 
 
-def cli_env(key_id: str = "AKIDEXAMPLE", secret: str = "any-secret-on-make-run") -> dict[str, str]:
+def cli_env(key_id: str, secret: str) -> dict[str, str]:
     """The CLI's environment: this one's without its AWS settings and Python path, the CLI's own
     packages on the path, a key, us-east-1, and no config or credentials file of the machine's."""
     env = {
@@ -41,8 +42,13 @@ def cli_env(key_id: str = "AKIDEXAMPLE", secret: str = "any-secret-on-make-run")
     return env
 
 
+_KEYS: dict[str, AccessKey] = {}
+"""An access key of each runtime's default tenant, issued by its admin API the first time."""
+
+
 def aws(sundial: Client, *args: str) -> subprocess.CompletedProcess[str]:
-    env = cli_env()
+    key = _KEYS.get(sundial.base) or _KEYS.setdefault(sundial.base, issued_access_key(sundial))
+    env = cli_env(key.access_key_id, key.secret_access_key)
     command = [sys.executable, "-m", "awscli", "scheduler", *args, "--endpoint-url", f"{sundial.base}/scheduler"]
     return subprocess.run(
         [*command, "--output", "json"], env=env, capture_output=True, text=True, timeout=120, check=False

@@ -19,6 +19,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from local.settings import LocalSettings
+from tests.support.access_keys import issued_access_key
 from tests.support.receiver import running_receiver
 from tests.support.runtime import ADMIN_KEY, Client, running_runtime
 
@@ -146,9 +147,16 @@ def test_eventbridge_schedules_fire_into_sqs_by_the_service_s_rules_across_a_dst
     the spring-forward Sunday (the service's rule: that one does not fire), and a two-day rate, each
     sending its ``Input`` to a moto SQS queue; expected from the zone's own wall times."""
     moto = next(line for line in virtual.opening if line.strip().startswith("moto ")).split()[1]
-    keys = {"region_name": "us-east-1", "aws_access_key_id": "AKIDEXAMPLE", "aws_secret_access_key": "x"}
-    scheduler = boto3.client("scheduler", endpoint_url=virtual.base + "/scheduler", **keys)
-    sqs = boto3.client("sqs", endpoint_url=moto, **keys)
+    key = issued_access_key(virtual)  # the default tenant's, as the admin API issues one
+    scheduler = boto3.client(
+        "scheduler",
+        endpoint_url=virtual.base + "/scheduler",
+        region_name="us-east-1",
+        aws_access_key_id=key.access_key_id,
+        aws_secret_access_key=key.secret_access_key,
+    )
+    keys = {"region_name": "us-east-1", "aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    sqs = boto3.client("sqs", endpoint_url=moto, **keys)  # moto takes any key
     url = sqs.create_queue(QueueName="eb-virtual")["QueueUrl"]
     status, clock = virtual.call("GET", "/v1/test/clock")
     assert status == 200, clock

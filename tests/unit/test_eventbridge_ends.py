@@ -5,6 +5,8 @@ queue with the attributes the service documents, and the name removed after comp
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +16,7 @@ import pytest
 from shared.delivery import Envelope, Outcome
 from shared.domain.claims import Result
 from shared.domain.firing import Staged, Timing, staged_for
+from shared.domain.ids import ALPHABET
 from shared.domain.registration import new_task
 from shared.domain.states import RunStatus
 from shared.domain.tasks import Target, Task
@@ -69,7 +72,9 @@ def core_for(answers: list[Outcome]) -> tuple[FiringCore, Scripted, Queue, Names
     return core, targets, queue, names
 
 
-def schedule(core: FiringCore, action: str = "NONE", **target: Any) -> Task:
+def schedule(
+    core: FiringCore, action: str = "NONE", randbytes: Callable[[int], bytes] = os.urandom, **target: Any
+) -> Task:
     params = {
         "Name": "nightly",
         "ScheduleExpression": "at(2026-11-27T09:00:03)",
@@ -77,7 +82,13 @@ def schedule(core: FiringCore, action: str = "NONE", **target: Any) -> Task:
         "ActionAfterCompletion": action,
     }
     spec = spec_of(params, "default", NOW, ARN)
-    return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0))
+    return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0, randbytes=randbytes))
+
+
+def another_id(task_id: str) -> str:
+    """An id in the same bucket and shard as ``task_id`` and never equal to it: its last
+    character (random bits) replaced by the next one of the alphabet."""
+    return task_id[:-1] + ALPHABET[(ALPHABET.index(task_id[-1]) + 1) % len(ALPHABET)]
 
 
 def fire_until_ended(core: FiringCore, task: Task) -> list[Result]:
@@ -168,13 +179,17 @@ def test_a_schedule_that_asks_is_deleted_once_it_has_fired_its_last() -> None:
     assert names.dropped == [("acme", "default", "nightly", task.id)]
 
 
-def test_a_schedule_that_does_not_ask_is_kept_and_an_extra_run_never_deletes_one() -> None:
+@pytest.mark.parametrize("last", ["X", "0", None], ids=["id-ending-in-X", "id-ending-in-0", "random-id"])
+def test_a_schedule_that_does_not_ask_is_kept_and_an_extra_run_never_deletes_one(last: str | None) -> None:
     core, _, _, names = core_for([Outcome.success(200)])
     kept = schedule(core)
     assert fire_until_ended(core, kept) == [Result.SUCCEEDED]
     core2, _, _, names2 = core_for([Outcome.success(200)])
-    asking = schedule(core2, action="DELETE")
-    extra = core2.repository.create(replace(asking, id=asking.id[:-1] + "X", parent_id=asking.id))
+    # the random bits' last five make the id's last character: the cases an extra id must differ from
+    randbytes = os.urandom if last is None else (lambda n: bytes(n - 1) + bytes([ALPHABET.index(last)]))
+    asking = schedule(core2, action="DELETE", randbytes=randbytes)
+    assert last is None or asking.id.endswith(last)
+    extra = core2.repository.create(replace(asking, id=another_id(asking.id), parent_id=asking.id))
     assert fire_until_ended(core2, extra) == [Result.SUCCEEDED]
     assert names.dropped == names2.dropped == []
 
@@ -200,3 +215,24 @@ def test_the_context_attribute_names_the_nominal_time_of_a_flexible_occurrence()
     (envelope,) = targets.sent
     assert envelope.fired_at == task.due_at  # fired at its drawn moment
     assert envelope.scheduled_for == nominal
+
+
+@pytest.mark.parametrize(
+    "window", [{"Mode": "OFF"}, {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 4}], ids=["off", "flexible"]
+)
+def test_an_at_long_past_fires_once_at_once_saying_the_time_written(window: dict[str, Any]) -> None:
+    """AWS takes an at() years past (tests/data/aws/scheduler-create-schedule-past-at.json): it
+    fires at once, and <aws.scheduler.scheduled-time> is the time it was set for."""
+    core, targets, _, _ = core_for([Outcome.success(200)])
+    params = {
+        "Name": "late",
+        "ScheduleExpression": "at(2022-12-31T23:59:59)",
+        "FlexibleTimeWindow": window,
+        "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
+    }
+    task = core.repository.create(new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0))
+    assert task.due_at == NOW
+    assert fire_until_ended(core, task) == [Result.SUCCEEDED]
+    (envelope,) = targets.sent
+    assert envelope.fired_at == NOW
+    assert envelope.scheduled_for == datetime(2022, 12, 31, 23, 59, 59, tzinfo=UTC)

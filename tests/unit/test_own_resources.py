@@ -1,15 +1,33 @@
 """Sundial's own resources (names starting with the deployment's prefix, in its account) are
-never a task's target."""
+never a task's target, nor an EventBridge-made schedule's target or dead-letter queue."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
 from shared.domain.errors import ValidationFailed
+from shared.domain.eventbridge import ServiceError
 from shared.domain.own import OwnResources
-from shared.domain.tasks import EventBridgeTarget, HttpTarget, JobTarget, LambdaTarget, SnsTarget, SqsTarget
+from shared.domain.patches import TaskPatch
+from shared.domain.schedules import Every
+from shared.domain.tasks import (
+    EventBridgeSchedule,
+    EventBridgeTarget,
+    HttpTarget,
+    JobTarget,
+    LambdaTarget,
+    SnsTarget,
+    SqsTarget,
+    TaskSpec,
+)
+from shared.services.eventbridge import spec_of
+from shared.services.tasks import TaskService
+from tests.support.fakes import InMemoryTaskRepository
 
 pytestmark = pytest.mark.unit
 
@@ -72,3 +90,68 @@ def test_check_names_every_refused_target_of_a_multicast():
     with pytest.raises(ValidationFailed) as refused:
         OWN.check((LambdaTarget(THEIRS), ours, ours), multicast=True)
     assert [d.field for d in refused.value.details] == ["targets[1].sqs.queue_url", "targets[2].sqs.queue_url"]
+
+
+def test_an_arn_of_ours_is_refused_and_says_why():
+    assert OWN.arn_refusal("arn:aws:sqs:us-east-1:123456789012:Sundial-DeadLetters") is not None
+    assert "Sundial-PipelineTrigger" in (OWN.arn_refusal(FUNCTION + "Sundial-PipelineTrigger") or "")
+    assert OWN.arn_refusal("arn:aws:sqs:us-east-1:123456789012:orders-dlq") is None
+    assert OWN.arn_refusal("arn:aws:sqs:us-east-1:210987654321:Sundial-DeadLetters") is None  # another account's
+
+
+# An EventBridge-made schedule's dead-letter queue is written to by the trigger as a target is:
+# one of Sundial's own queues there would let any tenant put messages into it.
+SCHEDULE_ARN = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/nightly"
+DELAY_QUEUE = "arn:aws:sqs:us-east-1:123456789012:Sundial-PipelineQueuesdelay0ABC"
+QUEUE_ARN_DLQ = "arn:aws:sqs:us-east-1:123456789012:orders-dlq"
+
+
+def _tasks() -> TaskService:
+    now = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+    return TaskService(
+        InMemoryTaskRepository(), bucket_shards=4, retention=timedelta(days=30), clock=lambda: now, own=OWN
+    )
+
+
+def test_a_task_whose_eventbridge_dead_letter_queue_is_ours_is_refused_registered_or_changed():
+    theirs = SqsTarget(QUEUE + "orders")
+    spec = TaskSpec(Every(60), (theirs,), eventbridge=EventBridgeSchedule(SCHEDULE_ARN, DELAY_QUEUE))
+    tasks = _tasks()
+    with pytest.raises(ValidationFailed) as refused:
+        tasks.register("acme", spec)
+    assert [d.field for d in refused.value.details] == ["eventbridge.dead_letter_arn"]
+    kept = tasks.register("acme", replace(spec, eventbridge=EventBridgeSchedule(SCHEDULE_ARN, QUEUE_ARN_DLQ)))
+    with pytest.raises(ValidationFailed) as changed:
+        tasks.update("acme", kept.id, TaskPatch(eventbridge=EventBridgeSchedule(SCHEDULE_ARN, DELAY_QUEUE)))
+    assert [d.field for d in changed.value.details] == ["eventbridge.dead_letter_arn"]
+
+
+def _schedule(**target: Any) -> dict[str, Any]:
+    return {
+        "Name": "nightly",
+        "ScheduleExpression": "rate(5 minutes)",
+        "FlexibleTimeWindow": {"Mode": "OFF"},
+        "Target": {"Arn": "arn:aws:sqs:us-east-1:123456789012:orders", "RoleArn": "r", **target},
+    }
+
+
+@pytest.mark.parametrize(
+    ("target", "member"),
+    [
+        (
+            {"DeadLetterConfig": {"Arn": "arn:aws:sqs:us-east-1:123456789012:Sundial-DeadLetters"}},
+            "Target.DeadLetterConfig.Arn",
+        ),
+        ({"DeadLetterConfig": {"Arn": DELAY_QUEUE}}, "Target.DeadLetterConfig.Arn"),
+        ({"Arn": DELAY_QUEUE}, "Target.Arn"),
+        ({"Arn": FUNCTION + "Sundial-PipelineTrigger1A2B"}, "Target.Arn"),
+    ],
+)
+def test_an_eventbridge_schedule_naming_one_of_ours_is_a_validation_exception_naming_the_member(target, member):
+    now = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+    with pytest.raises(ServiceError) as refused:
+        spec_of(_schedule(**target), "default", now, SCHEDULE_ARN, OWN)
+    assert refused.value.code == "ValidationException"
+    assert refused.value.message.startswith(f"{member} ")
+    assert "own resources" in refused.value.message
+    assert spec_of(_schedule(DeadLetterConfig={"Arn": QUEUE_ARN_DLQ}), "default", now, SCHEDULE_ARN, OWN)

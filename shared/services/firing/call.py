@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from shared.delivery import Envelope, Outcome
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import MAX_DELAY_SECONDS, Staged, Timing, delay_seconds
-from shared.domain.schedules import nominal
+from shared.domain.schedules import nominal, scheduled_time
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, Target, Task
 from shared.domain.times import from_ms, now_ms
@@ -178,7 +178,8 @@ class Caller:
         envelope = Envelope(
             task.owner_id,
             staged.run_id,
-            nominal(task.schedule, from_ms(staged.due_ms)),  # a flexible window's drawn moment is not it
+            # a flexible window's drawn moment is not it; an EventBridge-made one-shot's is the time written
+            (scheduled_time if task.eventbridge is not None else nominal)(task.schedule, from_ms(staged.due_ms)),
             from_ms(fired_ms),
             staged.attempt,
             task.payload,
