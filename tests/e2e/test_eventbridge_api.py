@@ -17,8 +17,8 @@ from botocore.exceptions import ClientError
 from local.moto_sqs import THROTTLE_TAG
 from tests.support.access_keys import issued_access_key
 from tests.support.eventually import until
+from tests.support.recordings import names, recording, source
 from tests.support.runtime import Client
-from tests.support.scheduler_recordings import recording, recordings
 
 pytestmark = pytest.mark.e2e
 
@@ -222,16 +222,14 @@ def test_bad_input_is_a_validation_exception_that_is_not_retried(
         scheduler.get_schedule(Name="refused")
 
 
-REFUSED = recordings("scheduler-invalid-expression-")
+REFUSED = names("scheduler-invalid-expression-")
 
 
-@pytest.mark.parametrize("recorded", REFUSED, ids=[r["_source"]["request"]["ScheduleExpression"] for r in REFUSED])
-def test_an_expression_aws_refuses_is_refused_with_aws_s_code_and_message_first(
-    scheduler: Any, recorded: dict[str, Any]
-) -> None:
+@pytest.mark.parametrize("name", REFUSED, ids=[source(r)["request"]["ScheduleExpression"] for r in REFUSED])
+def test_an_expression_aws_refuses_is_refused_with_aws_s_code_and_message_first(scheduler: Any, name: str) -> None:
     """Each expression AWS refused (tests/data/aws/scheduler-invalid-expression-*.json), sent as the
     recorded test sent it: AWS's code, status and message, then Sundial's reason."""
-    sent = recorded["_source"]["request"]
+    sent, recorded = source(name)["request"], recording(name)
     with pytest.raises(ClientError) as refused:
         scheduler.create_schedule(
             **_schedule(
@@ -356,7 +354,7 @@ def test_an_at_long_past_is_taken_as_aws_takes_it_and_fires_once_at_once(schedul
     two years past, a flexible window), into a moto queue: it fires once, at once, saying the
     time it was set for."""
     recorded = recording("scheduler-create-schedule-past-at")
-    sent = recorded["_source"]["request"]
+    sent = source("scheduler-create-schedule-past-at")["request"]
     sqs = _aws(sundial, "sqs")
     url = sqs.create_queue(QueueName="eb-long-past")["QueueUrl"]
     target = {
@@ -370,7 +368,7 @@ def test_an_at_long_past_is_taken_as_aws_takes_it_and_fires_once_at_once(schedul
         FlexibleTimeWindow=sent["FlexibleTimeWindow"],
         Target=target,
     )
-    assert set(created) - {"ResponseMetadata"} == set(recorded) - {"_source", "ResponseMetadata"}  # its ARN alone
+    assert set(created) - {"ResponseMetadata"} == set(recorded) - {"ResponseMetadata"}  # its ARN alone
     messages = _received(sqs, url)
     assert [m["Body"] for m in messages] == ['{"at": "2022-12-31T23:59:59Z"}']
     task = _native(sundial, "eventbridge:default/long-past")

@@ -24,7 +24,7 @@ from shared.domain.eventbridge import ServiceError
 from shared.domain.times import from_ms
 from shared.services.eventbridge import Place, SchedulerService
 from shared.store.eventbridge import DynamoSchedules
-from tests.support.scheduler_recordings import differences, recording
+from tests.support.recordings import differences, recording, source
 
 pytestmark = pytest.mark.integration
 
@@ -71,11 +71,12 @@ def test_get_schedule_answers_the_members_aws_answers_for_a_request_that_left_th
     """The schedule CloudFormation created and GetSchedule read back on AWS: its request gave no
     State, ActionAfterCompletion, time zone or retry policy, and AWS answered their defaults
     (``RetryPolicy`` 185 attempts and 86,400 s among them), and nothing for what was not given."""
-    recorded = recording("scheduler-get-schedule-defaults")
+    name = "scheduler-get-schedule-defaults"
+    recorded, sent = recording(name), source(name)["request"]
     client = _client()
     client.create_schedule_group(Name="recorded-group")
     request = {
-        **recorded["_source"]["request"],
+        **sent,
         "Name": "recorded-schedule",
         "GroupName": "recorded-group",
         "Target": {"Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:recorded-queue", "RoleArn": ROLE},
@@ -111,10 +112,13 @@ def test_the_defaults_fill_only_what_the_request_left_out(aws: None) -> None:
 def test_create_schedule_answers_its_arn_alone_even_for_an_at_long_past(aws: None) -> None:
     """AWS took an ``at()`` more than two years past, with a flexible window (the recording's
     request), and answered the schedule's ARN only."""
-    recorded = recording("scheduler-create-schedule-past-at")
+    recorded, sent = (
+        recording("scheduler-create-schedule-past-at"),
+        source("scheduler-create-schedule-past-at")["request"],
+    )
     client = _client()
     request = {
-        **recorded["_source"]["request"],
+        **sent,
         "Name": "long-past",
         "Target": {"Arn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:never-created", "RoleArn": ROLE},
     }

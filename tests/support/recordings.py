@@ -24,6 +24,7 @@ import contextlib
 import json
 import re
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,11 @@ def recording(name: str) -> dict[str, Any]:
     recorded = json.loads(_load(name))
     recorded.pop(SOURCE, None)
     return recorded
+
+
+def names(prefix: str) -> list[str]:
+    """The recordings whose names start with ``prefix``, in order."""
+    return [path.stem for path in sorted(DATA.glob(f"{prefix}*.json"))]
 
 
 def source(name: str) -> dict[str, Any]:
@@ -126,3 +132,50 @@ def _compare(actual: Any, recorded: Any, path: str, ignored: re.Pattern[str] | N
     elif isinstance(recorded, list) and recorded:
         for index, item in enumerate(actual):
             _compare(item, recorded[min(index, len(recorded) - 1)], f"{path}[{index}]", ignored, out)
+
+
+# --- answers compared by value (placeholders match any value) ---------------------------------
+
+ACCOUNT = "111111111111"
+"""The account the snapshot library writes in place of the one recorded."""
+_PLACEHOLDER = re.compile(r"<[^<>]+>")
+IGNORED = frozenset({"ResponseMetadata", SOURCE})
+"""Members of a recorded answer that are botocore's (or the recording's own), not the service's."""
+
+
+def _matches(recorded: str, actual: str) -> bool:
+    if not _PLACEHOLDER.search(recorded) and ACCOUNT not in recorded:
+        return recorded == actual
+    parts = [re.escape(part).replace(ACCOUNT, r"\d{12}") for part in _PLACEHOLDER.split(recorded)]
+    return re.fullmatch(".+".join(parts), actual) is not None
+
+
+def differences(recorded: Any, actual: Any, path: str = "") -> list[str]:
+    """Where ``actual`` (an answer as botocore parsed it) differs from ``recorded``: a member one
+    has and the other has not, a value that is not the recorded one (a placeholder matching any).
+    Empty when they agree."""
+    where = path or "the answer"
+    if isinstance(recorded, dict):
+        if not isinstance(actual, dict):
+            return [f"{where}: {actual!r} is not an object"]
+        found: list[str] = []
+        for key in sorted((set(recorded) | set(actual)) - IGNORED):
+            member = f"{path}.{key}" if path else key
+            if key not in actual:
+                found.append(f"{member}: missing (recorded {recorded[key]!r})")
+            elif key not in recorded:
+                found.append(f"{member}: not in the recorded answer ({actual[key]!r})")
+            else:
+                found.extend(differences(recorded[key], actual[key], member))
+        return found
+    if isinstance(recorded, list):
+        if not isinstance(actual, list) or len(actual) != len(recorded):
+            return [f"{where}: {actual!r} is not a list of {len(recorded)}"]
+        return [
+            d for i, (r, a) in enumerate(zip(recorded, actual, strict=True)) for d in differences(r, a, f"{path}[{i}]")
+        ]
+    if recorded in ("datetime", "timestamp"):
+        return [] if isinstance(actual, datetime) else [f"{where}: {actual!r} is not a timestamp"]
+    if isinstance(recorded, str) and isinstance(actual, str):
+        return [] if _matches(recorded, actual) else [f"{where}: {actual!r}, recorded {recorded!r}"]
+    return [] if recorded == actual else [f"{where}: {actual!r}, recorded {recorded!r}"]

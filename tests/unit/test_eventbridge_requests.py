@@ -20,14 +20,14 @@ from shared.domain.tasks import SqsTarget, TaskSpec
 from shared.services.eventbridge import spec_of
 from shared.services.tasks import TaskService
 from tests.support.fakes import InMemoryTaskRepository
-from tests.support.scheduler_recordings import recording, recordings
+from tests.support.recordings import names, recording, source
 
 pytestmark = pytest.mark.unit
 
 NOW = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
 ARN = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/once"
 QUEUE = "arn:aws:sqs:us-east-1:123456789012:orders"
-REFUSED = recordings("scheduler-invalid-expression-")
+REFUSED = names("scheduler-invalid-expression-")
 
 
 def _params(expression: str, **extra: Any) -> dict[str, Any]:
@@ -44,12 +44,13 @@ def test_every_refused_expression_aws_recorded_is_here() -> None:
     assert len(REFUSED) == 17
 
 
-@pytest.mark.parametrize("recorded", REFUSED, ids=[r["_source"]["request"]["ScheduleExpression"] for r in REFUSED])
-def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reason(recorded: dict[str, Any]) -> None:
-    expression = recorded["_source"]["request"]["ScheduleExpression"]
+@pytest.mark.parametrize("name", REFUSED, ids=[source(r)["request"]["ScheduleExpression"] for r in REFUSED])
+def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reason(name: str) -> None:
+    sent, recorded = source(name)["request"], recording(name)
+    expression = sent["ScheduleExpression"]
     with pytest.raises(ServiceError) as refused:
         spec_of(
-            _params(expression, FlexibleTimeWindow=recorded["_source"]["request"]["FlexibleTimeWindow"]),
+            _params(expression, FlexibleTimeWindow=sent["FlexibleTimeWindow"]),
             "default",
             NOW,
             ARN,
@@ -61,7 +62,7 @@ def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reas
 
 
 def test_an_at_long_past_is_taken_as_aws_took_it_and_fires_once_at_once() -> None:
-    recorded = recording("scheduler-create-schedule-past-at")["_source"]["request"]
+    recorded = source("scheduler-create-schedule-past-at")["request"]
     params = _params(recorded["ScheduleExpression"], FlexibleTimeWindow=recorded["FlexibleTimeWindow"])
     task = new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0)
     assert task.due_at == NOW  # at once: the one occurrence, as a native one-shot whose time has passed
