@@ -67,6 +67,42 @@ def _code(error: ClientError) -> str:
     return str(error.response["Error"]["Code"])
 
 
+def _client_of(sundial: Client, key_id: str, secret: str, region: str = "us-east-1") -> Any:
+    return boto3.client(
+        "scheduler",
+        endpoint_url=sundial.base + "/scheduler",
+        region_name=region,
+        aws_access_key_id=key_id,
+        aws_secret_access_key=secret,
+        config=Config(retries={"mode": "standard", "max_attempts": 1}),
+    )
+
+
+def test_the_runtime_verifies_signatures_as_the_stack_does(scheduler: Any, sundial: Client) -> None:
+    """The suite's runtime runs with ``SUNDIAL_SCHEDULER_AUTH=sigv4``: a key acts as its tenant,
+    and a wrong secret, a key no one issued or another Region is refused with the service's codes."""
+    other = issued_access_key(sundial, "sigv4-other")
+    mine = _client_of(sundial, other.access_key_id, other.secret_access_key)
+    mine.create_schedule(**_schedule("only-other-s"))
+    with pytest.raises(ClientError) as missing:  # the default tenant's client does not see it
+        scheduler.get_schedule(Name="only-other-s")
+    assert _code(missing.value) == "ResourceNotFoundException"
+    refusals = {
+        "InvalidSignatureException": _client_of(sundial, other.access_key_id, other.secret_access_key + "x"),
+        "UnrecognizedClientException": _client_of(sundial, "AKSDNOONEISSUEDTHIS0", other.secret_access_key),
+    }
+    for code, client in refusals.items():
+        with pytest.raises(ClientError) as refused:
+            client.get_schedule(Name="only-other-s")
+        assert _code(refused.value) == code
+        assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    elsewhere = _client_of(sundial, other.access_key_id, other.secret_access_key, region="eu-west-3")
+    with pytest.raises(ClientError, match="scoped to a valid region") as wrong_region:
+        elsewhere.get_schedule(Name="only-other-s")
+    assert _code(wrong_region.value) == "InvalidSignatureException"
+    mine.delete_schedule(Name="only-other-s")
+
+
 def test_schedule_groups(scheduler: Any) -> None:
     arn = scheduler.create_schedule_group(Name="billing", Tags=[{"Key": "team", "Value": "pay"}])["ScheduleGroupArn"]
     assert arn == "arn:aws:scheduler:us-east-1:123456789012:schedule-group/billing"
