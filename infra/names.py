@@ -46,6 +46,7 @@ when ``sundial:triggerProvisionedConcurrency`` is above 0); its event sources in
 DASHBOARD_ID = "Dashboard"
 ALARM_TOPIC_ID = "AlarmTopic"
 DLQ_DEPTH_ALARM_ID = "DeadLetters"
+JOB_ENDS_DLQ_ALARM_ID = "JobEndsDeadLetters"
 STRANDED_ALARM_ID = "Stranded"
 LATENESS_ALARM_ID = "Lateness"
 API_5XX_ALARM_ID = "Api5xx"

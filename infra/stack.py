@@ -64,7 +64,13 @@ class SundialStack(Stack):
             else None
         )
         self.monitoring = Monitoring(
-            self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api, canary=self.canary
+            self,
+            names.MONITORING_ID,
+            settings=settings,
+            pipeline=self.pipeline,
+            api=self.api,
+            jobs=self.jobs,
+            canary=self.canary,
         )
 
         CfnOutput(

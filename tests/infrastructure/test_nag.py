@@ -58,6 +58,7 @@ ACKNOWLEDGED = {
         )
     ),
     ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
+    ("Sundial/Jobs/ExecutionEndsDeadLetters/Resource", "AwsSolutions-SQS3"),
     *(
         (
             f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource",
