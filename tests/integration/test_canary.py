@@ -15,6 +15,7 @@ import pytest
 from shared import custom_resource
 from shared.domain import canary
 from shared.domain.errors import StorageUnavailable
+from shared.settings import env_name
 from tests.support.cloudformation import check_response, documented_request
 from tests.support.events import FakeLambdaContext
 
@@ -170,11 +171,11 @@ def test_a_delete_never_fails_so_the_stack_can_always_go(handler: Any, receiver:
 def test_settings_that_do_not_load_are_a_failed_create(
     handler: Any, receiver: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SUNDIAL_BUCKET_SHARDS", "0")
+    monkeypatch.setenv(env_name("bucket_shards"), "0")
     handler(_request("Create", receiver), FakeLambdaContext())
     [answer] = _answers(receiver)
     assert (answer["Status"], answer["PhysicalResourceId"]) == ("FAILED", KEY)
-    assert "SUNDIAL_BUCKET_SHARDS" in answer["Reason"]
+    assert env_name("bucket_shards") in answer["Reason"]
 
 
 def test_a_request_that_is_not_the_documented_object_is_a_failed_create_naming_the_member(
