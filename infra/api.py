@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -410,3 +412,64 @@ class Api(Construct):
                 "cannot be scoped to this stack's log groups; AmazonAPIGatewayPushToCloudWatchLogs "
                 "is the policy AWS documents for it. Only apigateway.amazonaws.com can assume it.",
             )
+
+
+def scheduler_statements(storage: Storage, queues: Queues, signing: Signing) -> list[iam.PolicyStatement]:
+    """What the EventBridge Scheduler API's routes do, as the API function does them: the table
+    (tasks, schedule names and groups, access keys, the tenants' limits and rate), staging a task
+    due soon, and reading an access key's secret back to verify a request's signature."""
+    return [
+        *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
+        queues.sends_of(names.API),
+        *signing.verifier_statements(),
+    ]
+
+
+class SchedulerFunctionUrl(Construct):
+    """The EventBridge Scheduler API from a Lambda function URL (``sundial:schedulerFunctionUrl``),
+    for clients whose SigV4 ``Authorization`` header does not come through API Gateway's REST API
+    as they signed it.
+
+    A small function of its own, not the API function: the API's other routes rely on API
+    Gateway's authorizer, which a function URL does not run. It has the API function's code (its
+    handler :data:`names.SCHEDULER_URL_HANDLER`, for the function URL's events), the API function's
+    memory and timeout, and of its role and environment only what the scheduler routes need
+    (:func:`scheduler_statements`). The URL's auth type is NONE: Lambda checks nothing, and the
+    function verifies each request's signature against the tenant's access key before it reads or
+    writes anything ("Control access to Lambda function URLs",
+    https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+        queues: Queues,
+        signing: Signing,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.handler = ServiceFunction(
+            self,
+            names.SCHEDULER_URL_FUNCTION_ID,
+            bundle=bundle,
+            settings=settings,
+            handler=names.SCHEDULER_URL_HANDLER,
+            description="Sundial EventBridge Scheduler API on a function URL (SigV4 verified by the function)",
+            statements=scheduler_statements(storage, queues, signing),
+            environment=function_environment(
+                settings,
+                table_name=storage.table.table_name,
+                **queues.staging_resources(),
+                own_prefix=f"{stack.stack_name}-",
+                account_id=stack.account,
+                **signing.resources(),
+            ),
+            memory_size=API_MEMORY_MB,
+            timeout=API_TIMEOUT,
+        )
+        self.function_url = self.handler.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+        self.url = self.function_url.url

@@ -54,9 +54,11 @@ EVERYTHING = {
     context_key("canary"): True,
     context_key("alarms"): True,
     context_key("dashboard"): True,
-    context_key("signing_key"): "kms",
+    context_key("scheduler_function_url"): True,
 }
-"""Every optional part on, with the default removal policy (retain)."""
+"""Every optional part on (the canary, the alarms, the dashboard, the scheduler's function URL),
+with the default removal policy (retain) and signing key mode (parameter): the ``alternate``
+fixture has the KMS key."""
 
 
 @pytest.fixture(scope="session")

@@ -92,8 +92,8 @@ def fixed_names(template: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("fixture", ["synthesized", "everything"])
 def test_no_retained_resource_has_a_fixed_name(request: pytest.FixtureRequest, fixture: str) -> None:
-    """Every optional part off (cdk.json) and on (the canary, the alarms, the dashboard, the KMS
-    signing key), both with the default removal policy, retain."""
+    """Every optional part off (cdk.json) and on (the canary, the alarms, the dashboard, the
+    scheduler's function URL), both with the default removal policy, retain."""
     built: Synthesized = request.getfixturevalue(fixture)
     template = built.template.to_json()
     retained = [
