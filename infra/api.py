@@ -10,6 +10,9 @@ API's error format (:data:`GATEWAY_ERRORS`). IAM authorizes no caller.
 The OpenAPI document and Swagger UI are resources of their own, public, on the same function;
 so is the web console, ``/console/`` and the files under it (``functions/api/assets.py``), from
 the same origin as the API it calls. Answers over 1 KiB are gzipped for a client that asks.
+
+With ``sundial:schedulerFunctionUrl`` the EventBridge Scheduler API is also served from a Lambda
+function URL, by a function of its own (:class:`SchedulerFunctionUrl`).
 """
 
 from __future__ import annotations
