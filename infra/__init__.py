@@ -11,7 +11,8 @@ signing     where the tenants' callback signing secrets come from (sundial:signi
 function    the baseline of every function: own role, own log group, tracing
 auth        API keys: the authorizer function, the REQUEST authorizer
 api         API Gateway (API keys through the authorizer; the OpenAPI document public),
-            its own errors in the API's error format, and the API function
+            its own errors in the API's error format, the API function, and the EventBridge
+            Scheduler API's function URL (sundial:schedulerFunctionUrl)
 pipeline    the firing pipeline: minute rule, tick, scanners, triggers (and the recovering one),
             and the queues of shared/topology.py
 canary      a task due every minute, fired through the pipeline and timed, and its alarms

@@ -10,6 +10,9 @@ API's error format (:data:`GATEWAY_ERRORS`). IAM authorizes no caller.
 The OpenAPI document and Swagger UI are resources of their own, public, on the same function;
 so is the web console, ``/console/`` and the files under it (``functions/api/assets.py``), from
 the same origin as the API it calls. Answers over 1 KiB are gzipped for a client that asks.
+
+With ``sundial:schedulerFunctionUrl`` the EventBridge Scheduler API is also served from a Lambda
+function URL, by a function of its own (:class:`SchedulerFunctionUrl`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Size, Stack
 from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -93,10 +98,23 @@ ACCESS_LOG_FORMAT = apigw.AccessLogFormat.custom(
 never appear: the access log has no header, and the authorizer's principal is never the key."""
 
 
+ERROR_TYPE_HEADER = "x-amzn-ErrorType"
+"""Where a rest-json AWS service names an error, and where botocore reads its code first (its
+``RestJSONParser``: the header, then the body's ``code``/``__type``): the EventBridge Scheduler
+API's clients (docs/eventbridge.md, section 4) see API Gateway's own throttling and 5xx answers as
+that service's errors, :data:`THROTTLING` and :data:`INTERNAL` (shapes of botocore's ``scheduler``
+model, with statuses 429 and 500; tests/infrastructure/test_api.py holds them to it)."""
+THROTTLING = "ThrottlingException"
+INTERNAL = "InternalServerException"
+
+
 @dataclass(frozen=True)
 class GatewayError:
     """An answer API Gateway gives itself, rewritten to the API's error format
-    (``{"error": {"code", "message"}}``, as ``shared.api.responses.ErrorOut``)."""
+    (``{"error": {"code", "message"}}``, as ``shared.api.responses.ErrorOut``), with the
+    EventBridge Scheduler API's error type in :data:`ERROR_TYPE_HEADER` when it is a throttle or
+    a 5xx (a gateway response is the whole API's, ``/v1`` and ``/scheduler`` alike: the native
+    API's clients read the body and ignore the header)."""
 
     type: apigw.ResponseType
     status: int | None
@@ -104,13 +122,29 @@ class GatewayError:
     code: str
     message: str
     headers: tuple[tuple[str, str], ...] = ()
+    error_type: str | None = None
+    """The EventBridge Scheduler API's name for the case (:data:`ERROR_TYPE_HEADER`); None: none."""
 
     def body(self) -> str:
         return json.dumps({"error": {"code": self.code, "message": self.message}})
 
+    def response_headers(self) -> dict[str, str]:
+        """Each header as it is sent (a gateway response's values are quoted literals)."""
+        headers = {"Content-Type": "application/json", **dict(self.headers)}
+        if self.error_type is not None:
+            headers[ERROR_TYPE_HEADER] = self.error_type
+        return headers
+
     @classmethod
-    def of(cls, type: apigw.ResponseType, answer: GatewayAnswer, *, keep_status: bool = False) -> GatewayError:
-        return cls(type, None if keep_status else answer.status, answer.code, answer.message)
+    def of(
+        cls,
+        type: apigw.ResponseType,
+        answer: GatewayAnswer,
+        *,
+        keep_status: bool = False,
+        error_type: str | None = None,
+    ) -> GatewayError:
+        return cls(type, None if keep_status else answer.status, answer.code, answer.message, error_type=error_type)
 
 
 GATEWAY_ERRORS = (
@@ -135,17 +169,20 @@ GATEWAY_ERRORS = (
         "No route for this method and path: every route is under /v1/ (see /v1/openapi.json); the console is "
         "at /console/.",
     ),
+    # /v1 only (the authorizer's routes), but a 5xx: named as every 5xx is
     GatewayError(
         apigw.ResponseType.AUTHORIZER_FAILURE,
         SundialError.status,
         SundialError.code,
         "Sundial failed to check this request's key; retry later.",
+        error_type=INTERNAL,
     ),
     GatewayError(
         apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR,
         SundialError.status,
         SundialError.code,
         "Sundial failed to check this request's key; retry later.",
+        error_type=INTERNAL,
     ),
     # The stage's own throttle (sundial:apiThrottleRate / apiThrottleBurst), before any tenant's
     GatewayError(
@@ -154,13 +191,14 @@ GATEWAY_ERRORS = (
         RateLimited.code,
         "Over the API's request rate: retry after a second.",
         headers=(("Retry-After", "1"),),
+        error_type=THROTTLING,
     ),
     # The function failed (its timeout, a crash, an answer over Lambda's 6 MB): API Gateway answers
     # 502 ("Handling Lambda errors with an API Gateway API"), under the default 5xx response, whose
     # status stays API Gateway's. The local API Gateway answers the same (local/apigw.py).
-    GatewayError.of(apigw.ResponseType.DEFAULT_5_XX, FUNCTION_FAILED, keep_status=True),
+    GatewayError.of(apigw.ResponseType.DEFAULT_5_XX, FUNCTION_FAILED, keep_status=True, error_type=INTERNAL),
     # Past API Gateway's 29 s (only when the function's timeout were longer): 504
-    GatewayError.of(apigw.ResponseType.INTEGRATION_TIMEOUT, INTEGRATION_TIMED_OUT),
+    GatewayError.of(apigw.ResponseType.INTEGRATION_TIMEOUT, INTEGRATION_TIMED_OUT, error_type=INTERNAL),
 )
 """API Gateway's own 4xx and 5xx answers that a caller of this API can meet, in the error format."""
 
@@ -292,10 +330,7 @@ class Api(Construct):
                 error.type.response_type,
                 type=error.type,
                 status_code=str(error.status) if error.status is not None else None,
-                response_headers={
-                    "Content-Type": "'application/json'",
-                    **{name: f"'{value}'" for name, value in error.headers},
-                },
+                response_headers={name: f"'{value}'" for name, value in error.response_headers().items()},
                 templates={"application/json": error.body()},
             )
         self.url = self.rest_api.url_for_path(f"/{names.API_VERSION_PATH}")
@@ -380,3 +415,64 @@ class Api(Construct):
                 "cannot be scoped to this stack's log groups; AmazonAPIGatewayPushToCloudWatchLogs "
                 "is the policy AWS documents for it. Only apigateway.amazonaws.com can assume it.",
             )
+
+
+def scheduler_statements(storage: Storage, queues: Queues, signing: Signing) -> list[iam.PolicyStatement]:
+    """What the EventBridge Scheduler API's routes do, as the API function does them: the table
+    (tasks, schedule names and groups, access keys, the tenants' limits and rate), staging a task
+    due soon, and reading an access key's secret back to verify a request's signature."""
+    return [
+        *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
+        queues.sends_of(names.API),
+        *signing.verifier_statements(),
+    ]
+
+
+class SchedulerFunctionUrl(Construct):
+    """The EventBridge Scheduler API from a Lambda function URL (``sundial:schedulerFunctionUrl``),
+    for clients whose SigV4 ``Authorization`` header does not come through API Gateway's REST API
+    as they signed it.
+
+    A small function of its own, not the API function: the API's other routes rely on API
+    Gateway's authorizer, which a function URL does not run. It has the API function's code (its
+    handler :data:`names.SCHEDULER_URL_HANDLER`, for the function URL's events), the API function's
+    memory and timeout, and of its role and environment only what the scheduler routes need
+    (:func:`scheduler_statements`). The URL's auth type is NONE: Lambda checks nothing, and the
+    function verifies each request's signature against the tenant's access key before it reads or
+    writes anything ("Control access to Lambda function URLs",
+    https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+        queues: Queues,
+        signing: Signing,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.handler = ServiceFunction(
+            self,
+            names.SCHEDULER_URL_FUNCTION_ID,
+            bundle=bundle,
+            settings=settings,
+            handler=names.SCHEDULER_URL_HANDLER,
+            description="Sundial EventBridge Scheduler API on a function URL (SigV4 verified by the function)",
+            statements=scheduler_statements(storage, queues, signing),
+            environment=function_environment(
+                settings,
+                table_name=storage.table.table_name,
+                **queues.staging_resources(),
+                own_prefix=f"{stack.stack_name}-",
+                account_id=stack.account,
+                **signing.resources(),
+            ),
+            memory_size=API_MEMORY_MB,
+            timeout=API_TIMEOUT,
+        )
+        self.function_url = self.handler.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
+        self.url = self.function_url.url

@@ -3,7 +3,9 @@ its real path -- tick, scanner, delay queue, trigger -- at the canary function, 
 it came as ``CanaryLatenessMs``; two alarms tell when a minute is late by more than a second or
 when minutes go missing. The canary function is also the custom resource that registers the task
 on deploy and cancels it when the stack goes (a Lambda-backed custom resource: CloudFormation
-invokes the function and waits for its answer, "AWS Lambda-backed custom resources").
+invokes the function and waits for its answer, "AWS Lambda-backed custom resources"), answering
+in every case (shared/custom_resource.py), within :data:`SERVICE_TIMEOUT` at worst, with no
+retry of its invocations.
 
 Off by default (``sundial:canary``); its cost, about $0.85 a month with its two alarms, is in
 docs/deploy.md, section 15. Its alarms come with the stack's (``sundial:alarms``, or an alarm
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from aws_cdk import CustomResource, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from infra import names
@@ -26,7 +29,24 @@ from shared.domain.canary import LATE_MS
 from shared.observability import CANARY_LATENESS_METRIC
 
 CANARY_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
-"""Register the task (its tenant's count, its item) and cancel it (read, conditional update)."""
+"""Register the task (its tenant's count, its item) and cancel it (read, conditional update); read
+and write the item naming the resource's canary (``CANARY#<key>``)."""
+CANARY_FORGET_ACTIONS = ("dynamodb:DeleteItem",)
+"""The item naming the resource's canary goes with the resource: on its own partitions only
+(``dynamodb:LeadingKeys``, "Using IAM policy conditions for fine-grained access control",
+DynamoDB developer guide)."""
+CANARY_PARTITIONS = ["CANARY#*"]
+SERVICE_TIMEOUT = Duration.seconds(300)
+"""How long CloudFormation waits for the custom resource's answer before it fails the resource
+(``ServiceTimeout``, 1 to 3,600 s, 3,600 by default: "AWS::CloudFormation::CustomResource",
+https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-cloudformation-customresource.html).
+The function answers in every case within its own 30 s (shared/custom_resource.py): this bounds
+only the invocation that never ran (throttled, or lost) and the answer that could not be PUT, which
+without it held a stack an hour, and its rollback another."""
+MAX_EVENT_AGE = SERVICE_TIMEOUT
+"""An invocation Lambda could not start within CloudFormation's wait is dropped: its answer would
+come after CloudFormation gave up, and a create run then could register a canary for a resource
+already rolled back."""
 MISSING_MINUTES = 3
 """The missing-canary alarm fires when this many minutes in a row had no canary fire (the first
 minutes after a deploy have none yet: one or two are no alarm)."""
@@ -54,6 +74,11 @@ class Canary(Construct):
             description="Sundial canary: registers the canary task on deploy, and times each of its fires",
             statements=[
                 *storage.access_statements(actions=CANARY_TABLE_ACTIONS),
+                iam.PolicyStatement(
+                    actions=list(CANARY_FORGET_ACTIONS),
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": CANARY_PARTITIONS}},
+                ),
                 # its first occurrence falls within the writers' window: it stages it
                 queues.sends_of(names.CANARY),
             ],
@@ -68,10 +93,19 @@ class Canary(Construct):
             timeout=Duration.seconds(30),
             allow_recursion=names.CANARY in topology.looping(settings.delay_queues),
         )
+        # CloudFormation invokes the service token asynchronously, and Lambda retries a failed
+        # asynchronous invocation twice by default ("How Lambda handles errors and retries with
+        # asynchronous invocation",
+        # https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html): each
+        # retry of a create would be a request of its own. None: the function answers every
+        # request itself, failures included. (The canary task's own calls, asynchronous too, are
+        # not retried by Lambda either: a failed fire is what the alarms are for.)
+        self.function.function.configure_async_invoke(retry_attempts=0, max_event_age=MAX_EVENT_AGE)
         self.task = CustomResource(
             self,
             "Task",
             service_token=self.function.function.function_arn,
+            service_timeout=SERVICE_TIMEOUT,
             resource_type="Custom::SundialCanary",
             properties={"FunctionArn": self.function.function.function_arn},
         )

@@ -11,6 +11,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import names
@@ -30,6 +31,14 @@ JOB_FUNCTION_TIMEOUT = Duration.seconds(300)
 JOBS_PREFIX = "jobs/"
 ENDED_WITHOUT_THE_JOB = ("FAILED", "TIMED_OUT", "ABORTED")
 """Execution statuses after which a still running job is recorded failed (functions/jobs/handler.py)."""
+EXECUTION_ENDS_RETRY_ATTEMPTS = 8
+EXECUTION_ENDS_MAX_EVENT_AGE = Duration.hours(24)
+"""The rule's retry policy ("How EventBridge retries delivering events", EventBridge user guide,
+https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html: by default 185
+times over 24 hours, with exponential backoff and jitter): 8 retries, within a day at most; then
+the event goes to the rule target's dead-letter queue, whose depth is alarmed, rather than a day
+of retries passing before anyone hears of it. Delivering one twice is harmless (the fail step
+finds the job ended)."""
 
 
 class JobRunner(Construct):
@@ -113,6 +122,27 @@ class JobRunner(Construct):
             function=self.function.function,
             shard_concurrency=settings.job_shard_concurrency,
         )
+        # An event the rule could not deliver (the job function throttled or failing past the
+        # retries, or its permission gone) lands here rather than nowhere: "Using dead-letter
+        # queues to process undelivered events in EventBridge",
+        # https://docs.aws.amazon.com/eventbridge/latest/userguide/rule-dlq.html. The target's
+        # dead_letter_queue gives the queue a policy letting events.amazonaws.com send to it from
+        # this rule alone (aws:SourceArn), as that page asks; an encrypted queue must use a key
+        # EventBridge may use, which SQS's own (SSE-SQS) is.
+        self.execution_ends_dead_letters = sqs.Queue(
+            self,
+            "ExecutionEndsDeadLetters",
+            retention_period=Duration.days(14),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(
+            self.execution_ends_dead_letters,
+            "AwsSolutions-SQS3",
+            "This queue is itself a dead-letter queue: the one of the execution-status rule's target "
+            "(the events EventBridge could not deliver to the job function), which cdk-nag does not see "
+            "as such since no queue redrives to it. Its depth is alarmed with the stack's alarms.",
+        )
         # An execution that ends FAILED, TIMED_OUT or ABORTED (its fail step itself failing, a stop
         # from outside) has its job recorded failed, unless the job had ended already: no job stays
         # "running" behind an execution that is over (Step Functions sends its status changes to
@@ -129,7 +159,14 @@ class JobRunner(Construct):
                     "stateMachineArn": [self.jobs.state_machine.state_machine_arn],
                 },
             ),
-            targets=[events_targets.LambdaFunction(self.function.function, retry_attempts=8)],
+            targets=[
+                events_targets.LambdaFunction(
+                    self.function.function,
+                    retry_attempts=EXECUTION_ENDS_RETRY_ATTEMPTS,
+                    max_event_age=EXECUTION_ENDS_MAX_EVENT_AGE,
+                    dead_letter_queue=self.execution_ends_dead_letters,
+                )
+            ],
         )
 
     def starter_statements(self) -> list[iam.PolicyStatement]:

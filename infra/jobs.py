@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_cdk import Duration, Stack
+from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -96,6 +96,20 @@ POST = "Post"
 DONE = "Done"
 FAILED = "Failed"
 FAIL = "Fail"
+
+
+LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
+
+
+def log_group_name(stack: Stack) -> str:
+    """``/aws/vendedlogs/states/<stack name>-jobs-<UUID>``, the UUID the last part of the stack's
+    ARN (``arn:aws:cloudformation:<region>:<account>:stack/<name>/<UUID>``, the ``AWS::StackId``
+    pseudo parameter: "Pseudo parameters reference" in the CloudFormation user guide,
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/pseudo-parameter-reference.html),
+    which a new stack of the same name does not share: a group retained from a deleted stack never
+    stands in the way of the next one."""
+    stack_uuid = Fn.select(2, Fn.split("/", stack.stack_id))
+    return f"{LOG_GROUP_PREFIX}{stack.stack_name}-jobs-{stack_uuid}"
 
 
 class Jobs(Construct):
@@ -188,10 +202,13 @@ class Jobs(Construct):
         # Vended logs go to a group under /aws/vendedlogs/: CloudWatch Logs' resource policy, which
         # each such delivery adds to, holds 5,120 characters ("Logging using CloudWatch Logs" in
         # the Step Functions developer guide), and a prefix lets one statement cover them all.
+        # The name ends with the stack's own id, new with every creation of the stack: a retained
+        # group outlives its stack, and a fixed name would fail the next deployment of a stack of
+        # that name ("already exists"; :func:`log_group_name`).
         self.log_group = logs.LogGroup(
             self,
             "Logs",
-            log_group_name=f"/aws/vendedlogs/states/{Stack.of(self).stack_name}-jobs",
+            log_group_name=log_group_name(Stack.of(self)),
             retention=settings.log_retention,
             removal_policy=settings.cdk_removal_policy,
         )

@@ -11,6 +11,9 @@ recovers):
 
 * **dead letters**: any message in the dead-letter queue -- an occurrence whose retries ran out,
   a target that refused it for good, or a message the pipeline itself could not process;
+* **job ends undelivered**: any message in the dead-letter queue of the rule that records a job
+  failed when its execution ended without it (infra/job_runner.py): that job stays ``running``
+  until the event is handled;
 * **stranded**: delay-queue messages that ran out of receives reached the stranded queue (the
   trigger's lanes were throttled; the recovering trigger's drain, which the tick invokes, took
   them);
@@ -35,6 +38,7 @@ from constructs import Construct
 from infra import names
 from infra.api import Api
 from infra.canary import Canary
+from infra.job_runner import JobRunner
 from infra.pipeline import Pipeline
 from infra.settings import DeploymentSettings
 from shared import topology
@@ -74,6 +78,7 @@ class Monitoring(Construct):
         settings: DeploymentSettings,
         pipeline: Pipeline,
         api: Api,
+        jobs: JobRunner,
         canary: Canary | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -83,6 +88,7 @@ class Monitoring(Construct):
         if settings.alarmed:
             self.alarms = [
                 *self._pipeline_alarms(settings, pipeline),
+                self._job_ends_alarm(jobs),
                 self._api_errors_alarm(api),
                 *(canary.alarms if canary is not None else ()),
             ]
@@ -173,6 +179,26 @@ class Monitoring(Construct):
             for name, function in pipeline.functions.items()
         ]
         return [dead_letters, stranded_alarm, lateness, *errors]
+
+    def _job_ends_alarm(self, jobs: JobRunner) -> cloudwatch.Alarm:
+        """The execution-status rule's dead letters, as the pipeline's are alarmed."""
+        return cloudwatch.Alarm(
+            self,
+            names.JOB_ENDS_DLQ_ALARM_ID,
+            alarm_name=f"{self._prefix}-job-ends-dead-letters",
+            alarm_description=(
+                "EventBridge could not deliver a job execution's end (FAILED, TIMED_OUT or ABORTED) to the "
+                "job function: that job stays running until the event, each message of the queue, is sent to "
+                "the job function again (docs/deploy.md, section 10)."
+            ),
+            metric=jobs.execution_ends_dead_letters.metric_approximate_number_of_messages_visible(
+                statistic=cloudwatch.Stats.MAXIMUM, period=MINUTE, label="job ends undelivered"
+            ),
+            threshold=0,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+            evaluation_periods=1,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+        )
 
     def _api_errors_alarm(self, api: Api) -> cloudwatch.Alarm:
         return cloudwatch.Alarm(

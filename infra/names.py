@@ -46,6 +46,7 @@ when ``sundial:triggerProvisionedConcurrency`` is above 0); its event sources in
 DASHBOARD_ID = "Dashboard"
 ALARM_TOPIC_ID = "AlarmTopic"
 DLQ_DEPTH_ALARM_ID = "DeadLetters"
+JOB_ENDS_DLQ_ALARM_ID = "JobEndsDeadLetters"
 STRANDED_ALARM_ID = "Stranded"
 LATENESS_ALARM_ID = "Lateness"
 API_5XX_ALARM_ID = "Api5xx"
@@ -78,6 +79,11 @@ def function_id(function: str) -> str:
 # Lambda handlers (module path inside the code asset, then the attribute).
 API_HANDLER = handler("api")
 AUTHORIZER_HANDLER = handler("authorizer")
+SCHEDULER_URL_HANDLER = "functions.api.scheduler.url_handler"
+"""The EventBridge Scheduler API behind a Lambda function URL (``sundial:schedulerFunctionUrl``):
+the API function's code, a handler of its own for the function URL's events."""
+SCHEDULER_URL_ID = "SchedulerUrl"
+SCHEDULER_URL_FUNCTION_ID = "Function"
 
 # API Gateway: every path under /v1 goes to the API function; the stage is "prod", so a
 # deployment's URL is https://<id>.execute-api.<region>.amazonaws.com/prod/v1/...
@@ -103,6 +109,8 @@ OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN = "HighPriorityTriggerRoleArn"
 OUTPUT_RECOVER_ROLE_ARN = "RecoverRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 """Only when the stack has the dashboard (``sundial:dashboard``)."""
+OUTPUT_SCHEDULER_FUNCTION_URL = "SchedulerFunctionUrl"
+"""Only with ``sundial:schedulerFunctionUrl``: the EventBridge Scheduler API's function URL."""
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in
 # camel case, each a field of shared.settings.DeploymentSettings (shared.settings.context_key).

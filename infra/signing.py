@@ -74,6 +74,11 @@ class Signing(Construct):
         section 5): a key's secret is made as a rotation makes one and read back to verify SigV4."""
         raise NotImplementedError
 
+    def verifier_statements(self) -> list[iam.PolicyStatement]:
+        """What verifying an access key's SigV4 signature needs and nothing more: the key's secret
+        read back (the EventBridge Scheduler API's function URL: infra/api.py)."""
+        raise NotImplementedError
+
     def signer_statements(self, storage: Storage) -> list[iam.PolicyStatement]:
         return [
             *self.value_statements(),
@@ -122,6 +127,9 @@ class SigningRoot(Signing):
     def access_key_statements(self) -> list[iam.PolicyStatement]:
         return []  # derived from the root, which the rotator's statements read already
 
+    def verifier_statements(self) -> list[iam.PolicyStatement]:
+        return self._root_statements()  # a key's secret is derived from the root
+
 
 class SigningKey(Signing):
     """The "kms" mode: a customer-managed key of the stack, rotated yearly."""
@@ -147,6 +155,9 @@ class SigningKey(Signing):
 
     def access_key_statements(self) -> list[iam.PolicyStatement]:
         return [iam.PolicyStatement(actions=list(ACCESS_KEY_ACTIONS), resources=[self.key.key_arn])]
+
+    def verifier_statements(self) -> list[iam.PolicyStatement]:
+        return self.access_key_statements()
 
 
 def signing(scope: Construct, construct_id: str, *, settings: DeploymentSettings) -> Signing:

@@ -8,7 +8,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from infra import names
-from infra.api import Api
+from infra.api import Api, SchedulerFunctionUrl
 from infra.auth import ApiKeys
 from infra.bundling import LambdaBundle
 from infra.canary import Canary
@@ -51,6 +51,19 @@ class SundialStack(Stack):
             signing=self.signing,
             keys=self.keys,
         )
+        self.scheduler_url = (
+            SchedulerFunctionUrl(
+                self,
+                names.SCHEDULER_URL_ID,
+                settings=settings,
+                bundle=self.bundle,
+                storage=self.storage,
+                queues=self.pipeline.queues,
+                signing=self.signing,
+            )
+            if settings.scheduler_function_url
+            else None
+        )
         self.canary = (
             Canary(
                 self,
@@ -64,7 +77,13 @@ class SundialStack(Stack):
             else None
         )
         self.monitoring = Monitoring(
-            self, names.MONITORING_ID, settings=settings, pipeline=self.pipeline, api=self.api, canary=self.canary
+            self,
+            names.MONITORING_ID,
+            settings=settings,
+            pipeline=self.pipeline,
+            api=self.api,
+            jobs=self.jobs,
+            canary=self.canary,
         )
 
         CfnOutput(
@@ -121,6 +140,16 @@ class SundialStack(Stack):
                 "trigger): name it next to TriggerRoleArn in such a key policy"
             ),
         )
+        if self.scheduler_url is not None:  # sundial:schedulerFunctionUrl
+            CfnOutput(
+                self,
+                names.OUTPUT_SCHEDULER_FUNCTION_URL,
+                value=self.scheduler_url.url,
+                description=(
+                    "The EventBridge Scheduler API's function URL: a scheduler client's endpoint where signed "
+                    "requests through ApiUrl's /scheduler are refused (docs/eventbridge.md, section 5)"
+                ),
+            )
         if self.monitoring.dashboard is not None:  # sundial:dashboard
             CfnOutput(
                 self,

@@ -260,24 +260,37 @@ class CanaryFire(BaseModel):
 
 
 class CanaryProperties(BaseModel):
+    """The custom resource's properties as CloudFormation sends them: the service token, and the
+    canary's own (any other member, such as ``ServiceTimeout``, is not the canary's and is
+    ignored)."""
+
+    service_token: str = Field(alias="ServiceToken")
+    """The function CloudFormation invoked (required of every custom resource)."""
     function_arn: str = Field(alias="FunctionArn")
     """The canary function: the canary task's target."""
 
 
 class CustomResourceRequest(BaseModel):
-    """CloudFormation's request to the canary's custom resource: what the canary reads of it
-    ("Custom resource request objects" in the CloudFormation user guide)."""
+    """CloudFormation's request to the canary's custom resource, every member the documented
+    request object has ("Custom resource request objects",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-requests.html, and
+    its pages of each request type, Create, Update and Delete; tests/data/aws/cloudformation/ holds
+    one of each, parsed by tests/unit/test_messages.py)."""
 
     model_config = ConfigDict(populate_by_name=True)
 
     request_type: Literal["Create", "Update", "Delete"] = Field(alias="RequestType")
     response_url: str = Field(alias="ResponseURL")
+    """The presigned S3 URL the answer is PUT to."""
     stack_id: str = Field(alias="StackId")
     request_id: str = Field(alias="RequestId")
+    resource_type: str = Field(alias="ResourceType")
     logical_resource_id: str = Field(alias="LogicalResourceId")
     physical_resource_id: str | None = Field(None, alias="PhysicalResourceId")
-    """None on a create."""
+    """The id the first answer gave; None on a create."""
     properties: CanaryProperties = Field(alias="ResourceProperties")
+    old_properties: CanaryProperties | None = Field(None, alias="OldResourceProperties")
+    """An update's properties before it; None otherwise."""
 
 
 CanaryEvent = CanaryFire | CustomResourceRequest

@@ -21,24 +21,35 @@ succeeding calls, ``GET <url>/v1/smoke-no-such-route`` (a 4xx, which is final: n
 dead letter; the retry check needs an answer that changes (500, then 200), which no public route
 gives, so it is skipped and says so. ``--targets`` chooses either way explicitly.
 
+With an access key of the EventBridge Scheduler API (``--access-key-id`` and
+``--secret-access-key``, or ``SUNDIAL_ACCESS_KEY_ID`` and ``SUNDIAL_SECRET_ACCESS_KEY``) it also
+makes a signed round trip with boto3's ``scheduler`` client: ``ListScheduleGroups`` (the default
+group's ARN names the account and Region a target must be in), ``CreateSchedule`` (a disabled
+one-shot a month ahead, at a queue that need not exist), ``GetSchedule`` and ``DeleteSchedule``,
+against the API's ``/scheduler`` or the function URL given (``--scheduler-url``,
+``SUNDIAL_SCHEDULER_URL``: the stack's ``SchedulerFunctionUrl`` output). A signature the endpoint
+refuses is named plainly, with the endpoint to use instead (:func:`scheduler_round_trip`).
+
 One line per check (``ok``, ``FAILED`` or ``skipped``, with its figures); the exit status is 1 when
 any check failed (or the API could not be reached), else 0. What it leaves behind: its tasks,
 named ``smoke-<id>-*`` (the recurring one and the chain's child cancelled, the others completed),
-and one dead letter.
+and one dead letter; the round trip deletes its schedule.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import secrets
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
@@ -414,6 +425,153 @@ class Smoke:
         return [verdicts[name] for name in names if name in verdicts]
 
 
+# --- the EventBridge Scheduler API, signed -------------------------------------------------------
+
+ACCESS_KEY_ENV = "SUNDIAL_ACCESS_KEY_ID"
+SECRET_KEY_ENV = "SUNDIAL_SECRET_ACCESS_KEY"  # noqa: S105 (a variable's name, not a secret)
+SCHEDULER_URL_ENV = "SUNDIAL_SCHEDULER_URL"
+FUNCTION_URL_OUTPUT = "SchedulerFunctionUrl"
+"""The stack's output naming the function URL (``sundial:schedulerFunctionUrl``)."""
+FUNCTION_URL_SETTING = "sundial:schedulerFunctionUrl"
+SIGNATURE_ERRORS = frozenset({"InvalidSignatureException", "SignatureDoesNotMatch", "IncompleteSignatureException"})
+UNKNOWN_KEY_ERRORS = frozenset({"UnrecognizedClientException", "InvalidClientTokenId"})
+REGION_IN_HOST = re.compile(r"\.(?:execute-api|lambda-url)\.([a-z0-9-]+)\.(?:amazonaws\.com|on\.aws)$")
+EVENTBRIDGE = "eventbridge"
+
+
+def scheduler_region(endpoint: str, env: Mapping[str, str]) -> str:
+    """The Region requests are signed for: the one in an API Gateway or function URL host, else
+    ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else us-east-1 (``make run`` takes any)."""
+    found = REGION_IN_HOST.search(urlsplit(endpoint).hostname or "")
+    if found:
+        return found.group(1)
+    return env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+
+
+def _error_code(exc: Exception) -> str | None:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str((response.get("Error") or {}).get("Code") or "") or None
+    return None
+
+
+def refusal_advice(code: str, endpoint: str, function_url: bool) -> str:
+    """What to do about an endpoint that refused the request's credentials, in words."""
+    if code in UNKNOWN_KEY_ERRORS:
+        return (
+            f"{endpoint} does not know this access key (revoked, mistyped, or another deployment's): issue one with "
+            "POST /v1/tenants/{id}/access-keys"
+        )
+    if function_url:
+        return (
+            f"{endpoint} (the function URL) refused the signature too: check the secret access key and this "
+            "machine's clock (at most 5 minutes off)"
+        )
+    return (
+        f"{endpoint} refused the signature: API Gateway may not hand the request's SigV4 Authorization header on "
+        f'as it was signed. Use the function URL instead: deploy with "{FUNCTION_URL_SETTING}": true and give '
+        f"the stack's {FUNCTION_URL_OUTPUT} output as --scheduler-url (or {SCHEDULER_URL_ENV}); if that refuses "
+        "it too, check the secret and this machine's clock"
+    )
+
+
+def scheduler_round_trip(
+    client: Any, endpoint: str, *, function_url: bool, name: str, now: Callable[[], datetime] | None = None
+) -> Verdict:
+    """``ListScheduleGroups``, ``CreateSchedule``, ``GetSchedule`` and ``DeleteSchedule`` through
+    ``client`` (boto3's ``scheduler`` client, or a stand-in), each signed; the verdict, saying
+    which endpoint to use when one refuses the signature."""
+    now = now or (lambda: datetime.now(UTC))
+    step = "ListScheduleGroups"
+    created = False
+    try:
+        groups = client.list_schedule_groups(MaxResults=1)["ScheduleGroups"]
+        arn = next(group["Arn"] for group in groups if group["Name"] == "default")
+        partition, region, account = arn.split(":")[1], arn.split(":")[3], arn.split(":")[4]
+        target = {
+            "Arn": f"arn:{partition}:sqs:{region}:{account}:smoke-eventbridge-target",
+            "RoleArn": f"arn:{partition}:iam::{account}:role/smoke-eventbridge",
+            "Input": json.dumps({"smoke": name}),
+        }
+        expression = f"at({(now() + timedelta(days=30)).strftime('%Y-%m-%dT%H:%M:%S')})"
+        step = "CreateSchedule"
+        client.create_schedule(
+            Name=name,
+            ScheduleExpression=expression,
+            FlexibleTimeWindow={"Mode": "OFF"},
+            State="DISABLED",
+            Target=target,
+        )
+        created = True
+        step = "GetSchedule"
+        read = client.get_schedule(Name=name)
+        problems = [
+            f"{member} came back {read.get(member)!r}, not {wanted!r}"
+            for member, wanted in (("ScheduleExpression", expression), ("State", "DISABLED"))
+            if read.get(member) != wanted
+        ]
+        if (read.get("Target") or {}).get("Arn") != target["Arn"]:
+            problems.append(f"Target.Arn came back {(read.get('Target') or {}).get('Arn')!r}")
+        step = "DeleteSchedule"
+        client.delete_schedule(Name=name)
+        created = False
+    except Exception as exc:
+        code = _error_code(exc)
+        if created:
+            with suppress(Exception):
+                client.delete_schedule(Name=name)
+        if code in SIGNATURE_ERRORS or code in UNKNOWN_KEY_ERRORS:
+            detail = f"{step} refused ({code}): {refusal_advice(code, endpoint, function_url)}"
+        else:
+            detail = f"{step} against {endpoint} failed: {type(exc).__name__}: {exc}"
+        return Verdict(EVENTBRIDGE, FAILED, detail)
+    via = "the function URL" if function_url else "the API's /scheduler"
+    detail = f"schedule {name} created, read back and deleted through {via} ({endpoint}), signed for {region}"
+    if problems:
+        return Verdict(EVENTBRIDGE, FAILED, "; ".join([*problems, detail]))
+    return Verdict(EVENTBRIDGE, OK, detail)
+
+
+def scheduler_client(endpoint: str, region: str, access_key_id: str, secret_access_key: str) -> Any:
+    """boto3's ``scheduler`` client, signing with the access key for ``region``, at ``endpoint``."""
+    import boto3  # noqa: PLC0415 (a third of a second: only when the round trip runs)
+    from botocore.config import Config  # noqa: PLC0415
+
+    return boto3.session.Session().client(
+        "scheduler",
+        endpoint_url=endpoint,
+        region_name=region,
+        aws_access_key_id=access_key_id,
+        aws_secret_access_key=secret_access_key,
+        config=Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=10, read_timeout=30),
+    )
+
+
+def eventbridge_check(
+    args: argparse.Namespace,
+    url: str,
+    env: Mapping[str, str],
+    prefix: str,
+    make_client: Callable[[str, str, str, str], Any] = scheduler_client,
+) -> Verdict:
+    """The round trip when the smoke has an access key (flags, else the environment), skipped and
+    saying how otherwise."""
+    key_id = args.access_key_id or env.get(ACCESS_KEY_ENV)
+    secret = args.secret_access_key or env.get(SECRET_KEY_ENV)
+    if not key_id or not secret:
+        return Verdict(
+            EVENTBRIDGE,
+            SKIPPED,
+            f"no access key ({ACCESS_KEY_ENV} and {SECRET_KEY_ENV}, or --access-key-id and --secret-access-key) "
+            "for the signed round trip",
+        )
+    given = args.scheduler_url or env.get(SCHEDULER_URL_ENV)
+    endpoint = (given or f"{url}/scheduler").rstrip("/")
+    region = args.region or scheduler_region(endpoint, env)
+    client = make_client(endpoint, region, key_id, secret)
+    return scheduler_round_trip(client, endpoint, function_url=bool(given), name=f"{prefix}-eventbridge")
+
+
 def base_url(url: str) -> str:
     """The API's base, routes appended to it: the stack's ``ApiUrl`` output (``.../prod/v1``) is
     taken as it is printed, without its ``/v1``."""
@@ -442,6 +600,17 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--max-lateness-ms", type=int, default=1000, help="on time means at most this late (1000)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds the checks may take in all (60)")
+    parser.add_argument(
+        "--access-key-id",
+        help=f"an EventBridge Scheduler API access key (default: ${ACCESS_KEY_ENV}): the signed check",
+    )
+    parser.add_argument("--secret-access-key", help=f"its secret (default: ${SECRET_KEY_ENV})")
+    parser.add_argument(
+        "--scheduler-url",
+        help=f"the scheduler API's endpoint (default: ${SCHEDULER_URL_ENV}, else the URL + /scheduler): the stack's "
+        f"{FUNCTION_URL_OUTPUT} output",
+    )
+    parser.add_argument("--region", help="the Region to sign for (default: the endpoint's host's, else $AWS_REGION)")
     return parser.parse_args(argv)
 
 
@@ -460,9 +629,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with running_receiver() as receiver:
             targets: Targets = ReceiverTargets(receiver) if use_receiver else ApiTargets(url)
             print(f"smoke: {url}, targets: {targets.description}, on time: at most {args.max_lateness_ms} ms late")
-            verdicts = Smoke(client, targets, args.max_lateness_ms).run(args.timeout)
+            smoke = Smoke(client, targets, args.max_lateness_ms)
+            verdicts = smoke.run(args.timeout)
     finally:
         client.close()
+    signed = eventbridge_check(args, url, os.environ, smoke.prefix)
+    print(signed.line())
+    verdicts.append(signed)
     failed = [verdict for verdict in verdicts if verdict.outcome == FAILED]
     passed = sum(verdict.outcome == OK for verdict in verdicts)
     print(f"smoke: {passed} ok, {len(failed)} failed, {len(verdicts) - passed - len(failed)} skipped")

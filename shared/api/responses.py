@@ -298,7 +298,10 @@ class JobOut(Model):
         description="post's result once succeeded; null when it is larger than 64 KiB as JSON (then result_url)."
     )
     result_url: str | None = Field(
-        None, description="A link (valid for an hour) to a result larger than 64 KiB, kept as a JSON object."
+        None,
+        description="A link to a result larger than 64 KiB, kept as a JSON object, signed at this read with the "
+        "API's temporary credentials: valid an hour at most, and no longer than those credentials, which may expire "
+        "sooner. Every read of the job answers a freshly signed one.",
     )
     result_bytes: int | None = Field(None, description="The size of such a result as JSON.")
     error: str | None = Field(

@@ -10,6 +10,7 @@ function itself, which reads how late each call came from the callback's own bod
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 from shared.domain.retry import Backoff, RetryPolicy
@@ -23,6 +24,23 @@ SCHEDULE = Cron("* * * * *")
 """Every minute at second 0 (UTC)."""
 LATE_MS = 1_000
 """An occurrence later than this is an alarm (the stack's canary alarm threshold)."""
+
+
+RESOURCE_PREFIX = "sundial-canary-"
+
+
+def resource_key(stack_id: str, logical_resource_id: str) -> str:
+    """The canary's custom resource, named by what every request CloudFormation makes of it
+    carries: the stack's id and the resource's logical id ("Custom resource request objects",
+    https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-requests.html). A
+    retried request, an update and its rollback name the same canary; a new stack of the same name
+    has a new stack id (its ARN ends with a UUID of each creation). It is the custom resource's
+    physical id, and the key of the item that names the canary's task.
+
+    The task's id itself cannot be derived so: it encodes the task's first due time and bucket
+    shard (shared/domain/ids.py), which a retry a minute later does not share."""
+    digest = hashlib.sha256(f"{stack_id}\n{logical_resource_id}".encode()).hexdigest()
+    return RESOURCE_PREFIX + digest[:32]
 
 
 def spec(function_arn: str) -> TaskSpec:

@@ -41,6 +41,7 @@ from shared.services.throttling import Throttling
 from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
 from shared.settings import Settings
 from shared.store.access_keys import DynamoAccessKeys
+from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.eventbridge import DynamoSchedules
@@ -146,6 +147,12 @@ def _secret_values(settings: Settings) -> SecretValues | None:
     if settings.signing_key_arn:
         return KmsSecretValues(settings.signing_key_arn)
     return None
+
+
+def build_canary_resources(settings: Settings) -> DynamoCanaryResources:
+    """Which task is the canary of a stack's custom resource (the canary function's)."""
+    bind_table(settings.table_name)
+    return DynamoCanaryResources()
 
 
 def build_access_keys(settings: Settings) -> AccessKeys:

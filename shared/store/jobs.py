@@ -9,6 +9,7 @@ from functools import cache
 from typing import Any
 
 import boto3
+from botocore.config import Config
 from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
 
 from shared.domain.codec import compact_json
@@ -381,7 +382,14 @@ def _levels(item: JobItem) -> tuple[LevelProgress, ...] | None:
 
 @cache
 def _s3() -> Any:
-    return boto3.client("s3")
+    """The S3 client of the jobs bucket, signing with Signature Version 4 even the links it
+    presigns. botocore presigns S3 with Signature Version 2 by default in the Regions that once
+    took it (us-east-1, eu-west-1...), and a bucket created after June 24, 2020, as every stack's
+    jobs bucket is, refuses such requests ("Amazon S3 Update - SigV2 Deprecation Period Extended &
+    Modified", https://aws.amazon.com/blogs/aws/amazon-s3-update-sigv2-deprecation-period-extended-modified/;
+    "Specifying the Signature Version in Request Authentication", Amazon S3 API reference,
+    https://docs.aws.amazon.com/AmazonS3/latest/API/specify-signature-version.html)."""
+    return boto3.client("s3", config=Config(signature_version="s3v4"))
 
 
 class S3Blobs:
@@ -401,7 +409,11 @@ class S3Blobs:
 
     def url(self, key: str, expires_s: int) -> str:
         """A presigned GET of the object (signed here, with the function's role: it must be allowed
-        s3:GetObject there)."""
+        s3:GetObject there). Valid ``expires_s`` from now at most: the role's credentials are
+        temporary, and a URL presigned with temporary credentials expires when they do, even when
+        it was made to last longer ("Sharing objects with presigned URLs", Amazon S3 user guide,
+        https://docs.aws.amazon.com/AmazonS3/latest/userguide/using-presigned-url.html). Signed
+        anew on each call: each read of the job answers a fresh link."""
         url: str = self._client().generate_presigned_url(
             "get_object", Params={"Bucket": self.bucket, "Key": key}, ExpiresIn=expires_s
         )

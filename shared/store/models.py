@@ -12,7 +12,8 @@ item, told apart by ``kind``:
 Other partitions: ``W#<shard>`` (a shard's scan watermark; ``W#clean`` the tick's), ``R#<task id>`` (the runs of a
 recurring task), ``RL#<batch>`` (one trigger batch's successful runs), ``J#<job id>`` (a job),
 ``DL#<tenant>`` (a tenant's dead letters), ``T#<tenant>`` (a tenant's item, keys, signing secrets
-and limits), ``LIMIT#<tenant>#<name>#<k>`` (a limit's state).
+and limits), ``LIMIT#<tenant>#<name>#<k>`` (a limit's state), ``CANARY#<key>`` (which task is a
+stack's canary).
 
 Index ``by_tenant`` (keys only): ``lpk = L#<tenant>#<k>`` / ``lsk = <created ms>#<task id>`` lists
 a tenant's tasks newest first; only task home items carry ``lpk``, so the index is sparse. The
@@ -508,6 +509,16 @@ class ScheduleNameItem(_Table):
     client_token = UnicodeAttribute(null=True)
 
 
+class CanaryResourceItem(_Table):
+    """``CANARY#<resource key>`` / ``CANARY``: which task is the canary of one stack's custom
+    resource (shared/domain/canary.py, ``resource_key``: the stack's id and the resource's
+    logical id), so a retried request, an update or its rollback finds the canary registered
+    before rather than registering another (shared/services/canary.py)."""
+
+    task_id = UnicodeAttribute()
+    updated_ms = NumberAttribute()
+
+
 TABLE_MODELS: tuple[type[Model], ...] = (
     BucketItem,
     TaskItem,
@@ -535,6 +546,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     AccessKeyItem,
     ScheduleGroupItem,
     ScheduleNameItem,
+    CanaryResourceItem,
 )
 
 

@@ -35,15 +35,38 @@ class Synthesized:
         return json.loads((self.outdir / "validation-report.json").read_text())
 
 
-@pytest.fixture(scope="session")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = build_app(outdir=str(outdir))
+def _synthesized(outdir: Path, overrides: dict[str, Any] | None = None) -> Synthesized:
+    app = build_app(outdir=str(outdir), overrides=overrides)
     assembly = app.synth()
     stack = app.node.find_child(names.STACK_NAME)
     assert isinstance(stack, SundialStack)
     artifact = assembly.get_stack_artifact(stack.artifact_id)
     return Synthesized(app=app, stack=stack, template=Template.from_json(artifact.template), outdir=outdir)
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """The app as cdk.json states it: every optional part off."""
+    return _synthesized(tmp_path_factory.mktemp("cdk.out"))
+
+
+EVERYTHING = {
+    context_key("canary"): True,
+    context_key("alarms"): True,
+    context_key("dashboard"): True,
+    context_key("scheduler_function_url"): True,
+}
+"""Every optional part on (the canary, the alarms, the dashboard, the scheduler's function URL),
+with the default removal policy (retain) and signing key mode (parameter): the ``alternate``
+fixture has the KMS key."""
+
+
+@pytest.fixture(scope="session")
+def everything(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    """Every optional part on (:data:`EVERYTHING`), the removal policy the default (retain),
+    synthesized as ``make synth`` does (cdk-nag's plugin, the assembly on disk): with
+    :func:`synthesized`, each optional part both on and off."""
+    return _synthesized(tmp_path_factory.mktemp("cdk.out-everything"), EVERYTHING)
 
 
 @pytest.fixture(scope="session")

@@ -179,6 +179,74 @@ def test_api_gateways_own_errors_are_in_the_error_format(synthesized: Synthesize
     assert responses["THROTTLED"]["ResponseParameters"]["gatewayresponse.header.Retry-After"] == "'1'"
 
 
+SCHEDULER_ERROR_TYPES = {
+    "AUTHORIZER_FAILURE": ("InternalServerException", 500),
+    "AUTHORIZER_CONFIGURATION_ERROR": ("InternalServerException", 500),
+    "THROTTLED": ("ThrottlingException", 429),
+    "DEFAULT_5XX": ("InternalServerException", 502),  # API Gateway's own status: a failed function's
+    "INTEGRATION_TIMEOUT": ("InternalServerException", 504),
+}
+"""API Gateway's own throttle and 5xx answers, as the EventBridge Scheduler API's errors (and the
+status each comes with)."""
+
+
+def _gateway_responses(synthesized: Synthesized) -> dict[str, dict[str, Any]]:
+    return {
+        response["Properties"]["ResponseType"]: response["Properties"]
+        for response in synthesized.resources("AWS::ApiGateway::GatewayResponse").values()
+    }
+
+
+def test_api_gateways_own_throttle_and_5xx_name_the_eventbridge_scheduler_error(synthesized: Synthesized) -> None:
+    """``x-amzn-ErrorType`` on the gateway responses of a 429 or a 5xx, the service's own error
+    types; none on the 4xx the native API alone meets (401, 403, the 404 of a path with no route:
+    every path under /scheduler reaches the function)."""
+    responses = _gateway_responses(synthesized)
+    for response_type, response in responses.items():
+        header = response["ResponseParameters"].get("gatewayresponse.header.x-amzn-ErrorType")
+        expected = SCHEDULER_ERROR_TYPES.get(response_type)
+        assert header == (f"'{expected[0]}'" if expected else None), response_type
+
+
+def test_botocore_reads_the_eventbridge_scheduler_error_from_api_gateways_own_answers(
+    synthesized: Synthesized,
+) -> None:
+    """botocore's rest-json parser, on each such answer as API Gateway sends it (its status, the
+    gateway response's headers and body), finds an error of botocore's own ``scheduler`` model: its
+    clients raise ``ThrottlingException`` (retried as a throttle) or ``InternalServerException``,
+    as from the service. The body stays the native API's error format."""
+    import botocore.session
+    from botocore.awsrequest import HeadersDict
+    from botocore.parsers import create_parser
+
+    model = botocore.session.get_session().get_service_model("scheduler")
+    operation = model.operation_model("CreateSchedule")
+    parser = create_parser(model.metadata["protocol"])
+    modelled = {shape.name: shape.metadata["error"]["httpStatusCode"] for shape in operation.error_shapes}
+    for response_type, response in _gateway_responses(synthesized).items():
+        if response_type not in SCHEDULER_ERROR_TYPES:
+            continue
+        error_type, status = SCHEDULER_ERROR_TYPES[response_type]
+        headers = HeadersDict(
+            {
+                key.removeprefix("gatewayresponse.header."): value.strip("'")
+                for key, value in response["ResponseParameters"].items()
+            }
+        )
+        parsed = parser.parse(
+            {
+                "status_code": status,
+                "headers": headers,
+                "body": response["ResponseTemplates"]["application/json"].encode(),
+            },
+            operation.output_shape,
+        )
+        assert parsed["Error"]["Code"] == error_type, response_type
+        assert error_type in modelled
+        assert ErrorOut.model_validate_json(response["ResponseTemplates"]["application/json"]).error.code
+    assert (modelled["ThrottlingException"], modelled["InternalServerException"]) == (429, 500)
+
+
 def test_the_deployment_comes_after_the_gateway_responses_and_the_authorizer(synthesized: Synthesized) -> None:
     """A stage serves what its deployment saw: both must exist before it is made."""
     stack = synthesized.stack

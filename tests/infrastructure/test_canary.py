@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from infra import names
+from infra.canary import CANARY_PARTITIONS
 from shared.domain.canary import LATE_MS
 from tests.infrastructure.conftest import Built, logical_id
 
@@ -53,3 +54,50 @@ def test_without_the_stacks_alarms_the_canary_fires_unalarmed(unalarmed: Built) 
     assert unalarmed.stack.canary.alarms == ()
     assert len(unalarmed.resources("Custom::SundialCanary")) == 1
     assert unalarmed.resources("AWS::CloudWatch::Alarm") == {}
+
+
+def test_cloudformation_waits_at_most_five_minutes_for_the_custom_resources_answer(alarmed: Built) -> None:
+    """``ServiceTimeout`` ("AWS::CloudFormation::CustomResource": 3,600 s when not set, which held
+    a stack an hour when no answer came, and as long again for its rollback); the function answers
+    within its own 30 s in every case (shared/custom_resource.py)."""
+    [resource] = alarmed.resources("Custom::SundialCanary").values()
+    timeout = int(resource["Properties"]["ServiceTimeout"])
+    assert timeout == 300
+    assert timeout <= 900
+
+
+def test_lambda_does_not_retry_the_canary_functions_asynchronous_invocations(alarmed: Built) -> None:
+    """CloudFormation invokes the service token asynchronously; Lambda would retry a failed
+    invocation twice, each a request of its own ("How Lambda handles errors and retries with
+    asynchronous invocation"). An invocation older than CloudFormation's wait is dropped."""
+    stack = alarmed.stack
+    assert stack.canary is not None
+    function = logical_id(stack, stack.canary.function.function.node.default_child)
+    [config] = [
+        config["Properties"]
+        for config in alarmed.resources("AWS::Lambda::EventInvokeConfig").values()
+        if config["Properties"]["FunctionName"] == {"Ref": function}
+    ]
+    assert config["MaximumRetryAttempts"] == 0
+    assert config["MaximumEventAgeInSeconds"] == 300
+    [resource] = alarmed.resources("Custom::SundialCanary").values()
+    config_id = next(
+        key
+        for key, value in alarmed.resources("AWS::Lambda::EventInvokeConfig").items()
+        if value["Properties"]["FunctionName"] == {"Ref": function}
+    )
+    assert config_id in resource["DependsOn"]  # set before the first request
+
+
+def test_the_canary_function_may_delete_only_its_resources_items(alarmed: Built) -> None:
+    """DeleteItem on the ``CANARY#`` partitions alone (the item naming a resource's canary goes
+    with the resource)."""
+    stack = alarmed.stack
+    assert stack.canary is not None
+    policy = logical_id(stack, stack.canary.function.policy.node.default_child)
+    statements = alarmed.resources("AWS::IAM::Policy")[policy]["Properties"]["PolicyDocument"]["Statement"]
+    deletes = [statement for statement in statements if "dynamodb:DeleteItem" in str(statement["Action"])]
+    assert len(deletes) == 1
+    assert deletes[0]["Action"] == "dynamodb:DeleteItem"
+    assert deletes[0]["Condition"] == {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": CANARY_PARTITIONS}}
+    assert CANARY_PARTITIONS == ["CANARY#*"]

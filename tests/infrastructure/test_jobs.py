@@ -171,9 +171,10 @@ def test_the_largest_job_the_bounds_allow_fits_an_executions_history_retried_to_
 def test_the_log_group_is_a_vended_logs_group(built: tuple[Stack, Jobs]) -> None:
     """Under /aws/vendedlogs/: each vended-logs delivery adds to CloudWatch Logs' resource policy,
     which holds 5,120 characters ("Logging using CloudWatch Logs", Step Functions developer guide)."""
-    Template.from_stack(built[0]).has_resource_properties(
-        "AWS::Logs::LogGroup", {"LogGroupName": "/aws/vendedlogs/states/Probe-jobs"}
-    )
+    [group] = Template.from_stack(built[0]).find_resources("AWS::Logs::LogGroup").values()
+    prefix, stack_uuid = group["Properties"]["LogGroupName"]["Fn::Join"][1]
+    assert prefix == "/aws/vendedlogs/states/Probe-jobs-"
+    assert stack_uuid == {"Fn::Select": [2, {"Fn::Split": ["/", {"Ref": "AWS::StackId"}]}]}
 
 
 def test_the_retry_rules_are_parameters() -> None:

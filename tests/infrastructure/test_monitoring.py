@@ -86,6 +86,27 @@ def test_dead_letters_alarm_on_the_first_message(alarmed: Built) -> None:
     assert alarm["TreatMissingData"] == "notBreaching"
 
 
+def test_the_job_ends_dead_letters_alarm_on_the_first_message(alarmed: Built) -> None:
+    """The execution-status rule's undelivered events (infra/job_runner.py), as the pipeline's dead
+    letters are alarmed."""
+    stack = alarmed.stack
+    alarm = _alarm(alarmed, "job-ends-dead-letters")
+    stat = _metric_stat(alarm)
+    queue = logical_id(stack, stack.jobs.execution_ends_dead_letters.node.default_child)
+    assert stat["Metric"] == {
+        "Namespace": "AWS/SQS",
+        "MetricName": "ApproximateNumberOfMessagesVisible",
+        "Dimensions": [{"Name": "QueueName", "Value": {"Fn::GetAtt": [queue, "QueueName"]}}],
+    }
+    assert (stat["Stat"], stat["Period"]) == ("Maximum", 60)
+    assert (alarm["ComparisonOperator"], alarm["Threshold"], alarm["EvaluationPeriods"]) == (
+        "GreaterThanThreshold",
+        0,
+        1,
+    )
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
 def test_lateness_alarms_on_the_p99_over_five_minutes(alarmed: Built) -> None:
     alarm = _alarm(alarmed, "lateness-p99")
     stat = _metric_stat(alarm)
@@ -130,9 +151,9 @@ def test_api_5xx_alarm_on_the_stage(alarmed: Built) -> None:
 
 def test_without_a_topic_alarms_notify_nobody(alarmed: Built) -> None:
     alarms = alarmed.resources("AWS::CloudWatch::Alarm").values()
-    # dead letters, stranded messages, lateness, the API's 5xx, one per pipeline function and the
-    # canary's two (docs/deploy.md says 11)
-    assert len(alarms) == 4 + len(alarmed.stack.pipeline.functions) + 2 == 11
+    # dead letters, the job ends' dead letters, stranded messages, lateness, the API's 5xx, one per
+    # pipeline function and the canary's two (docs/deploy.md says 12)
+    assert len(alarms) == 5 + len(alarmed.stack.pipeline.functions) + 2 == 12
     for alarm in alarms:
         assert "AlarmActions" not in alarm["Properties"]
         assert "OKActions" not in alarm["Properties"]
@@ -142,7 +163,7 @@ def test_with_a_topic_every_alarm_notifies_it_and_says_when_it_recovers(alternat
     """The topic alone creates the alarms (``sundial:alarms`` is left false there)."""
     assert not alternate.stack.settings.alarms
     alarms = alternate.resources("AWS::CloudWatch::Alarm").values()
-    assert len(alarms) == 11
+    assert len(alarms) == 12
     for alarm in alarms:
         assert alarm["Properties"]["AlarmActions"] == [ALTERNATE_ALARM_TOPIC]
         assert alarm["Properties"]["OKActions"] == [ALTERNATE_ALARM_TOPIC]
@@ -177,7 +198,7 @@ def test_the_dashboard_shows_fires_lateness_and_dead_letters(request: pytest.Fix
 def test_the_dashboard_shows_the_alarms_states_when_there_are_alarms(alternate: Built) -> None:
     widgets = _dashboard_widgets(alternate)
     [status] = [widget for widget in widgets if widget["type"] == "alarm"]
-    assert len(status["properties"]["alarms"]) == 11
+    assert len(status["properties"]["alarms"]) == 12
     [lateness] = [widget for widget in widgets if widget["properties"].get("title") == "Lateness (ms)"]
     assert lateness["properties"]["annotations"]["horizontal"][0]["value"] == DeploymentSettings().lateness_alarm_ms
 

@@ -104,7 +104,7 @@ def test_active_tracing_puts_every_function_on_active(alternate: Built) -> None:
         assert function["TracingConfig"] == {"Mode": "Active"}, key
 
 
-@pytest.mark.parametrize(("fixture", "alarms"), [("alternate", 11), ("unalarmed", 0)])
+@pytest.mark.parametrize(("fixture", "alarms"), [("alternate", 12), ("unalarmed", 0)])
 def test_the_dashboard_setting_makes_the_dashboard_and_its_output(
     request: pytest.FixtureRequest, fixture: str, alarms: int
 ) -> None:
@@ -120,7 +120,7 @@ def test_the_dashboard_setting_makes_the_dashboard_and_its_output(
 def test_the_alarms_setting_makes_the_alarms_without_a_dashboard(alarmed: Built) -> None:
     assert alarmed.stack.settings.alarms
     assert not alarmed.stack.settings.alarm_topic_arn
-    assert len(alarmed.resources("AWS::CloudWatch::Alarm")) == 11
+    assert len(alarmed.resources("AWS::CloudWatch::Alarm")) == 12
     assert alarmed.resources("AWS::CloudWatch::Dashboard") == {}
     for function in _sundial_functions(alarmed).values():
         assert function["TracingConfig"] == {"Mode": "PassThrough"}

@@ -44,6 +44,7 @@ from local.moto_server import FAKE_ENV, MotoServer
 from local.sqs_lambda import sqs_event
 from shared.settings import env_name
 from tests.infrastructure.conftest import Built, Synthesized
+from tests.support.cloudformation import documented_request
 from tests.support.events import api_event
 from tests.support.receiver import Receiver, running_receiver
 from tests.support.sandbox import RECOVER_FUNCTION, SCANNER_FUNCTION, Sandbox, provision
@@ -392,15 +393,13 @@ def test_every_shipped_handler_answers_a_real_event(
 
     # the canary: its custom resource registers it (answering at the request's URL), its target times it
     receiver.script("/cloudformation", 200)
+    canary_arn = "arn:aws:lambda:us-east-1:123456789012:function:Sundial-Canary"
     registered = deployment["canary"].succeed(
-        {
-            "RequestType": "Create",
-            "ResponseURL": receiver.url + "/cloudformation",
-            "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/Sundial/1",
-            "RequestId": "1",
-            "LogicalResourceId": "CanaryTask",
-            "ResourceProperties": {"FunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:Sundial-Canary"},
-        }
+        documented_request(
+            "Create",
+            ResponseURL=receiver.url + "/cloudformation",
+            ResourceProperties={"ServiceToken": canary_arn, "FunctionArn": canary_arn},
+        )
     )
     assert registered["status"] == "SUCCESS", registered
     assert receiver.calls_to("/cloudformation")[0].body["Status"] == "SUCCESS"

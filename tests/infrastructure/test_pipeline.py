@@ -38,11 +38,18 @@ def deployment(request: pytest.FixtureRequest) -> tuple[Deployment, int]:
     return request.getfixturevalue("alternate"), ALTERNATE_DELAY_QUEUES
 
 
+def _pipeline_queues(built: Deployment) -> dict[str, Any]:
+    """The pipeline's queues (the stack has one other: the dead letters of the jobs' execution-status
+    rule, tests/infrastructure/test_job_runner.py)."""
+    ids = {logical_id(built.stack, queue.node.default_child) for queue in built.stack.pipeline.queues.by_name.values()}
+    return {key: queue for key, queue in built.resources("AWS::SQS::Queue").items() if key in ids}
+
+
 def _queue_names(built: Deployment) -> dict[str, str]:
     """Queue logical id -> its name in the topology (the queue's name without the stack prefix)."""
     prefix = f"{names.STACK_NAME}-"
     found = {}
-    for key, queue in built.resources("AWS::SQS::Queue").items():
+    for key, queue in _pipeline_queues(built).items():
         name = queue["Properties"]["QueueName"]
         assert name.startswith(prefix), f"{key}: {name} is not named after the stack"
         found[key] = name.removeprefix(prefix)
@@ -89,7 +96,7 @@ def test_every_queue_is_a_topology_queue_and_the_other_way_round(deployment: tup
     queue_names = _queue_names(built)
     assert sorted(queue_names.values()) == sorted(specs)
     ids = {name: key for key, name in queue_names.items()}
-    for key, queue in built.resources("AWS::SQS::Queue").items():
+    for key, queue in _pipeline_queues(built).items():
         spec = specs[queue_names[key]]
         properties = queue["Properties"]
         assert properties["VisibilityTimeout"] == spec.visibility_timeout_s, spec.name
@@ -187,22 +194,27 @@ def test_the_dead_letter_queue_keeps_messages_14_days(synthesized: Synthesized) 
 
 
 def test_every_queue_is_encrypted_and_refuses_plain_http(synthesized: Synthesized) -> None:
+    """Every queue of the stack; the pipeline's policies say nothing else (the jobs' rule may also
+    send to its own dead-letter queue: tests/infrastructure/test_job_runner.py)."""
     queues = synthesized.resources("AWS::SQS::Queue")
+    pipeline = _pipeline_queues(synthesized)
+    assert len(queues) == len(pipeline) + 1
     tls_only = {}
     for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
         [queue] = policy["Properties"]["Queues"]
         tls_only[queue["Ref"]] = policy["Properties"]["PolicyDocument"]["Statement"]
     for key, queue in queues.items():
         assert queue["Properties"]["SqsManagedSseEnabled"] is True, key
-        assert tls_only[key] == [
-            {
-                "Action": "sqs:*",
-                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                "Effect": "Deny",
-                "Principal": {"AWS": "*"},
-                "Resource": {"Fn::GetAtt": [key, "Arn"]},
-            }
-        ]
+        deny = {
+            "Action": "sqs:*",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Resource": {"Fn::GetAtt": [key, "Arn"]},
+        }
+        assert deny in tls_only[key], key
+        if key in pipeline:
+            assert tls_only[key] == [deny], key
 
 
 # --- the event sources -----------------------------------------------------------------------

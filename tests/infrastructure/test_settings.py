@@ -105,6 +105,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:signingKey",
         "sundial:tableWarmReads",
         "sundial:tableWarmWrites",
+        "sundial:schedulerFunctionUrl",
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from infra import synth_check
-from tests.infrastructure.conftest import Synthesized
+from tests.infrastructure.conftest import EVERYTHING, Synthesized
 
 pytestmark = pytest.mark.infrastructure
 
@@ -18,6 +18,21 @@ def test_the_session_assembly_passes_the_gate(synthesized: Synthesized) -> None:
     templates = synth_check.stack_templates(synthesized.outdir)
     assert [path.name for path in templates] == ["Sundial.template.json"]
     assert all(path.is_file() for path in templates)
+
+
+def test_every_optional_part_on_and_off_passes_the_gate(synthesized: Synthesized, everything: Synthesized) -> None:
+    """``make synth``'s checks on the two assemblies the suite synthesizes anyway: cdk.json's (the
+    canary, the alarms, the dashboard and the scheduler's function URL all off) and the one with
+    each of them on. No finding left in either validation report, and cfn-lint clean on both
+    templates (one cfn-lint run)."""
+    assert not any(everything.stack.settings.context()[key] is False for key in EVERYTHING)
+    assert all(synthesized.stack.settings.context()[key] is False for key in EVERYTHING)
+    templates = []
+    for built in (synthesized, everything):
+        assert synth_check.unacknowledged_findings(built.outdir) == []
+        templates += synth_check.stack_templates(built.outdir)
+    assert len(templates) == 2
+    assert synth_check.cfn_lint(templates)
 
 
 def test_warnings_count_as_findings(tmp_path: Path) -> None:

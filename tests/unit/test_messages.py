@@ -31,6 +31,7 @@ from shared.messages import (
     job_event,
     staged_message,
 )
+from tests.support.cloudformation import REQUEST_TYPES, documented_request
 from tests.support.recordings import recording, with_values
 
 pytestmark = pytest.mark.unit
@@ -253,6 +254,40 @@ def test_a_custom_resource_request_is_read_for_what_the_canary_needs() -> None:
     assert isinstance(request, CustomResourceRequest)
     assert (request.request_type, request.physical_resource_id) == ("Delete", "01KA0000000000000000000000")
     assert request.properties.function_arn == "arn:aws:lambda:us-east-1:1:function:c"
+
+
+@pytest.mark.parametrize("request_type", REQUEST_TYPES)
+def test_each_documented_custom_resource_request_is_read_whole(request_type: str) -> None:
+    """CloudFormation's Create, Update and Delete requests as AWS documents them
+    (tests/data/aws/cloudformation/): every member read, the update's old properties too."""
+    event = documented_request(request_type)
+    request = canary_event(event)
+    assert isinstance(request, CustomResourceRequest)
+    assert request.request_type == request_type
+    assert (request.response_url, request.stack_id, request.request_id) == (
+        event["ResponseURL"],
+        event["StackId"],
+        event["RequestId"],
+    )
+    assert (request.resource_type, request.logical_resource_id) == ("Custom::SundialCanary", event["LogicalResourceId"])
+    assert request.physical_resource_id == event.get("PhysicalResourceId")
+    assert request.properties.service_token == event["ResourceProperties"]["ServiceToken"]
+    assert request.properties.function_arn == event["ResourceProperties"]["FunctionArn"]
+    if request_type == "Update":
+        assert request.old_properties is not None
+        assert request.old_properties.function_arn == event["OldResourceProperties"]["FunctionArn"]
+        assert request.old_properties.function_arn != request.properties.function_arn
+    else:
+        assert request.old_properties is None
+
+
+def test_a_custom_resource_request_ignores_properties_that_are_not_the_canarys() -> None:
+    """``ServiceTimeout`` is the template's, which CloudFormation may send with the others."""
+    event = documented_request("Create")
+    event["ResourceProperties"]["ServiceTimeout"] = "300"
+    request = canary_event(event)
+    assert isinstance(request, CustomResourceRequest)
+    assert request.properties.function_arn == event["ResourceProperties"]["FunctionArn"]
 
 
 @pytest.mark.parametrize(
