@@ -60,9 +60,9 @@ HIGH_PRIORITY_TRIGGER = "trigger_high"
 """The trigger's code again (its handler module re-exports the trigger's), on the high-priority
 delay queue, with a capacity of its own."""
 RECOVER = "recover"
+"""The trigger's code a third time, on the stranded queue (shared/topology.py)."""
 CANARY = "canary"
 """The canary's function (infra/canary.py)."""
-"""The trigger's code a third time, on the stranded queue (shared/topology.py)."""
 
 
 def handler(function: str) -> str:
@@ -79,9 +79,10 @@ def function_id(function: str) -> str:
 # Lambda handlers (module path inside the code asset, then the attribute).
 API_HANDLER = handler("api")
 AUTHORIZER_HANDLER = handler("authorizer")
-SCHEDULER_URL_HANDLER = "functions.api.scheduler.url_handler"
+SCHEDULER_URL_HANDLER = handler("scheduler")
 """The EventBridge Scheduler API behind a Lambda function URL (``sundial:schedulerFunctionUrl``):
-the API function's code, a handler of its own for the function URL's events."""
+the API function's code, a handler of its own for the function URL's events
+(functions/scheduler/handler.py)."""
 SCHEDULER_URL_ID = "SchedulerUrl"
 SCHEDULER_URL_FUNCTION_ID = "Function"
 
@@ -91,13 +92,13 @@ SCHEDULER_URL_FUNCTION_ID = "Function"
 API_STAGE_NAME = "prod"
 API_VERSION_PATH = "v1"
 API_PUBLIC_PATHS = ("openapi.json", "docs")
+"""The paths under /v1 anyone may read (the OpenAPI document and Swagger UI): no authorizer."""
 CONSOLE_PATH = "console"
 """The web console's files: ``/console`` and everything under it, public (the console calls the API
 with the key its user signs in with)."""
 SCHEDULER_PATH = "scheduler"
 """The EventBridge Scheduler API's resource: ``/scheduler/{proxy+}``, signed with SigV4 and checked
 by the API function (docs/eventbridge.md)."""
-"""The paths under /v1 anyone may read (the OpenAPI document and Swagger UI): no authorizer."""
 
 # Stack outputs.
 OUTPUT_API_URL = "ApiUrl"
@@ -110,7 +111,7 @@ OUTPUT_RECOVER_ROLE_ARN = "RecoverRoleArn"
 OUTPUT_DASHBOARD_NAME = "DashboardName"
 """Only when the stack has the dashboard (``sundial:dashboard``)."""
 OUTPUT_SCHEDULER_FUNCTION_URL = "SchedulerFunctionUrl"
-"""Only with ``sundial:schedulerFunctionUrl``: the EventBridge Scheduler API's function URL."""
+"""Unless ``sundial:schedulerFunctionUrl`` is false: the EventBridge Scheduler API's function URL."""
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in
 # camel case, each a field of shared.settings.DeploymentSettings (shared.settings.context_key).

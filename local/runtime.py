@@ -223,7 +223,7 @@ class Runtime:
         """The scheduler function behind its function URL, as the stack serves the EventBridge
         Scheduler API (local/function_url.py): verifying signatures with ``scheduler_auth``
         ``sigv4``, else reading every request as the default tenant's."""
-        from functions.api.scheduler import url_handler
+        from functions.scheduler.handler import handler as url_handler
 
         function = with_limits(attributed("scheduler", url_handler))
         if self.settings.scheduler_auth == "sigv4":

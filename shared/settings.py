@@ -495,12 +495,14 @@ class DeploymentSettings(Tuning):
     """A canary task due every minute, fired through the deployment's own path and timed, with
     alarms (when the stack has alarms) when a minute is missed or over a second late (about $0.85 a
     month: docs/deploy.md, section 15)."""
-    scheduler_function_url: Flag = False
-    """Serve the EventBridge Scheduler API from a Lambda function URL too (auth type NONE: the
-    function verifies each request's SigV4 signature itself), a small function of its own with the
-    API function's code and what its ``/scheduler`` routes need, for a team whose signed requests
-    API Gateway's REST API does not hand on as signed (its ``Authorization`` header): the
-    ``SchedulerFunctionUrl`` output (docs/deploy.md, section 5; docs/eventbridge.md, section 5)."""
+    scheduler_function_url: Flag = True
+    """Serve the EventBridge Scheduler API from a Lambda function URL (auth type NONE: the function
+    verifies each request's SigV4 signature itself), a small function of its own with the API
+    function's code and what its ``/scheduler`` routes need: the ``SchedulerFunctionUrl`` output,
+    the endpoint clients sign for. On by default: API Gateway's REST API keeps a SigV4
+    ``Authorization`` header from its function (AWS's recording of a signed call:
+    docs/eventbridge.md, section 5), so ``/scheduler`` on the API's URL cannot verify a signature;
+    false leaves the URL out (docs/deploy.md, section 5)."""
     alarm_topic_arn: Text = ""
     """An SNS topic the alarms notify (and tell when they recover); setting it creates the alarms
     whatever ``alarms`` says. Empty: alarms, when ``alarms`` asks for them, only show in

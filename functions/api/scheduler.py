@@ -2,9 +2,9 @@
 ``/scheduler/{proxy+}`` of the REST API, a route of the API function with no authorizer (an
 authorizer never sees the body SigV4 signs), whose proxy event :func:`handler` reads; and the
 scheduler function's URL (auth type NONE: the function verifies), whose payload 2.0 event
-:func:`url_handler` reads. Either way: the operation bound and checked against botocore's model
-of the service (shared/api/scheduler_protocol.py) -> the scheduler service over the task service
--> the service's answer or error.
+functions/scheduler/handler.py reads (:func:`from_url`). Either way: the operation bound and
+checked against botocore's model of the service (shared/api/scheduler_protocol.py) -> the
+scheduler service over the task service -> the service's answer or error.
 
 Who calls: the request's SigV4 signature names an access key (``POST
 /v1/tenants/{id}/access-keys``), whose tenant it is, verified against the key's secret over the
@@ -206,10 +206,3 @@ def serve(request: Signed, context: Any) -> dict[str, Any]:
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     """A request through API Gateway (the API function hands it every ``/scheduler`` path)."""
     return serve(from_gateway(event), context)
-
-
-@logger.inject_lambda_context(correlation_id_path="requestContext.requestId")
-def url_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    """A request to the scheduler function's URL: this API's operations and nothing else (the
-    native API's routes need API Gateway's authorizer, which a function URL does not have)."""
-    return serve(from_url(event), context)

@@ -46,7 +46,7 @@ def _synthesized(outdir: Path, overrides: dict[str, Any] | None = None) -> Synth
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    """The app as cdk.json states it: every optional part off."""
+    """The app as cdk.json states it: every optional part off but the scheduler's function URL."""
     return _synthesized(tmp_path_factory.mktemp("cdk.out"))
 
 
@@ -136,8 +136,11 @@ def alarmed() -> Built:
 
 @pytest.fixture(scope="session")
 def unalarmed() -> Built:
-    """The dashboard and the canary without alarms (neither ``sundial:alarms`` nor a topic)."""
-    return _built({context_key("dashboard"): True, context_key("canary"): True})
+    """The dashboard and the canary without alarms (neither ``sundial:alarms`` nor a topic), and
+    without the scheduler's function URL (``sundial:schedulerFunctionUrl`` false)."""
+    return _built(
+        {context_key("dashboard"): True, context_key("canary"): True, context_key("scheduler_function_url"): False}
+    )
 
 
 def settings_environment(settings: Tuning) -> dict[str, str]:

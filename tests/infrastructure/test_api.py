@@ -368,6 +368,7 @@ def test_outputs_the_api_url_with_the_version_path(synthesized: Synthesized) -> 
         names.OUTPUT_HIGH_PRIORITY_TRIGGER_ROLE_ARN,
         names.OUTPUT_RECOVER_ROLE_ARN,
         names.OUTPUT_TRIGGER_ROLE_ARN,
+        names.OUTPUT_SCHEDULER_FUNCTION_URL,
     }  # and DashboardName with sundial:dashboard (test_observability_settings.py)
     url_parts = outputs[names.OUTPUT_API_URL]["Value"]["Fn::Join"][1]
     assert url_parts[-1] == f"/{names.API_VERSION_PATH}"

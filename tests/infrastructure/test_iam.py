@@ -270,8 +270,11 @@ def test_the_signing_key_is_customer_managed_with_rotation(alternate: Built) -> 
 def test_only_the_api_encrypts_and_only_the_signers_and_the_api_decrypt(alternate: Built) -> None:
     stack = alternate.stack
     key = _key(alternate)
-    # the API also reads an access key's secret back (the EventBridge Scheduler API's SigV4)
+    # the API also reads an access key's secret back (the EventBridge Scheduler API's SigV4), and so
+    # does the scheduler's function URL, which only verifies
     assert _kms_grants(alternate, stack.api.handler) == {("kms:Encrypt", key), ("kms:Decrypt", key)}
+    assert stack.scheduler_url is not None
+    assert _kms_grants(alternate, stack.scheduler_url.handler) == {("kms:Decrypt", key)}
     signers = {("kms:Decrypt", key), ("kms:GenerateDataKeyWithoutPlaintext", key)}
     for trigger in stack.pipeline.triggers:
         assert _kms_grants(alternate, trigger) == signers

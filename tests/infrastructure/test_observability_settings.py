@@ -65,7 +65,7 @@ def test_every_function_of_the_default_stack_traces_passthrough(synthesized: Syn
     """No function asks X-Ray for a decision itself: the tick, woken by EventBridge every minute, and
     the scanners it wakes are never traced; an API request that API Gateway's stage sampled is."""
     functions = synthesized.resources("AWS::Lambda::Function")
-    assert len(functions) == 8
+    assert len(functions) == 9  # the scheduler's function URL's among them
     for key, function in functions.items():
         assert function["Properties"]["TracingConfig"] == {"Mode": "PassThrough"}, key
     [stage] = synthesized.resources("AWS::ApiGateway::Stage").values()
@@ -99,7 +99,7 @@ def test_the_state_machine_keeps_its_tracing(synthesized: Synthesized) -> None:
 def test_active_tracing_puts_every_function_on_active(alternate: Built) -> None:
     assert alternate.stack.settings.tracing == "active"
     functions = _sundial_functions(alternate)
-    assert len(functions) == 9  # the canary's too
+    assert len(functions) == 10  # the canary's and the scheduler URL's too
     for key, function in functions.items():
         assert function["TracingConfig"] == {"Mode": "Active"}, key
 

@@ -52,7 +52,18 @@ from tests.support.sandbox import RECOVER_FUNCTION, SCANNER_FUNCTION, Sandbox, p
 pytestmark = pytest.mark.infrastructure
 
 ADMIN_KEY = "sk_admin_package-test"
-FUNCTIONS = ("api", "authorizer", "tick", "scanner", "trigger", "trigger_high", "recover", "canary", "jobs")
+FUNCTIONS = (
+    "api",
+    "authorizer",
+    "scheduler",
+    "tick",
+    "scanner",
+    "trigger",
+    "trigger_high",
+    "recover",
+    "canary",
+    "jobs",
+)
 """Every handler under functions/ (a test checks the stack ships exactly these)."""
 
 
@@ -326,6 +337,21 @@ def _drain(deployment: Deployment, queue: str, count: int) -> list[dict[str, Any
     return messages
 
 
+def _signed_url_event(key_id: str, secret: str) -> dict[str, Any]:
+    """A ListSchedules signed as botocore signs it, as the function URL hands it on."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from local.function_url import url_event
+
+    host = "abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws"
+    request = AWSRequest(method="GET", url=f"https://{host}/schedules?MaxResults=5", headers={"Host": host})
+    SigV4Auth(Credentials(key_id, secret), "scheduler", "us-east-1").add_auth(request)
+    headers = [(name, value.decode() if isinstance(value, bytes) else value) for name, value in request.headers.items()]
+    return url_event("GET", "/schedules", "MaxResults=5", headers, None, scheme="https")
+
+
 def _arn(url: str) -> str:
     return f"arn:aws:sqs:us-east-1:123456789012:{url.rsplit('/', 1)[-1]}"
 
@@ -347,6 +373,13 @@ def test_every_shipped_handler_answers_a_real_event(
     assert status == 201, urgent_task
     status, job = _api(deployment, "POST", "/v1/jobs", {"processor": {"http": {"url": process}}, "data": [[1]]}, key)
     assert status == 201, job
+
+    # the EventBridge Scheduler API's function URL: a request signed with the tenant's access key
+    status, access = _api(deployment, "POST", "/v1/tenants/acme/access-keys", None, ADMIN_KEY)
+    assert status == 201, access
+    listed = deployment["scheduler"].succeed(_signed_url_event(access["access_key_id"], access["secret_access_key"]))
+    assert listed["statusCode"] == 200, listed
+    assert json.loads(listed["body"])["Schedules"] == []
 
     # the minute rule's event; the scanner invocations it asked Lambda for (through moto's Invoke)
     shards = deployment["tick"].succeed({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})

@@ -1,7 +1,8 @@
 """The EventBridge Scheduler API from a Lambda function URL (``sundial:schedulerFunctionUrl``,
-infra/api.py ``SchedulerFunctionUrl``): off by default; on, a function of its own with the API
+infra/api.py ``SchedulerFunctionUrl``): on by default, a function of its own with the API
 function's code, only what the scheduler routes need of its role and environment, a URL of auth type
-NONE (the function verifies SigV4 itself) and the ``SchedulerFunctionUrl`` output."""
+NONE (the function verifies SigV4 itself) and the ``SchedulerFunctionUrl`` output; none when
+``sundial:schedulerFunctionUrl`` is false."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ import pytest
 
 from infra import names
 from shared.settings import env_name
-from tests.infrastructure.conftest import Synthesized, logical_id
+from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
 
-HANDLER = "functions.api.scheduler.url_handler"
+HANDLER = "functions.scheduler.handler.handler"
 SCHEDULER_ENV = ("table_name", "delay_queue_urls", "high_priority_queue_url", "own_prefix", "account_id")
 
 
@@ -29,10 +30,13 @@ def _statements(built: Synthesized, policy: Any) -> list[dict[str, Any]]:
     return statements
 
 
-def test_off_by_default(synthesized: Synthesized) -> None:
-    assert synthesized.stack.scheduler_url is None
-    assert synthesized.resources("AWS::Lambda::Url") == {}
-    assert names.OUTPUT_SCHEDULER_FUNCTION_URL not in synthesized.template.to_json()["Outputs"]
+def test_on_by_default_and_none_when_turned_off(synthesized: Synthesized, unalarmed: Built) -> None:
+    assert synthesized.stack.scheduler_url is not None
+    assert len(synthesized.resources("AWS::Lambda::Url")) == 1
+    assert names.OUTPUT_SCHEDULER_FUNCTION_URL in synthesized.template.to_json()["Outputs"]
+    assert unalarmed.stack.scheduler_url is None  # sundial:schedulerFunctionUrl false
+    assert unalarmed.resources("AWS::Lambda::Url") == {}
+    assert names.OUTPUT_SCHEDULER_FUNCTION_URL not in unalarmed.template.to_json()["Outputs"]
 
 
 def test_a_function_of_its_own_with_the_api_functions_code(everything: Synthesized) -> None:

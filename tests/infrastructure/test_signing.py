@@ -25,8 +25,11 @@ def _ssm(built: Synthesized | Built, role_id: str, effect: str = "Allow") -> set
 
 
 def _signers_and_api(built: Synthesized | Built) -> list[Any]:
+    """The functions that read the root: the signers, the API and the scheduler's function URL (an
+    access key's secret is derived from it)."""
     stack = built.stack
-    return [*stack.pipeline.triggers, stack.jobs.function, stack.api.handler]
+    url = [stack.scheduler_url.handler] if stack.scheduler_url is not None else []
+    return [*stack.pipeline.triggers, stack.jobs.function, stack.api.handler, *url]
 
 
 def test_the_default_template_has_no_kms_key(synthesized: Synthesized) -> None:
@@ -55,7 +58,7 @@ def test_the_api_and_the_signers_may_read_and_create_exactly_the_root(synthesize
         ]
     }
     users = {ids.role(function) for function in _signers_and_api(synthesized)}
-    assert len(users) == 5  # the trigger, the high-priority one, the recovering one, the jobs', the API's
+    assert len(users) == 6  # the trigger, the high-priority one, the recovering one, the jobs', the API's, the URL's
     for role_id in ids.roles.values():
         expected = {("ssm:GetParameter", root), ("ssm:PutParameter", root)} if role_id in users else set()
         assert _ssm(synthesized, role_id) == expected, role_id

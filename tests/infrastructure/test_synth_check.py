@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from cdk_nag import AwsSolutionsChecks
 
 from infra import synth_check
-from tests.infrastructure.conftest import EVERYTHING, Synthesized
+from shared.settings import context_key
+from tests.infrastructure.conftest import EVERYTHING, Built, Synthesized
 
 pytestmark = pytest.mark.infrastructure
 
@@ -20,19 +22,27 @@ def test_the_session_assembly_passes_the_gate(synthesized: Synthesized) -> None:
     assert all(path.is_file() for path in templates)
 
 
-def test_every_optional_part_on_and_off_passes_the_gate(synthesized: Synthesized, everything: Synthesized) -> None:
-    """``make synth``'s checks on the two assemblies the suite synthesizes anyway: cdk.json's (the
-    canary, the alarms, the dashboard and the scheduler's function URL all off) and the one with
-    each of them on. No finding left in either validation report, and cfn-lint clean on both
-    templates (one cfn-lint run)."""
+def test_every_optional_part_on_and_off_passes_the_gate(
+    synthesized: Synthesized, everything: Synthesized, unalarmed: Built, tmp_path: Path
+) -> None:
+    """``make synth``'s checks on the assemblies the suite synthesizes anyway: cdk.json's (the
+    canary, the alarms and the dashboard off, the scheduler's function URL on, its default) and
+    the one with each of them on; and the stack without the function URL (the dashboard and the
+    canary without alarms: cdk-nag run on it, its template written out). No finding left, and
+    cfn-lint clean on the three templates (one cfn-lint run)."""
+    url = context_key("scheduler_function_url")
     assert not any(everything.stack.settings.context()[key] is False for key in EVERYTHING)
-    assert all(synthesized.stack.settings.context()[key] is False for key in EVERYTHING)
+    assert all(synthesized.stack.settings.context()[key] is (key == url) for key in EVERYTHING)
+    assert unalarmed.stack.settings.context()[url] is False
     templates = []
     for built in (synthesized, everything):
         assert synth_check.unacknowledged_findings(built.outdir) == []
         templates += synth_check.stack_templates(built.outdir)
+    assert AwsSolutionsChecks().validate_scope(unalarmed.stack).violations == []
+    without_url = tmp_path / "Sundial-without-url.template.json"
+    without_url.write_text(json.dumps(unalarmed.template.to_json()))
     assert len(templates) == 2
-    assert synth_check.cfn_lint(templates)
+    assert synth_check.cfn_lint([*templates, without_url])
 
 
 def test_warnings_count_as_findings(tmp_path: Path) -> None:
