@@ -103,6 +103,26 @@ def test_the_runtime_verifies_signatures_as_the_stack_does(scheduler: Any, sundi
     mine.delete_schedule(Name="only-other-s")
 
 
+def test_the_api_s_own_url_never_sees_a_signature(sundial: Client) -> None:
+    """Through the local API Gateway (the stage's path, as the stack's API URL has it), a signed
+    request reaches the API function without its ``Authorization``, as AWS hands it on
+    (local/apigw.py): refused as unsigned, where the function URL's ``/scheduler`` verifies it."""
+    key = issued_access_key(sundial)
+    through_gateway = boto3.client(
+        "scheduler",
+        endpoint_url=sundial.base + "/prod/scheduler",
+        region_name="us-east-1",
+        aws_access_key_id=key.access_key_id,
+        aws_secret_access_key=key.secret_access_key,
+        config=Config(retries={"mode": "standard", "max_attempts": 1}),
+    )
+    with pytest.raises(ClientError) as refused:
+        through_gateway.list_schedule_groups()
+    assert _code(refused.value) == "MissingAuthenticationTokenException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert _client_of(sundial, key.access_key_id, key.secret_access_key).list_schedule_groups()["ScheduleGroups"]
+
+
 def test_schedule_groups(scheduler: Any) -> None:
     arn = scheduler.create_schedule_group(Name="billing", Tags=[{"Key": "team", "Value": "pay"}])["ScheduleGroupArn"]
     assert arn == "arn:aws:scheduler:us-east-1:123456789012:schedule-group/billing"
