@@ -222,3 +222,14 @@ def test_a_time_before_the_year_1000_is_answered_as_iso_8601():
     assert (
         schedule_to_domain(SCHEDULES.validate_python(SCHEDULES.dump_python(schedule_of(every), mode="json"))) == every
     )
+
+
+def test_a_call_stored_before_a_rule_it_breaks_is_still_shown() -> None:
+    """A URL ending in a line break was taken until the URL rule matched the whole value: a task or
+    a job stored then is still answered (the call as stored), never a 500."""
+    from shared.api.views.forms import processor_of, target_of
+    from shared.domain import tasks as domain
+
+    stored = domain.HttpTarget(url="https://example.com/hook\n")
+    assert target_of(stored).model_dump(mode="json", by_alias=True)["http"]["url"] == "https://example.com/hook\n"
+    assert processor_of(stored).model_dump(mode="json", by_alias=True)["http"]["url"] == "https://example.com/hook\n"

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from shared.api.models.alerts import AlertIn
 from shared.api.models.calls import (
@@ -36,6 +39,21 @@ from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.codec import repeat_to_api
 from shared.domain.secrets import redacted
+from shared.observability import logger
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def stored_call(model: type[M], call: dict[str, Any]) -> M:
+    """An HTTP call as stored, in its request model: validated, so that what the API shows it
+    accepts back; a call stored before a rule it breaks was added (a URL ending in a line break,
+    refused since, which no call could ever have reached) is shown as it is stored rather than
+    failing the whole answer."""
+    try:
+        return model.model_validate(call)
+    except ValidationError as refused:
+        logger.warning("a stored call breaks a rule added since", extra={"error": str(refused)})
+        return model.model_construct(**call)
 
 
 def schedule_of(schedule: sched.Schedule) -> Schedules:
@@ -71,7 +89,7 @@ def target_of(target: t.Target) -> Targets:
             "timeout": target.timeout_seconds,
             "limit": target.limit,
         }
-        return HttpTarget(http=HttpTaskCall.model_validate(call | {"timeout_seconds": call.pop("timeout")}))
+        return HttpTarget(http=stored_call(HttpTaskCall, call | {"timeout_seconds": call.pop("timeout")}))
     if isinstance(target, t.LambdaTarget):
         return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
     if isinstance(target, t.SqsTarget):
@@ -91,7 +109,7 @@ def processor_of(target: t.Target) -> HttpProcessor | LambdaTarget:
     """A job's processor as the API shows it."""
     if isinstance(target, t.HttpTarget):
         call = {"url": target.url, "method": target.method, "headers": target.headers}
-        return HttpProcessor(http=HttpCall.model_validate(call | {"timeout_seconds": target.timeout_seconds}))
+        return HttpProcessor(http=stored_call(HttpCall, call | {"timeout_seconds": target.timeout_seconds}))
     if isinstance(target, t.LambdaTarget):
         return LambdaTarget.model_validate({"lambda": {"function_arn": target.function_arn}})
     raise ValueError(f"a job's processor is an http or a lambda target, not {type(target).__name__}")
