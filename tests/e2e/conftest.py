@@ -16,7 +16,7 @@ __all__ = ["ADMIN_KEY", "SIGNING_CACHE_S", "Client"]
 
 VERIFIED = {LocalSettings.setting_name("scheduler_auth"): "sigv4"}
 """The suite's runtimes verify the EventBridge Scheduler API's signatures, as the stack does
-(``SUNDIAL_SCHEDULER_AUTH=sigv4``): boto3, the AWS CLI and Terraform sign with keys issued
+(its ``scheduler_auth`` setting ``sigv4``): boto3, the AWS CLI and Terraform sign with keys issued
 through the admin API (tests/support/access_keys.py), and what `make run` does without it is
 tested in tests/integration/test_scheduler_sigv4.py."""
 

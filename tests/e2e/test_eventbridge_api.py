@@ -79,7 +79,7 @@ def _client_of(sundial: Client, key_id: str, secret: str, region: str = "us-east
 
 
 def test_the_runtime_verifies_signatures_as_the_stack_does(scheduler: Any, sundial: Client) -> None:
-    """The suite's runtime runs with ``SUNDIAL_SCHEDULER_AUTH=sigv4``: a key acts as its tenant,
+    """The suite's runtime verifies signatures (``scheduler_auth`` ``sigv4``): a key acts as its tenant,
     and a wrong secret, a key no one issued or another Region is refused with the service's codes."""
     other = issued_access_key(sundial, "sigv4-other")
     mine = _client_of(sundial, other.access_key_id, other.secret_access_key)

@@ -10,6 +10,7 @@ import secrets
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -22,11 +23,15 @@ pytestmark = pytest.mark.e2e
 
 def _tenant(sundial) -> str:
     """A tenant of its own: its key."""
+    return _made(sundial)["key"]["secret"]
+
+
+def _made(sundial) -> dict[str, Any]:
     status, tenant = sundial.call(
         "POST", "/v1/tenants", {"id": f"smoke-{secrets.token_hex(4)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
     )
     assert status == 201, tenant
-    return tenant["key"]["secret"]
+    return tenant
 
 
 def _smoke(sundial, tmp_path: Path, key: str, *args: str) -> subprocess.Popen[str]:
@@ -54,10 +59,15 @@ def _ended(process: subprocess.Popen[str]) -> tuple[int, dict[str, str], str]:
 
 
 def test_the_smoke_passes_against_the_local_runtime_with_either_targets(sundial, tmp_path: Path) -> None:
-    keys = {"receiver": _tenant(sundial), "api": _tenant(sundial)}
+    api_tenant = _made(sundial)
+    keys = {"receiver": _tenant(sundial), "api": api_tenant["key"]["secret"]}
     with_receiver = _smoke(sundial, tmp_path, keys["receiver"])
-    # with an access key (make run reads any signature as its default tenant's): the signed round trip
-    signed = ("--access-key-id", "AKSDEXAMPLEEXAMPLE00", "--secret-access-key", "example-secret")
+    # with the tenant's access key (the suite's runtime verifies signatures): the signed round trip
+    status, access = sundial.call(
+        "POST", f"/v1/tenants/{api_tenant['id']}/access-keys", None, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, access
+    signed = ("--access-key-id", access["access_key_id"], "--secret-access-key", access["secret_access_key"])
     with_api = _smoke(sundial, tmp_path, keys["api"], "--targets", "api", *signed)
     status, checks, output = _ended(with_receiver)
     assert status == 0, output

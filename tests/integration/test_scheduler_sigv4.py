@@ -225,8 +225,8 @@ def acme_key(api: Any) -> tuple[str, str, dict[str, str]]:
 
 
 def test_the_function_url_verifies_as_the_stack_does(api: Any) -> None:
-    """``SUNDIAL_SCHEDULER_AUTH=sigv4 make run``, and the stack's function URL: the signing key's
-    tenant, a wrong secret refused."""
+    """`make run` verifying signatures (its ``scheduler_auth`` ``sigv4``), and the stack's function
+    URL: the signing key's tenant, a wrong secret refused."""
     from functions.scheduler.handler import handler as url_handler
 
     key_id, secret, bearer = acme_key(api)
@@ -245,7 +245,7 @@ def test_the_function_url_verifies_as_the_stack_does(api: Any) -> None:
 
 
 def test_make_run_without_verification_reads_every_request_as_the_default_tenant(api: Any) -> None:
-    """`make run` unless ``SUNDIAL_SCHEDULER_AUTH=sigv4``: whatever signed the request (another
+    """`make run` unless its ``scheduler_auth`` is ``sigv4``: whatever signed the request (another
     tenant's key, a wrong secret, a key no one issued), it acts as the default tenant."""
     from functions.scheduler.handler import handler as url_handler
     from local.function_url import as_default_tenant

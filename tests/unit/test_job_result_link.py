@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
+import boto3
 import pytest
 
 from shared.domain.jobs import RESULT_LINK_SECONDS, JobStatus, JobView
@@ -61,6 +62,9 @@ def lambda_credentials(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL_S3", raising=False)
+    # boto3's default session keeps the credentials it first found: a new one reads these (a test
+    # before this one in the same process made it with the suites' own)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     jobs._s3.cache_clear()
     yield
     jobs._s3.cache_clear()
