@@ -86,8 +86,8 @@ DROPPED_HEADERS = frozenset(
     )
 )
 """Request headers API Gateway (REST) does not hand a Lambda proxy integration. AWS's recordings
-of proxy events (tests/data/aws/apigateway-proxy-event-*.json: POSTs with bodies, sent by python-requests with
-``Content-Length`` and ``Connection``) have neither; the list is the one LocalStack's API
+of proxy events (tests/data/aws/apigateway-proxy-event-*.json: POSTs with bodies, sent by
+python-requests with ``Content-Length`` and ``Connection``) have neither; the list is the one LocalStack's API
 Gateway drops, written against AWS's answers (localstack/localstack,
 ``services/apigateway/next_gen/execute_api/header_utils.py``)."""
 CAPITALIZED_HEADERS = {"authorization": "Authorization", "user-agent": "User-Agent"}
@@ -252,10 +252,11 @@ def proxy_event(
 ) -> dict[str, Any]:
     """The event API Gateway (REST API, Lambda proxy integration, payload 1.0) hands the function
     for a request, as AWS records it (tests/data/aws/apigateway-proxy-event-*.json, held by
-    tests/integration/test_gateway_as_recorded.py; "Input format of a Lambda function for proxy integration",
-    https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
+    tests/integration/test_gateway_as_recorded.py; "Input format of a Lambda function for proxy
+    integration", https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html).
 
-    ``path`` is the path the client called, percent-decoded. With ``stage_in_path`` it begins with
+    ``path`` is the path the client called as API Gateway hands it on (:func:`gateway_path`: decoded
+    but for the encodings of reserved characters). With ``stage_in_path`` it begins with
     the stage (``/prod/v1/tasks``: the API's own URL), which API Gateway keeps in
     ``requestContext.path`` and takes out of ``path``; without, the client called as through a
     custom domain, whose paths have no stage, and both fields are the path called.

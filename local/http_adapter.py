@@ -1,4 +1,6 @@
-"""The local API Gateway: an HTTP server that hands each request to the API Lambda handler."""
+"""The local front doors: an HTTP server that hands each request to the API function as API Gateway
+does (local/apigw.py), and ``/scheduler`` to the scheduler function as its function URL does
+(local/function_url.py)."""
 
 from __future__ import annotations
 
