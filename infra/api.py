@@ -38,7 +38,7 @@ from infra.settings import DeploymentSettings
 from infra.signing import Signing
 from infra.storage import Storage
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
-from shared.store.models import LIST_INDEX_NAME
+from shared.store.models import LIST_INDEX_NAME, STATUS_INDEX_NAME
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
     API_FUNCTION_TIMEOUT_S,
@@ -228,7 +228,9 @@ class Api(Construct):
             handler=names.API_HANDLER,
             description="Sundial REST API: registers, lists and manages tasks and jobs",
             statements=[
-                *storage.access_statements(actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME]),
+                *storage.access_statements(
+                    actions=API_TABLE_ACTIONS, query_indexes=[LIST_INDEX_NAME, STATUS_INDEX_NAME]
+                ),
                 # The Idempotency-Key header: Powertools' records, in a table of their own.
                 *storage.idempotency_statements(),
                 # A task due before the scanners' next pass is staged by the API itself.

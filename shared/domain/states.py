@@ -17,6 +17,45 @@ class TaskStatus(StrEnum):
     ``dead_lettered``): a one-shot task whose run failed, a recurring one whose last ended so."""
 
 
+class TaskFilter(StrEnum):
+    """What ``GET /v1/tasks?status=`` takes: a task status, or ``paused_after_failures``, the
+    paused tasks Sundial paused itself after failures in a row (``paused_reason`` set;
+    ``paused`` lists them with the ones a client paused)."""
+
+    SCHEDULED = "scheduled"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    PAUSED_AFTER_FAILURES = "paused_after_failures"
+
+
+WATCHED_TASKS: dict[TaskFilter, tuple[TaskFilter, ...]] = {
+    TaskFilter.FAILED: (TaskFilter.FAILED,),
+    TaskFilter.PAUSED: (TaskFilter.PAUSED, TaskFilter.PAUSED_AFTER_FAILURES),
+    TaskFilter.PAUSED_AFTER_FAILURES: (TaskFilter.PAUSED_AFTER_FAILURES,),
+}
+"""The task filters the status index answers, each with the index states it reads
+(docs/status-index.md): the statuses somebody must look at. The others read the listing index."""
+
+
+def watched_state(status: TaskStatus, paused_reason: str | None) -> TaskFilter | None:
+    """The status index's state of a task in ``status`` (None: not indexed): failed, paused by a
+    client, or paused by Sundial after failures in a row (it says why in ``paused_reason``)."""
+    if status is TaskStatus.FAILED:
+        return TaskFilter.FAILED
+    if status is TaskStatus.PAUSED:
+        return TaskFilter.PAUSED_AFTER_FAILURES if paused_reason else TaskFilter.PAUSED
+    return None
+
+
+def passes(status: TaskStatus, paused_reason: str | None, wanted: TaskFilter) -> bool:
+    """Whether a task in ``status`` passes the filter ``wanted``."""
+    if wanted is TaskFilter.PAUSED_AFTER_FAILURES:
+        return status is TaskStatus.PAUSED and bool(paused_reason)
+    return status.value == wanted.value
+
+
 class RunStatus(StrEnum):
     STAGED = "staged"
     FIRING = "firing"

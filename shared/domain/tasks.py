@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 from shared.domain.chains import Branch, ChainLink, ParentRun
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
-from shared.domain.states import LetterStatus, RunStatus, TaskStatus
+from shared.domain.states import LetterStatus, RunStatus, TaskFilter, TaskStatus, passes
 from shared.domain.workflows import NodeLink
 
 # Limits, published in the OpenAPI description (see shared/api/models/).
@@ -323,8 +323,8 @@ class DeadLetterRef:
     run_id: str
 
 
-def matches(task: Task, status: TaskStatus | None, name_prefix: str | None) -> bool:
+def matches(task: Task, status: TaskStatus | TaskFilter | None, name_prefix: str | None) -> bool:
     """Whether a task passes the listing's filters."""
-    if status is not None and task.status is not status:
+    if status is not None and not passes(task.status, task.paused_reason, TaskFilter(status.value)):
         return False
     return name_prefix is None or (task.name or "").startswith(name_prefix)

@@ -111,7 +111,7 @@ def build_scan_requests(settings: Settings) -> ScanRequester:
 def build_ticker(settings: Settings) -> Ticker:
     bind_table(settings.table_name)
     return Ticker(
-        DynamoPipelineStore(settings.retention_ms),
+        DynamoPipelineStore(settings.retention_ms, settings.list_shards),
         build_scan_requests(settings),
         settings.timing,
         settings.bucket_shards,
@@ -127,7 +127,7 @@ def build_scanner(settings: Settings) -> Scanner:
     bind_table(settings.table_name)
     stager = _stager(settings)
     assert stager is not None, "the scanner needs the delay queues (settings.delay_queue_urls)"
-    return Scanner(DynamoPipelineStore(settings.retention_ms), stager, settings.timing)
+    return Scanner(DynamoPipelineStore(settings.retention_ms, settings.list_shards), stager, settings.timing)
 
 
 def build_signing_service(settings: Settings) -> SigningService | None:
@@ -205,7 +205,7 @@ def build_trigger(settings: Settings) -> Trigger:
     aws = AwsDelivery()
     deliverer = Deliverer(http, aws, _job_starter(settings), WorkflowTargetStarter(workflows))
     signer = signing.signer if (signing := build_signing_service(settings)) is not None else None
-    store, timing = DynamoPipelineStore(settings.retention_ms), settings.timing
+    store, timing = DynamoPipelineStore(settings.retention_ms, settings.list_shards), settings.timing
     return Trigger(
         Claimer(store, queues, timing),
         Caller(deliverer, timing, signer=signer, throttling=Throttling(DynamoThrottle(), build_limit_cache(settings))),

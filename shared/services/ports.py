@@ -18,7 +18,7 @@ from shared.domain.limits import Booking, Limit, LimitSpec, LimitState
 from shared.domain.rate import Decision, Rate
 from shared.domain.retry import Exhausted
 from shared.domain.signing import NewSecret, SecretInfo
-from shared.domain.states import LetterStatus, TaskStatus
+from shared.domain.states import LetterStatus, TaskFilter, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
 from shared.domain.tenants import Caller, KeyInfo, Limits, NewKey, Tenant
 from shared.domain.workflows import NodeOutcome, NodeStatus
@@ -44,9 +44,20 @@ class TaskRepository(Protocol):
         ...
 
     def list(
-        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+        self,
+        tenant: str,
+        *,
+        status: TaskStatus | TaskFilter | None,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None = None,
     ) -> Page[Task]:
         """The tenant's tasks, newest first, ``limit`` at most per page."""
+        ...
+
+    def count(self, tenant: str, status: TaskFilter) -> int:
+        """How many of the tenant's tasks are ``status``, one somebody must look at (failed,
+        paused, paused after failures: ``WATCHED_TASKS``), exactly; ValueError for another."""
         ...
 
     def create_many(self, tasks: Sequence[tuple[Task, bool]]) -> Sequence[Task | SundialError]:
@@ -179,11 +190,13 @@ class PipelineStore(Protocol):
         counted_in: str | None = None,
         logged_in: str | None = None,
         failures: int | None = None,
+        task: Task | None = None,
     ) -> bool:
         """A one-shot's final outcome; ``counted_in``: the tenant whose quota counts the task
         (its place is given back in the same write); ``logged_in``: a success whose batch's run
         log could not be written (if it was after all, nothing is given back twice); ``failures``:
-        the task's failures in a row after the run (None: left as it is)."""
+        the task's failures in a row after the run (None: left as it is); ``task``: the task as
+        claimed (needed for an end other than a success: it is listed by its status)."""
         ...
 
     def rearm(

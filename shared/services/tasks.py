@@ -27,7 +27,7 @@ from shared.domain.own import OwnResources
 from shared.domain.patches import Keep, TaskPatch, patched
 from shared.domain.registration import first_due, max_past_of, new_task
 from shared.domain.schedules import At
-from shared.domain.states import LetterStatus, RunStatus, TaskStatus, check_task_transition
+from shared.domain.states import LetterStatus, RunStatus, TaskFilter, TaskStatus, check_task_transition
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
 from shared.domain.times import from_ms, to_ms, truncate_ms, utc_now
 from shared.domain.workflows import NodeLink
@@ -427,9 +427,19 @@ class TaskService:
         return self.repository.get(tenant, task_id)
 
     def list(
-        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+        self,
+        tenant: str,
+        *,
+        status: TaskStatus | TaskFilter | None,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None = None,
     ) -> Page[Task]:
         return self.repository.list(tenant, status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
+
+    def count(self, tenant: str, status: TaskFilter) -> int:
+        """How many of the tenant's tasks are ``status`` (failed, paused, paused after failures)."""
+        return self.repository.count(tenant, status)
 
     def runs(self, tenant: str, task_id: str, *, limit: int, cursor: str | None) -> Page[Run]:
         task = self.repository.get(tenant, task_id)

@@ -15,11 +15,12 @@ from pynamodb.transactions import TransactWrite
 
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, SundialError, TaskNotFound
 from shared.domain.firing import run_id_for
-from shared.domain.states import LetterStatus, RunStatus, TaskStatus
+from shared.domain.states import WATCHED_TASKS, LetterStatus, RunStatus, TaskFilter, TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms, utc_now
 from shared.observability import logger
+from shared.store import status_index
 from shared.store.items import occurrence_item, to_item, to_task
 from shared.store.keys import decode_cursor, encode_cursor, task_key
 from shared.store.listing import pages_for, positions
@@ -135,6 +136,7 @@ class DynamoTaskRepository:
             "alert", "pause_after_failures", "paused_reason", "failures", "on_success", "on_failure",
             "eventbridge",
             "lpk", "lsk",  # a task a listing page names gets its own index entry (shared/store/listing.py)
+            "spk", "ssk",  # its entry in the status index, or none (docs/status-index.md)
         )  # fmt: skip
         actions: list[Action] = []
         for name in attributes:
@@ -344,20 +346,83 @@ class DynamoTaskRepository:
             raise _storage_error(exc) from exc
         return to_task(item)
 
+    def _list_watched(
+        self,
+        tenant: str,
+        states: Sequence[TaskFilter],
+        wanted: TaskFilter,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None,
+    ) -> Page[Task]:
+        """A page of the tasks in ``states`` through the status index, their items read by key and
+        checked again (the index is eventually consistent: a task that left the status since is
+        left out and the page reads on). A name filter is applied to the tasks read, for at most
+        LIST_READ_BUDGET of them."""
+        position = decode_cursor(cursor) if cursor else None
+        now = utc_now()
+        found: list[tuple[str, Task]] = []
+        read = 0
+        try:
+            while read < LIST_READ_BUDGET:
+                want = limit + 1 - len(found) if name_prefix is None else max(limit + 1, FILTERED_WINDOW)
+                entries = status_index.entries(
+                    tenant, "task", [s.value for s in states], self.list_shards, position, want
+                )
+                if not entries:
+                    return _task_page(found)
+                keys = [(pk, sk) for _, pk, sk in entries]
+                items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
+                logs = run_logs(list(items.values()))
+                read += len(entries)
+                for ssk, pk, sk in entries:
+                    item = items.get((pk, sk))
+                    position = ssk
+                    if item is None or item.tenant != tenant or item.expired(now):
+                        continue
+                    task = to_task(item, logs)
+                    if matches(task, wanted, name_prefix):
+                        found.append((ssk, task))
+                    if len(found) > limit:
+                        page = found[:limit]
+                        return _task_page(page, encode_cursor(page[-1][0]))
+                if len(entries) < want:
+                    return _task_page(found)
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+        assert position is not None
+        return _task_page(found, encode_cursor(position))
+
+    def count(self, tenant: str, status: TaskFilter) -> int:
+        """How many of the tenant's tasks are in ``status``, one the status index holds (failed,
+        paused, paused after failures): exact, whatever the number of its other tasks."""
+        states = WATCHED_TASKS.get(status)
+        if states is None:
+            raise ValueError(f"{status.value} tasks are not counted: the status index holds no such task")
+        try:
+            return status_index.count(tenant, "task", [s.value for s in states], self.list_shards)
+        except PynamoDBException as exc:
+            raise _storage_error(exc) from exc
+
     # Listing: the tenant's index entries and listing pages, newest first (shared/store/listing.py).
 
     def list(
         self,
         tenant: str,
         *,
-        status: TaskStatus | None,
+        status: TaskStatus | TaskFilter | None,
         limit: int,
         cursor: str | None,
         name_prefix: str | None = None,
     ) -> Page[Task]:
-        """Newest first through the listing index (never a scan). Filters are applied to the
-        items read, a window at a time, for at most LIST_READ_BUDGET items per request: a page may
-        come back short, even empty, with a cursor to go on from."""
+        """Newest first through an index (never a scan). A status somebody must look at (failed,
+        paused, paused after failures) reads the status index, which holds those tasks only: a
+        full page whatever the tenant's other tasks (docs/status-index.md). Other filters are
+        applied to the items the listing index names, a window at a time, for at most
+        LIST_READ_BUDGET items per request: a page may come back short, even empty, with a cursor
+        to go on from."""
+        if status is not None and (states := WATCHED_TASKS.get(TaskFilter(status.value))) is not None:
+            return self._list_watched(tenant, states, TaskFilter(status.value), limit, cursor, name_prefix)
         position = decode_cursor(cursor) if cursor else None
         now = utc_now()  # past its retention, a task is left out (TTL deletes it later)
         filtered = status is not None or name_prefix is not None

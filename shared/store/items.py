@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import datetime
+from typing import Any
 
 from shared.domain.chains import ChainLink
 from shared.domain.codec import (
@@ -23,11 +24,11 @@ from shared.domain.codec import (
 from shared.domain.firing import occurrence_key
 from shared.domain.ids import parse_task_id
 from shared.domain.schedules import After, Every, base
-from shared.domain.states import RunStatus, TaskStatus
+from shared.domain.states import RunStatus, TaskStatus, watched_state
 from shared.domain.tasks import EventBridgeSchedule, Misfire, Priority, Task
 from shared.domain.times import from_ms, to_ms
 from shared.domain.workflows import NodeLink
-from shared.store.keys import bucket_pk, list_pk, list_sk, task_key
+from shared.store.keys import bucket_pk, list_pk, list_sk, status_pk, task_key
 from shared.store.models import OccurrenceItem, RunLogItem, TaskItem
 from shared.store.runs import ended_run_of, run_on_item, set_run_fields
 
@@ -72,9 +73,45 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
+    item.spk, item.ssk = status_keys(task, list_shards) or (None, None)
     if task.run is not None:
         set_run_fields(item, task.run)
     return item
+
+
+def status_keys(
+    task: Task, list_shards: int, status: TaskStatus | None = None, paused_reason: str | None = None
+) -> tuple[str, str] | None:
+    """The task's keys in the status index (``spk``, ``ssk``: docs/status-index.md) once it is in
+    ``status`` (its own status when None, its own ``paused_reason`` with it), or None when that
+    status is not indexed there or the task is not listed (an extra run's item)."""
+    if status is None:
+        status, paused_reason = task.status, task.paused_reason
+    listed = task.parent_id is None
+    return keys_in_status(task.tenant, task.id, to_ms(task.created_at), listed, status, paused_reason, list_shards)
+
+
+def keys_in_status(
+    tenant: str,
+    task_id: str,
+    created_ms: int,
+    listed: bool,
+    status: TaskStatus,
+    paused_reason: str | None,
+    list_shards: int,
+) -> tuple[str, str] | None:
+    """:func:`status_keys` from the parts of a task that never change and its new status."""
+    state = watched_state(status, paused_reason)
+    if state is None or not listed:
+        return None
+    return status_pk(tenant, "task", state.value, task_id, list_shards), list_sk(created_ms, task_id)
+
+
+def status_actions(keys: tuple[str, str] | None) -> list[Any]:
+    """The update actions that put a task's status index keys (``keys``) or take them away (None)."""
+    if keys is None:
+        return [TaskItem.spk.remove(), TaskItem.ssk.remove()]
+    return [TaskItem.spk.set(keys[0]), TaskItem.ssk.set(keys[1])]
 
 
 def lane_of(priority: Priority) -> str | None:

@@ -28,6 +28,22 @@ def list_pk(tenant: str, task_id: str, list_shards: int) -> str:
     return f"L#{tenant}#{zlib.crc32(task_id.encode()) % list_shards}"
 
 
+def list_shard(item_id: str, list_shards: int) -> int:
+    """The list shard of an item: where its index entries go (the listing index's, the status
+    index's), so one tenant's entries spread over ``list_shards`` partitions."""
+    return zlib.crc32(item_id.encode()) % list_shards
+
+
+def status_pk(tenant: str, kind: str, state: str, item_id: str, list_shards: int) -> str:
+    """An item's partition in the status index ``by_status`` while it is in ``state``
+    (docs/status-index.md): ``kind`` is ``task``, ``job``, ``letter`` or ``workflow_run``."""
+    return status_shard_pk(tenant, kind, state, list_shard(item_id, list_shards))
+
+
+def status_shard_pk(tenant: str, kind: str, state: str, k: int) -> str:
+    return f"S#{tenant}#{kind}#{state}#{k}"
+
+
 def page_pk(tenant: str, k: int) -> str:
     """A listing page's partition (shared/store/listing.py): the tenant's list shard ``k``."""
     return f"P#{tenant}#{k}"

@@ -53,6 +53,9 @@ def is_conflict(exc: Exception) -> bool:
 
 
 LIST_INDEX_NAME = "by_tenant"
+STATUS_INDEX_NAME = "by_status"
+"""The sparse keys-only index of the items in a status somebody must look at (docs/status-index.md):
+a task failed or paused, a job running or failed, a dead letter waiting, a workflow run failed."""
 
 
 class _Table(Model):
@@ -80,6 +83,15 @@ class ListIndex(GlobalSecondaryIndex["BucketItem"]):
     lsk = UnicodeAttribute(range_key=True)
 
 
+class StatusIndex(GlobalSecondaryIndex["BucketItem"]):
+    class Meta:
+        index_name = STATUS_INDEX_NAME
+        projection = KeysOnlyProjection()
+
+    spk = UnicodeAttribute(hash_key=True)
+    ssk = UnicodeAttribute(range_key=True)
+
+
 class BucketItem(_Table):
     """Anything in a bucket partition; the scanners read these."""
 
@@ -96,6 +108,11 @@ class BucketItem(_Table):
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
     by_tenant = ListIndex()
+    spk = UnicodeAttribute(null=True)
+    """While the task is in a status of ``by_status``: its partition there (shared/store/keys.py,
+    ``status_pk``); absent otherwise."""
+    ssk = UnicodeAttribute(null=True)
+    by_status = StatusIndex()
 
 
 class TaskItem(BucketItem, discriminator="task"):
@@ -249,6 +266,9 @@ class WorkflowRunItem(_Table):
     revision = NumberAttribute(default=0)
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
+    spk = UnicodeAttribute(null=True)
+    """While the run is failed: its ``by_status`` partition (docs/status-index.md)."""
+    ssk = UnicodeAttribute(null=True)
 
 
 class NodeOutcomeItem(_Table):
@@ -300,6 +320,9 @@ class DeadLetterItem(_Table):
     multicast = BooleanAttribute(default=False)
     payload = UnicodeAttribute(null=True)
     retry = UnicodeAttribute()
+    spk = UnicodeAttribute(null=True)
+    """While the letter waits for a redrive: its ``by_status`` partition (docs/status-index.md)."""
+    ssk = UnicodeAttribute(null=True)
 
 
 class RunLogItem(_Table):
@@ -363,6 +386,9 @@ class JobItem(_Table):
     """``<level>/<shard>`` -> items done: a report's count, or the shard's size once it ended."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
+    spk = UnicodeAttribute(null=True)
+    """While the job runs, or once it failed: its ``by_status`` partition (docs/status-index.md)."""
+    ssk = UnicodeAttribute(null=True)
 
 
 class RateItem(_Table):

@@ -24,11 +24,11 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, staged_for
 from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
 from shared.domain.quota import freed
-from shared.domain.states import RunStatus, TaskStatus, ended_as
+from shared.domain.states import RunStatus, TaskStatus, ended_as, watched_state
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.items import occurrence_item, priority_of, to_task
+from shared.store.items import keys_in_status, occurrence_item, priority_of, status_actions, status_keys, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
@@ -83,9 +83,12 @@ def _put_away(staged: Staged, run: Run, failures: int | None) -> list[Action]:
     return actions
 
 
-def _armed_for(next_due_ms: int, staged_next: bool, paused_reason: str | None) -> list[Action]:
+def _armed_for(
+    next_due_ms: int, staged_next: bool, paused_reason: str | None, paused_keys: tuple[str, str] | None
+) -> list[Action]:
     """The item armed for its task's next occurrence (staged by the re-arm or left to the
-    scanners), paused with ``paused_reason`` when its failures in a row call for it."""
+    scanners), paused with ``paused_reason`` when its failures in a row call for it (and put in
+    the status index with ``paused_keys``: docs/status-index.md)."""
     actions: list[Action] = [
         TaskItem.due_ms.set(next_due_ms),
         TaskItem.next_fire_ms.set(next_due_ms),
@@ -93,6 +96,7 @@ def _armed_for(next_due_ms: int, staged_next: bool, paused_reason: str | None) -
     ]
     if paused_reason is not None:
         actions += [TaskItem.status.set(TaskStatus.PAUSED.value), TaskItem.paused_reason.set(paused_reason)]
+        actions += status_actions(paused_keys)
     return actions
 
 
@@ -121,8 +125,11 @@ BATCH_GET_KEYS = 100
 
 
 class DynamoPipelineStore:
-    def __init__(self, retention_ms: int) -> None:
+    def __init__(self, retention_ms: int, list_shards: int = 1) -> None:
         self.retention_ms = retention_ms
+        self.list_shards = list_shards
+        """The deployment's list shards: a task's status index entry goes to its list shard's
+        partition (docs/status-index.md), as the task repository's writes put it."""
 
     # --- scanning -------------------------------------------------------------------------
 
@@ -437,6 +444,27 @@ class DynamoPipelineStore:
             ],
         )
 
+    def _status_keys(self, task_id: str, task: Task | None, status: TaskStatus) -> tuple[str, str] | None:
+        """A task's status index keys once it is ``status``: from ``task``, or, for a status the
+        index holds, from what its item says of it that never changes (tenant, creation time,
+        whether it is listed)."""
+        if task is not None:
+            return status_keys(task, self.list_shards, status)
+        if watched_state(status, None) is None:
+            return None
+        try:
+            item = TaskItem.get(
+                *task_key(task_id),
+                consistent_read=True,
+                attributes_to_get=["tenant", "created_ms", "parent_id"],
+            )
+        except DoesNotExist:
+            return None
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"reading task {task_id}: {exc.msg}") from exc
+        listed = item.parent_id is None
+        return keys_in_status(item.tenant, task_id, int(item.created_ms), listed, status, None, self.list_shards)
+
     def finish_one_shot(
         self,
         staged: Staged,
@@ -447,13 +475,23 @@ class DynamoPipelineStore:
         counted_in: str | None = None,
         logged_in: str | None = None,
         failures: int | None = None,
+        task: Task | None = None,
     ) -> bool:
         """A one-shot task's final outcome other than success (failed, dead-lettered, skipped),
         or a success whose run log ``logged_in`` could not be written. ``counted_in``: the
         tenant whose quota counts the task, which gets its place back in the same write. A task
         cancelled while the run was firing stays cancelled (the run's outcome is still kept).
-        ``failures``: the task's failures in a row after this run (None: left as it is)."""
-        completed = [TaskItem.status.set(ended_as(run.status).value), TaskItem.next_fire_ms.remove()]
+        ``failures``: the task's failures in a row after this run (None: left as it is).
+        ``task``: the task as claimed, whose ``failed`` end puts it in the status index in the
+        same write (docs/status-index.md; without it, its item is read for its tenant and
+        creation time, which never change)."""
+        ended = ended_as(run.status)
+        keys = self._status_keys(staged.task_id, task, ended)
+        completed = [
+            TaskItem.status.set(ended.value),
+            TaskItem.next_fire_ms.remove(),
+            *status_actions(keys),
+        ]
         actions = [
             TaskItem.run_status.set(run.status.value),
             TaskItem.attempts.set(run.attempts),  # a skipped run made one attempt fewer than its claim
@@ -549,7 +587,11 @@ class DynamoPipelineStore:
         if run.status is RunStatus.SUCCEEDED:
             try:
                 item.update(
-                    actions=[TaskItem.status.set(TaskStatus.COMPLETED.value), TaskItem.version.add(1)],
+                    actions=[
+                        TaskItem.status.set(TaskStatus.COMPLETED.value),
+                        TaskItem.version.add(1),
+                        *status_actions(None),  # off the failed list (docs/status-index.md)
+                    ],
                     condition=TaskItem.status == TaskStatus.FAILED.value,
                 )
             except PynamoDBException as exc:
@@ -580,10 +622,16 @@ class DynamoPipelineStore:
             run_item(task.id, task.tenant, run, expires).save()
             put_away = _put_away(staged, run, failures)
             if next_due_ms is None:
-                ended = [TaskItem.status.set(ended_as(run.status).value), TaskItem.next_fire_ms.remove()]
+                status = ended_as(run.status)
+                ended = [
+                    TaskItem.status.set(status.value),
+                    TaskItem.next_fire_ms.remove(),
+                    *status_actions(status_keys(task, self.list_shards, status)),
+                ]
                 actions = [*put_away, *ended, TaskItem.expires_at.set(expires)]
             else:
-                actions = [*put_away, *_armed_for(next_due_ms, staged_next, paused_reason)]
+                paused = status_keys(task, self.list_shards, TaskStatus.PAUSED, paused_reason)
+                actions = [*put_away, *_armed_for(next_due_ms, staged_next, paused_reason, paused)]
             # Re-armed (or completed) only if still armed for this occurrence: a client who
             # rescheduled the task meanwhile (PATCH) armed it already, one who cancelled it
             # ended it; then the run is only put away.

@@ -15,7 +15,7 @@ from infra.pipeline import SCANNER_TABLE_ACTIONS, TICK_TABLE_ACTIONS, TRIGGER_NA
 from infra.signing import SigningKey
 from infra.storage import IDEMPOTENCY_ACTIONS
 from infra.targets import TARGET_ACTIONS
-from shared.store.models import LIST_INDEX_NAME
+from shared.store.models import LIST_INDEX_NAME, STATUS_INDEX_NAME
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
@@ -95,11 +95,12 @@ def test_api_function_may_only_touch_the_tables_and_the_listing_index(synthesize
         if any(action.startswith("dynamodb:") for action in _listify(statement["Action"]))
     ]
     table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
-    index_arn = {"Fn::Join": ["", [table_arn, f"/index/{LIST_INDEX_NAME}"]]}
+    index_arns = [{"Fn::Join": ["", [table_arn, f"/index/{name}"]]} for name in (STATUS_INDEX_NAME, LIST_INDEX_NAME)]
     assert sorted(dynamodb, key=str) == sorted(
         [
             {"Action": sorted(API_TABLE_ACTIONS), "Effect": "Allow", "Resource": table_arn},
-            {"Action": "dynamodb:Query", "Effect": "Allow", "Resource": index_arn},
+            # its lists: the listing index, and the status index (docs/status-index.md)
+            {"Action": "dynamodb:Query", "Effect": "Allow", "Resource": index_arns},
             {
                 "Action": sorted(IDEMPOTENCY_ACTIONS),
                 "Effect": "Allow",

@@ -775,3 +775,61 @@ def test_an_extra_runs_end_is_noted_on_its_task_unless_a_later_one_is_there(stor
     gone = new_task(TaskSpec(At(NOW + timedelta(minutes=3)), TARGETS), tenant="t", now=NOW, shard=0)
     stores.store.note_ended_run(gone.id, succeeded)  # no such task: nothing
     assert stores.store.status_of(gone.id) is None
+
+
+# --- the status index: the firing writes put a task on its status's list, and take it off ----
+
+
+def _lists(stores: Stores, status: Any, expected: list[str]) -> None:
+    """The first page of ``?status=`` of tenant t comes to hold ``expected`` (the index's lag)."""
+    from tests.support.eventually import eventually
+
+    def read() -> None:
+        assert [t.id for t in stores.repository.list("t", status=status, limit=10, cursor=None).items] == expected
+
+    eventually(read)
+
+
+@pytest.mark.parametrize("with_task", [True, False], ids=["as claimed", "read from its item"])
+def test_a_one_shot_that_fails_is_on_the_failed_list_until_a_redrive_succeeds(stores, with_task):
+    from shared.domain.states import TaskFilter
+
+    task = stores.one_shot()
+    stores.one_shot(seconds=120)  # another, not failing: never listed
+    staged = first(task)
+    claimed = stores.claim(staged)
+    ended = run_of(staged, RunStatus.DEAD_LETTERED, error="HTTP 500")
+    extra = {"task": claimed.task} if with_task else {}
+    assert stores.store.finish_one_shot(staged, ended, now_ms=staged.due_ms + 30, targets_done=0, **extra)
+    _lists(stores, TaskFilter.FAILED, [task.id])
+    assert stores.repository.count("t", TaskFilter.FAILED) == 1
+    redriven = Run("01KAZ000000000000000000009", task.id, from_ms(staged.due_ms + 60_000), RunStatus.SUCCEEDED, 1)
+    stores.store.note_ended_run(task.id, redriven)
+    assert stores.get(task).status is TaskStatus.COMPLETED
+    _lists(stores, TaskFilter.FAILED, [])
+    assert stores.repository.count("t", TaskFilter.FAILED) == 0
+
+
+def test_a_recurring_task_paused_after_failures_and_one_that_ends_failed_are_listed(stores):
+    from shared.domain.states import TaskFilter
+
+    pausing, ending = stores.recurring(), stores.recurring(shard=1)
+    one = first(pausing)
+    claimed = stores.claim(one)
+    failed = run_of(one, RunStatus.FAILED, error="HTTP 400")
+    rearm = {"staged_next": False, "now_ms": one.due_ms + 10, "failures": 3}
+    assert stores.store.rearm(
+        claimed.task, one, failed, next_due_ms=one.due_ms + 60_000, paused_reason="3 failures in a row", **rearm
+    )
+    last = first(ending)
+    last_claimed = stores.claim(last)
+    assert stores.store.rearm(last_claimed.task, last, run_of(last, RunStatus.FAILED), next_due_ms=None, **rearm)
+    _lists(stores, TaskFilter.PAUSED_AFTER_FAILURES, [pausing.id])
+    _lists(stores, TaskFilter.PAUSED, [pausing.id])
+    _lists(stores, TaskFilter.FAILED, [ending.id])
+    counts = [stores.repository.count("t", s) for s in (TaskFilter.PAUSED, TaskFilter.PAUSED_AFTER_FAILURES)]
+    assert counts == [1, 1]
+    # a client's resume takes it off (the repository's update writes its keys: none)
+    resumed = replace(stores.get(pausing), status=TaskStatus.SCHEDULED, paused_reason=None)
+    stores.repository.update(resumed)
+    _lists(stores, TaskFilter.PAUSED, [])

@@ -10,6 +10,7 @@ import pytest
 from shared.domain.errors import ConcurrentUpdate, QuotaExceeded, TaskNotFound
 from shared.domain.registration import new_task
 from shared.domain.schedules import At, Cron, Every
+from shared.domain.states import WATCHED_TASKS as WATCHED
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import HttpTarget, SqsTarget, TaskSpec
 from shared.store.dynamo import DynamoTaskRepository
@@ -199,3 +200,69 @@ def test_a_chained_run_is_stored_once_with_its_parent_and_the_lists_round_trip(r
     assert stored.chain == link
     with pytest.raises(ConcurrentUpdate):
         repo.create_run(replace(run, due_at=NOW + timedelta(minutes=4)), staged=False)  # the same hop, later
+
+
+def test_a_status_somebody_must_look_at_lists_full_pages_and_counts_exactly(repo):
+    """Failed and paused tasks come from the status index (docs/status-index.md): with many more
+    tasks newer than them (more than a filtered read of the listing index would reach), the
+    first page of ``?status=failed`` holds the failed one, ``paused`` both kinds of paused task
+    and ``paused_after_failures`` only Sundial's, each counted exactly; a task that leaves the
+    status leaves the list and the count."""
+    from shared.domain.states import TaskFilter
+
+    failed = repo.create(make(minutes=1))
+    failed = repo.update(replace(failed, status=TaskStatus.FAILED))
+    paused = repo.update(replace(repo.create(make(minutes=2)), status=TaskStatus.PAUSED))
+    self_paused = repo.create(make(minutes=3))
+    self_paused = repo.update(replace(self_paused, status=TaskStatus.PAUSED, paused_reason="3 failures in a row"))
+    newer = [make(minutes=10 + i, shard=i % 4) for i in range(260)]
+    for task in newer:
+        repo.create(task)
+    repo.create(make(tenant="other", minutes=4))
+
+    def listed(status: TaskFilter) -> list[str]:
+        page = repo.list("default", status=status, limit=10, cursor=None)
+        return [t.id for t in page.items]
+
+    def settled() -> None:  # the indexes' lag (local/moto_index_lag.py)
+        assert listed(TaskFilter.FAILED) == [failed.id]
+        assert listed(TaskFilter.PAUSED) == [self_paused.id, paused.id]
+        assert listed(TaskFilter.PAUSED_AFTER_FAILURES) == [self_paused.id]
+
+    eventually(settled)
+    counts = {status: repo.count("default", status) for status in TaskFilter if status in WATCHED}
+    assert counts == {TaskFilter.FAILED: 1, TaskFilter.PAUSED: 2, TaskFilter.PAUSED_AFTER_FAILURES: 1}
+    assert repo.count("other", TaskFilter.FAILED) == 0
+    with pytest.raises(ValueError, match="not counted"):
+        repo.count("default", TaskFilter.SCHEDULED)
+
+    repo.update(replace(repo.get("default", self_paused.id), status=TaskStatus.SCHEDULED, paused_reason=None))
+    repo.update(replace(repo.get("default", failed.id), status=TaskStatus.CANCELLED))
+
+    def left() -> None:
+        assert listed(TaskFilter.FAILED) == []
+        assert listed(TaskFilter.PAUSED) == [paused.id]
+        assert repo.count("default", TaskFilter.PAUSED_AFTER_FAILURES) == 0
+
+    eventually(left)
+
+
+def test_a_status_page_goes_on_from_its_cursor_exactly_once(repo):
+    from shared.domain.states import TaskFilter
+
+    made = [repo.create(make(minutes=i, shard=i % 4)) for i in range(1, 8)]
+    for task in made:
+        repo.update(replace(task, status=TaskStatus.FAILED))
+    expected = [t.id for t in sorted(made, key=lambda t: (t.created_at, t.id), reverse=True)]
+
+    def paged() -> None:
+        seen, cursor = [], None
+        while True:
+            page = repo.list("default", status=TaskFilter.FAILED, limit=3, cursor=cursor)
+            seen += [t.id for t in page.items]
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert seen == expected
+
+    eventually(paged)

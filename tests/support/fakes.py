@@ -24,7 +24,7 @@ from shared.domain.jobs import JobSpec, JobStatus, JobView, JsonValue, LevelProg
 from shared.domain.limits import Limit, LimitSpec
 from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
-from shared.domain.states import ENDED, RunStatus, TaskStatus
+from shared.domain.states import ENDED, WATCHED_TASKS, RunStatus, TaskFilter, TaskStatus
 from shared.domain.tasks import DeadLetterRef, Page, Priority, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms
@@ -236,7 +236,13 @@ class InMemoryTaskRepository:
 
     @atomic
     def list(
-        self, tenant: str, *, status: TaskStatus | None, limit: int, cursor: str | None, name_prefix: str | None = None
+        self,
+        tenant: str,
+        *,
+        status: TaskStatus | TaskFilter | None,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None = None,
     ) -> Page[Task]:
         after = decode_cursor(cursor) if cursor else None
         listed = (self.item_task(t.id) for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
@@ -247,6 +253,13 @@ class InMemoryTaskRepository:
         page = matching[:limit]
         more = len(matching) > limit
         return Page(page, encode_cursor(_position(page[-1])) if more else None)
+
+    @atomic
+    def count(self, tenant: str, status: TaskFilter) -> int:
+        if status not in WATCHED_TASKS:
+            raise ValueError(f"{status.value} tasks are not counted: the status index holds no such task")
+        listed = (self.item_task(t.id) for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
+        return sum(1 for t in listed if matches(t, status, None))
 
     @atomic
     def update(self, task: Task, *, staged: bool = False) -> Task:

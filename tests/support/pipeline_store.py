@@ -349,6 +349,7 @@ class InMemoryPipelineStore:
         counted_in: str | None = None,
         logged_in: str | None = None,
         failures: int | None = None,
+        task: Task | None = None,
     ) -> bool:
         """A one-shot's final outcome, if the task holds this attempt of the run: the task ends as
         the run did unless it was cancelled meanwhile (it stays cancelled, the run's outcome

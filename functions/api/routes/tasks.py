@@ -19,7 +19,7 @@ from shared.api.paging import fitted
 from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
 from shared.api.views.tasks import batch_view, run_view, task_view
 from shared.domain import tasks as t
-from shared.domain.states import TaskStatus
+from shared.domain.states import TaskFilter
 from shared.domain.tasks import Task
 from shared.observability import logger, metrics
 
@@ -54,7 +54,7 @@ def create_tasks(batch: BatchIn) -> Response[BatchOut]:
 
 @router.get("/v1/tasks", responses=RESPONSES["list"], summary="List tasks, newest first")
 def list_tasks(
-    status: Annotated[TaskStatus | None, Query()] = None,
+    status: Annotated[TaskFilter | None, Query()] = None,
     name_prefix: Annotated[str | None, Query(min_length=1, max_length=t.MAX_NAME_LENGTH)] = None,
     limit: PageSize = 50,
     cursor: Cursor = None,

@@ -200,7 +200,13 @@ class Recorder:
         if staged.one_shot:
             counted_in = task.tenant if claimed.counted else None
             self.store.finish_one_shot(
-                staged, run, now_ms=now, targets_done=targets_done, counted_in=counted_in, failures=streak.failures
+                staged,
+                run,
+                now_ms=now,
+                targets_done=targets_done,
+                counted_in=counted_in,
+                failures=streak.failures,
+                task=task,
             )
             self._completed(task)
             return streak.failures
