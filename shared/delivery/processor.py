@@ -184,8 +184,8 @@ def function_error(payload: bytes) -> tuple[ReportedError | None, bytes | str]:
             data = None
         message = data.get("errorMessage") if isinstance(data, dict) else None
         error = ReportedError.of_answer(message) if isinstance(message, str) else None
-        if error is not None:
-            return error, str(message)
+        if error is not None:  # as bytes: a lone surrogate its JSON escaped is replaced, as in any answer
+            return error, str(message).encode("utf-8", errors="replace")
     return None, payload
 
 

@@ -182,5 +182,14 @@ def test_any_other_function_error_is_kept_as_before() -> None:
     assert failure.sentence().startswith(
         'shard 1 of level 0 failed: the processor function failed: {"errorMessage":"Some exception was raised."'
     )
+    # a lone surrogate (escaped in the payload's JSON) cannot be stored as UTF-8: it is replaced
+    message = KIT_ANSWER.decode()[:-1] + ', "x": "\ud800"}'
+    error, said = function_error(json.dumps({"errorMessage": message}).encode())
+    assert error == ReportedError("KeyError", "'user_id'")
+    assert isinstance(said, bytes)
+    assert said.decode("utf-8").endswith('"x": "?"}')
+    assert ReportedError.of_answer(rb'{"error": {"type": "Key\ud800Error", "message": "\udfff!"}}') == ReportedError(
+        "Key Error", "!"
+    )
     for odd in (b"not json", b"[1]", lambda_error("step 01JOB:shard:0:1 is running already"), b"{" * 100_000):
         assert function_error(odd) == (None, odd)
