@@ -14,7 +14,13 @@ from shared.api.models.jobs import ProcessorIn, ShardingIn
 from shared.api.models.schedules import ScheduleIn
 from shared.api.models.targets import TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
-from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobStatus, JobStep
+from shared.domain.jobs import (
+    ANSWER_EXCERPT_CHARS,
+    REPORTED_MESSAGE_CHARS,
+    REPORTED_TYPE_CHARS,
+    JobStatus,
+    JobStep,
+)
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority
@@ -262,6 +268,16 @@ class JobLevel(Model):
     finished_at: Instant | None = Field(description="When its last shard was done; null until then.")
 
 
+class ReportedErrorOut(Model):
+    """The error a processor said its step raised (the receiver kit answers it for a method that
+    raised)."""
+
+    type: str = Field(description=f"The exception's type, e.g. KeyError ({REPORTED_TYPE_CHARS} characters at most).")
+    message: str = Field(
+        description=f"Its message, e.g. 'user_id', on one line ({REPORTED_MESSAGE_CHARS} characters at most)."
+    )
+
+
 class JobFailure(Model):
     """Which step failed, on which attempt, with what answer."""
 
@@ -273,6 +289,12 @@ class JobFailure(Model):
     answer: str | None = Field(description=f"The start of its answer, on one line ({ANSWER_EXCERPT_CHARS} characters).")
     reason: str = Field(description="Why, in words: the processor's status, the connection error, the answer at fault.")
     threshold: int | None = absent()
+    error: ReportedErrorOut | None = Field(
+        None,
+        exclude_if=is_none,
+        description='The error the processor said it raised: an answer {"error": {"type", "message"}} '
+        "(absent when it said none).",
+    )
 
 
 class JobOut(Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import boto3
@@ -173,3 +174,42 @@ def test_an_unknown_job_is_404(api: Any, started: list[str]) -> None:
     answer = api("GET", "/v1/jobs/01JNOSUCHJOB0000000000000")
     assert answer.status == 404
     assert answer.body["error"]["code"] == "job_not_found"
+
+
+def test_a_failure_that_says_what_the_processor_raised_is_answered_with_it(api: Any, started: list[str]) -> None:
+    """The error a processor reported (the receiver kit's ``{"error": {"type", "message"}}``) is in
+    the job's ``error`` and its ``failure``; a job item holding something else there (written by
+    hand, or by an older Sundial) is answered all the same, never a 500, the error bounded or
+    left out."""
+    from shared.domain.jobs import JobStep, ReportedError, StepFailure
+    from shared.store import jobs as job_store
+
+    store = job_store.DynamoJobStore()
+    reported, odd, none = (
+        api("POST", "/v1/jobs", {"processor": PROCESSOR, "data": [[i]]}).body["id"] for i in range(3)
+    )
+    failure = StepFailure(
+        JobStep.SHARD, "the processor answered HTTP 500", level=0, shard=1, attempt=3, status=500,
+        answer='{"error":{"type":"KeyError","message":"\'user_id\'"}}', retryable=True,
+        error=ReportedError("KeyError", "'user_id'"),
+    )  # fmt: skip
+    assert store.failed(reported, failure.sentence(), failure)
+    answer = api("GET", f"/v1/jobs/{reported}")
+    assert answer.status == 200, answer.body
+    assert answer.body["error"] == (
+        "shard 1 of level 0 failed on attempt 3 of 3: KeyError: 'user_id' (the processor answered HTTP 500)"
+    )
+    assert answer.body["failure"]["error"] == {"type": "KeyError", "message": "'user_id'"}
+    assert answer.body["failure"]["reason"] == "the processor answered HTTP 500"
+
+    for job_id, error in ((odd, {"type": "E" * 5000, "message": "m\n" * 5000}), (none, {"type": 3, "message": {}})):
+        assert store.failed(job_id, "the pre step failed", StepFailure(JobStep.PRE, "the processor answered HTTP 500"))
+        item = store.item(job_id)
+        assert item is not None
+        item.update(actions=[job_store.JobItem.failure.set(json.dumps({"step": "pre", "reason": "r", "error": error}))])
+    answer = api("GET", f"/v1/jobs/{odd}")
+    assert answer.status == 200, answer.body
+    assert (len(answer.body["failure"]["error"]["type"]), len(answer.body["failure"]["error"]["message"])) == (100, 500)
+    answer = api("GET", f"/v1/jobs/{none}")
+    assert answer.status == 200, answer.body
+    assert "error" not in answer.body["failure"]
