@@ -165,12 +165,29 @@ class RunStarted(Model):
     run_id: str = Field(description="The extra run's id (also its Idempotency-Key toward the receiver).")
 
 
+class LetterWorkflow(Model):
+    """The workflow run and node a dead letter's run was started for."""
+
+    id: str = Field(description="The workflow.")
+    run_id: str = Field(description="The workflow run (`GET /v1/workflows/{id}/runs/{run_id}`).")
+    node: str = Field(description="The node (`GET /v1/workflows/{id}/runs/{run_id}/nodes/{node}`).")
+    attempt: int = Field(description="The node's attempt in that workflow run (a run's retry starts the next).")
+
+
 class DeadLetterOut(Model):
     """An occurrence that failed for good: what failed, why, and what it fired."""
 
     id: str
-    task_id: str
-    run_id: str
+    task_id: str = Field(
+        description="The task the run belongs to; for a workflow node's run, the workflow's id (as in the "
+        "node's callback body), and `workflow` names its run and node."
+    )
+    run_id: str = Field(description="The failed run (for a workflow node: the node's run, not the workflow run).")
+    workflow: LetterWorkflow | None = Field(
+        None,
+        exclude_if=is_none,
+        description="A workflow node's run only: the workflow run and the node it was started for.",
+    )
     name: str | None
     status: LetterStatus
     reason: str

@@ -300,6 +300,8 @@ class DeadLetterItem(_Table):
     multicast = BooleanAttribute(default=False)
     payload = UnicodeAttribute(null=True)
     retry = UnicodeAttribute()
+    workflow = UnicodeAttribute(null=True)
+    """A workflow node's run: its workflow run and node, as JSON (``NodeRef``); absent on a task's."""
 
 
 class RunLogItem(_Table):

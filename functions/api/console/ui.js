@@ -55,6 +55,22 @@ export function ErrorBox({ error }) {
   </div>`;
 }
 
+// Where a dead letter's run is shown: a workflow node's letter (it has `workflow`) on its
+// workflow run's page, with the node open; any other on its task's page.
+export function letterHref(letter) {
+  const w = letter.workflow;
+  if (!w) return `#/tasks/${encodeURIComponent(letter.task_id)}`;
+  const path = [w.id, "runs", w.run_id, "nodes", w.node].map(encodeURIComponent).join("/");
+  return `#/workflows/${path}`;
+}
+
+// What a dead letter is of, in words: its task's name (or id), or its workflow's and node's.
+export function letterOf(letter) {
+  const w = letter.workflow;
+  if (!w) return letter.name || letter.task_id;
+  return `node ${w.node} of workflow ${letter.name || w.id}`;
+}
+
 export const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z") : "—");
 export const Json = ({ value, testid }) => html`<pre class="json" data-testid=${testid}>${JSON.stringify(value, null, 2)}</pre>`;
 export const Status = ({ status }) => html`<span class="status status-${status}">${status}</span>`;
