@@ -92,7 +92,12 @@ class TaskOut(Model):
     retry: RetryOut
     misfire: Misfire
     priority: Priority = Field(description="normal or high (its own delay queue and trigger capacity).")
-    next_fire_at: Instant | None = Field(description="The next occurrence; null once the task can no longer fire.")
+    next_fire_at: Instant | None = Field(
+        description="The next occurrence; null once the task can no longer fire. A paused task fires nothing: its "
+        "next_fire_at is when a resume at the moment of the read would fire it (never a time gone by: once its "
+        "armed occurrence went by, misfire fire_now answers that moment, skip the schedule's first time from then, "
+        "or null for a one-shot, which the resume completes)."
+    )
     created_at: Instant
     updated_at: Instant
     version: int = Field(description="Changes with every write; send it in If-Match to PATCH only that version.")
