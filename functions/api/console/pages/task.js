@@ -3,7 +3,7 @@
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api } from "../api.js";
 import { LatenessChart } from "../chart.js";
-import { ErrorBox, Json, NextTimes, Status, describe, inZone, parseField, useLoad, when, zoneOf } from "../ui.js";
+import { ErrorBox, Json, NextTimes, Status, describe, inZone, parseField, shortIds, useLoad, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
 import { LastRun } from "./tasks.js";
 
@@ -163,12 +163,13 @@ const TaskLinks = ({ ids }) => ids.map((id, i) => html`${i ? ", " : ""}<a href=$
 
 function Runs({ runs }) {
   if (!runs.length) return html`<p class="empty">No runs yet.</p>`;
+  const short = shortIds(runs.map((r) => r.run_id)); // the part of each id that differs; the whole on hover
   return html`<table data-testid="runs">
     <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Parent</th></tr></thead>
     <tbody>
       ${runs.map(
         (r) => html`<tr>
-          <td><code>${r.run_id}</code></td>
+          <td><code data-testid="run-id" title=${r.run_id}>${short.get(r.run_id)}</code></td>
           <td>${when(r.scheduled_for)}</td>
           <td>${when(r.fired_at)}</td>
           <td><${Status} status=${r.status} /></td>
