@@ -1,10 +1,13 @@
 """A task's runs as its page shows them: each run's id by the part that tells it from the others
 (a task's occurrences share their random part and the start of their time; the whole id in its
-title)."""
+title), and the lateness chart's axis labels, long ones included, drawn inside its canvas."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -13,6 +16,32 @@ from local.receiver import Receiver, running_receiver
 from tests.browser.console import as_tenant, eventually, http_target, sign_in
 
 pytestmark = pytest.mark.browser
+
+RECORD_CANVAS_BOXES = """
+window.drawnBoxes = [];
+const fillText = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+  const m = this.measureText(String(text));
+  const t = this.getTransform();
+  // the text's box as drawn (its alignment's own extents from x and y), in canvas pixels
+  const left = x - m.actualBoundingBoxLeft, right = x + m.actualBoundingBoxRight;
+  const top = y - m.actualBoundingBoxAscent, bottom = y + m.actualBoundingBoxDescent;
+  const at = ([px, py]) => [t.a * px + t.c * py + t.e, t.b * px + t.d * py + t.f];
+  const corners = [at([left, top]), at([right, bottom])];
+  window.drawnBoxes.push({
+    text: String(text),
+    left: Math.min(corners[0][0], corners[1][0]),
+    right: Math.max(corners[0][0], corners[1][0]),
+    top: Math.min(corners[0][1], corners[1][1]),
+    bottom: Math.max(corners[0][1], corners[1][1]),
+    width: this.canvas.width,
+    height: this.canvas.height,
+  });
+  return fillText.call(this, text, x, y, ...rest);
+};
+"""
+"""Runs before the console's scripts (Playwright's init script, outside the page's policy): the
+box of every text a canvas draws, with that canvas's size, so a test sees a label cut at its edge."""
 
 
 @pytest.fixture
@@ -62,3 +91,60 @@ def test_the_runs_table_shows_the_part_of_each_run_id_that_differs_with_the_whol
         shown,
         common,
     )
+
+
+def _runs(task_id: str, lateness: list[int]) -> list[dict[str, Any]]:
+    """Runs a second apart, newest first, with these latenesses (as the API answers them)."""
+    start = datetime(2030, 3, 1, 8, 0, tzinfo=UTC)
+    runs = []
+    for i, late in enumerate(lateness):
+        due = start + timedelta(seconds=i)
+        runs.append(
+            {
+                "run_id": f"01M8K0000{i:02d}ABCDEFGHJKMNPQ",
+                "task_id": task_id,
+                "scheduled_for": due.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                "fired_at": (due + timedelta(milliseconds=late))
+                .isoformat(timespec="milliseconds")
+                .replace("+00:00", "Z"),
+                "status": "succeeded",
+                "attempts": 1,
+                "lateness_ms": late,
+                "throttled_ms": 0,
+                "last_error": None,
+            }
+        )
+    return list(reversed(runs))
+
+
+@pytest.mark.parametrize("lateness", [[12, 40, 25], [250, 12_345, 800], [1_200_000, 3_500_000, 90_000]])
+def test_the_lateness_charts_axis_labels_lie_inside_its_canvas(page, shoot, sundial, new_tenant, lateness) -> None:
+    """The runs the page reads are played by the browser's network layer (a run 20 minutes late
+    needs a receiver 20 minutes slow): the chart draws what the API would answer."""
+    tenant = new_tenant("chart-labels")
+    call = as_tenant(sundial, tenant.key)
+    status, task = call(
+        "POST", "/v1/tasks", {"schedule": {"cron": "0 0 1 1 *"}, "target": http_target("http://127.0.0.1:9/")}
+    )
+    assert status == 201, task
+    answer = {"items": _runs(task["id"], lateness), "next_cursor": None}
+    page.route(f"**/v1/tasks/{task['id']}/runs*", lambda route: route.fulfill(json=answer))
+    page.add_init_script(RECORD_CANVAS_BOXES)
+    sign_in(page, tenant.key, f"#/tasks/{task['id']}")
+    expect(page.get_by_test_id("lateness-chart").locator("canvas")).to_have_count(1)
+
+    def labels() -> list[dict[str, Any]]:
+        boxes = page.evaluate("window.drawnBoxes")
+        assert any(box["text"].endswith(" ms") for box in boxes), boxes
+        return boxes
+
+    boxes = eventually(labels, what="the chart's axis labels")
+    longest = max(lateness)
+    assert any(box["text"].endswith(" ms") and len(box["text"]) >= len(f"{longest} ms") - 2 for box in boxes), boxes
+    outside = [
+        box
+        for box in boxes
+        if box["left"] < 0 or box["right"] > box["width"] or box["top"] < 0 or box["bottom"] > box["height"]
+    ]
+    assert not outside, json.dumps(outside, indent=1)
+    shoot(page, f"task-chart-{longest}")
