@@ -98,7 +98,12 @@ class TaskOut(Model):
     retry: RetryOut
     misfire: Misfire
     priority: Priority = Field(description="normal or high (its own delay queue and trigger capacity).")
-    next_fire_at: Instant | None = Field(description="The next occurrence; null once the task can no longer fire.")
+    next_fire_at: Instant | None = Field(
+        description="The next occurrence; null once the task can no longer fire. A paused task fires nothing: its "
+        "next_fire_at is when a resume at the moment of the read would fire it (never a time gone by: once its "
+        "armed occurrence went by, misfire fire_now answers that moment, skip the schedule's first time from then, "
+        "or null for a one-shot, which the resume completes)."
+    )
     created_at: Instant
     updated_at: Instant
     version: int = Field(description="Changes with every write; send it in If-Match to PATCH only that version.")
@@ -171,12 +176,29 @@ class RunStarted(Model):
     run_id: str = Field(description="The extra run's id (also its Idempotency-Key toward the receiver).")
 
 
+class LetterWorkflow(Model):
+    """The workflow run and node a dead letter's run was started for."""
+
+    id: str = Field(description="The workflow.")
+    run_id: str = Field(description="The workflow run (`GET /v1/workflows/{id}/runs/{run_id}`).")
+    node: str = Field(description="The node (`GET /v1/workflows/{id}/runs/{run_id}/nodes/{node}`).")
+    attempt: int = Field(description="The node's attempt in that workflow run (a run's retry starts the next).")
+
+
 class DeadLetterOut(Model):
     """An occurrence that failed for good: what failed, why, and what it fired."""
 
     id: str
-    task_id: str
-    run_id: str
+    task_id: str = Field(
+        description="The task the run belongs to; for a workflow node's run, the workflow's id (as in the "
+        "node's callback body), and `workflow` names its run and node."
+    )
+    run_id: str = Field(description="The failed run (for a workflow node: the node's run, not the workflow run).")
+    workflow: LetterWorkflow | None = Field(
+        None,
+        exclude_if=is_none,
+        description="A workflow node's run only: the workflow run and the node it was started for.",
+    )
     name: str | None
     status: LetterStatus
     reason: str

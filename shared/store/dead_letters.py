@@ -23,6 +23,7 @@ from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
 from shared.domain.states import LetterStatus
 from shared.domain.tasks import DeadLetter, Page
 from shared.domain.times import from_ms, to_ms, utc_now
+from shared.domain.workflows import NodeRef
 from shared.store.keys import decode_cursor, encode_cursor
 from shared.store.models import DeadLetterItem, is_conflict
 
@@ -49,6 +50,7 @@ def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
         multicast=letter.multicast,
         payload=None if letter.payload is None else compact_json(letter.payload),
         retry=compact_json(retry_to_dict(letter.retry)),
+        workflow=None if letter.workflow is None else compact_json(letter.workflow.to_dict()),
         expires_at=from_ms(expires_ms),
     )
 
@@ -70,6 +72,7 @@ def from_item(item: DeadLetterItem) -> DeadLetter:
         name=item.name,
         redriven_run_id=item.redriven_run_id,
         redriven_at=from_ms(int(item.redriven_ms)) if item.redriven_ms is not None else None,
+        workflow=NodeRef.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
     )
 
 

@@ -189,8 +189,8 @@ def test_dead_letters_are_listed_read_and_redriven(cli):
     (letter,) = until(lambda: cli.json("dead-letters", "list")["items"])
     assert (letter["task_id"], letter["status"], letter["attempts"]) == (task["id"], "dead_lettered", 1)
     table = rows(cli.table("dead-letters", "list", "--status", "dead_lettered"))
-    assert table[0][:4] == ["ID", "TASK_ID", "NAME", "STATUS"]
-    assert table[1][:4] == [letter["id"], task["id"], "doomed", "dead_lettered"]
+    assert table[0][:5] == ["ID", "TASK_ID", "WORKFLOW NODE", "NAME", "STATUS"]
+    assert table[1][:5] == [letter["id"], task["id"], "-", "doomed", "dead_lettered"]  # a task's: no workflow node
     assert cli.json("dead-letters", "get", letter["id"])["reason"] == letter["reason"]
     assert (
         dict(line.split(None, 1) for line in cli.table("dead-letters", "get", letter["id"]).splitlines())["name"]

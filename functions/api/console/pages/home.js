@@ -5,7 +5,7 @@
 // a few pages and says "at least" when it stopped before the end. Refreshed every 10 s.
 import { html } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, query } from "../api.js";
-import { Status, useLoad, when } from "../ui.js";
+import { Status, letterHref, letterOf, useLoad, when } from "../ui.js";
 
 const PAGES = 5;
 const SHOWN = 8;
@@ -97,7 +97,7 @@ export function Home() {
         found=${data?.deadLetters}
         link="#/dead-letters"
         none="No dead letter waits to be redriven."
-        item=${(d) => html`<a href=${"#/dead-letters"}>${d.name || d.task_id}</a> <span class="hint">${when(d.failed_at)}: ${d.reason}</span>`}
+        item=${(d) => html`<a href=${letterHref(d)}>${letterOf(d)}</a> <span class="hint">${when(d.failed_at)}: ${d.reason}</span>`}
       />
       <${Check}
         title="Failed jobs"
