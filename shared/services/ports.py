@@ -94,7 +94,15 @@ class DeadLetters(Protocol):
 
     def list(
         self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
-    ) -> Page[DeadLetter]: ...
+    ) -> Page[DeadLetter]:
+        """Newest first; the letters waiting for a redrive through the status index (full pages),
+        another filter applied to a bounded read (a page may come back short, with a cursor)."""
+        ...
+
+    def count(self, tenant: str, status: LetterStatus) -> int:
+        """How many of the tenant's letters wait for a redrive (``dead_lettered``), exactly;
+        ValueError for another status."""
+        ...
 
 
 # --- the firing pipeline ---------------------------------------------------------------------

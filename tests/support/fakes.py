@@ -161,7 +161,9 @@ class InMemoryTaskRepository:
         """The run items of each task, by sort key (``<scheduled ms>#<run id>``)."""
         self.run_logs: dict[str, dict[str, Success]] = {}
         """The run-log items ``RL#<batch id>``: the successes of one trigger batch, by run id."""
-        self.redriven: set[str] = set()
+        self.redriven: dict[str, tuple[str, datetime]] = {}
+        """The dead letters an extra run redrove, by their run id: the redrive's run id and when
+        (what the DynamoDB transaction writes on the letter's item)."""
         self.default_max_tasks = default_max_tasks
         self.max_tasks: dict[str, int] = {}
         """Tenants with a quota of their own (the others have the default)."""
@@ -314,13 +316,13 @@ class InMemoryTaskRepository:
             raise ValueError("an extra run has a parent task")
         if extra.id in self._tasks:
             raise ConcurrentUpdate(f"run {extra.id} exists already")
+        due_ms = to_ms(extra.due_at)
+        run_id = run_id_for(extra.id, due_ms)
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
-            self.redriven.add(redrive.run_id)
+            self.redriven[redrive.run_id] = (run_id, extra.created_at)
         stored = self._store(extra, counted=False, staged=staged)
-        due_ms = to_ms(extra.due_at)
-        run_id = run_id_for(extra.id, due_ms)
         place = Run(
             run_id,
             extra.parent_id,
