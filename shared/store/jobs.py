@@ -10,10 +10,11 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.expressions.update import Action
 
 from shared.domain.codec import compact_json
+from shared.domain.errors import StorageUnavailable
 from shared.domain.jobs import (
     WATCHED_JOBS,
     JobPage,
@@ -168,7 +169,10 @@ class DynamoJobStore:
         those): exact, whatever the number of its other jobs; ValueError for another status."""
         if status not in WATCHED_JOBS:
             raise ValueError(f"{status.value} jobs are not counted: the status index holds no such job")
-        return status_index.count(tenant, "job", [status.value], JOB_LIST_SHARDS)
+        try:
+            return status_index.count(tenant, "job", [status.value], JOB_LIST_SHARDS)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"jobs: {exc.msg}") from exc
 
     def _entries(self, tenant: str, before: str | None, count: int) -> list[tuple[str, str]]:
         """Up to ``count`` (lsk, pk) of the tenant's jobs older than ``before``, newest first."""
