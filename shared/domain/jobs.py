@@ -20,6 +20,11 @@ class JobStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+WATCHED_JOBS = (JobStatus.RUNNING, JobStatus.FAILED)
+"""The job statuses the status index holds (docs/status-index.md): ``?status=`` of these reads it,
+and they are counted exactly; the others read the listing index."""
+
+
 def crossed_thresholds(done: int, total: int, step: int) -> list[int]:
     """The multiples of ``step`` (percent) that the ``done``-th of ``total`` shards crosses on
     ending: those in ``((done - 1) * 100 // total, done * 100 // total]``. Each multiple is crossed

@@ -48,6 +48,17 @@ class NodeStatus(StrEnum):
 ENDED = frozenset({NodeStatus.SUCCEEDED, NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.CANCELLED})
 
 
+class RunFilter(StrEnum):
+    """What ``GET /v1/workflow-runs?status=`` takes: a run status the status index holds
+    (docs/status-index.md), ``failed`` for now."""
+
+    FAILED = "failed"
+
+
+WATCHED_RUNS = (NodeStatus.FAILED,)
+"""The run statuses the status index holds: listed tenant-wide from it and counted exactly."""
+
+
 @dataclass(frozen=True)
 class Edge:
     parent: str
