@@ -1,5 +1,6 @@
 """Putting the items written before the status index into it (docs/status-index.md, section 5): a
 Scan of the whole table, once after an upgrade, that gives every item in a status of ``by_status``
+(a failed or paused task, a running or failed job, a waiting dead letter, a failed workflow run)
 the keys its kind's writes give it now. Each write is conditional on the item still being in the
 status it was read in and having no keys yet, so a write of the running deployment that moved it
 meanwhile (and wrote its keys itself) is never undone; running it twice writes nothing the second
@@ -19,8 +20,14 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from shared.domain.errors import StorageUnavailable
-from shared.domain.states import TaskStatus
+from shared.domain.jobs import JobStatus
+from shared.domain.states import LetterStatus, TaskStatus
+from shared.domain.workflows import NodeStatus
 from shared.store.items import keys_in_status
+from shared.store.jobs import JOB_SK
+from shared.store.jobs import status_keys as job_status_keys
+from shared.store.keys import status_pk
+from shared.store.workflows import status_keys as run_status_keys
 
 Raw = Mapping[str, Any]
 """An item as the low-level client answers it (``{"name": {"S": ...}}``)."""
@@ -48,6 +55,40 @@ def _task_keys(item: Raw, list_shards: int) -> Keys | None:
     return keys_in_status(tenant, task_id, int(float(created)), listed, state, reason, list_shards)
 
 
+def _job_keys(item: Raw, list_shards: int) -> Keys | None:
+    """A job's item (``J#<job id>`` / ``J``): running or failed."""
+    pk, tenant, status, created = (_text(item, n) for n in ("pk", "tenant", "status", "created_ms"))
+    if _text(item, "sk") != JOB_SK or pk is None or not pk.startswith("J#") or None in (tenant, status, created):
+        return None
+    try:
+        state = JobStatus(str(status))
+    except ValueError:
+        return None
+    return job_status_keys(str(tenant), pk.removeprefix("J#"), int(float(str(created))), state)
+
+
+def _letter_keys(item: Raw, list_shards: int) -> Keys | None:
+    """A dead letter (``DL#<tenant>`` / ``<run id>``) waiting for a redrive."""
+    pk, run_id, tenant = _text(item, "pk"), _text(item, "sk"), _text(item, "tenant")
+    if pk is None or not pk.startswith("DL#") or run_id is None or tenant is None:
+        return None
+    if _text(item, "status") != LetterStatus.DEAD_LETTERED.value:
+        return None
+    return status_pk(tenant, "letter", LetterStatus.DEAD_LETTERED.value, run_id, list_shards), run_id
+
+
+def _run_keys(item: Raw, list_shards: int) -> Keys | None:
+    """A workflow run (``WR#<run id>`` / ``R``): failed."""
+    pk, tenant, status, created = (_text(item, n) for n in ("pk", "tenant", "status", "created_ms"))
+    if _text(item, "sk") != "R" or pk is None or not pk.startswith("WR#") or None in (tenant, status, created):
+        return None
+    try:
+        state = NodeStatus(str(status))
+    except ValueError:
+        return None
+    return run_status_keys(str(tenant), pk.removeprefix("WR#"), int(float(str(created))), state)
+
+
 @dataclass(frozen=True)
 class Kind:
     """One kind of item the index holds: how to tell it and the keys its status gives it."""
@@ -56,7 +97,12 @@ class Kind:
     keys: Callable[[Raw, int], Keys | None]
 
 
-KINDS: tuple[Kind, ...] = (Kind("task", _task_keys),)
+KINDS: tuple[Kind, ...] = (
+    Kind("task", _task_keys),
+    Kind("job", _job_keys),
+    Kind("letter", _letter_keys),
+    Kind("workflow_run", _run_keys),
+)
 """Every kind of item the status index holds, in the order a Scan meets them."""
 
 

@@ -134,3 +134,34 @@ def test_the_cli_backfills_a_deployment_s_table_with_the_operator_s_credentials(
 
 def _failed_are(repo: DynamoTaskRepository, ids: list[str]) -> None:
     assert [t.id for t in repo.list("acme", status=TaskFilter.FAILED, limit=10, cursor=None).items] == ids
+
+
+def test_jobs_letters_and_workflow_runs_of_an_earlier_version_are_put_in_too(aws: None) -> None:
+    """A failed job, a waiting dead letter and a failed workflow run as an earlier version wrote
+    them (no keys): counted by the index once backfilled, each in its kind's partitions."""
+    from shared.store import status_index
+
+    table = from_env().table_name
+    client = boto3.client("dynamodb")
+    raw = {
+        "job": {"pk": "J#JOB1", "sk": "J", "tenant": "acme", "status": "failed", "created_ms": 1_700_000_000_000},
+        "running job": {"pk": "J#JOB2", "sk": "J", "tenant": "acme", "status": "running", "created_ms": 1},
+        "letter": {"pk": "DL#acme", "sk": "01KAZ0000000000000000000L1", "tenant": "acme", "status": "dead_lettered"},
+        "redriven": {"pk": "DL#acme", "sk": "01KAZ0000000000000000000L2", "tenant": "acme", "status": "redriven"},
+        "run": {"pk": "WR#RUN1", "sk": "R", "tenant": "acme", "status": "failed", "created_ms": 1_700_000_000_000},
+        "succeeded run": {"pk": "WR#RUN2", "sk": "R", "tenant": "acme", "status": "succeeded", "created_ms": 2},
+    }
+    for item in raw.values():
+        client.put_item(
+            TableName=table,
+            Item={k: ({"N": str(v)} if isinstance(v, int) else {"S": v}) for k, v in item.items()},
+        )
+    assert backfill(client, table, 2) == {"job": 2, "letter": 1, "workflow_run": 1}
+
+    def counted() -> None:
+        assert status_index.count("acme", "job", ["failed"], 1) == 1
+        assert status_index.count("acme", "job", ["running"], 1) == 1
+        assert status_index.count("acme", "letter", ["dead_lettered"], 2) == 1
+        assert status_index.count("acme", "workflow_run", ["failed"], 1) == 1
+
+    eventually(counted)
