@@ -520,3 +520,34 @@ class WorkflowRunPage(Model):
 
 class WorkflowRunStarted(Model):
     run_id: str
+
+
+class TasksOverview(Model):
+    failed: int = Field(description="Tasks whose last occurrence failed and that will not fire again by themselves.")
+    paused: int = Field(description="Paused tasks: paused by a client, and paused by Sundial after failures.")
+    paused_after_failures: int = Field(
+        description="Of the paused ones, those Sundial paused after failures in a row (`pause_after_failures`)."
+    )
+
+
+class DeadLettersOverview(Model):
+    waiting: int = Field(description="Dead letters not redriven yet (`status=dead_lettered`).")
+
+
+class JobsOverview(Model):
+    running: int = Field(description="Jobs running now.")
+    failed: int = Field(description="Jobs that failed.")
+
+
+class WorkflowRunsOverview(Model):
+    failed: int = Field(description="Workflow runs that failed (`GET /v1/workflow-runs?status=failed`).")
+
+
+class OverviewOut(Model):
+    """How many of the tenant's items are in a status somebody must look at, exact: each a count of
+    the status index (the lists with the same `status` hold exactly these)."""
+
+    tasks: TasksOverview
+    dead_letters: DeadLettersOverview
+    jobs: JobsOverview
+    workflow_runs: WorkflowRunsOverview
