@@ -45,7 +45,8 @@ class Accepted:
 
 
 LISTS = (
-    r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants|workflows|workflows/\{workflow_id\}/runs)"
+    r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants|workflows|workflows/\{workflow_id\}/runs"
+    r"|workflow-runs)"
     r"|POST /v1/dead-letters/redrive"
 )
 WORKFLOWS = r"POST /v1/workflows|PATCH /v1/workflows/\{workflow_id\}"
