@@ -301,8 +301,10 @@ class Client:
             headers={"Authorization": f"Bearer {token}"},
         )
 
-    def list_jobs(self, limit: int | None = None, cursor: str | None = None) -> Answer[JobPage]:
-        return self._call(JobPage, "GET", "/v1/jobs", params=_query(limit=limit, cursor=cursor))
+    def list_jobs(
+        self, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Answer[JobPage]:
+        return self._call(JobPage, "GET", "/v1/jobs", params=_query(status=status, limit=limit, cursor=cursor))
 
     # --- workflows ----------------------------------------------------------------------
 
