@@ -369,6 +369,7 @@ def run(
         fire,
         bill.keeping(kept_bytes, kept_items, AWS.run_retention_days),
         bill.idle(metering.template(), idle, AWS_SHARDS),
+        bill.status_index(bill.status_entry_bytes(AWS.list_shards), AWS.run_retention_days),
     )
     keep.write(count, window, delay_queues, first, woke, share.shares.get("moto"))
 

@@ -179,6 +179,65 @@ def keeping(kept_bytes: float, items: float, retention_days: int) -> Section:
     )
 
 
+STATUS_INDEX_SHARE = 0.01
+"""The share of one-shot tasks that fail, for the status index's line per million tasks: the
+index costs nothing for a task that never fails or pauses (docs/status-index.md)."""
+
+
+def status_index(entry_bytes: int, retention_days: int, share: float = STATUS_INDEX_SHARE) -> Section:
+    """What the status index ``by_status`` adds per task that enters a watched status (a failed
+    one-shot): its entry written with the failure and deleted when the task leaves the status or
+    expires (one write unit each: keys only, under 1 KB), and the entry stored meanwhile (for at most
+    the run retention, its 100-byte overhead included); per task of a workload where ``share`` of the
+    tasks fail."""
+    months = retention_days / 30
+    stored = entry_bytes + KEPT_ITEM_OVERHEAD_BYTES
+    return Section(
+        f"status index ({share:.0%} of the tasks failing; nothing for the others)",
+        (
+            Line(
+                "DynamoDB writes",
+                2 * share,
+                "WRU",
+                WRU,
+                WRU_PROVISIONED,
+                "the entry written with the failure, deleted with its leaving or its expiry",
+            ),
+            Line(
+                "DynamoDB storage",
+                stored / 1e9 * months * share,
+                "GB-months",
+                prices.STORAGE_PER_GB_MONTH,
+                note=f"{stored} bytes an entry (its keys and the overhead), kept {retention_days} days at most",
+            ),
+        ),
+    )
+
+
+def status_entry_bytes(list_shards: int) -> int:
+    """The size DynamoDB bills of a failed task's entry in ``by_status``: its table keys and its two
+    index keys, as the store writes them (shared/store/items.py)."""
+    from bench.capacity import item_size
+    from shared.domain.registration import new_task
+    from shared.domain.schedules import At
+    from shared.domain.states import TaskStatus
+    from shared.domain.tasks import HttpTarget, TaskSpec
+    from shared.domain.times import utc_now
+    from shared.store.items import status_keys
+    from shared.store.keys import task_key
+
+    now = utc_now()
+    task = new_task(
+        TaskSpec(At(now), (HttpTarget("https://example.com/hook"),)), tenant="a-tenant-name", now=now, shard=0
+    )
+    keys = status_keys(task, list_shards, TaskStatus.FAILED)
+    assert keys is not None
+    pk, sk = task_key(task.id)
+    return item_size(
+        {name: {"S": value} for name, value in zip(("pk", "sk", "spk", "ssk"), (pk, sk, *keys), strict=True)}
+    )
+
+
 @dataclass(frozen=True)
 class IdleCounted:
     """What the idle local runtime counted per tick and per scan of one empty shard."""
@@ -321,8 +380,11 @@ def print_section(section: Section, per: str) -> None:
     print(f"    {'total':22} {'':24} ${section.total():9.3f}  ${section.total(True):9.3f}")
 
 
-def print_bill(one_by_one: Section, batched: Section, fire: Section, keep: Section, idle_month: Section) -> None:
-    """The four parts per million tasks, the two totals against EventBridge Scheduler's, idle."""
+def print_bill(
+    one_by_one: Section, batched: Section, fire: Section, keep: Section, idle_month: Section, statuses: Section
+) -> None:
+    """The four parts per million tasks, the two totals against EventBridge Scheduler's, the
+    status index beside them (what failing tasks add), idle."""
     print("\nThe whole bill, per million one-shot tasks (on-demand, provisioned DynamoDB); prices: bench/prices.py")
     for section in (one_by_one, batched, fire, keep):
         print_section(_per_million(section), "per million tasks")
@@ -333,6 +395,7 @@ def print_bill(one_by_one: Section, batched: Section, fire: Section, keep: Secti
             f"  registered {name}, fired and kept: ${total * 1e6:.2f} on-demand, ${provisioned * 1e6:.2f} provisioned "
             f"(EventBridge Scheduler: ${prices.EVENTBRIDGE_SCHEDULER_PER_MILLION:.2f})"
         )
+    print_section(_per_million(statuses), "per million tasks")
     print_section(idle_month, "a month")
 
 

@@ -37,7 +37,11 @@ from local.apigw import LocalContext
 from local.clock import VirtualClock
 from local.moto_server import MotoServer
 from local.sqs_lambda import invoke_batch, receive
+from shared.domain.claims import Fired, Result
 from shared.domain.times import to_ms
+
+CALLED = frozenset({Result.SUCCEEDED, Result.RETRYING, Result.FAILED, Result.DEAD_LETTERED})
+"""The results of an attempt that called its targets."""
 
 SETTLE_TIMEOUT_S = 120.0
 """How long a step waits for the work under way to end or sleep before it gives up (a receiver
@@ -65,7 +69,8 @@ class Advance:
     tick: Callable[[], Any]
     ticker: Any
     """The tick's ``Ticker`` (functions/tick/handler.py): its store's marks and clean map."""
-    fired: int = 0
+    fired: set[str] = field(default_factory=set)
+    """The occurrences (run ids) whose first attempt called its targets during the advance under way."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _counting: threading.Lock = field(default_factory=threading.Lock)
     _clean: threading.Lock = field(default_factory=threading.Lock)
@@ -73,18 +78,25 @@ class Advance:
     through the API with the map's repair after it (:meth:`written`)."""
     _last_tick: int | None = None
 
-    def count(self, fired: Any) -> None:
-        """The trigger's observer: every occurrence's result (from the batches' threads)."""
+    def count(self, fired: Fired) -> None:
+        """The trigger's observer, given every delivery's result (from the batches' threads): an
+        occurrence is counted once, when its first attempt called its targets (docs/virtual-clock.md,
+        "What fired counts"). Its retries, a delivery dropped as a duplicate or found early, one
+        held back by a limit (counted when it is called) and one skipped (its task paused or
+        cancelled) are not."""
+        if fired.staged.attempt != 1 or fired.result not in CALLED or fired.lateness_ms is None:
+            return  # (a run given up on its message's last delivery has no lateness: no call of its own)
         with self._counting:
-            self.fired += 1
+            self.fired.add(fired.staged.run_id)
 
     def to(self, until_ms: int) -> tuple[int, int]:
         """Run everything due up to ``until_ms``, in due order; the time then, and how many
-        results the trigger recorded meanwhile. One advance at a time."""
+        occurrences fired meanwhile (:meth:`count`). One advance at a time."""
         if until_ms < self.clock.now_ms():
             raise ValueError("is before the runtime's time")
         with self._lock:
-            before = self.fired
+            with self._counting:
+                self.fired = set()
             while True:
                 self._settle()
                 step = self._next(until_ms)
@@ -98,7 +110,8 @@ class Advance:
                         self.tick()
             self._move(until_ms)
             self._settle()
-            return self.clock.now_ms(), self.fired - before
+            with self._counting:
+                return self.clock.now_ms(), len(self.fired)
 
     def _move(self, now_ms: int) -> None:
         if now_ms > self.clock.now_ms():

@@ -384,6 +384,7 @@ class Runtime:
         from shared.store.idempotency import ensure_idempotency_table
         from shared.store.signing_kms import create_signing_key
         from shared.store.signing_parameter import root_parameter_name
+        from shared.store.status_backfill import backfill_once
         from shared.topology import queues
 
         urls, arns = create_queues(boto3.client("sqs"), queues(self.delay_queues, DELAY_VISIBILITY_S))
@@ -406,6 +407,8 @@ class Runtime:
         self._use(settings)
         ensure_table(settings.table_name)
         ensure_idempotency_table(settings.idempotency_table)
+        # items a kept data folder holds from before the status index: put in it once (a Scan)
+        backfill_once(boto3.client("dynamodb"), settings.table_name, settings.list_shards)
         # The admin key as a deployed stack keeps it: its hash, written as `sundial admin-key create`
         # does; kept from an earlier run, or replaced as `sundial admin-key rotate` does when another is given.
         admin = AdminKeyStore(boto3.client("dynamodb"), settings.table_name)

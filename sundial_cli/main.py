@@ -13,6 +13,7 @@ from sundial_cli.commands.admin_key import admin_key
 from sundial_cli.commands.common import State
 from sundial_cli.commands.profiles import profile
 from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_secrets
+from sundial_cli.commands.status_index import status_index
 from sundial_cli.commands.tasks import schedules, tasks
 from sundial_cli.commands.workflows import workflows
 from sundial_cli.settings import OUTPUT_ENV
@@ -77,6 +78,7 @@ for group in (
     tenants,
     keys,
     admin_key,
+    status_index,
     profile,
 ):
     cli.add_command(group)

@@ -31,6 +31,7 @@ from shared.services.factory import (
 )
 from shared.services.jobs import JobService
 from shared.services.limits import LimitService
+from shared.services.overview import OverviewService
 from shared.services.ports import RateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
@@ -64,6 +65,11 @@ def workflows() -> WorkflowService:
 
 
 @cache
+def overview() -> OverviewService:
+    return OverviewService(tasks(), jobs(), workflows())
+
+
+@cache
 def limits() -> LimitService:
     return build_limit_service(settings())
 
@@ -93,6 +99,7 @@ def reset() -> None:
         tasks,
         jobs,
         workflows,
+        overview,
         limits,
         _signing,
         replay,

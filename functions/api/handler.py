@@ -15,7 +15,17 @@ from functions.api import assets, scheduler
 from functions.api.access import admit
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, RouteResolver
-from functions.api.routes import dead_letters, jobs, limits, schedules, signing, tasks, tenants, workflows
+from functions.api.routes import (
+    dead_letters,
+    jobs,
+    limits,
+    overview,
+    schedules,
+    signing,
+    tasks,
+    tenants,
+    workflows,
+)
 from shared.api.errors import InternalError, MethodNotAllowed, RouteNotFound, from_pydantic
 from shared.api.hostile import refusal
 from shared.api.views.errors import error_view
@@ -26,7 +36,7 @@ from shared.observability import logger, metrics, tracer
 app = RouteResolver(enable_validation=True, response_validation_error_http_code=500)
 app.configure_openapi(title=TITLE, version=VERSION, description=DESCRIPTION)
 app.enable_swagger(path="/v1/docs", title=TITLE, version=VERSION, description=DESCRIPTION)
-for resource in (tasks, schedules, dead_letters, jobs, limits, signing, tenants, workflows):
+for resource in (tasks, schedules, dead_letters, jobs, limits, signing, tenants, workflows, overview):
     app.include_router(resource.router)
 
 

@@ -142,6 +142,11 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409, 422),
     },
     "workflow_runs": {200: {"description": "A page of the workflow's runs, newest first."}, **_errors(400, 404)},
+    "overview": {200: {"description": "The tenant's counts of what needs looking at."}, **_errors()},
+    "workflow_runs_by_status": {
+        200: {"description": "A page of the tenant's runs of that status, each naming its workflow, newest first."},
+        **_errors(400),
+    },
     "workflow_run": {200: {"description": "The run and each node's status."}, **_errors(400, 404)},
     "workflow_node_run": {200: {"description": "The node's run."}, **_errors(400, 404)},
     "cancel_workflow_run": {

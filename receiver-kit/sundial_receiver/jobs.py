@@ -20,6 +20,7 @@ from __future__ import annotations
 import abc
 import json
 import logging
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping, MutableMapping
@@ -46,6 +47,12 @@ IDEMPOTENCY_KEY_HEADER = "Idempotency-Key"
 ATTEMPT_HEADER = "Sundial-Attempt"
 STEP_PREFIX = "job-step:"
 """Namespaces a step's key in the store, so one store can serve callbacks and processors."""
+MAX_ERROR_TYPE_CHARS = 100
+"""A failure's answer names the exception's type in at most this many characters."""
+MAX_ERROR_MESSAGE_CHARS = 500
+"""A failure's answer carries at most this many characters of the exception's message."""
+REDACTED = "[redacted]"
+"""What a failure's answer says in place of a secret the message held."""
 
 
 class InvalidJobCall(ValueError):
@@ -369,23 +376,58 @@ def encode(phase: str, value: Any, limit: int = MAX_ANSWER_BYTES) -> bytes:
     return data
 
 
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def error_of(exc: BaseException, secrets: Iterable[str] = ()) -> dict[str, str]:
+    """What a failure answers of the exception a method raised: ``{"type", "message"}``, its
+    type's name and its message (``str(exc)``: ``'user_id'`` for ``KeyError('user_id')``), every
+    occurrence of each of ``secrets`` replaced by :data:`REDACTED`, then cut to
+    :data:`MAX_ERROR_TYPE_CHARS` and :data:`MAX_ERROR_MESSAGE_CHARS` (an ellipsis marks a cut).
+    No traceback: the kit logs it, Sundial is not told it."""
+    try:
+        message = str(exc)
+    except Exception:  # an exception whose __str__ raises is still answered
+        message = ""
+    kept = sorted({s for s in secrets if isinstance(s, str) and s}, key=lambda s: (-len(s), s))
+    # one pass, longest first: a shorter secret is never looked for inside a longer one, nor inside
+    # what replaced it; redacted before the cut, so a cut never leaves part of a secret behind
+    pattern = re.compile("|".join(re.escape(s) for s in kept)) if kept else None
+
+    def redact(text: str) -> str:
+        return pattern.sub(REDACTED, text) if pattern is not None else text
+
+    return {
+        "type": _bounded(redact(type(exc).__name__), MAX_ERROR_TYPE_CHARS),
+        "message": _bounded(redact(message), MAX_ERROR_MESSAGE_CHARS),
+    }
+
+
 @dataclass(frozen=True)
 class JobAnswer(Answer):
     """What to answer Sundial for a phase call: 200 with the step's answer (``raw``; ``replayed``
     when it is a retry's), 400 (not a phase call), 401 (not verified), 422 (the method's value
-    cannot be an answer: too large, not JSON), 500 (the method raised: Sundial retries it) or 503
-    (the step is running already: Sundial retries it)."""
+    cannot be an answer: too large, not JSON), 500 (the method raised: ``{"error": {"type",
+    "message"}, "key"}``, see :func:`error_of`; Sundial retries it) or 503 (the step is running
+    already: Sundial retries it)."""
 
     context: JobContext | None = field(default=None, compare=False)
     replayed: bool = False
 
 
 class JobCallFailed(RuntimeError):
-    """A ``lambda`` processor's call that is not answered (the step is running already): raised,
-    so Lambda reports a function error and Sundial retries the step."""
+    """A ``lambda`` processor's call that is not answered (its method raised, or the step is running
+    already): raised, so Lambda reports a function error and Sundial retries the step. Its message
+    (Lambda's ``errorMessage``) is the answer's ``message``, or the answer as JSON when it has
+    none: for a method that raised, ``{"error": {"type", "message"}, "key"}``, which Sundial reads
+    as it reads an HTTP processor's. ``answer`` is the :class:`JobAnswer`."""
 
     def __init__(self, answer: JobAnswer) -> None:
-        super().__init__(str(answer.body.get("message", answer.body)))
+        message = answer.body.get("message")
+        if not isinstance(message, str):
+            message = json.dumps(answer.body, separators=(",", ":"), ensure_ascii=False)
+        super().__init__(message)
         self.answer = answer
 
 
@@ -434,8 +476,10 @@ class JobProcessorReceiver:
     def invoke(self, event: Any) -> dict[str, Any]:
         """Answer a ``lambda`` processor's invocation (the event is the phase call's body; not
         signed: IAM says who may invoke). The method runs once per step; a method that raises
-        raises (Lambda's function error: Sundial retries the step), and so do a refused answer
-        and a step running already."""
+        makes it raise :class:`JobCallFailed`, whose message is the failure's answer (the
+        exception's type and message, bounded and redacted: never its traceback), so Lambda
+        reports a function error and Sundial retries the step; so do a step running already
+        (:class:`JobCallFailed`) and a refused answer (:class:`InvalidAnswer`)."""
         context = (
             JobContext.parse(event, progress_timeout=self.progress_timeout)
             if isinstance(event, str | bytes)
@@ -449,7 +493,9 @@ class JobProcessorReceiver:
 
     def serve(self, context: JobContext, *, reraise: bool = False) -> JobAnswer:
         """Answer a parsed (and verified) call: the saved answer of its step if there is one, 503
-        while it runs elsewhere, else run the phase's method and save what it answered."""
+        while it runs elsewhere, else run the phase's method and save what it answered (500 with
+        the exception's type and message when it raised; ``reraise``: a refused answer raises
+        :class:`InvalidAnswer` rather than answer 422)."""
         stored_key = STEP_PREFIX + context.key
         saved = self.store.load(stored_key)
         if saved is None and not self.store.claim(stored_key, self.lease):
@@ -474,12 +520,11 @@ class JobProcessorReceiver:
                 raise
             body = {"error": "answer_too_large" if isinstance(exc, AnswerTooLarge) else "invalid_answer"}
             return JobAnswer(422, {**body, "key": context.key, "message": str(exc)}, context=context)
-        except Exception:
+        except Exception as exc:
             self.store.release(stored_key)
             context.logger.exception("step %s failed: released for Sundial's retry", context.key)
-            if reraise:
-                raise
-            return JobAnswer(500, {"error": "processing_failed", "key": context.key}, context=context)
+            failure: dict[str, Any] = {"error": error_of(exc, self._secrets(context)), "key": context.key}
+            return JobAnswer(500, failure, context=context)
         try:
             self.store.save(stored_key, raw, self.ttl)
         except Exception:  # answered all the same: a retry (if any) runs the step again
@@ -489,6 +534,15 @@ class JobProcessorReceiver:
             except Exception:
                 context.logger.exception("step %s could not be released either", context.key)
         return JobAnswer(200, {}, raw=raw, context=context)
+
+    def _secrets(self, context: JobContext) -> list[str]:
+        """What a failure's answer never echoes: the signing secrets (as text writes them) and the
+        call's progress token."""
+        known = list(self.verifier.secret_texts()) if self.verifier is not None else []
+        token = (context.progress or {}).get("token")
+        if isinstance(token, str):
+            known.append(token)
+        return known
 
 
 def _attempt(headers: Headers) -> int | None:
@@ -505,6 +559,9 @@ __all__ = [
     "DEFAULT_ANSWER_TTL_SECONDS",
     "DEFAULT_LEASE_SECONDS",
     "MAX_ANSWER_BYTES",
+    "MAX_ERROR_MESSAGE_CHARS",
+    "MAX_ERROR_TYPE_CHARS",
+    "REDACTED",
     "AnswerTooLarge",
     "InvalidAnswer",
     "InvalidJobCall",
@@ -515,6 +572,7 @@ __all__ = [
     "JobProcessorReceiver",
     "ShardingProcessor",
     "encode",
+    "error_of",
     "shaped",
     "step_key",
 ]

@@ -88,7 +88,8 @@ class Sundial:
 
     def advance(self, to: datetime | None = None, *, days: float = 0, seconds: float = 0) -> int:
         """Move the clock to ``to`` (an aware datetime), or on by ``days`` and ``seconds``; returns
-        how many results the trigger recorded meanwhile (attempts, retries included). A long
+        how many occurrences fired meanwhile: each once, in the advance its first attempt called
+        its targets (a retry is not counted again). A long
         advance goes a month at a time."""
         target = to if to is not None else self.now().timestamp() + days * 86_400 + seconds
         # whole milliseconds, the clock's: each step then moves it on by one at least

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import hashlib
 import hmac
 import time
@@ -107,6 +108,20 @@ class Verifier:
         self._keys = tuple(secret_key(secret) for secret in listed)
         self.tolerance_seconds = tolerance_seconds
         self._clock = clock
+
+    def secret_texts(self) -> tuple[str, ...]:
+        """Each of its secrets as text may write it, longest first: ``whsec_<base64>``, the base64
+        alone (padded or not, standard or URL-safe), the key in hex (lower and upper case), and the
+        key itself when it is text. What an answer must never echo (a job processor's failure
+        redacts them: :mod:`sundial_receiver.jobs`)."""
+        texts: set[str] = set()
+        for key in self._keys:
+            for encoded in (base64.b64encode(key).decode("ascii"), base64.urlsafe_b64encode(key).decode("ascii")):
+                texts |= {SECRET_PREFIX + encoded, encoded, encoded.rstrip("=")}
+            texts |= {key.hex(), key.hex().upper()}
+            with contextlib.suppress(UnicodeDecodeError):
+                texts.add(key.decode("utf-8"))
+        return tuple(sorted((text for text in texts if text), key=lambda text: (-len(text), text)))
 
     def verify(self, body: bytes | str, headers: Headers) -> str:
         """Raise :class:`VerificationError` unless ``body`` (the exact bytes received) was signed

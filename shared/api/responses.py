@@ -14,7 +14,13 @@ from shared.api.models.jobs import ProcessorIn, ShardingIn
 from shared.api.models.schedules import ScheduleIn
 from shared.api.models.targets import TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
-from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobStatus, JobStep
+from shared.domain.jobs import (
+    ANSWER_EXCERPT_CHARS,
+    REPORTED_MESSAGE_CHARS,
+    REPORTED_TYPE_CHARS,
+    JobStatus,
+    JobStep,
+)
 from shared.domain.retry import Backoff
 from shared.domain.states import LetterStatus, RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Priority
@@ -92,7 +98,12 @@ class TaskOut(Model):
     retry: RetryOut
     misfire: Misfire
     priority: Priority = Field(description="normal or high (its own delay queue and trigger capacity).")
-    next_fire_at: Instant | None = Field(description="The next occurrence; null once the task can no longer fire.")
+    next_fire_at: Instant | None = Field(
+        description="The next occurrence; null once the task can no longer fire. A paused task fires nothing: its "
+        "next_fire_at is when a resume at the moment of the read would fire it (never a time gone by: once its "
+        "armed occurrence went by, misfire fire_now answers that moment, skip the schedule's first time from then, "
+        "or null for a one-shot, which the resume completes)."
+    )
     created_at: Instant
     updated_at: Instant
     version: int = Field(description="Changes with every write; send it in If-Match to PATCH only that version.")
@@ -165,12 +176,29 @@ class RunStarted(Model):
     run_id: str = Field(description="The extra run's id (also its Idempotency-Key toward the receiver).")
 
 
+class LetterWorkflow(Model):
+    """The workflow run and node a dead letter's run was started for."""
+
+    id: str = Field(description="The workflow.")
+    run_id: str = Field(description="The workflow run (`GET /v1/workflows/{id}/runs/{run_id}`).")
+    node: str = Field(description="The node (`GET /v1/workflows/{id}/runs/{run_id}/nodes/{node}`).")
+    attempt: int = Field(description="The node's attempt in that workflow run (a run's retry starts the next).")
+
+
 class DeadLetterOut(Model):
     """An occurrence that failed for good: what failed, why, and what it fired."""
 
     id: str
-    task_id: str
-    run_id: str
+    task_id: str = Field(
+        description="The task the run belongs to; for a workflow node's run, the workflow's id (as in the "
+        "node's callback body), and `workflow` names its run and node."
+    )
+    run_id: str = Field(description="The failed run (for a workflow node: the node's run, not the workflow run).")
+    workflow: LetterWorkflow | None = Field(
+        None,
+        exclude_if=is_none,
+        description="A workflow node's run only: the workflow run and the node it was started for.",
+    )
     name: str | None
     status: LetterStatus
     reason: str
@@ -262,6 +290,16 @@ class JobLevel(Model):
     finished_at: Instant | None = Field(description="When its last shard was done; null until then.")
 
 
+class ReportedErrorOut(Model):
+    """The error a processor said its step raised (the receiver kit answers it for a method that
+    raised)."""
+
+    type: str = Field(description=f"The exception's type, e.g. KeyError ({REPORTED_TYPE_CHARS} characters at most).")
+    message: str = Field(
+        description=f"Its message, e.g. 'user_id', on one line ({REPORTED_MESSAGE_CHARS} characters at most)."
+    )
+
+
 class JobFailure(Model):
     """Which step failed, on which attempt, with what answer."""
 
@@ -273,6 +311,12 @@ class JobFailure(Model):
     answer: str | None = Field(description=f"The start of its answer, on one line ({ANSWER_EXCERPT_CHARS} characters).")
     reason: str = Field(description="Why, in words: the processor's status, the connection error, the answer at fault.")
     threshold: int | None = absent()
+    error: ReportedErrorOut | None = Field(
+        None,
+        exclude_if=is_none,
+        description='The error the processor said it raised: an answer {"error": {"type", "message"}} '
+        "(absent when it said none).",
+    )
 
 
 class JobOut(Model):
@@ -476,3 +520,34 @@ class WorkflowRunPage(Model):
 
 class WorkflowRunStarted(Model):
     run_id: str
+
+
+class TasksOverview(Model):
+    failed: int = Field(description="Tasks whose last occurrence failed and that will not fire again by themselves.")
+    paused: int = Field(description="Paused tasks: paused by a client, and paused by Sundial after failures.")
+    paused_after_failures: int = Field(
+        description="Of the paused ones, those Sundial paused after failures in a row (`pause_after_failures`)."
+    )
+
+
+class DeadLettersOverview(Model):
+    waiting: int = Field(description="Dead letters not redriven yet (`status=dead_lettered`).")
+
+
+class JobsOverview(Model):
+    running: int = Field(description="Jobs running now.")
+    failed: int = Field(description="Jobs that failed.")
+
+
+class WorkflowRunsOverview(Model):
+    failed: int = Field(description="Workflow runs that failed (`GET /v1/workflow-runs?status=failed`).")
+
+
+class OverviewOut(Model):
+    """How many of the tenant's items are in a status somebody must look at, exact: each a count of
+    the status index (the lists with the same `status` hold exactly these)."""
+
+    tasks: TasksOverview
+    dead_letters: DeadLettersOverview
+    jobs: JobsOverview
+    workflow_runs: WorkflowRunsOverview

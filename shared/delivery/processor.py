@@ -16,7 +16,15 @@ from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.codec import compact_json
 from shared.domain.errors import StorageUnavailable
-from shared.domain.jobs import JobStep, ProcessorFailed, ProcessorRetryable, StepFailure, excerpt
+from shared.domain.jobs import (
+    REPORTED_ANSWER_BYTES,
+    JobStep,
+    ProcessorFailed,
+    ProcessorRetryable,
+    ReportedError,
+    StepFailure,
+    excerpt,
+)
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
 
@@ -47,8 +55,16 @@ class PhaseCall:
     def body(self) -> bytes:
         return compact_json(self.content).encode()
 
-    def failure(self, reason: str, *, status: int | None = None, answer: bytes | str | None = None) -> StepFailure:
-        """This call's step failed: which one, how, and the start of what the processor answered."""
+    def failure(
+        self,
+        reason: str,
+        *,
+        status: int | None = None,
+        answer: bytes | str | None = None,
+        error: ReportedError | None = None,
+    ) -> StepFailure:
+        """This call's step failed: which one, how, the start of what the processor answered, and
+        the error it said it raised (``error``), if it said."""
         content = self.content
         progress = content["progress"] if isinstance(content.get("progress"), dict) else {}
         return StepFailure(
@@ -59,19 +75,22 @@ class PhaseCall:
             status=status,
             answer=excerpt(answer),
             threshold=progress.get("threshold", progress.get("percent")) if content["phase"] == "notify" else None,
+            error=error,
         )
 
     def failed(self, outcome: Outcome, *, invoking: bool = False) -> NoReturn:
         """Raise what the state machine retries (``ProcessorRetryable``) or not, for a failed call
         (``invoking``: Lambda's Invoke failed, whose status is AWS's, not the processor's)."""
         assert outcome.error is not None
+        error = None
         if invoking:
             reason = f"the processor function could not be invoked: {outcome.error}"
         elif outcome.status is not None:
             reason = f"the processor answered {outcome.error}"
+            error = ReportedError.of_answer(outcome.body)  # {"error": {"type", "message"}}: the kit's
         else:
             reason = f"the processor could not be called: {outcome.error}"
-        failure = self.failure(reason, status=None if invoking else outcome.status, answer=outcome.body)
+        failure = self.failure(reason, status=None if invoking else outcome.status, answer=outcome.body, error=error)
         raise ProcessorRetryable(failure) if outcome.retryable else ProcessorFailed(failure)
 
     def headers(self) -> dict[str, str]:
@@ -138,7 +157,8 @@ class LambdaProcessor:
             call.failed(classify_botocore_error(exc, "lambda Invoke"), invoking=True)
         payload = answer["Payload"].read()
         if answer.get("FunctionError"):
-            raise ProcessorRetryable(call.failure("the processor function failed", answer=payload))
+            error, said = function_error(payload)
+            raise ProcessorRetryable(call.failure("the processor function failed", answer=said, error=error))
         try:
             result = json.loads(payload) if payload.strip() else {}
         except ValueError as exc:
@@ -146,6 +166,27 @@ class LambdaProcessor:
         if not isinstance(result, dict):
             raise ProcessorFailed(call.failure("the processor function must return a JSON object", answer=payload))
         return result
+
+
+def function_error(payload: bytes) -> tuple[ReportedError | None, bytes | str]:
+    """The error a function's error payload reports, and what of the payload a failure keeps as the
+    processor's answer. Lambda answers a function that raised with ``{"errorMessage": str(exc),
+    "errorType": <its class's name>, "requestId", "stackTrace": [...]}`` ("AWS Lambda function
+    errors in Python", https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html; AWS's
+    recording in tests/data/aws/stepfunctions-lambda-error-caught.json, its ``Cause``). The
+    receiver kit's processor raises with its failure's answer as the message: when
+    ``errorMessage`` is such an answer (``{"error": {"type", "message"}}``), it is the processor's
+    answer and the stack trace around it is left out; any other payload is kept as it is."""
+    if len(payload) <= REPORTED_ANSWER_BYTES * 2:
+        try:
+            data = json.loads(payload)
+        except (ValueError, RecursionError):
+            data = None
+        message = data.get("errorMessage") if isinstance(data, dict) else None
+        error = ReportedError.of_answer(message) if isinstance(message, str) else None
+        if error is not None:  # as bytes: a lone surrogate its JSON escaped is replaced, as in any answer
+            return error, str(message).encode("utf-8", errors="replace")
+    return None, payload
 
 
 def http_client(*, allow_loopback: bool, allow_private: bool) -> HttpDelivery:

@@ -156,6 +156,16 @@ def occurrence_key(task_id: str, due_ms: int) -> str:
     return ulid(due_ms, random_part(task_id))
 
 
+def paused_next_fire(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int) -> int | None:
+    """A paused task's ``next_fire_at`` at ``now_ms``: when a resume then would fire it, never a time
+    gone by. The occurrence it is armed for while still ahead; once that went by, ``fire_now``
+    fires it at once (``now_ms``) and ``skip`` at the schedule's first time from then on (None: a
+    one-shot skipped, which the resume completes). :func:`resume_due` is what the resume arms
+    (a recurring task's missed occurrence keeps its own time, fired late)."""
+    due = resume_due(schedule, due_ms, misfire, now_ms)
+    return None if due is None else max(due, now_ms)
+
+
 def resume_due(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int) -> int | None:
     """The occurrence a task resumed at ``now_ms`` is armed for, given the one it was armed for
     when paused: that one if it is still ahead; if it was missed, ``fire_now`` fires it once now

@@ -20,6 +20,11 @@ class JobStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+WATCHED_JOBS = (JobStatus.RUNNING, JobStatus.FAILED)
+"""The job statuses the status index holds (docs/status-index.md): ``?status=`` of these reads it,
+and they are counted exactly; the others read the listing index."""
+
+
 def crossed_thresholds(done: int, total: int, step: int) -> list[int]:
     """The multiples of ``step`` (percent) that the ``done``-th of ``total`` shards crosses on
     ending: those in ``((done - 1) * 100 // total, done * 100 // total]``. Each multiple is crossed
@@ -66,6 +71,72 @@ def excerpt(body: bytes | str | None, limit: int = ANSWER_EXCERPT_CHARS) -> str 
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+REPORTED_TYPE_CHARS = 100
+"""How much of the type a processor says it raised a failure keeps (the receiver kit sends at most
+as much)."""
+REPORTED_MESSAGE_CHARS = 500
+"""How much of the message a processor says it raised a failure keeps (the receiver kit sends at
+most as much)."""
+REPORTED_ANSWER_BYTES = 16 * 1024
+"""A failed answer longer than this is not read for a reported error (the receiver kit's is under
+1 KiB): an answer is the processor's to write, up to 6 MB."""
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line, control characters as spaces, at most ``limit`` characters (an
+    ellipsis marks a cut)."""
+    printable = "".join(ch if ch.isprintable() else " " for ch in text[: limit * 4])
+    line = " ".join(printable.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class ReportedError:
+    """The error a processor says its step raised: the ``{"error": {"type", "message"}}`` of a
+    failed answer (what the receiver kit answers for a method that raised, ``KeyError`` and
+    ``'user_id'``), each on one line and bounded (:data:`REPORTED_TYPE_CHARS`,
+    :data:`REPORTED_MESSAGE_CHARS`)."""
+
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+    def to_dict(self) -> dict[str, str]:
+        return {"type": self.type, "message": self.message}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> ReportedError | None:
+        """``{"type": "KeyError", "message": "'user_id'"}``, bounded; None for anything else (a
+        type that is not a non-empty string, a message that is not a string)."""
+        if not isinstance(data, dict):
+            return None
+        kind, message = data.get("type"), data.get("message")
+        if not isinstance(kind, str) or not isinstance(message, str):
+            return None
+        kind = one_line(kind, REPORTED_TYPE_CHARS)
+        if not kind:
+            return None
+        return cls(kind, one_line(message, REPORTED_MESSAGE_CHARS))
+
+    @classmethod
+    def of_answer(cls, body: bytes | str | None) -> ReportedError | None:
+        """The error a failed answer reports: its body is a JSON object whose ``error`` is
+        ``{"type", "message"}``; None for any other body (which the failure keeps as it always
+        has, as the start of its answer), or one over :data:`REPORTED_ANSWER_BYTES`."""
+        if not body:
+            return None
+        raw = body.encode("utf-8", errors="replace") if isinstance(body, str) else body
+        if len(raw) > REPORTED_ANSWER_BYTES:
+            return None
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, nested past the parser's depth
+            return None
+        return cls.from_dict(data.get("error")) if isinstance(data, dict) else None
+
+
 @dataclass(frozen=True)
 class StepFailure:
     """Which step of a job failed, on which attempt, with what answer: what ``GET /v1/jobs/{id}``
@@ -87,6 +158,8 @@ class StepFailure:
     """The step was retried on this kind of failure (so it failed on its last attempt)."""
     threshold: int | None = None
     """A notify's percent."""
+    error: ReportedError | None = None
+    """The error the processor said it raised (``KeyError: 'user_id'``), when its answer said."""
 
     def where(self) -> str:
         if self.step is JobStep.SHARD:
@@ -99,11 +172,14 @@ class StepFailure:
 
     def sentence(self) -> str:
         """The failure in words: ``the pre step failed on attempt 3 of 3: the processor answered
-        HTTP 500: <the start of its answer>``."""
+        HTTP 500: <the start of its answer>``, or with the error the processor reported, ``...
+        attempt 3 of 3: KeyError: 'user_id' (the processor answered HTTP 500)``."""
         attempt = ""
         if self.attempt is not None:
             of = f" of {PROCESSOR_ATTEMPTS}" if self.retryable and self.attempt <= PROCESSOR_ATTEMPTS else ""
             attempt = f" on attempt {self.attempt}{of}"
+        if self.error is not None:
+            return f"{self.where()} failed{attempt}: {self.error} ({self.reason})"
         answer = f": {self.answer}" if self.answer else ""
         return f"{self.where()} failed{attempt}: {self.reason}{answer}"
 
@@ -121,6 +197,7 @@ class StepFailure:
             "reason": self.reason,
             "retryable": self.retryable,
             "threshold": self.threshold,
+            **({"error": self.error.to_dict()} if self.error is not None else {}),
         }
 
     @classmethod
@@ -146,6 +223,7 @@ class StepFailure:
             answer=excerpt(answer) if isinstance(answer, str) else None,
             retryable=data.get("retryable") is True,
             threshold=number("threshold"),
+            error=ReportedError.from_dict(data.get("error")),
         )
 
     def message(self) -> str:

@@ -11,7 +11,7 @@ from shared.domain.chains import Branch, ChainLink, ParentRun
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
 from shared.domain.states import LetterStatus, RunStatus, TaskFilter, TaskStatus, passes
-from shared.domain.workflows import NodeLink
+from shared.domain.workflows import NodeLink, NodeRef
 
 # Limits, published in the OpenAPI description (see shared/api/models/).
 MAX_NAME_LENGTH = 200
@@ -309,6 +309,9 @@ class DeadLetter:
     name: str | None = None
     redriven_run_id: str | None = None
     redriven_at: datetime | None = None
+    workflow: NodeRef | None = None
+    """A workflow node's run: its workflow run and node (``task_id`` is then the workflow's id,
+    as in the node's callback body)."""
 
     @property
     def status(self) -> LetterStatus:

@@ -48,6 +48,17 @@ class NodeStatus(StrEnum):
 ENDED = frozenset({NodeStatus.SUCCEEDED, NodeStatus.FAILED, NodeStatus.SKIPPED, NodeStatus.CANCELLED})
 
 
+class RunFilter(StrEnum):
+    """What ``GET /v1/workflow-runs?status=`` takes: a run status the status index holds
+    (docs/status-index.md), ``failed`` for now."""
+
+    FAILED = "failed"
+
+
+WATCHED_RUNS = (NodeStatus.FAILED,)
+"""The run statuses the status index holds: listed tenant-wide from it and counted exactly."""
+
+
 @dataclass(frozen=True)
 class Edge:
     parent: str
@@ -335,6 +346,24 @@ more parents than that holds gets ``response: null`` for the later ones, in node
 
 
 @dataclass(frozen=True)
+class NodeRef:
+    """Which workflow run and node a run was started for (its ``attempt``-th time in that run):
+    what a node's dead letter names, so that it can be found from the letter."""
+
+    workflow_id: str
+    run_id: str
+    node: str
+    attempt: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.workflow_id, "run_id": self.run_id, "node": self.node, "attempt": self.attempt}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeRef:
+        return cls(str(data["id"]), str(data["run_id"]), str(data["node"]), int(data.get("attempt") or 1))
+
+
+@dataclass(frozen=True)
 class NodeLink:
     """What a node's run knows of its workflow run: ``workflow`` in its callback body."""
 
@@ -354,6 +383,11 @@ class NodeLink:
                 body["response_omitted"] = True
             parents.append(body)
         return {"id": self.workflow_id, "run_id": self.run_id, "node": self.node, "parents": parents}
+
+    @property
+    def ref(self) -> NodeRef:
+        """The workflow run and node alone."""
+        return NodeRef(self.workflow_id, self.run_id, self.node, self.attempt)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -82,7 +82,7 @@ def build_task_service(settings: Settings) -> TaskService:
             retention=timedelta(days=settings.run_retention_days),
             default_max_tasks=settings.tenant_limits.max_tasks,
         ),
-        dead_letters_store=DynamoDeadLetters(settings.retention_ms),
+        dead_letters_store=DynamoDeadLetters(settings.retention_ms, settings.list_shards),
         bucket_shards=settings.bucket_shards,
         retention=timedelta(days=settings.run_retention_days),
         stager=_stager(settings),
@@ -212,7 +212,7 @@ def build_trigger(settings: Settings) -> Trigger:
         Recorder(
             store,
             queues,
-            DynamoDeadLetters(settings.retention_ms),
+            DynamoDeadLetters(settings.retention_ms, settings.list_shards),
             timing,
             chains=tasks,
             workflows=workflows.runs,

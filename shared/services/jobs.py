@@ -317,6 +317,10 @@ class JobService:
         page = self.records.views(tenant, limit, cursor, status)
         return replace(page, items=[self._linked(view) for view in page.items])
 
+    def count(self, tenant: str, status: JobStatus) -> int:
+        """How many of the tenant's jobs are ``status``: running or failed (ValueError for another)."""
+        return self.records.count(tenant, status)
+
     def _linked(self, view: JobView) -> JobView:
         """A result kept in the bucket is answered as a link to it (signed, no call), not read:
         up to 6 MB, it could not go in the API's answer (Lambda's 6 MB, the page's bytes)."""

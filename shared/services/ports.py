@@ -94,7 +94,15 @@ class DeadLetters(Protocol):
 
     def list(
         self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
-    ) -> Page[DeadLetter]: ...
+    ) -> Page[DeadLetter]:
+        """Newest first; the letters waiting for a redrive through the status index (full pages),
+        another filter applied to a bounded read (a page may come back short, with a cursor)."""
+        ...
+
+    def count(self, tenant: str, status: LetterStatus) -> int:
+        """How many of the tenant's letters wait for a redrive (``dead_lettered``), exactly;
+        ValueError for another status."""
+        ...
 
 
 # --- the firing pipeline ---------------------------------------------------------------------
@@ -421,8 +429,13 @@ class JobRecords(Protocol):
     def view(self, tenant: str, job_id: str) -> JobView | None: ...
 
     def views(self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None) -> JobPage:
-        """The tenant's jobs newest first (of ``status`` only, when given): through the listing
-        index, never a scan; a filtered page may come back short, with a cursor to go on from."""
+        """The tenant's jobs newest first (of ``status`` only, when given), never a scan: running
+        or failed ones through the status index (full pages), the others through the listing
+        index, where a filtered page may come back short, with a cursor to go on from."""
+
+    def count(self, tenant: str, status: JobStatus) -> int:
+        """How many of the tenant's jobs are ``status``, running or failed (``WATCHED_JOBS``),
+        exactly; ValueError for another."""
 
     def cancel(self, tenant: str, job_id: str, now_ms: int) -> JobView | None:
         """Mark the tenant's running job cancelled unless its post step has begun (one

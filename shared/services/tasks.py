@@ -369,6 +369,10 @@ class TaskService:
     ) -> Page[DeadLetter]:
         return self._letters().list(tenant, limit=limit, cursor=cursor, status=status)
 
+    def count_dead_letters(self, tenant: str, status: LetterStatus = LetterStatus.DEAD_LETTERED) -> int:
+        """How many of the tenant's dead letters wait for a redrive (ValueError for another status)."""
+        return self._letters().count(tenant, status)
+
     def dead_letter(self, tenant: str, letter_id: str) -> DeadLetter:
         return self._letters().get(tenant, letter_id)
 

@@ -95,8 +95,12 @@ class WorkflowRunStore(Protocol):
     def node_skipped(self, run_id: str, node: str) -> bool:
         """``pending`` -> ``skipped``; False when it was not pending."""
 
-    def run_ended(self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None) -> bool:
-        """``running`` -> ``status``; False when the run had ended or was cancelled."""
+    def run_ended(
+        self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None, run: WorkflowRun | None = None
+    ) -> bool:
+        """``running`` -> ``status``; False when the run had ended or was cancelled. ``run``: the
+        run as read (a failed run is listed by its tenant and creation time: without it, the
+        store reads them)."""
 
     def replace(self, before: WorkflowRun, after: WorkflowRun) -> bool:
         """``after`` over the run, only if nothing was written since ``before`` was read."""
@@ -171,7 +175,7 @@ class WorkflowRuns:
             settled.update(dict.fromkeys(ready, NodeStatus.RUNNING))
         final = run_status(run.graph, settled)
         if final is not NodeStatus.RUNNING:
-            self.store.run_ended(run.run_id, final, ended_ms=self.clock())
+            self.store.run_ended(run.run_id, final, ended_ms=self.clock(), run=run)
 
     def _start(self, run: WorkflowRun, ready: list[str]) -> None:
         """Create every ready node's item (their parents' outcomes read once, for all of them),
@@ -220,6 +224,15 @@ class Definitions(Protocol):
 
 class RunPages(WorkflowRunStore, Protocol):
     def list(self, workflow_id: str, limit: int, cursor: str | None) -> Page[WorkflowRun]: ...
+
+    def by_status(self, tenant: str, status: NodeStatus, limit: int, cursor: str | None) -> Page[WorkflowRun]:
+        """The tenant's runs of every workflow in ``status``, newest first, through the status index
+        (``WATCHED_RUNS``: failed): full pages; ValueError for another status."""
+        ...
+
+    def count(self, tenant: str, status: NodeStatus) -> int:
+        """How many of the tenant's runs are ``status`` (failed), exactly; ValueError for another."""
+        ...
 
 
 def node_spec(node: NodeDef, now: datetime) -> TaskSpec:
@@ -426,6 +439,14 @@ class WorkflowService:
     def runs_of(self, tenant: str, workflow_id: str, limit: int, cursor: str | None) -> Page[WorkflowRun]:
         workflow = self.get(tenant, workflow_id)
         return self.runs_store.list(workflow.id, limit, cursor)
+
+    def runs_by_status(self, tenant: str, status: NodeStatus, limit: int, cursor: str | None) -> Page[WorkflowRun]:
+        """The tenant's runs of every workflow in ``status`` (failed), newest first."""
+        return self.runs_store.by_status(tenant, status, limit, cursor)
+
+    def count_runs(self, tenant: str, status: NodeStatus) -> int:
+        """How many of the tenant's runs are ``status``: failed (ValueError for another)."""
+        return self.runs_store.count(tenant, status)
 
     def cancel_run(self, tenant: str, workflow_id: str, run_id: str) -> WorkflowRun:
         """No node starts after it: the nodes not ended are cancelled on the run, and the items of

@@ -4,10 +4,16 @@ The SQS dead-letter queue keeps the raw message (and drives the DLQ-depth alarm)
 what the API lists, shows and redrives. A tenant's dead letters share a partition: they are
 rare by nature (a run that failed every attempt), far below a partition's 1,000 writes/s.
 
-A list reads at most :data:`READ_BUDGET` letters per request, whatever its filter finds: a tenant
-with thousands of letters of the other status would otherwise be read without bound inside one
-API request (the function's 10 s, API Gateway's 29 s). A page that stops on the budget is short,
-even empty, with a cursor from the last letter read. A letter past its retention is left out: DynamoDB
+A letter waiting for a redrive is in the status index ``by_status`` (docs/status-index.md): it
+carries ``spk``/``ssk`` from the write that records it until the redrive's write removes them
+(``DynamoTaskRepository.create_run``), its entries spread over the deployment's list shards by
+run id (a failure storm dead-letters thousands a second, from the firing path). The waiting
+letters are listed and counted from there, full pages whatever the tenant's redriven ones.
+
+Any other list reads at most :data:`READ_BUDGET` letters per request, whatever its filter finds:
+a tenant with thousands of letters of the other status would otherwise be read without bound
+inside one API request (the function's 10 s, API Gateway's 29 s). A page that stops on the budget
+is short, even empty, with a cursor from the last letter read. A letter past its retention is left out: DynamoDB
 deletes expired items only eventually, "typically within a few days" ("Using time to live (TTL)
 in DynamoDB"), so the item may still be there.
 """
@@ -17,13 +23,16 @@ from __future__ import annotations
 import json
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.expressions.update import Action
 
 from shared.domain.codec import compact_json, retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
 from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
 from shared.domain.states import LetterStatus
 from shared.domain.tasks import DeadLetter, Page
 from shared.domain.times import from_ms, to_ms, utc_now
-from shared.store.keys import decode_cursor, encode_cursor
+from shared.domain.workflows import NodeRef
+from shared.store import status_index
+from shared.store.keys import decode_cursor, encode_cursor, status_pk
 from shared.store.models import DeadLetterItem, is_conflict
 
 READ_BUDGET = 200
@@ -32,7 +41,27 @@ more). A letter is at most a few tens of KB (32 KiB of payload, five targets): 2
 read in a few 1 MB Query pages, each a round trip of tens of milliseconds."""
 
 
-def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
+WAITING = LetterStatus.DEAD_LETTERED
+"""The letters the status index holds: those waiting for a redrive."""
+
+
+def status_keys(letter: DeadLetter, list_shards: int) -> tuple[str, str] | None:
+    """A letter's keys in the status index (``spk``, ``ssk``: docs/status-index.md) while it waits
+    for a redrive, at its run id (a ULID of its due time: newest last), or None once redriven."""
+    if letter.status is not WAITING:
+        return None
+    return status_pk(letter.tenant, "letter", WAITING.value, letter.run_id, list_shards), letter.run_id
+
+
+def status_actions(keys: tuple[str, str] | None) -> list[Action]:
+    """The update actions that put a letter's status index keys (``keys``) or take them away (None)."""
+    if keys is None:
+        return [DeadLetterItem.spk.remove(), DeadLetterItem.ssk.remove()]
+    return [DeadLetterItem.spk.set(keys[0]), DeadLetterItem.ssk.set(keys[1])]
+
+
+def to_item(letter: DeadLetter, expires_ms: int, list_shards: int = 1) -> DeadLetterItem:
+    spk, ssk = status_keys(letter, list_shards) or (None, None)
     return DeadLetterItem(
         f"DL#{letter.tenant}",
         letter.run_id,
@@ -49,7 +78,10 @@ def to_item(letter: DeadLetter, expires_ms: int) -> DeadLetterItem:
         multicast=letter.multicast,
         payload=None if letter.payload is None else compact_json(letter.payload),
         retry=compact_json(retry_to_dict(letter.retry)),
+        workflow=None if letter.workflow is None else compact_json(letter.workflow.to_dict()),
         expires_at=from_ms(expires_ms),
+        spk=spk,
+        ssk=ssk,
     )
 
 
@@ -70,16 +102,21 @@ def from_item(item: DeadLetterItem) -> DeadLetter:
         name=item.name,
         redriven_run_id=item.redriven_run_id,
         redriven_at=from_ms(int(item.redriven_ms)) if item.redriven_ms is not None else None,
+        workflow=NodeRef.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
     )
 
 
 class DynamoDeadLetters:
-    def __init__(self, retention_ms: int) -> None:
+    def __init__(self, retention_ms: int, list_shards: int = 1) -> None:
         self.retention_ms = retention_ms
+        self.list_shards = list_shards
+        """The deployment's list shards: a waiting letter's status index entry goes to its run id's
+        shard (docs/status-index.md)."""
 
     def record(self, letter: DeadLetter) -> None:
-        """Written once per run: a redelivered copy of the same failure changes nothing."""
-        item = to_item(letter, to_ms(letter.failed_at) + self.retention_ms)
+        """Written once per run: a redelivered copy of the same failure changes nothing. A letter
+        waiting for a redrive is in the status index from this write on."""
+        item = to_item(letter, to_ms(letter.failed_at) + self.retention_ms, self.list_shards)
         try:
             item.save(condition=DeadLetterItem.pk.does_not_exist())
         except PynamoDBException as exc:
@@ -107,12 +144,16 @@ class DynamoDeadLetters:
         status: LetterStatus | None = None,
         read_budget: int = READ_BUDGET,
     ) -> Page[DeadLetter]:
-        """Newest first (run ids are ULIDs of the due time), reading at most ``read_budget``
-        letters (the ``status`` filter is applied to those read: a filter on the server reads, and
-        bills, the same items). ``next_cursor`` goes on after the last letter of the page when it
-        is full, else after the last one read when the budget ran out first (the page is then
-        short, or empty); None once the partition has been read to its end."""
+        """Newest first (run ids are ULIDs of the due time). The letters waiting for a redrive
+        (``dead_lettered``) come from the status index: full pages, whatever the tenant's redriven
+        ones. Otherwise at most ``read_budget`` letters are read (the ``status`` filter is applied
+        to those read: a filter on the server reads, and bills, the same items). ``next_cursor``
+        goes on after the last letter of the page when it is full, else after the last one read
+        when the budget ran out first (the page is then short, or empty); None once the partition
+        has been read to its end."""
         budget = max(read_budget, limit + 1)
+        if status is WAITING:
+            return self._list_waiting(tenant, limit, cursor, budget)
         position = decode_cursor(cursor) if cursor else None
         condition = DeadLetterItem.sk < position if position else None
         now = utc_now()
@@ -139,6 +180,49 @@ class DynamoDeadLetters:
         if read < budget or last_read is None:  # the partition ended before the budget
             return _page(found, None)
         return _page(found, encode_cursor(last_read))
+
+    def _list_waiting(self, tenant: str, limit: int, cursor: str | None, budget: int) -> Page[DeadLetter]:
+        """A page of the letters waiting for a redrive through the status index, their items read
+        by key and checked again (the index is eventually consistent: a letter redriven since is
+        left out and the page reads on), for at most ``budget`` entries."""
+        position = decode_cursor(cursor) if cursor else None
+        now = utc_now()
+        found: list[DeadLetter] = []
+        read = 0
+        try:
+            while read < budget:
+                want = limit + 1 - len(found)
+                entries = status_index.entries(tenant, "letter", [WAITING.value], self.list_shards, position, want)
+                if not entries:
+                    return _page(found, None)
+                keys = [(pk, sk) for _, pk, sk in entries]
+                items = {(i.pk, i.sk): i for i in DeadLetterItem.batch_get(keys, consistent_read=True)}
+                read += len(entries)
+                for ssk, pk, sk in entries:
+                    position = ssk
+                    item = items.get((pk, sk))
+                    if item is None or item.tenant != tenant or item.expired(now) or item.status != WAITING:
+                        continue
+                    found.append(from_item(item))
+                    if len(found) > limit:
+                        return _page(found[:limit], encode_cursor(found[limit - 1].run_id))
+                if len(entries) < want:
+                    return _page(found, None)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
+        assert position is not None
+        return _page(found, encode_cursor(position))
+
+    def count(self, tenant: str, status: LetterStatus) -> int:
+        """How many of the tenant's letters wait for a redrive (``dead_lettered``, the status the
+        status index holds): exact, whatever the number of its redriven ones; ValueError for
+        another status. A letter past its retention counts until DynamoDB's TTL deletes it."""
+        if status is not WAITING:
+            raise ValueError(f"{status.value} letters are not counted: the status index holds no such letter")
+        try:
+            return status_index.count(tenant, "letter", [WAITING.value], self.list_shards)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
 
 
 def _page(letters: list[DeadLetter], next_cursor: str | None) -> Page[DeadLetter]:

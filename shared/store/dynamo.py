@@ -333,6 +333,9 @@ class DynamoTaskRepository:
                             DeadLetterItem.status.set(LetterStatus.REDRIVEN),
                             DeadLetterItem.redriven_run_id.set(run_id),
                             DeadLetterItem.redriven_ms.set(to_ms(extra.created_at)),
+                            # off the waiting list (docs/status-index.md)
+                            DeadLetterItem.spk.remove(),
+                            DeadLetterItem.ssk.remove(),
                         ],
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )
@@ -468,6 +471,37 @@ def ensure_table(table_name: str | None = None) -> None:
             model.Meta.table_name = table_name
     if not TaskItem.exists():
         TaskItem.create_table(wait=True)
+        return
+    _add_missing_indexes()
+
+
+def _add_missing_indexes() -> None:
+    """A table made by an earlier version (a kept data folder) gets the indexes the models have
+    since gained, one UpdateTable each (DynamoDB builds one new index at a time), as a
+    deployment's gets them from CloudFormation; DynamoDB fills a new index from the items that
+    carry its keys (docs/status-index.md, section 5, puts the older items in)."""
+    connection = TaskItem._get_connection()
+    client = connection.connection.client
+    present = {
+        index["IndexName"]
+        for index in client.describe_table(TableName=connection.table_name)["Table"].get("GlobalSecondaryIndexes", [])
+    }
+    for index in TaskItem._get_schema()["global_secondary_indexes"]:
+        if index["index_name"] in present:
+            continue
+        client.update_table(
+            TableName=connection.table_name,
+            AttributeDefinitions=index["attribute_definitions"],
+            GlobalSecondaryIndexUpdates=[
+                {
+                    "Create": {
+                        "IndexName": index["index_name"],
+                        "KeySchema": index["key_schema"],
+                        "Projection": index["projection"],
+                    }
+                }
+            ],
+        )
 
 
 __all__ = ["DynamoTaskRepository", "ensure_table"]

@@ -10,10 +10,13 @@ from typing import Any
 
 import boto3
 from botocore.config import Config
-from pynamodb.exceptions import DoesNotExist, PutError, UpdateError
+from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, UpdateError
+from pynamodb.expressions.update import Action
 
 from shared.domain.codec import compact_json
+from shared.domain.errors import StorageUnavailable
 from shared.domain.jobs import (
+    WATCHED_JOBS,
     JobPage,
     JobSpec,
     JobStatus,
@@ -25,7 +28,8 @@ from shared.domain.jobs import (
 )
 from shared.domain.sharding import Sharding
 from shared.domain.times import now_ms as clock_now_ms
-from shared.store.keys import decode_cursor, encode_cursor
+from shared.store import status_index
+from shared.store.keys import decode_cursor, encode_cursor, list_sk, status_pk
 from shared.store.models import LIST_INDEX_NAME, JobItem, is_conflict
 
 
@@ -39,6 +43,27 @@ FILTERED_WINDOW = 50
 LIST_READ_BUDGET = 200
 """Jobs one filtered listing request reads at most (whole windows, at least one); a job item is
 at most about 80 KB (a result up to 64 KiB on it), so 200 are about 16 MB of BatchGetItem answers."""
+JOB_LIST_SHARDS = 1
+"""A tenant's jobs of one status share one partition of the status index (docs/status-index.md):
+jobs are few per tenant, each started through the rate-limited API or by a task's occurrence, and
+each is a Step Functions execution, whose starts are throttled per account ("Quotas related to API
+action throttling", Step Functions service quotas) well below a partition's 1,000 writes a second."""
+
+
+def status_keys(tenant: str, job_id: str, created_ms: int, status: JobStatus) -> tuple[str, str] | None:
+    """A job's keys in the status index (``spk``, ``ssk``) once it is ``status``: running or failed
+    (``WATCHED_JOBS``); None for a status the index does not hold. Its position is its listing
+    position, ``<created ms>#<job id>``."""
+    if status not in WATCHED_JOBS:
+        return None
+    return status_pk(tenant, "job", status.value, job_id, JOB_LIST_SHARDS), list_sk(created_ms, job_id)
+
+
+def status_actions(keys: tuple[str, str] | None) -> list[Action]:
+    """The update actions that put a job's status index keys (``keys``) or take them away (None)."""
+    if keys is None:
+        return [JobItem.spk.remove(), JobItem.ssk.remove()]
+    return [JobItem.spk.set(keys[0]), JobItem.ssk.set(keys[1])]
 
 
 class DynamoJobStore:
@@ -59,8 +84,10 @@ class DynamoJobStore:
             progress_key=job.progress_key,
             api_url=job.api_url,
             lpk=f"LJ#{job.tenant}",
-            lsk=f"{job.created_ms:013d}#{job.job_id}",
+            lsk=list_sk(job.created_ms, job.job_id),
         )
+        # running: in the status index from its first write (docs/status-index.md)
+        item.spk, item.ssk = status_keys(job.tenant, job.job_id, job.created_ms, JobStatus.RUNNING) or (None, None)
         try:
             item.save(condition=JobItem.pk.does_not_exist())
         except PutError as error:
@@ -80,9 +107,14 @@ class DynamoJobStore:
     ) -> tuple[list[tuple[str, JobItem]], str | None]:
         """The tenant's jobs, newest first, ``limit`` at a time, each with the cursor that goes on
         after it: index queries and batch reads, never a scan. Unfiltered, one query of
-        ``limit + 1`` entries; with a ``status``, the entries are read a window at a time and the
+        ``limit + 1`` entries. Running or failed jobs are read through the status index, which
+        holds those only: a full page whatever the tenant's other jobs (docs/status-index.md).
+        With another ``status``, the listing index's entries are read a window at a time and the
         jobs of other statuses left out, for at most ``LIST_READ_BUDGET`` jobs a request (as the
         tasks list does): the page may come back short, even empty, with a cursor to go on from."""
+        if status in WATCHED_JOBS:
+            assert status is not None
+            return self._watched_page(tenant, status, limit, cursor)
         position = decode_cursor(cursor) if cursor else None
         window = limit + 1 if status is None else max(limit + 1, FILTERED_WINDOW)
         found: list[tuple[str, JobItem]] = []
@@ -101,6 +133,46 @@ class DynamoJobStore:
                 return found, None
         assert position is not None  # read the budget without filling the page
         return found, encode_cursor(position)
+
+    def _watched_page(
+        self, tenant: str, status: JobStatus, limit: int, cursor: str | None
+    ) -> tuple[list[tuple[str, JobItem]], str | None]:
+        """A page of the tenant's jobs in ``status`` through the status index, their items read by
+        key and checked again (the index is eventually consistent: a job that left the status
+        since is left out and the page reads on), for at most ``LIST_READ_BUDGET`` entries."""
+        position = decode_cursor(cursor) if cursor else None
+        found: list[tuple[str, JobItem]] = []
+        read = 0
+        while read < LIST_READ_BUDGET:
+            want = limit + 1 - len(found)
+            entries = status_index.entries(tenant, "job", [status.value], JOB_LIST_SHARDS, position, want)
+            if not entries:
+                return found, None
+            keys = [(pk, sk) for _, pk, sk in entries]
+            items = {item.pk: item for item in JobItem.batch_get(keys, consistent_read=True)}
+            read += len(entries)
+            for ssk, pk, _ in entries:
+                position = ssk
+                item = items.get(pk)
+                if item is None or item.tenant != tenant or item.status != status.value:
+                    continue
+                found.append((encode_cursor(ssk), item))
+                if len(found) > limit:
+                    return found[:limit], found[limit - 1][0]
+            if len(entries) < want:
+                return found, None
+        assert position is not None
+        return found, encode_cursor(position)
+
+    def count(self, tenant: str, status: JobStatus) -> int:
+        """How many of the tenant's jobs are ``status``, running or failed (the status index holds
+        those): exact, whatever the number of its other jobs; ValueError for another status."""
+        if status not in WATCHED_JOBS:
+            raise ValueError(f"{status.value} jobs are not counted: the status index holds no such job")
+        try:
+            return status_index.count(tenant, "job", [status.value], JOB_LIST_SHARDS)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"jobs: {exc.msg}") from exc
 
     def _entries(self, tenant: str, before: str | None, count: int) -> list[tuple[str, str]]:
         """Up to ``count`` (lsk, pk) of the tenant's jobs older than ``before``, newest first."""
@@ -237,7 +309,11 @@ class DynamoJobStore:
         item = JobItem(job_pk(job_id), JOB_SK)
         try:
             item.update(
-                actions=[JobItem.status.set(JobStatus.CANCELLED.value), JobItem.finished_ms.set(now_ms)],
+                actions=[
+                    JobItem.status.set(JobStatus.CANCELLED.value),
+                    JobItem.finished_ms.set(now_ms),
+                    *status_actions(None),  # off the running list (docs/status-index.md)
+                ],
                 condition=(JobItem.status == JobStatus.RUNNING.value)
                 & (JobItem.tenant == tenant)
                 & JobItem.post_started_ms.does_not_exist(),
@@ -278,13 +354,30 @@ class DynamoJobStore:
 
     def _finish(self, job_id: str, status: JobStatus, actions: list[Any], now_ms: int | None) -> bool:
         """False when the job had ended already: a job finishes once, and a step finishing after
-        a cancel leaves ``cancelled`` as it is."""
+        a cancel leaves ``cancelled`` as it is. The same write moves its status index entry: off
+        the running list, onto the failed one for a failure (docs/status-index.md)."""
         finished = _now(now_ms)
+        keys = None
+        if status in WATCHED_JOBS:
+            placed = self._placed(job_id)
+            if placed is None:
+                return False  # no such job: nothing to finish
+            tenant, created_ms = placed
+            keys = status_keys(tenant, job_id, created_ms, status)
         return _updated(
             job_id,
-            [JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions],
+            [JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions, *status_actions(keys)],
             JobItem.status == JobStatus.RUNNING.value,
         )
+
+    def _placed(self, job_id: str) -> tuple[str, int] | None:
+        """The job's tenant and creation time (what its status index keys are made of, which never
+        change), or None when there is no such job: a step knows the job by its id only."""
+        try:
+            item = JobItem.get(job_pk(job_id), JOB_SK, consistent_read=True, attributes_to_get=["tenant", "created_ms"])
+        except DoesNotExist:
+            return None
+        return item.tenant, int(item.created_ms)
 
 
 def _now(now_ms: int | None) -> int:

@@ -320,6 +320,8 @@ class DeadLetterItem(_Table):
     multicast = BooleanAttribute(default=False)
     payload = UnicodeAttribute(null=True)
     retry = UnicodeAttribute()
+    workflow = UnicodeAttribute(null=True)
+    """A workflow node's run: its workflow run and node, as JSON (``NodeRef``); absent on a task's."""
     spk = UnicodeAttribute(null=True)
     """While the letter waits for a redrive: its ``by_status`` partition (docs/status-index.md)."""
     ssk = UnicodeAttribute(null=True)

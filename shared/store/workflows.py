@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, TransactWriteError, UpdateError
+from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.codec import (
@@ -28,9 +29,10 @@ from shared.domain.codec import (
 )
 from shared.domain.errors import ConcurrentUpdate, StorageUnavailable, WorkflowNotFound
 from shared.domain.tasks import Page
-from shared.domain.times import from_ms, to_ms
+from shared.domain.times import from_ms, to_ms, utc_now
 from shared.domain.workflow_defs import NodeDef, Workflow
 from shared.domain.workflows import (
+    WATCHED_RUNS,
     NodeOutcome,
     NodeRun,
     NodeStart,
@@ -39,7 +41,8 @@ from shared.domain.workflows import (
     graph_from_dict,
     graph_to_dict,
 )
-from shared.store.keys import decode_cursor, encode_cursor
+from shared.store import status_index
+from shared.store.keys import decode_cursor, encode_cursor, list_sk, status_pk
 from shared.store.models import (
     LIST_INDEX_NAME,
     NodeOutcomeItem,
@@ -251,6 +254,29 @@ def _entries(lpk: str, cursor: str | None, count: int) -> list[tuple[str, str]]:
 
 # --- runs -------------------------------------------------------------------------------------
 
+RUN_LIST_SHARDS = 1
+"""A tenant's failed workflow runs share one partition of the status index (docs/status-index.md):
+a run fails once, at its end, and runs start from the rate-limited API or a schedule's occurrence."""
+LIST_READ_BUDGET = 200
+"""Index entries one status page reads at most (an entry whose run left the status since is
+skipped): past them the page is answered with a cursor."""
+
+
+def status_keys(tenant: str, run_id: str, created_ms: int, status: NodeStatus) -> tuple[str, str] | None:
+    """A run's keys in the status index (``spk``, ``ssk``) once it is ``status``: failed
+    (``WATCHED_RUNS``); None for a status the index does not hold. Its position is
+    ``<created ms>#<run id>``."""
+    if status not in WATCHED_RUNS:
+        return None
+    return status_pk(tenant, "workflow_run", status.value, run_id, RUN_LIST_SHARDS), list_sk(created_ms, run_id)
+
+
+def status_actions(keys: tuple[str, str] | None) -> list[Action]:
+    """The update actions that put a run's status index keys (``keys``) or take them away (None)."""
+    if keys is None:
+        return [WorkflowRunItem.spk.remove(), WorkflowRunItem.ssk.remove()]
+    return [WorkflowRunItem.spk.set(keys[0]), WorkflowRunItem.ssk.set(keys[1])]
+
 
 class DynamoWorkflowRuns:
     def __init__(self, retention: timedelta = timedelta(days=30)) -> None:
@@ -258,6 +284,7 @@ class DynamoWorkflowRuns:
 
     def create(self, run: WorkflowRun) -> bool:
         """The run's item, only if it does not exist (a duplicate start starts nothing)."""
+        spk, ssk = status_keys(run.tenant, run.run_id, run.created_ms, run.status) or (None, None)
         item = WorkflowRunItem(
             run_pk(run.run_id),
             SK,
@@ -273,6 +300,8 @@ class DynamoWorkflowRuns:
             revision=0,
             lpk=f"LR#{run.workflow_id}",
             lsk=run.run_id,
+            spk=spk,
+            ssk=ssk,
             expires_at=from_ms(run.created_ms) + self.retention if run.created_ms else None,
         )
         try:
@@ -296,6 +325,54 @@ class DynamoWorkflowRuns:
         runs = [_run(items[pk]) for _, pk in entries[:limit] if pk in items]
         after = encode_cursor(entries[limit - 1][0]) if len(entries) > limit else None
         return Page(runs, after, tuple(encode_cursor(run.run_id) for run in runs))
+
+    def by_status(self, tenant: str, status: NodeStatus, limit: int, cursor: str | None) -> Page[WorkflowRun]:
+        """The tenant's runs (of every workflow) in ``status``, one the status index holds
+        (failed), newest first: a full page whatever its other runs, the items read by key and
+        checked again (the index is eventually consistent: a run retried since is left out and the
+        page reads on), for at most ``LIST_READ_BUDGET`` entries. ValueError for another status."""
+        self._check_watched(status)
+        position = decode_cursor(cursor) if cursor else None
+        now = utc_now()
+        found: list[tuple[str, WorkflowRun]] = []
+        read = 0
+        try:
+            while read < LIST_READ_BUDGET:
+                want = limit + 1 - len(found)
+                entries = status_index.entries(tenant, "workflow_run", [status.value], RUN_LIST_SHARDS, position, want)
+                if not entries:
+                    return _status_page(found, None)
+                keys = [(pk, sk) for _, pk, sk in entries]
+                items = {item.pk: item for item in WorkflowRunItem.batch_get(keys, consistent_read=True)}
+                read += len(entries)
+                for ssk, pk, _ in entries:
+                    position = ssk
+                    item = items.get(pk)
+                    if item is None or item.tenant != tenant or item.status != status.value or item.expired(now):
+                        continue
+                    found.append((ssk, _run(item)))
+                    if len(found) > limit:
+                        return _status_page(found[:limit], found[limit - 1][0])
+                if len(entries) < want:
+                    return _status_page(found, None)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"workflow runs: {exc.msg}") from exc
+        assert position is not None
+        return _status_page(found, position)
+
+    def count(self, tenant: str, status: NodeStatus) -> int:
+        """How many of the tenant's runs are ``status``, one the status index holds (failed):
+        exact, whatever the number of its other runs; ValueError for another status."""
+        self._check_watched(status)
+        try:
+            return status_index.count(tenant, "workflow_run", [status.value], RUN_LIST_SHARDS)
+        except PynamoDBException as exc:
+            raise StorageUnavailable(f"workflow runs: {exc.msg}") from exc
+
+    @staticmethod
+    def _check_watched(status: NodeStatus) -> None:
+        if status not in WATCHED_RUNS:
+            raise ValueError(f"{status.value} runs are not listed by status: the status index holds no such run")
 
     def keep_outcome(self, run_id: str, attempt: int, outcome: NodeOutcome) -> None:
         """The node's outcome for its children, kept once (a repeat keeps the first)."""
@@ -388,11 +465,31 @@ class DynamoWorkflowRuns:
             WorkflowRunItem(run_pk(run_id), SK), [path.set(NodeStatus.SKIPPED.value)], path == NodeStatus.PENDING.value
         )
 
-    def run_ended(self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None) -> bool:
-        actions: list[Any] = [WorkflowRunItem.status.set(status.value)]
+    def run_ended(
+        self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None, run: WorkflowRun | None = None
+    ) -> bool:
+        """``running`` -> ``status``; a failed run is put in the status index in the same write
+        (docs/status-index.md), its keys from ``run`` (the run as read) or, without it, from its
+        item's tenant and creation time, which never change."""
+        keys = None
+        if status in WATCHED_RUNS:
+            placed = (run.tenant, run.created_ms) if run is not None else self._placed(run_id)
+            if placed is None:
+                return False  # no such run: nothing to end
+            keys = status_keys(placed[0], run_id, placed[1], status)
+        actions: list[Any] = [WorkflowRunItem.status.set(status.value), *status_actions(keys)]
         if ended_ms is not None:
             actions.append(WorkflowRunItem.ended_ms.set(ended_ms))
         return _update(WorkflowRunItem(run_pk(run_id), SK), actions, WorkflowRunItem.status == NodeStatus.RUNNING.value)
+
+    def _placed(self, run_id: str) -> tuple[str, int] | None:
+        try:
+            item = WorkflowRunItem.get(
+                run_pk(run_id), SK, consistent_read=True, attributes_to_get=["tenant", "created_ms"]
+            )
+        except DoesNotExist:
+            return None
+        return item.tenant, int(item.created_ms or 0)
 
     def replace(self, before: WorkflowRun, after: WorkflowRun) -> bool:
         """Write ``after``'s statuses, attempts and nodes over the run (a cancel, a retry), only if
@@ -412,7 +509,18 @@ class DynamoWorkflowRuns:
             if after.ended_ms is not None
             else WorkflowRunItem.ended_ms.remove()
         )
+        # on the failed list or off it with its new status (a retry: running again)
+        actions += status_actions(status_keys(before.tenant, before.run_id, before.created_ms, after.status))
         return _update(WorkflowRunItem(run_pk(before.run_id), SK), actions, WorkflowRunItem.revision == before.revision)
+
+
+def _status_page(found: list[tuple[str, WorkflowRun]], after: str | None) -> Page[WorkflowRun]:
+    """A status page: its runs, the cursor after it (a position), each run's own cursor."""
+    return Page(
+        [run for _, run in found],
+        encode_cursor(after) if after is not None else None,
+        tuple(encode_cursor(ssk) for ssk, _ in found),
+    )
 
 
 def _all(conditions: list[Any]) -> Any:

@@ -13,11 +13,26 @@ from shared.domain.states import LetterStatus
 from sundial_cli import output
 from sundial_cli.client import Answer
 from sundial_cli.commands.common import Group, State, choice, listing, options, paging, pass_state, read_object
-from sundial_cli.output import field
+from sundial_cli.output import Column, field
+
+
+def _letter_task(letter: dict[str, Any]) -> Any:
+    """A task's id; none for a workflow node's letter (its task_id is the workflow's)."""
+    return None if letter.get("workflow") else letter.get("task_id")
+
+
+def _letter_node(letter: dict[str, Any]) -> Any:
+    """A workflow node's letter: ``WORKFLOW_ID RUN_ID NODE``, as ``sundial workflows node-run`` takes them."""
+    workflow = letter.get("workflow")
+    if not isinstance(workflow, dict):
+        return None
+    return f"{workflow.get('id')} {workflow.get('run_id')} {workflow.get('node')}"
+
 
 LETTER_COLUMNS = (
     field("id", no_wrap=True),
-    field("task_id", no_wrap=True),
+    Column("task_id", _letter_task, no_wrap=True),
+    Column("workflow node", _letter_node, no_wrap=True),
     field("name"),
     field("status"),
     field("failed_at", no_wrap=True),

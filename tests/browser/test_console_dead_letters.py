@@ -31,7 +31,9 @@ def test_a_dead_letter_is_inspected_and_redriven(page, shoot, sundial, new_tenan
     }
     status, task = call("POST", "/v1/tasks", spec)
     assert status == 201
-    letters = eventually(lambda: call("GET", "/v1/dead-letters")[1]["items"], what="the dead letter")
+    # the page lists the letters waiting for a redrive: the status index, a moment behind the write
+    waiting = "/v1/dead-letters?status=dead_lettered"
+    letters = eventually(lambda: call("GET", waiting)[1]["items"], what="the dead letter")
     letter = letters[0]
 
     sign_in(page, tenant.key)
@@ -72,7 +74,8 @@ def test_redrive_all_fires_every_letter_not_redriven(page, sundial, new_tenant, 
             "retry": {"max_attempts": 1},
         }
         assert call("POST", "/v1/tasks", spec)[0] == 201
-    eventually(lambda: len(call("GET", "/v1/dead-letters")[1]["items"]) == 2, what="two dead letters")
+    waiting = "/v1/dead-letters?status=dead_lettered"  # what the page and "all" read: the status index
+    eventually(lambda: len(call("GET", waiting)[1]["items"]) == 2, what="two dead letters")
 
     sign_in(page, tenant.key)
     nav(page, "Dead letters")
@@ -105,3 +108,39 @@ def test_redrive_all_follows_next_cursor_until_it_is_null(page, new_tenant) -> N
     page.get_by_role("button", name="Redrive all").click()
     expect(page.get_by_test_id("redriven")).to_have_text("Redriven: 3")
     assert bodies == [{"all": True}, {"all": True, "cursor": "c1"}, {"all": True, "cursor": "c2"}]
+
+
+def test_a_workflow_nodes_dead_letter_links_to_its_workflow_run(page, sundial, new_tenant, receiver) -> None:
+    """A node's letter has the workflow's id as its task_id, which names no task: the list, the
+    letter inspected and the home link it to the workflow run's page, with the node open."""
+    tenant = new_tenant("node-letters")
+    call = as_tenant(sundial, tenant.key)
+    url = receiver.script("/node", 500)
+    spec = {"name": "nightly", "nodes": [{"id": "extract", "target": http_target(url), "retry": {"max_attempts": 1}}]}
+    status, workflow = call("POST", "/v1/workflows", spec)
+    assert status == 201, workflow
+    status, started = call("POST", f"/v1/workflows/{workflow['id']}/run")
+    assert status == 202, started
+    letter = eventually(lambda: call("GET", "/v1/dead-letters")[1]["items"], what="the node's dead letter")[0]
+    assert letter["workflow"] == {"id": workflow["id"], "run_id": started["run_id"], "node": "extract", "attempt": 1}
+    run_page = f"#/workflows/{workflow['id']}/runs/{started['run_id']}/nodes/extract"
+
+    def lands_on_the_run() -> None:
+        expect(page.get_by_role("heading", name=f"Run {started['run_id']}")).to_be_visible()
+        expect(page.get_by_test_id("node-run")).to_contain_text("extract")
+        expect(page.get_by_test_id("node-run-status")).to_have_text("dead_lettered")
+
+    sign_in(page, tenant.key)
+    nav(page, "Dead letters")
+    named = f"node extract of workflow {workflow['id']}"
+    row = page.get_by_test_id("dead-letters").locator("tbody tr").first
+    link = row.get_by_role("link", name=named)
+    expect(link).to_have_attribute("href", run_page)
+    page.get_by_role("button", name="Inspect").click()
+    expect(page.get_by_test_id("letter-workflow").get_by_role("link")).to_have_attribute("href", run_page)
+    link.click()
+    lands_on_the_run()
+
+    nav(page, "Home")
+    page.get_by_test_id("dead-letters-waiting").get_by_role("link", name=named).click()
+    lands_on_the_run()

@@ -207,6 +207,46 @@ def test_a_failed_jobs_page_says_which_step_failed_on_which_attempt_with_what_an
     shoot(page, "job-failed", docs=True)
 
 
+def test_a_failed_jobs_page_says_what_a_kit_processor_raised(page, sundial, new_tenant) -> None:
+    """A processor built with the receiver kit whose shard method raises ``KeyError('user_id')``:
+    the kit answers 500 with the exception's type and message, Sundial retries the shard, and the
+    job's page (and the list) say ``KeyError: 'user_id'`` rather than only that it failed."""
+    from sundial_receiver import JobContext, JobProcessorReceiver, ShardingProcessor
+
+    class Users(ShardingProcessor):
+        def sharding_process(self, ctx: JobContext) -> Any:
+            return [item["user_id"] for item in ctx.items or []]
+
+    receiver = JobProcessorReceiver(None, Users())
+
+    def process(body: dict[str, Any]) -> Answer:  # what the kit answers once it has verified a call
+        answer = receiver.serve(JobContext.from_dict(body))
+        return answer.status, answer.content()
+
+    tenant = new_tenant("jobkit")
+    call = as_tenant(sundial, tenant.key)
+    with running_processor(process) as (url, seen):
+        status, job = call(
+            "POST", "/v1/jobs", {"name": "users", "processor": {"http": {"url": url}}, "data": [[{"name": "a"}]]}
+        )
+        assert status == 201, job
+        failed = eventually(lambda: (j := call("GET", f"/v1/jobs/{job['id']}")[1])["status"] == "failed" and j)
+    assert [body["phase"] for _, body in seen] == ["pre", "shard", "shard", "shard"]  # a 500: retried
+    said = "shard 0 of level 0 failed on attempt 3 of 3: KeyError: 'user_id' (the processor answered HTTP 500)"
+    assert failed["error"] == said
+    assert failed["failure"]["error"] == {"type": "KeyError", "message": "'user_id'"}
+    sign_in(page, tenant.key)
+    page.goto(f"/console/#/jobs/{job['id']}")
+    expect(page.get_by_test_id("job-error")).to_contain_text(said)
+    failure = page.get_by_test_id("job-failure")
+    expect(failure.get_by_test_id("failure-error")).to_have_text("KeyError: 'user_id'")
+    expect(failure.get_by_test_id("failure-status")).to_have_text("500")
+    nav(page, "Jobs")
+    expect(page.get_by_test_id("jobs").locator("tbody tr").get_by_test_id("job-list-error")).to_contain_text(
+        "KeyError: 'user_id'"
+    )
+
+
 def test_a_job_whose_pre_failed_says_so_rather_than_an_empty_count(page, sundial, new_tenant) -> None:
     tenant = new_tenant("jobpre")
     call = as_tenant(sundial, tenant.key)

@@ -99,6 +99,39 @@ def test_a_paused_task_shows_no_time_gone_by_but_the_times_it_would_have_once_re
     assert all(when > armed for when in shown), (armed, shown)
     assert shown[0] >= looked - timedelta(seconds=3), (looked, shown)  # from now on, not from when it paused
     assert [(b - a).total_seconds() for a, b in pairwise(shown)] == [2.0] * 4
+    # the API answers the same (a paused task's next_fire_at: when a resume now fires it)
+    answered = datetime.fromisoformat(call("GET", f"/v1/tasks/{task['id']}")[1]["next_fire_at"])
+    assert answered >= looked - timedelta(seconds=3), (looked, answered)
+    expect(page.get_by_test_id("next-fire")).to_contain_text("a resume now fires it at")
+
+
+def test_a_paused_task_whose_occurrence_went_by_with_misfire_fire_now_says_a_resume_fires_it_at_once(
+    page, sundial, new_tenant
+) -> None:
+    tenant = new_tenant("paused-now")
+    call = as_tenant(sundial, tenant.key)
+    spec = {
+        "name": "every-2s",
+        "schedule": {"cron": "*/2 * * * * *"},
+        "misfire": "fire_now",
+        "target": http_target("http://127.0.0.1:9/"),
+    }
+    status, task = call("POST", "/v1/tasks", spec)
+    assert status == 201, task
+    status, paused = call("POST", f"/v1/tasks/{task['id']}/pause")
+    assert status == 200, paused
+    armed = datetime.fromisoformat(paused["next_fire_at"])
+    eventually(lambda: datetime.now(UTC) > armed + timedelta(seconds=2), what="the armed occurrence to go by")
+
+    sign_in(page, tenant.key, f"#/tasks/{task['id']}")
+    expect(page.get_by_test_id("next-fire")).to_contain_text("none while paused (a resume now fires it at once)")
+    expect(page.locator(".note").first).to_have_text(
+        "At once (an occurrence went by while paused and its misfire is fire_now), then:"
+    )
+    rows = page.get_by_test_id("next-times").locator("tbody tr")
+    expect(rows).to_have_count(5)
+    shown = [_utc(cell) for cell in rows.locator("td").all_inner_texts()]
+    assert all(when > armed for when in shown), (armed, shown)
 
 
 def test_the_lateness_chart_writes_times_in_utc_on_a_24_hour_clock_and_has_no_legend_box(

@@ -2,7 +2,9 @@
 (`sundial_receiver.jobs`, served by its WSGI adapter on loopback): 10,000 items, progress
 reported every 100 items through the shard calls' progress URL and token, post given every
 shard's result in order, a shard call replayed by the test answered with the same bytes without
-running again, and a cancel seen by a running shard at its next report."""
+running again, and a cancel seen by a running shard at its next report; a shard method that raises
+``KeyError('user_id')``, over HTTP and as a Lambda function, fails the job saying
+``KeyError: 'user_id'``."""
 
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ REPORT_EVERY = 100
 
 class Indexer(ShardingProcessor):
     """Sums its shard's items, reporting every 100; a shard whose first item is -1 waits for
-    the test to cancel the job, then stops at its next report."""
+    the test to cancel the job, then stops at its next report; a shard of objects (users) answers
+    each one's ``user_id`` (``KeyError('user_id')`` for a user without one)."""
 
     def __init__(self) -> None:
         self.shard_runs = 0
@@ -46,6 +49,8 @@ class Indexer(ShardingProcessor):
     def sharding_process(self, ctx: JobContext) -> Any:
         self.shard_runs += 1
         items = list(ctx.items or [])
+        if any(isinstance(item, dict) for item in items):  # users: each one's user_id
+            return [item["user_id"] for item in items]
         total = 0
         for done in range(REPORT_EVERY, len(items) + REPORT_EVERY, REPORT_EVERY):
             total += sum(items[done - REPORT_EVERY : done])
@@ -240,3 +245,55 @@ def test_notify_thresholds_are_crossed_by_the_items_a_shard_reports(sundial, ten
     assert sorted((n["threshold"], n["done_items"], n["total_items"]) for n in notifies) == [
         (25, 300, 1000), (50, 500, 1000), (75, 800, 1000), (100, 1000, 1000),
     ]  # fmt: skip
+
+
+USERS = [[{"user_id": "u-1"}, {"name": "no id"}]]
+ONE_SHARD = {"min_items_per_shard": 10, "max_items_per_shard": 10, "max_shards": 1}
+SAID = "KeyError: 'user_id'"
+
+
+def test_a_kit_processor_whose_shard_raises_fails_the_job_saying_why(sundial, tenant_processor) -> None:
+    """The kit answers 500 with the exception's type and message (never its traceback or the
+    call's token), Sundial retries the shard as for any 5xx, then fails the job with that error."""
+    served, key = tenant_processor
+    spec = {"processor": processor_of(served), "data": USERS, "sharding": ONE_SHARD}
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    failed = until(
+        lambda: (j := sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1])["status"] != "running" and j, 60
+    )
+    assert failed["status"] == "failed", failed
+    assert failed["error"] == f"shard 0 of level 0 failed on attempt 3 of 3: {SAID} (the processor answered HTTP 500)"
+    assert failed["failure"]["error"] == {"type": "KeyError", "message": "'user_id'"}
+    assert failed["failure"]["status"] == 500
+    assert served.indexer.shard_runs == 3  # each retry ran the method again: nothing was kept
+    token = json.loads(next(b for b, _ in served.calls if b'"phase":"shard"' in b.replace(b" ", b"")))["progress"]
+    assert token["token"] not in json.dumps(failed)
+    assert "Traceback" not in json.dumps(failed)
+
+
+def test_a_kit_lambda_processor_whose_shard_raises_fails_the_job_saying_why(sundial) -> None:
+    """tests/e2e/kit_lambda.py run by the runtime as its own function: the kit raises its failure's
+    answer as the function error, which Sundial retries, then reads into the job's error."""
+    from local.stepfunctions import ACCOUNT, REGION
+    from tests.e2e.kit_lambda import FUNCTION
+
+    status, tenant = sundial.call(
+        "POST", "/v1/tenants", {"id": f"lambda-{secrets.token_hex(3)}"}, {"Authorization": f"Bearer {ADMIN_KEY}"}
+    )
+    assert status == 201, tenant
+    key = {"Authorization": f"Bearer {tenant['key']['secret']}"}
+    spec = {
+        "processor": {"lambda": {"function_arn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{FUNCTION}"}},
+        "data": USERS,
+        "sharding": ONE_SHARD,
+    }
+    status, job = sundial.call("POST", "/v1/jobs", spec, key)
+    assert status == 201, job
+    failed = until(
+        lambda: (j := sundial.call("GET", f"/v1/jobs/{job['id']}", None, key)[1])["status"] != "running" and j, 60
+    )
+    assert failed["status"] == "failed", failed
+    assert failed["error"] == f"shard 0 of level 0 failed on attempt 3 of 3: {SAID} (the processor function failed)"
+    assert failed["failure"]["error"] == {"type": "KeyError", "message": "'user_id'"}
+    assert "stackTrace" not in (failed["failure"]["answer"] or "")  # the kit's answer, not Lambda's trace around it

@@ -148,8 +148,13 @@ def test_a_dead_letter_redriven_after_the_receiver_recovers_fires_once_and_succe
     url = receiver.script("/e2e-dead", 503, 503, 200)
     task = register(sundial, url, retry={"max_attempts": 2, "backoff": "fixed", "interval_seconds": 1})
     assert wait(lambda: [r["status"] for r in runs(sundial, task["id"])] == ["dead_lettered"], 20)
-    letters = sundial.call("GET", "/v1/dead-letters?status=dead_lettered&limit=100")[1]["items"]
-    (letter,) = [d for d in letters if d["task_id"] == task["id"]]
+
+    def waiting() -> list[dict]:  # read through the status index, which a write reaches a moment later
+        letters = sundial.call("GET", "/v1/dead-letters?status=dead_lettered&limit=100")[1]["items"]
+        return [d for d in letters if d["task_id"] == task["id"]]
+
+    assert wait(lambda: bool(waiting()), 10)
+    (letter,) = waiting()
     status, answer = sundial.call("POST", "/v1/dead-letters/redrive", {"ids": [letter["id"]]})
     assert status == 200
     assert answer["redriven"] == 1

@@ -120,6 +120,9 @@ def test_each_tenant_sees_only_its_own_tasks_runs_jobs_and_dead_letters(sundial,
         assert tenant.ids("/v1/jobs") == {own["job"]}
         assert tenant.ids("/v1/dead-letters") == {own["letter"]}
 
+    # "all" reads the status index, which a write reaches a moment later: once it lists the letter
+    waiting = "/v1/dead-letters?status=dead_lettered"
+    assert wait(lambda: [item["id"] for item in acme.ok("GET", waiting)["items"]] == [mine[acme.id]["letter"]])
     redriven = acme.ok("POST", "/v1/dead-letters/redrive", {"all": True})
     assert redriven["redriven"] == 1
     assert [run["id"] for run in redriven["runs"]] == [mine[acme.id]["letter"]]

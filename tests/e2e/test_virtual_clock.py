@@ -71,6 +71,50 @@ def preview(
         after = at(found[-1]) + timedelta(milliseconds=1)
 
 
+def test_fired_counts_the_occurrences_called_during_the_advance_once_each_whatever_their_retries(
+    virtual: Client,
+) -> None:
+    """First in the module: no other test's tasks fire in its advance. One advance: A fails twice and
+    succeeds on its third attempt, and its success starts a chained child's run; B fails both its
+    attempts and is dead-lettered. Six calls, three occurrences: ``fired`` is 3."""
+    status, clock = virtual.call("GET", "/v1/test/clock")
+    assert status == 200, clock
+    start = at(clock["now"])
+    retry = {"backoff": "fixed", "interval_seconds": 30}
+    with running_receiver() as receiver:
+        urls = {
+            "a": receiver.script("/a", 500, 500, 200),
+            "b": receiver.script("/b", 500, 500),
+            "child": receiver.url + "/child",
+        }
+        far = {"cron": "0 0 0 1 1 *"}  # New Year's Day: the child fires only as a chained run here
+        status, child = virtual.call("POST", "/v1/tasks", {"schedule": far, "target": {"http": {"url": urls["child"]}}})
+        assert status == 201, child
+        specs = {
+            "a": {"after_seconds": 60, "retry": {**retry, "max_attempts": 3}, "on_success": [child["id"]]},
+            "b": {"after_seconds": 90, "retry": {**retry, "max_attempts": 2}},
+        }
+        for name, fields in specs.items():
+            after = fields.pop("after_seconds")
+            task = {"schedule": {"after_seconds": after}, "target": {"http": {"url": urls[name]}}, **fields}
+            status, created = virtual.call("POST", "/v1/tasks", task)
+            assert status == 201, created
+        try:
+            body = {"to": iso(start + timedelta(hours=1))}
+            status, moved = virtual.call("POST", "/v1/test/clock:advance", body, timeout=ADVANCE_TIMEOUT_S)
+            assert status == 200, moved
+            calls = {name: len(receiver.calls_to(f"/{name}")) for name in urls}
+            assert calls == {"a": 3, "b": 2, "child": 1}
+            assert moved["fired"] == 3  # A, B and the child's run: not their six calls
+            # an advance in which nothing is due fires nothing
+            body = {"to": iso(start + timedelta(hours=2))}
+            status, moved = virtual.call("POST", "/v1/test/clock:advance", body, timeout=ADVANCE_TIMEOUT_S)
+            assert status == 200, moved
+            assert moved["fired"] == 0
+        finally:
+            virtual.call("DELETE", f"/v1/tasks/{child['id']}")  # its New Year's Day stays out of the other tests
+
+
 def test_thirteen_months_fire_at_the_previews_times_with_retries_across_dst_and_signatures_that_verify(
     virtual: Client,
 ) -> None:
@@ -124,7 +168,7 @@ def test_thirteen_months_fire_at_the_previews_times_with_retries_across_dst_and_
         assert [at(c.body["fired_at"]) - at(c.body["scheduled_for"]) for c in retries] == [
             timedelta(seconds=RETRY_S)
         ] * len(retries)
-        assert fired == sum(len(found) for found in calls.values())
+        assert fired == sum(len(found) for found in first.values())  # occurrences: a retry is not counted again
         assert len(expected["monthly"]) >= MONTHS
         assert {t[11:16] for t in expected["dst"]} == {"05:50", "06:50"}  # New York's summer and winter time
         for found in calls.values():

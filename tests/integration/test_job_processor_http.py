@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared.delivery.processor import HttpProcessor, http_client
-from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobSpec, ProcessorFailed, ProcessorRetryable
+from shared.domain.jobs import ANSWER_EXCERPT_CHARS, JobSpec, ProcessorFailed, ProcessorRetryable, ReportedError
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import HttpTarget
 from shared.services.jobs import JobSteps, levels_key
@@ -87,6 +87,7 @@ def test_failures_are_told_apart(server: Any, status: int, payload: bytes, error
     assert (failure.step, failure.level, failure.shard, failure.status) == ("shard", 0, 1, status)
     assert failure.answer == payload.decode()
     assert failure.where() == "shard 1 of level 0"
+    assert failure.error is None  # an answer that reports no error: kept as it is
     if status != 200:
         assert failure.reason == f"the processor answered HTTP {status}"
     assert failure.retryable is (error is ProcessorRetryable)
@@ -104,6 +105,24 @@ def test_a_failure_keeps_only_the_start_of_a_long_answer_on_one_line(server: Any
     assert len(failure.answer) == ANSWER_EXCERPT_CHARS
     assert failure.answer.endswith("…")
     assert failure.sentence().startswith("the pre step failed: the processor answered HTTP 500: Internal error xxx")
+
+
+@pytest.mark.parametrize(
+    ("status", "error"), [(500, ProcessorRetryable), (503, ProcessorRetryable), (422, ProcessorFailed)]
+)
+def test_an_answer_that_says_what_the_processor_raised_is_read(
+    server: Any, status: int, error: type[Exception]
+) -> None:
+    """``{"error": {"type", "message"}}`` (the receiver kit's answer for a method that raised): the
+    failure keeps the error it reports and says it; the status still decides the retry."""
+    url, _, answering = server
+    answering(lambda body: (status, {"error": {"type": "KeyError", "message": "'user_id'"}, "key": "job-1:pre"}))
+    with pytest.raises(error) as raised:
+        _processor(url).call("job-1", {"job_id": "job-1", "phase": "pre", "data": []})
+    failure = raised.value.failure  # type: ignore[attr-defined]
+    assert failure.error == ReportedError("KeyError", "'user_id'")
+    assert failure.sentence() == f"the pre step failed: KeyError: 'user_id' (the processor answered HTTP {status})"
+    assert failure.status == status
 
 
 def test_a_processor_at_a_loopback_address_is_refused_unless_allowed(server: Any) -> None:

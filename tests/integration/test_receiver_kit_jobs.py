@@ -23,7 +23,7 @@ from sundial_receiver.dedupe import DYNAMODB_PART_BYTES
 from sundial_receiver.jobs import MAX_ANSWER_BYTES
 
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
-from shared.domain.jobs import ProcessorFailed, ProcessorRetryable
+from shared.domain.jobs import ProcessorFailed, ProcessorRetryable, ReportedError
 from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from tests.unit.test_receiver_kit_jobs import NOTIFY, POST, PRE, SECRET, SHARD, load_example
@@ -178,6 +178,46 @@ def test_sundials_lambda_processor_invokes_the_kit_every_phase_once(table):
     with pytest.raises(ProcessorRetryable, match="the processor function failed") as raised:  # under way elsewhere
         processor.call("01JOB", {**SHARD, "shard": 2})
     assert "running already" in str(raised.value)
+
+
+class NoUserId(ShardingProcessor):
+    """Reads each item's ``user_id``: an item without one raises ``KeyError('user_id')``."""
+
+    def sharding_process(self, ctx: JobContext) -> Any:
+        return [item["user_id"] for item in ctx.items or []]
+
+
+def test_sundial_reads_what_a_kit_processors_method_raised_over_http(table):
+    app = wsgi_processor(JobProcessorReceiver(SECRET, NoUserId(), DynamoDBStore("steps", client=table)))
+    server: WSGIServer = make_server("127.0.0.1", 0, app, handler_class=Quiet)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    try:
+        processor = HttpProcessor(
+            HttpTarget(url=f"http://127.0.0.1:{server.server_port}/jobs", timeout_seconds=10),
+            http_client(allow_loopback=True, allow_private=True),
+            lambda: Signer.of([SECRET]),
+        )
+        with pytest.raises(ProcessorRetryable) as raised:  # a 500: retried
+            processor.call("01JOB", {**SHARD, "items": [{"name": "a"}]})
+    finally:
+        server.shutdown()
+        server.server_close()
+    failure = raised.value.failure
+    assert failure is not None
+    assert failure.error == ReportedError("KeyError", "'user_id'")
+    assert failure.sentence() == "shard 1 of level 0 failed: KeyError: 'user_id' (the processor answered HTTP 500)"
+    assert SECRET not in failure.message()
+
+
+def test_sundial_reads_what_a_kit_lambda_processors_method_raised(table):
+    handler = lambda_processor(JobProcessorReceiver(None, NoUserId(), DynamoDBStore("steps", client=table)))
+    processor = LambdaProcessor(LambdaTarget("arn:aws:lambda:us-east-1:123456789012:function:p"), FakeLambda(handler))
+    with pytest.raises(ProcessorRetryable) as raised:  # Lambda's function error: retried
+        processor.call("01JOB", {**SHARD, "items": [{"name": "a"}]})
+    failure = raised.value.failure
+    assert failure is not None
+    assert failure.error == ReportedError("KeyError", "'user_id'")
+    assert failure.sentence() == "shard 1 of level 0 failed: KeyError: 'user_id' (the processor function failed)"
 
 
 def test_the_lambda_processor_example_keeps_its_answers_in_dynamodb(table, monkeypatch):

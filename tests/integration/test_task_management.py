@@ -640,7 +640,8 @@ def test_a_redrive_fires_what_the_dead_letter_recorded_even_when_its_task_is_pau
     url = receiver.script("/paused-redrive", 503, 200)
     task = register(api, url, schedule=FAR_CRON, retry={"max_attempts": 1})
     api("POST", f"/v1/tasks/{task['id']}/run")
-    assert pipeline.fire(until=lambda: api("GET", "/v1/dead-letters").body["items"] != [], timeout=10)
+    waiting = "/v1/dead-letters?status=dead_lettered"  # what "all" reads: the status index, a moment behind
+    assert pipeline.fire(until=lambda: api("GET", waiting).body["items"] != [], timeout=10)
     api("POST", f"/v1/tasks/{task['id']}/pause")
     redriven = api("POST", "/v1/dead-letters/redrive", {"all": True}).body
     assert redriven["redriven"] == 1
@@ -702,7 +703,8 @@ def test_an_occurrence_the_trigger_keeps_failing_on_is_given_up_as_a_dead_letter
 def test_redrive_all_fires_each_dead_letter_once_even_when_asked_twice_at_once(api, pipeline, receiver):
     url = receiver.script("/all", 400, 400, 200)
     tasks = [register(api, url, name=f"t{i}") for i in range(2)]
-    assert pipeline.fire(until=lambda: len(api("GET", "/v1/dead-letters").body["items"]) == 2, timeout=12)
+    waiting = "/v1/dead-letters?status=dead_lettered"  # what "all" reads: the status index, a moment behind
+    assert pipeline.fire(until=lambda: len(api("GET", waiting).body["items"]) == 2, timeout=12)
     answers = []
     threads = [
         threading.Thread(target=lambda: answers.append(api("POST", "/v1/dead-letters/redrive", {"all": True})))
@@ -764,3 +766,90 @@ def test_a_dead_letter_is_redriven_by_one_transaction_only(aws):
     assert [i.child for i in RunItem.query(f"R#{letter.task_id}")] == [first.id]
     pk, sk = task_key(second.id)
     assert TaskItem.count(pk, TaskItem.sk == sk) == 0
+
+
+# --- a paused task's next fire -------------------------------------------------------------------
+
+
+class _Later:
+    """The process's clock ``ahead_ms`` past the wall (a pause that has lasted that long)."""
+
+    def __init__(self, ahead_ms: int) -> None:
+        from shared.domain.times import WallClock
+
+        self.wall, self.ahead_ms = WallClock(), ahead_ms
+
+    def now_ms(self) -> int:
+        return self.wall.now_ms() + self.ahead_ms
+
+    def sleep(self, seconds: float) -> None:
+        self.wall.sleep(seconds)
+
+
+@pytest.fixture
+def ten_minutes_later():
+    """Run the block with the process's clock ten minutes ahead (the API reads it as its now)."""
+    from contextlib import contextmanager
+
+    from shared.domain import times
+
+    @contextmanager
+    def later():
+        before = times.use_clock(_Later(600_000))
+        try:
+            yield
+        finally:
+            times.use_clock(before)
+
+    return later
+
+
+@pytest.mark.parametrize(
+    ("schedule", "misfire"),
+    [({"every_seconds": 60}, "skip"), ({"cron": "30 * * * * *"}, "skip"), ({"every_seconds": 60}, "fire_now")],
+)
+def test_a_paused_tasks_next_fire_is_never_gone_by_but_when_resuming_now_fires_it(
+    api, ten_minutes_later, schedule, misfire
+) -> None:
+    """Paused, the occurrence it was armed for goes by: its next_fire_at is then the time a resume
+    at that moment fires it (skip: the schedule's first time from then; fire_now: then, at once),
+    and the resume arms that very time."""
+    from shared.domain.times import utc_now
+
+    task = register(api, "http://127.0.0.1:9/", schedule=schedule, misfire=misfire)
+    paused = api("POST", f"/v1/tasks/{task['id']}/pause").body
+    assert paused["status"] == "paused"
+    assert paused["next_fire_at"] == task["next_fire_at"]  # still ahead: the occurrence it is armed for
+
+    def listed_paused() -> None:
+        assert [t["status"] for t in api("GET", "/v1/tasks").body["items"] if t["id"] == task["id"]] == ["paused"]
+
+    eventually(listed_paused)  # the list's index has the pause
+    with ten_minutes_later():
+        looked = utc_now()
+        shown = api("GET", f"/v1/tasks/{task['id']}").body
+        listed = api("GET", "/v1/tasks").body["items"]
+        resumed = api("POST", f"/v1/tasks/{task['id']}/resume").body
+    assert shown["status"] == "paused"
+    next_fire = parse(shown["next_fire_at"])
+    assert next_fire >= looked  # never a time gone by
+    (in_list,) = [parse(t["next_fire_at"]) for t in listed if t["id"] == task["id"]]
+    assert in_list >= looked  # the list answers the same
+    if misfire == "skip":
+        assert (next_fire - looked).total_seconds() <= 60  # the schedule's first time from then
+        assert resumed["next_fire_at"] == shown["next_fire_at"]  # what the resume armed
+    else:
+        assert (next_fire - looked).total_seconds() < 1  # at once
+        assert parse(resumed["next_fire_at"]) < looked  # the missed occurrence, fired at once
+
+
+def test_a_paused_one_shot_whose_time_went_by_with_misfire_skip_has_no_next_fire(api, ten_minutes_later) -> None:
+    """Resuming it would complete it, firing nothing: null, as a task that can no longer fire."""
+    task = register(api, "http://127.0.0.1:9/", schedule={"after_seconds": 60}, misfire="skip")
+    assert api("POST", f"/v1/tasks/{task['id']}/pause").body["next_fire_at"] == task["next_fire_at"]
+    with ten_minutes_later():
+        shown = api("GET", f"/v1/tasks/{task['id']}").body
+        resumed = api("POST", f"/v1/tasks/{task['id']}/resume").body
+    assert shown["status"] == "paused"
+    assert shown["next_fire_at"] is None
+    assert resumed["status"] == "completed"

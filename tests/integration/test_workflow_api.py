@@ -190,3 +190,53 @@ def test_a_task_may_start_only_a_workflow_of_its_tenants(api):
         {"tasks": [{"schedule": {"cron": "0 3 * * *"}, "targets": [{"workflow": {"id": missing}}]}]},
     )
     assert batch.body["items"][0]["error"]["details"][0]["field"] == "targets[0].workflow.id"
+
+
+def test_the_tenants_failed_runs_of_every_workflow_are_listed_until_retried(api):
+    """``GET /v1/workflow-runs?status=failed``: the tenant's failed runs, every workflow's, newest
+    first, each naming its workflow, a page at a time; a retried run leaves the list; ``status``
+    is required and only ``failed`` is taken (docs/status-index.md)."""
+    from functions.api import common
+    from shared.domain.workflows import NodeStatus
+    from tests.support.eventually import eventually
+
+    one, two = (api("POST", "/v1/workflows", {"nodes": [node("a")], "edges": []}).body for _ in range(2))
+
+    def start(workflow: dict) -> str:
+        answer = api("POST", f"/v1/workflows/{workflow['id']}/run")
+        assert answer.status == 202, answer.body
+        return str(answer.body["run_id"])
+
+    def fail(run_id: str) -> None:  # its node's run failed for good: the run ends failed
+        common.workflows().runs.node_ended(run_id, "a", NodeStatus.FAILED)
+
+    first, running, last = start(one), start(one), start(two)
+    fail(first)
+    fail(last)
+
+    def listed() -> None:  # the status index, which a write reaches a moment later
+        page = api("GET", "/v1/workflow-runs?status=failed&limit=1")
+        assert page.status == 200, page.body
+        assert [(r["run_id"], r["workflow_id"], r["status"]) for r in page.body["items"]] == [
+            (last, two["id"], "failed")
+        ]
+        rest = api("GET", f"/v1/workflow-runs?status=failed&limit=1&cursor={page.body['next_cursor']}").body
+        assert ([r["run_id"] for r in rest["items"]], rest["next_cursor"]) == ([first], None)
+
+    eventually(listed)
+    assert api("GET", f"/v1/workflows/{one['id']}/runs/{running}").body["status"] == "running"
+    retried = api("POST", f"/v1/workflows/{one['id']}/runs/{first}/retry")
+    assert retried.status == 200, retried.body
+
+    def left() -> None:
+        assert [r["run_id"] for r in api("GET", "/v1/workflow-runs?status=failed").body["items"]] == [last]
+        assert common.workflows().count_runs("default", NodeStatus.FAILED) == 1
+
+    eventually(left)
+    for query in ("", "?status=running", "?status=succeeded", "?status=nope"):
+        answer = api("GET", f"/v1/workflow-runs{query}")
+        assert answer.status == 400, (query, answer.body)
+        assert answer.body["error"]["code"] == "validation_error"
+        assert [d["field"] for d in answer.body["error"]["details"]] == ["status"], query
+    bad = api("GET", "/v1/workflow-runs?status=failed&cursor=not-a-cursor")
+    assert (bad.status, bad.body["error"]["details"][0]["field"]) == (400, "cursor")

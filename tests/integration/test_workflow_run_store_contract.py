@@ -5,11 +5,13 @@ step or two triggers at once change nothing twice."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from shared.domain.times import now_ms
 from shared.domain.workflows import Graph, NodeOutcome, NodeStart, NodeStatus, WorkflowRun, cancelled, retried
 from tests.support.workflows import (
     InMemoryWorkflowRuns,
@@ -56,7 +58,7 @@ def test_random_graphs_end_as_the_reference(
     from tests.support.workflows import RUN
 
     if isinstance(store, InMemoryWorkflowRuns):
-        store.run = None
+        store.runs.clear()
     else:
         from shared.store.models import WorkflowRunItem
         from shared.store.workflows import SK, run_pk
@@ -167,3 +169,83 @@ def test_children_are_marked_together_or_not_at_all(store: RunStore) -> None:
     assert run.status_of(children[0]) is S
     assert run.node(children[5]).run_id == f"RUN-{children[5]}"
     assert run.node(children[5]).started_ms == 3
+
+
+# --- the status index: a failed run is listed tenant-wide until a retry takes it out ------------
+
+CREATED_MS = now_ms()
+
+
+def _new(store: RunStore, n: int, tenant: str = "acme") -> WorkflowRun:
+    """Run ``n`` of a workflow (a higher one is newer), running, created within its retention."""
+    from tests.support.workflows import DIAMOND
+
+    run_id = f"01KA{n:022d}"
+    statuses = dict.fromkeys(DIAMOND.nodes, NodeStatus.PENDING)
+    run = WorkflowRun(run_id, "wf", tenant, DIAMOND, statuses, created_ms=CREATED_MS + n)
+    assert store.create(run)
+    return run
+
+
+def _failed(store: RunStore, limit: int = 10) -> list[str]:
+    return [run.run_id for run in store.by_status("acme", F, limit, None).items]  # type: ignore[attr-defined]
+
+
+def test_failed_runs_list_full_pages_and_count_exactly_until_retried(store: RunStore) -> None:
+    """Failed runs among more newer runs than a filtered read reaches (200) are on the first page
+    of the tenant's failed runs, counted exactly (the run as read gives its keys, or its item
+    does); a retry's write takes one off."""
+    from tests.support.eventually import eventually
+
+    first, second = _new(store, 1), _new(store, 2)
+    assert store.run_ended(first.run_id, F, ended_ms=5, run=first)
+    assert store.run_ended(second.run_id, F, ended_ms=6)  # without the run: its item is read
+    for n in range(10, 220):
+        newer = _new(store, n)
+        assert store.run_ended(newer.run_id, S, ended_ms=n, run=newer)
+    _new(store, 3)  # running
+    other = _new(store, 4, tenant="globex")
+    assert store.run_ended(other.run_id, F, run=other)
+    counted: Any = store
+
+    def settled() -> None:  # the index's lag (local/moto_index_lag.py)
+        assert _failed(store) == [second.run_id, first.run_id]
+        assert [counted.count("acme", F), counted.count("globex", F)] == [2, 1]
+
+    eventually(settled)
+    with pytest.raises(ValueError, match="not listed by status"):
+        counted.count("acme", S)
+
+    before = store.get(second.run_id)
+    assert before is not None
+    assert store.replace(before, retried(before))
+
+    def left() -> None:
+        assert _failed(store) == [first.run_id]
+        assert counted.count("acme", F) == 1
+
+    eventually(left)
+
+
+def test_a_page_of_failed_runs_goes_on_from_its_cursor_exactly_once(store: RunStore) -> None:
+    from tests.support.eventually import eventually
+
+    made = [_new(store, n) for n in range(1, 8)]
+    for run in made:
+        assert store.run_ended(run.run_id, F, run=run)
+    _new(store, 50)
+    paging: Any = store
+
+    def paged() -> None:
+        seen, sizes, cursor = [], [], None
+        while True:
+            page = paging.by_status("acme", F, 3, cursor)
+            seen += [run.run_id for run in page.items]
+            sizes.append(len(page.items))
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert seen == [run.run_id for run in made[::-1]]
+        assert sizes == [3, 3, 1]
+
+    eventually(paged)

@@ -179,6 +179,12 @@ def test_failure_paths_skips_any_and_always(api, pipeline, receiver):
     assert "503" in parent["error"]
     (dead,) = [d for d in api("GET", "/v1/dead-letters").body["items"] if d["task_id"] == workflow["id"]]
     assert dead["run_id"] == run["nodes"]["a"]["run_id"]
+    # the letter names the workflow run and the node, where the run's page (and the node's) is found
+    assert dead["workflow"] == {"id": workflow["id"], "run_id": run_id, "node": "a", "attempt": 1}
+    assert api("GET", f"/v1/dead-letters/{dead['id']}").body["workflow"] == dead["workflow"]
+    node_run = api("GET", f"/v1/workflows/{workflow['id']}/runs/{run_id}/nodes/a")
+    assert node_run.status == 200, node_run.body
+    assert node_run.body["run_id"] == dead["run_id"]
 
 
 def test_a_crash_between_a_nodes_end_and_its_childrens_start_fires_the_node_again_and_each_child_once(

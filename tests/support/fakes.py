@@ -20,7 +20,17 @@ from shared.domain.claims import Success
 from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, SundialError, TaskNotFound
 from shared.domain.firing import occurrence_key, run_id_for
 from shared.domain.ids import parse_task_id
-from shared.domain.jobs import JobSpec, JobStatus, JobView, JsonValue, LevelProgress, StepFailure
+from shared.domain.jobs import (
+    WATCHED_JOBS,
+    JobPage,
+    JobSpec,
+    JobStatus,
+    JobView,
+    JsonValue,
+    LevelProgress,
+    NewJobRecord,
+    StepFailure,
+)
 from shared.domain.limits import Limit, LimitSpec
 from shared.domain.quota import fits
 from shared.domain.signing import SECRET_BYTES, NewSecret, SecretInfo, secret_text
@@ -151,7 +161,9 @@ class InMemoryTaskRepository:
         """The run items of each task, by sort key (``<scheduled ms>#<run id>``)."""
         self.run_logs: dict[str, dict[str, Success]] = {}
         """The run-log items ``RL#<batch id>``: the successes of one trigger batch, by run id."""
-        self.redriven: set[str] = set()
+        self.redriven: dict[str, tuple[str, datetime]] = {}
+        """The dead letters an extra run redrove, by their run id: the redrive's run id and when
+        (what the DynamoDB transaction writes on the letter's item)."""
         self.default_max_tasks = default_max_tasks
         self.max_tasks: dict[str, int] = {}
         """Tenants with a quota of their own (the others have the default)."""
@@ -304,13 +316,13 @@ class InMemoryTaskRepository:
             raise ValueError("an extra run has a parent task")
         if extra.id in self._tasks:
             raise ConcurrentUpdate(f"run {extra.id} exists already")
+        due_ms = to_ms(extra.due_at)
+        run_id = run_id_for(extra.id, due_ms)
         if redrive is not None:
             if redrive.run_id in self.redriven:
                 raise ConcurrentUpdate("that dead letter was redriven already")
-            self.redriven.add(redrive.run_id)
+            self.redriven[redrive.run_id] = (run_id, extra.created_at)
         stored = self._store(extra, counted=False, staged=staged)
-        due_ms = to_ms(extra.due_at)
-        run_id = run_id_for(extra.id, due_ms)
         place = Run(
             run_id,
             extra.parent_id,
@@ -378,14 +390,54 @@ class InMemoryJob:
     notify_failure: StepFailure | None = None
     total_items: int | None = None
     shard_items: dict[str, int] = field(default_factory=dict)
+    tenant: str = "default"
+    name: str | None = None
+    created_ms: int = 0
 
 
 class InMemoryJobStore:
+    """The job item as the job's steps (``JobStore``) and the API (``JobRecords``) read and write
+    it (shared/store/jobs.py)."""
+
     def __init__(self) -> None:
         self.jobs: dict[str, InMemoryJob] = {}
 
     def add(self, spec: JobSpec) -> None:
         self.jobs[spec.job_id] = InMemoryJob(spec)
+
+    def create(self, job: NewJobRecord) -> bool:
+        if job.job_id in self.jobs:
+            return False
+        spec = JobSpec(job.job_id, job.sharding, job.notify_every_percent, progress_key=job.progress_key)
+        self.jobs[job.job_id] = InMemoryJob(spec, tenant=job.tenant, name=job.name, created_ms=job.created_ms)
+        return True
+
+    def view(self, tenant: str, job_id: str) -> JobView | None:
+        job = self.jobs.get(job_id)
+        return self.current(job_id) if job is not None and job.tenant == tenant else None
+
+    def views(self, tenant: str, limit: int, cursor: str | None, status: JobStatus | None = None) -> JobPage:
+        """Newest first by listing position, full pages whatever the filter (the DynamoDB store's
+        are full for the statuses the status index holds)."""
+        after = decode_cursor(cursor) if cursor else None
+        listed = sorted(
+            ((list_sk(job.created_ms, job_id), job_id) for job_id, job in self.jobs.items() if job.tenant == tenant),
+            reverse=True,
+        )
+        matching = [
+            (position, job_id)
+            for position, job_id in listed
+            if (after is None or position < after) and (status is None or self.jobs[job_id].status is status)
+        ]
+        page = matching[:limit]
+        views = [view for _, job_id in page if (view := self.current(job_id)) is not None]
+        more = len(matching) > limit
+        return JobPage(views, encode_cursor(page[-1][0]) if more else None, tuple(encode_cursor(p) for p, _ in page))
+
+    def count(self, tenant: str, status: JobStatus) -> int:
+        if status not in WATCHED_JOBS:
+            raise ValueError(f"{status.value} jobs are not counted: the status index holds no such job")
+        return sum(1 for job in self.jobs.values() if job.tenant == tenant and job.status is status)
 
     def spec(self, job_id: str) -> JobSpec:
         job = self.jobs[job_id]
@@ -426,13 +478,13 @@ class InMemoryJobStore:
         job.post_started = True
         return True
 
-    def cancel(self, job_id: str) -> bool:
+    def cancel(self, tenant: str, job_id: str, now_ms: int = 0) -> JobView | None:
         """What the API's conditional write does (shared/store/jobs.py)."""
-        job = self.jobs[job_id]
-        if job.status is not JobStatus.RUNNING or job.post_started:
-            return False
+        job = self.jobs.get(job_id)
+        if job is None or job.tenant != tenant or job.status is not JobStatus.RUNNING or job.post_started:
+            return None
         job.status = JobStatus.CANCELLED
-        return True
+        return self.current(job_id)
 
     def succeeded(
         self, job_id: str, result: JsonValue, *, result_ref: str | None = None, result_bytes: int | None = None
@@ -462,8 +514,9 @@ class InMemoryJobStore:
             LevelProgress(lv, n, sum(1 for level, _ in job.done if level == lv)) for lv, n in enumerate(job.levels)
         )
         return JobView(
-            job_id, None, job.status, len(job.done), job.total if planned else None, None, job.result, job.error, 0,
-            None, job.post_started, levels=levels if planned else None, post_started_ms=1 if job.post_started else None,
+            job_id, job.name, job.status, len(job.done), job.total if planned else None, None, job.result, job.error,
+            job.created_ms, None, job.post_started, levels=levels if planned else None,
+            post_started_ms=1 if job.post_started else None,
         )  # fmt: skip
 
 

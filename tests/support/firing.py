@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
-from datetime import timedelta
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from shared.delivery import Envelope, Outcome
@@ -21,6 +22,7 @@ from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
 from shared.services.firing.claim import Claimer
 from shared.services.firing.record import Recorder
+from shared.store.keys import decode_cursor, encode_cursor
 from tests.support.fakes import InMemoryTaskRepository
 from tests.support.pipeline_store import InMemoryPipelineStore
 
@@ -61,7 +63,20 @@ class Queues:
 
 @dataclass
 class DeadLetters:
+    """The dead letters as shared/store/dead_letters.py keeps them: newest first by run id, those
+    waiting for a redrive counted. A redrive marks a letter in the extra run's own write (on
+    DynamoDB, ``DynamoTaskRepository.create_run``'s transaction): here, through ``redriven``, an
+    :class:`InMemoryTaskRepository`'s."""
+
     letters: dict[str, DeadLetter] = field(default_factory=dict)
+    redriven: Mapping[str, tuple[str, datetime]] = field(default_factory=dict)
+    """Letter run id -> (the redrive's run id, when): what the letter's item says once redriven."""
+
+    def _current(self, letter: DeadLetter) -> DeadLetter:
+        mark = self.redriven.get(letter.run_id)
+        if letter.redriven_run_id is None and mark is not None:
+            return replace(letter, redriven_run_id=mark[0], redriven_at=mark[1])
+        return letter
 
     def record(self, letter: DeadLetter) -> None:
         self.letters[letter.id] = letter
@@ -70,10 +85,33 @@ class DeadLetters:
         letter = self.letters.get(letter_id)
         if letter is None or letter.tenant != tenant:
             raise DeadLetterNotFound(letter_id)
-        return letter
+        return self._current(letter)
 
-    def list(self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None) -> Page[Any]:
-        return Page([letter for letter in self.letters.values() if letter.tenant == tenant][:limit])
+    def list(
+        self, tenant: str, *, limit: int, cursor: str | None, status: LetterStatus | None = None
+    ) -> Page[DeadLetter]:
+        after = decode_cursor(cursor) if cursor else None
+        mine = sorted(
+            (self._current(letter) for letter in self.letters.values() if letter.tenant == tenant),
+            key=lambda letter: letter.run_id,
+            reverse=True,
+        )
+        matching = [
+            letter
+            for letter in mine
+            if (after is None or letter.run_id < after) and (status is None or letter.status is status)
+        ]
+        page = matching[:limit]
+        more = len(matching) > limit
+        cursors = tuple(encode_cursor(letter.run_id) for letter in page)
+        return Page(page, encode_cursor(page[-1].run_id) if more else None, cursors)
+
+    def count(self, tenant: str, status: LetterStatus) -> int:
+        if status is not LetterStatus.DEAD_LETTERED:
+            raise ValueError(f"{status.value} letters are not counted: the status index holds no such letter")
+        return sum(
+            1 for letter in self.letters.values() if letter.tenant == tenant and self._current(letter).status is status
+        )
 
 
 @dataclass
@@ -114,7 +152,7 @@ def firing_core(now_ms: int, timing: Timing | None = None) -> FiringCore:
     clock = FakeClock(now_ms)
     repository = InMemoryTaskRepository(retention=RETENTION)
     store = InMemoryPipelineStore(repository, retention_ms=int(RETENTION.total_seconds() * 1000))
-    queues, dead_letters, receiver = Queues(), DeadLetters(), Receiver(clock)
+    queues, dead_letters, receiver = Queues(), DeadLetters(redriven=repository.redriven), Receiver(clock)
     trigger = Trigger(
         Claimer(store, queues, timing, clock=clock, sleep=clock.sleep),
         Caller(receiver, timing, clock=clock, sleep=clock.sleep),

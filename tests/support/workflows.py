@@ -8,8 +8,19 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from shared.domain.workflows import Edge, Graph, NodeOutcome, NodeStart, NodeStatus, WorkflowRun, validated
+from shared.domain.tasks import Page
+from shared.domain.workflows import (
+    WATCHED_RUNS,
+    Edge,
+    Graph,
+    NodeOutcome,
+    NodeStart,
+    NodeStatus,
+    WorkflowRun,
+    validated,
+)
 from shared.services.workflows import WorkflowRuns, WorkflowRunStore
+from shared.store.keys import decode_cursor, encode_cursor, list_sk
 
 RunStore = WorkflowRunStore
 """The run store the scenarios are held to: in memory here, on DynamoDB in the contract test."""
@@ -17,34 +28,58 @@ RunStore = WorkflowRunStore
 
 @dataclass
 class InMemoryWorkflowRuns:
-    """The run's item, each write conditional as DynamoDB's is (and bumping its revision)."""
+    """The runs' items by run id, each write conditional as DynamoDB's is (and bumping its
+    revision); the failed ones listed tenant-wide and counted, as the status index does."""
 
-    run: WorkflowRun | None = None
-    kept: dict[tuple[str, int], NodeOutcome] = field(default_factory=dict)
+    runs: dict[str, WorkflowRun] = field(default_factory=dict)
+    kept: dict[tuple[str, str, int], NodeOutcome] = field(default_factory=dict)
 
     def create(self, run: WorkflowRun) -> bool:
-        if self.run is not None:
+        if run.run_id in self.runs:
             return False
-        self.run = run
+        self.runs[run.run_id] = run
         return True
 
     def get(self, run_id: str) -> WorkflowRun | None:
-        return self.run
+        return self.runs.get(run_id)
+
+    def by_status(self, tenant: str, status: NodeStatus, limit: int, cursor: str | None) -> Page[WorkflowRun]:
+        self._check_watched(status)
+        after = decode_cursor(cursor) if cursor else None
+        listed = sorted(
+            ((list_sk(run.created_ms, run.run_id), run) for run in self.runs.values() if run.tenant == tenant),
+            key=lambda entry: entry[0],
+            reverse=True,
+        )
+        matching = [(p, run) for p, run in listed if run.status is status and (after is None or p < after)]
+        page = matching[:limit]
+        more = len(matching) > limit
+        return Page([run for _, run in page], encode_cursor(page[-1][0]) if more else None,
+                    tuple(encode_cursor(p) for p, _ in page))  # fmt: skip
+
+    def count(self, tenant: str, status: NodeStatus) -> int:
+        self._check_watched(status)
+        return sum(1 for run in self.runs.values() if run.tenant == tenant and run.status is status)
+
+    @staticmethod
+    def _check_watched(status: NodeStatus) -> None:
+        if status not in WATCHED_RUNS:
+            raise ValueError(f"{status.value} runs are not listed by status: the status index holds no such run")
 
     def keep_outcome(self, run_id: str, attempt: int, outcome: NodeOutcome) -> None:
-        self.kept.setdefault((outcome.node, attempt), outcome)
+        self.kept.setdefault((run_id, outcome.node, attempt), outcome)
 
     def outcomes(self, run_id: str, keys: Sequence[tuple[str, int]]) -> dict[str, NodeOutcome]:
-        return {node: self.kept[(node, attempt)] for node, attempt in keys if (node, attempt) in self.kept}
+        found = ((node, self.kept.get((run_id, node, attempt))) for node, attempt in keys)
+        return {node: outcome for node, outcome in found if outcome is not None}
 
-    def _set(self, node: str, status: NodeStatus, **info: object) -> WorkflowRun:
-        assert self.run is not None
-        nodes = dict(self.run.nodes)
-        nodes[node] = replace(self.run.node(node), **info)  # type: ignore[arg-type]
-        self.run = replace(
-            self.run, statuses={**self.run.statuses, node: status}, nodes=nodes, revision=self.run.revision + 1
-        )
-        return self.run
+    def _set(self, of: str, node: str, status: NodeStatus, /, **info: object) -> WorkflowRun:
+        """Run ``of``'s ``node`` set to ``status`` with ``info`` (the node's run fields)."""
+        run = self.runs[of]
+        nodes = dict(run.nodes)
+        nodes[node] = replace(run.node(node), **info)  # type: ignore[arg-type]
+        self.runs[of] = replace(run, statuses={**run.statuses, node: status}, nodes=nodes, revision=run.revision + 1)
+        return self.runs[of]
 
     def node_ended(
         self,
@@ -58,52 +93,67 @@ class InMemoryWorkflowRuns:
         item_id: str | None = None,
         node_run_id: str | None = None,
     ) -> WorkflowRun | None:
-        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+        run = self.runs.get(run_id)
+        if run is None or run.status is not NodeStatus.RUNNING:
             return None
-        if self.run.status_of(node) not in (NodeStatus.PENDING, NodeStatus.RUNNING, status):
+        if run.status_of(node) not in (NodeStatus.PENDING, NodeStatus.RUNNING, status):
             return None
-        if self.run.attempts.get(node, 1) != attempt:
+        if run.attempts.get(node, 1) != attempt:
             return None
         info: dict[str, object] = {"ended_ms": ended_ms, "error": error}
         if item_id is not None:
             info |= {"item_id": item_id, "run_id": node_run_id}
-        return self._set(node, status, **info)
+        return self._set(run_id, node, status, **info)
 
     def node_started(
         self, run_id: str, node: str, item_id: str, *, node_run_id: str | None = None, started_ms: int | None = None
     ) -> bool:
-        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+        run = self.runs.get(run_id)
+        if run is None or run.status is not NodeStatus.RUNNING:
             return False
-        if self.run.status_of(node) is not NodeStatus.PENDING:
+        if run.status_of(node) is not NodeStatus.PENDING:
             return False
-        self._set(node, NodeStatus.RUNNING, item_id=item_id, run_id=node_run_id, started_ms=started_ms)
+        self._set(run_id, node, NodeStatus.RUNNING, item_id=item_id, run_id=node_run_id, started_ms=started_ms)
         return True
 
     def nodes_started(self, run_id: str, starts: Sequence[NodeStart], *, started_ms: int) -> bool:
-        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+        run = self.runs.get(run_id)
+        if run is None or run.status is not NodeStatus.RUNNING:
             return False
-        if any(self.run.status_of(start.node) is not NodeStatus.PENDING for start in starts):
+        if any(run.status_of(start.node) is not NodeStatus.PENDING for start in starts):
             return False
         for start in starts:
-            self._set(start.node, NodeStatus.RUNNING, item_id=start.item_id, run_id=start.run_id, started_ms=started_ms)
+            self._set(
+                run_id,
+                start.node,
+                NodeStatus.RUNNING,
+                item_id=start.item_id,
+                run_id=start.run_id,
+                started_ms=started_ms,
+            )
         return True
 
     def node_skipped(self, run_id: str, node: str) -> bool:
-        if self.run is None or self.run.status_of(node) is not NodeStatus.PENDING:
+        run = self.runs.get(run_id)
+        if run is None or run.status_of(node) is not NodeStatus.PENDING:
             return False
-        self._set(node, NodeStatus.SKIPPED)
+        self._set(run_id, node, NodeStatus.SKIPPED)
         return True
 
-    def run_ended(self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None) -> bool:
-        if self.run is None or self.run.status is not NodeStatus.RUNNING:
+    def run_ended(
+        self, run_id: str, status: NodeStatus, *, ended_ms: int | None = None, run: WorkflowRun | None = None
+    ) -> bool:
+        current = self.runs.get(run_id)
+        if current is None or current.status is not NodeStatus.RUNNING:
             return False
-        self.run = replace(self.run, status=status, ended_ms=ended_ms, revision=self.run.revision + 1)
+        self.runs[run_id] = replace(current, status=status, ended_ms=ended_ms, revision=current.revision + 1)
         return True
 
     def replace(self, before: WorkflowRun, after: WorkflowRun) -> bool:
-        if self.run is None or self.run.revision != before.revision:
+        current = self.runs.get(before.run_id)
+        if current is None or current.revision != before.revision:
             return False
-        self.run = replace(after, revision=before.revision + 1)
+        self.runs[before.run_id] = replace(after, revision=before.revision + 1)
         return True
 
 

@@ -94,3 +94,18 @@ def test_the_ticks_reads_and_time_grow_with_the_shards_it_looks_at_and_its_write
     assert line(month, "DynamoDB reads").amount == pytest.approx(43_800 * 2.0 * 8)
     assert line(month, "DynamoDB writes").amount == pytest.approx(43_800 * 1.0)
     assert line(month, "Lambda time").amount == pytest.approx(43_800 * 0.04 * 0.25 * 8)
+
+
+def test_the_status_index_costs_a_failing_task_two_writes_and_its_entry_s_storage() -> None:
+    """docs/status-index.md, section 4: a task that fails has its entry written and later deleted
+    (keys only: a write unit each) and stored meanwhile; a task that never fails costs nothing."""
+    from bench import bill
+
+    entry = bill.status_entry_bytes(4)
+    # pk B#<minute>#<shard> and sk <task id> as the table keys them, spk S#<tenant>#task#failed#<k>, ssk <ms>#<id>
+    assert 100 < entry < 200
+    every = bill.status_index(entry, 30, share=1.0)
+    writes, storage = every.lines
+    assert writes.amount == 2
+    assert storage.amount == (entry + 100) / 1e9
+    assert bill.status_index(entry, 30, share=0.0).total() == 0

@@ -234,3 +234,47 @@ def test_output_is_taken_before_or_after_the_command() -> None:
         env={OUTPUT_ENV: "json"},
     )  # fmt: skip
     assert json.loads(from_env.stdout)["next_cursor"] is None
+
+
+def test_dead_letters_list_names_a_workflow_nodes_run_not_a_task() -> None:
+    """A node's letter answers the workflow's id as its task_id: the table shows no task for it but
+    the workflow, run and node, as ``sundial workflows node-run`` takes them."""
+    common = {
+        "status": "dead_lettered",
+        "reason": "retries exhausted after 1 attempt(s): HTTP 500",
+        "scheduled_for": "2030-03-01T08:00:00.000Z",
+        "failed_at": "2030-03-01T08:00:01.000Z",
+        "attempts": 1,
+        "target": TASK["target"],
+        "payload": None,
+        "retry": TASK["retry"],
+        "redriven_run_id": None,
+        "redriven_at": None,
+    }
+    task_letter = {
+        **common,
+        "id": "01J00000000000000000000RA",
+        "task_id": "01J0000000000000000000000T",
+        "run_id": "01J00000000000000000000RA",
+        "name": "close-order",
+    }
+    node_letter = {**common, "id": "01J00000000000000000000RB", "task_id": "01J000000000000000000000WF",
+                   "run_id": "01J00000000000000000000RB", "name": None,
+                   "workflow": {"id": "01J000000000000000000000WF", "run_id": "01J000000000000000000000WR",
+                                "node": "extract", "attempt": 1}}  # fmt: skip
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"items": [task_letter, node_letter], "next_cursor": None})
+
+    result = run(answer, "dead-letters", "list")
+    assert result.exit_code == 0, result.output
+    header, *rows = result.stdout.splitlines()
+    assert header.split()[:4] == ["ID", "TASK_ID", "WORKFLOW", "NODE"]
+    assert rows[0].split()[:3] == ["01J00000000000000000000RA", "01J0000000000000000000000T", "-"]
+    assert rows[1].split()[:5] == [
+        "01J00000000000000000000RB",
+        "-",
+        "01J000000000000000000000WF",
+        "01J000000000000000000000WR",
+        "extract",
+    ]

@@ -50,7 +50,7 @@ def test_after_the_cancel_no_shard_calls_the_processor_nor_counts_and_post_is_no
     steps, store, processor, blobs = _job()
     steps.pre("job-1")
     steps.shard("job-1", 0, 0, 4)
-    assert store.cancel("job-1")
+    assert store.cancel("default", "job-1")
     for shard in (1, 2, 3):
         assert steps.shard("job-1", 0, shard, 4)["skipped"] is True
     assert steps.post("job-1")["status"] == "cancelled"
@@ -64,7 +64,7 @@ def test_a_shard_running_when_the_cancel_came_counts_but_notifies_nobody_and_fai
     steps, store, processor, _ = _job(notify=25)
     steps.pre("job-1")
     running = JobSteps(store, steps.blobs, processor, store.spec("job-1"))  # read the job before the cancel
-    assert store.cancel("job-1")
+    assert store.cancel("default", "job-1")
     running.shard("job-1", 0, 0, 4)  # its processor call was under way: its work is kept
     steps.fail("job-1", "States.TaskFailed")
     job = store.jobs["job-1"]
@@ -74,7 +74,7 @@ def test_a_shard_running_when_the_cancel_came_counts_but_notifies_nobody_and_fai
 
 def test_a_job_cancelled_before_pre_calls_nothing_at_all() -> None:
     steps, store, processor, _ = _job()
-    assert store.cancel("job-1")
+    assert store.cancel("default", "job-1")
     assert steps.pre("job-1") == {"job_id": "job-1", "levels": [], "total_shards": 0}
     steps.post("job-1")
     assert processor.calls == []
@@ -87,7 +87,7 @@ def test_once_post_has_begun_the_job_cannot_be_cancelled_and_succeeds() -> None:
     for shard in planned["levels"][0]["shards"]:
         steps.shard("job-1", 0, shard, 4)
     assert store.claim_post("job-1")
-    assert not store.cancel("job-1")
+    assert not store.cancel("default", "job-1")
     steps.post("job-1")
     assert store.jobs["job-1"].status is JobStatus.SUCCEEDED
     assert processor.phases()[-1] == "post"

@@ -220,7 +220,7 @@ def test_a_step_that_raises_is_answered_500_not_remembered_and_runs_again(caplog
         failed = receiver.handle(*sundial_request(SHARD))
     assert (failed.status, json.loads(failed.content())) == (
         500,
-        {"error": "processing_failed", "key": "01JOB:shard:0:1"},
+        {"error": {"type": "RuntimeError", "message": "the index is locked"}, "key": "01JOB:shard:0:1"},
     )
     assert "the index is locked" in caplog.text
     retried = receiver.handle(*sundial_request(SHARD))
@@ -442,8 +442,9 @@ def test_the_lambda_processor_answers_invocations_once_per_step_and_raises_failu
     recorder = Recorder(failures=1)
     handler = lambda_processor(JobProcessorReceiver(None, recorder))
     event = json.loads(PhaseCall(JOB, SHARD).body())
-    with pytest.raises(RuntimeError, match="the index is locked"):
+    with pytest.raises(JobCallFailed, match="the index is locked") as raised:
         handler(event, None)
+    assert raised.value.answer.status == 500
     first = handler(event, None)
     assert first["result"]["done"] == 2
     assert handler(json.dumps(event), None) == first

@@ -16,6 +16,28 @@ export function isoTicks(ticks, increment) {
   });
 }
 
+// Each axis as wide as its labels: uPlot gives an axis a fixed room (its `size`) and cuts what
+// does not fit at the canvas's edge ("12,345 ms" on a 70 px y axis). `size` as a function is
+// uPlot's own way to fit it (its demos/axis-autosize.html): called with the axis's labels, again
+// on each redraw, and held once its cycles have converged.
+function fitLabels(u, values, axisIdx, cycle) {
+  const axis = u.axes[axisIdx];
+  if (cycle > 1) return axis._size;
+  u.ctx.font = axis.font[0];
+  const widest = Math.max(0, ...(values || []).flatMap((v) => String(v).split("\n")).map((line) => u.ctx.measureText(line).width));
+  return Math.ceil(axis.ticks.size + axis.gap + widest / window.uPlot.pxRatio + LABEL_MARGIN);
+}
+
+// The room right of the plot: half the widest time label, which the last x tick centres on the
+// plot's right edge (uPlot's default, half a y axis's default size, is 25 px: "08:00:02" is wider).
+function rightRoom(u) {
+  u.ctx.font = u.axes[0].font[0];
+  const widest = Math.max(...["00:00:00", "0000-00-00"].map((text) => u.ctx.measureText(text).width));
+  return Math.ceil(widest / window.uPlot.pxRatio / 2 + LABEL_MARGIN);
+}
+
+const LABEL_MARGIN = 4;
+
 const TICK_SECONDS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
 
 export function LatenessChart({ runs }) {
@@ -37,11 +59,12 @@ export function LatenessChart({ runs }) {
         height: 220,
         tzDate: (ts) => window.uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"), // every time shown is UTC
         legend: { show: false }, // one series, named in the caption: a legend would be an empty box
+        padding: [null, rightRoom, null, null], // null: uPlot's own
         series: [{}, { label: "lateness", stroke: "#2563eb", width: 2, points: { show: true, size: 6 } }],
         axes: [
           // whole seconds at least between ticks, far enough apart for "HH:MM:SS"
           { values: (u, ticks, axis, space, increment) => isoTicks(ticks, increment), incrs: TICK_SECONDS, space: 80, size: 50 },
-          { values: (u, ticks) => ticks.map((v) => `${v} ms`), size: 70 },
+          { values: (u, ticks) => ticks.map((v) => `${v.toLocaleString("en-US")} ms`), size: fitLabels },
         ],
         scales: {
           // one run: a minute either side of it (uPlot's own range for a single time spans years)

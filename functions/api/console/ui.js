@@ -71,6 +71,48 @@ export function ErrorBox({ error }) {
   </div>`;
 }
 
+// Where a dead letter's run is shown: a workflow node's letter (it has `workflow`) on its
+// workflow run's page, with the node open; any other on its task's page.
+export function letterHref(letter) {
+  const w = letter.workflow;
+  if (!w) return `#/tasks/${encodeURIComponent(letter.task_id)}`;
+  const path = [w.id, "runs", w.run_id, "nodes", w.node].map(encodeURIComponent).join("/");
+  return `#/workflows/${path}`;
+}
+
+// What a dead letter is of, in words: its task's name (or id), or its workflow's and node's.
+export function letterOf(letter) {
+  const w = letter.workflow;
+  if (!w) return letter.name || letter.task_id;
+  return `node ${w.node} of workflow ${letter.name || w.id}`;
+}
+
+// Ids that share long runs of characters, shown by the part that tells each from the others: a
+// task's run ids are ULIDs of their due times with the task's own random part, so its occurrences
+// share their last 16 characters and the first ones of their time, and differ in between (a run
+// now, with a random part of its own, at the end too). Each id's label is what lies between the
+// start and the end all of them share, widened to the left to SHORT_ID characters at least, with
+// "…" where characters are left out; one id alone is shown whole. A map id -> label.
+export function shortIds(ids) {
+  const unique = [...new Set(ids)];
+  if (unique.length < 2) return new Map(unique.map((id) => [id, id]));
+  const length = Math.min(...unique.map((id) => id.length));
+  const same = (at) => unique.every((id) => at(id) === at(unique[0]));
+  let start = 0;
+  while (start < length - 1 && same((id) => id[start])) start++;
+  let end = 0; // characters all of them share at their end
+  while (end < length - start - 1 && same((id) => id[id.length - 1 - end])) end++;
+  return new Map(
+    unique.map((id) => {
+      const to = id.length - end;
+      const from = Math.max(0, Math.min(start, to - SHORT_ID));
+      return [id, `${from > 0 ? "…" : ""}${id.slice(from, to)}${to < id.length ? "…" : ""}`];
+    }),
+  );
+}
+
+const SHORT_ID = 6;
+
 export const when = (iso) => (iso ? iso.replace("T", " ").replace(/\.\d+Z$|Z$/, "Z") : "—");
 export const Json = ({ value, testid }) => html`<pre class="json" data-testid=${testid}>${JSON.stringify(value, null, 2)}</pre>`;
 export const Status = ({ status }) => html`<span class="status status-${status}">${status}</span>`;

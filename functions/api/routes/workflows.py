@@ -1,5 +1,6 @@
 """``/v1/workflows``: workflows (tasks joined in a graph, docs/workflows.md) and their runs:
-register, read, list, change, delete; start a run, read and list runs, cancel and retry one."""
+register, read, list, change, delete; start a run, read and list runs, cancel and retry one.
+``/v1/workflow-runs``: the tenant's runs of every workflow in a status somebody must look at."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from functions.api.common import json_response, replayable, settings, tenant, workflows
 from functions.api.openapi import RESPONSES
@@ -17,6 +18,7 @@ from shared.api.paging import fitted
 from shared.api.responses import RunOut, WorkflowOut, WorkflowPage, WorkflowRunOut, WorkflowRunPage, WorkflowRunStarted
 from shared.api.views.tasks import run_view as task_run_view
 from shared.api.views.workflows import run_view, workflow_view
+from shared.domain.workflows import NodeStatus, RunFilter
 from shared.observability import logger
 from shared.services.workflows import UNSET, WorkflowDraft
 
@@ -99,6 +101,24 @@ def start_run(workflow_id: WorkflowId) -> Response[WorkflowRunStarted]:
 )
 def list_runs(workflow_id: WorkflowId, limit: PageSize = 20, cursor: Cursor = None) -> Response[WorkflowRunPage]:
     page = workflows().runs_of(tenant(), workflow_id, limit, cursor)
+    items, after = fitted(page.items, page.cursors, page.next_cursor, run_view, settings().page_bytes)
+    return json_response(200, WorkflowRunPage(items=items, next_cursor=after))
+
+
+@router.get(
+    "/v1/workflow-runs",
+    responses=RESPONSES["workflow_runs_by_status"],
+    summary="The tenant's workflow runs of a status (failed), every workflow's, newest first",
+)
+def list_runs_by_status(
+    status: Annotated[
+        RunFilter,
+        Query(description="The runs' status: failed (read through the status index: full pages)."),
+    ],
+    limit: PageSize = 20,
+    cursor: Cursor = None,
+) -> Response[WorkflowRunPage]:
+    page = workflows().runs_by_status(tenant(), NodeStatus(status.value), limit, cursor)
     items, after = fitted(page.items, page.cursors, page.next_cursor, run_view, settings().page_bytes)
     return json_response(200, WorkflowRunPage(items=items, next_cursor=after))
 

@@ -26,8 +26,16 @@ def dead_letter_view(letter: DeadLetter) -> DeadLetterOut:
             "retry": retry_view(letter.retry),
             "redriven_run_id": letter.redriven_run_id,
             "redriven_at": letter.redriven_at,
+            "workflow": _workflow(letter),
         }
     )
+
+
+def _workflow(letter: DeadLetter) -> dict[str, object] | None:
+    ref = letter.workflow
+    if ref is None:
+        return None
+    return {"id": ref.workflow_id, "run_id": ref.run_id, "node": ref.node, "attempt": ref.attempt}
 
 
 def redrive_view(done: Redriven) -> RedriveOut:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from shared.api.responses import BatchError, BatchOut, BatchTask, ParentOut, RetryOut, RunOut, TaskOut
 from shared.api.views.errors import error_body
 from shared.api.views.forms import alert_shown, schedule_of, targets_shown
 from shared.domain.errors import SundialError
+from shared.domain.firing import paused_next_fire
 from shared.domain.registration import notices
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Flexible
+from shared.domain.states import TaskStatus
 from shared.domain.tasks import LastRun, Run, Task
+from shared.domain.times import from_ms, now_ms, to_ms
 
 
 def retry_view(retry: RetryPolicy) -> RetryOut:
@@ -46,7 +50,7 @@ def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
             "retry": retry_view(task.retry),
             "misfire": task.misfire,
             "priority": task.priority,
-            "next_fire_at": task.next_fire_at,
+            "next_fire_at": next_fire(task),
             "created_at": task.created_at,
             "updated_at": task.updated_at,
             "version": task.version,
@@ -60,6 +64,15 @@ def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
             "eventbridge": _eventbridge(task),
         }
     )
+
+
+def next_fire(task: Task) -> datetime | None:
+    """The task's next fire; a paused task's is when resuming it now would fire it
+    (docs/api.md, "A paused task's next_fire_at"): never a time gone by while it was paused."""
+    if task.status is not TaskStatus.PAUSED or task.next_fire_at is None:
+        return task.next_fire_at
+    shown = paused_next_fire(task.schedule, to_ms(task.due_at), task.misfire, now_ms())
+    return None if shown is None else from_ms(shown)
 
 
 def _eventbridge(task: Task) -> dict[str, Any] | None:

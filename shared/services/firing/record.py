@@ -42,6 +42,7 @@ def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> Dead
         payload=task.payload,
         retry=task.retry,
         name=task.name,
+        workflow=task.workflow.ref if task.workflow is not None else None,
     )
 
 

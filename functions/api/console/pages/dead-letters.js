@@ -2,7 +2,7 @@
 // a page read on until it is full or the list ends; inspect one, redrive the selected or all.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
-import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
+import { ErrorBox, Json, Pager, Status, letterHref, letterOf, useLoad, usePager, when } from "../ui.js";
 
 export function DeadLetters({ filter }) {
   const [status, setStatus] = useState(filter?.get("status") ?? "dead_lettered");
@@ -53,13 +53,13 @@ export function DeadLetters({ filter }) {
     ${outcome?.done && html`<p role="status" data-testid="redriven">${outcome.done}</p>`}
     <${ErrorBox} error=${outcome?.error || list.error} />
     <table data-testid="dead-letters">
-      <thead><tr><th></th><th>Task</th><th>Scheduled for</th><th>Failed at</th><th>Attempts</th><th>Status</th><th>Reason</th><th></th></tr></thead>
+      <thead><tr><th></th><th>Of</th><th>Scheduled for</th><th>Failed at</th><th>Attempts</th><th>Status</th><th>Reason</th><th></th></tr></thead>
       <tbody>
         ${items.map(
           (d) => html`<tr>
               <td>${d.status === "dead_lettered" &&
               html`<input type="checkbox" aria-label=${`select ${d.id}`} checked=${chosen.has(d.id)} onChange=${() => toggle(d.id)} />`}</td>
-              <td><a href=${`#/tasks/${d.task_id}`}>${d.name || d.task_id}</a></td>
+              <td><a href=${letterHref(d)}>${letterOf(d)}</a></td>
               <td>${when(d.scheduled_for)}</td>
               <td>${when(d.failed_at)}</td>
               <td class="number">${d.attempts}</td>
@@ -78,11 +78,15 @@ export function DeadLetters({ filter }) {
 function Letter({ id }) {
   const { data, error } = useLoad(() => api("GET", `v1/dead-letters/${encodeURIComponent(id)}`), [id]);
   if (!data) return html`<${ErrorBox} error=${error} />`;
-  const { reason, task_id, run_id, failed_at, ...rest } = data;
+  const { reason, task_id, run_id, failed_at, workflow, ...rest } = data;
   return html`<div data-testid="letter">
     <dl class="facts">
       <dt>Reason</dt><dd class="error-text">${reason}</dd>
-      <dt>Task</dt><dd><a href=${`#/tasks/${task_id}`}><code>${task_id}</code></a></dd>
+      ${workflow
+        ? html`<dt>Workflow run</dt>
+            <dd data-testid="letter-workflow"><a href=${letterHref(data)}><code>${workflow.id}</code> run <code>${workflow.run_id}</code>, node <code>${workflow.node}</code></a>
+              (attempt ${workflow.attempt} of the run)</dd>`
+        : html`<dt>Task</dt><dd><a href=${letterHref(data)}><code>${task_id}</code></a></dd>`}
       <dt>Run</dt><dd><code>${run_id}</code></dd>
       <dt>Failed at</dt><dd>${when(failed_at)}</dd>
     </dl>

@@ -5,7 +5,7 @@
 // linked, with "N shown, more…" and a link to all of them when there are more. Refreshed every 10 s.
 import { html } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
-import { Status, useLoad, when } from "../ui.js";
+import { Status, letterHref, letterOf, useLoad, when } from "../ui.js";
 import { tally } from "./workflows.js";
 
 const SHOWN = 8;
@@ -41,8 +41,7 @@ const CHECKS = [
     list: ["v1/dead-letters", { status: "dead_lettered" }],
     all: "#/dead-letters?status=dead_lettered",
     none: "No dead letter waits to be redriven.",
-    item: (d) => html`<a href=${"#/dead-letters?status=dead_lettered"}>${d.name || d.task_id}</a>
-      <span class="hint" title=${d.reason}>${when(d.failed_at)}: ${d.reason}</span>`,
+    item: (d) => html`<a href=${letterHref(d)}>${letterOf(d)}</a> <span class="hint" title=${d.reason}>${when(d.failed_at)}: ${d.reason}</span>`,
   },
   {
     testid: "failed-jobs",

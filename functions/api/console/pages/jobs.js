@@ -1,8 +1,8 @@
 // #/jobs and #/jobs/<id>: sharded batch jobs and their progress (refreshed every 3 s). A job's
 // page is what a batch scheduler shows: what it runs (processor, sharding), each step with its
 // times (pre, every level with its shards done of all, post), and its result, or which step
-// failed, on which attempt, with what answer. A running job is cancelled from its page (after a
-// confirmation).
+// failed, on which attempt, with what answer and, when the processor said, what it raised
+// ("KeyError: 'user_id'"). A running job is cancelled from its page (after a confirmation).
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
 import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
@@ -80,11 +80,18 @@ function where(f) {
   return `the ${f.step} step`;
 }
 
-// A failure member by member: the step, the attempt, what the processor answered.
+// What the processor said it raised: "KeyError: 'user_id'" (the receiver kit tells it).
+function raised(error) {
+  return error.message ? `${error.type}: ${error.message}` : error.type;
+}
+
+// A failure member by member: the step, the attempt, the error the processor said it raised,
+// what it answered.
 function Failure({ failure, testid }) {
   return html`<dl class="facts failure" data-testid=${testid}>
     <dt>Step</dt><dd data-testid="failure-step">${where(failure)}</dd>
     <dt>Attempt</dt><dd data-testid="failure-attempt">${failure.attempt ?? "not known (no processor call reported it)"}</dd>
+    ${failure.error && html`<dt>Error</dt><dd><code class="error-text" data-testid="failure-error">${raised(failure.error)}</code></dd>`}
     <dt>Why</dt><dd>${failure.reason}</dd>
     <dt>HTTP status</dt><dd data-testid="failure-status">${failure.status ?? "no answer"}</dd>
     ${failure.answer && html`<dt>Answer</dt><dd><pre class="json" data-testid="failure-answer">${failure.answer}</pre></dd>`}

@@ -4,7 +4,7 @@
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
 import { LatenessChart } from "../chart.js";
-import { ErrorBox, Json, NextTimes, Pager, Status, describe, inZone, parseField, useLoad, usePager, when, zoneOf } from "../ui.js";
+import { ErrorBox, Json, NextTimes, Pager, Status, describe, inZone, parseField, shortIds, useLoad, usePager, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
 import { LastRun } from "./tasks.js";
 
@@ -31,34 +31,34 @@ function timesFrom(t, from) {
 }
 
 // What the page lists under "Next times". A scheduled task: its times from next_fire_at. A paused
-// task fires nothing; its times are those it would have once resumed (now), as resume arms it:
-// its armed occurrence if still ahead; if missed, misfire fire_now fires it at once (a recurring
-// task then goes on from now), misfire skip moves to the first time from now (a one-shot then
-// never fires: resuming completes it).
-async function nextTimes(t) {
+// task fires nothing; the API answers as its next_fire_at when a resume now would fire it (its
+// armed occurrence if still ahead; once that went by, misfire fire_now: at once; skip: the
+// schedule's first time from now on; null for a one-shot skipped, which resuming completes), so
+// its times are listed from there, "at once" when that is now.
+async function nextTimes(t, readAt) {
   if (!LIVE.includes(t.status)) return null;
   const paused = t.status === "paused";
-  const now = new Date().toISOString();
-  const missed = paused && t.next_fire_at && t.next_fire_at < now;
-  if (!missed) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
-  const s = t.schedule;
-  const was = `its occurrence of ${when(t.next_fire_at)} went by while paused`;
-  if (ONE_SHOT(s)) {
-    if (t.misfire === "skip") return { paused, times: [], notes: [`None: ${was} and its misfire is skip, so resuming completes it.`] };
-    return { paused, times: [], notes: [`At once: ${was} and its misfire is fire_now.`] };
-  }
-  const ahead = await timesFrom(t, now);
-  const first = t.misfire === "fire_now" ? [`At once (${was}; misfire fire_now), then:`] : [];
-  return { paused, times: ahead.times, notes: [...first, ...ahead.notes] };
+  if (!paused) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
+  if (!t.next_fire_at) return { paused, times: [], notes: ["None: its time went by while paused and its misfire is skip, so resuming completes it."] };
+  const atOnce = Date.parse(t.next_fire_at) <= readAt + AT_ONCE_MS;
+  if (!atOnce) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
+  const was = "an occurrence went by while paused and its misfire is fire_now";
+  if (ONE_SHOT(t.schedule)) return { paused, times: [], notes: [`At once: ${was}.`] };
+  if ("every_seconds" in t.schedule) return { paused, times: [], notes: [`At once (${was}), then every ${t.schedule.every_seconds} s on its grid.`] };
+  const ahead = await timesFrom(t, new Date(Date.parse(t.next_fire_at) + 1).toISOString());
+  return { paused, times: ahead.times, notes: [`At once (${was}), then:`, ...ahead.notes] };
 }
 
+// A paused task's next_fire_at this close to when it was read is the read's own moment: at once.
+const AT_ONCE_MS = 1000;
+
 export function Task({ id }) {
-  const task = useLoad(() => api("GET", `v1/tasks/${id}`), [id], 3000);
+  const task = useLoad(() => api("GET", `v1/tasks/${id}`).then((t) => ({ ...t, readAt: Date.now() })), [id], 3000);
   const pager = usePager();
   const runs = useLoad(() => readPage(`v1/tasks/${id}/runs`, { cursor: pager.cursor }, RUNS_PAGE), [id, pager.cursor], 3000);
   const t = task.data;
   const schedule = JSON.stringify(t?.schedule);
-  const next = useLoad(() => (t ? nextTimes(t) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at, t?.misfire]);
+  const next = useLoad(() => (t ? nextTimes(t, t.readAt) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at, t?.misfire]);
   const [outcome, setOutcome] = useState(null);
   const [confirming, setConfirming] = useState(false);
   if (!t) return html`<section><h1>Task</h1><${ErrorBox} error=${task.error} /><p><a href="#/tasks">All tasks</a></p></section>`;
@@ -98,7 +98,7 @@ export function Task({ id }) {
       <dt>Schedule</dt><dd data-testid="task-schedule">${describe(t.schedule)}</dd>
       <dt>Last run</dt><dd><${LastRun} run=${t.last_run} /></dd>
       <dt>Next fire</dt><dd data-testid="next-fire">${t.status === "paused"
-        ? html`none while paused${t.next_fire_at ? html` (armed for ${when(t.next_fire_at)})` : ""}`
+        ? html`none while paused${t.next_fire_at ? html` (a resume now fires it ${Date.parse(t.next_fire_at) <= t.readAt + AT_ONCE_MS ? "at once" : `at ${when(t.next_fire_at)}`})` : " (a resume now completes it)"}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s${t.retry.max_age_seconds ? `, none after ${t.retry.max_age_seconds} s` : ""}</dd>
@@ -167,12 +167,13 @@ const TaskLinks = ({ ids }) => ids.map((id, i) => html`${i ? ", " : ""}<a href=$
 
 function Runs({ runs }) {
   if (!runs.length) return null;
+  const short = shortIds(runs.map((r) => r.run_id)); // the part of each id that differs; the whole on hover
   return html`<table data-testid="runs">
     <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Parent</th></tr></thead>
     <tbody>
       ${runs.map(
         (r) => html`<tr>
-          <td><code>${r.run_id}</code></td>
+          <td><code data-testid="run-id" title=${r.run_id}>${short.get(r.run_id)}</code></td>
           <td>${when(r.scheduled_for)}</td>
           <td>${when(r.fired_at)}</td>
           <td><${Status} status=${r.status} /></td>
