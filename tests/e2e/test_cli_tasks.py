@@ -237,7 +237,7 @@ def register_newer(cli: Sundial, count: int = NEWER) -> None:
         assert all("task" in item for item in answer["items"]), answer
 
 
-def test_a_filtered_list_shows_its_tasks_however_many_newer_tasks_there_are(cli):
+def test_a_filtered_list_shows_its_items_however_many_newer_tasks_there_are(cli):
     once = ("--max-attempts", "1", "--url", NOWHERE)
     failed = cli.json("tasks", "create", "--name", "failed-far-down", "--after", "1", *once)
     paused = cli.json(
@@ -245,9 +245,13 @@ def test_a_filtered_list_shows_its_tasks_however_many_newer_tasks_there_are(cli)
     )
     cancelled = cli.json("tasks", "create", "--name", "cancelled-far-down", "--after", "86400", "--url", NOWHERE)
     cli.ok("tasks", "cancel", cancelled["id"])
+    node = {"id": "load", "target": {"http": {"url": NOWHERE}}, "retry": {"max_attempts": 1}}
+    workflow = cli.json("workflows", "create", "--file", "-", stdin=json.dumps({"nodes": [node], "edges": []}))
+    run = cli.json("workflows", "run", workflow["id"])
     register_newer(cli)
     assert until(lambda: cli.json("tasks", "get", failed["id"])["status"] == "failed")
     assert until(lambda: cli.json("tasks", "get", paused["id"]).get("paused_reason"))
+    assert until(lambda: cli.json("workflows", "run-status", workflow["id"], run["run_id"])["status"] == "failed")
 
     def listed(status: str, task: dict[str, Any], shown_as: str) -> None:
         shown = rows(cli.table("tasks", "list", "--status", status))
@@ -258,3 +262,13 @@ def test_a_filtered_list_shows_its_tasks_however_many_newer_tasks_there_are(cli)
     eventually(lambda: listed("failed", failed, "failed"), timeout=10, poll=0.5)
     eventually(lambda: listed("paused_after_failures", paused, "paused"), timeout=10, poll=0.5)
     eventually(lambda: listed("cancelled", cancelled, "cancelled"), timeout=10, poll=0.5)
+
+    def run_listed() -> None:
+        shown = rows(cli.table("workflow-runs", "list", "--status", "failed"))
+        assert [[run["run_id"], workflow["id"], "failed"]] == [row[:3] for row in shown[1:]], shown
+
+    eventually(run_listed, timeout=10, poll=0.5)
+    counted = cli.json("overview")
+    assert (counted["tasks"]["failed"], counted["tasks"]["paused_after_failures"]) == (1, 1)
+    assert counted["workflow_runs"]["failed"] == 1
+    assert rows(cli.table("overview"))[5][:2] == ["failed workflow runs", "1"]

@@ -90,6 +90,7 @@ def test_a_full_page_is_one_request_and_says_how_to_get_more() -> None:
         ("jobs", "list", "--status", "failed"),
         ("workflows", "list"),
         ("workflows", "runs", A),
+        ("workflow-runs", "list", "--status", "failed"),
         ("tenants", "list"),
     ],
 )
