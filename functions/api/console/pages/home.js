@@ -59,8 +59,8 @@ const CHECKS = [
     list: ["v1/workflow-runs", { status: "failed" }],
     all: "#/workflow-runs?status=failed",
     none: "No workflow run has failed.",
-    item: (r) => html`<a href=${`#/workflows/${r.workflow_id}/runs/${r.run_id}`}><code>${r.run_id}</code></a>
-      <span class="hint">workflow <code>${r.workflow_id}</code>, ${tally(r)}, ended ${when(r.ended_at)}</span>`,
+    item: (r) => html`<a href=${`#/workflows/${r.workflow_id}/runs/${r.run_id}`} title=${`a run of workflow ${r.workflow_id}`}><code>${r.run_id}</code></a>
+      <span class="hint">${tally(r)}, ended ${when(r.ended_at)}</span>`,
   },
 ];
 
