@@ -32,6 +32,7 @@ from shared.api.responses import (
     NewKeyOut,
     NewSigningSecretOut,
     NewTenantOut,
+    OverviewOut,
     PreviewOut,
     RedriveOut,
     RunOut,
@@ -301,8 +302,10 @@ class Client:
             headers={"Authorization": f"Bearer {token}"},
         )
 
-    def list_jobs(self, limit: int | None = None, cursor: str | None = None) -> Answer[JobPage]:
-        return self._call(JobPage, "GET", "/v1/jobs", params=_query(limit=limit, cursor=cursor))
+    def list_jobs(
+        self, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> Answer[JobPage]:
+        return self._call(JobPage, "GET", "/v1/jobs", params=_query(status=status, limit=limit, cursor=cursor))
 
     # --- workflows ----------------------------------------------------------------------
 
@@ -332,6 +335,13 @@ class Client:
         params = _query(limit=limit, cursor=cursor)
         return self._call(WorkflowRunPage, "GET", f"/v1/workflows/{_id(workflow_id)}/runs", params=params)
 
+    def list_runs_by_status(
+        self, status: str, limit: int | None = None, cursor: str | None = None
+    ) -> Answer[WorkflowRunPage]:
+        """Every workflow's runs of a status (``failed``), newest first."""
+        params = _query(status=status, limit=limit, cursor=cursor)
+        return self._call(WorkflowRunPage, "GET", "/v1/workflow-runs", params=params)
+
     def get_workflow_run(self, workflow_id: str, run_id: str) -> Answer[WorkflowRunOut]:
         return self._call(WorkflowRunOut, "GET", f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}")
 
@@ -344,6 +354,11 @@ class Client:
 
     def retry_workflow_run(self, workflow_id: str, run_id: str) -> Answer[WorkflowRunOut]:
         return self._call(WorkflowRunOut, "POST", f"/v1/workflows/{_id(workflow_id)}/runs/{_id(run_id)}/retry")
+
+    # --- overview -----------------------------------------------------------------------
+
+    def overview(self) -> Answer[OverviewOut]:
+        return self._call(OverviewOut, "GET", "/v1/overview")
 
     # --- limits per destination ---------------------------------------------------------
 

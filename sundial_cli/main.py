@@ -11,11 +11,12 @@ from sundial_cli.client import ApiError
 from sundial_cli.commands.admin import keys, tenants
 from sundial_cli.commands.admin_key import admin_key
 from sundial_cli.commands.common import State
+from sundial_cli.commands.overview import overview
 from sundial_cli.commands.profiles import profile
 from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_secrets
 from sundial_cli.commands.status_index import status_index
 from sundial_cli.commands.tasks import schedules, tasks
-from sundial_cli.commands.workflows import workflows
+from sundial_cli.commands.workflows import workflow_runs, workflows
 from sundial_cli.settings import OUTPUT_ENV
 
 EPILOG = f"""Settings: --url and --api-key, else $SUNDIAL_URL and $SUNDIAL_API_KEY, else the profile
@@ -68,9 +69,11 @@ def cli(
 
 
 for group in (
+    overview,
     tasks,
     schedules,
     workflows,
+    workflow_runs,
     dead_letters,
     jobs,
     limits,

@@ -142,11 +142,51 @@ def json_value(text: str, option: str) -> Any:
         raise click.BadParameter(f"is not valid JSON: {exc}", param_hint=option) from exc
 
 
+PAGE_SIZE = 50
+"""A list's page size when ``--limit`` is not given (the API's default)."""
+MOST_REQUESTS = 10
+"""The most requests one page of a list makes (without ``--all``)."""
+
+
 def paging(command: F) -> F:
     """``--limit``, ``--cursor`` and ``--all`` on a list."""
     command = click.option("--all", "all_pages", is_flag=True, help="Follow next_cursor to the last page.")(command)
     command = click.option("--cursor", help="next_cursor of the page before.")(command)
-    return click.option("--limit", type=click.IntRange(1, 100), help="Items per page (1-100; default 50).")(command)
+    return click.option("--limit", type=click.IntRange(1, 100), help=f"Items per page (1-100; default {PAGE_SIZE}).")(
+        command
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a list as the command shows it: its items (models, and the JSON as it came),
+    where the next one starts (None: the end) and how many requests it took."""
+
+    rows: list[Any]
+    data: dict[str, Any]
+    next_cursor: str | None
+    requests: int
+
+
+def read_page(fetch: Callable[..., Answer[Any]], **params: Any) -> Page:
+    """``limit`` items (default :data:`PAGE_SIZE`) from ``cursor`` on. A list's page may come back
+    short, even empty, with a cursor (a filtered list reads a bounded number of items a request):
+    that is not the end, so the cursor is followed, each request asking for what is still
+    missing, until the page is full or the list ends, at most :data:`MOST_REQUESTS` requests."""
+    size = params.pop("limit", None) or PAGE_SIZE
+    cursor = params.pop("cursor", None)
+    rows: list[Any] = []
+    items: list[Any] = []
+    requests = 0
+    while requests < MOST_REQUESTS:
+        answer = fetch(**params, limit=size - len(rows), cursor=cursor)
+        requests += 1
+        rows += answer.model.items
+        items += answer.data["items"]
+        cursor = answer.model.next_cursor
+        if not cursor or len(rows) >= size:
+            break
+    return Page(rows, {"items": items, "next_cursor": cursor}, cursor, requests)
 
 
 def listing(
@@ -156,21 +196,30 @@ def listing(
     all_pages: bool,
     **params: Any,
 ) -> None:
-    """A list's page, or all its pages with ``--all`` (JSON: one page holding every item)."""
+    """A list's page (:func:`read_page`), or all its pages with ``--all``; JSON: one page holding
+    its items, with the cursor to go on from (null with ``--all``). A table is followed on stderr
+    by how to get more when there is more."""
     if all_pages:
         pages = list(state.client().pages(fetch, **params))
         rows = [item for page in pages for item in page.model.items]
-        data = {"items": [item for page in pages for item in page.data["items"]], "next_cursor": None}
-        cursor = None
+        page = Page(
+            rows,
+            {"items": [item for page in pages for item in page.data["items"]], "next_cursor": None},
+            None,
+            len(pages),
+        )
     else:
-        page = fetch(**params)
-        rows, data, cursor = page.model.items, page.data, page.model.next_cursor
+        page = read_page(fetch, **params)
     if state.json:
-        output.print_json(data)
+        output.print_json(page.data)
         return
-    output.table(rows, columns)
-    if cursor:
-        output.note(f"more: --cursor {cursor}")
+    output.table(page.rows, columns)
+    if page.next_cursor:
+        onwards = f"--cursor {page.next_cursor} (or --all for every page)"
+        if page.rows:
+            output.note(f"more: {len(page.rows)} shown, the list goes on: {onwards}")
+        else:
+            output.note(f"more: none found in the {page.requests} pages read, but the list goes on: {onwards}")
 
 
 def choice(values: Iterable[Any]) -> click.Choice[str]:

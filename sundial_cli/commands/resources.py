@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from shared.api.responses import RedriveOut
+from shared.domain.jobs import JobStatus
 from shared.domain.states import LetterStatus
 from sundial_cli import output
 from sundial_cli.client import Answer
@@ -176,12 +177,14 @@ def cancel_job(state: State, job_id: str) -> None:
 
 
 @jobs.command("list")
+@click.option("--status", type=choice(JobStatus))
 @paging
 @pass_state
-def list_jobs(state: State, limit: int | None, cursor: str | None, all_pages: bool) -> None:
+def list_jobs(state: State, status: str | None, limit: int | None, cursor: str | None, all_pages: bool) -> None:
     """Jobs, newest first. A job just created may take a moment to be listed (lists are
     eventually consistent); `jobs get ID` reads it at once."""
-    listing(state, state.client().list_jobs, JOB_COLUMNS, all_pages, **options(limit=limit, cursor=cursor))
+    params = options(status=status, limit=limit, cursor=cursor)
+    listing(state, state.client().list_jobs, JOB_COLUMNS, all_pages, **params)
 
 
 # --- limits per destination -----------------------------------------------------------

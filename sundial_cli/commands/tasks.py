@@ -10,7 +10,7 @@ import click
 
 from shared.api.models.calls import HttpCall
 from shared.domain.retry import Backoff
-from shared.domain.states import TaskStatus
+from shared.domain.states import TaskFilter
 from shared.domain.tasks import Misfire, Priority
 from sundial_cli import output
 from sundial_cli.commands.common import (
@@ -202,15 +202,20 @@ def get(state: State, task_id: str) -> None:
 
 
 @tasks.command("list")
-@click.option("--status", type=choice(TaskStatus))
+@click.option(
+    "--status",
+    type=choice(TaskFilter),
+    help="Tasks of this status; paused_after_failures: those Sundial paused after failures in a row.",
+)
 @click.option("--name-prefix", metavar="PREFIX", help="Tasks whose name starts with it.")
 @paging
 @pass_state
 def list_(
     state: State, status: str | None, name_prefix: str | None, limit: int | None, cursor: str | None, all_pages: bool
 ) -> None:
-    """List tasks, newest first. A task just written may take a moment to be listed (lists are
-    eventually consistent); `tasks get ID` reads it at once."""
+    """List tasks, newest first: a page of --limit, read on past a filtered page that came back
+    short (then `more: --cursor ...` says how to go on). A task just written may take a moment to
+    be listed (lists are eventually consistent); `tasks get ID` reads it at once."""
     client = state.client()
     params = options(status=status, name_prefix=name_prefix, limit=limit, cursor=cursor)
     listing(state, client.list_tasks, TASK_COLUMNS, all_pages, **params)

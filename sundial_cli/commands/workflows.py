@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 
 import click
 
-from shared.domain.workflows import NodeStatus
+from shared.domain.workflows import NodeStatus, RunFilter
 from sundial_cli import output
 from sundial_cli.client import Answer, Client
-from sundial_cli.commands.common import Group, State, listing, options, paging, pass_state, read_object
+from sundial_cli.commands.common import Group, State, choice, listing, options, paging, pass_state, read_object
 from sundial_cli.commands.tasks import schedule_flags, schedule_options
 from sundial_cli.output import Column, field
 from sundial_cli.specs import SpecError, summary, task_body
@@ -36,6 +36,7 @@ RUN_COLUMNS = (
     field("created_at", no_wrap=True),
     field("ended_at", no_wrap=True),
 )
+TENANT_RUN_COLUMNS = (RUN_COLUMNS[0], field("workflow_id", no_wrap=True), *RUN_COLUMNS[1:])
 NODE_COLUMNS = (
     field("node", no_wrap=True),
     field("status"),
@@ -274,3 +275,19 @@ def retry(state: State, workflow_id: str, run_id: str, wait: bool, wait_timeout:
         finish(state, workflow_id, run_id, wait_timeout)
     else:
         show_run(state, answer)
+
+
+@click.group("workflow-runs", cls=Group)
+def workflow_runs() -> None:
+    """Every workflow's runs of a status (failed), newest first."""
+
+
+@workflow_runs.command("list")
+@click.option("--status", type=choice(RunFilter), default=RunFilter.FAILED.value, show_default=True)
+@paging
+@pass_state
+def list_runs_by_status(state: State, status: str, limit: int | None, cursor: str | None, all_pages: bool) -> None:
+    """The failed runs of every workflow, newest first, each naming its workflow (`workflows
+    run-status WORKFLOW_ID RUN_ID` shows one node by node)."""
+    params = options(status=status, limit=limit, cursor=cursor)
+    listing(state, state.client().list_runs_by_status, TENANT_RUN_COLUMNS, all_pages, **params)

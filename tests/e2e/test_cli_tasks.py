@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -220,3 +221,54 @@ def test_a_past_at_is_said_to_fire_at_once(cli):
     assert "notices" not in created.stdout  # the table shows the task; the notice is said once, on stderr
     future = cli.ok("tasks", "create", "--after", "3600", "--url", NOWHERE)
     assert "notice" not in future.stderr
+
+
+NEWER = 1000
+"""Tasks registered after the ones a filtered list looks for: five times what a filtered page of
+the listing index reads in a request (docs/status-index.md)."""
+
+
+def register_newer(cli: Sundial, count: int = NEWER) -> None:
+    """``count`` tasks that never fire in the test, through the batch route (100 a request)."""
+    spec = {"schedule": {"after_seconds": 86400}, "target": {"http": {"url": NOWHERE}}}
+    for start in range(0, count, 100):
+        batch = {"tasks": [{**spec, "name": f"newer-{n}"} for n in range(start, min(start + 100, count))]}
+        answer = cli.json("tasks", "batch", "--file", "-", stdin=json.dumps(batch))
+        assert all("task" in item for item in answer["items"]), answer
+
+
+def test_a_filtered_list_shows_its_items_however_many_newer_tasks_there_are(cli):
+    once = ("--max-attempts", "1", "--url", NOWHERE)
+    failed = cli.json("tasks", "create", "--name", "failed-far-down", "--after", "1", *once)
+    paused = cli.json(
+        "tasks", "create", "--name", "paused-far-down", "--every", "2", "--pause-after-failures", "1", *once
+    )
+    cancelled = cli.json("tasks", "create", "--name", "cancelled-far-down", "--after", "86400", "--url", NOWHERE)
+    cli.ok("tasks", "cancel", cancelled["id"])
+    node = {"id": "load", "target": {"http": {"url": NOWHERE}}, "retry": {"max_attempts": 1}}
+    workflow = cli.json("workflows", "create", "--file", "-", stdin=json.dumps({"nodes": [node], "edges": []}))
+    run = cli.json("workflows", "run", workflow["id"])
+    register_newer(cli)
+    assert until(lambda: cli.json("tasks", "get", failed["id"])["status"] == "failed")
+    assert until(lambda: cli.json("tasks", "get", paused["id"]).get("paused_reason"))
+    assert until(lambda: cli.json("workflows", "run-status", workflow["id"], run["run_id"])["status"] == "failed")
+
+    def listed(status: str, task: dict[str, Any], shown_as: str) -> None:
+        shown = rows(cli.table("tasks", "list", "--status", status))
+        assert [task["id"], task["name"], shown_as] in [row[:3] for row in shown[1:]], (status, shown)
+
+    # failed and paused_after_failures come from the status index; cancelled from the listing
+    # index, whose pages come back empty with a cursor until the read reaches it: read on
+    eventually(lambda: listed("failed", failed, "failed"), timeout=10, poll=0.5)
+    eventually(lambda: listed("paused_after_failures", paused, "paused"), timeout=10, poll=0.5)
+    eventually(lambda: listed("cancelled", cancelled, "cancelled"), timeout=10, poll=0.5)
+
+    def run_listed() -> None:
+        shown = rows(cli.table("workflow-runs", "list", "--status", "failed"))
+        assert [[run["run_id"], workflow["id"], "failed"]] == [row[:3] for row in shown[1:]], shown
+
+    eventually(run_listed, timeout=10, poll=0.5)
+    counted = cli.json("overview")
+    assert (counted["tasks"]["failed"], counted["tasks"]["paused_after_failures"]) == (1, 1)
+    assert counted["workflow_runs"]["failed"] == 1
+    assert rows(cli.table("overview"))[5][:2] == ["failed workflow runs", "1"]

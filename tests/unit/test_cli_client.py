@@ -167,7 +167,7 @@ def test_all_follows_next_cursor() -> None:
     data = json.loads(result.stdout)
     assert [task["id"] for task in data["items"]] == ["01J0000000000000000000000A", "01J0000000000000000000000B"]
     assert data["next_cursor"] is None
-    table = run(answer, "tasks", "list")
+    table = run(answer, "tasks", "list", "--limit", "1")
     assert "01J0000000000000000000000A" in table.stdout
     assert "after 10 s" in table.stdout
     assert "--cursor c1" in table.stderr

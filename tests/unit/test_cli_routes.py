@@ -15,7 +15,7 @@ from tests.unit.test_api_reference import SERVED_OUTSIDE_THE_DOCUMENT, documente
 pytestmark = pytest.mark.unit
 
 NOT_ROUTES = {"close", "request", "pages"}
-NOT_IN_THE_CLIENT_YET = {"GET /v1/workflow-runs", "GET /v1/overview"}
+NOT_IN_THE_CLIENT_YET: set[str] = set()
 """Routes the API has that the client is still to call (the command line is being built on them
 apart); each must not be called yet, so that the client's method, once written, removes it here."""
 BODIES = {"spec": {}, "patch": {}, "body": {}, "specs": []}

@@ -61,3 +61,26 @@ export function query(params) {
   const kept = Object.entries(params).filter(([, value]) => value !== undefined && value !== null && value !== "");
   return kept.length ? "?" + new URLSearchParams(kept).toString() : "";
 }
+
+// The most requests one screenful of a list makes.
+export const MOST_REQUESTS = 10;
+
+// One screenful of a list route: `size` items from `params.cursor` on, as one page
+// ({items, next_cursor}). A list's page may come back short, even empty, with a cursor (a
+// filtered list reads a bounded number of items a request), and such a page is not the end: the
+// cursor is followed, each request asking for what is still missing, until `size` items or the
+// end, at most MOST_REQUESTS requests. next_cursor is where the next screenful starts (null: the
+// end); `requests` how many were made.
+export async function readPage(path, params, size) {
+  const items = [];
+  let cursor = params.cursor || null;
+  let requests = 0;
+  while (requests < MOST_REQUESTS) {
+    const answer = await api("GET", path + query({ ...params, limit: size - items.length, cursor }));
+    requests++;
+    items.push(...answer.items);
+    cursor = answer.next_cursor || null;
+    if (!cursor || items.length >= size) break;
+  }
+  return { items, next_cursor: cursor, requests };
+}

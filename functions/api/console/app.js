@@ -1,8 +1,9 @@
 // The Sundial console: sign in with an API key (kept in this tab's sessionStorage), then the
 // tenant's home (is anything wrong?), tasks, dead letters, jobs and workflows, each page at a hash
 // route (#/, #/tasks, #/tasks/<id>, #/new, #/dead-letters, #/jobs, #/jobs/<id>, #/workflows,
-// #/workflows/<id>, #/workflows/<id>/runs/<run>[/nodes/<node>]) so the server serves one page for
-// all of them.
+// #/workflows/<id>, #/workflows/<id>/runs/<run>[/nodes/<node>], #/workflow-runs) so the server
+// serves one page for all of them. A list's route may name its filter (#/tasks?status=failed):
+// the home links each of its checks to the list it counts.
 import { html, render, useEffect, useState } from "./vendor/htm-preact-3.1.1.module.js";
 import { endSession, onSession, signIn, signedInKey, signedOutBecause } from "./api.js";
 import { DeadLetters } from "./pages/dead-letters.js";
@@ -11,17 +12,18 @@ import { Home } from "./pages/home.js";
 import { Job, Jobs } from "./pages/jobs.js";
 import { Task } from "./pages/task.js";
 import { Tasks } from "./pages/tasks.js";
-import { WorkflowRun } from "./pages/workflow-run.js";
+import { WorkflowRun, WorkflowRuns } from "./pages/workflow-run.js";
 import { Workflow, Workflows } from "./pages/workflows.js";
 
 const ROUTES = [
   [/^tasks\/([^/]+)$/, (id) => html`<${Task} id=${id} key=${id} />`, "tasks"],
   [/^$/, () => html`<${Home} />`, ""],
-  [/^tasks$/, () => html`<${Tasks} />`, "tasks"],
+  [/^tasks$/, (filter) => html`<${Tasks} filter=${filter} key=${filter.toString()} />`, "tasks"],
   [/^new$/, () => html`<${Editor} />`, "new"],
-  [/^dead-letters$/, () => html`<${DeadLetters} />`, "dead-letters"],
+  [/^dead-letters$/, (filter) => html`<${DeadLetters} filter=${filter} key=${filter.toString()} />`, "dead-letters"],
   [/^jobs\/([^/]+)$/, (id) => html`<${Job} id=${id} key=${id} />`, "jobs"],
-  [/^jobs$/, () => html`<${Jobs} />`, "jobs"],
+  [/^jobs$/, (filter) => html`<${Jobs} filter=${filter} key=${filter.toString()} />`, "jobs"],
+  [/^workflow-runs$/, (filter) => html`<${WorkflowRuns} filter=${filter} key=${filter.toString()} />`, "workflows"],
   [
     /^workflows\/([^/]+)\/runs\/([^/]+)(?:\/nodes\/([^/]+))?$/,
     (id, run, node) => html`<${WorkflowRun} id=${id} runId=${run} node=${node} key=${`${id}/${run}`} />`,
@@ -70,14 +72,15 @@ function useHash() {
 function App() {
   const [, setTurn] = useState(0);
   useEffect(() => onSession(() => setTurn((n) => n + 1)), []);
-  const path = useHash();
+  const [path, search = ""] = useHash().split("?");
+  const filter = new URLSearchParams(search);
   if (signedInKey() === null) return html`<${SignIn} />`;
   let page = html`<section><h1>No such page</h1><p><a href="#/">Home</a></p></section>`;
   let section = null;
   for (const [pattern, view, name] of ROUTES) {
     const match = pattern.exec(path);
     if (match) {
-      page = view(...match.slice(1).map((part) => decodeURIComponent(part || "")));
+      page = view(...match.slice(1).map((part) => decodeURIComponent(part || "")), filter);
       section = name;
       break;
     }

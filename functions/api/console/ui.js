@@ -35,11 +35,27 @@ export function usePager() {
   };
 }
 
-export function Pager({ pager, nextCursor }) {
+// Under a list: Previous / Next, and what this page is: "N shown, more…" while a cursor is left
+// (a page read as far as its reads' bound may hold fewer than its size, or none: it is never said
+// to be empty, nor the end), `none` when the list has nothing from here on.
+export function Pager({ pager, data, none }) {
+  const nextCursor = data?.next_cursor;
+  const shown = data?.items.length ?? 0;
+  let said = null;
+  if (data && nextCursor) {
+    said = shown
+      ? `${shown} shown, more…`
+      : "None found in the part of the list read so far, and the list goes on: more…";
+  } else if (data && !shown) {
+    said = none;
+  } else if (data) {
+    said = `${shown} shown, no more.`;
+  }
   return html`<nav class="pager" aria-label="pages">
     <button type="button" disabled=${pager.page === 1} onClick=${pager.previous}>Previous</button>
     <span data-testid="page">page ${pager.page}</span>
     <button type="button" disabled=${!nextCursor} onClick=${() => pager.next(nextCursor)}>Next</button>
+    ${said && html`<span class=${nextCursor ? "more" : "empty"} data-testid="more">${said}</span>`}
   </nav>`;
 }
 

@@ -1,16 +1,17 @@
-// #/dead-letters: runs that failed every attempt; inspect one, redrive the selected or all.
+// #/dead-letters: runs that failed every attempt (#/dead-letters?status=redriven opens it filtered),
+// a page read on until it is full or the list ends; inspect one, redrive the selected or all.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api, query } from "../api.js";
+import { api, readPage } from "../api.js";
 import { ErrorBox, Json, Pager, Status, letterHref, letterOf, useLoad, usePager, when } from "../ui.js";
 
-export function DeadLetters() {
-  const [status, setStatus] = useState("dead_lettered");
+export function DeadLetters({ filter }) {
+  const [status, setStatus] = useState(filter?.get("status") ?? "dead_lettered");
   const [chosen, setChosen] = useState(new Set());
   const [open, setOpen] = useState(null);
   const [outcome, setOutcome] = useState(null);
   const pager = usePager();
   const list = useLoad(
-    () => api("GET", "v1/dead-letters" + query({ status, limit: 50, cursor: pager.cursor })),
+    () => readPage("v1/dead-letters", { status, cursor: pager.cursor }, 50),
     [status, pager.cursor],
   );
   const toggle = (id) => {
@@ -70,8 +71,7 @@ export function DeadLetters() {
         )}
       </tbody>
     </table>
-    ${list.data && !items.length && html`<p class="empty">No dead letters here.</p>`}
-    <${Pager} pager=${pager} nextCursor=${list.data?.next_cursor} />
+    <${Pager} pager=${pager} data=${list.data} none="No dead letters here." />
   </section>`;
 }
 

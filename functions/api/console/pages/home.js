@@ -1,112 +1,120 @@
-// #/ (home): is anything wrong? Failed tasks, tasks Sundial paused after failures in a row
-// (pause_after_failures: paused_reason set), dead letters not redriven yet, failed jobs; each a
-// count and its first few, linked. Every list comes from a filtered list route (an index query,
-// never a scan), whose pages may come back short with a cursor: the count follows the cursors for
-// a few pages and says "at least" when it stopped before the end. Refreshed every 10 s.
+// #/ (home): is anything wrong? Five checks: failed tasks, tasks Sundial paused after failures in a
+// row (pause_after_failures), dead letters waiting for a redrive, failed jobs, failed workflow runs.
+// Each count is exact, from GET /v1/overview (the status index counted: docs/status-index.md); a
+// check is red whenever its count is not 0, and lists its first few from its filtered list route,
+// linked, with "N shown, more…" and a link to all of them when there are more. Refreshed every 10 s.
 import { html } from "../vendor/htm-preact-3.1.1.module.js";
-import { api, query } from "../api.js";
+import { api, readPage } from "../api.js";
 import { Status, letterHref, letterOf, useLoad, when } from "../ui.js";
+import { tally } from "./workflows.js";
 
-const PAGES = 5;
 const SHOWN = 8;
 
-// The items of a filtered list route that `keep` keeps, up to PAGES pages of 100; `more` when
-// the last page read still had a cursor (there may be more than counted).
-async function gather(path, params, keep = () => true) {
-  const items = [];
-  let cursor = null;
-  for (let page = 0; page < PAGES; page++) {
-    const answer = await api("GET", path + query({ ...params, limit: 100, cursor }));
-    items.push(...answer.items.filter(keep));
-    cursor = answer.next_cursor;
-    if (!cursor) return { items, more: false };
-  }
-  return { items, more: true };
-}
-
-// Each check on its own: one that fails (an API without the filter) says so and the rest show.
+// Each part on its own: one that fails says so and the rest show.
 const settle = (promise) => promise.then((value) => ({ value }), (error) => ({ error }));
 
-function load() {
-  return Promise.all([
-    settle(gather("v1/tasks", { status: "failed" })),
-    settle(gather("v1/tasks", { status: "paused" }, (t) => Boolean(t.paused_reason))),
-    settle(gather("v1/dead-letters", { status: "dead_lettered" })),
-    settle(gather("v1/jobs", { status: "failed" })),
-  ]).then(([failedTasks, selfPaused, deadLetters, failedJobs]) => ({ failedTasks, selfPaused, deadLetters, failedJobs }));
+// The checks: where each count is in the overview, the list of its first few, where "all" is.
+const CHECKS = [
+  {
+    testid: "failed-tasks",
+    title: "Failed tasks",
+    count: (o) => o.tasks?.failed,
+    list: ["v1/tasks", { status: "failed" }],
+    all: "#/tasks?status=failed",
+    none: "No task has failed.",
+    item: (t) => html`<a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a> <${Status} status=${t.status} />
+      ${t.last_run && html` <span class="hint">last run ${when(t.last_run.scheduled_for)}</span>`}`,
+  },
+  {
+    testid: "self-paused",
+    title: "Paused after failures",
+    count: (o) => o.tasks?.paused_after_failures,
+    list: ["v1/tasks", { status: "paused_after_failures" }],
+    all: "#/tasks?status=paused_after_failures",
+    none: "No task was paused by Sundial.",
+    item: (t) => html`<a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a> <span class="hint" title=${t.paused_reason}>${t.paused_reason}</span>`,
+  },
+  {
+    testid: "dead-letters-waiting",
+    title: "Dead letters waiting",
+    count: (o) => o.dead_letters?.waiting,
+    list: ["v1/dead-letters", { status: "dead_lettered" }],
+    all: "#/dead-letters?status=dead_lettered",
+    none: "No dead letter waits to be redriven.",
+    item: (d) => html`<a href=${letterHref(d)}>${letterOf(d)}</a> <span class="hint" title=${d.reason}>${when(d.failed_at)}: ${d.reason}</span>`,
+  },
+  {
+    testid: "failed-jobs",
+    title: "Failed jobs",
+    count: (o) => o.jobs?.failed,
+    list: ["v1/jobs", { status: "failed" }],
+    all: "#/jobs?status=failed",
+    none: "No job has failed.",
+    item: (j) => html`<a href=${`#/jobs/${j.id}`}>${j.name || j.id}</a> <span class="hint" title=${j.error}>${j.error}</span>`,
+  },
+  {
+    testid: "failed-workflow-runs",
+    title: "Failed workflow runs",
+    count: (o) => o.workflow_runs?.failed,
+    list: ["v1/workflow-runs", { status: "failed" }],
+    all: "#/workflow-runs?status=failed",
+    none: "No workflow run has failed.",
+    item: (r) => html`<a href=${`#/workflows/${r.workflow_id}/runs/${r.run_id}`} title=${`a run of workflow ${r.workflow_id}`}><code>${r.run_id}</code></a>
+      <span class="hint">${tally(r)}, ended ${when(r.ended_at)}</span>`,
+  },
+];
+
+async function load() {
+  const [overview, ...lists] = await Promise.all([
+    settle(api("GET", "v1/overview")),
+    ...CHECKS.map((check) => settle(readPage(check.list[0], check.list[1], SHOWN))),
+  ]);
+  return CHECKS.map((check, i) => {
+    const count = overview.value ? check.count(overview.value) : null;
+    return { check, count: Number.isInteger(count) ? count : null, countError: overview.error, list: lists[i] };
+  });
 }
 
-const count = (found) => `${found.more ? "at least " : ""}${found.items.length}`;
+const reason = (error) => (error ? `${error.status ? `${error.status} ${error.code}: ` : ""}${error.message}` : "no count in the answer");
 
-// One question: its count (red when any, green when none), the first few, a link to all.
-function Check({ title, found, testid, link, item, none }) {
-  if (!found) return null;
-  if (found.error) {
-    return html`<section class="check check-unknown" data-testid=${testid}>
-      <h2>${title}</h2>
-      <p class="error-text">Could not be read: ${found.error.status ? `${found.error.status} ${found.error.code}: ` : ""}${found.error.message}</p>
+// One check: its exact count (red when not 0, green when 0), its first few, and a link to all.
+function Check({ found }) {
+  const { check, count, countError, list } = found;
+  if (count === null) {
+    return html`<section class="check check-unknown" data-testid=${check.testid}>
+      <h2>${check.title} <span class="count" data-testid="count">?</span></h2>
+      <p class="error-text">Could not be counted: ${reason(countError)}</p>
     </section>`;
   }
-  const { items, more } = found.value;
-  const bad = items.length > 0;
-  return html`<section class=${`check ${bad ? "check-bad" : "check-good"}`} data-testid=${testid}>
-    <h2>${title} <span class="count" data-testid="count">${count(found.value)}</span></h2>
-    ${!bad && html`<p class="empty">${none}</p>`}
-    ${bad &&
+  const items = list.value?.items || [];
+  const more = count > items.length || Boolean(list.value?.next_cursor);
+  return html`<section class=${`check ${count ? "check-bad" : "check-good"}`} data-testid=${check.testid}>
+    <h2>${check.title} <span class="count" data-testid="count">${count}</span></h2>
+    ${count === 0 && html`<p class="empty">${check.none}</p>`}
+    ${list.error && html`<p class="error-text">The list could not be read: ${reason(list.error)}</p>`}
+    ${items.length > 0 &&
     html`<ul>
-      ${items.slice(0, SHOWN).map((i) => html`<li>${item(i)}</li>`)}
+      ${items.map((i) => html`<li>${check.item(i)}</li>`)}
     </ul>`}
-    ${(items.length > SHOWN || more) && html`<p><a href=${link}>All of them</a></p>`}
+    ${count > 0 &&
+    html`<p data-testid="more">${more ? html`${items.length} shown, <a href=${check.all}>more…</a>` : html`<a href=${check.all}>All of them</a>`}</p>`}
   </section>`;
 }
 
 export function Home() {
   const { data, error } = useLoad(load, [], 10_000);
-  const checks = data ? [data.failedTasks, data.selfPaused, data.deadLetters, data.failedJobs] : [];
-  const bad = checks.filter((c) => !c.error && c.value.items.length > 0).length;
-  const unread = checks.filter((c) => c.error).length;
-  let verdict = "Nothing is wrong: no failed task, no task paused after failures, no dead letter waiting, no failed job.";
+  const checks = data || [];
+  const bad = checks.filter((c) => c.count).length;
+  const unread = checks.filter((c) => c.count === null).length;
+  let verdict =
+    "Nothing is wrong: no failed task, no task paused after failures, no dead letter waiting, no failed job, no failed workflow run.";
   if (bad) verdict = `${bad} of ${checks.length} checks need attention (below).`;
-  else if (unread) verdict = "Nothing wrong in what could be read, but some checks could not be read (below).";
+  else if (unread) verdict = "Nothing wrong in what could be counted, but some checks could not be counted (below).";
   return html`<section>
     <h1>Home</h1>
     ${data &&
     html`<p class=${`verdict ${bad ? "verdict-bad" : unread ? "verdict-unknown" : "verdict-good"}`} data-testid="verdict">${verdict}</p>`}
     ${error && html`<p class="error-text">${error.message}</p>`}
-    <div class="checks">
-      <${Check}
-        title="Failed tasks"
-        testid="failed-tasks"
-        found=${data?.failedTasks}
-        link="#/tasks"
-        none="No task has failed."
-        item=${(t) => html`<a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a> <${Status} status=${t.status} />
-          ${t.last_run && html` <span class="hint">last run ${when(t.last_run.scheduled_for)}</span>`}`}
-      />
-      <${Check}
-        title="Paused after failures"
-        testid="self-paused"
-        found=${data?.selfPaused}
-        link="#/tasks"
-        none="No task was paused by Sundial."
-        item=${(t) => html`<a href=${`#/tasks/${t.id}`}>${t.name || t.id}</a> <span class="hint">${t.paused_reason}</span>`}
-      />
-      <${Check}
-        title="Dead letters waiting"
-        testid="dead-letters-waiting"
-        found=${data?.deadLetters}
-        link="#/dead-letters"
-        none="No dead letter waits to be redriven."
-        item=${(d) => html`<a href=${letterHref(d)}>${letterOf(d)}</a> <span class="hint">${when(d.failed_at)}: ${d.reason}</span>`}
-      />
-      <${Check}
-        title="Failed jobs"
-        testid="failed-jobs"
-        found=${data?.failedJobs}
-        link="#/jobs"
-        none="No job has failed."
-        item=${(j) => html`<a href=${`#/jobs/${j.id}`}>${j.name || j.id}</a> <span class="hint">${j.error}</span>`}
-      />
-    </div>
+    <div class="checks">${checks.map((found) => html`<${Check} found=${found} key=${found.check.testid} />`)}</div>
   </section>`;
 }

@@ -4,7 +4,7 @@
 // failed, on which attempt, with what answer and, when the processor said, what it raised
 // ("KeyError: 'user_id'"). A running job is cancelled from its page (after a confirmation).
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api, query } from "../api.js";
+import { api, readPage } from "../api.js";
 import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
 
 // Shards done of all; before pre has planned them there is no count to show.
@@ -25,11 +25,12 @@ function Progress({ job }) {
 
 const STATUSES = ["running", "succeeded", "failed", "cancelled"];
 
-export function Jobs() {
-  const [status, setStatus] = useState("");
+// #/jobs (#/jobs?status=failed: filtered), a page read on until it is full or the list ends.
+export function Jobs({ filter }) {
+  const [status, setStatus] = useState(filter?.get("status") || "");
   const pager = usePager();
   const { data, error } = useLoad(
-    () => api("GET", "v1/jobs" + query({ status, limit: 20, cursor: pager.cursor })),
+    () => readPage("v1/jobs", { status, cursor: pager.cursor }, 20),
     [status, pager.cursor],
     3000,
   );
@@ -58,8 +59,7 @@ export function Jobs() {
         )}
       </tbody>
     </table>
-    ${data && !data.items.length && html`<p class="empty">No jobs on this page${data.next_cursor ? " (a filtered page may be short: go on)" : ""}.</p>`}
-    <${Pager} pager=${pager} nextCursor=${data?.next_cursor} />
+    <${Pager} pager=${pager} data=${data} none="No jobs on this page." />
   </section>`;
 }
 

@@ -1,13 +1,15 @@
 // #/tasks/<id>: one task, its next times, its runs and their lateness; pause, resume, run now,
-// cancel, and a new schedule (previewed before it is saved). Refreshes every 3 s.
+// cancel, and a new schedule (previewed before it is saved). Refreshes every 3 s. Its runs come 100
+// a page, newest first, with Next / Previous and "more" while there are older ones.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api } from "../api.js";
+import { api, readPage } from "../api.js";
 import { LatenessChart } from "../chart.js";
-import { ErrorBox, Json, NextTimes, Status, describe, inZone, parseField, shortIds, useLoad, when, zoneOf } from "../ui.js";
+import { ErrorBox, Json, NextTimes, Pager, Status, describe, inZone, parseField, shortIds, useLoad, usePager, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
 import { LastRun } from "./tasks.js";
 
 const LIVE = ["scheduled", "paused"];
+const RUNS_PAGE = 100;
 
 const ONE_SHOT = (s) => "at" in s || "after_seconds" in s;
 
@@ -52,7 +54,8 @@ const AT_ONCE_MS = 1000;
 
 export function Task({ id }) {
   const task = useLoad(() => api("GET", `v1/tasks/${id}`).then((t) => ({ ...t, readAt: Date.now() })), [id], 3000);
-  const runs = useLoad(() => api("GET", `v1/tasks/${id}/runs?limit=100`), [id], 3000);
+  const pager = usePager();
+  const runs = useLoad(() => readPage(`v1/tasks/${id}/runs`, { cursor: pager.cursor }, RUNS_PAGE), [id, pager.cursor], 3000);
   const t = task.data;
   const schedule = JSON.stringify(t?.schedule);
   const next = useLoad(() => (t ? nextTimes(t, t.readAt) : Promise.resolve(null)), [schedule, t?.status, t?.next_fire_at, t?.misfire]);
@@ -130,6 +133,7 @@ export function Task({ id }) {
     <${LatenessChart} runs=${runs.data?.items || []} />
     <${ErrorBox} error=${runs.error} />
     <${Runs} runs=${runs.data?.items || []} />
+    <${Pager} pager=${pager} data=${runs.data} none="No runs yet." />
   </section>`;
 }
 
@@ -162,7 +166,7 @@ function ChangeSchedule({ task, saved }) {
 const TaskLinks = ({ ids }) => ids.map((id, i) => html`${i ? ", " : ""}<a href=${`#/tasks/${id}`}><code>${id}</code></a>`);
 
 function Runs({ runs }) {
-  if (!runs.length) return html`<p class="empty">No runs yet.</p>`;
+  if (!runs.length) return null;
   const short = shortIds(runs.map((r) => r.run_id)); // the part of each id that differs; the whole on hover
   return html`<table data-testid="runs">
     <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Parent</th></tr></thead>

@@ -1,10 +1,12 @@
-// #/tasks: the tenant's tasks, newest first, filtered by status and name prefix, a page at a time;
-// each with how its last run went (red when it failed: a failed task never looks green).
+// #/tasks: the tenant's tasks, newest first, filtered by status and name prefix, a page at a time
+// (#/tasks?status=failed opens it filtered); each with how its last run went (red when it failed:
+// a failed task never looks green). A filtered page is read on until it is full or the list ends.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api, query } from "../api.js";
+import { readPage } from "../api.js";
 import { ErrorBox, Pager, Status, describe, useLoad, usePager, when } from "../ui.js";
 
-const STATUSES = ["scheduled", "paused", "completed", "failed", "cancelled"];
+// The API's status filter: a task's status, or paused_after_failures (those Sundial paused itself).
+const STATUSES = ["scheduled", "paused", "paused_after_failures", "completed", "failed", "cancelled"];
 
 // The task's last run: its status (coloured as every status is) and when it was scheduled.
 export const LastRun = ({ run }) =>
@@ -13,15 +15,15 @@ export const LastRun = ({ run }) =>
     : html`<span data-testid="last-run" class="empty">not run yet</span>`;
 export const PAGE_SIZE = 20;
 
-export function Tasks() {
-  const [status, setStatus] = useState("");
+export function Tasks({ filter }) {
+  const [status, setStatus] = useState(filter?.get("status") || "");
   const [prefix, setPrefix] = useState("");
   const pager = usePager();
   const { data, error } = useLoad(
-    () => api("GET", "v1/tasks" + query({ status, name_prefix: prefix, limit: PAGE_SIZE, cursor: pager.cursor })),
+    () => readPage("v1/tasks", { status, name_prefix: prefix, cursor: pager.cursor }, PAGE_SIZE),
     [status, prefix, pager.cursor],
   );
-  const filter = (set) => (e) => {
+  const filtered = (set) => (e) => {
     set(e.target.value);
     pager.reset();
   };
@@ -29,12 +31,12 @@ export function Tasks() {
     <h1>Tasks</h1>
     <form class="filters" role="search" onSubmit=${(e) => e.preventDefault()}>
       <label>Status
-        <select value=${status} onChange=${filter(setStatus)}>
+        <select value=${status} onChange=${filtered(setStatus)}>
           <option value="">any</option>
           ${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
         </select>
       </label>
-      <label>Name starts with <input type="search" value=${prefix} onInput=${filter(setPrefix)} /></label>
+      <label>Name starts with <input type="search" value=${prefix} onInput=${filtered(setPrefix)} /></label>
       <a class="button" href="#/new">New task</a>
     </form>
     <${ErrorBox} error=${error} />
@@ -53,7 +55,6 @@ export function Tasks() {
         )}
       </tbody>
     </table>
-    ${data && !data.items.length && html`<p class="empty">No tasks on this page.</p>`}
-    <${Pager} pager=${pager} nextCursor=${data?.next_cursor} />
+    <${Pager} pager=${pager} data=${data} none="No tasks on this page." />
   </section>`;
 }

@@ -1,12 +1,27 @@
 // #/workflows/<id>/runs/<run>[/nodes/<node>]: a workflow run drawn as its graph, each node coloured
 // by its status; a node that has a run links to it, shown under the graph (its attempts, lateness,
 // last error). Cancel (a running run) and Retry (a failed or cancelled one), each asked first.
-// Refreshed every 3 s while the run is running.
+// Refreshed every 3 s while the run is running. #/workflow-runs?status=failed: every workflow's
+// failed runs, newest first, a page read on until it is full or the list ends.
 import { html, useEffect, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api } from "../api.js";
+import { api, readPage } from "../api.js";
 import { Graph } from "../graph.js";
-import { ErrorBox, Status, useLoad, when } from "../ui.js";
-import { tally } from "./workflows.js";
+import { ErrorBox, Pager, Status, useLoad, usePager, when } from "../ui.js";
+import { PAGE_SIZE } from "./tasks.js";
+import { Runs, tally } from "./workflows.js";
+
+export function WorkflowRuns({ filter }) {
+  const status = filter?.get("status") || "failed";
+  const pager = usePager();
+  const { data, error } = useLoad(() => readPage("v1/workflow-runs", { status, cursor: pager.cursor }, PAGE_SIZE), [status, pager.cursor]);
+  return html`<section>
+    <p><a href="#/workflows">All workflows</a></p>
+    <h1>Workflow runs: ${status}</h1>
+    <${ErrorBox} error=${error} />
+    <${Runs} runs=${data?.items || []} />
+    <${Pager} pager=${pager} data=${data} none=${`No ${status} workflow run.`} />
+  </section>`;
+}
 
 const ACTIONS = {
   cancel: {

@@ -2,7 +2,7 @@
 // workflow: its definition (drawn, then node by node and edge by edge), its runs newest first
 // (refreshed every 3 s) and Run now.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
-import { api, query } from "../api.js";
+import { api, readPage } from "../api.js";
 import { Graph } from "../graph.js";
 import { ErrorBox, Json, Pager, Status, describe, useLoad, usePager, when } from "../ui.js";
 import { PAGE_SIZE } from "./tasks.js";
@@ -10,7 +10,7 @@ import { PAGE_SIZE } from "./tasks.js";
 export function Workflows() {
   const pager = usePager();
   const { data, error } = useLoad(
-    () => api("GET", "v1/workflows" + query({ limit: PAGE_SIZE, cursor: pager.cursor })),
+    () => readPage("v1/workflows", { cursor: pager.cursor }, PAGE_SIZE),
     [pager.cursor],
   );
   return html`<section>
@@ -31,8 +31,7 @@ export function Workflows() {
         )}
       </tbody>
     </table>
-    ${data && !data.items.length && html`<p class="empty">No workflows on this page. Workflows are registered with <code>POST /v1/workflows</code>.</p>`}
-    <${Pager} pager=${pager} nextCursor=${data?.next_cursor} />
+    <${Pager} pager=${pager} data=${data} none=${html`No workflows on this page. Workflows are registered with <code>POST /v1/workflows</code>.`} />
   </section>`;
 }
 
@@ -60,7 +59,7 @@ export function tally(run) {
 export function Workflow({ id }) {
   const workflow = useLoad(() => api("GET", `v1/workflows/${id}`), [id]);
   const pager = usePager();
-  const runs = useLoad(() => api("GET", `v1/workflows/${id}/runs` + query({ limit: PAGE_SIZE, cursor: pager.cursor })), [id, pager.cursor], 3000);
+  const runs = useLoad(() => readPage(`v1/workflows/${id}/runs`, { cursor: pager.cursor }, PAGE_SIZE), [id, pager.cursor], 3000);
   const [outcome, setOutcome] = useState(null);
   const w = workflow.data;
   if (!w) return html`<section><h1>Workflow</h1><${ErrorBox} error=${workflow.error} /><p><a href="#/workflows">All workflows</a></p></section>`;
@@ -95,7 +94,7 @@ export function Workflow({ id }) {
     <h2>Runs</h2>
     <${ErrorBox} error=${runs.error} />
     <${Runs} id=${id} runs=${runs.data?.items || []} />
-    <${Pager} pager=${pager} nextCursor=${runs.data?.next_cursor} />
+    <${Pager} pager=${pager} data=${runs.data} none="No runs on this page." />
     <h2>Graph</h2>
     <${Graph} graph=${graphOf(w)} />
     <div class="columns">
@@ -132,14 +131,17 @@ export function Workflow({ id }) {
   </section>`;
 }
 
-function Runs({ id, runs }) {
-  if (!runs.length) return html`<p class="empty">No runs on this page.</p>`;
+// Runs as a table, each linked to its page: one workflow's (`id`), or any workflow's (each run's
+// workflow_id, shown in a column of its own).
+export function Runs({ id, runs }) {
+  if (!runs.length) return null;
   return html`<table data-testid="workflow-runs">
-    <thead><tr><th>Run</th><th>Status</th><th>Nodes</th><th>Version</th><th>Started</th><th>Ended</th></tr></thead>
+    <thead><tr><th>Run</th>${!id && html`<th>Workflow</th>`}<th>Status</th><th>Nodes</th><th>Version</th><th>Started</th><th>Ended</th></tr></thead>
     <tbody>
       ${runs.map(
         (r) => html`<tr>
-          <td><a href=${`#/workflows/${id}/runs/${r.run_id}`}><code>${r.run_id}</code></a></td>
+          <td><a href=${`#/workflows/${id || r.workflow_id}/runs/${r.run_id}`}><code>${r.run_id}</code></a></td>
+          ${!id && html`<td><a href=${`#/workflows/${r.workflow_id}`}><code>${r.workflow_id}</code></a></td>`}
           <td><${Status} status=${r.status} /></td>
           <td>${tally(r)}</td>
           <td class="number">${r.version}</td>
