@@ -40,7 +40,7 @@ async function nextTimes(t, readAt) {
   const paused = t.status === "paused";
   if (!paused) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
   if (!t.next_fire_at) return { paused, times: [], notes: ["None: its time went by while paused and its misfire is skip, so resuming completes it."] };
-  const atOnce = Date.parse(t.next_fire_at) <= readAt + AT_ONCE_MS;
+  const atOnce = firesAtOnce(t, readAt);
   if (!atOnce) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
   const was = "an occurrence went by while paused and its misfire is fire_now";
   if (ONE_SHOT(t.schedule)) return { paused, times: [], notes: [`At once: ${was}.`] };
@@ -51,6 +51,9 @@ async function nextTimes(t, readAt) {
 
 // A paused task's next_fire_at this close to when it was read is the read's own moment: at once.
 const AT_ONCE_MS = 1000;
+// Only fire_now fires a missed occurrence at once; with skip, a time this close is the schedule's
+// next one (an every_seconds: 2 task's is never more than 2 s ahead), listed as any other.
+const firesAtOnce = (t, readAt) => t.misfire === "fire_now" && Date.parse(t.next_fire_at) <= readAt + AT_ONCE_MS;
 
 export function Task({ id }) {
   const task = useLoad(() => api("GET", `v1/tasks/${id}`).then((t) => ({ ...t, readAt: Date.now() })), [id], 3000);
@@ -98,7 +101,7 @@ export function Task({ id }) {
       <dt>Schedule</dt><dd data-testid="task-schedule">${describe(t.schedule)}</dd>
       <dt>Last run</dt><dd><${LastRun} run=${t.last_run} /></dd>
       <dt>Next fire</dt><dd data-testid="next-fire">${t.status === "paused"
-        ? html`none while paused${t.next_fire_at ? html` (a resume now fires it ${Date.parse(t.next_fire_at) <= t.readAt + AT_ONCE_MS ? "at once" : `at ${when(t.next_fire_at)}`})` : " (a resume now completes it)"}`
+        ? html`none while paused${t.next_fire_at ? html` (a resume now fires it ${firesAtOnce(t, t.readAt) ? "at once" : `at ${when(t.next_fire_at)}`})` : " (a resume now completes it)"}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s${t.retry.max_age_seconds ? `, none after ${t.retry.max_age_seconds} s` : ""}</dd>
