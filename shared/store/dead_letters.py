@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
-from pynamodb.expressions.update import Action
 
 from shared.domain.codec import compact_json, retry_from_dict, retry_to_dict, target_from_dict, target_to_dict
 from shared.domain.errors import DeadLetterNotFound, StorageUnavailable
@@ -51,13 +50,6 @@ def status_keys(letter: DeadLetter, list_shards: int) -> tuple[str, str] | None:
     if letter.status is not WAITING:
         return None
     return status_pk(letter.tenant, "letter", WAITING.value, letter.run_id, list_shards), letter.run_id
-
-
-def status_actions(keys: tuple[str, str] | None) -> list[Action]:
-    """The update actions that put a letter's status index keys (``keys``) or take them away (None)."""
-    if keys is None:
-        return [DeadLetterItem.spk.remove(), DeadLetterItem.ssk.remove()]
-    return [DeadLetterItem.spk.set(keys[0]), DeadLetterItem.ssk.set(keys[1])]
 
 
 def to_item(letter: DeadLetter, expires_ms: int, list_shards: int = 1) -> DeadLetterItem:

@@ -358,41 +358,65 @@ class DynamoTaskRepository:
         cursor: str | None,
         name_prefix: str | None,
     ) -> Page[Task]:
-        """A page of the tasks in ``states`` through the status index, their items read by key and
-        checked again (the index is eventually consistent: a task that left the status since is
-        left out and the page reads on). A name filter is applied to the tasks read, for at most
-        LIST_READ_BUDGET of them."""
+        """A page of the tasks in ``states`` through the status index, which names those only: each
+        round asks for what the page still lacks (a name filter: a window, as the listing does)."""
+        values = [s.value for s in states]
+
+        def read(position: str | None, count: int) -> list[tuple[str, str, str]]:
+            return status_index.entries(tenant, "task", values, self.list_shards, position, count)
+
+        def want(found: int) -> int:
+            return limit + 1 - found if name_prefix is None else max(limit + 1, FILTERED_WINDOW)
+
+        return self._page_of(tenant, read, want, lambda task: matches(task, wanted, name_prefix), limit, cursor)
+
+    def _page_of(
+        self,
+        tenant: str,
+        read: Callable[[str | None, int], Sequence[tuple[str, str, str]]],
+        want: Callable[[int], int],
+        keep: Callable[[Task], bool],
+        limit: int,
+        cursor: str | None,
+    ) -> Page[Task]:
+        """A page of the tasks an index names, newest first: ``read(position, count)`` answers up to
+        ``count`` entries (position, pk, sk) before ``position``, a round asks for ``want(found so
+        far)``, and the items are read by key and checked again (another tenant's, or past its
+        retention, never listed; ``keep`` says whether a task passes the filters). At most
+        LIST_READ_BUDGET entries are read a request (whole rounds, at least one): a page may then come
+        back short, even empty, with a cursor to go on from."""
         position = decode_cursor(cursor) if cursor else None
-        now = utc_now()
+        now = utc_now()  # past its retention, a task is left out (TTL deletes it later)
         found: list[tuple[str, Task]] = []
-        read = 0
+        done = 0
         try:
-            while read < LIST_READ_BUDGET:
-                want = limit + 1 - len(found) if name_prefix is None else max(limit + 1, FILTERED_WINDOW)
-                entries = status_index.entries(
-                    tenant, "task", [s.value for s in states], self.list_shards, position, want
-                )
+            while True:
+                asked = want(len(found))
+                if done and done + asked > LIST_READ_BUDGET:
+                    break
+                entries = read(position, asked)
                 if not entries:
                     return _task_page(found)
                 keys = [(pk, sk) for _, pk, sk in entries]
                 items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
                 logs = run_logs(list(items.values()))
-                read += len(entries)
-                for ssk, pk, sk in entries:
+                done += len(entries)
+                for at, pk, sk in entries:
                     item = items.get((pk, sk))
-                    position = ssk
+                    position = at
                     if item is None or item.tenant != tenant or item.expired(now):
                         continue
                     task = to_task(item, logs)
-                    if matches(task, wanted, name_prefix):
-                        found.append((ssk, task))
+                    if keep(task):
+                        found.append((at, task))
                     if len(found) > limit:
                         page = found[:limit]
                         return _task_page(page, encode_cursor(page[-1][0]))
-                if len(entries) < want:
+                if len(entries) < asked:
                     return _task_page(found)
         except PynamoDBException as exc:
             raise _storage_error(exc) from exc
+        # Read the budget without filling the page: hand back what we have.
         assert position is not None
         return _task_page(found, encode_cursor(position))
 
@@ -426,37 +450,15 @@ class DynamoTaskRepository:
         to go on from."""
         if status is not None and (states := WATCHED_TASKS.get(TaskFilter(status.value))) is not None:
             return self._list_watched(tenant, states, TaskFilter(status.value), limit, cursor, name_prefix)
-        position = decode_cursor(cursor) if cursor else None
-        now = utc_now()  # past its retention, a task is left out (TTL deletes it later)
         filtered = status is not None or name_prefix is not None
         window = max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1
-        found: list[tuple[str, Task]] = []
-        try:
-            for _ in range(max(1, LIST_READ_BUDGET // window)):
-                entries = positions(tenant, self.list_shards, position, window)
-                if not entries:
-                    return _task_page(found)
-                keys = [(pk, sk) for _, pk, sk in entries]
-                items = {(i.pk, i.sk): i for i in TaskItem.batch_get(keys, consistent_read=True)}
-                logs = run_logs(list(items.values()))
-                for lsk, pk, sk in entries:
-                    item = items.get((pk, sk))
-                    position = lsk
-                    if item is None or item.tenant != tenant or item.expired(now):
-                        continue
-                    task = to_task(item, logs)
-                    if matches(task, status, name_prefix):
-                        found.append((lsk, task))
-                    if len(found) > limit:
-                        page = found[:limit]
-                        return _task_page(page, encode_cursor(page[-1][0]))
-                if len(entries) < window:
-                    return _task_page(found)
-        except PynamoDBException as exc:
-            raise _storage_error(exc) from exc
-        # Read the budget without filling the page: hand back what we have.
-        assert position is not None
-        return _task_page(found, encode_cursor(position))
+
+        def read(position: str | None, count: int) -> list[tuple[str, str, str]]:
+            return positions(tenant, self.list_shards, position, count)
+
+        return self._page_of(
+            tenant, read, lambda _: window, lambda task: matches(task, status, name_prefix), limit, cursor
+        )
 
 
 def _task_page(found: list[tuple[str, Task]], next_cursor: str | None = None) -> Page[Task]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
 
 from shared.domain.chains import ChainLink
 from shared.domain.codec import (
@@ -105,13 +104,6 @@ def keys_in_status(
     if state is None or not listed:
         return None
     return status_pk(tenant, "task", state.value, task_id, list_shards), list_sk(created_ms, task_id)
-
-
-def status_actions(keys: tuple[str, str] | None) -> list[Any]:
-    """The update actions that put a task's status index keys (``keys``) or take them away (None)."""
-    if keys is None:
-        return [TaskItem.spk.remove(), TaskItem.ssk.remove()]
-    return [TaskItem.spk.set(keys[0]), TaskItem.ssk.set(keys[1])]
 
 
 def lane_of(priority: Priority) -> str | None:

@@ -11,7 +11,6 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, UpdateError
-from pynamodb.expressions.update import Action
 
 from shared.domain.codec import compact_json
 from shared.domain.errors import StorageUnavailable
@@ -57,13 +56,6 @@ def status_keys(tenant: str, job_id: str, created_ms: int, status: JobStatus) ->
     if status not in WATCHED_JOBS:
         return None
     return status_pk(tenant, "job", status.value, job_id, JOB_LIST_SHARDS), list_sk(created_ms, job_id)
-
-
-def status_actions(keys: tuple[str, str] | None) -> list[Action]:
-    """The update actions that put a job's status index keys (``keys``) or take them away (None)."""
-    if keys is None:
-        return [JobItem.spk.remove(), JobItem.ssk.remove()]
-    return [JobItem.spk.set(keys[0]), JobItem.ssk.set(keys[1])]
 
 
 class DynamoJobStore:
@@ -312,7 +304,7 @@ class DynamoJobStore:
                 actions=[
                     JobItem.status.set(JobStatus.CANCELLED.value),
                     JobItem.finished_ms.set(now_ms),
-                    *status_actions(None),  # off the running list (docs/status-index.md)
+                    *status_index.actions(JobItem, None),  # off the running list (docs/status-index.md)
                 ],
                 condition=(JobItem.status == JobStatus.RUNNING.value)
                 & (JobItem.tenant == tenant)
@@ -366,7 +358,12 @@ class DynamoJobStore:
             keys = status_keys(tenant, job_id, created_ms, status)
         return _updated(
             job_id,
-            [JobItem.status.set(status.value), JobItem.finished_ms.set(finished), *actions, *status_actions(keys)],
+            [
+                JobItem.status.set(status.value),
+                JobItem.finished_ms.set(finished),
+                *actions,
+                *status_index.actions(JobItem, keys),
+            ],
             JobItem.status == JobStatus.RUNNING.value,
         )
 

@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from itertools import groupby
+from typing import Any
 
 from shared.domain.tasks import Task
 from shared.domain.times import from_ms
@@ -98,23 +99,29 @@ def positions(tenant: str, list_shards: int, before: str | None, count: int) -> 
 
 
 def _index_entries(tenant: str, k: int, before: str | None, count: int) -> Iterator[Position]:
-    # The low-level query: the model-level one filters on `kind`, which a keys-only index does
-    # not project.
-    condition = TaskItem.lsk < before if before is not None else None
+    return keys_only_entries(LIST_INDEX_NAME, f"L#{tenant}#{k}", TaskItem.lsk, before, count)
+
+
+def keys_only_entries(index: str, pk: str, sort_key: Any, before: str | None, count: int) -> Iterator[Position]:
+    """Up to ``count`` entries of the partition ``pk`` of the keys-only index ``index`` whose sort
+    key (the attribute ``sort_key``) is before ``before``, newest first: (sort key, item pk, item
+    sk). The low-level query: the model-level one filters on ``kind``, which a keys-only index does
+    not project."""
+    condition = sort_key < before if before is not None else None
     start: dict[str, object] | None = None
     remaining = count
     while remaining > 0:
         page = TaskItem._get_connection().query(
-            f"L#{tenant}#{k}",
+            pk,
             range_key_condition=condition,
-            index_name=LIST_INDEX_NAME,
+            index_name=index,
             scan_index_forward=False,
             limit=remaining,
             exclusive_start_key=start,
         )
         for raw in page.get("Items", []):
             remaining -= 1
-            yield raw["lsk"]["S"], raw["pk"]["S"], raw["sk"]["S"]
+            yield raw[sort_key.attr_name]["S"], raw["pk"]["S"], raw["sk"]["S"]
         start = page.get("LastEvaluatedKey")
         if start is None:
             break

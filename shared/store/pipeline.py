@@ -28,7 +28,8 @@ from shared.domain.states import RunStatus, TaskStatus, ended_as, watched_state
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
-from shared.store.items import keys_in_status, occurrence_item, priority_of, status_actions, status_keys, to_task
+from shared.store import status_index
+from shared.store.items import keys_in_status, occurrence_item, priority_of, status_keys, to_task
 from shared.store.keys import bucket_pk, task_key
 from shared.store.models import (
     BucketItem,
@@ -96,7 +97,7 @@ def _armed_for(
     ]
     if paused_reason is not None:
         actions += [TaskItem.status.set(TaskStatus.PAUSED.value), TaskItem.paused_reason.set(paused_reason)]
-        actions += status_actions(paused_keys)
+        actions += status_index.actions(TaskItem, paused_keys)
     return actions
 
 
@@ -490,7 +491,7 @@ class DynamoPipelineStore:
         completed = [
             TaskItem.status.set(ended.value),
             TaskItem.next_fire_ms.remove(),
-            *status_actions(keys),
+            *status_index.actions(TaskItem, keys),
         ]
         actions = [
             TaskItem.run_status.set(run.status.value),
@@ -590,7 +591,7 @@ class DynamoPipelineStore:
                     actions=[
                         TaskItem.status.set(TaskStatus.COMPLETED.value),
                         TaskItem.version.add(1),
-                        *status_actions(None),  # off the failed list (docs/status-index.md)
+                        *status_index.actions(TaskItem, None),  # off the failed list (docs/status-index.md)
                     ],
                     condition=TaskItem.status == TaskStatus.FAILED.value,
                 )
@@ -626,7 +627,7 @@ class DynamoPipelineStore:
                 ended = [
                     TaskItem.status.set(status.value),
                     TaskItem.next_fire_ms.remove(),
-                    *status_actions(status_keys(task, self.list_shards, status)),
+                    *status_index.actions(TaskItem, status_keys(task, self.list_shards, status)),
                 ]
                 actions = [*put_away, *ended, TaskItem.expires_at.set(expires)]
             else:

@@ -7,9 +7,13 @@ read queries each shard's partition and merges them by position."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pynamodb.expressions.update import Action
 
 from shared.store.keys import status_shard_pk
+from shared.store.listing import keys_only_entries
 from shared.store.models import STATUS_INDEX_NAME, TaskItem
 
 Entry = tuple[str, str, str]
@@ -26,7 +30,10 @@ def entries(
 ) -> list[Entry]:
     """Up to ``count`` index entries of the tenant's items of ``kind`` in any of ``states``,
     positioned before ``before``, newest first."""
-    streams = [_partition(pk, before, count) for pk in partitions(tenant, kind, states, list_shards)]
+    streams = [
+        keys_only_entries(STATUS_INDEX_NAME, pk, TaskItem.ssk, before, count)
+        for pk in partitions(tenant, kind, states, list_shards)
+    ]
     found: list[Entry] = []
     for entry in heapq.merge(*streams, key=lambda e: e[0], reverse=True):
         if found and found[-1] == entry:
@@ -54,24 +61,10 @@ def count(tenant: str, kind: str, states: Sequence[str], list_shards: int) -> in
     return total
 
 
-def _partition(pk: str, before: str | None, count: int) -> Iterator[Entry]:
-    # The low-level query, as the listing index's (shared/store/listing.py): a keys-only index
-    # projects no attribute the models' own query would filter on.
-    condition = TaskItem.ssk < before if before is not None else None
-    start: dict[str, object] | None = None
-    remaining = count
-    while remaining > 0:
-        page = TaskItem._get_connection().query(
-            pk,
-            range_key_condition=condition,
-            index_name=STATUS_INDEX_NAME,
-            scan_index_forward=False,
-            limit=remaining,
-            exclusive_start_key=start,
-        )
-        for raw in page.get("Items", []):
-            remaining -= 1
-            yield raw["ssk"]["S"], raw["pk"]["S"], raw["sk"]["S"]
-        start = page.get("LastEvaluatedKey")
-        if start is None:
-            break
+def actions(model: Any, keys: tuple[str, str] | None) -> list[Action]:
+    """The update actions that put an item's keys in the status index (``keys``: ``spk``, ``ssk``)
+    or take them away (None): ``model`` is the item's PynamoDB model (a task's, a job's, a
+    letter's, a workflow run's), each of which carries the two attributes."""
+    if keys is None:
+        return [model.spk.remove(), model.ssk.remove()]
+    return [model.spk.set(keys[0]), model.ssk.set(keys[1])]

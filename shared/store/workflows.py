@@ -15,7 +15,6 @@ from datetime import timedelta
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, TransactWriteError, UpdateError
-from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.codec import (
@@ -271,13 +270,6 @@ def status_keys(tenant: str, run_id: str, created_ms: int, status: NodeStatus) -
     return status_pk(tenant, "workflow_run", status.value, run_id, RUN_LIST_SHARDS), list_sk(created_ms, run_id)
 
 
-def status_actions(keys: tuple[str, str] | None) -> list[Action]:
-    """The update actions that put a run's status index keys (``keys``) or take them away (None)."""
-    if keys is None:
-        return [WorkflowRunItem.spk.remove(), WorkflowRunItem.ssk.remove()]
-    return [WorkflowRunItem.spk.set(keys[0]), WorkflowRunItem.ssk.set(keys[1])]
-
-
 class DynamoWorkflowRuns:
     def __init__(self, retention: timedelta = timedelta(days=30)) -> None:
         self.retention = retention
@@ -477,7 +469,7 @@ class DynamoWorkflowRuns:
             if placed is None:
                 return False  # no such run: nothing to end
             keys = status_keys(placed[0], run_id, placed[1], status)
-        actions: list[Any] = [WorkflowRunItem.status.set(status.value), *status_actions(keys)]
+        actions: list[Any] = [WorkflowRunItem.status.set(status.value), *status_index.actions(WorkflowRunItem, keys)]
         if ended_ms is not None:
             actions.append(WorkflowRunItem.ended_ms.set(ended_ms))
         return _update(WorkflowRunItem(run_pk(run_id), SK), actions, WorkflowRunItem.status == NodeStatus.RUNNING.value)
@@ -510,7 +502,9 @@ class DynamoWorkflowRuns:
             else WorkflowRunItem.ended_ms.remove()
         )
         # on the failed list or off it with its new status (a retry: running again)
-        actions += status_actions(status_keys(before.tenant, before.run_id, before.created_ms, after.status))
+        actions += status_index.actions(
+            WorkflowRunItem, status_keys(before.tenant, before.run_id, before.created_ms, after.status)
+        )
         return _update(WorkflowRunItem(run_pk(before.run_id), SK), actions, WorkflowRunItem.revision == before.revision)
 
 
