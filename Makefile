@@ -102,11 +102,11 @@ deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checke
 	$(PY) -m sundial_cli admin-key create --if-missing
 
 # Checks any running Sundial from outside, through its HTTP API (sundial_cli/smoke.py): make run's
-# by default, else SUNDIAL_URL with SUNDIAL_API_KEY (README "Checking a deployment").
+# by default, else SUNDIAL_URL with SUNDIAL_API_KEY (docs/guide.md, "Checking a deployment").
 smoke: $(STAMP)  ## one-shot, recurring, retry, dead letter and chain, each fired on time? (exit 1 if not)
 	$(PY) -m sundial_cli.smoke $(ARGS)
 
-bench: $(STAMP)  ## measured figures for the README (flags: make bench ARGS="--help")
+bench: $(STAMP)  ## measured figures (docs/measured.md) (flags: make bench ARGS="--help")
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
 
 simulate: $(STAMP)  ## the discrete-event model of the deployed system: docs/scale/*.png and results.md (docs/scale.md)

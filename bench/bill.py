@@ -1,5 +1,5 @@
-"""The whole bill of a one-shot task, and of a stack that does nothing (README, "Cost"; docs/deploy.md,
-section 11).
+"""The whole bill of a one-shot task, and of a stack that does nothing (docs/measured.md, "What
+it costs"; docs/deploy.md, section 11).
 
 Per million one-shot tasks, four parts, each from what `make bench` counted on the local runtime
 (botocore hooks on every client, DynamoDB capacity from item sizes: bench/capacity.py) priced with

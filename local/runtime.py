@@ -91,7 +91,7 @@ SIGNING_KEY_ALIAS = f"alias/{LOCAL_STACK_NAME}-signing"
 """The KMS signing key's alias (``signing_key`` ``kms``): a restart finds the key there."""
 MOTO_STATE_TIMEOUT_S = 120.0
 """How long a start waits for a moto that keeps its state to load it and answer, and a stop for it
-to write its last snapshot and exit (seconds with 10,000 tasks: the README's figure)."""
+to write its last snapshot and exit (seconds with 10,000 tasks: docs/measured.md)."""
 SCANNER_FUNCTION = "sundial-scanner"
 """The scanner's name, which the tick invokes asynchronously (the function server runs it)."""
 RECOVER_FUNCTION = "sundial-recover"
@@ -104,7 +104,7 @@ time in effect, so more only queue inside it, where a high-priority claim would 
 
 @dataclass
 class Runtime:
-    """The whole system, run with ``settings`` (local/settings.py; see README "Local runtime")."""
+    """The whole system, run with ``settings`` (local/settings.py; see docs/local-runtime.md)."""
 
     settings: LocalSettings = field(default_factory=LocalSettings)
     workers: int = 128

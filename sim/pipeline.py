@@ -145,7 +145,7 @@ CALL_CPU = Latency(
     5.2,
     "the trigger's wake-up and call at a full core: make bench at 8 a second (2026-11-24, after the "
     "moto speedups), where every claim is done long before its due time, so lateness is just these: "
-    "p50 2.0 ms, p99 5.2 ms (README, 'Measured'); the local check's calibration run",
+    "p50 2.0 ms, p99 5.2 ms (docs/measured.md); the local check's calibration run",
 )
 """From the claim (or the due time) to the target's call, as CPU: at 128 MB, 13.8 times it."""
 SCAN_QUERY = Latency(50.0, 150.0, "assumption: a bucket's Query with its items")

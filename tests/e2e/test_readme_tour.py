@@ -15,6 +15,8 @@ import pytest
 pytestmark = pytest.mark.e2e
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+GUIDE = README.parent / "docs" / "guide.md"
+"""Where the tour goes on: the command line's tour, tenants and keys."""
 
 
 def tour() -> list[str]:
@@ -76,8 +78,9 @@ def test_the_curl_tour_runs_as_printed(sundial):
 
 def test_the_cli_tour_and_the_curl_tour_do_not_share_an_idempotency_key_or_a_tenant():
     """Run one after the other on one `make run`, a shared key (with another body) or tenant id
-    would be refused by the second."""
-    text = README.read_text()
+    would be refused by the second (the curl tour in the README and the guide, the command line's
+    in the guide)."""
+    text = README.read_text() + GUIDE.read_text()
     curl_keys = set(re.findall(r"Idempotency-Key: ([\w-]+)", text))
     cli_keys = set(re.findall(r"--idempotency-key ([\w-]+)", text))
     curl_tenants = set(re.findall(r'/v1/tenants -H "Authorization: Bearer \$ADMIN" -d \'\{"id": "([\w-]+)"', text))

@@ -160,12 +160,12 @@ def test_what_does_not_exist_is_not_found(api):
 
 
 def test_the_readme_example_registers_as_it_says(api):
-    """The README's Workflows example, its body as written there."""
+    """The guide's Workflows example (docs/guide.md), its body as written there."""
     import json
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Workflows", 1)[1].split("\n## ", 1)[0]
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
+    section = guide.split("## Workflows", 1)[1].split("\n## ", 1)[0]
     body = json.loads(section.split("-d '", 1)[1].split("' | jq", 1)[0])
     created = api("POST", "/v1/workflows", body)
     assert created.status == 201, created.body
