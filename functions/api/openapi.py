@@ -102,8 +102,8 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
 
 
 RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
-    "create": {201: {"description": "The task, registered."}, **_errors(400, 409, 413, 422)},
-    "batch": {200: {"description": "Each spec's task or error, by index."}, **_errors(400, 409, 413, 422)},
+    "create": {201: {"description": "The task, registered."}, **_errors(400, 409, 422)},
+    "batch": {200: {"description": "Each spec's task or error, by index."}, **_errors(400, 409, 422)},
     "preview": {200: {"description": "The next times; notes warn of holiday data not yet published."}, **_errors(400)},
     "run": {
         202: {"description": "One extra run, now (skipped if the task is paused or cancelled first)."},
@@ -120,7 +120,7 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409, 412),
     },
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
-    "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 413, 422)},
+    "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
     "cancel_job": {
         202: {"description": "The job, cancelled: no shard starts from now on and post is not called."},
@@ -130,7 +130,7 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         202: {"description": "Taken: whether the job is cancelled (then stop the shard's work)."},
         **_errors(400, 401),
     },
-    "create_workflow": {201: {"description": "The workflow, registered."}, **_errors(400, 409, 413, 422)},
+    "create_workflow": {201: {"description": "The workflow, registered."}, **_errors(400, 409, 422)},
     "workflow": {200: {"description": "The workflow."}, **_errors(400, 404)},
     "update_workflow": {200: {"description": "The workflow, at its next version."}, **_errors(400, 404, 409)},
     "delete_workflow": {
@@ -193,11 +193,14 @@ def _ours(document: dict[str, Any]) -> dict[str, Any]:
     """Powertools documents a ``422`` of its own on every route, a ``500`` of its own for a
     response that fails validation and JSON content on a ``204``; Sundial answers none of them:
     bad input is a ``400`` and any failure a ``500``, both in the error format, and a ``204`` has
-    no body. Replace them with what the API answers."""
+    no body. Replace them with what the API answers, and document on every operation that takes a
+    body the ``413`` the handler answers to one over the limit, whichever route it was for."""
     error = {"description": _errors()[500]["description"], "content": {"application/json": {"schema": _ERROR_REF}}}
     for operations in document.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.get("responses", {})
+            if "requestBody" in operation:  # any body over the limit, before the route is known
+                responses.setdefault("413", {**error, "description": _errors(413)[413]["description"]})
             if "204" in responses:  # no content: Powertools adds an empty JSON one
                 responses["204"].pop("content", None)
             for code, response in list(responses.items()):

@@ -192,6 +192,11 @@ def test_a_body_over_the_limit_is_413(api):
     assert stored_tasks() == []
 
 
+def test_a_body_over_the_limit_is_413_on_any_route_before_the_route_looks_at_it(api):
+    answer = api("PATCH", "/v1/workflows/01ARZ3NDEKTSV4RRFFQ69G5FAV", {"name": "x" * 140_000})
+    assert (answer.status, answer.body["error"]["code"]) == (413, "payload_too_large")
+
+
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
