@@ -47,9 +47,12 @@ WAITING = LetterStatus.DEAD_LETTERED
 def status_keys(letter: DeadLetter, list_shards: int) -> tuple[str, str] | None:
     """A letter's keys in the status index (``spk``, ``ssk``: docs/status-index.md) while it waits
     for a redrive, at its run id (a ULID of its due time: newest last), or None once redriven."""
-    if letter.status is not WAITING:
-        return None
-    return status_pk(letter.tenant, "letter", WAITING.value, letter.run_id, list_shards), letter.run_id
+    return waiting_keys(letter.tenant, letter.run_id, list_shards) if letter.status is WAITING else None
+
+
+def waiting_keys(tenant: str, run_id: str, list_shards: int) -> tuple[str, str]:
+    """A waiting letter's status index keys from its tenant and run id."""
+    return status_pk(tenant, "letter", WAITING.value, run_id, list_shards), run_id
 
 
 def to_item(letter: DeadLetter, expires_ms: int, list_shards: int = 1) -> DeadLetterItem:
@@ -174,36 +177,24 @@ class DynamoDeadLetters:
         return _page(found, encode_cursor(last_read))
 
     def _list_waiting(self, tenant: str, limit: int, cursor: str | None, budget: int) -> Page[DeadLetter]:
-        """A page of the letters waiting for a redrive through the status index, their items read
-        by key and checked again (the index is eventually consistent: a letter redriven since is
-        left out and the page reads on), for at most ``budget`` entries."""
-        position = decode_cursor(cursor) if cursor else None
+        """A page of the letters waiting for a redrive through the status index (status_index.page:
+        a letter redriven since is left out and the page reads on), for at most ``budget`` entries."""
         now = utc_now()
-        found: list[DeadLetter] = []
-        read = 0
         try:
-            while read < budget:
-                want = limit + 1 - len(found)
-                entries = status_index.entries(tenant, "letter", [WAITING.value], self.list_shards, position, want)
-                if not entries:
-                    return _page(found, None)
-                keys = [(pk, sk) for _, pk, sk in entries]
-                items = {(i.pk, i.sk): i for i in DeadLetterItem.batch_get(keys, consistent_read=True)}
-                read += len(entries)
-                for ssk, pk, sk in entries:
-                    position = ssk
-                    item = items.get((pk, sk))
-                    if item is None or item.tenant != tenant or item.expired(now) or item.status != WAITING:
-                        continue
-                    found.append(from_item(item))
-                    if len(found) > limit:
-                        return _page(found[:limit], encode_cursor(found[limit - 1].run_id))
-                if len(entries) < want:
-                    return _page(found, None)
+            found, after = status_index.page(
+                DeadLetterItem,
+                tenant,
+                "letter",
+                [WAITING.value],
+                self.list_shards,
+                lambda item: item.tenant == tenant and item.status == WAITING and not item.expired(now),
+                limit,
+                decode_cursor(cursor) if cursor else None,
+                budget,
+            )
         except PynamoDBException as exc:
             raise StorageUnavailable(f"dead letters: {exc.msg}") from exc
-        assert position is not None
-        return _page(found, encode_cursor(position))
+        return _page([from_item(item) for _, item in found], encode_cursor(after) if after else None)
 
     def count(self, tenant: str, status: LetterStatus) -> int:
         """How many of the tenant's letters wait for a redrive (``dead_lettered``, the status the

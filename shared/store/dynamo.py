@@ -333,9 +333,7 @@ class DynamoTaskRepository:
                             DeadLetterItem.status.set(LetterStatus.REDRIVEN),
                             DeadLetterItem.redriven_run_id.set(run_id),
                             DeadLetterItem.redriven_ms.set(to_ms(extra.created_at)),
-                            # off the waiting list (docs/status-index.md)
-                            DeadLetterItem.spk.remove(),
-                            DeadLetterItem.ssk.remove(),
+                            *status_index.actions(DeadLetterItem, None),  # off the waiting list
                         ],
                         condition=DeadLetterItem.status == LetterStatus.DEAD_LETTERED,
                     )

@@ -129,32 +129,19 @@ class DynamoJobStore:
     def _watched_page(
         self, tenant: str, status: JobStatus, limit: int, cursor: str | None
     ) -> tuple[list[tuple[str, JobItem]], str | None]:
-        """A page of the tenant's jobs in ``status`` through the status index, their items read by
-        key and checked again (the index is eventually consistent: a job that left the status
-        since is left out and the page reads on), for at most ``LIST_READ_BUDGET`` entries."""
-        position = decode_cursor(cursor) if cursor else None
-        found: list[tuple[str, JobItem]] = []
-        read = 0
-        while read < LIST_READ_BUDGET:
-            want = limit + 1 - len(found)
-            entries = status_index.entries(tenant, "job", [status.value], JOB_LIST_SHARDS, position, want)
-            if not entries:
-                return found, None
-            keys = [(pk, sk) for _, pk, sk in entries]
-            items = {item.pk: item for item in JobItem.batch_get(keys, consistent_read=True)}
-            read += len(entries)
-            for ssk, pk, _ in entries:
-                position = ssk
-                item = items.get(pk)
-                if item is None or item.tenant != tenant or item.status != status.value:
-                    continue
-                found.append((encode_cursor(ssk), item))
-                if len(found) > limit:
-                    return found[:limit], found[limit - 1][0]
-            if len(entries) < want:
-                return found, None
-        assert position is not None
-        return found, encode_cursor(position)
+        """A page of the tenant's jobs in ``status`` through the status index (status_index.page)."""
+        found, after = status_index.page(
+            JobItem,
+            tenant,
+            "job",
+            [status.value],
+            JOB_LIST_SHARDS,
+            lambda item: item.tenant == tenant and item.status == status.value,
+            limit,
+            decode_cursor(cursor) if cursor else None,
+            LIST_READ_BUDGET,
+        )
+        return [(encode_cursor(at), item) for at, item in found], encode_cursor(after) if after else None
 
     def count(self, tenant: str, status: JobStatus) -> int:
         """How many of the tenant's jobs are ``status``, running or failed (the status index holds

@@ -25,7 +25,7 @@ def task_key(task_id: str) -> tuple[str, str]:
 
 
 def list_pk(tenant: str, task_id: str, list_shards: int) -> str:
-    return f"L#{tenant}#{zlib.crc32(task_id.encode()) % list_shards}"
+    return f"L#{tenant}#{list_shard(task_id, list_shards)}"
 
 
 def list_shard(item_id: str, list_shards: int) -> int:

@@ -23,10 +23,10 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.jobs import JobStatus
 from shared.domain.states import LetterStatus, TaskStatus
 from shared.domain.workflows import NodeStatus
+from shared.store.dead_letters import waiting_keys
 from shared.store.items import keys_in_status
 from shared.store.jobs import JOB_SK
 from shared.store.jobs import status_keys as job_status_keys
-from shared.store.keys import status_pk
 from shared.store.workflows import status_keys as run_status_keys
 
 Raw = Mapping[str, Any]
@@ -74,7 +74,7 @@ def _letter_keys(item: Raw, list_shards: int) -> Keys | None:
         return None
     if _text(item, "status") != LetterStatus.DEAD_LETTERED.value:
         return None
-    return status_pk(tenant, "letter", LetterStatus.DEAD_LETTERED.value, run_id, list_shards), run_id
+    return waiting_keys(tenant, run_id, list_shards)
 
 
 def _run_keys(item: Raw, list_shards: int) -> Keys | None:

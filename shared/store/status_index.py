@@ -7,7 +7,7 @@ read queries each shard's partition and merges them by position."""
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pynamodb.expressions.update import Action
@@ -42,6 +42,46 @@ def entries(
         if len(found) == count:
             break
     return found
+
+
+def page(
+    model: Any,
+    tenant: str,
+    kind: str,
+    states: Sequence[str],
+    list_shards: int,
+    keep: Callable[[Any], bool],
+    limit: int,
+    position: str | None,
+    budget: int,
+) -> tuple[list[tuple[str, Any]], str | None]:
+    """A page of the tenant's items of ``kind`` in ``states``, newest first, positioned before
+    ``position``: up to ``limit`` (position, item) and the position to go on from (None once the
+    index is read to its end). The items are read by key (``model``'s BatchGetItem, strongly
+    consistent) and checked again with ``keep``: the index is eventually consistent, so an item
+    that left the status since (or another tenant's, or one past its retention) is left out and
+    the page reads on, each round asking for what it still lacks, for at most ``budget`` entries
+    (a page may then come back short, even empty, with a position to go on from)."""
+    found: list[tuple[str, Any]] = []
+    read = 0
+    while read < budget:
+        want = limit + 1 - len(found)
+        named = entries(tenant, kind, states, list_shards, position, want)
+        if not named:
+            return found, None
+        items = {(i.pk, i.sk): i for i in model.batch_get([(pk, sk) for _, pk, sk in named], consistent_read=True)}
+        read += len(named)
+        for at, pk, sk in named:
+            position = at
+            item = items.get((pk, sk))
+            if item is None or not keep(item):
+                continue
+            found.append((at, item))
+            if len(found) > limit:
+                return found[:limit], found[limit - 1][0]
+        if len(named) < want:
+            return found, None
+    return found, position
 
 
 def count(tenant: str, kind: str, states: Sequence[str], list_shards: int) -> int:

@@ -324,33 +324,22 @@ class DynamoWorkflowRuns:
         checked again (the index is eventually consistent: a run retried since is left out and the
         page reads on), for at most ``LIST_READ_BUDGET`` entries. ValueError for another status."""
         self._check_watched(status)
-        position = decode_cursor(cursor) if cursor else None
         now = utc_now()
-        found: list[tuple[str, WorkflowRun]] = []
-        read = 0
         try:
-            while read < LIST_READ_BUDGET:
-                want = limit + 1 - len(found)
-                entries = status_index.entries(tenant, "workflow_run", [status.value], RUN_LIST_SHARDS, position, want)
-                if not entries:
-                    return _status_page(found, None)
-                keys = [(pk, sk) for _, pk, sk in entries]
-                items = {item.pk: item for item in WorkflowRunItem.batch_get(keys, consistent_read=True)}
-                read += len(entries)
-                for ssk, pk, _ in entries:
-                    position = ssk
-                    item = items.get(pk)
-                    if item is None or item.tenant != tenant or item.status != status.value or item.expired(now):
-                        continue
-                    found.append((ssk, _run(item)))
-                    if len(found) > limit:
-                        return _status_page(found[:limit], found[limit - 1][0])
-                if len(entries) < want:
-                    return _status_page(found, None)
+            found, after = status_index.page(
+                WorkflowRunItem,
+                tenant,
+                "workflow_run",
+                [status.value],
+                RUN_LIST_SHARDS,
+                lambda item: item.tenant == tenant and item.status == status.value and not item.expired(now),
+                limit,
+                decode_cursor(cursor) if cursor else None,
+                LIST_READ_BUDGET,
+            )
         except PynamoDBException as exc:
             raise StorageUnavailable(f"workflow runs: {exc.msg}") from exc
-        assert position is not None
-        return _status_page(found, position)
+        return _status_page([(at, _run(item)) for at, item in found], after)
 
     def count(self, tenant: str, status: NodeStatus) -> int:
         """How many of the tenant's runs are ``status``, one the status index holds (failed):
