@@ -9,6 +9,7 @@ from enum import StrEnum
 
 from shared.domain.alerts import Notice
 from shared.domain.firing import Staged
+from shared.domain.states import RunStatus
 from shared.domain.tasks import Task
 
 
@@ -37,6 +38,44 @@ class Claimed:
     counted: bool = False
     """The task is counted in its tenant's quota (shared/domain/quota.py): the run's final
     outcome, if it ends the task, gives its place back."""
+    superseded: str | None = None
+    """Why the run was taken only to be ended, not fired: its task was cancelled or rescheduled
+    while the run waited for a retry, or while it was firing and its trigger died
+    (:func:`superseded`). None: a run to fire."""
+
+
+def superseded(
+    *,
+    cancelled: bool,
+    rescheduled: bool,
+    run_status: str | None,
+    attempts: int | None,
+    lease_until_ms: int | None,
+    staged_attempt: int,
+    held: bool,
+    now_ms: int,
+) -> str | None:
+    """Whether a run its message found no longer armed must be ended by that message: its task
+    was cancelled, or rescheduled by its client, while the run waited for its next attempt (this
+    message) or while it was firing and its trigger died (the lease ran out, and this is its
+    message come back). Nobody else will end it: the message is the last copy. Why, or None."""
+    if not (cancelled or rescheduled):
+        return None
+    throttled = run_status == RunStatus.THROTTLED.value
+    waiting = run_status in WAITING and attempts == staged_attempt - 1 and throttled == held
+    died = run_status == RunStatus.FIRING.value and attempts == staged_attempt and (lease_until_ms or 0) < now_ms
+    if not (waiting or died):
+        return None
+    how = "cancelled" if cancelled else "rescheduled"
+    when = (
+        "it waited for its next attempt"
+        if waiting
+        else "it was firing and its trigger stopped (its call's outcome is unknown)"
+    )
+    return f"its task was {how} while {when}: not fired again"
+
+
+WAITING = (RunStatus.RETRYING.value, RunStatus.THROTTLED.value)
 
 
 @dataclass(frozen=True)

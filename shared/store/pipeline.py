@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -18,7 +19,7 @@ from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
-from shared.domain.claims import Claimed, Refusal, Success
+from shared.domain.claims import Claimed, Refusal, Success, superseded
 from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, staged_for
@@ -117,6 +118,29 @@ def _bucket_items(
                 yield item, low, high
         except PynamoDBException as exc:
             raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
+
+
+def _superseded(current: TaskItem, staged: Staged, now_ms: int) -> str | None:
+    """Why this message must end its run unfired (shared.domain.claims.superseded), or None."""
+    if current.run_id != staged.run_id or current.run_due_ms != staged.due_ms:
+        return None
+    why = superseded(
+        cancelled=current.status == CANCELLED,
+        rescheduled=current.status == SCHEDULED and current.due_ms != staged.due_ms,
+        run_status=current.run_status,
+        attempts=int(current.attempts) if current.attempts is not None else None,
+        lease_until_ms=int(current.lease_until_ms) if current.lease_until_ms is not None else None,
+        staged_attempt=staged.attempt,
+        held=staged.held,
+        now_ms=now_ms,
+    )
+    return None if why is None or (current.run_status == FIRING and _logged(current, staged.run_id)) else why
+
+
+def _logged(current: TaskItem, run_id: str) -> bool:
+    """Whether the run log of the item's firing batch lists ``run_id``: it succeeded (a GetItem)."""
+    logs = run_logs([current])
+    return current.run_log in logs and run_id in logs[current.run_log].runs
 
 
 CLEAN_PK = "W#clean"
@@ -282,11 +306,29 @@ class DynamoPipelineStore:
     def _reclaim(
         self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
     ) -> Claimed | Refusal:
-        """A claim refused: a duplicate, a stale message, or a crashed run whose lease expired."""
+        """A claim refused: a duplicate, a stale message, a crashed run whose lease expired, or a
+        run whose task was cancelled or rescheduled under it (taken to be ended unfired)."""
         try:
             current = BucketItem.get(*task_key(staged.task_id), consistent_read=True)
         except DoesNotExist:
             return Refusal.BEHIND
+        if isinstance(current, TaskItem) and (why := _superseded(current, staged, now_ms)) is not None:
+            return self._take_superseded(current, staged, why, lease_until_ms=lease_until_ms, log_id=log_id)
+        return self._take_over(
+            current, staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own
+        )
+
+    def _take_over(
+        self,
+        current: BucketItem,
+        staged: Staged,
+        *,
+        now_ms: int,
+        lease_until_ms: int,
+        log_id: str,
+        take_own: bool,
+    ) -> Claimed | Refusal:
+        """Take over a crashed run whose lease expired, or say why the claim was refused."""
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
             self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE
@@ -303,14 +345,14 @@ class DynamoPipelineStore:
         if current.run_status == FIRING and (
             current.attempts == staged.attempt - 1 or (staged.held and current.attempts == staged.attempt)
         ):
-            # a retry (or a held copy) overtook the write that records the attempt before it
-            return Refusal.EARLY
+            # a retry (or a held copy) overtook the write that records the attempt before it;
+            # unless that attempt succeeded (a one-shot's success is in its batch's run log only)
+            return Refusal.DONE if _logged(current, staged.run_id) else Refusal.EARLY
         if current.run_status != FIRING or current.attempts != staged.attempt:
             return Refusal.DONE
         if (current.lease_until_ms or 0) >= now_ms and not (take_own and current.run_log == log_id):
             return Refusal.IN_FLIGHT
-        logs = run_logs([current])
-        if current.run_log in logs and staged.run_id in logs[current.run_log].runs:
+        if _logged(current, staged.run_id):
             return Refusal.DONE  # it succeeded; only its record was late or the message came again
         try:
             current.update(
@@ -328,6 +370,29 @@ class DynamoPipelineStore:
                 return Refusal.IN_FLIGHT
             raise StorageUnavailable(f"reclaim of {staged.run_id}: {exc.msg}") from exc
         return Claimed(to_task(current), int(current.targets_done or 0), log_id, bool(current.counted))
+
+    def _take_superseded(
+        self, current: TaskItem, staged: Staged, why: str, *, lease_until_ms: int, log_id: str
+    ) -> Claimed | Refusal:
+        """Take a run whose task was cancelled or rescheduled under it (:func:`_superseded`), to
+        end it without a call: a write conditional on the item being as read (its version)."""
+        try:
+            current.update(
+                actions=[
+                    TaskItem.run_status.set(FIRING),
+                    TaskItem.attempts.set(staged.attempt),
+                    TaskItem.lease_until_ms.set(lease_until_ms),
+                    TaskItem.run_log.set(log_id),
+                    TaskItem.version.add(1),
+                ],
+                condition=TaskItem.version == current.version,
+            )
+        except PynamoDBException as exc:
+            if is_conflict(exc):
+                return Refusal.STALE  # moved on meanwhile: whoever moved it ends it
+            raise StorageUnavailable(f"ending {staged.run_id}: {exc.msg}") from exc
+        claimed = Claimed(to_task(current), int(current.targets_done or 0), log_id, bool(current.counted))
+        return replace(claimed, superseded=why)
 
     def _free_abandoned(self, current: BucketItem, staged: Staged, now_ms: int) -> None:
         """A one-shot task ended (cancelled) while this run of it was in flight: a cancel leaves

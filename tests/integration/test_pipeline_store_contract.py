@@ -319,6 +319,22 @@ def test_a_run_that_succeeded_before_its_trigger_died_is_not_taken_over(stores):
     assert stores.claim(staged, at=staged.due_ms + 10, log="b2") is Refusal.IN_FLIGHT  # the lease still holds
 
 
+def test_a_retry_whose_attempt_before_succeeded_in_a_run_log_is_done_not_early(stores):
+    """Found by make verify: the trigger of attempt 1 sent the retry and died before recording the
+    failure; the redelivered attempt 1 then succeeded (a one-shot: in its batch's run log only).
+    The retry, coming back, was EARLY forever (sent back again and again, for the task's
+    retention); it is over."""
+    task = stores.one_shot()
+    one = first(task)
+    stores.claim(one, log="b1")
+    two = one.next_attempt()
+    assert stores.claim(two, at=one.due_ms + 100) is Refusal.EARLY  # the attempt before may still record
+    taken = stores.claim(one, at=one.due_ms + LEASE_MS + 1, log="b2")  # b1 died: its message came back
+    assert isinstance(taken, Claimed)
+    stores.store.log_successes("b2", [Success(one.run_id, one.due_ms + LEASE_MS + 5, 5, 1, "t")], one.due_ms)
+    assert stores.claim(two, at=one.due_ms + LEASE_MS + 100, log="b3") is Refusal.DONE
+
+
 def test_a_retry_is_early_until_its_attempt_is_recorded_then_claimed_once(stores):
     task = stores.one_shot()
     one = first(task)
@@ -346,9 +362,11 @@ def test_a_retry_is_early_until_its_attempt_is_recorded_then_claimed_once(stores
     assert (run.status, run.attempts, run.last_error) == (RunStatus.RETRYING, 2, "HTTP 503")
     assert (run.fired_at, run.lateness_ms, run.throttled_ms) == (from_ms(one.due_ms + 5), 5, 300)
     assert stores.claim(replace(two, attempt=4), at=one.due_ms + 3_000) is Refusal.DONE  # not the one it waits for
-    # a retry of a task cancelled meanwhile is not claimed
+    # a retry of a task cancelled meanwhile is taken only to end its run, never to fire it
     stores.cancel(task)
-    assert stores.claim(two.next_attempt(), at=one.due_ms + 4_000) is Refusal.STALE
+    ending = stores.claim(two.next_attempt(), at=one.due_ms + 4_000)
+    assert isinstance(ending, Claimed)
+    assert ending.superseded == "its task was cancelled while it waited for its next attempt: not fired again"
 
 
 def test_a_held_copy_claims_its_run_without_using_an_attempt(stores):
@@ -483,11 +501,16 @@ def test_a_one_shot_cancelled_while_its_retry_waits_gives_its_place_back_at_once
     stores.store.record_retry(one, error="HTTP 500", targets_done=0, fired_ms=one.due_ms + 5, lateness_ms=5)
     stores.cancel(task)
     assert stores.repository.live_tasks("t") == 0
-    assert stores.claim(one.next_attempt(), at=one.due_ms + 2_000) is Refusal.STALE
+    ending = stores.claim(one.next_attempt(), at=one.due_ms + 2_000)  # to end its run (an uncounted end)
+    assert isinstance(ending, Claimed)
+    assert (ending.superseded is not None, ending.counted) == (True, False)
     assert stores.repository.live_tasks("t") == 0
 
 
-def test_a_one_shot_cancelled_while_firing_whose_retry_will_not_be_claimed_is_freed_by_the_refusal(stores):
+def test_a_one_shot_cancelled_while_firing_whose_retry_comes_is_ended_by_it_and_freed_once(stores):
+    """Found by make verify: the retry of a cancelled task was refused (STALE) and its run stayed
+    ``retrying`` in the API for good. It takes the run now, to end it unfired (the trigger
+    records it skipped, freeing the place in the same write)."""
     task = stores.one_shot()
     one = first(task)
     stores.claim(one)
@@ -496,12 +519,22 @@ def test_a_one_shot_cancelled_while_firing_whose_retry_will_not_be_claimed_is_fr
     # the attempt failed: its retry is recorded (a cancel does not stop that write) and sent
     assert stores.store.record_retry(one, error="HTTP 500", targets_done=0, fired_ms=one.due_ms + 5, lateness_ms=5)
     assert stores.repository.live_tasks("t") == 1
-    assert stores.claim(one.next_attempt(), at=one.due_ms + 2_000) is Refusal.STALE
+    two = one.next_attempt()
+    ending = stores.claim(two, at=one.due_ms + 2_000)
+    assert isinstance(ending, Claimed)
+    assert (ending.superseded is not None, ending.counted) == (True, True)
+    assert stores.claim(two, at=one.due_ms + 3_000) is Refusal.STALE  # its copy: dropped, the run is taken
+    skipped = run_of(two, RunStatus.SKIPPED, attempts=1, error=ending.superseded, fired=False)
+    assert stores.store.finish_one_shot(two, skipped, now_ms=one.due_ms + 2_001, targets_done=0, counted_in="t")
     assert stores.repository.live_tasks("t") == 0
-    assert stores.claim(one.next_attempt(), at=one.due_ms + 3_000) is Refusal.STALE  # once
+    assert stores.claim(two, at=one.due_ms + LEASE_MS * 2) is Refusal.STALE  # once
     assert stores.repository.live_tasks("t") == 0
     read = stores.get(task)
-    assert (read.status, read.run.status) == (TaskStatus.CANCELLED, RunStatus.RETRYING)
+    assert (read.status, read.run.status, read.run.last_error) == (
+        TaskStatus.CANCELLED,
+        RunStatus.SKIPPED,
+        ending.superseded,
+    )
 
 
 def test_a_one_shot_cancelled_while_firing_whose_trigger_died_is_freed_after_its_lease(stores):
@@ -515,8 +548,16 @@ def test_a_one_shot_cancelled_while_firing_whose_trigger_died_is_freed_after_its
     stores.cancel(logged)  # shown completed: a client's cancel of it changes nothing
     assert stores.claim(staged, at=staged.due_ms + LEASE_MS) is Refusal.STALE  # its lease still holds
     assert stores.repository.live_tasks("t") == 1
-    assert stores.claim(staged, at=staged.due_ms + LEASE_MS + 1) is Refusal.STALE
+    # its message come back takes the run to end it unfired (the end frees the place)
+    ending = stores.claim(staged, at=staged.due_ms + LEASE_MS + 1, log="b3")
+    assert isinstance(ending, Claimed)
+    assert ending.superseded is not None
+    assert "its trigger stopped" in ending.superseded
     assert stores.claim(other, at=other.due_ms + LEASE_MS + 1) is Refusal.STALE  # its run log freed it
+    skipped = run_of(staged, RunStatus.SKIPPED, attempts=0, error=ending.superseded, fired=False)
+    assert stores.store.finish_one_shot(
+        staged, skipped, now_ms=staged.due_ms + LEASE_MS + 2, targets_done=0, counted_in="t"
+    )
     assert stores.repository.live_tasks("t") == 0
 
 
@@ -659,7 +700,13 @@ def test_a_new_occurrences_claim_starts_its_run_afresh(stores):
     moved_ms = one.due_ms + 30_000
     current = stores.get(task)
     stores.repository.update(replace(current, due_at=from_ms(moved_ms), next_fire_at=from_ms(moved_ms)))
-    assert stores.claim(one.next_attempt(), at=one.due_ms + 2_000) is Refusal.STALE
+    ending = stores.claim(one.next_attempt(), at=one.due_ms + 2_000)  # taken to be ended unfired...
+    assert isinstance(ending, Claimed)
+    assert ending.superseded == "its task was rescheduled while it waited for its next attempt: not fired again"
+    skipped = run_of(one.next_attempt(), RunStatus.SKIPPED, attempts=1, error=ending.superseded, fired=False)
+    assert not stores.store.rearm(  # ...and put away: the client armed the task already
+        ending.task, one.next_attempt(), skipped, next_due_ms=one.due_ms + 60_000, staged_next=False, now_ms=one.due_ms
+    )
     moved = staged_for(task.id, moved_ms, one_shot=False)
     claimed = stores.claim(moved)
     assert isinstance(claimed, Claimed)

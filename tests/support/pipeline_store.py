@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from shared.domain.claims import Claimed, Refusal, Success
+from shared.domain.claims import Claimed, Refusal, Success, superseded
 from shared.domain.codec import is_one_shot_spec, schedule_to_dict
 from shared.domain.firing import Staged, occurrence_key, staged_for
 from shared.domain.ids import parse_task_id
@@ -236,6 +236,12 @@ class InMemoryPipelineStore:
         if task is None:
             return Refusal.BEHIND
         fields = self._fields(task.id)
+        if (why := self._superseded(task, fields, staged, now_ms)) is not None:
+            # taken to be ended unfired (a write conditional on the item as read: its version)
+            fields.run_status, fields.attempts = FIRING, staged.attempt
+            fields.lease_until_ms, fields.run_log = lease_until_ms, log_id
+            self._written(task.id)
+            return replace(self._claimed(task.id, log_id), superseded=why)
         if task.status is not SCHEDULED:
             self._free_abandoned(task, staged, now_ms)
             return Refusal.STALE
@@ -251,7 +257,9 @@ class InMemoryPipelineStore:
         if fields.run_status is FIRING and (
             fields.attempts == staged.attempt - 1 or (staged.held and fields.attempts == staged.attempt)
         ):
-            return Refusal.EARLY  # a retry (or a held copy) overtook the write of the attempt before it
+            # a retry (or a held copy) overtook the write of the attempt before it, unless that
+            # attempt succeeded (in its batch's run log)
+            return Refusal.DONE if self._logged(fields) else Refusal.EARLY
         if fields.run_status is not FIRING or fields.attempts != staged.attempt:
             return Refusal.DONE
         if (fields.lease_until_ms or 0) >= now_ms and not (take_own and fields.run_log == log_id):
@@ -261,6 +269,23 @@ class InMemoryPipelineStore:
         fields.lease_until_ms, fields.run_log = lease_until_ms, log_id
         self._written(task.id)
         return self._claimed(task.id, log_id)
+
+    def _superseded(self, task: Task, fields: RunFields, staged: Staged, now_ms: int) -> str | None:
+        """Why this message must end its run unfired: its task was cancelled or rescheduled while
+        the run waited for it or while its trigger died firing (shared.domain.claims.superseded)."""
+        if fields.run_id != staged.run_id or fields.run_due_ms != staged.due_ms:
+            return None
+        why = superseded(
+            cancelled=task.status is CANCELLED,
+            rescheduled=task.status is SCHEDULED and to_ms(task.due_at) != staged.due_ms,
+            run_status=fields.run_status.value if fields.run_status is not None else None,
+            attempts=fields.attempts,
+            lease_until_ms=fields.lease_until_ms,
+            staged_attempt=staged.attempt,
+            held=staged.held,
+            now_ms=now_ms,
+        )
+        return None if why is None or (fields.run_status is FIRING and self._logged(fields)) else why
 
     def _free_abandoned(self, task: Task, staged: Staged, now_ms: int) -> None:
         """A counted one-shot task ended (cancelled) while this run of it was in flight, and the

@@ -6,6 +6,8 @@ occurrence. The clock moves only when the trigger waits, so every time below is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -166,3 +168,105 @@ def test_an_occurrence_claimed_past_its_misfire_tolerance_is_skipped_and_the_tas
     read = core.repository.get("acme", task.id)
     assert read.status is TaskStatus.SCHEDULED
     assert to_ms(read.due_at) == staged.due_ms + 60_000  # the next one, late within the tolerance
+
+
+def _while_waiting(core: FiringCore, change: Callable[[], None]) -> None:
+    """``change`` happens while the trigger waits for the due time (its claim taken a lead early)."""
+    wait = core.trigger.caller.sleep
+
+    def sleep(seconds: float) -> None:
+        change()
+        wait(seconds)
+
+    core.trigger.caller.sleep = sleep
+
+
+def _set_status(core: FiringCore, task: Task, status: TaskStatus) -> None:
+    current = core.repository.get("acme", task.id)
+    core.repository.update(
+        replace(current, status=status, next_fire_at=None if status is TaskStatus.CANCELLED else current.next_fire_at)
+    )
+
+
+def test_a_cancel_answered_while_the_trigger_waits_for_the_due_time_stops_the_call() -> None:
+    """Found by make verify: the trigger claims a lead before the due time, and a cancel answered in
+    between was not seen: the target was called after it. The trigger looks again after its wait."""
+    core = firing_core(to_ms(NOW))
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    _while_waiting(core, lambda: _set_status(core, task, TaskStatus.CANCELLED))
+    fired = deliver(core, staged)
+    assert (fired.result, fired.reason) == (Result.SKIPPED, "its task was cancelled before this run fired")
+    assert core.receiver.calls[URL] == []
+    read = core.repository.get("acme", task.id)
+    assert read.status is TaskStatus.CANCELLED
+    assert read.run is not None
+    assert read.run.status is RunStatus.SKIPPED
+
+
+def test_a_recurring_task_paused_while_the_trigger_waits_skips_that_occurrence_and_stays_armed() -> None:
+    core = firing_core(to_ms(NOW))
+    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    _while_waiting(core, lambda: _set_status(core, task, TaskStatus.PAUSED))
+    assert deliver(core, staged).result is Result.SKIPPED
+    assert core.receiver.calls[URL] == []
+    read = core.repository.get("acme", task.id)
+    assert (read.status, to_ms(read.due_at)) == (TaskStatus.PAUSED, staged.due_ms + 60_000)
+
+
+def test_a_one_shot_paused_while_the_trigger_waits_still_fires_as_its_skip_would_complete_it_unfired() -> None:
+    core = firing_core(to_ms(NOW))
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    _while_waiting(core, lambda: _set_status(core, task, TaskStatus.PAUSED))
+    assert deliver(core, staged).result is Result.SUCCEEDED
+    assert len(core.receiver.calls[URL]) == 1
+
+
+def test_a_message_of_a_cancelled_task_whose_trigger_died_firing_ends_its_run_without_a_call() -> None:
+    """Found by make verify: the run of a task cancelled while its trigger was dying stayed
+    ``firing`` in the API for good (its message, come back, was dropped as stale)."""
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [RuntimeError("the trigger died mid-callback")]
+    task = one_shot(core)
+    staged = first(task)
+    core.clock.now = staged.due_ms - LEAD
+    with pytest.raises(RuntimeError):
+        deliver(core, staged)
+    _set_status(core, task, TaskStatus.CANCELLED)
+    assert core.repository.live_tasks("acme") == 1  # its run's end gives the place back
+    core.clock.now = staged.due_ms + Timing().lease_ms + 1
+    fired = deliver(core, staged, receives=2)
+    assert fired.result is Result.SKIPPED
+    assert fired.reason is not None
+    assert fired.reason.startswith("its task was cancelled while it was firing")
+    assert len(core.receiver.calls[URL]) == 1  # the call before the crash only
+    read = core.repository.get("acme", task.id)
+    assert read.status is TaskStatus.CANCELLED
+    assert read.run is not None
+    assert (read.run.status, read.run.last_error) == (RunStatus.SKIPPED, fired.reason)
+    assert core.repository.live_tasks("acme") == 0
+
+
+def test_a_retry_that_keeps_coming_back_before_its_attempt_is_recorded_waits_longer_each_time() -> None:
+    """Found by make verify: a trigger that sent a retry and died before recording its attempt left
+    the retry coming back every second for the 12 minutes until its own message came back."""
+    core = firing_core(to_ms(NOW))
+    staged = first(one_shot(core))
+    core.clock.now = staged.due_ms - LEAD
+    core.trigger.claimer.claim(staged, "b1")  # attempt 1 claimed; its trigger dies after sending the retry
+    retry = replace(staged.next_attempt(), start_ms=staged.due_ms + 2_000)
+    delays = []
+    core.clock.now = retry.start_ms
+    for _ in range(12):
+        assert deliver(core, retry).result is Result.EARLY
+        (_, delay), *_ = core.queues.sent[-1:]
+        delays.append(delay)
+        core.clock.now += delay * 1000 + 500  # the claim's pauses and the message's delay
+    assert delays[:4] == [1, 1, 1, 1]
+    assert delays[-1] > 8
+    assert delays == sorted(delays)

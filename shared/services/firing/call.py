@@ -25,6 +25,8 @@ SLOT_WAIT_S = 1
 REBOOKINGS = 2
 """A run whose limits change (or are held) under it this often in the staging lead is put back."""
 
+Look = Callable[[Claim], str | None]
+"""Looks at a claimed occurrence's task again: why it must not fire now, or None."""
 Signing = tuple[Signer | None, str | None]
 """The signer of a task's HTTP calls, or why there is none (then they are not made)."""
 
@@ -60,22 +62,35 @@ class Caller:
     _pool: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(max_workers=16))
     """Calls the targets of a task with several, side by side."""
 
-    def run(self, claim: Claim) -> Ran:
+    def run(self, claim: Claim, stopped: Look | None = None) -> Ran:
         """Skip the claimed occurrence, or wait for its due time and call the targets that have
         not succeeded yet in this run. The tenant's signer is got before the wait: reading its
         secrets (a query, and a KMS decrypt or the root's first read, when the container has none
-        cached) is spent in the staging lead, not after the due time."""
+        cached) is spent in the staging lead, not after the due time. ``stopped``: looks at the
+        task again after a wait (the claim's own look is older by then: :meth:`_waited_out`)."""
         task, staged = claim.claimed.task, claim.staged
         if claim.skipped is not None:
             return Ran(claim.claimed.targets_done, skipped=claim.skipped)
         pending = [(i, t) for i, t in enumerate(task.targets) if not claim.claimed.targets_done & (1 << i)]
         if self.throttling is not None and (limited := self.throttling.limited(task.tenant, staged.run_id, pending)):
-            return self._run_limited(claim, pending, limited, self.throttling)
+            return self._run_limited(claim, pending, limited, self.throttling, stopped)
         signing = self._signing(task, pending)
-        self._wait_until(staged.earliest_ms)
+        if (why := self._waited_out(claim, staged.earliest_ms, stopped)) is not None:
+            return Ran(claim.claimed.targets_done, skipped=why)
         fired = self.clock()
         done, outcomes = self._call(claim, fired, pending, signing)
         return Ran(done, fired_ms=fired, outcomes=tuple(outcomes))
+
+    def _waited_out(self, claim: Claim, at_ms: int, stopped: Look | None) -> str | None:
+        """Wait until ``at_ms``; then, if that took any time, look at the task once more: a
+        cancel or a pause answered while the trigger waited (it claims up to the staging lead
+        before the due time) stops the call. Why it is skipped, or None: it fires. A cancel
+        answered after this look, in the milliseconds before the call, no longer stops it."""
+        wait = at_ms - self.clock()
+        if wait <= 0:
+            return None
+        self.sleep(wait / 1000)
+        return stopped(claim) if stopped is not None else None
 
     def _wait_until(self, at_ms: int) -> None:
         wait = at_ms - self.clock()
@@ -88,6 +103,7 @@ class Caller:
         pending: list[tuple[int, Target]],
         limited: tuple[Limited, ...],
         throttling: Throttling,
+        stopped: Look | None = None,
     ) -> Ran:
         """A run with targets under limits per destination (docs/receivers.md): book their start
         (a held copy come back has its start booked already); a start further than the staging
@@ -116,7 +132,8 @@ class Caller:
                 delay = min(MAX_DELAY_SECONDS, delay_seconds(start, now, self.timing.lead_ms))
                 return Ran(done, held=(staged.hold(start, booked, ready), delay), throttled_ms=throttled)
             signing = signing or self._signing(task, pending)
-            self._wait_until(max(staged.due_ms, start))
+            if (why := self._waited_out(claim, max(staged.due_ms, start), stopped)) is not None:
+                return Ran(done, skipped=why, throttled_ms=throttled)
             woke = self.clock()
             again = throttling.recheck(limited, booked, woke)
             if again is None and not late_again and woke - start > throttling.tolerance_ms(limited):

@@ -16,9 +16,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from shared.domain.claims import Claimed, Fired, Refusal, Result
-from shared.domain.firing import Decision, Staged, Timing, delay_seconds, misfire_decision
+from shared.domain.firing import MAX_DELAY_SECONDS, Decision, Staged, Timing, delay_seconds, misfire_decision
 from shared.domain.states import TaskStatus
-from shared.domain.tasks import Priority
+from shared.domain.tasks import Priority, Task
 from shared.domain.times import now_ms
 from shared.services.ports import DelayQueues, PipelineStore
 
@@ -28,6 +28,9 @@ HOLD_SLACK_MS = 1_000
 """A start further than the staging lead and this after now puts the occurrence back on the
 delay queue (a limit's booking, or a retry's start past SQS's longest delay); a nearer one is
 waited out, as a due time is."""
+EARLY_BACKOFF = 4
+"""A retry come back before the attempt before it was recorded looks again after a quarter of how
+late it is (:meth:`Claimer._look_again_s`)."""
 CLAIM_TURN_WAIT_S = 1.0
 """A claim waits at most this long for the claims due before it (a slow write must not hold
 up the rest of the batch)."""
@@ -112,7 +115,7 @@ class Claimer:
             self.sleep(pause)
         if isinstance(claimed, Refusal):
             return self._refused(staged, claimed)
-        return Claim(staged, claimed, now, self._skip_reason(claimed, staged, now))
+        return Claim(staged, claimed, now, claimed.superseded or self._skip_reason(claimed, staged, now))
 
     def take_over(self, staged: Staged, log_id: str) -> Claim | Fired:
         """Take the run to give it up (a message's last delivery): a lease held under ``log_id``
@@ -136,13 +139,24 @@ class Claimer:
         if refusal is Refusal.EARLY or (
             refusal is Refusal.BEHIND and self.clock() < staged.due_ms + self.timing.misfire_tolerance_ms
         ):
-            # Still not armed after the pauses: come back in a second (until the occurrence is
-            # past its misfire tolerance: then whoever should have armed it never did).
-            self.queues.send([(staged, 1)])
+            # Still not armed after the pauses: come back later (until the occurrence is past its
+            # misfire tolerance: then whoever should have armed it never did).
+            self.queues.send([(staged, self._look_again_s(staged, refusal))])
             return Fired(staged, Result.EARLY, reason=refusal.value)
         if refusal is Refusal.IN_FLIGHT:
             return Fired(staged, Result.IN_FLIGHT, reason=refusal.value)
         return Fired(staged, Result.DROPPED, reason=refusal.value)
+
+    def _look_again_s(self, staged: Staged, refusal: Refusal) -> int:
+        """When a message that overtook a write comes back: in a second, as the write is usually
+        milliseconds behind. A retry that keeps finding the attempt before it unrecorded waits
+        longer the longer that lasts (a quarter of how late it is): that attempt's trigger died
+        after sending it, and only its own message's redelivery, a visibility timeout later,
+        records it. Without that, the retry came back every second for 12 minutes."""
+        if refusal is not Refusal.EARLY:
+            return 1
+        late_s = (self.clock() - staged.earliest_ms) // 1000
+        return max(1, min(MAX_DELAY_SECONDS, late_s // EARLY_BACKOFF))
 
     def _skip_reason(self, claimed: Claimed, staged: Staged, now: int) -> str | None:
         """Why a claimed occurrence is not fired (``None``: it fires): missed under the skip
@@ -151,8 +165,24 @@ class Claimer:
         task, due = claimed.task, staged.earliest_ms  # a retry is judged from its own due start
         if misfire_decision(task.misfire, due, now, self.timing) is Decision.SKIP:
             return f"missed by {now - due} ms (misfire: skip)"
+        return self._parent_stopped(task)
+
+    def _parent_stopped(self, task: Task) -> str | None:
         if task.stops_with_parent and task.parent_id is not None:
             parent = self.store.status_of(task.parent_id)
             if parent in (TaskStatus.PAUSED, TaskStatus.CANCELLED, None):
                 return f"its task was {parent.value if parent else 'deleted'} before this run fired"
         return None
+
+    def stopped(self, claim: Claim) -> str | None:
+        """Why a claimed occurrence must not fire after all, looked at just before its call (the
+        claim is taken up to the staging lead before the due time): its task was cancelled
+        meanwhile, or a recurring one paused (its next occurrence stays armed for the resume; a
+        paused one-shot's run still fires, as its skip would complete a task that never ran), or
+        the task a run now runs for was. None: it fires. One consistent read of the item (two
+        for a run now), made only when the trigger waited."""
+        task = claim.claimed.task
+        status = self.store.status_of(task.id)
+        if status in (TaskStatus.CANCELLED, None) or (status is TaskStatus.PAUSED and task.recurring):
+            return f"its task was {status.value if status else 'deleted'} before this run fired"
+        return self._parent_stopped(task)

@@ -43,7 +43,7 @@ class Trigger:
         claim = self.claimer.claim(staged, log_id, turn)
         if isinstance(claim, Fired):
             return claim
-        ran = self.caller.run(claim)
+        ran = self.caller.run(claim, self.claimer.stopped)
         return self.recorder.record(claim, settle(claim, ran, self.clock(), self.caller.timing))
 
     def abandon(self, staged: Staged, reason: str, log_id: str) -> Fired:
