@@ -14,7 +14,7 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke
+.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify
 
 # The pinned requirements go in with uv (pinned too): it fetches and unpacks in parallel, about 5 s
 # where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
@@ -108,6 +108,11 @@ smoke: $(STAMP)  ## one-shot, recurring, retry, dead letter and chain, each fire
 
 bench: $(STAMP)  ## measured figures (docs/measured.md) (flags: make bench ARGS="--help")
 	$(PY) -W ignore::UserWarning -m bench $(ARGS)
+
+# Every order of the firing steps of each case, with a crash at every step (verify/; docs/design.md,
+# "Exactly once, explored"); `make test` runs the bounded exploration too (tests/unit/test_explorer.py).
+verify: $(STAMP)  ## explore every interleaving of the firing core's cases (deeper: make verify ARGS=--deep)
+	$(PY) -m verify $(ARGS)
 
 simulate: $(STAMP)  ## the discrete-event model of the deployed system: docs/scale/*.png and results.md (docs/scale.md)
 	$(PY) -m sim $(ARGS)

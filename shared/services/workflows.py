@@ -240,20 +240,27 @@ def node_spec(node: NodeDef, now: datetime) -> TaskSpec:
     return TaskSpec(At(now), node.targets, node.multicast, payload=node.payload, retry=node.retry)
 
 
+class DefinitionVersions(Protocol):
+    """What starting a node reads of the definitions: the version a run follows."""
+
+    def version(self, workflow_id: str, version: int) -> Workflow: ...
+
+
 @dataclass
 class ItemNodeStarter:
     """Starts a node as an extra run of its workflow (a one-shot item, as chains make), with its
     parents' outcomes (their kept outcome items) in its ``workflow`` link."""
 
-    definitions: Definitions
+    definitions: DefinitionVersions
     items: NodeItems
+    clock: Callable[[], int] = now_ms
 
     def start(self, run: WorkflowRun, node: str, item_id: str, kept: Mapping[str, NodeOutcome]) -> str:
         definition = self.definitions.version(run.workflow_id, run.version)
         outcomes = [kept[p] for p in parents_of(run.graph, node) if p in kept]
         fitted, omitted = fitted_parents(outcomes)
         link = NodeLink(run.workflow_id, run.run_id, node, run.attempts.get(node, 1), fitted, omitted)
-        spec = node_spec(definition.node(node), from_ms(now_ms()))
+        spec = node_spec(definition.node(node), from_ms(self.clock()))
         return self.items.start_node(run.tenant, run.workflow_id, spec, item_id, link)
 
 
