@@ -509,6 +509,7 @@ class Model:
         key = self.partition_key(message.due_ms, message.shard)
         if self.table.write(now, key, message.weight, message.sort_position()):
             self.counts.claim_wru += message.weight
+            self.counts.rru += message.weight  # the look at its task before its call: one consistent read
             done = now + self._draw(self.claim_cpu) + self._draw(self.p.dynamo.write)
             fired = max(float(message.due_ms), done) + self._draw(self.call)
             self.lateness.append((message.due_ms, fired - message.due_ms, message.weight))

@@ -18,6 +18,7 @@ from shared.domain.tasks import HttpTarget, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms
 from shared.domain.workflow_defs import NodeDef, Workflow
 from shared.domain.workflows import Edge, NodeStatus, WorkflowRun, validated
+from shared.services.firing.call import LOOK_BEFORE_MS
 from shared.topology import DELAY_MAX_RECEIVES
 from verify.engine import Violation
 from verify.explorer import Case
@@ -148,7 +149,7 @@ def cancelled_recurring(world: World) -> None:
 
 def nothing_called_after_cancel(world: World) -> Iterable[Violation]:
     """No call after a cancel's answer, but one whose trigger looked at the task before the cancel
-    and called at once (no time passed since: the milliseconds between the look and the call,
+    and called within LOOK_BEFORE_MS of that look (the window between the look and the call,
     which no read can close)."""
     for what, answered in world.events.acknowledged:
         if what != "cancel":
@@ -157,7 +158,7 @@ def nothing_called_after_cancel(world: World) -> Iterable[Violation]:
             if call.step <= answered:
                 continue
             looked = call.looked
-            if looked is None or looked[0] > answered or looked[1] != call.at_ms:
+            if looked is None or looked[0] > answered or call.at_ms - looked[1] > LOOK_BEFORE_MS:
                 yield Violation(
                     "nothing called after a cancel",
                     f"{call.actor} called {call.url} at step {call.step}, after the cancel's answer at step "

@@ -22,6 +22,10 @@ from shared.services.throttling import Limited, Throttling
 
 SLOT_WAIT_S = 1
 """An occurrence whose limit has all its in-flight slots taken comes back this much later."""
+LOOK_BEFORE_MS = 50
+"""A trigger that waits for a due time looks at its task again this long before it (a consistent
+GetItem takes a few milliseconds in a Region): the window in which a cancel no longer stops the
+call, against the staging lead's 2 s without the look."""
 REBOOKINGS = 2
 """A run whose limits change (or are held) under it this often in the staging lead is put back."""
 
@@ -82,15 +86,23 @@ class Caller:
         return Ran(done, fired_ms=fired, outcomes=tuple(outcomes))
 
     def _waited_out(self, claim: Claim, at_ms: int, stopped: Look | None) -> str | None:
-        """Wait until ``at_ms``; then, if that took any time, look at the task once more: a
-        cancel or a pause answered while the trigger waited (it claims up to the staging lead
-        before the due time) stops the call. Why it is skipped, or None: it fires. A cancel
-        answered after this look, in the milliseconds before the call, no longer stops it."""
+        """Wait until ``at_ms``, looking at the task once more :data:`LOOK_BEFORE_MS` before it:
+        a cancel or a pause answered while the trigger waited (it claims up to the staging lead
+        before the due time) stops the call. Why it is skipped, or None: it fires. The look is
+        made early so that its read is not paid after the due time; a cancel answered after it,
+        in those milliseconds before the call, no longer stops it. A wait shorter than that has
+        the claim itself as its look."""
         wait = at_ms - self.clock()
         if wait <= 0:
             return None
-        self.sleep(wait / 1000)
-        return stopped(claim) if stopped is not None else None
+        if stopped is not None and wait > LOOK_BEFORE_MS:
+            self.sleep((wait - LOOK_BEFORE_MS) / 1000)
+            if (why := stopped(claim)) is not None:
+                return why
+            wait = at_ms - self.clock()
+        if wait > 0:
+            self.sleep(wait / 1000)
+        return None
 
     def _wait_until(self, at_ms: int) -> None:
         wait = at_ms - self.clock()
