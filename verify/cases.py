@@ -102,6 +102,12 @@ def one_shot(world: World) -> None:
     _start(world, TaskSpec(At(from_ms(world.clock() + 5_000)), (HttpTarget(URL),), retry=FIXED_2S))
 
 
+def three_copies(world: World) -> None:
+    """A one-shot whose message SQS delivers three times (and a receiver that answers 500 first)."""
+    world.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500), Outcome.success(200)]
+    _start(world, TaskSpec(At(from_ms(world.clock() + 5_000)), (HttpTarget(URL),), retry=FIXED_2S), copies=3)
+
+
 def one_shot_retrying(world: World) -> None:
     world.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500), Outcome.success(200)]
     one_shot(world)
@@ -342,6 +348,14 @@ CASES: dict[str, Case] = {
             _one_shot_ended,
             _same_task_runs,
             description="a one-shot, its message delivered twice",
+        ),
+        Case(
+            "three-copies",
+            three_copies,
+            _one_shot_ended,
+            _same_task_runs,
+            preemptions=1,  # two: make verify ARGS=--deep
+            description="a one-shot delivered three times at once, its receiver answering 500 then 200",
         ),
         Case(
             "retrying",
