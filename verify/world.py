@@ -63,11 +63,13 @@ class Gated:
         value = getattr(self._inner, attr)
         if attr.startswith("_") or not callable(value):
             return value
+        stage, label = self._stage, f"{self._name}.{attr}"
 
         def gated(*args: Any, **kwargs: Any) -> Any:
-            self._stage.gate(f"{self._name}.{attr}")
+            stage.gate(label)
             return value(*args, **kwargs)
 
+        self.__dict__[attr] = gated  # the next look finds it without __getattr__
         return gated
 
 

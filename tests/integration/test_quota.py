@@ -17,7 +17,7 @@ from shared.domain.registration import new_task
 from shared.domain.schedules import At, Cron
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import HttpTarget, Run, TaskSpec
-from shared.domain.times import to_ms, truncate_ms
+from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.models import TaskItem, TenantItem
 from shared.store.pipeline import DynamoPipelineStore
@@ -335,19 +335,31 @@ def test_a_one_shot_cancelled_while_its_run_fires_is_freed_by_that_run_once(aws)
     assert repository.get("t", staged.task_id).status is TaskStatus.CANCELLED
 
 
-def test_a_one_shot_cancelled_while_its_run_fires_is_freed_when_that_run_can_no_longer_end(aws):
-    """Cancelled mid-run, the run then retries (its retry is never claimed: the task is
-    cancelled) or its trigger dies (the redelivered message finds the task cancelled): the
-    refused claim frees the place, once."""
-    from shared.domain.claims import Refusal
+def _end_unfired(store: Any, staged: Any, why: str, now: int, tenant: str) -> bool:
+    """What the trigger records for a run its message took only to end it: skipped, unfired."""
+    run = Run(staged.run_id, staged.task_id, from_ms(staged.due_ms), RunStatus.SKIPPED, staged.attempt - 1)
+    return store.finish_one_shot(staged, replace(run, last_error=why), now_ms=now, targets_done=0, counted_in=tenant)
+
+
+def test_a_one_shot_cancelled_while_its_run_fires_is_freed_when_that_run_is_ended_unfired(aws):
+    """Cancelled mid-run, the run then retries (its retry finds the task cancelled) or its trigger
+    dies (the redelivered message finds the task cancelled): that message takes the run only to
+    end it, skipped and unfired, and that end frees the place, once."""
+    from shared.domain.claims import Claimed, Refusal
 
     repository, store, staged = _claimed_one_shot()
     repository.update(replace(repository.get("t", staged.task_id), status=TaskStatus.CANCELLED))
     now = to_ms(datetime.now(UTC))
     assert store.record_retry(staged, error="503", targets_done=0, fired_ms=now, lateness_ms=0)
     retry = staged.next_attempt()
-    assert store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE
-    assert store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE
+    ending = store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b")
+    assert isinstance(ending, Claimed)
+    assert ending.superseded is not None
+    assert store.claim(retry, now_ms=now, lease_until_ms=now + 60_000, log_id="b") is Refusal.STALE  # a copy
+    assert live("t") == 1
+    assert _end_unfired(store, retry, ending.superseded, now, "t")
+    assert live("t") == 0
+    assert not _end_unfired(store, retry, ending.superseded, now, "t")  # once
     assert live("t") == 0
 
     repository, store, staged = _claimed_one_shot(tenant="u")  # its lease runs a minute from now
@@ -355,7 +367,10 @@ def test_a_one_shot_cancelled_while_its_run_fires_is_freed_when_that_run_can_no_
     assert store.claim(staged, now_ms=now, lease_until_ms=now + 60_000, log_id="c") is Refusal.STALE
     assert live("u") == 1  # its trigger may still be running it
     later = now + 61_000  # the lease is over: that trigger died
-    assert store.claim(staged, now_ms=later, lease_until_ms=later + 60_000, log_id="c") is Refusal.STALE
+    ending = store.claim(staged, now_ms=later, lease_until_ms=later + 60_000, log_id="c")
+    assert isinstance(ending, Claimed)
+    assert ending.superseded is not None
+    assert _end_unfired(store, replace(staged, attempt=1), ending.superseded, later, "u")
     assert live("u") == 0
 
 
