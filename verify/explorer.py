@@ -160,8 +160,7 @@ class Run:
 
 def execute(case: Case, prefix: list[int], world_factory: Callable[[], World]) -> tuple[Execution, Chooser]:
     """Run one execution of ``case`` along ``prefix`` (then the first option at each decision)."""
-    if logger.level != logging.CRITICAL:
-        logger.setLevel(logging.CRITICAL)  # the product logs each chain hop and give-up: millions of lines here
+    logger.setLevel(logging.CRITICAL)  # the product logs each chain hop and give-up: millions of lines here
     run = Run(case, prefix, world_factory)
     return run.go(), run.chooser
 
