@@ -824,6 +824,21 @@ def test_an_extra_runs_end_is_noted_on_its_task_unless_a_later_one_is_there(stor
     assert stores.store.status_of(gone.id) is None
 
 
+def test_an_extra_runs_success_completes_only_a_failed_task(stores):
+    """Found by make mutation (the completing write's condition could go unnoticed): a run now
+    that succeeds on a task still scheduled, or paused, leaves it so; only a failed task completes."""
+    for status in (TaskStatus.SCHEDULED, TaskStatus.PAUSED):
+        task = stores.recurring()
+        if status is TaskStatus.PAUSED:
+            stores.repository.update(replace(stores.get(task), status=TaskStatus.PAUSED))
+        at = from_ms(first(task).due_ms + 60_000)
+        stores.store.note_ended_run(
+            task.id, Run("01KAZ000000000000000000099", task.id, at, RunStatus.SUCCEEDED, 1, at, 0)
+        )
+        read = stores.get(task)
+        assert (read.status, read.last_run.status) == (status, RunStatus.SUCCEEDED)
+
+
 # --- the status index: the firing writes put a task on its status's list, and take it off ----
 
 
