@@ -20,7 +20,7 @@ from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import At, Every
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import HttpTarget, Task, TaskSpec
-from shared.domain.times import to_ms
+from shared.domain.times import from_ms, to_ms
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit
@@ -137,6 +137,24 @@ def test_retries_exhausted_dead_letter_the_run_and_fail_the_task() -> None:
     assert read.status is TaskStatus.FAILED
     assert read.run is not None
     assert (read.run.status, read.run.attempts) == (RunStatus.DEAD_LETTERED, 2)
+    # the dead letter keeps what the run fired, for a redrive to fire it again (make mutation
+    # found its fields unread by these tests)
+    (letter,) = core.dead_letters.letters.values()
+    assert (letter.id, letter.run_id, letter.task_id, letter.tenant) == (
+        message.run_id,
+        message.run_id,
+        task.id,
+        "acme",
+    )
+    assert (letter.scheduled_for, letter.attempts, letter.reason) == (task.due_at, 2, fired.reason)
+    assert (letter.targets, letter.multicast, letter.payload, letter.retry) == (
+        task.targets,
+        task.multicast,
+        task.payload,
+        task.retry,
+    )
+    assert (letter.name, letter.workflow, letter.failed_at) == (task.name, None, from_ms(core.clock.now))
+    assert [staged.run_id for staged, _ in core.queues.dead] == [message.run_id]
 
 
 def test_a_recurring_task_is_re_armed_for_its_next_occurrence_and_its_run_kept() -> None:
