@@ -18,7 +18,7 @@ with a violation replays it exactly (``--replay``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -182,14 +182,3 @@ class Execution:
     trace: list[str]
     end_state: Any
     """What the world ended as, hashable: how many distinct ends the case reached."""
-
-
-def explore(run_one: Callable[[list[int]], tuple[Execution, list[tuple[int, int]]]], limit: int) -> Iterator[Execution]:
-    """Every schedule of ``run_one`` in depth-first order, at most ``limit`` of them."""
-    prefix: list[int] | None = []
-    explored = 0
-    while prefix is not None and explored < limit:
-        execution, trail = run_one(prefix)
-        explored += 1
-        yield execution
-        prefix = next_prefix(trail)

@@ -33,7 +33,7 @@ from typing import Any
 
 from shared.domain.claims import Fired, Result
 from shared.observability import logger
-from verify.engine import Actor, ActorState, Chooser, Execution, Killed, Violation, next_prefix
+from verify.engine import Actor, ActorState, Chooser, Execution, Violation, next_prefix
 from verify.world import TRIGGER_TIMEOUT_MS, Message, World
 
 MAX_DECISIONS = 2_000
@@ -251,6 +251,3 @@ def explore_case(case: Case, world_factory: Callable[[], World], limit: int) -> 
 def replay(case: Case, schedule: list[int], world_factory: Callable[[], World]) -> Execution:
     execution, _ = execute(case, schedule, world_factory)
     return execution
-
-
-__all__ = ["Case", "Explored", "Killed", "execute", "explore_case", "replay"]
