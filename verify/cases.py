@@ -51,14 +51,27 @@ def _copies(world: World, staged: Staged, copies: int = 2) -> None:
     world.clock.now = visible
 
 
-def _run_of(world: World, staged: Staged) -> set[str]:
-    return {staged.run_id}
-
-
 def _same_task_runs(world: World, message: Message) -> bool:
     """The messages of the task's first occurrence (its retries, copies): not its next one's."""
-    subject = world.subject
-    return subject is not None and message.staged.run_id == world.first_run_id
+    return message.staged.run_id == world.first_run_id
+
+
+def _extra_runs_of(world: World, task_id: str) -> list[Task]:
+    """The items of a task's extra runs (a chained hop's, a redrive's)."""
+    return [t for t in world.repository._tasks.values() if t.parent_id == task_id]
+
+
+def _is_extra_run_of(world: World, message: Message, task_id: str) -> bool:
+    item = world.repository._tasks.get(message.staged.task_id)
+    return item is not None and item.parent_id == task_id
+
+
+def _each_final(world: World, items: list[Task], what: str) -> Iterable[Violation]:
+    """Every one of these extra runs ended, as the API reads their items."""
+    for item in items:
+        run = world.repository.item_task(item.id).run
+        if run is None or run.status not in FINAL_RUNS:
+            yield Violation("final state", f"the {what} run {item.id} is {run.status.value if run else 'not run'}")
 
 
 def _task(world: World) -> Task:
@@ -216,34 +229,23 @@ def _chained(world: World) -> None:
     )
 
 
-def _children(world: World) -> list[Task]:
-    """The chained child's extra runs (items whose parent is the child)."""
-    child = world.child
-    assert child is not None
-    return [t for t in world.repository._tasks.values() if t.parent_id == child.id]
-
-
 def _follows_chain(world: World, message: Message) -> bool:
-    if message.staged.run_id == world.first_run_id:
-        return True
-    item = world.repository._tasks.get(message.staged.task_id)
-    return item is not None and world.child is not None and item.parent_id == world.child.id
+    assert world.child is not None
+    return message.staged.run_id == world.first_run_id or _is_extra_run_of(world, message, world.child.id)
 
 
 def _chain_checks(world: World) -> Iterable[Violation]:
     yield from _one_shot_ended(world)
     parent = _task(world)
-    children = _children(world)
+    assert world.child is not None
+    children = _extra_runs_of(world, world.child.id)
     succeeded = parent.run is not None and parent.run.status is RunStatus.SUCCEEDED
     if succeeded and len(children) != 1:
         yield Violation("a hop runs once", f"the parent succeeded and its child has {len(children)} chained runs")
     runs = {call.run_id for call in world.receiver.calls if call.url == CHILD_URL}
     if len(runs) > 1:
         yield Violation("a hop runs once", f"the child was called for {len(runs)} runs: {sorted(runs)}")
-    for item in children:
-        run = world.repository.item_task(item.id).run
-        if run is None or run.status not in FINAL_RUNS:
-            yield Violation("final state", f"the chained run {item.id} is {run.status.value if run else 'not run'}")
+    yield from _each_final(world, children, "chained")
 
 
 def _redriven(world: World) -> None:
@@ -263,23 +265,20 @@ def _redriven(world: World) -> None:
 
 
 def _follows_redrive(world: World, message: Message) -> bool:
-    item = world.repository._tasks.get(message.staged.task_id)
-    return item is not None and world.subject is not None and item.parent_id == world.subject.id
+    assert world.subject is not None
+    return _is_extra_run_of(world, message, world.subject.id)
 
 
 def _redrive_checks(world: World) -> Iterable[Violation]:
     assert world.subject is not None
-    extra = [t for t in world.repository._tasks.values() if t.parent_id == world.subject.id]
+    extra = _extra_runs_of(world, world.subject.id)
     answered = [what for what, _ in world.events.acknowledged]
     if answered and len(extra) != 1:
         yield Violation("a letter redriven once", f"{len(extra)} runs made by {answered}")
     runs = {call.run_id for call in world.receiver.calls[1:]}
     if len(runs) > 1:
         yield Violation("a letter redriven once", f"the target was called for {len(runs)} redriven runs")
-    for item in extra:
-        run = world.repository.item_task(item.id).run
-        if run is None or run.status not in FINAL_RUNS:
-            yield Violation("final state", f"the redriven run {item.id} is {run.status.value if run else 'not run'}")
+    yield from _each_final(world, extra, "redriven")
 
 
 def _last_delivery(world: World) -> None:
