@@ -65,6 +65,13 @@ class FakeSteps:
     in_flight: int = 0
     most_in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    meet: bool = False
+    """Each shard waits for its level's others to start (:meth:`_meet_level`)."""
+    met: threading.Condition = field(default_factory=threading.Condition)
+    started: dict[int, int] = field(default_factory=dict)
+    """Shard calls started per level (retries included)."""
+    alone: set[int] = field(default_factory=set)
+    """Levels whose shards did not all run at once."""
 
     def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
         step = event["step"]
@@ -77,6 +84,8 @@ class FakeSteps:
             self.in_flight += step == "shard"
             self.most_in_flight = max(self.most_in_flight, self.in_flight)
         try:
+            if step == "shard" and self.meet:
+                self._meet_level(event)
             if step == "shard" and self.shard_s:
                 time.sleep(self.shard_s)  # kept: a slow shard is what these tests are about
             if error is not None:
@@ -86,6 +95,17 @@ class FakeSteps:
             call.end = time.monotonic()
             with self.lock:
                 self.in_flight -= step == "shard"
+
+    def _meet_level(self, event: dict[str, Any]) -> None:
+        """A shard waits (up to 10 s) until every shard of its level has started: run side by
+        side they all meet at once; run one after another, the first waits out the bound, which
+        ``alone`` keeps (an event, not a reading of how long the shards took)."""
+        level, count = event["level"], event["shard_count"]
+        with self.met:
+            self.started[level] = self.started.get(level, 0) + 1
+            self.met.notify_all()
+            if not self.met.wait_for(lambda: self.started[level] >= count, timeout=10):
+                self.alone.add(level)
 
     def _answer(self, event: dict[str, Any]) -> dict[str, Any]:
         job_id, step = event["job_id"], event["step"]
@@ -150,7 +170,7 @@ def run(definition: str) -> Iterator[Callable[..., tuple[Any, FakeSteps, StateMa
 
 
 def test_levels_run_in_order_their_shards_in_parallel_and_post_after_all(run) -> None:
-    finished, steps, _ = run(FakeSteps([3, 2, 1], shard_s=0.3))
+    finished, steps, _ = run(FakeSteps([3, 2, 1], shard_s=0.3, meet=True))
 
     assert finished.status == "SUCCEEDED", (finished.error, finished.cause)
     assert finished.output == {"job_id": "J1", "status": "succeeded"}
@@ -160,8 +180,7 @@ def test_levels_run_in_order_their_shards_in_parallel_and_post_after_all(run) ->
     assert {call.event["shard_count"] for call in steps.shards(1)} == {2}
     for level in (0, 1):  # every shard of a level ends before any shard of the next starts
         assert max(c.end for c in steps.shards(level)) <= min(c.start for c in steps.shards(level + 1))
-    for level in (0, 1):  # a level's shards overlap: they ran at the same time
-        assert max(c.start for c in steps.shards(level)) < min(c.end for c in steps.shards(level))
+    assert steps.alone == set()  # each level's shards met: they ran at the same time
     (post,) = steps.of("post")
     assert post.event == {"step": "post", "job_id": "J1", "retry_count": 0}
     assert post.start >= max(c.end for c in steps.shards())
