@@ -248,7 +248,9 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 def fuzz(base: str, run: Run, reports: Path, argv: list[str]) -> int:
     """One schemathesis run: its report ``<reports>/<name>.json``, the refusals of schema-valid
-    data it dropped or kept ``<reports>/<name>.refusals.jsonl`` (tests/support/fuzz_hooks.py)."""
+    data it dropped or kept ``<reports>/<name>.refusals.jsonl`` (tests/support/fuzz_hooks.py),
+    and what it printed ``<reports>/<name>.log`` (the JSON report counts an error by its title
+    only; its message and traceback are in the log's ERRORS section)."""
     options = ["--report", "json", "--report-json-path", str(reports / f"{run.name}.json"), *run.options, *argv]
     if run.authorization is not None:
         options += ["--header", f"Authorization: {run.authorization}"]
@@ -259,7 +261,11 @@ def fuzz(base: str, run: Run, reports: Path, argv: list[str]) -> int:
         env["FUZZ_AUTHORIZATION"] = run.authorization
     print(f"fuzz_run: run {run.name}: seeded {run.ids}", flush=True)
     command = [sys.executable, "-m", "schemathesis.cli", "run", f"{base}/v1/openapi.json", *options]
-    return subprocess.call(command, cwd=ROOT, env=env)
+    done = subprocess.run(command, cwd=ROOT, env=env, check=False, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    (reports / f"{run.name}.log").write_bytes(done.stdout)
+    sys.stdout.buffer.write(done.stdout)
+    sys.stdout.flush()
+    return done.returncode
 
 
 def main(argv: list[str]) -> int:
