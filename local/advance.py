@@ -69,6 +69,9 @@ class Advance:
     tick: Callable[[], Any]
     ticker: Any
     """The tick's ``Ticker`` (functions/tick/handler.py): its store's marks and clean map."""
+    keep: Callable[[int], None] | None = None
+    """Given the time each advance ended at, to keep it with the state (a data folder's runtime
+    starts there again: ``Runtime._resume_clock``)."""
     fired: set[str] = field(default_factory=set)
     """The occurrences (run ids) whose first attempt called its targets during the advance under way."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -110,6 +113,8 @@ class Advance:
                         self.tick()
             self._move(until_ms)
             self._settle()
+            if self.keep is not None:
+                self.keep(self.clock.now_ms())
             with self._counting:
                 return self.clock.now_ms(), len(self.fired)
 

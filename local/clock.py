@@ -57,6 +57,14 @@ class VirtualClock:
         with self._lock:
             return min((w.deadline_ms for w in self._waiters), default=None)
 
+    def resume_at(self, now_ms: int) -> None:
+        """Start at ``now_ms`` (where a kept runtime's clock stood), before any thread uses the
+        clock: the one time it may be set back."""
+        with self._lock:
+            if self._waiters or self._busy:
+                raise RuntimeError("the clock is in use: it can only be resumed before the runtime starts")
+            self.now = now_ms
+
     def move_to(self, now_ms: int) -> None:
         """Set the time (never back) and wake every thread whose deadline it reached, counting
         those that were busy as busy again before this returns."""

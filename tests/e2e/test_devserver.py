@@ -155,3 +155,19 @@ def test_a_kill_9_loses_at_most_the_last_snapshot_period(tmp_path, receiver):
         status, task = second.call("GET", f"/v1/tasks/{older['id']}", headers={"Authorization": f"Bearer {key}"})
         assert (status, task["status"]) == (200, "scheduled")
         assert second.call("GET", f"/v1/tenants/{tenant}", headers={"Authorization": f"Bearer {admin}"})[0] == 200
+
+
+def test_a_kept_virtual_clock_starts_again_where_its_last_advance_ended(tmp_path):
+    """Its tasks' marks and messages are on the virtual time: a restart at the wall's now would
+    set the clock back a day here, and every occurrence of that day would be due again."""
+    data, virtual = tmp_path / "data", {LocalSettings.setting_name("clock"): "virtual"}
+    with running_runtime(data, env=virtual) as first:
+        status, moved = first.call("POST", "/v1/test/clock:advance", {"seconds": 86_400})
+        assert status == 200, moved
+        stop(first, signal.SIGINT)
+    with running_runtime(data, env=virtual) as second:
+        assert second.call("GET", "/v1/test/clock")[1]["now"] == moved["now"]
+        stop(second, signal.SIGTERM)
+    fresh = {**virtual, LocalSettings.setting_name("fresh"): "1"}
+    with running_runtime(data, env=fresh) as third:  # nothing kept: the wall's now again
+        assert parse(third.call("GET", "/v1/test/clock")[1]["now"]) < parse(moved["now"]) - 3600
