@@ -29,6 +29,7 @@ from local.apigw import SCHEDULER_RESOURCE, AuthorizerCache, LocalContext, resou
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.clock import VirtualClock
+from local.faults import Injector, install_faults
 from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
@@ -85,6 +86,8 @@ LOCAL_STACK_NAME = "sundial-local"
 """What the runtime's resources are named after where the stack's are after the stack (the root key
 of the signing secrets, ``/sundial-local/signing-root``)."""
 ADMIN_KEY_PARAMETER = f"/{LOCAL_STACK_NAME}/admin-key"
+VIRTUAL_NOW_PARAMETER = f"/{LOCAL_STACK_NAME}/virtual-now"
+"""Where a data folder's virtual clock is kept: the time its last advance ended at."""
 """The admin key the runtime made up (none given), as a SecureString of moto's Parameter Store: kept
 with moto's state, so a restart on the same data folder uses it again (a saved CLI profile works)."""
 SIGNING_KEY_ALIAS = f"alias/{LOCAL_STACK_NAME}-signing"
@@ -123,6 +126,8 @@ class Runtime:
     clock: VirtualClock | None = None
     """The virtual clock (``settings.clock`` "virtual"), and what advances it (local/advance.py)."""
     advance: Advance | None = None
+    faults: Injector | None = None
+    """AWS's faults injected at random (``settings.faults``: local/faults.py), when asked for."""
     _pools: dict[str, ThreadPoolExecutor] = field(default_factory=dict)
     """Workers of their own, by function: the high-priority trigger's (as its reserved
     concurrency in AWS); the other functions share ``_pool``, as an account's unreserved pool."""
@@ -173,10 +178,7 @@ class Runtime:
         jobs_created.result()
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
-        handlers = {
-            "trigger": attributed("trigger", trigger_module.handler),
-            HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
-        }
+        handlers = self._triggers(trigger_module.handler, trigger_high)
         self.functions.handlers[FUNCTION_NAME] = attributed("jobs", job_step)
         self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="lambda")
         self.functions.submit = self._pool.submit if self.clock is None else self._counted(self._pool.submit)
@@ -206,6 +208,15 @@ class Runtime:
         gc.collect()
         gc.freeze()
         self._serve(pollers, attributed("tick", tick))
+
+    def _triggers(self, trigger: Any, trigger_high: Any) -> dict[str, Callable[..., Any]]:
+        """The triggers' handlers by function; under injected faults, each stopped or failed
+        invocation noted with its batch (local/faults.py)."""
+        handlers = {
+            "trigger": attributed("trigger", trigger),
+            HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
+        }
+        return self.faults.invocations(handlers) if self.faults is not None else handlers
 
     def _gateway(self, api: Any, authorize: Any, public: Any) -> Any:
         """API Gateway as the stack sets it up: the authorizer (its answers cached) before the API
@@ -269,6 +280,7 @@ class Runtime:
             lanes=lanes,
             tick=tick,
             ticker=ticker(),
+            keep=self._keep_clock if self.settings.data else None,
         )
         trigger_module.observers.append(self.advance.count)
         trigger_module.ThreadPoolExecutor = InlineExecutor
@@ -302,7 +314,9 @@ class Runtime:
         self.moto.start(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 30.0)
         self.moto.use()
         if self.clock is not None:
+            self._resume_clock()
             self.moto.set_clock(self.clock.now_ms())
+        self.faults = install_faults(self.settings.faults, self.settings.data)  # local/faults.py (none unless asked)
 
     def _claim_data(self) -> Path:
         """The data folder, locked for this runtime (a second one on it is refused), emptied
@@ -317,6 +331,27 @@ class Runtime:
         if self.settings.fresh:
             (folder / SNAPSHOT).unlink(missing_ok=True)
         return folder
+
+    def _resume_clock(self) -> None:
+        """A data folder's virtual clock starts where its last advance left it (kept in moto's
+        Parameter Store with the state it advanced, :meth:`_keep_clock`), not at the wall's now:
+        its tasks' marks and messages are on the virtual time, which never goes back."""
+        import boto3
+
+        assert self.clock is not None
+        if not self.settings.data:
+            return
+        ssm = boto3.client("ssm")
+        try:
+            kept = int(ssm.get_parameter(Name=VIRTUAL_NOW_PARAMETER)["Parameter"]["Value"])
+        except ssm.exceptions.ParameterNotFound:
+            return
+        self.clock.resume_at(kept)
+
+    def _keep_clock(self, now_ms: int) -> None:
+        import boto3
+
+        boto3.client("ssm").put_parameter(Name=VIRTUAL_NOW_PARAMETER, Value=str(now_ms), Type="String", Overwrite=True)
 
     def _made_up_admin_key(self) -> str:
         """The admin key kept in moto's Parameter Store (a data folder's earlier run made it), or a

@@ -26,7 +26,9 @@ The runtime's knobs are read from these variables (the only place they are spell
   ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default);
 * ``SUNDIAL_SCHEDULER_AUTH``: ``sigv4`` verifies each EventBridge Scheduler API request's
   signature against the tenants' access keys, as the stack does; ``default`` (unset) reads every
-  request there as the default tenant's, signed or not, whatever its key and secret.
+  request there as the default tenant's, signed or not, whatever its key and secret;
+* ``SUNDIAL_LOCAL_FAULTS``: AWS's faults injected at random, for `make chaos` (local/faults.py:
+  ``seed=7,throttle=0.02,duplicate=0.02,lapse=0.01,stop=0.005``; none when unset).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
 short), each overridable by its own variable (``shared.settings.env_name``), and checked against
@@ -44,6 +46,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from local.faults import FAULTS_PATTERN
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
 from shared.settings import (
     MAX_DELAY_QUEUES,
@@ -93,6 +96,7 @@ _KNOBS = {
     "authorizer_cache_s": "SUNDIAL_LOCAL_AUTHORIZER_CACHE_S",
     "clock": "SUNDIAL_CLOCK",
     "scheduler_auth": "SUNDIAL_SCHEDULER_AUTH",
+    "faults": "SUNDIAL_LOCAL_FAULTS",
 }
 
 LAMBDAS_PATTERN = r"^([A-Za-z0-9_-]{1,64}=[A-Za-z_][\w.]*:[A-Za-z_]\w*(,|$))*$"
@@ -166,6 +170,9 @@ class LocalSettings(SettingsModel):
     authorizer_cache_s: Annotated[float, Field(ge=0, le=3600)] = AUTHORIZER_CACHE_TTL_S
     """How long the local API Gateway keeps the authorizer's answer for one ``Authorization``
     value (API Gateway's authorizer cache, the stack's TTL; 0: none)."""
+    faults: Annotated[str, Field(pattern=FAULTS_PATTERN)] = ""
+    """AWS's faults injected at random (local/faults.py; `make chaos`): ``seed=7,throttle=0.02,
+    duplicate=0.02,lapse=0.01,stop=0.005``, each a probability ("": none, the default)."""
     functions: Settings = FUNCTIONS
     """What the functions run with (before the runtime adds its queues' URLs)."""
 

@@ -324,8 +324,16 @@ def poll(
             event_source.end()
 
     def dispatch(batch: list[dict[str, Any]]) -> None:
-        if event_source.begin():
+        if not event_source.begin():
+            return
+        try:
             submit(invoke, batch)
+        except RuntimeError:  # the function's workers are shut down: the runtime is stopping
+            event_source.end()
+            if not stopping.is_set():
+                raise
+            # the batch stays in flight and comes back after its visibility timeout, as the
+            # messages of a Lambda host that went away do
 
     window = BatchingWindow(consumer.batch_size, consumer.batching_window_s, dispatch)
     while not stopping.is_set():
