@@ -14,7 +14,7 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify mutation
+.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify mutation chaos
 
 # The pinned requirements go in with uv (pinned too): it fetches and unpacks in parallel, about 5 s
 # where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
@@ -121,6 +121,11 @@ mutation: $(STAMP)  ## mutants of the firing core against its unit, contract and
 	rm -rf mutants
 	PYTHONPATH= $(VENV)/bin/mutmut run --max-children $$(nproc 2>/dev/null || echo 2) >/dev/null
 	PYTHONPATH= $(PY) -m verify.mutation
+
+# The local runtime under AWS's faults injected at random (local/faults.py, verify/chaos.py): lost,
+# recorded twice, called twice, final states and lateness over --tasks occurrences.
+chaos: $(STAMP)  ## the local runtime under AWS's faults (make chaos ARGS="--tasks 20000"; a fresh seed each run)
+	$(PY) -W ignore::UserWarning -m verify.chaos $(ARGS)
 
 simulate: $(STAMP)  ## the discrete-event model of the deployed system: docs/scale/*.png and results.md (docs/scale.md)
 	$(PY) -m sim $(ARGS)
