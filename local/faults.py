@@ -48,17 +48,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from local.deadline import InvocationStopped, TimedOut
+
 FAULTS_PATTERN = r"^((seed=\d{1,18}|(throttle|duplicate|lapse|stop)=(0(\.\d+)?|1(\.0+)?))(,|$))*$"
 """``name=value`` pairs, comma-separated: ``seed`` an integer, the others probabilities (0 to 1)."""
 
 FAULTS_LOG = "faults.jsonl"
 WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
 DYNAMODB_TARGET = "DynamoDB_20120810."
-
-
-class InvocationStopped(BaseException):
-    """Lambda stopped the invocation at its timeout: a BaseException, so that no ``except
-    Exception`` of the code it stops can go on as if its call had ended."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +103,9 @@ class Injector:
             out.write(line + "\n")
 
     def invocation(self, handler: Callable[[dict[str, Any], Any], Any]) -> Callable[[dict[str, Any], Any], Any]:
-        """A trigger's handler whose invocation, when stopped (an injected ``stop``) or failed (an
-        error escaped it: a throttle that outlasted the retries, say), is noted with every
+        """A trigger's handler whose invocation, when stopped (an injected ``stop``), timed out
+        (local/deadline.py) or failed (an error escaped it: a throttle that outlasted the
+        retries, say), is noted with every
         occurrence of its batch: SQS delivers the whole batch again, and an occurrence whose call
         was made but whose outcome was not yet recorded is called again, with its run id and
         Idempotency-Key (docs/design.md 2.7)."""
@@ -116,7 +114,13 @@ class Injector:
             try:
                 return handler(event, context)
             except BaseException as exc:
-                ended = "stopped" if isinstance(exc, InvocationStopped) else "failed"
+                ended = (
+                    "timed out"
+                    if isinstance(exc, TimedOut)
+                    else "stopped"
+                    if isinstance(exc, InvocationStopped)
+                    else "failed"
+                )
                 self.note("invocation", ended=ended, error=type(exc).__name__, runs=_runs_of(event))
                 raise
 

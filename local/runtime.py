@@ -24,6 +24,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from local import deadline
 from local.advance import Advance, InlineExecutor, Lane, tick_of, with_clock_routes
 from local.apigw import SCHEDULER_RESOURCE, AuthorizerCache, LocalContext, resource_of, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
@@ -45,6 +46,9 @@ from local.settings import (
     LocalSettings,
     user_lambdas,
 )
+from local.settings import (
+    TRIGGER_TIMEOUT_S as LOCAL_TRIGGER_TIMEOUT_S,
+)
 from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
@@ -57,7 +61,6 @@ from shared.topology import (
     SCAN_RETRY_ATTEMPTS,
     SCANNER_TIMEOUT_S,
     STRANDED,
-    TRIGGER_TIMEOUT_S,
     ConsumerSpec,
 )
 
@@ -185,7 +188,9 @@ class Runtime:
         self._asynchronous(SCANNER_FUNCTION, attributed("scanner", scanner), self._scanner_config(urls))
         # the stack's: no retry, and the next tick asks again while messages wait
         self._asynchronous(
-            RECOVER_FUNCTION, attributed(RECOVER, recover), EventInvokeConfig(timeout_s=TRIGGER_TIMEOUT_S)
+            RECOVER_FUNCTION,
+            deadline.enforced(attributed(RECOVER, recover), LOCAL_TRIGGER_TIMEOUT_S),
+            EventInvokeConfig(timeout_s=LOCAL_TRIGGER_TIMEOUT_S),
         )
         for name, (module, attribute) in user_lambdas(self.settings.lambdas).items():
             # your own functions (LocalSettings.lambdas): tasks' lambda targets, jobs' processors
@@ -210,11 +215,16 @@ class Runtime:
         self._serve(pollers, attributed("tick", tick))
 
     def _triggers(self, trigger: Any, trigger_high: Any) -> dict[str, Callable[..., Any]]:
-        """The triggers' handlers by function; under injected faults, each stopped or failed
-        invocation noted with its batch (local/faults.py)."""
+        """The triggers' handlers by function, each invocation stopped at the local triggers'
+        timeout (local/deadline.py: its checks installed here, for the recover function's too);
+        under injected faults, each stopped or failed invocation noted with its batch
+        (local/faults.py)."""
+        deadline.install()
         handlers = {
-            "trigger": attributed("trigger", trigger),
-            HIGH_PRIORITY_TRIGGER: attributed(HIGH_PRIORITY_TRIGGER, trigger_high),
+            "trigger": deadline.enforced(attributed("trigger", trigger), LOCAL_TRIGGER_TIMEOUT_S),
+            HIGH_PRIORITY_TRIGGER: deadline.enforced(
+                attributed(HIGH_PRIORITY_TRIGGER, trigger_high), LOCAL_TRIGGER_TIMEOUT_S
+            ),
         }
         return self.faults.invocations(handlers) if self.faults is not None else handlers
 

@@ -110,14 +110,18 @@ def user_lambdas(spec: str) -> dict[str, tuple[str, str]]:
 
 
 JOB_STATE_MACHINE_ARN = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
-DELAY_VISIBILITY_S = 20
+TRIGGER_TIMEOUT_S = 75
+"""The local triggers' timeout, enforced as Lambda enforces it (local/deadline.py): the longest
+HTTP call a target may ask for (60 s) and the lead fit in it. Shorter than the stack's 120 s, so
+a crashed trigger's occurrence comes back sooner."""
+DELAY_VISIBILITY_S = 120
 """The local delay queues' visibility timeout: longer than the local lease."""
 FUNCTIONS = Settings(
     bucket_shards=2,
     look_ahead_ms=3000,
     guard_ms=2000,
     lead_ms=2000,
-    lease_ms=15_000,
+    lease_ms=90_000,  # the rule: at least the trigger's timeout + 10 s + the lead; under the visibility timeout
     allow_loopback_targets=True,
     allow_private_targets=True,
     jobs_bucket="sundial-jobs",
@@ -217,12 +221,13 @@ class LocalSettings(SettingsModel):
     @property
     def platform(self) -> Platform:
         """What surrounds the functions locally: the tick every ``tick_period_s``, Lambda's
-        batching window as in AWS, the local delay queues' visibility timeout, no timeouts."""
+        batching window as in AWS, the local delay queues' visibility timeout, the local
+        triggers' timeout (enforced: local/deadline.py)."""
         return Platform(
             tick_period_ms=math.ceil(self.tick_period_s * 1000),
             batching_window_ms=TRIGGER_BATCHING_WINDOW_S * 1000,
             visibility_timeout_ms=DELAY_VISIBILITY_S * 1000,
-            trigger_timeout_ms=None,
+            trigger_timeout_ms=TRIGGER_TIMEOUT_S * 1000,
         )
 
     @model_validator(mode="after")

@@ -160,9 +160,9 @@ class LocalRuntime:
     """SUNDIAL_TICK_PERIOD_S: the tick runs every second, aligned to the period."""
     bucket_shards: int = 2
     timing: Timing = field(
-        default_factory=lambda: Timing(look_ahead_ms=3_000, guard_ms=2_000, lead_ms=2_000, lease_ms=15_000)
+        default_factory=lambda: Timing(look_ahead_ms=3_000, guard_ms=2_000, lead_ms=2_000, lease_ms=90_000)
     )
-    """local/settings.py FUNCTIONS: look-ahead 3 s, guard 2 s, lead 2 s, lease 15 s."""
+    """local/settings.py FUNCTIONS: look-ahead 3 s, guard 2 s, lead 2 s, lease 90 s."""
     delay_queues: int = 1
     batch_size: int = 10
     batching_window_s: float = TRIGGER_BATCHING_WINDOW_S
@@ -174,7 +174,7 @@ class LocalRuntime:
     scanner_timeout_s: float = 60.0
     """The scanner's timeout as the local runtime's context gives it (it starts no shard with less
     than 10 s of it left)."""
-    visibility_timeout_s: int = 20
+    visibility_timeout_s: int = 120
     """local/settings.py DELAY_VISIBILITY_S (redeliveries are counted, not modelled)."""
     call: Latency = LOCAL_CALL
     """From the claim (or the due time) to the receiver's clock: the trigger's wake-up and the HTTP

@@ -18,7 +18,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local import sqs_lambda
-from local.faults import Faults, Injector, InvocationStopped, install
+from local.deadline import InvocationStopped, TimedOut
+from local.faults import Faults, Injector, install
 from local.moto_server import FAKE_ENV, MotoServer
 from local.settings import LocalSettings
 from shared.delivery.envelope import Envelope
@@ -177,7 +178,7 @@ def test_the_faults_setting_takes_probabilities_and_refuses_anything_else() -> N
     assert not Faults.parse("").any
 
 
-def test_a_stopped_or_failed_invocation_is_noted_with_every_occurrence_of_its_batch(tmp_path) -> None:
+def test_a_stopped_timed_out_or_failed_invocation_is_noted_with_every_occurrence_of_its_batch(tmp_path) -> None:
     log = tmp_path / "faults.jsonl"
     injector = Injector(Faults(stop=1.0), log)
     event = {
@@ -194,12 +195,18 @@ def test_a_stopped_or_failed_invocation_is_noted_with_every_occurrence_of_its_ba
     def failed(event: dict, context: object) -> None:
         raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "UpdateItem")
 
+    def timed_out(event: dict, context: object) -> None:
+        raise TimedOut("stopped at its timeout")
+
     with pytest.raises(InvocationStopped):
         injector.invocation(stopped)(event, None)
+    with pytest.raises(TimedOut):
+        injector.invocation(timed_out)(event, None)
     with pytest.raises(ClientError):
         injector.invocation(failed)(event, None)
     assert injector.invocation(lambda event, context: "answered")(event, None) == "answered"
     assert [(n["ended"], n["error"], n["runs"]) for n in notes(log)] == [
         ("stopped", "InvocationStopped", [["r1", 2], ["r2", 1]]),
+        ("timed out", "TimedOut", [["r1", 2], ["r2", 1]]),
         ("failed", "ClientError", [["r1", 2], ["r2", 1]]),
     ]
