@@ -18,8 +18,8 @@ through the API and prints:
 - occurrences expected, and **lost**: an occurrence with no run in a final state;
 - **recorded twice**: an occurrence with more than one run;
 - **called twice**: one attempt of one run called more than once, and whether the invocation that
-  made the first call ended before recording it (stopped by an injected fault, or failed: SQS
-  delivers its whole batch again) or a restart came between the two calls: the only ways the
+  made the first call ended before recording it (stopped by an injected fault, stopped at its
+  timeout, or failed: SQS delivers its whole batch again) or a restart came between the two calls: the only ways the
   design allows it (docs/design.md 2.7);
 - the final states, the calls, the faults injected, and the lateness of first attempts (p50, p99,
   on this machine, restarts included).
@@ -31,6 +31,7 @@ Only loopback is called: the tasks' targets are this receiver's URLs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -57,20 +58,23 @@ from sundial_receiver.testing import Sundial
 from local.faults import FAULTS_LOG, Faults
 from local.moto_server import free_port
 from local.settings import LocalSettings
+from shared.settings import env_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_WINDOW_S = 120
 """The shortest window the occurrences are due in (the recurring tasks' span fits in it)."""
-QUIET_S = 30
-"""After the window: the runs are read once no call came for this long."""
+QUIET_S = 10
+"""After the window: the runs are first read once no call came for this long."""
 TIMEOUT_S = 2
 """Every task's HTTP timeout; a late answer comes this plus half a second after the call."""
 RETRY = {"max_attempts": 8, "backoff": "fixed", "interval_seconds": 5}
 FINAL = frozenset({"succeeded", "failed", "dead_lettered", "skipped"})
 STARTUP_S = 180.0
+MISFIRE_TOLERANCE_MS = 24 * 3_600_000
+"""The runtime's: longer than the run (a task's missed occurrences would be skipped past it)."""
 REGISTER_S = 0.004
 """Seconds one task's registration is allowed for, before the first occurrence is due."""
-SETTLE_S = 600.0
+SETTLE_S = 900.0
 """The longest wait, after the window, for every run to end."""
 
 
@@ -180,7 +184,16 @@ class Runtime:
         environ = {
             k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()
         }
-        environ.update({name("port"): str(self.port), name("data"): str(self.data), name("faults"): self.faults})
+        environ.update(
+            {
+                name("port"): str(self.port),
+                name("data"): str(self.data),
+                name("faults"): self.faults,
+                # a recurring task that fell behind catches up rather than skipping what it missed,
+                # so that every occurrence planned must have its run
+                env_name("misfire_tolerance_ms"): str(MISFIRE_TOLERANCE_MS),
+            }
+        )
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 [sys.executable, "-W", "ignore", "-m", "local"],
@@ -279,22 +292,26 @@ def register(api: Sundial, planned: list[Planned]) -> dict[str, Planned]:
 
 
 def settled(api: Sundial, tasks: dict[str, Planned], receiver: Receiver) -> dict[str, list[dict[str, Any]]]:
-    """Every task's runs, once they have all ended (or, for those that have not, after
-    :data:`SETTLE_S`: then they are what is printed as lost)."""
+    """Every task's runs, once each of its occurrences has a run that ended (or, for the tasks
+    that still have not, after :data:`SETTLE_S`: what is missing then is printed as lost). An
+    occurrence whose trigger was stopped comes back after the delay queues' visibility timeout
+    (local/settings.py), and a recurring task's next one is armed as the one before ends."""
     deadline = time.monotonic() + SETTLE_S
-    while True:  # no call for QUIET_S: the retries and redeliveries are over, or nearly
-        last = max((call.at for call in receiver.calls), default=0.0)
-        if time.time() - last >= QUIET_S or time.monotonic() > deadline:  # wall
-            break
-        time.sleep(1)  # wall: waiting for the calls to stop
+    while time.time() - max((call.at for call in receiver.calls), default=0.0) < QUIET_S:  # wall
+        time.sleep(1)  # wall: the burst of calls is still on
     runs = {task_id: runs_of(api, task_id) for task_id in tasks}
     while time.monotonic() < deadline:
-        open_ = [task_id for task_id, found in runs.items() if any(r["status"] not in FINAL for r in found)]
+        open_ = [task_id for task_id, found in runs.items() if not _ended(tasks[task_id], found)]
         if not open_:
             break
         time.sleep(5)  # wall: runs still under way
         runs.update({task_id: runs_of(api, task_id) for task_id in open_})
     return runs
+
+
+def _ended(planned: Planned, runs: list[dict[str, Any]]) -> bool:
+    ended = {to_ms(run["scheduled_for"]) for run in runs if run["status"] in FINAL}
+    return ended >= set(planned.due) and all(run["status"] in FINAL for run in runs)
 
 
 def runs_of(api: Sundial, task_id: str) -> list[dict[str, Any]]:
@@ -327,6 +344,7 @@ class Report:
     lateness: list[int] = field(default_factory=list)
     called_twice_stop: int = 0
     called_twice_failed: int = 0
+    called_twice_timed_out: int = 0
     called_twice_restart: int = 0
     called_twice_unexplained: list[str] = field(default_factory=list)
     calls: int = 0
@@ -383,6 +401,8 @@ def _judge_calls(report: Report, calls: list[Call], faulted: Faulted, restarts: 
         for first, second in pairwise(same):
             if (run_id, attempt) in faulted.stopped:
                 report.called_twice_stop += 1
+            elif (run_id, attempt) in faulted.timed_out:
+                report.called_twice_timed_out += 1
             elif (run_id, attempt) in faulted.failed:
                 report.called_twice_failed += 1
             elif any(first.at <= stopped <= second.at for stopped, _ in restarts):
@@ -400,6 +420,7 @@ class Faulted:
     counts: Counter[str] = field(default_factory=Counter)
     stopped: set[tuple[str, int]] = field(default_factory=set)
     failed: set[tuple[str, int]] = field(default_factory=set)
+    timed_out: set[tuple[str, int]] = field(default_factory=set)
 
 
 def read_faults(data: Path) -> Faulted:
@@ -412,11 +433,12 @@ def read_faults(data: Path) -> Faulted:
             continue
         faulted.counts[f"invocation {fault['ended']}"] += 1
         runs = {(str(run_id), int(attempt)) for run_id, attempt in fault["runs"]}
-        (faulted.stopped if fault["ended"] == "stopped" else faulted.failed).update(runs)
+        ended = {"stopped": faulted.stopped, "timed out": faulted.timed_out}.get(fault["ended"], faulted.failed)
+        ended.update(runs)
     return faulted
 
 
-def show(report: Report, restarts: int, wall_s: float) -> None:
+def show(report: Report, restarts: list[tuple[float, float]], wall_s: float) -> None:
     def few(items: list[str]) -> str:
         return "".join(f"\n    {item}" for item in items[:10]) + (
             f"\n    ... {len(items) - 10} more" if len(items) > 10 else ""
@@ -424,6 +446,7 @@ def show(report: Report, restarts: int, wall_s: float) -> None:
 
     twice = (
         report.called_twice_stop
+        + report.called_twice_timed_out
         + report.called_twice_failed
         + report.called_twice_restart
         + len(report.called_twice_unexplained)
@@ -432,14 +455,16 @@ def show(report: Report, restarts: int, wall_s: float) -> None:
     print(f"recorded twice {len(report.recorded_twice)}{few(report.recorded_twice)}")
     print(f"runs at no expected time {len(report.unexpected_runs)}{few(report.unexpected_runs)}")
     print(
-        f"called twice (one attempt) {twice}: its invocation stopped (injected) {report.called_twice_stop}, its "
-        f"invocation failed {report.called_twice_failed}, across a restart {report.called_twice_restart}, "
+        f"called twice (one attempt) {twice}: its invocation stopped (injected) {report.called_twice_stop}, timed "
+        f"out {report.called_twice_timed_out}, failed {report.called_twice_failed}, across a restart "
+        f"{report.called_twice_restart}, "
         f"unexplained {len(report.called_twice_unexplained)}"
         f"{few(report.called_twice_unexplained)}"
     )
     print(f"final states: {dict(sorted(report.states.items()))}")
     print(f"calls {report.calls}: answers {dict(sorted(report.answers.items()))}")
-    print(f"faults injected: {dict(sorted(report.faults.items()))}; restarts {restarts}")
+    down = ", ".join(f"{answered - stopped:.1f}" for stopped, answered in restarts)
+    print(f"faults injected: {dict(sorted(report.faults.items()))}; restarts {len(restarts)} (down {down} s)")
     p50, p99 = percentile(report.lateness, 0.5), percentile(report.lateness, 0.99)
     print(f"lateness of first attempts: p50 {p50} ms, p99 {p99} ms, max {max(report.lateness, default=None)} ms")
     print(f"wall time {wall_s:.0f} s")
@@ -490,9 +515,12 @@ def main(argv: list[str] | None = None) -> int:
     faulted = read_faults(data)
     report = judge(tasks, runs, receiver.calls, faulted, runtime.restarts)
     report.faults = faulted.counts
-    show(report, len(runtime.restarts), time.monotonic() - started)
+    show(report, runtime.restarts, time.monotonic() - started)
     if args.keep or not report.ok:
-        print(f"kept: {folder} (the data folder, runtime.log, {FAULTS_LOG})")
+        with (folder / "calls.jsonl").open("w") as out:
+            out.writelines(json.dumps(dataclasses.asdict(call)) + "\n" for call in receiver.calls)
+        (folder / "restarts.json").write_text(json.dumps(runtime.restarts))
+        print(f"kept: {folder} (the data folder, runtime.log, {FAULTS_LOG}, calls.jsonl, restarts.json)")
     else:
         shutil.rmtree(folder, ignore_errors=True)
     print(f"replay: python -m verify.chaos --tasks {args.tasks} --seed {seed}")

@@ -76,8 +76,10 @@ def test_the_verdict_counts_lost_twice_recorded_and_unexplained_second_calls() -
         call("r3b", 2, 71.0),  # its invocation failed
         call("r2", 1, 80.0),
         call("r2", 2, 81.0),  # two attempts: not one called twice
+        call("r2", 3, 90.0),
+        call("r2", 3, 91.0),  # its invocation timed out
     ]
-    faulted = Faulted(stopped={("r0", 1)}, failed={("r3b", 2)})
+    faulted = Faulted(stopped={("r0", 1)}, failed={("r3b", 2)}, timed_out={("r2", 3)})
     report = judge(tasks, runs, calls, faulted, restarts=[(40.0, 45.0)])
     assert report.expected == 4
     assert report.lost == [f"task t1 at {iso(due['t1'])}: no run", f"task t2 at {iso(due['t2'])}: [('r2', 'retrying')]"]
@@ -85,7 +87,8 @@ def test_the_verdict_counts_lost_twice_recorded_and_unexplained_second_calls() -
     assert "r3b" in twice
     (unexpected,) = report.unexpected_runs
     assert "r3c" in unexpected
-    assert (report.called_twice_stop, report.called_twice_failed, report.called_twice_restart) == (1, 1, 1)
+    explained = (report.called_twice_stop, report.called_twice_timed_out, report.called_twice_failed)
+    assert (*explained, report.called_twice_restart) == (1, 1, 1, 1)
     assert report.called_twice_unexplained == ["run r3b attempt 1 (keys ['key-r3b'])"]
     assert not report.ok
     clean = judge({"t0": tasks["t0"]}, {"t0": runs["t0"]}, calls[:2], faulted, restarts=[])
