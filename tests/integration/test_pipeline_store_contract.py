@@ -100,6 +100,7 @@ def test_the_scan_lease_lets_one_scan_at_a_time_move_the_mark(stores):
     store = stores.store
     assert store.watermark(7) is None
     assert store.begin_scan(7, NOW_MS, 1_000) == (None, NOW_MS + 1_000)
+    assert store.watermark(7) is None  # a lease taken is not a mark
     assert store.begin_scan(7, NOW_MS + 1_000, 1_000) is None  # held to its last millisecond
     assert not store.end_scan(7, NOW_MS + 999, NOW_MS)  # not this lease
     assert store.end_scan(7, NOW_MS + 1_000, NOW_MS + 120_000)
@@ -125,8 +126,18 @@ def test_the_tick_reads_every_mark_and_what_it_kept_clean_in_one_look(stores):
     assert clean == {0: NOW_MS + 60_000, 2: NOW_MS + 180_000}  # only the shards asked about
     store.mark_clean({0: NOW_MS + 120_000})  # the whole map is replaced
     assert store.scan_marks([0, 2])[1] == {0: NOW_MS + 120_000}
+    for shard in (0, 99, 100, 149):  # the first and last of each BatchGetItem's keys
+        taken = store.begin_scan(shard, NOW_MS, 1_000)
+        assert store.end_scan(shard, taken[1], NOW_MS + shard)
     many = range(150)  # more than one BatchGetItem holds
-    assert store.scan_marks(many)[0][1] == NOW_MS + 120_000
+    marks = store.scan_marks(many)[0]
+    assert {shard: mark for shard, mark in marks.items() if mark is not None} == {
+        0: NOW_MS,
+        1: NOW_MS + 120_000,
+        99: NOW_MS + 99,
+        100: NOW_MS + 100,
+        149: NOW_MS + 149,
+    }
 
 
 def test_the_tick_sees_any_item_in_a_shards_window_staged_claimed_or_not(stores):
@@ -476,6 +487,24 @@ def test_an_uncounted_one_shot_frees_nothing(stores):
     assert stores.store.finish_one_shot(staged, ended, now_ms=staged.due_ms + 30, targets_done=0)
     assert stores.repository.live_tasks("t") == 1  # counted_in None: the trigger said it was not counted
     assert stores.get(task).status is TaskStatus.FAILED
+
+
+def test_a_one_shot_that_succeeds_on_a_retry_keeps_no_error_and_its_throttled_time(stores):
+    task = stores.one_shot()
+    staged = first(task)
+    stores.claim(staged)
+    assert stores.store.record_retry(
+        staged, error="HTTP 500", targets_done=0, fired_ms=staged.due_ms + 5, lateness_ms=5, throttled_ms=30
+    )
+    assert stores.get(task).run.last_error == "HTTP 500"
+    retry = staged.next_attempt()
+    stores.claim(retry, at=staged.due_ms + 2_000)
+    ended = replace(run_of(retry, RunStatus.SUCCEEDED, attempts=2), throttled_ms=70)
+    assert stores.store.finish_one_shot(retry, ended, now_ms=staged.due_ms + 2_100, targets_done=-1)
+    read = stores.get(task).run
+    assert (read.status, read.attempts, read.last_error, read.throttled_ms) == (RunStatus.SUCCEEDED, 2, None, 70)
+    assert read.lateness_ms == 5  # the first attempt's: a retry is late by its backoff
+    assert read.fired_at == from_ms(staged.due_ms + 5)
 
 
 def test_a_one_shot_cancelled_while_firing_stays_cancelled_and_its_run_frees_its_place(stores):
