@@ -149,10 +149,13 @@ class DynamoTaskRepository:
             return replace(task, version=task.version + 1)
         item = TaskItem(*task_key(task.id))
         try:
-            item.update(actions=actions, condition=TaskItem.version == task.version)
+            # the bucket item before the arming: a writer that dies between the two must not
+            # leave the task armed for an occurrence no scan finds (an item the task is not
+            # armed for is staged and refused by the claim)
             pointer = occurrence_item(task, due_ms, staged)
             if pointer is not None and task.status is TaskStatus.SCHEDULED:
                 pointer.save()
+            item.update(actions=actions, condition=TaskItem.version == task.version)
         except PynamoDBException as exc:
             if is_conflict(exc):
                 raise ConcurrentUpdate(f"task {task.id} changed meanwhile; read it again") from exc

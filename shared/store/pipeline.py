@@ -698,6 +698,13 @@ class DynamoPipelineStore:
             else:
                 paused = status_keys(task, self.list_shards, TaskStatus.PAUSED, paused_reason)
                 actions = [*put_away, *_armed_for(next_due_ms, staged_next, paused_reason, paused)]
+            # The next occurrence's bucket item first, then the arming: a trigger that dies
+            # between the two leaves an item the scanner stages and the claim refuses (the task
+            # is not armed for it), and its message comes back to re-arm; in the other order it
+            # left the task armed for an occurrence no scan would ever find (`make chaos`).
+            if next_due_ms is not None and (pointer := occurrence_item(task, next_due_ms, staged_next)) is not None:
+                pointer.expires_at = self._expiry(next_due_ms)
+                pointer.save()
             # Re-armed (or completed) only if still armed for this occurrence: a client who
             # rescheduled the task meanwhile (PATCH) armed it already, one who cancelled it
             # ended it; then the run is only put away.
@@ -707,9 +714,6 @@ class DynamoPipelineStore:
             if not self._update_run(staged, actions, also=armed):
                 self._update_run(staged, put_away)
                 return False
-            if next_due_ms is not None and (pointer := occurrence_item(task, next_due_ms, staged_next)) is not None:
-                pointer.expires_at = self._expiry(next_due_ms)
-                pointer.save()
         except PynamoDBException as exc:
             raise StorageUnavailable(f"re-arming {task.id}: {exc.msg}") from exc
         return True
