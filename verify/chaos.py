@@ -408,7 +408,9 @@ def _judge_calls(report: Report, calls: list[Call], faulted: Faulted, restarts: 
                 report.called_twice_timed_out += 1
             elif (run_id, attempt) in faulted.failed:
                 report.called_twice_failed += 1
-            elif any(first.at <= stopped <= second.at for stopped, _ in restarts):
+            elif any(first.at <= answered and stopped <= second.at for stopped, answered in restarts):
+                # a restart came between them: the first call was made before the runtime was
+                # back (while it was stopping, too: its invocations run on until they end there)
                 report.called_twice_restart += 1
             else:
                 keys = {first.key, second.key}

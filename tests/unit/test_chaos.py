@@ -78,6 +78,10 @@ def test_the_verdict_counts_lost_twice_recorded_and_unexplained_second_calls() -
         call("r2", 2, 81.0),  # two attempts: not one called twice
         call("r2", 3, 90.0),
         call("r2", 3, 91.0),  # its invocation timed out
+        call("r0", 4, 41.0),
+        call("r0", 4, 46.0),  # the first made while the runtime was stopping: the restart explains it
+        call("r0", 5, 46.0),
+        call("r0", 5, 47.0),  # both after the restart: unexplained
     ]
     faulted = Faulted(stopped={("r0", 1)}, failed={("r3b", 2)}, timed_out={("r2", 3)})
     report = judge(tasks, runs, calls, faulted, restarts=[(40.0, 45.0)])
@@ -88,8 +92,11 @@ def test_the_verdict_counts_lost_twice_recorded_and_unexplained_second_calls() -
     (unexpected,) = report.unexpected_runs
     assert "r3c" in unexpected
     explained = (report.called_twice_stop, report.called_twice_timed_out, report.called_twice_failed)
-    assert (*explained, report.called_twice_restart) == (1, 1, 1, 1)
-    assert report.called_twice_unexplained == ["run r3b attempt 1 (keys ['key-r3b'])"]
+    assert (*explained, report.called_twice_restart) == (1, 1, 1, 2)
+    assert report.called_twice_unexplained == [
+        "run r3b attempt 1 (keys ['key-r3b'])",
+        "run r0 attempt 5 (keys ['key-r0'])",
+    ]
     assert not report.ok
     clean = judge({"t0": tasks["t0"]}, {"t0": runs["t0"]}, calls[:2], faulted, restarts=[])
     assert clean.ok
