@@ -6,9 +6,11 @@ for an SQS event source the whole batch then comes back after its visibility tim
 (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). Sundial's
 exactly-once rests on it: a claim's lease outlives the trigger's timeout (shared/settings.py,
 ``platform_problems``), so no trigger still running can find its claim taken over and see a
-second trigger call its target again. Without the timeout a local trigger slowed past its lease
-(an overloaded machine, a slow receiver) did just that: `make chaos` counted second calls of one
-attempt that no crash explained.
+second trigger call its target again. Without the timeout nothing held that rule locally (the
+lease was 15 s, a target's call may take 60): a local trigger slowed past its lease (a loaded
+machine, a slow receiver) could go on while a copy of its message took the occurrence over and
+called it again. This was read, not seen, while looking into `make chaos`'s first unexplained
+second calls (those were calls made while the runtime was stopping).
 
 The local functions run on threads, which cannot be stopped from outside. So each trigger
 invocation carries its deadline (a context variable, which the threads it starts for its records

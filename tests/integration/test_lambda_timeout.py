@@ -2,8 +2,8 @@
 AWS request and no target call, and does not see the answer of a call under way; the threads it
 starts for its records carry its deadline; outside an invocation nothing is checked. And the local
 settings hold the rule the stack holds: a lease outlives the triggers' timeout. Without the
-enforcement a local trigger slowed past its lease went on and called a target a second trigger had
-called again (what `make chaos` found)."""
+enforcement a local trigger slowed past its lease could go on and call a target a second trigger
+had called again."""
 
 from __future__ import annotations
 
