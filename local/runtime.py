@@ -89,10 +89,10 @@ LOCAL_STACK_NAME = "sundial-local"
 """What the runtime's resources are named after where the stack's are after the stack (the root key
 of the signing secrets, ``/sundial-local/signing-root``)."""
 ADMIN_KEY_PARAMETER = f"/{LOCAL_STACK_NAME}/admin-key"
-VIRTUAL_NOW_PARAMETER = f"/{LOCAL_STACK_NAME}/virtual-now"
-"""Where a data folder's virtual clock is kept: the time its last advance ended at."""
 """The admin key the runtime made up (none given), as a SecureString of moto's Parameter Store: kept
 with moto's state, so a restart on the same data folder uses it again (a saved CLI profile works)."""
+VIRTUAL_NOW_PARAMETER = f"/{LOCAL_STACK_NAME}/virtual-now"
+"""Where a data folder's virtual clock is kept: the time its last advance ended at."""
 SIGNING_KEY_ALIAS = f"alias/{LOCAL_STACK_NAME}-signing"
 """The KMS signing key's alias (``signing_key`` ``kms``): a restart finds the key there."""
 MOTO_STATE_TIMEOUT_S = 120.0
