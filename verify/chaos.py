@@ -19,12 +19,12 @@ through the API and prints:
 - **recorded twice**: an occurrence with more than one run;
 - **called twice**: one attempt of one run called more than once, and whether the invocation that
   made the first call ended before recording it (stopped by an injected fault, stopped at its
-  timeout, or failed: SQS delivers its whole batch again) or a restart came between the two calls: the only ways the
-  design allows it (docs/design.md 2.7);
+  timeout, or failed: SQS delivers its whole batch again) or a restart came between the two
+  calls: the only ways the design allows it (docs/design.md 2.7);
 - the final states, the calls, the faults injected, and the lateness of first attempts (p50, p99,
   on this machine, restarts included).
 
-Exits 1 when anything is lost, recorded twice, or called twice with no stop or restart between.
+Exits 1 when anything is lost, recorded twice, or called twice with nothing to explain it.
 Only loopback is called: the tasks' targets are this receiver's URLs.
 """
 
