@@ -12,19 +12,18 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from local import sqs_lambda
 from local.deadline import InvocationStopped, TimedOut
 from local.faults import Faults, Injector, install
-from local.moto_server import FAKE_ENV, MotoServer
+from local.moto_server import MotoServer
 from local.settings import LocalSettings
 from shared.delivery.envelope import Envelope
 from shared.delivery.http import HttpDelivery
 from shared.domain.tasks import HttpTarget
+from tests.support.moto_process import client, moto_process
 from tests.support.receiver import Receiver
 
 pytestmark = pytest.mark.integration
@@ -32,23 +31,8 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def moto() -> Iterator[MotoServer]:
-    server = MotoServer()
-    server.start()
-    try:
+    with moto_process() as server:
         yield server
-    finally:
-        server.stop()
-
-
-def client(moto: MotoServer, service: str, attempts: int = 1):  # type: ignore[no-untyped-def]
-    return boto3.client(
-        service,
-        endpoint_url=moto.endpoint,
-        region_name=FAKE_ENV["AWS_REGION"],
-        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-        config=Config(retries={"mode": "standard", "total_max_attempts": attempts}),
-    )
 
 
 @pytest.fixture

@@ -12,18 +12,18 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-import boto3
 import pytest
 
 from local import deadline
 from local.deadline import TimedOut
-from local.moto_server import FAKE_ENV, MotoServer
+from local.moto_server import MotoServer
 from local.settings import TRIGGER_TIMEOUT_S, LocalSettings
 from shared.delivery.envelope import Envelope
 from shared.delivery.http import HttpDelivery
 from shared.domain.tasks import HttpTarget
 from shared.domain.times import use_clock
 from shared.settings import env_name
+from tests.support.moto_process import client, moto_process
 from tests.support.receiver import Receiver
 
 pytestmark = pytest.mark.integration
@@ -102,22 +102,12 @@ def test_an_answer_that_comes_after_the_deadline_is_not_seen(clock, receiver: Re
 
 @pytest.fixture(scope="module")
 def moto() -> Iterator[MotoServer]:
-    server = MotoServer()
-    server.start()
-    try:
+    with moto_process() as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_no_aws_request_is_sent_past_the_deadline_even_from_a_records_own_thread(clock, moto) -> None:
-    sqs = boto3.client(
-        "sqs",
-        endpoint_url=moto.endpoint,
-        region_name=FAKE_ENV["AWS_REGION"],
-        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-    )
+    sqs = client(moto, "sqs")
     url = sqs.create_queue(QueueName="deadline")["QueueUrl"]
 
     def invocation(event: dict, context: object) -> None:
