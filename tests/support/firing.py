@@ -49,7 +49,8 @@ class Queues:
 
     staged: list[Staged] = field(default_factory=list)
     sent: list[tuple[Staged, int]] = field(default_factory=list)
-    dead: list[tuple[Staged, str]] = field(default_factory=list)
+    dead: list[tuple[Staged, str, str | None]] = field(default_factory=list)
+    """The DLQ's messages: the occurrence, why, and the task (its ``task_id`` attribute)."""
 
     def stage(self, occurrences: Any, now_ms: int) -> None:
         self.staged.extend(occurrences)
@@ -58,7 +59,7 @@ class Queues:
         self.sent.extend(messages)
 
     def dead_letter(self, staged: Staged, reason: str, task_id: str | None = None) -> None:
-        self.dead.append((staged, reason))
+        self.dead.append((staged, reason, task_id))
 
 
 @dataclass

@@ -129,3 +129,43 @@ def test_an_occurrence_given_up_is_dead_lettered_with_the_reason() -> None:
     assert ended.run.status is RunStatus.DEAD_LETTERED
     assert (ended.run.attempts, ended.run.fired_at, ended.lateness_ms) == (2, None, None)
     assert ended.run.last_error == ended.reason
+
+
+def test_a_retry_carries_the_runs_throttled_time_and_the_attempts_fire_time() -> None:
+    # make mutation: the numbers a retry's message and record carry, each its own
+    down = Outcome.retry("HTTP 503", status=503)
+    ran = Ran(0b01, fired_ms=DUE + 30, outcomes=(Outcome.success(200), down), throttled_ms=700)
+    settled = settle(claim(), ran, DUE + 500, TIMING)
+    assert isinstance(settled, Retrying)
+    assert (settled.message.throttled_ms, settled.throttled_ms) == (700, 700)
+    assert (settled.fired_ms, settled.lateness_ms, settled.targets_done) == (DUE + 30, 30, 0b01)
+
+
+def test_an_ended_run_keeps_its_task_fire_time_lateness_throttling_and_done_targets() -> None:
+    down = Outcome.retry("HTTP 503", status=503)
+    first = claim(attempt=3)
+    ran = Ran(0b01, fired_ms=DUE + 4_010, outcomes=(down,), throttled_ms=900)
+    ended = settle(first, ran, DUE + 4_050, TIMING)
+    assert isinstance(ended, Ended)
+    assert (ended.run.task_id, ended.run.fired_at, ended.run.lateness_ms, ended.run.throttled_ms) == (
+        first.claimed.task.id,
+        from_ms(DUE + 4_010),
+        4_010,  # no earlier attempt recorded one: this one's
+        900,
+    )
+    assert (ended.targets_done, ended.lateness_ms) == (0b01, 4_010)
+
+
+def test_a_retry_past_the_age_limit_is_dead_lettered_as_too_old() -> None:
+    aging = RetryPolicy(max_attempts=5, backoff=Backoff.FIXED, interval_seconds=120, max_age_seconds=60)
+    down = Outcome.retry("HTTP 503", status=503)
+    ended = settle(claim(retry=aging), Ran(0, fired_ms=DUE, outcomes=(down,)), DUE + 10, TIMING)
+    assert isinstance(ended, Ended)
+    assert ended.reason == "too old to retry after 1 attempt(s): HTTP 503"
+
+
+def test_an_occurrence_given_up_keeps_its_task_and_the_targets_that_succeeded() -> None:
+    first = claim(attempt=2)
+    first = replace(first, claimed=replace(first.claimed, targets_done=0b10))
+    ended = given_up(first, "the trigger failed on it 5 times: RuntimeError: boom")
+    assert (ended.run.task_id, ended.targets_done) == (first.claimed.task.id, 0b10)

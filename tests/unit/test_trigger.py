@@ -118,7 +118,7 @@ def test_on_its_last_delivery_an_occurrence_the_trigger_keeps_failing_on_is_dead
     assert fired.reason == "the trigger failed on it 5 times: RuntimeError: a bug in delivery"
     (letter,) = core.dead_letters.letters.values()
     assert (letter.run_id, letter.task_id, letter.reason) == (staged.run_id, task.id, fired.reason)
-    assert [dead.run_id for dead, _ in core.queues.dead] == [staged.run_id]
+    assert [dead.run_id for dead, _, _ in core.queues.dead] == [staged.run_id]
     assert core.repository.get("acme", task.id).status is TaskStatus.FAILED
 
 
@@ -154,7 +154,7 @@ def test_retries_exhausted_dead_letter_the_run_and_fail_the_task() -> None:
         task.retry,
     )
     assert (letter.name, letter.workflow, letter.failed_at) == (task.name, None, from_ms(core.clock.now))
-    assert [staged.run_id for staged, _ in core.queues.dead] == [message.run_id]
+    assert [staged.run_id for staged, _, _ in core.queues.dead] == [message.run_id]
 
 
 def test_a_recurring_task_is_re_armed_for_its_next_occurrence_and_its_run_kept() -> None:

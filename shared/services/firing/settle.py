@@ -159,7 +159,7 @@ def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | E
     failed when a failure was final."""
     task, staged = claim.claimed.task, claim.staged
     failures = [o for o in ran.outcomes if not o.ok]
-    error = "; ".join(o.error or "failed" for o in failures)
+    error = "; ".join(o.error for o in failures if o.error is not None)  # a failure always says why
     lateness = ran.fired_ms - staged.due_ms
     retryable = all(o.retryable for o in failures)
     exhausted = Exhausted.ATTEMPTS if retryable else None
