@@ -197,8 +197,11 @@ class FakeThrottle:
 
     def __init__(self) -> None:
         self.tat: float | None = None
+        self.references: list[int] = []
+        """The time each booking was made from."""
 
     def book(self, limit: Limit, k: int, reference_ms: int) -> Booking:
+        self.references.append(reference_ms)
         start, self.tat = book(self.tat, reference_ms, limit)
         return Booking(math.ceil(start))
 
@@ -236,13 +239,17 @@ def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(
         def deliver(self, target: Any, envelope: Any) -> Outcome:
             return Outcome.success(200)
 
-    throttling = Throttling(FakeThrottle(), Source())  # type: ignore[arg-type]
+    throttle = FakeThrottle()
+    throttling = Throttling(throttle, Source())  # type: ignore[arg-type]
     caller = Caller(Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, throttling=throttling)
     runs = []
     for _ in range(3):
         task = new_task(TaskSpec(At(NOW), targets), tenant="acme", now=NOW, shard=0)
         now[0] = to_ms(NOW) - 1_000  # each claimed in the staging lead
         runs.append(caller.run(Claim(staged_for(task.id, to_ms(NOW), one_shot=True), Claimed(task, 0, "log"), now[0])))
+        if len(runs) == 1:  # the first booked from its due time, and again (once) from a wake past the tolerance
+            again = [to_ms(NOW) + overslept_ms] if overslept_ms > 100 else []
+            assert throttle.references == [to_ms(NOW), *again]
     assert all(ran.outcomes[0].ok for ran in runs)
     assert runs[0].fired_ms == to_ms(NOW) + overslept_ms
     throttled = [ran.throttled_ms for ran in runs]
@@ -252,3 +259,57 @@ def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(
     else:  # each books again from when it woke, behind the bookings made meanwhile
         assert throttled[0] == 0
         assert throttled[2] >= 100
+
+
+def limited_caller(now: list[int], per_second: float) -> tuple[Caller, list[int]]:
+    """A caller whose one target is held to ``per_second`` (burst 1); its fake clock is ``now``."""
+    limit = Limit("acme", "x", per_second, origin="https://example.com")
+    called: list[int] = []
+
+    class Source:
+        def limits(self, tenant: str) -> list[Limit]:
+            return [limit]
+
+        refresh = limits
+
+    class Receiver:
+        def deliver(self, target: Any, envelope: Any) -> Outcome:
+            called.append(now[0])
+            return Outcome.success(200)
+
+    def sleep(seconds: float) -> None:
+        now[0] += round(seconds * 1000)
+
+    throttling = Throttling(FakeThrottle(), Source())  # type: ignore[arg-type]
+    return Caller(Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, throttling=throttling), called
+
+
+def test_a_start_booked_further_than_the_lead_and_a_second_puts_the_run_back_throttled_from_its_due_time() -> None:
+    """One call every 4 s: the second of two runs due at once starts 4 s after its due time. Claimed
+    a second before it, that start is 5 s away (> the 2 s lead + 1 s slack): the run is put back,
+    its message 3 s away (visible a lead before its start), throttled the 4 s the limit holds it.
+    Claimed a second after the first run's call (2 s after its due time), the second's start is
+    exactly 3 s away: it waits it out and calls, throttled those 3 s."""
+    due = to_ms(NOW)
+    targets = (HttpTarget("https://example.com/hook"),)
+    now = [due - 1_000]
+    caller, called = limited_caller(now, 0.25)
+    claims = []
+    for _ in range(2):
+        task = new_task(TaskSpec(At(NOW), targets), tenant="acme", now=NOW, shard=0)
+        claims.append(Claim(staged_for(task.id, due, one_shot=True), Claimed(task, 0, "log"), now[0]))
+    first = caller.run(claims[0])
+    assert (first.fired_ms, first.throttled_ms) == (due, 0)
+    now[0] = due - 1_000
+    second = caller.run(claims[1])
+    held = claims[1].staged.hold(due + 4_000, (("x", 1),), due)
+    assert (second.targets_done, second.held, second.throttled_ms, second.outcomes) == (0, (held, 3), 4_000, ())
+    assert called == [due]
+
+    now[0] = due + 1_000  # the boundary: 3 s away is waited out
+    caller, called = limited_caller(now, 0.25)
+    caller.run(claims[0])
+    now[0] = due + 2_000
+    waited = caller.run(replace(claims[1], at_ms=due + 2_000))
+    assert (waited.held, waited.fired_ms, waited.throttled_ms) == (None, due + 5_000, 3_000)
+    assert called == [due + 1_000, due + 5_000]
