@@ -199,9 +199,12 @@ class FakeThrottle:
         self.tat: float | None = None
         self.references: list[int] = []
         """The time each booking was made from."""
+        self.ks: list[int] = []
+        """The sub-bucket each booking was made in."""
 
     def book(self, limit: Limit, k: int, reference_ms: int) -> Booking:
         self.references.append(reference_ms)
+        self.ks.append(k)
         start, self.tat = book(self.tat, reference_ms, limit)
         return Booking(math.ceil(start))
 
@@ -313,3 +316,16 @@ def test_a_start_booked_further_than_the_lead_and_a_second_puts_the_run_back_thr
     waited = caller.run(replace(claims[1], at_ms=due + 2_000))
     assert (waited.held, waited.fired_ms, waited.throttled_ms) == (None, due + 5_000, 3_000)
     assert called == [due + 1_000, due + 5_000]
+
+
+def test_a_slow_claim_is_late_not_throttled_and_a_fast_limit_books_in_the_runs_sub_bucket() -> None:
+    due = to_ms(NOW)
+    now = [due + 500]  # claimed a second before its due time, and running only now
+    caller, called = limited_caller(now, 2_000)  # a fast limit: several sub-buckets
+    task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+    staged = staged_for(task.id, due, one_shot=True)
+    ran = caller.run(Claim(staged, Claimed(task, 0, "log"), due - 1_000))
+    assert (ran.fired_ms, ran.throttled_ms) == (due + 500, 0)
+    limit = Limit("acme", "x", 2_000, origin="https://example.com")
+    assert limit.sub_buckets > 1
+    assert caller.throttling.throttle.ks == [limit.sub_bucket(staged.run_id)]  # type: ignore[union-attr, attr-defined]
