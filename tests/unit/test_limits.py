@@ -325,7 +325,7 @@ def test_a_slow_claim_is_late_not_throttled_and_a_fast_limit_books_in_the_runs_s
     task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
     staged = staged_for(task.id, due, one_shot=True)
     ran = caller.run(Claim(staged, Claimed(task, 0, "log"), due - 1_000))
-    assert (ran.fired_ms, ran.throttled_ms) == (due + 500, 0)
+    assert (ran.fired_ms, ran.throttled_ms, called) == (due + 500, 0, [due + 500])
     limit = Limit("acme", "x", 2_000, origin="https://example.com")
     assert limit.sub_buckets > 1
     assert caller.throttling.throttle.ks == [limit.sub_bucket(staged.run_id)]  # type: ignore[union-attr, attr-defined]
