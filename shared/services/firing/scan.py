@@ -61,18 +61,15 @@ class Ticker:
         finally:
             self._look_at_stranded()
 
-    def _look_at_stranded(self) -> bool:
+    def _look_at_stranded(self) -> None:
         """One drain asked for when the stranded queue holds messages; a failure is logged."""
         if self.stranded is None:
-            return False
+            return
         try:
-            if not self.stranded.waiting():
-                return False
-            self.stranded.drain()
+            if self.stranded.waiting():
+                self.stranded.drain()
         except StorageUnavailable as exc:
             logger.warning("the stranded queue: left to the next tick", extra={"error": str(exc)})
-            return False
-        return True
 
     def _scan_requests(self) -> list[int]:
         now = self.clock()
