@@ -77,7 +77,7 @@ class Ticker:
         marks, clean = self.store.scan_marks(range(self.shards))
         starts = {shard: _later(mark, clean.get(shard)) for shard, mark in marks.items()}
         with ThreadPoolExecutor(max_workers=min(PEEKS_AT_ONCE, self.shards)) as pool:
-            busy = dict(zip(starts, pool.map(lambda shard: self._busy(starts[shard], end, shard), starts), strict=True))
+            busy = dict(pool.map(lambda shard: (shard, self._busy(starts[shard], end, shard)), starts))
         # The furthest behind first (a shard never scanned before any): every group starts with
         # them, so a shard a scanner ran out of time for is not last again at the next tick.
         wanted = sorted((shard for shard, is_busy in busy.items() if is_busy), key=lambda shard: _behind(starts[shard]))
