@@ -69,6 +69,10 @@ def test_a_resume_arms_what_is_still_ahead_and_a_missed_occurrence_by_its_misfir
     assert paused_next_fire(MINUTELY, missed, Misfire.SKIP, now + 1) == T0 + 60_000
     assert resume_due(ONCE, missed, Misfire.SKIP, now) is None  # a one-shot skipped: done
     assert paused_next_fire(ONCE, missed, Misfire.SKIP, now) is None
+    assert resume_due(ONCE, now, Misfire.SKIP, now) == now  # due this very moment: not missed, not skipped
+    assert paused_next_fire(MINUTELY, missed, Misfire.FIRE_NOW, now + 1) == now + 1  # between two minutes
+    ended = sched.Every(60, start=datetime(2026, 11, 29, tzinfo=UTC), end=datetime(2026, 11, 29, 11, 0, tzinfo=UTC))
+    assert resume_due(ended, missed, Misfire.SKIP, now) is None  # nothing left from now on
 
 
 def test_a_scanner_invocation_scans_its_shards_in_turn_while_its_time_lasts_and_says_what_it_left() -> None:
