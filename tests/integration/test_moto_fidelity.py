@@ -303,6 +303,52 @@ def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_
     assert by_due()[0] == "43", "no lag unless one is set"
 
 
+def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_consistent_one_never(
+    keyed_table: object,
+) -> None:
+    """"Read consistency": a GetItem without ConsistentRead may answer with the item as it was
+    before a recent write. With a lag set (local/moto_read_lag.py) it does, for every kind of write
+    that succeeded; a failed conditional write leaves nothing to see."""
+    from local.moto_read_lag import read_lag
+
+    dynamodb: Any = keyed_table
+    now = [1000.0]
+    key = {"pk": {"S": "p05"}, "sk": {"N": "3"}}
+
+    def due(consistent: bool, item_key: dict[str, Any] = key) -> str | None:
+        item = dynamodb.get_item(TableName="fidelity", Key=item_key, ConsistentRead=consistent).get("Item")
+        return None if item is None else item["due"]["N"]
+
+    with read_lag(0.5, clock=lambda: now[0]):
+        dynamodb.update_item(
+            TableName="fidelity", Key=key, UpdateExpression="SET due = :d", ExpressionAttributeValues={":d": {"N": "1"}}
+        )
+        assert (due(consistent=False), due(consistent=True)) == ("97", "1")
+        projected = dynamodb.get_item(TableName="fidelity", Key=key, ProjectionExpression="sk")["Item"]
+        assert projected == {"sk": {"N": "3"}}
+        now[0] += 0.5
+        assert due(consistent=False) == "1", "every copy has it a lag later"
+
+        new = {"pk": {"S": "p05"}, "sk": {"N": "77"}}
+        dynamodb.transact_write_items(TransactItems=[{"Put": {"TableName": "fidelity", "Item": {**new, "due": {"N": "5"}}}}])
+        assert (due(False, new), due(True, new)) == (None, "5"), "a new item is not there yet for every copy"
+        dynamodb.delete_item(TableName="fidelity", Key=key)
+        assert (due(consistent=False), due(consistent=True)) == ("1", None)
+
+        with pytest.raises(dynamodb.exceptions.ConditionalCheckFailedException):
+            dynamodb.put_item(
+                TableName="fidelity",
+                Item={"pk": {"S": "p06"}, "sk": {"N": "4"}, "due": {"N": "0"}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        other = {"pk": {"S": "p06"}, "sk": {"N": "4"}}
+        assert due(False, other) == "96", "a write that failed its condition changed nothing"
+    dynamodb.update_item(
+        TableName="fidelity", Key=other, UpdateExpression="SET due = :d", ExpressionAttributeValues={":d": {"N": "2"}}
+    )
+    assert due(False, other) == "2", "no lag unless one is set"
+
+
 def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(keyed_table: object) -> None:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends

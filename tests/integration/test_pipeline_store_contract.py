@@ -6,6 +6,7 @@ out of the way by a retention of a century."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -13,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from local.moto_read_lag import read_lag
 from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import ConcurrentUpdate, TaskNotFound
 from shared.domain.firing import Staged, staged_for
@@ -72,12 +74,16 @@ class Stores:
 
 
 @pytest.fixture(params=["memory", "dynamo"])
-def stores(request) -> Stores:
+def stores(request) -> Iterator[Stores]:
     if request.param == "memory":
         repository = InMemoryTaskRepository(retention=RETENTION)
-        return Stores(repository, InMemoryPipelineStore(repository, retention_ms=RETENTION_MS))
+        yield Stores(repository, InMemoryPipelineStore(repository, retention_ms=RETENTION_MS))
+        return
     request.getfixturevalue("aws")
-    return Stores(DynamoTaskRepository(list_shards=1, retention=RETENTION), DynamoPipelineStore(RETENTION_MS))
+    # Every eventually consistent read one write behind (its clock never moves past the lag): the
+    # store's decisions rest on strongly consistent reads, as DynamoDB's "Read consistency" asks.
+    with read_lag(1.0, clock=lambda: 0.0):
+        yield Stores(DynamoTaskRepository(list_shards=1, retention=RETENTION), DynamoPipelineStore(RETENTION_MS))
 
 
 def first(task: Task) -> Staged:

@@ -1,0 +1,148 @@
+"""moto answers every GetItem with the item as last written; DynamoDB does only when asked to.
+"Read consistency" (DynamoDB developer guide): a read is eventually consistent unless it sets
+``ConsistentRead``, and an eventually consistent read "might not reflect the results of a recently
+completed write operation" (the copies of an item converge, usually within a second). Sundial's
+claim, re-claim and take-over read the task's item and decide from it; read without
+``ConsistentRead`` they could decide on the version before the last write (a lease already taken,
+a run already ended). On moto no test could see that.
+
+With a lag set (:func:`read_lag`), an eventually consistent GetItem of an item written less than
+the lag ago answers with the item as it was before that write (absent, if the write created it);
+a strongly consistent one answers with the item as it is. Writes are remembered at the API: a
+PutItem, UpdateItem, DeleteItem, BatchWriteItem or TransactWriteItems that succeeded keeps the
+versions it replaced. Off (0) by default; tests/integration/test_moto_fidelity.py pins it and
+tests/integration/test_pipeline_store_contract.py runs the DynamoDB pipeline store under it."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+Key = tuple[str, Any, Any]
+
+
+class _Lag:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.clock: Callable[[], float] = time.monotonic
+        self.before: dict[Key, tuple[Any, float]] = {}
+        """(table, hash key, range key) -> (the item before its last write, or None; when written)."""
+        self.lock = threading.Lock()
+        self.reading = threading.local()
+
+
+LAG = _Lag()
+
+
+@contextmanager
+def read_lag(seconds: float, clock: Callable[[], float] | None = None) -> Iterator[None]:
+    """Eventually consistent GetItems see a write ``seconds`` after it (``clock``: a fake one)."""
+    before = LAG.seconds, LAG.clock
+    LAG.seconds, LAG.clock = seconds, clock or time.monotonic
+    try:
+        yield
+    finally:
+        LAG.seconds, LAG.clock = before
+        with LAG.lock:
+            LAG.before.clear()
+
+
+def _keys_of(handler: Any, action: str, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(table name, key attributes) of every item a write request writes."""
+
+    def from_item(table_name: str, item: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        table = handler.dynamodb_backend.get_table(table_name)
+        names = [table.hash_key_attr, *([table.range_key_attr] if table.range_key_attr else [])]
+        return table_name, {name: item[name] for name in names if name in item}
+
+    if action in ("put_item",):
+        yield from_item(body["TableName"], body["Item"])
+    elif action in ("update_item", "delete_item"):
+        yield body["TableName"], body["Key"]
+    elif action == "batch_write_item":
+        for table_name, requests in body.get("RequestItems", {}).items():
+            for request in requests:
+                if "PutRequest" in request:
+                    yield from_item(table_name, request["PutRequest"]["Item"])
+                elif "DeleteRequest" in request:
+                    yield table_name, request["DeleteRequest"]["Key"]
+    elif action == "transact_write_items":
+        for entry in body.get("TransactItems", []):
+            if "Put" in entry:
+                yield from_item(entry["Put"]["TableName"], entry["Put"]["Item"])
+            for kind in ("Update", "Delete"):
+                if kind in entry:
+                    yield entry[kind]["TableName"], entry[kind]["Key"]
+
+
+def _current(handler: Any, writes: Iterable[tuple[str, dict[str, Any]]]) -> dict[Key, Any]:
+    """The items the writes are about to replace, as they are now (copies; None: absent)."""
+    found: dict[Key, Any] = {}
+    backend = handler.dynamodb_backend
+    for table_name, key in writes:
+        try:
+            table = backend.get_table(table_name)
+            hash_key, range_key = backend.get_keys_value(table, key)
+            item = table.get_item(hash_key, range_key)
+        except Exception:  # the request is invalid: moto answers it as it would
+            continue
+        found[(table_name, hash_key.value, range_key.value if range_key is not None else None)] = copy.deepcopy(item)
+    return found
+
+
+def make_reads_lag() -> None:
+    from moto.dynamodb.models.table import Table
+    from moto.dynamodb.responses import DynamoHandler
+
+    if getattr(DynamoHandler.get_item, "_sundial_lagging", False):
+        return
+
+    def remembering(action: str) -> None:
+        original = getattr(DynamoHandler, action)
+
+        def write(self: Any) -> Any:
+            if not LAG.seconds:
+                return original(self)
+            replaced = _current(self, _keys_of(self, action, self.body))
+            answer = original(self)  # raises when nothing was written (a failed condition)
+            now = LAG.clock()
+            with LAG.lock:
+                for key, item in replaced.items():
+                    LAG.before[key] = (item, now)
+                if len(LAG.before) > 10_000:  # what every copy has reached is forgotten
+                    LAG.before = {k: v for k, v in LAG.before.items() if now - v[1] < LAG.seconds}
+            return answer
+
+        setattr(DynamoHandler, action, functools.update_wrapper(write, original))
+
+    for action in ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items"):
+        remembering(action)
+
+    get_item, table_get_item = DynamoHandler.get_item, Table.get_item
+
+    def lagging_get_item(self: Any) -> Any:
+        LAG.reading.eventual = bool(LAG.seconds) and not self.body.get("ConsistentRead", False)
+        try:
+            return get_item(self)
+        finally:
+            LAG.reading.eventual = False
+
+    def stale_get_item(self: Any, hash_key: Any, range_key: Any = None, projection_expression: Any = None) -> Any:
+        if getattr(LAG.reading, "eventual", False):
+            key = (self.name, hash_key.value, range_key.value if range_key is not None else None)
+            with LAG.lock:
+                before = LAG.before.get(key)
+            if before is not None and LAG.clock() - before[1] < LAG.seconds:
+                item = before[0]
+                return item.project(projection_expression) if projection_expression and item else item
+        return table_get_item(self, hash_key, range_key, projection_expression)
+
+    functools.update_wrapper(lagging_get_item, get_item)
+    lagging_get_item._sundial_lagging = True  # type: ignore[attr-defined]
+    DynamoHandler.get_item = lagging_get_item  # type: ignore[method-assign]
+    Table.get_item = functools.update_wrapper(stale_get_item, table_get_item)  # type: ignore[method-assign]
