@@ -26,10 +26,10 @@ from local.moto_expressions import make_expressions_remembered
 from local.moto_front import make_dynamodb_direct, serve
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
-from local.moto_read_lag import make_reads_lag
 from local.moto_kms import make_symmetric_keys_cheap
 from local.moto_persist import persist
 from local.moto_query import make_query_partitioned
+from local.moto_read_lag import make_reads_lag
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
     make_batch_keep_trace_headers,

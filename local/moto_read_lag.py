@@ -83,16 +83,27 @@ def _keys_of(handler: Any, action: str, body: dict[str, Any]) -> Iterator[tuple[
 def _current(handler: Any, writes: Iterable[tuple[str, dict[str, Any]]]) -> dict[Key, Any]:
     """The items the writes are about to replace, as they are now (copies; None: absent)."""
     found: dict[Key, Any] = {}
-    backend = handler.dynamodb_backend
     for table_name, key in writes:
-        try:
-            table = backend.get_table(table_name)
-            hash_key, range_key = backend.get_keys_value(table, key)
+        located = _locate(handler.dynamodb_backend, table_name, key)
+        if located is not None:  # else the request is invalid: moto answers it as it would
+            table, hash_key, range_key = located
             item = table.get_item(hash_key, range_key)
-        except Exception:  # the request is invalid: moto answers it as it would
-            continue
-        found[(table_name, hash_key.value, range_key.value if range_key is not None else None)] = copy.deepcopy(item)
+            found[(table_name, hash_key.value, range_key.value if range_key is not None else None)] = copy.deepcopy(
+                item
+            )
     return found
+
+
+def _locate(backend: Any, table_name: str, key: dict[str, Any]) -> tuple[Any, Any, Any] | None:
+    """The table and the moto key values of ``key`` (None: no such table, or not its key)."""
+    from moto.dynamodb.exceptions import MockValidationException, ResourceNotFoundException
+
+    try:
+        table = backend.get_table(table_name)
+        hash_key, range_key = backend.get_keys_value(table, key)
+    except (MockValidationException, ResourceNotFoundException):
+        return None
+    return table, hash_key, range_key
 
 
 def make_reads_lag() -> None:

@@ -29,8 +29,8 @@ from local.moto_dispatch import make_actions_remembered  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_index_lag import make_index_queries_lag  # noqa: E402
 from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
-from local.moto_read_lag import make_reads_lag  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
+from local.moto_read_lag import make_reads_lag  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,

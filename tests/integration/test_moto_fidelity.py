@@ -306,7 +306,7 @@ def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_
 def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_consistent_one_never(
     keyed_table: object,
 ) -> None:
-    """"Read consistency": a GetItem without ConsistentRead may answer with the item as it was
+    """ "Read consistency": a GetItem without ConsistentRead may answer with the item as it was
     before a recent write. With a lag set (local/moto_read_lag.py) it does, for every kind of write
     that succeeded; a failed conditional write leaves nothing to see."""
     from local.moto_read_lag import read_lag
@@ -330,7 +330,8 @@ def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_co
         assert due(consistent=False) == "1", "every copy has it a lag later"
 
         new = {"pk": {"S": "p05"}, "sk": {"N": "77"}}
-        dynamodb.transact_write_items(TransactItems=[{"Put": {"TableName": "fidelity", "Item": {**new, "due": {"N": "5"}}}}])
+        put = {"Put": {"TableName": "fidelity", "Item": {**new, "due": {"N": "5"}}}}
+        dynamodb.transact_write_items(TransactItems=[put])
         assert (due(False, new), due(True, new)) == (None, "5"), "a new item is not there yet for every copy"
         dynamodb.delete_item(TableName="fidelity", Key=key)
         assert (due(consistent=False), due(consistent=True)) == ("1", None)

@@ -915,6 +915,24 @@ def test_a_one_shot_that_fails_is_on_the_failed_list_until_a_redrive_succeeds(st
     assert stores.repository.count("t", TaskFilter.FAILED) == 0
 
 
+@pytest.mark.parametrize("with_task", [True, False], ids=["as claimed", "read from its item"])
+def test_an_extra_run_that_fails_is_never_on_the_failed_list(stores, with_task):
+    from shared.domain.states import TaskFilter
+
+    parent = stores.one_shot(seconds=3_600)
+    spec = TaskSpec(At(NOW + timedelta(seconds=30)), TARGETS)
+    extra = stores.repository.create_run(
+        replace(new_task(spec, tenant="t", now=NOW, shard=0), parent_id=parent.id), staged=False
+    )
+    staged = first(extra)
+    claimed = stores.claim(staged)
+    ended = run_of(staged, RunStatus.DEAD_LETTERED, error="HTTP 500")
+    given = {"task": claimed.task} if with_task else {}
+    assert stores.store.finish_one_shot(staged, ended, now_ms=staged.due_ms + 30, targets_done=0, **given)
+    assert stores.repository.count("t", TaskFilter.FAILED) == 0
+    _lists(stores, TaskFilter.FAILED, [])
+
+
 def test_a_recurring_task_paused_after_failures_and_one_that_ends_failed_are_listed(stores):
     from shared.domain.states import TaskFilter
 
