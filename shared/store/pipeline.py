@@ -304,7 +304,7 @@ class DynamoPipelineStore:
         return self._reclaim(staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own)
 
     def _reclaim(
-        self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool = False
+        self, staged: Staged, *, now_ms: int, lease_until_ms: int, log_id: str, take_own: bool
     ) -> Claimed | Refusal:
         """A claim refused: a duplicate, a stale message, a crashed run whose lease expired, or a
         run whose task was cancelled or rescheduled under it (taken to be ended unfired)."""

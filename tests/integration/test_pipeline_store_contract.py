@@ -956,3 +956,128 @@ def test_a_recurring_task_paused_after_failures_and_one_that_ends_failed_are_lis
     resumed = replace(stores.get(pausing), status=TaskStatus.SCHEDULED, paused_reason=None)
     stores.repository.update(resumed)
     _lists(stores, TaskFilter.PAUSED, [])
+
+
+# --- edges make mutation found unheld --------------------------------------------------------
+
+
+def test_an_occurrence_its_re_arm_staged_is_not_staged_again_and_one_it_left_is(stores):
+    staged_task, left_task = stores.recurring(), stores.recurring()
+    for task, staged_next in ((staged_task, True), (left_task, False)):
+        one = first(task)
+        claimed = stores.claim(one)
+        ran = run_of(one, RunStatus.SUCCEEDED)
+        assert stores.store.rearm(
+            claimed.task, one, ran, next_due_ms=one.due_ms + 60_000, staged_next=staged_next, now_ms=one.due_ms + 10
+        )
+    due = stores.store.due(0, NOW_MS + 60_000, NOW_MS + 600_000)
+    assert staged_for(left_task.id, NOW_MS + 120_000, one_shot=False) in due
+    assert staged_for(staged_task.id, NOW_MS + 120_000, one_shot=False) not in due
+
+
+def test_a_scan_window_holds_its_start_and_not_its_end(stores):
+    task = stores.one_shot(seconds=90)
+    due_ms = to_ms(task.due_at)
+    assert [s.task_id for s in stores.store.due(0, due_ms, due_ms + 1)] == [task.id]
+    assert stores.store.due(0, due_ms - 60_000, due_ms) == []
+    assert not stores.store.has_items(0, due_ms - 60_000, due_ms)
+    assert stores.store.has_items(0, due_ms, due_ms + 1)
+
+
+def test_a_counted_recurring_tasks_last_occurrence_rescheduled_meanwhile_completes_nothing(stores):
+    task = stores.recurring()
+    one = first(task)
+    claimed = stores.claim(one)
+    moved_ms = one.due_ms + 45_000
+    current = stores.get(task)
+    stores.repository.update(replace(current, due_at=from_ms(moved_ms), next_fire_at=from_ms(moved_ms)))
+    ran = run_of(one, RunStatus.SUCCEEDED)
+    assert not stores.store.rearm(
+        claimed.task, one, ran, next_due_ms=None, staged_next=False, now_ms=one.due_ms + 10, counted=True
+    )
+    read = stores.get(task)
+    assert (read.status, read.due_at) == (TaskStatus.SCHEDULED, from_ms(moved_ms))
+    assert stores.repository.live_tasks("t") == 1  # still counted: it fires at its new time
+
+
+def test_an_extra_run_older_than_the_occurrence_put_away_last_is_not_the_tasks_latest(stores):
+    task = stores.recurring()
+    one = first(task)
+    claimed = stores.claim(one)
+    ran = run_of(one, RunStatus.SUCCEEDED)
+    assert stores.store.rearm(
+        claimed.task, one, ran, next_due_ms=one.due_ms + 60_000, staged_next=False, now_ms=one.due_ms + 10
+    )
+    older = Run("01KAZ000000000000000000007", task.id, from_ms(one.due_ms - 1_000), RunStatus.FAILED, 1)
+    stores.store.note_ended_run(task.id, older)
+    read = stores.get(task)
+    assert read.last_run is not None
+    assert (read.last_run.run_id, read.last_run.status) == (one.run_id, RunStatus.SUCCEEDED)
+
+
+def test_a_one_shot_ended_on_time_keeps_a_lateness_of_0_and_a_retry_without_limits_no_throttling(stores):
+    task = stores.one_shot()
+    one = first(task)
+    stores.claim(one)
+    assert stores.store.record_retry(one, error="HTTP 500", targets_done=0, fired_ms=one.due_ms, lateness_ms=0)
+    assert not stores.get(task).run.throttled_ms
+    two = one.next_attempt()
+    stores.claim(two, at=one.due_ms + 2_000)
+    on_time = Run(two.run_id, task.id, from_ms(one.due_ms), RunStatus.FAILED, 2, from_ms(one.due_ms), 0, "HTTP 500")
+    assert stores.store.finish_one_shot(two, on_time, now_ms=one.due_ms + 2_010, targets_done=0)
+    read = stores.get(task).run
+    assert (read.status, read.lateness_ms, read.throttled_ms) == (RunStatus.FAILED, 0, 0)
+
+
+def test_the_marks_of_more_shards_than_one_batch_get_reads_are_all_read(stores):
+    lease = stores.store.begin_scan(140, NOW_MS, 60_000)
+    assert lease is not None
+    stores.store.end_scan(140, lease[1], NOW_MS + 5_000)
+    marks, _ = stores.store.scan_marks(range(150))
+    assert len(marks) == 150
+    assert (marks[140], marks[3]) == (NOW_MS + 5_000, None)
+
+
+def _cancelled_while_its_retry_was_recorded(stores, *, pause: bool = False) -> tuple[Task, Staged]:
+    """A counted one-shot cancelled (or paused) while firing, whose attempt then failed and was
+    recorded to be retried: the cancel left its place to the run's outcome."""
+    task = stores.one_shot()
+    one = first(task)
+    stores.claim(one)
+    current = stores.get(task)
+    if pause:
+        stores.repository.update(replace(current, status=TaskStatus.PAUSED))
+    else:
+        stores.cancel(task)
+    assert stores.store.record_retry(one, error="HTTP 500", targets_done=0, fired_ms=one.due_ms + 5, lateness_ms=5)
+    assert stores.repository.live_tasks("t") == 1
+    return task, one
+
+
+def test_a_late_copy_of_a_cancelled_runs_earlier_attempt_frees_its_place_once(stores):
+    _task, one = _cancelled_while_its_retry_was_recorded(stores)
+    assert stores.claim(one, at=one.due_ms + 1_000, log="b9") is Refusal.STALE  # a copy of attempt 1
+    assert stores.repository.live_tasks("t") == 0  # the run will never be counted out otherwise
+    ending = stores.claim(one.next_attempt(), at=one.due_ms + 2_000)
+    assert isinstance(ending, Claimed)
+    assert (ending.superseded is not None, ending.counted) == (True, False)  # freed once
+    assert stores.repository.live_tasks("t") == 0
+
+
+def test_a_late_copy_of_a_paused_runs_earlier_attempt_frees_nothing(stores):
+    _task, one = _cancelled_while_its_retry_was_recorded(stores, pause=True)
+    assert stores.claim(one, at=one.due_ms + 1_000, log="b9") is Refusal.STALE
+    assert stores.repository.live_tasks("t") == 1  # paused: it may fire after a resume
+
+
+def test_a_late_copy_of_a_cancelled_run_whose_retry_is_firing_frees_it_only_once_that_trigger_died(stores):
+    task, one = _cancelled_while_its_retry_was_recorded(stores)
+    two = one.next_attempt()
+    taken = stores.claim(two, at=one.due_ms + 2_000, log="b2")  # to end it unfired
+    assert isinstance(taken, Claimed)
+    assert stores.claim(one, at=one.due_ms + 3_000, log="b9") is Refusal.STALE  # b2 is at it: its end frees
+    assert stores.repository.live_tasks("t") == 1
+    died = one.due_ms + 2_000 + LEASE_MS + 1  # b2's trigger died before ending it
+    assert stores.claim(one, at=died, log="b9") is Refusal.STALE
+    assert stores.repository.live_tasks("t") == 0
+    assert stores.get(task).status is TaskStatus.CANCELLED
