@@ -10,13 +10,15 @@ With a lag set (:func:`read_lag`), an eventually consistent GetItem of an item w
 the lag ago answers with the item as it was before that write (absent, if the write created it);
 a strongly consistent one answers with the item as it is. Writes are remembered at the API: a
 PutItem, UpdateItem, DeleteItem, BatchWriteItem or TransactWriteItems that succeeded keeps the
-versions it replaced. Off (0) by default; tests/integration/test_moto_fidelity.py pins it and
+versions it replaced. Off (0) by default (``local.settings.READ_LAG_ENV`` sets it for the local
+runtime's moto process); tests/integration/test_moto_fidelity.py pins it and
 tests/integration/test_pipeline_store_contract.py runs the DynamoDB pipeline store under it."""
 
 from __future__ import annotations
 
 import copy
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -157,3 +159,8 @@ def make_reads_lag() -> None:
     lagging_get_item._sundial_lagging = True  # type: ignore[attr-defined]
     DynamoHandler.get_item = lagging_get_item  # type: ignore[method-assign]
     Table.get_item = functools.update_wrapper(stale_get_item, table_get_item)  # type: ignore[method-assign]
+    from local.settings import READ_LAG_ENV
+
+    lag_ms = int(os.environ.get(READ_LAG_ENV, "0") or 0)
+    if lag_ms:
+        LAG.seconds = lag_ms / 1000

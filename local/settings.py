@@ -82,6 +82,9 @@ every request) instead of local/moto_front.py's: the fidelity test's reference, 
 WERKZEUG_FRONT = "werkzeug"
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
 """How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
+READ_LAG_ENV = "SUNDIAL_LOCAL_READ_LAG_MS"
+"""How long after a write the moto process's eventually consistent GetItems may still miss it
+(local/moto_read_lag.py; unset: never)."""
 _KNOBS = {
     "port": "SUNDIAL_PORT",
     "tick_period_s": "SUNDIAL_TICK_PERIOD_S",
@@ -193,7 +196,15 @@ class LocalSettings(SettingsModel):
     def env_names(cls) -> frozenset[str]:
         """Every variable the local runtime reads: its knobs and its functions' settings."""
         return frozenset(
-            {*_KNOBS.values(), FUNCTIONS_URL_ENV, INDEX_LAG_ENV, MOTO_DATA_ENV, MOTO_FRONT_ENV, *Settings.env_names()}
+            {
+                *_KNOBS.values(),
+                FUNCTIONS_URL_ENV,
+                INDEX_LAG_ENV,
+                READ_LAG_ENV,
+                MOTO_DATA_ENV,
+                MOTO_FRONT_ENV,
+                *Settings.env_names(),
+            }
         )
 
     @classmethod
