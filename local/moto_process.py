@@ -27,6 +27,7 @@ from local.moto_front import make_dynamodb_direct, serve
 from local.moto_gc import collect_in_steps
 from local.moto_index_lag import make_index_queries_lag
 from local.moto_kms import make_symmetric_keys_cheap
+from local.moto_numbers import make_numbers_checked
 from local.moto_persist import persist
 from local.moto_query import make_query_partitioned
 from local.moto_read_lag import make_reads_lag
@@ -56,6 +57,7 @@ if __name__ == "__main__":
     make_query_partitioned()
     make_index_queries_lag()
     make_reads_lag()
+    make_numbers_checked()
     make_json_serialization_direct()
     make_expressions_remembered()
     make_transactions_copy_items()

@@ -29,6 +29,7 @@ from local.moto_dispatch import make_actions_remembered  # noqa: E402
 from local.moto_expressions import make_expressions_remembered  # noqa: E402
 from local.moto_index_lag import make_index_queries_lag  # noqa: E402
 from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
+from local.moto_numbers import make_numbers_checked  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_read_lag import make_reads_lag  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
@@ -46,6 +47,7 @@ make_long_polling_prompt()
 make_query_partitioned()
 make_index_queries_lag()
 make_reads_lag()
+make_numbers_checked()
 make_transactions_copy_items()
 make_receive_linear()
 make_send_linear()

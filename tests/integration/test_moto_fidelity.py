@@ -350,6 +350,26 @@ def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_co
     assert due(False, other) == "2", "no lag unless one is set"
 
 
+def test_a_number_that_does_not_parse_is_refused_as_dynamodb_refuses_it(keyed_table: object) -> None:
+    """Numbers travel as strings; DynamoDB answers one that is not a number with a
+    ValidationException (local/moto_numbers.py): unpatched moto stored it."""
+    dynamodb: Any = keyed_table
+    key = {"pk": {"S": "p01"}, "sk": {"N": "1"}}
+    for value in ({"N": "null"}, {"N": "b"}, {"N": ""}, {"NS": ["1", "b"]}, {"N": "NaN"}):
+        with pytest.raises(dynamodb.exceptions.ClientError) as refused:
+            dynamodb.update_item(
+                TableName="fidelity", Key=key, UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": value}
+            )
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+        assert "cannot be converted to a numeric value" in refused.value.response["Error"]["Message"]
+    with pytest.raises(dynamodb.exceptions.ClientError):
+        dynamodb.put_item(TableName="fidelity", Item={**key, "due": {"N": "null"}})
+    dynamodb.update_item(
+        TableName="fidelity", Key=key, UpdateExpression="SET v = :v", ExpressionAttributeValues={":v": {"N": "-1.5E3"}}
+    )
+    assert dynamodb.get_item(TableName="fidelity", Key=key)["Item"]["v"] == {"N": "-1.5E3"}
+
+
 def test_a_failed_transaction_leaves_every_item_as_it_was_and_copies_only_those(keyed_table: object) -> None:
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends

@@ -197,3 +197,21 @@ def test_a_re_arm_keeps_its_run_and_points_at_the_next_occurrence_for_the_retent
     assert pointer is not None
     read = OccurrenceItem.get(pointer.pk, pointer.sk, consistent_read=True)
     assert read.expires_at == in_seconds(following + retention)
+
+
+def test_of_two_late_copies_freeing_a_cancelled_runs_place_only_the_first_frees_it(stores) -> None:
+    """Two copies of an earlier attempt of a run whose task was cancelled while it fired: each
+    reads the run abandoned and gives its place back; the second's write must find it given."""
+    repository, store = stores
+    task = one_shot(repository)
+    one = first(task)
+    assert isinstance(claim(store, one, one.due_ms, "b1"), Claimed)
+    current = repository.get("t", task.id)
+    repository.update(replace(current, status=TaskStatus.CANCELLED, next_fire_at=None))
+    assert store.record_retry(one, error="HTTP 500", targets_done=0, fired_ms=one.due_ms + 5, lateness_ms=5)
+    assert repository.live_tasks("t") == 1  # the cancel left the place to the run's outcome
+    first_copy: list[Any] = []
+    with at_the_next_read(after=lambda: first_copy.append(claim(store, one, one.due_ms + 1_000, "b8"))):
+        assert claim(store, one, one.due_ms + 1_000, "b9") is Refusal.STALE
+    assert first_copy == [Refusal.STALE]
+    assert repository.live_tasks("t") == 0  # once, not twice

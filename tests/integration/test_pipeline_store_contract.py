@@ -1000,7 +1000,7 @@ def test_a_counted_recurring_tasks_last_occurrence_rescheduled_meanwhile_complet
     assert stores.repository.live_tasks("t") == 1  # still counted: it fires at its new time
 
 
-def test_an_extra_run_older_than_the_occurrence_put_away_last_is_not_the_tasks_latest(stores):
+def test_an_extra_run_older_than_the_occurrence_put_away_last_is_not_the_tasks_latest_and_a_newer_one_is(stores):
     task = stores.recurring()
     one = first(task)
     claimed = stores.claim(one)
@@ -1013,9 +1013,21 @@ def test_an_extra_run_older_than_the_occurrence_put_away_last_is_not_the_tasks_l
     read = stores.get(task)
     assert read.last_run is not None
     assert (read.last_run.run_id, read.last_run.status) == (one.run_id, RunStatus.SUCCEEDED)
+    newer = Run("01KAZ000000000000000000008", task.id, from_ms(one.due_ms + 1_000), RunStatus.FAILED, 1)
+    stores.store.note_ended_run(task.id, newer)
+    read = stores.get(task)
+    assert read.last_run is not None
+    assert (read.last_run.run_id, read.last_run.status) == (newer.run_id, RunStatus.FAILED)
 
 
 def test_a_one_shot_ended_on_time_keeps_a_lateness_of_0_and_a_retry_without_limits_no_throttling(stores):
+    at_once = stores.one_shot(seconds=60)
+    first_attempt = first(at_once)
+    stores.claim(first_attempt)
+    failed = run_of(first_attempt, RunStatus.FAILED, error="HTTP 400")
+    on_time = replace(failed, fired_at=from_ms(first_attempt.due_ms), lateness_ms=0)
+    assert stores.store.finish_one_shot(first_attempt, on_time, now_ms=first_attempt.due_ms + 10, targets_done=0)
+    assert stores.get(at_once).run.lateness_ms == 0
     task = stores.one_shot()
     one = first(task)
     stores.claim(one)
@@ -1081,3 +1093,19 @@ def test_a_late_copy_of_a_cancelled_run_whose_retry_is_firing_frees_it_only_once
     assert stores.claim(one, at=died, log="b9") is Refusal.STALE
     assert stores.repository.live_tasks("t") == 0
     assert stores.get(task).status is TaskStatus.CANCELLED
+
+
+def test_a_re_arm_back_to_the_tasks_first_due_time_marks_its_home_item_staged(stores):
+    """A task moved earlier than its first due time (a PATCH) comes back to it: the home item is
+    then the occurrence's pointer, and the re-arm that staged it says so there."""
+    task = stores.recurring()  # every minute from NOW + 1 min: its home item is that minute's
+    home_ms = to_ms(task.due_at)
+    early_ms = home_ms - 60_000
+    current = stores.get(task)
+    stores.repository.update(replace(current, due_at=from_ms(early_ms), next_fire_at=from_ms(early_ms)))
+    early = staged_for(task.id, early_ms, one_shot=False)
+    claimed = stores.claim(early)
+    assert isinstance(claimed, Claimed)
+    ran = run_of(early, RunStatus.SUCCEEDED)
+    assert stores.store.rearm(claimed.task, early, ran, next_due_ms=home_ms, staged_next=True, now_ms=early_ms + 10)
+    assert staged_for(task.id, home_ms, one_shot=False) not in stores.store.due(0, early_ms, home_ms + 60_000)

@@ -20,9 +20,10 @@ from shared.domain.limits import Booking, Limit, LimitState, booked_start, limit
 from shared.domain.registration import new_task
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import At
+from shared.domain.signing import Signer, secret_text
 from shared.domain.tasks import HttpTarget, TaskSpec
 from shared.domain.times import to_ms, truncate_ms
-from shared.services.firing.call import Caller, Ran
+from shared.services.firing.call import REBOOKINGS, SLOT_WAIT_S, Caller, Ran
 from shared.services.firing.claim import Claim, Claimer
 from shared.services.firing.record import Recorder
 from shared.services.firing.settle import settle
@@ -218,7 +219,7 @@ class FakeThrottle:
         return LimitState(limit.version, None)
 
 
-@pytest.mark.parametrize("overslept_ms", [0, 15, 300])
+@pytest.mark.parametrize("overslept_ms", [0, 15, 100, 300])
 def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(overslept_ms: int) -> None:
     """Three calls due at once to a limit of 10 a second with a burst of 2: the first two start
     at their due time, the third an interval later. A trigger that oversleeps past the limit's
@@ -264,8 +265,11 @@ def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(
         assert throttled[2] >= 100
 
 
-def limited_caller(now: list[int], per_second: float) -> tuple[Caller, list[int]]:
-    """A caller whose one target is held to ``per_second`` (burst 1); its fake clock is ``now``."""
+def limited_caller(
+    now: list[int], per_second: float, throttle: FakeThrottle | None = None, envelopes: list[Any] | None = None
+) -> tuple[Caller, list[int]]:
+    """A caller whose one target is held to ``per_second`` (burst 1); its fake clock is ``now``;
+    its calls signed with tenant acme's signer (:data:`SIGNERS`)."""
     limit = Limit("acme", "x", per_second, origin="https://example.com")
     called: list[int] = []
 
@@ -278,13 +282,21 @@ def limited_caller(now: list[int], per_second: float) -> tuple[Caller, list[int]
     class Receiver:
         def deliver(self, target: Any, envelope: Any) -> Outcome:
             called.append(now[0])
+            if envelopes is not None:
+                envelopes.append(envelope)
             return Outcome.success(200)
 
     def sleep(seconds: float) -> None:
         now[0] += round(seconds * 1000)
 
-    throttling = Throttling(FakeThrottle(), Source())  # type: ignore[arg-type]
-    return Caller(Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, throttling=throttling), called
+    throttling = Throttling(throttle or FakeThrottle(), Source())  # type: ignore[arg-type]
+    caller = Caller(
+        Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, signer=SIGNERS.__getitem__, throttling=throttling
+    )
+    return caller, called
+
+
+SIGNERS = {"acme": Signer.of([secret_text(bytes(32))])}
 
 
 def test_a_start_booked_further_than_the_lead_and_a_second_puts_the_run_back_throttled_from_its_due_time() -> None:
@@ -329,3 +341,49 @@ def test_a_slow_claim_is_late_not_throttled_and_a_fast_limit_books_in_the_runs_s
     limit = Limit("acme", "x", 2_000, origin="https://example.com")
     assert limit.sub_buckets > 1
     assert caller.throttling.throttle.ks == [limit.sub_bucket(staged.run_id)]  # type: ignore[union-attr, attr-defined]
+
+
+def test_a_limited_call_is_signed_and_a_run_cancelled_while_it_waits_for_its_start_is_skipped() -> None:
+    due = to_ms(NOW)
+    now = [due - 1_000]
+    envelopes: list[Any] = []
+    caller, called = limited_caller(now, 0.25, envelopes=envelopes)
+    claims = []
+    for _ in range(2):
+        task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+        claims.append(Claim(staged_for(task.id, due, one_shot=True), Claimed(task, 0, "log"), now[0]))
+    assert caller.run(claims[0]).fired_ms == due
+    assert envelopes[0].signer is SIGNERS["acme"]
+    now[0] = due + 2_000  # its start (4 s after the first's), 2 s away, is waited out; the task is cancelled meanwhile
+    why = "its task was cancelled while the trigger waited"
+    looked: list[int] = []
+
+    def stopped(claim: Claim) -> str:
+        looked.append(now[0])
+        return why
+
+    ran = caller.run(replace(claims[1], at_ms=due + 2_000), stopped)
+    assert (ran.targets_done, ran.skipped, ran.throttled_ms, ran.outcomes) == (0, why, 2_000, ())
+    assert looked == [due + 4_000 - 50]  # looked at once more just before its start
+    assert called == [due]
+
+
+def test_a_run_whose_limit_keeps_changing_under_it_is_put_back_after_its_rebookings() -> None:
+    class Changing(FakeThrottle):
+        """Every read of the limit finds another version than the one booked under."""
+
+        def state(self, limit: Limit, k: int, consistent: bool = False) -> LimitState:
+            return LimitState(limit.version + 1, None)
+
+    due = to_ms(NOW)
+    now = [due - 1_000]
+    throttle = Changing()
+    caller, called = limited_caller(now, 10, throttle=throttle)
+    task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+    staged = staged_for(task.id, due, one_shot=True)
+    ran = caller.run(Claim(staged, Claimed(task, 0, "log"), now[0]))
+    assert called == []
+    assert ran.held is not None
+    assert (ran.held[0].held, ran.held[1]) == (True, SLOT_WAIT_S)  # back in a second, to book again
+    # booked once, then again after each recheck that found the limit changed: REBOOKINGS + 1 of them
+    assert len(throttle.references) == REBOOKINGS + 2
