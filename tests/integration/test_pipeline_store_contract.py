@@ -929,8 +929,14 @@ def test_an_extra_run_that_fails_is_never_on_the_failed_list(stores, with_task):
     ended = run_of(staged, RunStatus.DEAD_LETTERED, error="HTTP 500")
     given = {"task": claimed.task} if with_task else {}
     assert stores.store.finish_one_shot(staged, ended, now_ms=staged.due_ms + 30, targets_done=0, **given)
-    assert stores.repository.count("t", TaskFilter.FAILED) == 0
-    _lists(stores, TaskFilter.FAILED, [])
+    task = stores.one_shot(seconds=60)  # a task of its own that fails the same way: listed
+    own = first(task)
+    own_claim = stores.claim(own)
+    own_end = run_of(own, RunStatus.DEAD_LETTERED, error="HTTP 500")
+    own_given = {"task": own_claim.task} if with_task else {}
+    assert stores.store.finish_one_shot(own, own_end, now_ms=own.due_ms + 30, targets_done=0, **own_given)
+    _lists(stores, TaskFilter.FAILED, [task.id])  # the index has both writes by then
+    assert stores.repository.count("t", TaskFilter.FAILED) == 1
 
 
 def test_a_recurring_task_paused_after_failures_and_one_that_ends_failed_are_listed(stores):
@@ -1042,12 +1048,12 @@ def test_a_one_shot_ended_on_time_keeps_a_lateness_of_0_and_a_retry_without_limi
 
 
 def test_the_marks_of_more_shards_than_one_batch_get_reads_are_all_read(stores):
-    lease = stores.store.begin_scan(140, NOW_MS, 60_000)
+    lease = stores.store.begin_scan(240, NOW_MS, 60_000)  # past two batches of 100 keys
     assert lease is not None
-    stores.store.end_scan(140, lease[1], NOW_MS + 5_000)
-    marks, _ = stores.store.scan_marks(range(150))
-    assert len(marks) == 150
-    assert (marks[140], marks[3]) == (NOW_MS + 5_000, None)
+    stores.store.end_scan(240, lease[1], NOW_MS + 5_000)
+    marks, _ = stores.store.scan_marks(range(250))
+    assert len(marks) == 250
+    assert (marks[240], marks[3]) == (NOW_MS + 5_000, None)
 
 
 def _cancelled_while_its_retry_was_recorded(stores, *, pause: bool = False) -> tuple[Task, Staged]:

@@ -266,11 +266,15 @@ def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(
 
 
 def limited_caller(
-    now: list[int], per_second: float, throttle: FakeThrottle | None = None, envelopes: list[Any] | None = None
+    now: list[int],
+    per_second: float,
+    throttle: FakeThrottle | None = None,
+    envelopes: list[Any] | None = None,
+    max_in_flight: int | None = None,
 ) -> tuple[Caller, list[int]]:
     """A caller whose one target is held to ``per_second`` (burst 1); its fake clock is ``now``;
     its calls signed with tenant acme's signer (:data:`SIGNERS`)."""
-    limit = Limit("acme", "x", per_second, origin="https://example.com")
+    limit = Limit("acme", "x", per_second, max_in_flight=max_in_flight, origin="https://example.com")
     called: list[int] = []
 
     class Source:
@@ -387,3 +391,19 @@ def test_a_run_whose_limit_keeps_changing_under_it_is_put_back_after_its_rebooki
     assert (ran.held[0].held, ran.held[1]) == (True, SLOT_WAIT_S)  # back in a second, to book again
     # booked once, then again after each recheck that found the limit changed: REBOOKINGS + 1 of them
     assert len(throttle.references) == REBOOKINGS + 2
+
+
+def test_a_run_whose_limit_has_every_in_flight_slot_taken_is_put_back_unbooked() -> None:
+    class Full(FakeThrottle):
+        def acquire(self, *args: Any) -> bool:
+            return False  # every slot taken
+
+    due = to_ms(NOW)
+    now = [due - 1_000]
+    caller, called = limited_caller(now, 10, throttle=Full(), max_in_flight=1)
+    task = new_task(TaskSpec(At(NOW), (HttpTarget("https://example.com/hook"),)), tenant="acme", now=NOW, shard=0)
+    staged = replace(staged_for(task.id, due, one_shot=True), throttled_ms=700)  # held 0.7 s by limits before
+    ran = caller.run(Claim(staged, Claimed(task, 0b10, "log"), now[0]))
+    assert called == []
+    # back in a second, to book again (its booking is not kept), throttled what it was so far
+    assert (ran.targets_done, ran.held, ran.throttled_ms) == (0b10, (staged.hold(None, (), due), SLOT_WAIT_S), 700)
