@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from local.apigw import STAGE, LocalContext, gateway_path, http_answer, proxy_event
+from local.browser_guard import refusal
 from local.function_url import url_answer, url_event
 from shared.topology import API_PAYLOAD_MAX_BYTES
 
@@ -103,6 +104,9 @@ def make_server(host: str, port: int, handler: Handler, scheduler: Handler | Non
                 return
             body = self.rfile.read(length) if length else None
             headers = list(self.headers.items())  # a header sent twice, twice
+            if (refused := refusal(self.command, headers, body)) is not None:
+                self._answer(*refused)  # a web page's request (local/browser_guard.py)
+                return
             if scheduler is not None and is_scheduler_path(parts.path):
                 event = url_event(self.command, parts.path, parts.query, headers, body, self.client_address[0])
                 with scheduler_one_at_a_time:

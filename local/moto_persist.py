@@ -149,11 +149,30 @@ def _backends() -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     }
 
 
+PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
+"""A data folder and its files are its owner's alone: the snapshot holds secrets in clear (targets'
+secret headers, the signing root key, the admin key)."""
+
+
+def private_folder(folder: Path) -> Path:
+    """``folder``, made if need be, readable by its owner only (one made before is tightened)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
+    folder.chmod(PRIVATE_FOLDER)
+    return folder
+
+
+def private_file(path: Path, mode: str = "wb") -> Any:
+    """``path`` opened for writing, created readable and writable by its owner only."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC), PRIVATE_FILE)
+    os.fchmod(descriptor, PRIVATE_FILE)  # a file made before is tightened too
+    return os.fdopen(descriptor, mode)
+
+
 def dump(path: Path) -> None:
-    """Write moto's state to ``path`` (through a temporary file renamed over it)."""
+    """Write moto's state to ``path`` (through a temporary file renamed over it), its owner's only."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
-        with temporary.open("wb") as file:
+        with private_file(temporary) as file:
             pickler = _Pickler(file, protocol=pickle.HIGHEST_PROTOCOL)
             pickler.dump(_header())
             pickler.dump(_backends())
@@ -329,7 +348,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     die_with_parent()
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     snapshots = Snapshots(folder, period_s)
     snapshots.restore()
     serve = DomainDispatcherApplication.__call__

@@ -34,7 +34,7 @@ from local.faults import Injector, install_faults
 from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
-from local.moto_persist import SNAPSHOT
+from local.moto_persist import SNAPSHOT, private_file, private_folder
 from local.moto_server import MotoServer, quiet_metrics
 from local.recursion import carry_lineage
 from local.settings import (
@@ -331,9 +331,8 @@ class Runtime:
     def _claim_data(self) -> Path:
         """The data folder, locked for this runtime (a second one on it is refused), emptied
         first when ``fresh``."""
-        folder = Path(self.settings.data)
-        folder.mkdir(parents=True, exist_ok=True)
-        self._data_lock = (folder / "lock").open("w")
+        folder = private_folder(Path(self.settings.data))  # its snapshot holds secrets in clear
+        self._data_lock = private_file(folder / "lock", "w")
         try:
             fcntl.flock(self._data_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import signal
+import stat
 import time
 from datetime import datetime
 from pathlib import Path
@@ -115,6 +116,9 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
     due = max(parse(t["next_fire_at"]) for t in (fire_now, skip))
     assert stopped < due, "the runtime stopped after the tasks fell due: no downtime to test"
     assert not receiver.calls_to("/fire-now")
+    # the snapshot holds secrets in clear (the admin key, the signing root): its owner's only
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((data / SNAPSHOT).stat().st_mode) == 0o600
     # down until both are late past the misfire tolerance
     assert until(lambda: time.time() > due + MISFIRE_TOLERANCE_MS / 1000 + 1, 30)
     with running_runtime(data, admin_key=None, env=TOLERANT) as second:
