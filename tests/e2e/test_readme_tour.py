@@ -83,7 +83,7 @@ def test_the_cli_tour_and_the_curl_tour_do_not_share_an_idempotency_key_or_a_ten
     text = README.read_text() + GUIDE.read_text()
     curl_keys = set(re.findall(r"Idempotency-Key: ([\w-]+)", text))
     cli_keys = set(re.findall(r"--idempotency-key ([\w-]+)", text))
-    curl_tenants = set(re.findall(r'/v1/tenants -H "Authorization: Bearer \$ADMIN" -d \'\{"id": "([\w-]+)"', text))
+    curl_tenants = set(re.findall(r'/v1/tenants -H "Authorization: Bearer \$ADMIN" --json \'\{"id": "([\w-]+)"', text))
     cli_tenants = set(re.findall(r"tenants create ([\w-]+)", text))
     assert all((curl_keys, cli_keys, curl_tenants, cli_tenants))
     assert not curl_keys & cli_keys

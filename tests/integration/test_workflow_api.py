@@ -166,7 +166,7 @@ def test_the_readme_example_registers_as_it_says(api):
 
     guide = (Path(__file__).resolve().parents[2] / "docs" / "guide.md").read_text()
     section = guide.split("## Workflows", 1)[1].split("\n## ", 1)[0]
-    body = json.loads(section.split("-d '", 1)[1].split("' | jq", 1)[0])
+    body = json.loads(section.split("--json '", 1)[1].split("' | jq", 1)[0])
     created = api("POST", "/v1/workflows", body)
     assert created.status == 201, created.body
     assert {n["id"]: n["join"] for n in created.body["nodes"]}["page"] == "any"
