@@ -19,18 +19,63 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+Key = tuple[str, Any, Any]
+"""(table, hash key value, range key value): an item, as the lags remember its writes."""
+_PRUNE_AT = 10_000
+"""Writes remembered before those older than the lag are dropped (a long run of the runtime)."""
 
-class _Lag:
+
+class Lag:
+    """A lag after writes (off at 0): each write remembered with its time and what it keeps (the
+    read lag's item before the write; nothing for the index lag), until the lag is over."""
+
     def __init__(self) -> None:
         self.seconds = 0.0
         self.clock: Callable[[], float] = time.monotonic
-        self.written: dict[tuple[str, Any, Any], float] = {}
+        self.written: dict[Key, tuple[float, Any]] = {}
         self.lock = threading.Lock()
 
+    @contextmanager
+    def during(self, seconds: float, clock: Callable[[], float] | None = None) -> Iterator[None]:
+        """The lag set to ``seconds`` (``clock``: a fake one), then as it was, its writes forgotten."""
+        before = self.seconds, self.clock
+        self.seconds, self.clock = seconds, clock or time.monotonic
+        try:
+            yield
+        finally:
+            self.seconds, self.clock = before
+            with self.lock:
+                self.written.clear()
 
-LAG = _Lag()
-_PRUNE_AT = 10_000
-"""Writes remembered before those older than the lag are dropped (a long run of the runtime)."""
+    def remember(self, writes: dict[Key, Any]) -> None:
+        now = self.clock()
+        with self.lock:
+            for key, kept in writes.items():
+                self.written[key] = (now, kept)
+            if len(self.written) > _PRUNE_AT:  # what every reader has reached is forgotten
+                self.written = {key: w for key, w in self.written.items() if now - w[0] < self.seconds}
+
+    def lagging(self, key: Key) -> tuple[float, Any] | None:
+        """(when, what was kept) of the item's last write while it is within the lag, else None."""
+        with self.lock:
+            written = self.written.get(key)
+        return written if written is not None and self.clock() - written[0] < self.seconds else None
+
+    def set_from(self, env_name: str) -> None:
+        """The lag a process's environment asks for, in milliseconds (unset: none)."""
+        lag_ms = int(os.environ.get(env_name, "0") or 0)
+        if lag_ms:
+            self.seconds = lag_ms / 1000
+
+
+LAG = Lag()
+
+
+@contextmanager
+def index_lag(seconds: float, clock: Callable[[], float] | None = None) -> Iterator[None]:
+    """Queries of an index see an item ``seconds`` after it was put (``clock``: a fake one)."""
+    with LAG.during(seconds, clock):
+        yield
 
 
 def _value(attribute: Any) -> Any:
@@ -38,21 +83,8 @@ def _value(attribute: Any) -> Any:
     return None if attribute is None else attribute.value
 
 
-def _key(table: Any, item: Any) -> tuple[str, Any, Any]:
+def _key(table: Any, item: Any) -> Key:
     return table.name, _value(item.hash_key), _value(getattr(item, "range_key", None))
-
-
-@contextmanager
-def index_lag(seconds: float, clock: Callable[[], float] | None = None) -> Iterator[None]:
-    """Queries of an index see an item ``seconds`` after it was put (``clock``: a fake one)."""
-    before = LAG.seconds, LAG.clock
-    LAG.seconds, LAG.clock = seconds, clock or time.monotonic
-    try:
-        yield
-    finally:
-        LAG.seconds, LAG.clock = before
-        with LAG.lock:
-            LAG.written.clear()
 
 
 def make_index_queries_lag() -> None:
@@ -65,11 +97,7 @@ def make_index_queries_lag() -> None:
     def lagging_put(self: Any, *args: Any, **kwargs: Any) -> Any:
         item = put_item(self, *args, **kwargs)
         if LAG.seconds:
-            now = LAG.clock()
-            with LAG.lock:
-                LAG.written[_key(self, item)] = now
-                if len(LAG.written) > _PRUNE_AT:  # what every index has reached is forgotten
-                    LAG.written = {key: at for key, at in LAG.written.items() if now - at < LAG.seconds}
+            LAG.remember({_key(self, item): None})
         return item
 
     def lagging_query(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -79,15 +107,11 @@ def make_index_queries_lag() -> None:
         index_name = kwargs["index_name"] if "index_name" in kwargs else (args[7] if len(args) > 7 else None)
         if not LAG.seconds or not index_name:
             return results, scanned, last
-        now = LAG.clock()
-        with LAG.lock:
-            written = dict(LAG.written)
         table_keys = (self.hash_key_attr, self.range_key_attr)
 
         def reached(item: Any) -> bool:
-            key = tuple(_value(item.attrs.get(name)) if name else None for name in table_keys)
-            at = written.get((self.name, *key))
-            return at is None or now - at >= LAG.seconds
+            hash_value, range_value = (_value(item.attrs.get(name)) if name else None for name in table_keys)
+            return LAG.lagging((self.name, hash_value, range_value)) is None
 
         return [item for item in results if reached(item)], scanned, last
 
@@ -98,6 +122,4 @@ def make_index_queries_lag() -> None:
     Table.query = lagging_query  # type: ignore[method-assign]
     from local.settings import INDEX_LAG_ENV
 
-    lag_ms = int(os.environ.get(INDEX_LAG_ENV, "0") or 0)
-    if lag_ms:
-        LAG.seconds = lag_ms / 1000
+    LAG.set_from(INDEX_LAG_ENV)

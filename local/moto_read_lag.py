@@ -18,40 +18,31 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-Key = tuple[str, Any, Any]
+from local.moto_index_lag import Key, Lag
 
 
-class _Lag:
+class _ReadLag(Lag):
+    """The read lag: what a write replaced, kept for the lag, and which GetItems may see it."""
+
     def __init__(self) -> None:
-        self.seconds = 0.0
-        self.clock: Callable[[], float] = time.monotonic
-        self.before: dict[Key, tuple[Any, float]] = {}
-        """(table, hash key, range key) -> (the item before its last write, or None; when written)."""
-        self.lock = threading.Lock()
+        super().__init__()
         self.reading = threading.local()
+        """``eventual``: the GetItem being answered on this thread did not ask for ``ConsistentRead``."""
 
 
-LAG = _Lag()
+LAG = _ReadLag()
 
 
 @contextmanager
 def read_lag(seconds: float, clock: Callable[[], float] | None = None) -> Iterator[None]:
     """Eventually consistent GetItems see a write ``seconds`` after it (``clock``: a fake one)."""
-    before = LAG.seconds, LAG.clock
-    LAG.seconds, LAG.clock = seconds, clock or time.monotonic
-    try:
+    with LAG.during(seconds, clock):
         yield
-    finally:
-        LAG.seconds, LAG.clock = before
-        with LAG.lock:
-            LAG.before.clear()
 
 
 def _keys_of(handler: Any, action: str, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -123,12 +114,7 @@ def make_reads_lag() -> None:
                 return original(self)
             replaced = _current(self, _keys_of(self, action, self.body))
             answer = original(self)  # raises when nothing was written (a failed condition)
-            now = LAG.clock()
-            with LAG.lock:
-                for key, item in replaced.items():
-                    LAG.before[key] = (item, now)
-                if len(LAG.before) > 10_000:  # what every copy has reached is forgotten
-                    LAG.before = {k: v for k, v in LAG.before.items() if now - v[1] < LAG.seconds}
+            LAG.remember(replaced)
             return answer
 
         setattr(DynamoHandler, action, functools.update_wrapper(write, original))
@@ -148,10 +134,8 @@ def make_reads_lag() -> None:
     def stale_get_item(self: Any, hash_key: Any, range_key: Any = None, projection_expression: Any = None) -> Any:
         if getattr(LAG.reading, "eventual", False):
             key = (self.name, hash_key.value, range_key.value if range_key is not None else None)
-            with LAG.lock:
-                before = LAG.before.get(key)
-            if before is not None and LAG.clock() - before[1] < LAG.seconds:
-                item = before[0]
+            if (written := LAG.lagging(key)) is not None:
+                item = written[1]  # as it was before the write
                 return item.project(projection_expression) if projection_expression and item else item
         return table_get_item(self, hash_key, range_key, projection_expression)
 
@@ -161,6 +145,4 @@ def make_reads_lag() -> None:
     Table.get_item = functools.update_wrapper(stale_get_item, table_get_item)  # type: ignore[method-assign]
     from local.settings import READ_LAG_ENV
 
-    lag_ms = int(os.environ.get(READ_LAG_ENV, "0") or 0)
-    if lag_ms:
-        LAG.seconds = lag_ms / 1000
+    LAG.set_from(READ_LAG_ENV)

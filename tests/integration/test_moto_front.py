@@ -16,12 +16,11 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from local.moto_server import FAKE_ENV, MotoServer
+from local.moto_server import MotoServer
 from local.settings import MOTO_FRONT_ENV, WERKZEUG_FRONT
+from tests.support.moto_process import client
 
 pytestmark = pytest.mark.integration
 
@@ -171,17 +170,6 @@ def test_dynamodb_answers_are_moto_s_own(servers: tuple[MotoServer, MotoServer])
     assert 500 in statuses, statuses
 
 
-def client(server: MotoServer, service: str) -> Any:
-    return boto3.client(
-        service,
-        endpoint_url=server.endpoint,
-        region_name=FAKE_ENV["AWS_REGION"],
-        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-        config=Config(s3={"addressing_style": "path"}),
-    )
-
-
 def test_other_services_reach_moto_s_app_through_the_front(servers: tuple[MotoServer, MotoServer]) -> None:
     _, front = servers
     sqs = client(front, "sqs")
@@ -193,7 +181,7 @@ def test_other_services_reach_moto_s_app_through_the_front(servers: tuple[MotoSe
     assert [m["Body"] for m in messages] == ["hello"]
     assert messages[0]["MessageAttributes"]["a"]["StringValue"] == "b"
 
-    s3 = client(front, "s3")
+    s3 = client(front, "s3", s3={"addressing_style": "path"})
     s3.create_bucket(Bucket="front")
     big = b"x" * (2 * 1024 * 1024)  # over 1 MB: botocore asks Expect: 100-continue
     s3.put_object(Bucket="front", Key="dir/a b.txt", Body=big, Metadata={"my_key": "1", "other-key": "2"})

@@ -97,12 +97,18 @@ def test_of_two_triggers_taking_over_one_expired_lease_the_one_whose_write_lands
     assert claim(store, staged, expired + 1, "b4") is Refusal.IN_FLIGHT  # b3's lease holds
 
 
-def test_a_take_over_keeps_the_targets_the_run_has_done_and_its_place_in_the_quota(stores) -> None:
-    repository, store = stores
+def retried(repository: DynamoTaskRepository, store: DynamoPipelineStore) -> tuple[Task, Staged]:
+    """A one-shot whose first attempt was claimed and failed, its first target done, its retry due."""
     task = one_shot(repository)
     one = first(task)
     assert isinstance(claim(store, one, one.due_ms, "b1"), Claimed)
     assert store.record_retry(one, error="HTTP 500", targets_done=0b1, fired_ms=one.due_ms + 5, lateness_ms=5)
+    return task, one
+
+
+def test_a_take_over_keeps_the_targets_the_run_has_done_and_its_place_in_the_quota(stores) -> None:
+    repository, store = stores
+    _task, one = retried(repository, store)
     two = one.next_attempt()
     assert isinstance(claim(store, two, one.due_ms + 2_000, "b2"), Claimed)  # its trigger dies
     taken = claim(store, two, one.due_ms + 2_000 + LEASE_MS + 1, "b3")
@@ -112,10 +118,7 @@ def test_a_take_over_keeps_the_targets_the_run_has_done_and_its_place_in_the_quo
 
 def test_of_two_copies_ending_a_cancelled_tasks_run_the_one_whose_write_lands_second_is_refused(stores) -> None:
     repository, store = stores
-    task = one_shot(repository)
-    one = first(task)
-    assert isinstance(claim(store, one, one.due_ms, "b1"), Claimed)
-    assert store.record_retry(one, error="HTTP 500", targets_done=0b1, fired_ms=one.due_ms + 5, lateness_ms=5)
+    task, one = retried(repository, store)
     current = repository.get("t", task.id)
     repository.update(replace(current, status=TaskStatus.CANCELLED, next_fire_at=None))
     two = one.next_attempt()

@@ -693,13 +693,20 @@ def test_a_recurring_task_cancelled_while_firing_keeps_its_run_and_is_not_rearme
     assert stores.store.due(0, NOW_MS, NOW_MS + 600_000) == []
 
 
-def test_a_recurring_task_rescheduled_while_firing_keeps_the_clients_occurrence(stores):
+def _rescheduled_while_firing(stores) -> tuple[Task, Staged, Claimed, int]:
+    """A recurring task whose first occurrence was claimed, then moved 45 s later by its client
+    (a PATCH) while it fired: the task, the occurrence, its claim and the new due time."""
     task = stores.recurring()
     one = first(task)
     claimed = stores.claim(one)
     moved_ms = one.due_ms + 45_000
     current = stores.get(task)
     stores.repository.update(replace(current, due_at=from_ms(moved_ms), next_fire_at=from_ms(moved_ms)))
+    return task, one, claimed, moved_ms
+
+
+def test_a_recurring_task_rescheduled_while_firing_keeps_the_clients_occurrence(stores):
+    task, one, claimed, moved_ms = _rescheduled_while_firing(stores)
     ran = run_of(one, RunStatus.SUCCEEDED)
     assert not stores.store.rearm(
         claimed.task, one, ran, next_due_ms=one.due_ms + 60_000, staged_next=False, now_ms=one.due_ms + 10
@@ -991,12 +998,7 @@ def test_a_scan_window_holds_its_start_and_not_its_end(stores):
 
 
 def test_a_counted_recurring_tasks_last_occurrence_rescheduled_meanwhile_completes_nothing(stores):
-    task = stores.recurring()
-    one = first(task)
-    claimed = stores.claim(one)
-    moved_ms = one.due_ms + 45_000
-    current = stores.get(task)
-    stores.repository.update(replace(current, due_at=from_ms(moved_ms), next_fire_at=from_ms(moved_ms)))
+    task, one, claimed, moved_ms = _rescheduled_while_firing(stores)
     ran = run_of(one, RunStatus.SUCCEEDED)
     assert not stores.store.rearm(
         claimed.task, one, ran, next_due_ms=None, staged_next=False, now_ms=one.due_ms + 10, counted=True

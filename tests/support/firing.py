@@ -13,10 +13,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from shared.delivery import Envelope, Outcome
+from shared.domain.claims import Fired
 from shared.domain.errors import DeadLetterNotFound
 from shared.domain.firing import Staged, Timing
+from shared.domain.registration import new_task
 from shared.domain.states import LetterStatus
-from shared.domain.tasks import DeadLetter, HttpTarget, Page, Target
+from shared.domain.tasks import DeadLetter, HttpTarget, Page, Target, Task, TaskSpec
 from shared.services.firing import Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -146,6 +148,20 @@ class FiringCore:
     receiver: Receiver
     clock: FakeClock
     trigger: Trigger
+
+    def register(self, now: datetime, spec: TaskSpec) -> Task:
+        """Tenant acme's task made of ``spec`` at ``now``, stored (counted) as the API stores it."""
+        return self.repository.create(new_task(spec, tenant="acme", now=now, shard=0))
+
+    def deliver(self, staged: Staged, receives: int = 1) -> Fired:
+        """One trigger invocation of one message (its ``receives``-th delivery); its alerts are
+        sent as its batch closes."""
+        batch = self.trigger.new_batch()
+        batch.take_turns([("m", staged)])
+        try:
+            return batch.fire(staged, "m", receives)
+        finally:
+            batch.close()
 
 
 def firing_core(now_ms: int, timing: Timing | None = None) -> FiringCore:

@@ -23,14 +23,14 @@ def moto_process() -> Iterator[MotoServer]:
         server.stop()
 
 
-def client(moto: MotoServer, service: str, attempts: int = 1) -> Any:
+def client(moto: MotoServer, service: str, attempts: int = 1, **config: Any) -> Any:
     """A client of ``moto`` that sends each request at most ``attempts`` times (botocore's
-    standard retry mode)."""
+    standard retry mode); ``config``: more of botocore's ``Config`` (S3's addressing style)."""
     return boto3.client(
         service,
         endpoint_url=moto.endpoint,
         region_name=FAKE_ENV["AWS_REGION"],
         aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-        config=Config(retries={"mode": "standard", "total_max_attempts": attempts}),
+        config=Config(retries={"mode": "standard", "total_max_attempts": attempts}, **config),
     )

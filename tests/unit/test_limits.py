@@ -226,26 +226,10 @@ def test_a_burst_starts_straight_and_a_trigger_woken_late_is_late_not_throttled(
     tolerance books again from the time it woke (once): the time it overslept is lateness, not
     time the limit held the call (an e2e run on a loaded machine showed a first call "throttled"
     300 ms)."""
-    limit = Limit("acme", "x", 10, burst=2, origin="https://example.com")
     targets = (HttpTarget("https://example.com/hook"),)
     now = [0]
-
-    def sleep(seconds: float) -> None:
-        now[0] += round(seconds * 1000) + overslept_ms
-
-    class Source:
-        def limits(self, tenant: str) -> list[Limit]:
-            return [limit]
-
-        refresh = limits
-
-    class Receiver:
-        def deliver(self, target: Any, envelope: Any) -> Outcome:
-            return Outcome.success(200)
-
     throttle = FakeThrottle()
-    throttling = Throttling(throttle, Source())  # type: ignore[arg-type]
-    caller = Caller(Receiver(), Timing(), clock=lambda: now[0], sleep=sleep, throttling=throttling)
+    caller, _ = limited_caller(now, 10, throttle=throttle, burst=2, overslept_ms=overslept_ms)
     runs = []
     for _ in range(3):
         task = new_task(TaskSpec(At(NOW), targets), tenant="acme", now=NOW, shard=0)
@@ -271,10 +255,13 @@ def limited_caller(
     throttle: FakeThrottle | None = None,
     envelopes: list[Any] | None = None,
     max_in_flight: int | None = None,
+    burst: int = 1,
+    overslept_ms: int = 0,
 ) -> tuple[Caller, list[int]]:
-    """A caller whose one target is held to ``per_second`` (burst 1); its fake clock is ``now``;
-    its calls signed with tenant acme's signer (:data:`SIGNERS`)."""
-    limit = Limit("acme", "x", per_second, max_in_flight=max_in_flight, origin="https://example.com")
+    """A caller whose one target is held to ``per_second`` (and ``burst``); its fake clock is
+    ``now``, which each wait oversleeps by ``overslept_ms``; its calls signed with tenant acme's
+    signer (:data:`SIGNERS`). Returns it and the times its target was called."""
+    limit = Limit("acme", "x", per_second, burst=burst, max_in_flight=max_in_flight, origin="https://example.com")
     called: list[int] = []
 
     class Source:
@@ -291,7 +278,7 @@ def limited_caller(
             return Outcome.success(200)
 
     def sleep(seconds: float) -> None:
-        now[0] += round(seconds * 1000)
+        now[0] += round(seconds * 1000) + overslept_ms
 
     throttling = Throttling(throttle or FakeThrottle(), Source())  # type: ignore[arg-type]
     caller = Caller(

@@ -15,7 +15,7 @@ import pytest
 
 from shared.delivery import AlertEnvelope, Outcome
 from shared.domain.alerts import AlertType, Notice
-from shared.domain.claims import Claimed, Fired, Result
+from shared.domain.claims import Claimed, Result
 from shared.domain.firing import Staged, Timing, staged_for
 from shared.domain.registration import new_task
 from shared.domain.retry import Backoff, RetryPolicy
@@ -38,20 +38,6 @@ LEAD = Timing().lead_ms
 EXHAUSTED = "retries exhausted after 1 attempt(s): HTTP 500"
 
 
-def register(core: FiringCore, spec: TaskSpec) -> Task:
-    return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0))
-
-
-def deliver(core: FiringCore, staged: Staged, receives: int = 1) -> Fired:
-    """One trigger invocation of one message; its alerts are sent as its batch closes."""
-    batch = core.trigger.new_batch()
-    batch.take_turns([("m", staged)])
-    try:
-        return batch.fire(staged, "m", receives)
-    finally:
-        batch.close()
-
-
 def due(core: FiringCore, task: Task) -> Staged:
     """The task's armed occurrence, read back, with the clock a lead before it."""
     read = core.repository.get("acme", task.id)
@@ -64,7 +50,7 @@ def failing_minutely(core: FiringCore, **spec: Any) -> Task:
     """Every minute from NOW + 1 min, each occurrence answered 500 and never retried."""
     core.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500)]
     every = Every(60, start=NOW + timedelta(minutes=1))
-    return register(core, TaskSpec(every, (HttpTarget(URL),), retry=ONCE_ONLY, **spec))
+    return core.register(NOW, TaskSpec(every, (HttpTarget(URL),), retry=ONCE_ONLY, **spec))
 
 
 def test_an_occurrence_that_fails_for_good_is_dead_lettered_alerted_and_counted_and_the_second_pauses_it() -> None:
@@ -75,7 +61,7 @@ def test_an_occurrence_that_fails_for_good_is_dead_lettered_alerted_and_counted_
     task = failing_minutely(core, name="nightly", payload={"order": 7}, alert=alert, pause_after_failures=2)
 
     first = due(core, task)
-    fired = deliver(core, first)
+    fired = core.deliver(first)
     assert (fired.result, fired.reason, fired.lateness_ms, fired.attempts, fired.staged) == (
         Result.DEAD_LETTERED,
         EXHAUSTED,
@@ -115,7 +101,7 @@ def test_an_occurrence_that_fails_for_good_is_dead_lettered_alerted_and_counted_
     assert envelope.to_dict()["at"].startswith(from_ms(sent_at).strftime("%Y-%m-%dT%H:%M:%S"))
 
     core.queues.staged.clear()
-    again = deliver(core, due(core, task))
+    again = core.deliver(due(core, task))
     assert [notice.type for notice in again.alerts] == [AlertType.DEAD_LETTERED, AlertType.FAILING]
     assert again.alerts[1].reason == f"2 occurrences in a row failed; the last: {EXHAUSTED}"
     read = core.repository.get("acme", task.id)
@@ -128,9 +114,9 @@ def test_an_occurrence_that_fails_for_good_is_dead_lettered_alerted_and_counted_
 def test_a_one_shot_that_fails_for_good_counts_its_failure_and_frees_its_place() -> None:
     core = firing_core(to_ms(NOW))
     core.receiver.scripts[URL] = [Outcome.fail("HTTP 400", status=400)]
-    task = register(core, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), retry=ONCE_ONLY))
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), retry=ONCE_ONLY))
     assert task.id in core.repository.counted
-    fired = deliver(core, due(core, task))
+    fired = core.deliver(due(core, task))
     assert (fired.result, fired.reason) == (Result.FAILED, "failed after 1 attempt(s): HTTP 400")
     read = core.repository.get("acme", task.id)
     assert (read.status, read.consecutive_failures) == (TaskStatus.FAILED, 1)
@@ -140,8 +126,8 @@ def test_a_one_shot_that_fails_for_good_counts_its_failure_and_frees_its_place()
 def test_a_recurring_tasks_last_occurrence_completes_it_stages_nothing_and_frees_its_place() -> None:
     core = firing_core(to_ms(NOW))
     start = NOW + timedelta(minutes=1)
-    task = register(core, TaskSpec(Every(60, start=start, end=start + timedelta(seconds=30)), (HttpTarget(URL),)))
-    assert deliver(core, due(core, task)).result is Result.SUCCEEDED
+    task = core.register(NOW, TaskSpec(Every(60, start=start, end=start + timedelta(seconds=30)), (HttpTarget(URL),)))
+    assert core.deliver(due(core, task)).result is Result.SUCCEEDED
     assert core.queues.staged == []
     read = core.repository.get("acme", task.id)
     assert (read.status, read.next_fire_at) == (TaskStatus.COMPLETED, None)
@@ -151,9 +137,9 @@ def test_a_recurring_tasks_last_occurrence_completes_it_stages_nothing_and_frees
 def test_a_high_priority_tasks_next_occurrence_is_staged_on_its_lane_and_marked_staged() -> None:
     core = firing_core(to_ms(NOW))
     every = Every(60, start=NOW + timedelta(minutes=1))
-    task = register(core, TaskSpec(every, (HttpTarget(URL),), priority=Priority.HIGH))
+    task = core.register(NOW, TaskSpec(every, (HttpTarget(URL),), priority=Priority.HIGH))
     first = due(core, task)
-    assert deliver(core, first).result is Result.SUCCEEDED
+    assert core.deliver(first).result is Result.SUCCEEDED
     following = staged_for(task.id, first.due_ms + 60_000, one_shot=False, priority=Priority.HIGH)
     assert core.queues.staged == [following]
     (occurrence,) = [o for o in core.repository.occurrences.values() if o.due_ms == following.due_ms]
@@ -163,12 +149,12 @@ def test_a_high_priority_tasks_next_occurrence_is_staged_on_its_lane_and_marked_
 def test_an_extra_run_that_fails_for_good_is_its_parents_latest_occurrence() -> None:
     core = firing_core(to_ms(NOW))
     core.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500)]
-    parent = register(core, TaskSpec(Every(3600, start=NOW + timedelta(hours=1)), (HttpTarget(URL),)))
+    parent = core.register(NOW, TaskSpec(Every(3600, start=NOW + timedelta(hours=1)), (HttpTarget(URL),)))
     spec = TaskSpec(At(NOW), (HttpTarget(URL),), retry=ONCE_ONLY)
     extra = replace(new_task(spec, tenant="acme", now=NOW, shard=0), parent_id=parent.id)
     core.repository.create_run(extra, staged=True)
     staged = staged_for(extra.id, to_ms(extra.due_at), one_shot=True)
-    fired = deliver(core, staged)
+    fired = core.deliver(staged)
     assert fired.result is Result.DEAD_LETTERED
     assert fired.alerts == ()  # the parent has no alert
     last = core.repository.get("acme", parent.id).last_run
@@ -214,8 +200,8 @@ def task_run(staged: Staged, task: Task) -> Any:
 
 def test_a_chain_that_cannot_start_fails_the_record_but_never_an_occurrence_given_up() -> None:
     core = firing_core(to_ms(NOW))
-    child = register(core, TaskSpec(At(NOW + timedelta(days=1)), (HttpTarget(URL),)))
-    task = register(core, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), on_failure=(child.id,)))
+    child = core.register(NOW, TaskSpec(At(NOW + timedelta(days=1)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), on_failure=(child.id,)))
     ends = Ends(fail_chains=True)
     core.trigger.recorder.chains = ends
     claim, end = ended(core, task)
@@ -235,7 +221,7 @@ def test_a_workflow_nodes_end_moves_its_run_on_with_the_answer_and_a_native_task
     ends = Ends()
     core.trigger.recorder.workflows = ends
     core.trigger.recorder.schedules = ends
-    task = register(core, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
     node = replace(task, workflow=NodeLink("wf", "wr-1", "b", attempt=2))
     claim, end = ended(core, node)
     fired = core.trigger.recorder.record(claim, end)
@@ -268,11 +254,11 @@ def test_an_eventbridge_schedule_hears_of_its_dead_letters_and_only_its_last_occ
     start = NOW + timedelta(minutes=1)
     schedule = EventBridgeSchedule("arn:aws:scheduler:eu-west-1:123456789012:schedule/default/s")
     every = Every(60, start=start, end=start + timedelta(seconds=90))  # two occurrences
-    task = register(core, TaskSpec(every, (HttpTarget(URL),), eventbridge=schedule))
+    task = core.register(NOW, TaskSpec(every, (HttpTarget(URL),), eventbridge=schedule))
     first = due(core, task)
-    assert deliver(core, first).result is Result.SUCCEEDED
+    assert core.deliver(first).result is Result.SUCCEEDED
     assert ends.told == []  # not its last: its name stays
-    assert deliver(core, due(core, task)).result is Result.SUCCEEDED
+    assert core.deliver(due(core, task)).result is Result.SUCCEEDED
     assert ends.told == [("schedule completed", task.id)]
     claim, end = ended(core, core.repository.get("acme", task.id))
     core.trigger.recorder.record(claim, end)

@@ -13,9 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.delivery import Outcome
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Result
 from shared.domain.firing import Staged, Timing, staged_for
-from shared.domain.registration import new_task
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import At, Every
 from shared.domain.states import RunStatus, TaskStatus
@@ -31,26 +30,12 @@ FIXED_2S = RetryPolicy(max_attempts=3, backoff=Backoff.FIXED, interval_seconds=2
 LEAD = Timing().lead_ms
 
 
-def register(core: FiringCore, spec: TaskSpec) -> Task:
-    return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0))
-
-
 def first(task: Task) -> Staged:
     return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring)
 
 
-def deliver(core: FiringCore, staged: Staged, receives: int = 1) -> Fired:
-    """One trigger invocation of one message (the message's ``receives``-th delivery)."""
-    batch = core.trigger.new_batch()
-    batch.take_turns([("m", staged)])
-    try:
-        return batch.fire(staged, "m", receives)
-    finally:
-        batch.close()
-
-
 def one_shot(core: FiringCore, seconds: float = 3, retry: RetryPolicy = FIXED_2S) -> Task:
-    return register(core, TaskSpec(At(NOW + timedelta(seconds=seconds)), (HttpTarget(URL),), retry=retry))
+    return core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=seconds)), (HttpTarget(URL),), retry=retry))
 
 
 def test_an_occurrence_fires_once_at_its_due_time_and_a_duplicate_never_fires_it_again() -> None:
@@ -58,13 +43,13 @@ def test_an_occurrence_fires_once_at_its_due_time_and_a_duplicate_never_fires_it
     task = one_shot(core)
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD  # the message is visible a lead early
-    fired = deliver(core, staged)
+    fired = core.deliver(staged)
     assert (fired.result, fired.lateness_ms) == (Result.SUCCEEDED, 0)
     assert [at for at, _ in core.receiver.calls[URL]] == [staged.due_ms]  # waited to the millisecond
-    again = deliver(core, staged)  # SQS delivered it twice: the copy waits out the run's lease...
+    again = core.deliver(staged)  # SQS delivered it twice: the copy waits out the run's lease...
     assert again.result is Result.IN_FLIGHT
     core.clock.now = staged.due_ms + Timing().lease_ms + 1
-    late = deliver(core, staged, receives=2)  # ...and then finds the run in its batch's run log
+    late = core.deliver(staged, receives=2)  # ...and then finds the run in its batch's run log
     assert (late.result, late.reason) == (Result.DROPPED, "done")
     assert len(core.receiver.calls[URL]) == 1
     read = core.repository.get("acme", task.id)
@@ -79,11 +64,11 @@ def test_a_receiver_that_answers_500_then_200_is_called_again_its_backoff_later_
     task = one_shot(core)
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
-    assert deliver(core, staged).result is Result.RETRYING
+    assert core.deliver(staged).result is Result.RETRYING
     ((retry, delay),) = core.queues.sent
     assert (retry.attempt, retry.start_ms, retry.run_id) == (2, staged.due_ms + 2_000, staged.run_id)
     assert delay == 0  # 2 s away: visible at once, held to its start by the trigger
-    assert deliver(core, retry).result is Result.SUCCEEDED
+    assert core.deliver(retry).result is Result.SUCCEEDED
     calls = core.receiver.calls[URL]
     assert [at for at, _ in calls] == [staged.due_ms, staged.due_ms + 2_000]
     assert [envelope.attempt for _, envelope in calls] == [1, 2]
@@ -99,10 +84,10 @@ def test_a_crash_mid_callback_fires_again_only_after_the_lease_with_the_same_run
     staged = first(one_shot(core))
     core.clock.now = staged.due_ms - LEAD
     with pytest.raises(RuntimeError):
-        deliver(core, staged)  # SQS delivers the message again after its visibility timeout
-    assert deliver(core, staged, receives=2).result is Result.IN_FLIGHT  # its lease still holds
+        core.deliver(staged)  # SQS delivers the message again after its visibility timeout
+    assert core.deliver(staged, receives=2).result is Result.IN_FLIGHT  # its lease still holds
     core.clock.now = staged.due_ms + Timing().lease_ms + 1
-    fired = deliver(core, staged, receives=3)
+    fired = core.deliver(staged, receives=3)
     assert fired.result is Result.SUCCEEDED
     assert [envelope.run_id for _, envelope in core.receiver.calls[URL]] == [staged.run_id] * 2
 
@@ -113,7 +98,7 @@ def test_on_its_last_delivery_an_occurrence_the_trigger_keeps_failing_on_is_dead
     task = one_shot(core)
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
-    fired = deliver(core, staged, receives=core.trigger.max_receives)
+    fired = core.deliver(staged, receives=core.trigger.max_receives)
     assert fired.result is Result.DEAD_LETTERED
     assert fired.reason == "the trigger failed on it 5 times: RuntimeError: a bug in delivery"
     (letter,) = core.dead_letters.letters.values()
@@ -128,9 +113,9 @@ def test_retries_exhausted_dead_letter_the_run_and_fail_the_task() -> None:
     task = one_shot(core, retry=RetryPolicy(max_attempts=2, backoff=Backoff.FIXED, interval_seconds=1))
     message = first(task)
     core.clock.now = message.due_ms - LEAD
-    assert deliver(core, message).result is Result.RETRYING
+    assert core.deliver(message).result is Result.RETRYING
     ((message, _),) = core.queues.sent
-    fired = deliver(core, message)
+    fired = core.deliver(message)
     assert fired.result is Result.DEAD_LETTERED
     assert fired.reason == "retries exhausted after 2 attempt(s): HTTP 503"
     read = core.repository.get("acme", task.id)
@@ -159,10 +144,10 @@ def test_retries_exhausted_dead_letter_the_run_and_fail_the_task() -> None:
 
 def test_a_recurring_task_is_re_armed_for_its_next_occurrence_and_its_run_kept() -> None:
     core = firing_core(to_ms(NOW))
-    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
-    assert deliver(core, staged).result is Result.SUCCEEDED
+    assert core.deliver(staged).result is Result.SUCCEEDED
     following = staged_for(task.id, staged.due_ms + 60_000, one_shot=False)
     assert core.queues.staged == [following]  # within the scanners' look-ahead: its writer stages it
     read = core.repository.get("acme", task.id)
@@ -170,16 +155,16 @@ def test_a_recurring_task_is_re_armed_for_its_next_occurrence_and_its_run_kept()
     (run,) = core.repository.runs(read, limit=10, cursor=None).items
     assert (run.run_id, run.status) == (staged.run_id, RunStatus.SUCCEEDED)
     core.clock.now = following.due_ms - LEAD
-    assert deliver(core, following).result is Result.SUCCEEDED
+    assert core.deliver(following).result is Result.SUCCEEDED
     assert [at for at, _ in core.receiver.calls[URL]] == [staged.due_ms, following.due_ms]
 
 
 def test_an_occurrence_claimed_past_its_misfire_tolerance_is_skipped_and_the_task_moves_on() -> None:
     core = firing_core(to_ms(NOW))
-    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
     staged = first(task)
     core.clock.now = staged.due_ms + Timing().misfire_tolerance_ms + 30_000  # the tick and the queue were down
-    fired = deliver(core, staged)
+    fired = core.deliver(staged)
     assert fired.result is Result.SKIPPED
     assert fired.reason == "missed by 90000 ms (misfire: skip)"
     assert URL not in core.receiver.calls
@@ -214,7 +199,7 @@ def test_a_cancel_answered_while_the_trigger_waits_for_the_due_time_stops_the_ca
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
     _while_waiting(core, lambda: _set_status(core, task, TaskStatus.CANCELLED))
-    fired = deliver(core, staged)
+    fired = core.deliver(staged)
     assert (fired.result, fired.reason) == (Result.SKIPPED, "its task was cancelled before this run fired")
     assert core.receiver.calls[URL] == []
     read = core.repository.get("acme", task.id)
@@ -225,11 +210,11 @@ def test_a_cancel_answered_while_the_trigger_waits_for_the_due_time_stops_the_ca
 
 def test_a_recurring_task_paused_while_the_trigger_waits_skips_that_occurrence_and_stays_armed() -> None:
     core = firing_core(to_ms(NOW))
-    task = register(core, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(Every(60, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
     _while_waiting(core, lambda: _set_status(core, task, TaskStatus.PAUSED))
-    assert deliver(core, staged).result is Result.SKIPPED
+    assert core.deliver(staged).result is Result.SKIPPED
     assert core.receiver.calls[URL] == []
     read = core.repository.get("acme", task.id)
     assert (read.status, to_ms(read.due_at)) == (TaskStatus.PAUSED, staged.due_ms + 60_000)
@@ -241,7 +226,7 @@ def test_a_one_shot_paused_while_the_trigger_waits_still_fires_as_its_skip_would
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
     _while_waiting(core, lambda: _set_status(core, task, TaskStatus.PAUSED))
-    assert deliver(core, staged).result is Result.SUCCEEDED
+    assert core.deliver(staged).result is Result.SUCCEEDED
     assert len(core.receiver.calls[URL]) == 1
 
 
@@ -254,11 +239,11 @@ def test_a_message_of_a_cancelled_task_whose_trigger_died_firing_ends_its_run_wi
     staged = first(task)
     core.clock.now = staged.due_ms - LEAD
     with pytest.raises(RuntimeError):
-        deliver(core, staged)
+        core.deliver(staged)
     _set_status(core, task, TaskStatus.CANCELLED)
     assert core.repository.live_tasks("acme") == 1  # its run's end gives the place back
     core.clock.now = staged.due_ms + Timing().lease_ms + 1
-    fired = deliver(core, staged, receives=2)
+    fired = core.deliver(staged, receives=2)
     assert fired.result is Result.SKIPPED
     assert fired.reason is not None
     assert fired.reason.startswith("its task was cancelled while it was firing")
@@ -281,7 +266,7 @@ def test_a_retry_that_keeps_coming_back_before_its_attempt_is_recorded_waits_lon
     delays = []
     core.clock.now = retry.start_ms
     for _ in range(12):
-        assert deliver(core, retry).result is Result.EARLY
+        assert core.deliver(retry).result is Result.EARLY
         (_, delay), *_ = core.queues.sent[-1:]
         delays.append(delay)
         core.clock.now += delay * 1000 + 500  # the claim's pauses and the message's delay
