@@ -29,6 +29,7 @@ import _thread
 import ctypes
 import gc
 import importlib
+import json
 import os
 import pickle
 import signal
@@ -40,6 +41,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from local.moto_journal import Journal, journaled
+from local.private_files import private_file, private_folder
 
 SNAPSHOT = "moto.pickle"
 """The snapshot's file in the data folder."""
@@ -127,6 +131,11 @@ def _header() -> dict[str, Any]:
     return {"format": FORMAT, "moto": __version__}
 
 
+GENERATION = "generation"
+"""The snapshot's first journal file it does not hold (local/moto_journal.py), kept beside its
+header (a snapshot written before the journal has none: 0)."""
+
+
 def _named(backends: Any) -> tuple[str, str]:
     """(module, name) of a ``BackendDict`` of moto's: where it is found again at a load (a
     service's name is not enough: Step Functions has two, its plain backend and its interpreter's)."""
@@ -149,32 +158,15 @@ def _backends() -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
     }
 
 
-PRIVATE_FOLDER, PRIVATE_FILE = 0o700, 0o600
-"""A data folder and its files are its owner's alone: the snapshot holds secrets in clear (targets'
-secret headers, the signing root key, the admin key)."""
-
-
-def private_folder(folder: Path) -> Path:
-    """``folder``, made if need be, readable by its owner only (one made before is tightened)."""
-    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_FOLDER)
-    folder.chmod(PRIVATE_FOLDER)
-    return folder
-
-
-def private_file(path: Path, mode: str = "wb") -> Any:
-    """``path`` opened for writing, created readable and writable by its owner only."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC), PRIVATE_FILE)
-    os.fchmod(descriptor, PRIVATE_FILE)  # a file made before is tightened too
-    return os.fdopen(descriptor, mode)
-
-
-def dump(path: Path) -> None:
-    """Write moto's state to ``path`` (through a temporary file renamed over it), its owner's only."""
+def dump(path: Path, generation: int = 0) -> None:
+    """Write moto's state to ``path`` (through a temporary file renamed over it), its owner's only;
+    ``generation``: the first journal file it does not hold."""
     temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         with private_file(temporary) as file:
             pickler = _Pickler(file, protocol=pickle.HIGHEST_PROTOCOL)
             pickler.dump(_header())
+            pickler.dump({GENERATION: generation})
             pickler.dump(_backends())
             file.flush()
             os.fsync(file.fileno())
@@ -183,8 +175,9 @@ def dump(path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def load(path: Path) -> int:
-    """Put the state of ``path`` into moto's backends (before it serves); the services loaded."""
+def load(path: Path) -> tuple[int, int]:
+    """Put the state of ``path`` into moto's backends (before it serves); the services loaded, and
+    the snapshot's generation (its first journal file it does not hold)."""
     collecting = gc.isenabled()
     gc.disable()  # a load makes millions of objects, none garbage: no collection walks them meanwhile
     try:
@@ -194,6 +187,10 @@ def load(path: Path) -> int:
             if header != _header():
                 raise SnapshotMismatch(f"{path} was written by {header}, this is {_header()}")
             state = unpickler.load()
+            generation = 0
+            if GENERATION in state:  # (a snapshot written before the journal has its state here)
+                generation = int(state[GENERATION])
+                state = unpickler.load()
     finally:
         if collecting:
             gc.enable()
@@ -202,7 +199,7 @@ def load(path: Path) -> int:
         for account, regions in accounts.items():
             for region, backend in regions.items():
                 dict.__setitem__(backends[account], region, backend)
-    return len(state)
+    return len(state), generation
 
 
 def _die_with_parent_at_once() -> bool:
@@ -241,14 +238,19 @@ class Snapshots:
         self.fork_s = 0.0
         """How long the last snapshot's fork held the server (the DynamoDB lock held meanwhile)."""
         self._lock = threading.Lock()
+        self.journal = Journal(folder)
+        """The answered writes since the last snapshot (local/moto_journal.py)."""
 
-    def restore(self) -> None:
+    def restore(self, app: Callable[..., Any]) -> None:
+        """The last snapshot loaded, and the journal's writes since replayed through ``app``
+        (moto's WSGI application); a new journal file begun."""
         for stale in self.path.parent.glob(f"{SNAPSHOT}.*.tmp"):  # a snapshot cut short by a crash
             stale.unlink(missing_ok=True)
+        generation = 0
         if self.path.exists():
             started = time.monotonic()
             try:
-                services = load(self.path)
+                services, generation = load(self.path)
             except Exception as exc:
                 from local.settings import LocalSettings
 
@@ -257,6 +259,15 @@ class Snapshots:
                 raise SystemExit(1) from exc
             took = time.monotonic() - started
             print(f"moto: {services} services' state restored from {self.path} in {took:.2f} s", flush=True)
+        started = time.monotonic()
+        replayed = self.journal.replay(generation, app)
+        if replayed:
+            self.requests += 1  # the state is ahead of the snapshot: the next one is due
+            took = time.monotonic() - started
+            print(f"moto: {replayed} answered writes since the snapshot replayed in {took:.2f} s", flush=True)
+        files = self.journal.numbers()
+        self.journal.held_by_snapshot(generation)
+        self.journal.begin(max([generation, *(number + 1 for number in files)]))
 
     def take(self) -> bool:
         """One snapshot, now, if requests that change state came since the last; whether one was written."""
@@ -267,15 +278,18 @@ class Snapshots:
             if seen == self._saved_at_request:
                 return False
             forking = time.monotonic()
-            with _LOCK:  # no DynamoDB request half done in the copy
+            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_journal.py)
+                generation = self.journal.number + 1
                 child = os.fork()
+                if child != 0:
+                    self.journal.begin(generation)  # what the copy holds not, from this instant
             self.fork_s = time.monotonic() - forking
             if child == 0:  # the copy: pickle it, and end without running anything of the parent's
                 status = 1
                 try:
                     gc.disable()
                     _die_with_parent_at_once()
-                    dump(self.path)
+                    dump(self.path, generation)
                     status = 0
                 except BaseException as exc:  # the copy reports it and ends
                     os.write(1, f"moto: a snapshot of its state failed: {exc!r}\n".encode())
@@ -284,6 +298,7 @@ class Snapshots:
             status = self._wait(child)
             if status == 0:
                 self._saved_at_request = seen
+                self.journal.held_by_snapshot(generation)
             return status == 0
 
     def _wait(self, child: int) -> int:
@@ -339,23 +354,38 @@ def reads_only(environ: dict[str, Any]) -> bool:
     return environ.get("HTTP_X_AMZ_TARGET", "") in READS
 
 
+def _sqs_now() -> float:
+    """moto's SQS time (the wall's, or the virtual clock's: local/moto_clock.py)."""
+    import moto.sqs.models as sqs_models
+
+    return float(sqs_models.unix_time_millis())
+
+
 def persist(folder: Path, period_s: float) -> Snapshots:
     """In the moto process, before it serves: its state loaded from ``folder``, snapshots taken
     every ``period_s`` and at SIGTERM (then it exits at once), SIGINT ignored (a Ctrl-C reaches the whole
     process group: the runtime stops first, then stops moto with SIGTERM)."""
     import cryptography.hazmat.primitives.serialization  # noqa: F401 - imported now, not in a forked copy
     import moto.server
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    from local.moto_atomic import _LOCK
+    from local.moto_server import SNAPSHOT_PATH
 
     die_with_parent()
     private_folder(folder)
     snapshots = Snapshots(folder, period_s)
-    snapshots.restore()
-    serve = DomainDispatcherApplication.__call__
+    snapshots.restore(DomainDispatcherApplication(create_backend_app))
+    plain = DomainDispatcherApplication.__call__
+    serve = journaled(plain, snapshots.journal, _LOCK, _sqs_now)
 
     def counted(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
-        if reads_only(environ):
-            return serve(self, environ, start_response)
+        if reads_only(environ):  # (a long poll among them: never under the journal's lock)
+            return plain(self, environ, start_response)
+        if environ.get("PATH_INFO") == SNAPSHOT_PATH and environ.get("REQUEST_METHOD") == "POST":
+            saved = snapshots.take()
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [json.dumps({"saved": saved}).encode()]
         snapshots.requests += 1
         try:
             return serve(self, environ, start_response)

@@ -46,6 +46,7 @@ from local.settings import (
     MOTO_CLOCK_ENV,
     MOTO_DATA_ENV,
     MOTO_FRONT_ENV,
+    MOTO_SNAPSHOT_PERIOD_ENV,
     SNAPSHOT_PERIOD_S,
     WERKZEUG_FRONT,
 )
@@ -73,7 +74,7 @@ if __name__ == "__main__":
     if os.environ.get(FUNCTIONS_URL_ENV):
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     if os.environ.get(MOTO_DATA_ENV):
-        persist(Path(os.environ[MOTO_DATA_ENV]), SNAPSHOT_PERIOD_S)
+        persist(Path(os.environ[MOTO_DATA_ENV]), float(os.environ.get(MOTO_SNAPSHOT_PERIOD_ENV) or SNAPSHOT_PERIOD_S))
     collect_in_steps()
     if os.environ.get(MOTO_FRONT_ENV) == WERKZEUG_FRONT:
         from moto.server import main

@@ -21,6 +21,12 @@ FAKE_ENV = {
 }
 
 
+SNAPSHOT_PATH = "/sundial/snapshot"
+"""``POST`` there: a moto that keeps its state takes a snapshot now, if anything changed (the runtime
+asks for one once it has made a data folder's resources at its first start: local/moto_journal.py
+keeps no KMS write)."""
+
+
 def scan_command(endpoint: str, table: str) -> str:
     """The AWS CLI command that lists a table's items on this moto, as a shell line that works
     as printed: moto takes any credentials, and the CLI wants some, and a region."""
@@ -85,6 +91,12 @@ class MotoServer:
         with urllib.request.urlopen(f"{self.endpoint}{CLOCK_PATH}", timeout=10) as answer:  # noqa: S310 (loopback)
             moment = json.loads(answer.read())["next_ms"]
             return None if moment is None else int(moment)
+
+    def snapshot(self) -> bool:
+        """Have a moto that keeps its state (local/moto_persist.py) take a snapshot now; whether it wrote one."""
+        request = urllib.request.Request(f"{self.endpoint}{SNAPSHOT_PATH}", data=b"{}", method="POST")  # noqa: S310
+        with urllib.request.urlopen(request, timeout=120) as answer:  # noqa: S310 (loopback)
+            return bool(json.loads(answer.read())["saved"])
 
     def use(self) -> None:
         """Point every AWS client this process creates from now on at this server."""

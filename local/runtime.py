@@ -34,8 +34,11 @@ from local.faults import Injector, install_faults
 from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
-from local.moto_persist import SNAPSHOT, private_file, private_folder
+from local.moto_journal import Journal
+from local.moto_journal import remove as remove_journal
+from local.moto_persist import SNAPSHOT
 from local.moto_server import MotoServer, quiet_metrics
+from local.private_files import private_file, private_folder
 from local.recursion import carry_lineage
 from local.settings import (
     DELAY_VISIBILITY_S,
@@ -126,6 +129,8 @@ class Runtime:
     _pool: ThreadPoolExecutor | None = None
     _data_lock: Any = None
     """The data folder's lock file, held while the runtime runs (one runtime per data folder)."""
+    _first_start: bool = False
+    """The data folder held no state when this runtime started."""
     clock: VirtualClock | None = None
     """The virtual clock (``settings.clock`` "virtual"), and what advances it (local/advance.py)."""
     advance: Advance | None = None
@@ -178,7 +183,7 @@ class Runtime:
 
         quiet_metrics()
         self._warm()
-        jobs_created.result()
+        self._kept(jobs_created)
         if self.on_fire is not None:
             trigger_module.observers.append(self.on_fire)
         handlers = self._triggers(trigger_module.handler, trigger_high)
@@ -213,6 +218,13 @@ class Runtime:
         gc.collect()
         gc.freeze()
         self._serve(pollers, attributed("tick", tick))
+
+    def _kept(self, jobs_created: Any) -> None:
+        """Once the resources are made: at a data folder's first start, a snapshot of them (its
+        KMS key is in no journal: local/moto_journal.py)."""
+        jobs_created.result()
+        if self._first_start:
+            self.moto.snapshot()
 
     def _triggers(self, trigger: Any, trigger_high: Any) -> dict[str, Callable[..., Any]]:
         """The triggers' handlers by function, each invocation stopped at the local triggers'
@@ -339,6 +351,8 @@ class Runtime:
             raise RuntimeError(f"another runtime uses the data folder {folder}") from None
         if self.settings.fresh:
             (folder / SNAPSHOT).unlink(missing_ok=True)
+            remove_journal(folder)
+        self._first_start = not (folder / SNAPSHOT).exists() and not Journal(folder).numbers()
         return folder
 
     def _resume_clock(self) -> None:

@@ -66,8 +66,10 @@ FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 MOTO_DATA_ENV = "SUNDIAL_LOCAL_MOTO_DATA"
 """The folder the moto process keeps its state in (set by the runtime from its ``data`` setting)."""
 SNAPSHOT_PERIOD_S = 2.0
-"""How often the moto process snapshots its state while requests come in (local/moto_persist.py):
-an unclean stop loses at most what this long before it, and a snapshot's own time, wrote."""
+"""How often the moto process snapshots its state while requests come in (local/moto_persist.py;
+what an unclean stop would lose between two is in the journal: local/moto_journal.py)."""
+MOTO_SNAPSHOT_PERIOD_ENV = "SUNDIAL_LOCAL_MOTO_SNAPSHOT_S"
+"""Another period for the moto process's snapshots (the journal's tests: none but those asked for)."""
 CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
 """`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
 IN_MEMORY = "memory"
@@ -202,6 +204,7 @@ class LocalSettings(SettingsModel):
                 INDEX_LAG_ENV,
                 READ_LAG_ENV,
                 MOTO_DATA_ENV,
+                MOTO_SNAPSHOT_PERIOD_ENV,
                 MOTO_FRONT_ENV,
                 *Settings.env_names(),
             }

@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from local.moto_persist import private_file, private_folder
+from local.private_files import private_file, private_folder
 
 pytestmark = pytest.mark.unit
 
