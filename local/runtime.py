@@ -9,7 +9,6 @@ the resources found there are used again, the admin key among them."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import gc
 import importlib
 import json
@@ -25,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from local import deadline
-from local.advance import Advance, InlineExecutor, Lane, tick_of, with_clock_routes
+from local.advance import Advance, InlineExecutor, Lane, iso, tick_of, with_clock_routes
 from local.apigw import SCHEDULER_RESOURCE, AuthorizerCache, LocalContext, resource_of, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
 from local.clock import VirtualClock
+from local.data_lock import DataLock
 from local.faults import Injector, install_faults
 from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
@@ -38,7 +38,7 @@ from local.moto_journal import Journal
 from local.moto_journal import remove as remove_journal
 from local.moto_persist import SNAPSHOT
 from local.moto_server import MotoServer, quiet_metrics
-from local.private_files import private_file, private_folder
+from local.private_files import private_folder
 from local.recursion import carry_lineage
 from local.settings import (
     DELAY_VISIBILITY_S,
@@ -96,6 +96,9 @@ ADMIN_KEY_PARAMETER = f"/{LOCAL_STACK_NAME}/admin-key"
 with moto's state, so a restart on the same data folder uses it again (a saved CLI profile works)."""
 VIRTUAL_NOW_PARAMETER = f"/{LOCAL_STACK_NAME}/virtual-now"
 """Where a data folder's virtual clock is kept: the time its last advance ended at."""
+ADVANCED_TOLERANCE_MS = 60_000
+"""How far ahead of the wall a data folder's kept virtual clock may be for a runtime on the wall's
+clock to take it (a clock advanced a few seconds, then left: the wall passes it soon)."""
 SIGNING_KEY_ALIAS = f"alias/{LOCAL_STACK_NAME}-signing"
 """The KMS signing key's alias (``signing_key`` ``kms``): a restart finds the key there."""
 MOTO_STATE_TIMEOUT_S = 120.0
@@ -127,8 +130,8 @@ class Runtime:
     _threads: list[threading.Thread] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _pool: ThreadPoolExecutor | None = None
-    _data_lock: Any = None
-    """The data folder's lock file, held while the runtime runs (one runtime per data folder)."""
+    _data_lock: DataLock | None = None
+    """The data folder's lock, held while the runtime runs (one runtime per data folder)."""
     _first_start: bool = False
     """The data folder held no state when this runtime started."""
     clock: VirtualClock | None = None
@@ -338,17 +341,16 @@ class Runtime:
         if self.clock is not None:
             self._resume_clock()
             self.moto.set_clock(self.clock.now_ms())
+        else:
+            self._refuse_an_advanced_folder()
         self.faults = install_faults(self.settings.faults, self.settings.data)  # local/faults.py (none unless asked)
 
     def _claim_data(self) -> Path:
         """The data folder, locked for this runtime (a second one on it is refused), emptied
         first when ``fresh``."""
         folder = private_folder(Path(self.settings.data))  # its snapshot holds secrets in clear
-        self._data_lock = private_file(folder / "lock", "w")
-        try:
-            fcntl.flock(self._data_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RuntimeError(f"another runtime uses the data folder {folder}") from None
+        self._data_lock = DataLock(folder)
+        self._data_lock.claim(wait_s=MOTO_STATE_TIMEOUT_S + 10)  # a runtime stopping on it: once it saved
         if self.settings.fresh:
             (folder / SNAPSHOT).unlink(missing_ok=True)
             remove_journal(folder)
@@ -359,17 +361,36 @@ class Runtime:
         """A data folder's virtual clock starts where its last advance left it (kept in moto's
         Parameter Store with the state it advanced, :meth:`_keep_clock`), not at the wall's now:
         its tasks' marks and messages are on the virtual time, which never goes back."""
+        assert self.clock is not None
+        kept = self._kept_clock()
+        if kept is not None:
+            self.clock.resume_at(kept)
+
+    def _refuse_an_advanced_folder(self) -> None:
+        """A runtime on the wall's clock refuses a data folder a virtual clock advanced past the
+        wall: its tasks would wait for the wall to catch up (weeks), its marks stand there."""
+        kept = self._kept_clock()
+        wall = int(time.time() * 1000)  # wall: the runtime's clock is the wall's
+        if kept is not None and kept > wall + ADVANCED_TOLERANCE_MS:
+            ahead = (kept - wall) / 3_600_000
+            raise RuntimeError(
+                f"the data folder {self.settings.data} was advanced by a virtual clock to {iso(kept)}, "
+                f"{ahead:.1f} h ahead of the wall: start it with {LocalSettings.setting_name('clock')}=virtual, "
+                f"or empty with {LocalSettings.setting_name('fresh')}=1, or name another "
+                f"{LocalSettings.setting_name('data')}"
+            )
+
+    def _kept_clock(self) -> int | None:
+        """Where a virtual clock left this data folder (None: none ever advanced it)."""
         import boto3
 
-        assert self.clock is not None
         if not self.settings.data:
-            return
+            return None
         ssm = boto3.client("ssm")
         try:
-            kept = int(ssm.get_parameter(Name=VIRTUAL_NOW_PARAMETER)["Parameter"]["Value"])
+            return int(ssm.get_parameter(Name=VIRTUAL_NOW_PARAMETER)["Parameter"]["Value"])
         except ssm.exceptions.ParameterNotFound:
-            return
-        self.clock.resume_at(kept)
+            return None
 
     def _keep_clock(self, now_ms: int) -> None:
         import boto3
@@ -564,6 +585,8 @@ class Runtime:
 
     def stop(self) -> None:
         self.stopping.set()
+        if self._data_lock is not None:
+            self._data_lock.stopping()  # a runtime started on the folder meanwhile waits for the last snapshot
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -575,6 +598,6 @@ class Runtime:
         if hasattr(self, "functions"):
             self.functions.stop()
         if self._data_lock is not None:
-            self._data_lock.close()
+            self._data_lock.release()
         for thread in self._threads:
             thread.join(timeout=3)

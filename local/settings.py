@@ -72,6 +72,9 @@ MOTO_SNAPSHOT_PERIOD_ENV = "SUNDIAL_LOCAL_MOTO_SNAPSHOT_S"
 """Another period for the moto process's snapshots (the journal's tests: none but those asked for)."""
 CHECKOUT_DATA = str(Path(__file__).resolve().parent.parent / ".sundial")
 """`make run`'s data folder when ``SUNDIAL_DATA`` is unset: ``.sundial/`` in the checkout."""
+CHECKOUT_VIRTUAL_DATA = f"{CHECKOUT_DATA}-virtual"
+"""`make run`'s data folder on the virtual clock when ``SUNDIAL_DATA`` is unset: ``.sundial-virtual/``,
+apart from the wall clock's (an advanced clock's tasks and marks are weeks ahead of the wall)."""
 IN_MEMORY = "memory"
 """``SUNDIAL_DATA=memory``: no data folder, everything kept in memory (the tests' runtimes: a
 snapshot every 2 s of a runtime under test is CPU no test needs)."""
@@ -215,13 +218,14 @@ class LocalSettings(SettingsModel):
         """The settings of a runtime started with ``environ`` (``os.environ`` unless given):
         its knobs, and :data:`FUNCTIONS` with the function variables ``environ`` sets;
         ``overrides`` (field -> value) win over both. ``make_run``: `make run`'s, whose data
-        folder is :data:`CHECKOUT_DATA` unless set."""
+        folder is :data:`CHECKOUT_DATA` unless set (:data:`CHECKOUT_VIRTUAL_DATA` on the virtual clock)."""
         env = os.environ if environ is None else environ
         functions = Settings.from_env(
             {**FUNCTIONS.to_env(), **{name: value for name, value in env.items() if name in Settings.env_names()}}
         ).with_resources(job_state_machine_arn=JOB_STATE_MACHINE_ARN)  # the runtime creates it under this name
         knobs = {field: env[name] for field, name in _KNOBS.items() if env.get(name)}
-        defaults = {"data": CHECKOUT_DATA} if make_run else {}
+        virtual = knobs.get("clock", "wall") == "virtual"
+        defaults = {"data": CHECKOUT_VIRTUAL_DATA if virtual else CHECKOUT_DATA} if make_run else {}
         return cls.validated({**defaults, **knobs, "functions": functions, **overrides})
 
     @property

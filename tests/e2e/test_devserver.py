@@ -156,6 +156,10 @@ def test_a_kept_virtual_clock_starts_again_where_its_last_advance_ended(tmp_path
     with running_runtime(data, env=virtual) as second:
         assert second.call("GET", "/v1/test/clock")[1]["now"] == moved["now"]
         stop(second, signal.SIGTERM)
+    refused_start = pytest.raises(RuntimeError, match=r"was advanced by a virtual clock to .* ahead of the wall")
+    with refused_start as refused, running_runtime(data):  # the wall's clock: its tasks would wait a day
+        pass
+    assert f"{LocalSettings.setting_name('clock')}=virtual" in str(refused.value)
     fresh = {**virtual, LocalSettings.setting_name("fresh"): "1"}
     with running_runtime(data, env=fresh) as third:  # nothing kept: the wall's now again
         assert parse(third.call("GET", "/v1/test/clock")[1]["now"]) < parse(moved["now"]) - 3600

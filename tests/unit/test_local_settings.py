@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from local.settings import CHECKOUT_DATA, DELAY_VISIBILITY_S, FUNCTIONS, JOB_STATE_MACHINE_ARN, LocalSettings
+from local.settings import (
+    CHECKOUT_DATA,
+    CHECKOUT_VIRTUAL_DATA,
+    DELAY_VISIBILITY_S,
+    FUNCTIONS,
+    JOB_STATE_MACHINE_ARN,
+    LocalSettings,
+)
 from shared.settings import SettingsError, env_name, from_env
 
 pytestmark = pytest.mark.unit
@@ -84,6 +91,9 @@ def test_the_trigger_batch_size_is_a_knob_as_the_stacks_setting() -> None:
 def test_make_run_keeps_its_state_in_the_checkout_unless_told_where_and_others_in_memory() -> None:
     assert (LocalSettings.from_env({}).data, LocalSettings.from_env({}).fresh) == ("", False)
     assert LocalSettings.from_env({}, make_run=True).data == CHECKOUT_DATA
+    virtual = LocalSettings.from_env({_knob("clock"): "virtual"}, make_run=True)
+    assert virtual.data == CHECKOUT_VIRTUAL_DATA != CHECKOUT_DATA  # an advanced clock's state apart from the wall's
+    assert LocalSettings.from_env({_knob("clock"): "virtual", _knob("data"): "/tmp/v"}, make_run=True).data == "/tmp/v"
     assert CHECKOUT_DATA.endswith("/.sundial")
     assert LocalSettings.from_env({_knob("data"): "/tmp/elsewhere"}, make_run=True).data == "/tmp/elsewhere"
     assert LocalSettings.from_env({_knob("data"): "memory"}, make_run=True).data == ""  # no folder at all
