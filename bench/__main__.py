@@ -53,6 +53,13 @@ def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
         "over --window seconds into an SQS queue",
     )
     parser.add_argument(
+        "--peer",
+        action="store_true",
+        help="only Sundial's make run beside APScheduler (SQLAlchemy job store): --tasks (default 6000) over "
+        "--window (default 60 s), then --hot (default 1000) due in one second, each by both",
+    )
+    parser.add_argument("--hot", type=int, default=1000, help="--peer: one-shot tasks due in one second (default 1000)")
+    parser.add_argument(
         "--advance",
         action="store_true",
         help="only measure the virtual clock: --tasks (at most 60) hourly tasks over 7 days",
@@ -207,6 +214,16 @@ def _measured_alone(args: argparse.Namespace) -> bool:
         from bench.eventbridge import eventbridge_bench
 
         eventbridge_bench(max(1, min(args.tasks, 500)), args.window)
+    elif args.peer:
+        from bench.peer import peer_bench
+
+        given = " ".join(sys.argv)
+        peer_bench(
+            max(1, args.tasks if "--tasks" in given else 6000),
+            max(1.0, args.window if "--window" in given else 60.0),
+            max(1, args.hot),
+            args.lead_in,
+        )
     elif args.advance:
         from bench.advance import advance_bench
 
