@@ -34,7 +34,9 @@ from local.moto_read_lag import make_reads_lag
 from local.moto_serialize import make_json_serialization_direct
 from local.moto_sqs import (
     make_batch_keep_trace_headers,
+    make_clock_cheap,
     make_long_polling_prompt,
+    make_named_attributes_cheap,
     make_pending_groups_safe,
     make_receive_linear,
     make_send_linear,
@@ -68,6 +70,8 @@ if __name__ == "__main__":
     make_sends_throttleable()
     make_batch_keep_trace_headers()
     make_pending_groups_safe()
+    make_named_attributes_cheap()
+    make_clock_cheap()  # before the virtual clock's, which replaces it
     make_symmetric_keys_cheap()
     if os.environ.get(MOTO_CLOCK_ENV):
         make_sqs_follow_clock()

@@ -187,3 +187,82 @@ def make_sends_throttleable() -> None:
     functools.update_wrapper(send_message, send)
     send_message._sundial_throttle = True  # type: ignore[attr-defined]
     SQSBackend.send_message = send_message  # type: ignore[method-assign]
+
+
+def make_named_attributes_cheap() -> None:
+    """GetQueueAttributes for named attributes builds all of the queue's attributes twice per name
+    asked for (``name in queue.attributes``, then ``queue.attributes.get(name)``), and each build
+    counts every message of the queue three times. A trigger batch that runs past half a second
+    reads its queue's ``VisibilityTimeout`` (local/sqs_lambda.py), and a delay queue holds every
+    task staged until its due time: at 100 fires a second these reads were an eighth of the moto
+    process's time (a sampling profile, docs/measured.md). Wherever moto stands in for SQS a named
+    attribute is computed alone, by the rules ``Queue.attributes`` builds it with (the FIFO ones
+    on a FIFO queue, the KMS ones with a key, booleans as ``true``/``false``, the redrive policy as
+    JSON); ``All`` still builds them all. tests/integration/test_moto_fidelity.py compares both."""
+    from moto.sqs.models import Queue, SQSBackend
+
+    if getattr(SQSBackend.get_queue_attributes, "_sundial_named", False):
+        return
+    original = SQSBackend.get_queue_attributes
+
+    def get_queue_attributes(self: Any, queue_name: str, attribute_names: list[str]) -> dict[str, Any]:
+        if not attribute_names or "All" in attribute_names:
+            return original(self, queue_name, attribute_names)
+        queue = self.get_queue(queue_name)
+        valid = ["All", *Queue.BASE_ATTRIBUTES, *Queue.FIFO_ATTRIBUTES, *Queue.KMS_ATTRIBUTES]
+        if any(name not in valid for name in attribute_names):
+            return original(self, queue_name, attribute_names)  # its error
+        attributes: dict[str, Any] = {}
+        for name in attribute_names:
+            present, value = named_attribute(queue, name)
+            if present and value is not None:
+                attributes[name] = value
+        return attributes
+
+    functools.update_wrapper(get_queue_attributes, original)
+    get_queue_attributes._sundial_named = True  # type: ignore[attr-defined]
+    SQSBackend.get_queue_attributes = get_queue_attributes  # type: ignore[method-assign]
+
+
+def named_attribute(queue: Any, name: str) -> tuple[bool, Any]:
+    """Whether ``Queue.attributes`` holds ``name``, and its value there, computed alone."""
+    import json
+
+    from moto.core.utils import camelcase_to_underscores
+
+    if name in queue.FIFO_ATTRIBUTES and not queue.fifo_queue:
+        return False, None
+    if name in queue.KMS_ATTRIBUTES and not queue.kms_master_key_id:
+        return False, None
+    if name == "RedrivePolicy" and queue.redrive_policy:
+        return True, json.dumps(queue.redrive_policy)
+    value = getattr(queue, camelcase_to_underscores(name))
+    return True, str(value).lower() if isinstance(value, bool) else value
+
+
+def make_clock_cheap() -> None:
+    """moto's SQS reads the time through ``unix_time`` and ``unix_time_millis``, which build two
+    ``datetime``s and subtract them; a receive asks it twice per message of the queue (each
+    message's ``visible`` and ``delayed``), so with thousands of staged messages in a delay queue
+    the clock was a sixth of the moto process at 100 fires a second (docs/measured.md). Wherever
+    moto stands in for SQS its module reads ``time.time()`` instead: the same instant (``utcnow``
+    is ``time.time()`` in a ``datetime``), in a few hundredths of the time. A time given
+    (``unix_time(dt)``) is converted as before. local/moto_clock.py replaces ``unix_time_millis``
+    again on the virtual clock."""
+    import time
+
+    import moto.sqs.models as sqs_models
+    from moto.core import utils
+
+    if getattr(sqs_models.unix_time, "_sundial_cheap", False):
+        return
+
+    def unix_time(dt: Any = None) -> float:
+        return time.time() if dt is None else utils.unix_time(dt)  # wall: moto's SQS clock, as utcnow is
+
+    def unix_time_millis(dt: Any = None) -> float:
+        return time.time() * 1000.0 if dt is None else utils.unix_time_millis(dt)  # wall: as above
+
+    unix_time._sundial_cheap = True  # type: ignore[attr-defined]
+    sqs_models.unix_time = unix_time
+    sqs_models.unix_time_millis = unix_time_millis

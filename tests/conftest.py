@@ -35,7 +35,9 @@ from local.moto_read_lag import make_reads_lag  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
+    make_clock_cheap,
     make_long_polling_prompt,
+    make_named_attributes_cheap,
     make_pending_groups_safe,
     make_receive_linear,
     make_send_linear,
@@ -53,6 +55,8 @@ make_receive_linear()
 make_send_linear()
 make_batch_keep_trace_headers()
 make_pending_groups_safe()
+make_named_attributes_cheap()
+make_clock_cheap()
 make_symmetric_keys_cheap()
 
 # What Lambda does that moto does not: recursive loop detection (the SQS sends of an invocation

@@ -756,3 +756,57 @@ def test_a_read_sees_an_update_whole_or_not_at_all(keyed_table: object) -> None:
     for worker in workers:
         worker.join()
     assert torn == []
+
+
+def test_a_named_attribute_is_read_without_building_them_all_and_answers_as_moto_does() -> None:
+    """Each attribute name alone, and a few together, on a standard queue with a redrive policy and a
+    policy, a FIFO queue and a queue with a KMS key: the patched answer is what moto's own
+    ``get_queue_attributes`` (building ``Queue.attributes``) answers."""
+    import json
+
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.sqs.models import Queue, SQSBackend, sqs_backends
+
+    original = SQSBackend.get_queue_attributes.__wrapped__  # type: ignore[attr-defined]
+    with mock_aws():
+        sqs: Any = boto3.client("sqs", region_name="us-east-1")
+        dead = sqs.create_queue(QueueName="dead")["QueueUrl"]
+        dead_arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        redrive = json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": 3})
+        plain = sqs.create_queue(QueueName="plain", Attributes={"RedrivePolicy": redrive, "VisibilityTimeout": "7"})
+        sqs.add_permission(
+            QueueUrl=plain["QueueUrl"], Label="l", AWSAccountIds=["111122223333"], Actions=["SendMessage"]
+        )
+        sqs.create_queue(QueueName="f.fifo", Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "true"})
+        sqs.create_queue(QueueName="kms", Attributes={"KmsMasterKeyId": "alias/aws/sqs"})
+        sqs.send_message(QueueUrl=plain["QueueUrl"], MessageBody="now")
+        sqs.send_message(QueueUrl=plain["QueueUrl"], MessageBody="later", DelaySeconds=900)
+        sqs.receive_message(QueueUrl=plain["QueueUrl"], VisibilityTimeout=60)
+        backend = sqs_backends[DEFAULT_ACCOUNT_ID]["us-east-1"]
+        names = [*Queue.BASE_ATTRIBUTES, *Queue.FIFO_ATTRIBUTES, *Queue.KMS_ATTRIBUTES]
+        for queue_name in ("plain", "f.fifo", "kms", "dead"):
+            for asked in [[name] for name in names] + [names[:5], ["VisibilityTimeout", "QueueArn"], names]:
+                assert backend.get_queue_attributes(queue_name, asked) == original(backend, queue_name, asked), (
+                    queue_name,
+                    asked,
+                )
+        with counted(Queue, "attributes") as built:
+            visibility = sqs.get_queue_attributes(QueueUrl=plain["QueueUrl"], AttributeNames=["VisibilityTimeout"])
+        assert visibility["Attributes"] == {"VisibilityTimeout": "7"}
+        assert built[0] == 0  # unpatched moto builds them all twice for the one name
+
+
+def test_sqs_reads_the_wall_as_moto_did_without_building_datetimes() -> None:
+    import time
+
+    import moto.sqs.models as sqs_models
+    from moto.core import utils
+
+    assert getattr(sqs_models.unix_time, "_sundial_cheap", False)
+    before = utils.unix_time_millis()
+    cheap = sqs_models.unix_time_millis()
+    after = utils.unix_time_millis()
+    assert before - 1 <= cheap <= after + 1  # the same instant (utcnow's microseconds aside)
+    assert abs(sqs_models.unix_time() - time.time()) < 1
+    moment = utils.utcfromtimestamp(1_900_000_000)
+    assert sqs_models.unix_time(moment) == utils.unix_time(moment) == 1_900_000_000
