@@ -14,9 +14,11 @@ moves the clock, in the runtime and in moto's SQS (local/moto_clock.py), to the 
   they would have (the tick's clean map, ``PipelineStore.mark_clean``) instead of running a
   month of them: a tick after a month's jump would otherwise look at 43,200 minute buckets.
 
-Finding that occurrence reads the table's bucket items with a Scan: the local runtime's own
-look at moto, which the product never makes. Occurrences therefore fire in due order, each after
-everything due before it has fired and been recorded.
+Finding that occurrence reads the table's bucket partitions inside the moto process
+(``local.moto_clock.earliest_unstaged_ms``, asked with the step's other looks in one request:
+``MotoServer.look``): the local runtime's own look at moto, which the product never makes.
+Occurrences therefore fire in due order, each after everything due before it has fired and been
+recorded.
 
 Not driven here (left out, and said so in docs/virtual-clock.md): the function server's retries of
 a failed scanner or recover invocation (real-time timers), the stranded queue (the tick drains it
@@ -57,13 +59,17 @@ class Lane:
     handler: Callable[..., Any]
     submit: Callable[[Callable[[], None]], Any]
 
+    @property
+    def name(self) -> str:
+        """The queue's name (its URL's last part)."""
+        return self.url.rsplit("/", 1)[-1]
+
 
 @dataclass
 class Advance:
     clock: VirtualClock
     moto: MotoServer
     sqs: Any
-    dynamodb: Any
     table: str
     lanes: list[Lane]
     tick: Callable[[], Any]
@@ -127,8 +133,11 @@ class Advance:
         while True:
             if not self.clock.quiescent(SETTLE_TIMEOUT_S):
                 raise TimeoutError(f"work under way did not end or sleep within {SETTLE_TIMEOUT_S} s")
+            receivable = self.moto.look().receivable  # one look, not a receive per lane
             handed = 0
             for lane in self.lanes:
+                if lane.name not in receivable:
+                    continue
                 for batch in self._receivable(lane):
                     self.clock.hand_over()
                     lane.submit(self._invoker(lane, batch))
@@ -152,40 +161,39 @@ class Advance:
     def _next(self, until_ms: int) -> tuple[int, bool] | None:
         """The next instant, and whether the tick runs at it (``until_ms``: where this advance ends)."""
         now = self.clock.now_ms()
-        message = self.moto.next_message_ms()  # moto's test is strict: receivable the moment after
-        pending = [moment for moment in (self.clock.next_deadline(), message and message + 1) if moment is not None]
-        work = min(pending) if pending else None
-        tick = self._next_tick(now, work, until_ms)
+        with self._clean:
+            marks, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
+            starts = {
+                shard: max(m for m in (mark, clean.get(shard)) if m is not None)
+                for shard, mark in marks.items()
+                if mark is not None or clean.get(shard) is not None
+            }
+            look = self.moto.look(self.table, min(starts.values(), default=now))  # one round trip a step
+            message = look.next_message_ms  # moto's test is strict: receivable the moment after
+            pending = [moment for moment in (self.clock.next_deadline(), message and message + 1) if moment is not None]
+            work = min(pending) if pending else None
+            if len(starts) < len(marks):
+                tick: int | None = now  # a shard never scanned: its first scan sets its mark
+            else:
+                tick = self._next_tick(now, work, until_ms, look.unstaged_ms, starts, clean)
         if tick is not None and tick != self._last_tick and (work is None or tick < work):
             return tick, True  # (a tick that changed nothing is not run again at once)
         return (work, False) if work is not None else None
 
-    def _next_tick(self, now: int, work: int | None, until_ms: int) -> int | None:
-        """When the tick must run to stage the next occurrence nobody staged (None: none). When it
-        comes before any other work (``work``: the earliest waiter or message), the ticks' clean
-        map is moved up to it across the empty minutes before, as far as is safe: an occurrence
-        written later is written by work at ``work`` or after, and is due at least a look-ahead
-        and a guard after its writer's now, or staged by its writer (``writer_stages``). Never
-        past this advance's end (``until_ms``): the API registers tasks between advances, at
-        that time or later, and one due before a clean map moved further would never be scanned."""
-        with self._clean:
-            return self._next_tick_held(now, work, until_ms)
-
-    def _next_tick_held(self, now: int, work: int | None, until_ms: int) -> int | None:
-        look_ahead = self.ticker.timing.look_ahead_ms
-        marks, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
-        starts = {
-            shard: max(m for m in (mark, clean.get(shard)) if m is not None)
-            for shard, mark in marks.items()
-            if mark is not None or clean.get(shard) is not None
-        }
-        if len(starts) < len(marks):
-            return now  # a shard never scanned: its first scan sets its mark
-        low = min(starts.values(), default=now)
-        due = self._earliest_unstaged(low)
+    def _next_tick(
+        self, now: int, work: int | None, until_ms: int, due: int | None, starts: dict[int, int], clean: dict[int, int]
+    ) -> int | None:
+        """When the tick must run to stage the next occurrence nobody staged (None: none), ``due``
+        the earliest one's due time past the shards' marks (``starts``). When it comes before any
+        other work (``work``: the earliest waiter or message), the ticks' clean map is moved up to it
+        across the empty minutes before, as far as is safe: an occurrence written later is written
+        by work at ``work`` or after, and is due at least a look-ahead and a guard after its
+        writer's now, or staged by its writer (``writer_stages``). Never past this advance's end
+        (``until_ms``): the API registers tasks between advances, at that time or later, and one due
+        before a clean map moved further would never be scanned. Called holding the clean map."""
         if due is None:
             return None
-        at = max(now, due - look_ahead + 1)
+        at = max(now, due - self.ticker.timing.look_ahead_ms + 1)
         if work is not None and at >= work:
             return at
         safe = (
@@ -209,23 +217,6 @@ class Advance:
             if any(mark > end for mark in clean.values()):
                 self.ticker.store.mark_clean({shard: min(mark, end) for shard, mark in clean.items()})
             return answer
-
-    def _earliest_unstaged(self, low: int) -> int | None:
-        earliest: int | None = None
-        pages = self.dynamodb.get_paginator("scan").paginate(
-            TableName=self.table,
-            FilterExpression="begins_with(pk, :bucket) AND due_ms >= :low",
-            ExpressionAttributeValues={":bucket": {"S": "B#"}, ":low": {"N": str(low)}},
-            ProjectionExpression="due_ms, staged_ms",
-        )
-        for page in pages:
-            for item in page.get("Items", []):
-                due = int(item["due_ms"]["N"])
-                staged = item.get("staged_ms", {}).get("N")
-                if staged is not None and int(staged) == due:
-                    continue
-                earliest = due if earliest is None else min(earliest, due)
-        return earliest
 
 
 def _due(message: dict[str, Any]) -> int:

@@ -11,7 +11,9 @@ which ``moto.sqs.models`` imports by name. :func:`make_sqs_follow_clock` points 
 until it is set again (never back).
 
 The runtime sets it through moto's own server, ``POST /sundial/clock`` with ``{"now_ms": N}``
-(``GET`` answers it and :func:`next_moment_ms`), as it reaches every other part of moto (:meth:`MotoServer.set_clock
+(``GET`` answers it, :func:`next_moment_ms` and :func:`receivable_queues`, and with
+``?table=T&low=L`` :func:`earliest_unstaged_ms`: the advance's looks, one round trip a step),
+as it reaches every other part of moto (:meth:`MotoServer.set_clock
 <local.moto_server.MotoServer.set_clock>`). The route exists only in a moto process started
 with ``local.settings.MOTO_CLOCK_ENV``.
 
@@ -27,6 +29,7 @@ import json
 import threading
 import time
 from typing import Any
+from urllib.parse import parse_qs
 
 CLOCK_PATH = "/sundial/clock"
 
@@ -69,6 +72,60 @@ def next_moment_ms() -> int | None:
     return int(min(moments)) if moments else None
 
 
+def receivable_queues() -> list[str]:
+    """The names of the queues holding a message receivable at the set time (the advance receives
+    from those lanes only: a receive of an empty lane was an HTTP round trip per lane per step)."""
+    from moto.sqs.models import sqs_backends
+
+    return sorted(
+        {
+            queue.name
+            for regions in list(sqs_backends.values())
+            for backend in list(regions.values())
+            for queue in list(backend.queues.values())
+            for message in list(queue._messages)
+            if message.visible and not message.delayed  # moto's own tests, on the set time
+        }
+    )
+
+
+BUCKET_PREFIX = "B#"
+"""The partition keys of the bucket items (shared/store/keys.py ``bucket_pk``)."""
+
+
+def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
+    """The earliest due time at or after ``low`` of a bucket item nobody staged (its ``staged_ms``
+    is not its ``due_ms``) in ``table_name``, read off moto's table in this process: only the
+    bucket partitions, under the DynamoDB lock (local/moto_atomic.py), nothing serialized. The
+    local runtime's own look (the product never makes it): a Scan of the whole table with a
+    filter, paged over HTTP, read every item, each run's history among them, at every step of
+    an advance (docs/virtual-clock.md, section 3)."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    from local.moto_atomic import _LOCK
+
+    earliest: int | None = None
+    with _LOCK:
+        for regions in list(dynamodb_backends.values()):
+            for backend in list(regions.values()):
+                table = backend.tables.get(table_name)
+                if table is None:
+                    continue
+                for hash_key, items in table.items.items():
+                    if not str(hash_key.value).startswith(BUCKET_PREFIX):
+                        continue
+                    for item in items.values() if isinstance(items, dict) else (items,):
+                        due_value = item.attrs.get("due_ms")
+                        if due_value is None:
+                            continue
+                        due = int(due_value.value)
+                        staged = item.attrs.get("staged_ms")
+                        if due < low or (staged is not None and int(staged.value) == due):
+                            continue
+                        earliest = due if earliest is None else min(earliest, due)
+    return earliest
+
+
 def make_sqs_follow_clock() -> None:
     """moto's SQS message delays and visibility timeouts on :func:`now_ms`, and the clock's route
     on moto's server."""
@@ -93,7 +150,10 @@ def make_sqs_follow_clock() -> None:
             except (ValueError, KeyError, TypeError) as error:
                 status, answer = "400 Bad Request", {"error": str(error)}
         else:
-            answer = {"now_ms": int(now_ms()), "next_ms": next_moment_ms()}
+            answer = {"now_ms": int(now_ms()), "next_ms": next_moment_ms(), "receivable": receivable_queues()}
+            asked = parse_qs(environ.get("QUERY_STRING", ""))
+            if "table" in asked and "low" in asked:
+                answer["unstaged_ms"] = earliest_unstaged_ms(asked["table"][0], int(asked["low"][0]))
         start_response(status, [("Content-Type", "application/json")])
         return [json.dumps(answer).encode()]
 

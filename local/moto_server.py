@@ -8,7 +8,9 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 
 from local.moto_clock import CLOCK_PATH
 
@@ -25,6 +27,14 @@ SNAPSHOT_PATH = "/sundial/snapshot"
 """``POST`` there: a moto that keeps its state takes a snapshot now, if anything changed (the runtime
 asks for one once it has made a data folder's resources at its first start: local/moto_journal.py
 keeps no KMS write)."""
+
+
+@dataclass(frozen=True)
+class Look:
+    next_message_ms: int | None
+    receivable: frozenset[str]
+    """Names of the queues with a message receivable now."""
+    unstaged_ms: int | None = None
 
 
 def scan_command(endpoint: str, table: str) -> str:
@@ -88,9 +98,16 @@ class MotoServer:
     def next_message_ms(self) -> int | None:
         """When the next message of this moto's queues becomes receivable on its SQS clock
         (local/moto_clock.py), or None when none waits."""
-        with urllib.request.urlopen(f"{self.endpoint}{CLOCK_PATH}", timeout=10) as answer:  # noqa: S310 (loopback)
-            moment = json.loads(answer.read())["next_ms"]
-            return None if moment is None else int(moment)
+        return self.look().next_message_ms
+
+    def look(self, table: str | None = None, low: int | None = None) -> Look:
+        """What the virtual clock's advance asks moto at each step (local/moto_clock.py), in one
+        request: the next moment a message becomes receivable, the queues with one receivable now,
+        and given ``table`` and ``low``, the earliest due time from ``low`` on nobody staged."""
+        query = f"?{urllib.parse.urlencode({'table': table, 'low': low})}" if table and low is not None else ""
+        with urllib.request.urlopen(f"{self.endpoint}{CLOCK_PATH}{query}", timeout=30) as answer:  # noqa: S310
+            looked = json.loads(answer.read())
+        return Look(looked["next_ms"], frozenset(looked["receivable"]), looked.get("unstaged_ms"))
 
     def snapshot(self) -> bool:
         """Have a moto that keeps its state (local/moto_persist.py) take a snapshot now; whether it wrote one."""

@@ -300,7 +300,6 @@ class Runtime:
             clock=self.clock,
             moto=self.moto,
             sqs=boto3.client("sqs"),
-            dynamodb=boto3.client("dynamodb"),
             table=self.function_settings.table_name,
             lanes=lanes,
             tick=tick,

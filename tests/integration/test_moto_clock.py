@@ -89,7 +89,68 @@ def test_the_clock_stands_still_between_settings_and_never_goes_back(moto: MotoS
     moto.set_clock(start + 1001)
     assert bodies(client, url) == ["m"]  # received: invisible for 30 s, the next moment
     with urllib.request.urlopen(f"{moto.endpoint}{CLOCK_PATH}", timeout=5) as answer:
-        assert json.loads(answer.read()) == {"now_ms": start + 1001, "next_ms": start + 1001 + 30_000}
+        assert json.loads(answer.read()) == {
+            "now_ms": start + 1001,
+            "next_ms": start + 1001 + 30_000,
+            "receivable": [],  # the one message is in flight
+        }
     with pytest.raises(urllib.error.HTTPError) as refused:
         moto.set_clock(start + 1000)
     assert refused.value.code == 400
+
+
+def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_the_table_would(
+    moto: MotoServer,
+) -> None:
+    """The oracle is the look it replaced: a Scan of the whole table, filtered to the bucket
+    items, each with its due time past ``low`` and not staged at it. Items of other partitions
+    (a run's history) are never read by the look; the queues with a message receivable now are
+    named."""
+    dynamodb = boto3.client(
+        "dynamodb",
+        endpoint_url=moto.endpoint,
+        region_name=FAKE_ENV["AWS_REGION"],
+        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
+    )
+    dynamodb.create_table(
+        TableName="looked",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk")],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    items = [
+        ("B#100#0000", "a", 6_000_000, None),
+        ("B#100#0000", "b", 6_001_000, 6_001_000),  # staged at its due time: not a candidate
+        ("B#101#0001", "c", 6_060_500, 6_000_000),  # staged for an earlier due time: still one
+        ("B#099#0000", "d", 5_940_000, None),
+        ("R#task", "run", 1_000, None),  # not a bucket item
+    ]
+    for pk, sk, due, staged in items:
+        item = {"pk": {"S": pk}, "sk": {"S": sk}, "due_ms": {"N": str(due)}}
+        if staged is not None:
+            item["staged_ms"] = {"N": str(staged)}
+        dynamodb.put_item(TableName="looked", Item=item)
+
+    def scanned(low: int) -> int | None:
+        found = [
+            int(item["due_ms"]["N"])
+            for item in dynamodb.scan(TableName="looked")["Items"]
+            if item["pk"]["S"].startswith("B#")
+            and int(item["due_ms"]["N"]) >= low
+            and item.get("staged_ms", {}).get("N") != item["due_ms"]["N"]
+        ]
+        return min(found, default=None)
+
+    for low in (0, 5_940_000, 5_940_001, 6_000_001, 6_060_500, 6_060_501):
+        assert moto.look("looked", low).unstaged_ms == scanned(low), low
+
+    client = sqs(moto)
+    start = int(time.time() * 1000)
+    moto.set_clock(start)
+    now, later = client.create_queue(QueueName="now")["QueueUrl"], client.create_queue(QueueName="later")["QueueUrl"]
+    client.send_message(QueueUrl=now, MessageBody="now")
+    client.send_message(QueueUrl=later, MessageBody="later", DelaySeconds=60)
+    assert moto.look().receivable == {"now"}
+    moto.set_clock(start + 60_000)  # the delay's end: receivable (moto's test: not delayed from then)
+    assert moto.look().receivable == {"now", "later"}
