@@ -15,13 +15,17 @@ lead-in ends, each calling the receiver with its own ``task_id``. APScheduler 3 
 Sundial keeps its tasks) and a thread pool of 20, each job a ``date`` trigger whose function posts
 the same body to the same receiver (``misfire_grace_time=None``: a late job still runs). Both are
 measured alike: a task's lateness is when its first call reached the receiver minus its due time;
-lost are tasks never called within 30 s of the load's end, duplicated are second calls.
+lost are tasks never called within 30 s of the load's end, duplicated are second calls, and the
+CPU a fire is every process of the scheduler's (Sundial's runtime and its moto; APScheduler's the
+bench's own, where it runs) from the first due time until the last call arrived, over the fires:
+less moved by a slower hour than lateness, which grows without bound once a scheduler falls behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import resource
 import tempfile
 import time
 import urllib.request
@@ -56,6 +60,8 @@ class Figures:
     duplicated: int
     early: int
     lateness_ms: list[float]
+    cpu_s: float = 0.0
+    """The scheduler's CPU from the first due time until the last call arrived (every process of it)."""
 
     def line(self, who: str) -> str:
         if not self.lateness_ms:
@@ -64,6 +70,7 @@ class Figures:
         return (
             f"  {who:11} fired {self.fired}  lost {self.lost}  duplicated {self.duplicated}  early {self.early}"
             f"   lateness ms p50 {p50:.1f}  p99 {p99:.1f}  max {max(self.lateness_ms):.1f}"
+            f"   CPU {1000 * self.cpu_s / max(self.fired, 1):.2f} ms a fire"
         )
 
 
@@ -76,7 +83,7 @@ def post(url: str, task_id: str) -> None:
         answer.read()
 
 
-def figures(due: dict[str, float], calls: list[Any]) -> Figures:
+def figures(due: dict[str, float], calls: list[Any], cpu_s: float = 0.0) -> Figures:
     first: dict[str, float] = {}
     seen: dict[str, int] = {}
     early = 0
@@ -87,16 +94,39 @@ def figures(due: dict[str, float], calls: list[Any]) -> Figures:
         seen[task_id] = seen.get(task_id, 0) + 1
         early += call.at < due[task_id]
         first.setdefault(task_id, (call.at - due[task_id]) * 1000)
-    return Figures(len(first), len(due) - len(first), sum(n - 1 for n in seen.values()), early, list(first.values()))
+    duplicated = sum(n - 1 for n in seen.values())
+    return Figures(len(first), len(due) - len(first), duplicated, early, list(first.values()), cpu_s)
 
 
-def wait_called(receiver: RemoteReceiver, count: int, until: float) -> None:
+def wait_called(receiver: RemoteReceiver, count: int, until: float, start: float, cpu: Callable[[], float]) -> float:
+    """Wait for ``count`` tasks' calls (at most until ``until``); the CPU ``cpu`` counted from
+    ``start`` (the first due time) until then."""
+    time.sleep(max(0.0, start - time.time()))
+    before = cpu()
     while time.time() < until and receiver.tasks_called() < count:
-        time.sleep(0.5)
+        time.sleep(0.1)
+    return cpu() - before
 
 
-def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> dict[str, float]:
-    """The load through `make run`; the tasks' due times by id."""
+def tree_cpu_s(pid: int) -> float:
+    """A process's CPU and its children's (the runtime and its moto), in seconds."""
+    from bench.costs import cpu_s
+
+    total = cpu_s(pid)
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            total += tree_cpu_s(int(child))
+    return total
+
+
+def own_cpu_s() -> float:
+    """This process's CPU (APScheduler runs in it), in seconds."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    return used.ru_utime + used.ru_stime
+
+
+def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[str, float], float]:
+    """The load through `make run`; the tasks' due times by id, and its CPU (:func:`wait_called`)."""
     from bench.restart import Running
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
     from shared.domain.times import iso
@@ -126,15 +156,16 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> dict[str, f
                 due = {task: at for done in pool.map(batch, chunks) for task, at in done}
             if time.time() > start:
                 raise RuntimeError(f"registering took longer than the lead-in ({lead_in} s): give a longer one")
-            wait_called(receiver, len(due), max(due_at) + SETTLE_S)
+            pid = runtime.process.pid
+            used = wait_called(receiver, len(due), max(due_at) + SETTLE_S, start, lambda: tree_cpu_s(pid))
             time.sleep(2)  # late duplicates, if any
         finally:
             runtime.stop()
-    return due
+    return due, used
 
 
-def apscheduler(load: Load, receiver: RemoteReceiver, lead_in: float) -> dict[str, float]:
-    """The load through APScheduler; the jobs' due times by id."""
+def apscheduler(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[str, float], float]:
+    """The load through APScheduler; the jobs' due times by id, and its CPU (:func:`wait_called`)."""
     from apscheduler.executors.pool import ThreadPoolExecutor as Workers
     from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
     from apscheduler.schedulers.background import BackgroundScheduler
@@ -160,11 +191,11 @@ def apscheduler(load: Load, receiver: RemoteReceiver, lead_in: float) -> dict[st
                 due[task_id] = at
             if time.time() > start:
                 raise RuntimeError(f"adding the jobs took longer than the lead-in ({lead_in} s): give a longer one")
-            wait_called(receiver, len(due), start + max(load.due) + SETTLE_S)
+            used = wait_called(receiver, len(due), start + max(load.due) + SETTLE_S, start, own_cpu_s)
             time.sleep(2)
         finally:
             scheduler.shutdown(wait=False)
-    return due
+    return due, used
 
 
 def peer_bench(tasks: int, window: float, hot: int, lead_in: float | None) -> None:
@@ -172,7 +203,7 @@ def peer_bench(tasks: int, window: float, hot: int, lead_in: float | None) -> No
         Load("steady", [window * i / tasks for i in range(tasks)]),
         Load("hot", [i / hot for i in range(hot)]),
     ]
-    runners: list[tuple[str, Callable[[Load, RemoteReceiver, float], dict[str, float]]]] = [
+    runners: list[tuple[str, Callable[[Load, RemoteReceiver, float], tuple[dict[str, float], float]]]] = [
         ("Sundial", sundial),
         ("APScheduler", apscheduler),
     ]
@@ -182,10 +213,10 @@ def peer_bench(tasks: int, window: float, hot: int, lead_in: float | None) -> No
         for who, runner in runners:
             with receiver_process() as receiver:
                 try:
-                    due = runner(load, receiver, lead)
+                    due, used = runner(load, receiver, lead)
                 finally:
                     calls = receiver.calls()
-            results[(load.name, who)] = figures(due, calls)
+            results[(load.name, who)] = figures(due, calls, used)
             print(f"{load.name}: {who} done", flush=True)
     print(f"\nSundial beside APScheduler {_version()}, same loads, same session, same receiver")
     for load in loads:
