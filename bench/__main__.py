@@ -416,6 +416,7 @@ def register_all(
     def post(path: str, body: Any) -> Any:
         data = json.dumps(body).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method="POST")
+        request.add_header("Content-Type", "application/json")  # a keyless write to make run is JSON
         with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
             return json.loads(answer.read())
 

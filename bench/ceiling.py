@@ -57,6 +57,7 @@ def register(port: int, due: datetime) -> str:
 
     body = json.dumps({"schedule": {"at": iso(due)}, "target": {"http": {"url": "http://127.0.0.1:9/"}}}).encode()
     request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/tasks", data=body, method="POST")
+    request.add_header("Content-Type", "application/json")  # a keyless write to make run is JSON
     with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - loopback
         task_id: str = json.loads(answer.read())["id"]
     return task_id

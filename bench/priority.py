@@ -61,6 +61,7 @@ class Api:
     def post(self, path: str, body: Any) -> Any:
         data = json.dumps(body).encode()
         request = urllib.request.Request(self.base + path, data=data, method="POST")  # noqa: S310 - loopback
+        request.add_header("Content-Type", "application/json")  # a keyless write to make run is JSON
         with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 - loopback
             return json.loads(answer.read())
 

@@ -45,6 +45,7 @@ class System:
     def call(self, method: str, path: str, body: Any = None) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method)
+        request.add_header("Content-Type", "application/json")  # a keyless write to make run is JSON
         with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 - loopback
             text = answer.read()
         return json.loads(text) if text else None
