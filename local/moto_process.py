@@ -1,13 +1,15 @@
 """`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
 prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
 host, Queries that read one partition, transactions that copy only their items, sends and
-receives that do not count the queue per message, index Queries that lag behind writes when
+receives that do not count the queue per message (nor read its clock through datetimes, nor
+build every attribute for one, nor draw a receipt handle letter by letter), index Queries that lag behind writes when
 asked to (local.settings.INDEX_LAG_ENV, as a GSI does on AWS), DynamoDB answers serialized without moto's
 generic walk, expressions parsed once, and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks; and,
 when the runtime gives it a data folder (local.settings.MOTO_DATA_ENV), its state loaded from
-there and kept there (local/moto_persist.py); and, when asked to (local.settings.MOTO_CLOCK_ENV),
+there and kept there (local/moto_persist.py), every answered write journaled between two
+snapshots (local/moto_journal.py); and, when asked to (local.settings.MOTO_CLOCK_ENV),
 its SQS on the time the runtime sets (local/moto_clock.py)."""
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from local.moto_sqs import (
     make_long_polling_prompt,
     make_named_attributes_cheap,
     make_pending_groups_safe,
+    make_queue_attributes_named_once,
+    make_receipt_handles_cheap,
     make_receive_linear,
     make_send_linear,
     make_sends_throttleable,
@@ -71,6 +75,8 @@ if __name__ == "__main__":
     make_batch_keep_trace_headers()
     make_pending_groups_safe()
     make_named_attributes_cheap()
+    make_queue_attributes_named_once()
+    make_receipt_handles_cheap()
     make_clock_cheap()  # before the virtual clock's, which replaces it
     make_symmetric_keys_cheap()
     if os.environ.get(MOTO_CLOCK_ENV):

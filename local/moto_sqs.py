@@ -266,3 +266,43 @@ def make_clock_cheap() -> None:
     unix_time._sundial_cheap = True  # type: ignore[attr-defined]
     sqs_models.unix_time = unix_time
     sqs_models.unix_time_millis = unix_time_millis
+
+
+def make_queue_attributes_named_once() -> None:
+    """moto builds a queue's attributes (``Queue.attributes``: every send reads one of them) by
+    turning each attribute's name into its field's, ``camelcase_to_underscores``, a loop over the
+    name's characters: fourteen names per build, the largest cost of a send in a profile of the
+    moto process (yappi, all threads). The answer for a name never changes: wherever moto stands
+    in for SQS its models module remembers each. moto's CPU for a SendMessageBatch of 10 into a
+    queue holding 500: 1.52 ms before, 0.83 after (`make bench ARGS="--costs --tasks 200"`)."""
+    import moto.sqs.models as sqs_models
+
+    if getattr(sqs_models.camelcase_to_underscores, "cache_info", None) is not None:
+        return
+    sqs_models.camelcase_to_underscores = functools.cache(sqs_models.camelcase_to_underscores)
+
+
+RECEIPT_HANDLE_LENGTH = 185
+"""moto's receipt handles' length (``moto.sqs.utils.generate_receipt_handle``)."""
+
+
+def make_receipt_handles_cheap() -> None:
+    """moto makes each received message's receipt handle from 185 draws of its seeded random
+    generator, one lowercase letter each. A receipt handle is opaque to its holder (SQS: "Queue and
+    message identifiers"): wherever moto stands in for SQS it is 185 lowercase letters from the
+    operating system's random bytes, in one call. With the change above, moto's CPU for a
+    ReceiveMessage and its DeleteMessageBatch: 3.88 ms before, 2.64 after (the same bench)."""
+    import os
+    import string
+
+    import moto.sqs.models as sqs_models
+
+    if getattr(sqs_models.generate_receipt_handle, "_sundial_cheap", False):
+        return
+    letters = string.ascii_lowercase
+
+    def generate_receipt_handle() -> str:
+        return "".join(letters[byte % 26] for byte in os.urandom(RECEIPT_HANDLE_LENGTH))
+
+    generate_receipt_handle._sundial_cheap = True  # type: ignore[attr-defined]
+    sqs_models.generate_receipt_handle = generate_receipt_handle

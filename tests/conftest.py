@@ -39,6 +39,8 @@ from local.moto_sqs import (  # noqa: E402
     make_long_polling_prompt,
     make_named_attributes_cheap,
     make_pending_groups_safe,
+    make_queue_attributes_named_once,
+    make_receipt_handles_cheap,
     make_receive_linear,
     make_send_linear,
 )
@@ -56,6 +58,8 @@ make_send_linear()
 make_batch_keep_trace_headers()
 make_pending_groups_safe()
 make_named_attributes_cheap()
+make_queue_attributes_named_once()
+make_receipt_handles_cheap()
 make_clock_cheap()
 make_symmetric_keys_cheap()
 

@@ -810,3 +810,26 @@ def test_sqs_reads_the_wall_as_moto_did_without_building_datetimes() -> None:
     assert abs(sqs_models.unix_time() - time.time()) < 1
     moment = utils.utcfromtimestamp(1_900_000_000)
     assert sqs_models.unix_time(moment) == utils.unix_time(moment) == 1_900_000_000
+
+
+def test_a_queues_attribute_names_are_remembered_and_receipt_handles_are_185_letters_each_new() -> None:
+    import string
+
+    import moto.sqs.models as sqs_models
+    from moto.core.utils import camelcase_to_underscores
+
+    for name in ("ApproximateNumberOfMessagesNotVisible", "QueueArn", "KmsDataKeyReusePeriodSeconds"):
+        assert sqs_models.camelcase_to_underscores(name) == camelcase_to_underscores(name)
+    remembered = sqs_models.camelcase_to_underscores.cache_info()  # type: ignore[attr-defined]
+    sqs_models.camelcase_to_underscores("QueueArn")
+    assert sqs_models.camelcase_to_underscores.cache_info().hits == remembered.hits + 1  # type: ignore[attr-defined]
+    handles = {sqs_models.generate_receipt_handle() for _ in range(200)}
+    assert len(handles) == 200
+    assert all(len(handle) == 185 and set(handle) <= set(string.ascii_lowercase) for handle in handles)
+    with mock_aws():
+        sqs: Any = boto3.client("sqs", region_name="us-east-1")
+        url = sqs.create_queue(QueueName="handles")["QueueUrl"]
+        sqs.send_message(QueueUrl=url, MessageBody="m")
+        (message,) = sqs.receive_message(QueueUrl=url)["Messages"]
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])  # the handle works
+        assert "Messages" not in sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)
