@@ -1,7 +1,8 @@
-"""Every answered write kept, between two snapshots (docs/devserver.md, "What a crash loses").
+"""Every answered write kept, between two snapshots (docs/devserver.md, "What an unclean stop
+loses: nothing it answered").
 
-A snapshot (local/moto_persist.py) is taken every couple of seconds, so a ``kill -9`` of `make
-run` lost the writes answered since the last one: five registrations answered ``201`` and gone.
+A snapshot (local/moto_persist.py) is taken every few seconds, so a ``kill -9`` of `make run`
+lost the writes answered since the last one: five registrations answered ``201`` and gone.
 The journal closes that gap: the moto process appends each request that changed the state it
 keeps to a file of the data folder *before* it answers it, and a start replays what the last
 snapshot does not hold. What a crash can still lose is only a request never answered.
@@ -162,12 +163,17 @@ class Journal:
         try:
             for at_ms, kept, body in self.records(generation):
                 sqs_models.unix_time_millis = lambda dt=None, at=at_ms: at  # type: ignore[misc]
-                result = app(_environ(kept, body), lambda status, headers, exc_info=None: None)
-                for _ in result:  # answered and dropped, as the first time it was answered
-                    pass
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
+                try:
+                    result = app(_environ(kept, body), lambda status, headers, exc_info=None: None)
+                    for _ in result:  # answered and dropped, as the first time it was answered
+                        pass
+                    close = getattr(result, "close", None)
+                    if close is not None:
+                        close()
+                except Exception as exc:  # said, and the start goes on: a dev server that cannot start keeps nothing
+                    what = kept.get("HTTP_X_AMZ_TARGET", "request") if isinstance(kept, dict) else "request"
+                    print(f"moto: a journaled {what} failed at its replay: {exc!r}", flush=True)
+                    continue
                 replayed += 1
         finally:
             sqs_models.unix_time_millis = clock

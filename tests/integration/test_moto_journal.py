@@ -157,3 +157,19 @@ def test_a_snapshot_that_failed_leaves_the_journal_it_would_have_held(moto: Moto
 
     assert count(moto, "counter") == 7
     assert sorted(path.name for path in moto.folder.glob(f"{JOURNAL}.*"))  # kept until a snapshot holds them
+
+
+def test_a_record_that_fails_at_its_replay_is_said_and_the_start_goes_on(moto: Moto) -> None:
+    import pickle
+    import struct
+
+    make_table(moto)
+    add(moto, "counter", 2)
+    last = max(Journal(moto.folder).numbers())
+    broken = pickle.dumps((float(T0), None, b"{}"))  # no request at all: its replay raises
+    with Journal(moto.folder).path(last).open("ab") as file:
+        file.write(struct.pack(">I", len(broken)) + broken)
+
+    moto.kill_and_start()  # started: a dev server that cannot start keeps nothing
+
+    assert count(moto, "counter") == 2
