@@ -64,12 +64,21 @@ class MotoServer:
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0) -> None:
+        self.launch()
+        self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the process (it answers once :meth:`wait_ready` returns: its imports and a kept
+        state's load take seconds, which the runtime spends on its own imports meanwhile)."""
         self._process = subprocess.Popen(
             [sys.executable, "-m", "local.moto_process", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=None if self.shown else subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **FAKE_ENV, **self.env},
         )
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        assert self._process is not None, "moto is not launched"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -78,7 +87,7 @@ class MotoServer:
                 urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()  # noqa: S310
                 return
             except OSError:
-                time.sleep(0.1)
+                time.sleep(0.05)
         raise RuntimeError(f"moto_server did not answer on {self.endpoint} within {timeout} s")
 
     @property
