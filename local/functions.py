@@ -220,10 +220,37 @@ def install_forwarding(url: str) -> None:
     from moto.awslambda_simple.models import LambdaSimpleBackend
     from moto.core.config import default_user_config
 
-    from local.stepfunctions import MOTO_CONFIG, context_object_as_aws, interpreter_speedups
+    from local.stepfunctions import MOTO_CONFIG
 
     default_user_config["stepfunctions"] = MOTO_CONFIG["stepfunctions"]
     default_user_config["lambda"] = MOTO_CONFIG["lambda"]
     LambdaSimpleBackend.invoke = forwarding_invoke(url)  # type: ignore[method-assign]
-    for patch in (*interpreter_speedups(), *context_object_as_aws()):
-        patch.start()
+    patch_step_functions_when_first_asked()
+
+
+STEP_FUNCTIONS_TARGET = "AWSStepFunctions."
+
+
+def patch_step_functions_when_first_asked() -> None:
+    """The interpreter's patches (local/stepfunctions.py) installed by the first Step Functions
+    request, before it is served: they import moto's ASL parser, which imports EC2's models, 0.8 s
+    that every start of the moto process spent before it answered anything (the runtime waits for
+    it). A state machine's execution starts with a request, so none runs without them."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    installed = threading.Event()
+    installing = threading.Lock()
+    serve = DomainDispatcherApplication.__call__
+
+    def call(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
+        if not installed.is_set() and environ.get("HTTP_X_AMZ_TARGET", "").startswith(STEP_FUNCTIONS_TARGET):
+            with installing:
+                if not installed.is_set():
+                    from local.stepfunctions import context_object_as_aws, interpreter_speedups
+
+                    for patch in (*interpreter_speedups(), *context_object_as_aws()):
+                        patch.start()
+                    installed.set()
+        return serve(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = call  # type: ignore[method-assign]
