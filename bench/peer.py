@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.capacity import percentile
+from bench.priority import measure
 from bench.receiver import RemoteReceiver, receiver_process
 from local.moto_server import free_port
 
@@ -84,18 +85,9 @@ def post(url: str, task_id: str) -> None:
 
 
 def figures(due: dict[str, float], calls: list[Any], cpu_s: float = 0.0) -> Figures:
-    first: dict[str, float] = {}
-    seen: dict[str, int] = {}
-    early = 0
-    for call in calls:
-        task_id = call.body.get("task_id") if isinstance(call.body, dict) else None
-        if task_id not in due:
-            continue
-        seen[task_id] = seen.get(task_id, 0) + 1
-        early += call.at < due[task_id]
-        first.setdefault(task_id, (call.at - due[task_id]) * 1000)
-    duplicated = sum(n - 1 for n in seen.values())
-    return Figures(len(first), len(due) - len(first), duplicated, early, list(first.values()), cpu_s)
+    """The calls judged as the priority bench judges them (bench/priority.py ``measure``)."""
+    judged = measure(due, calls)
+    return Figures(len(judged.values), judged.lost, judged.duplicated, judged.early, judged.values, cpu_s)
 
 
 def wait_called(receiver: RemoteReceiver, count: int, until: float, start: float, cpu: Callable[[], float]) -> float:

@@ -83,6 +83,18 @@ class BadRequest(Exception):
     pass
 
 
+def wsgi_keys() -> dict[str, Any]:
+    """The WSGI server's own keys of an environ (PEP 3333), as werkzeug's threaded server sets them."""
+    return {
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    }
+
+
 def read_request(rfile: Any, server_name: str, server_port: int, client: tuple[str, int]) -> dict[str, Any] | None:
     """One request from ``rfile`` as the WSGI environ werkzeug's server (with moto's handler) would
     build for it; None when the client closed the connection first."""
@@ -120,12 +132,7 @@ def read_request(rfile: Any, server_name: str, server_port: int, client: tuple[s
         path_and_query = target
     path, _, query = path_and_query.partition("?")
     environ: dict[str, Any] = {
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
+        **wsgi_keys(),
         "SERVER_SOFTWARE": "sundial-moto-front",
         "REQUEST_METHOD": method,
         "SCRIPT_NAME": "",

@@ -45,7 +45,6 @@ import io
 import pickle
 import re
 import struct
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -92,16 +91,9 @@ def _kept(environ: dict[str, Any]) -> dict[str, Any]:
 
 
 def _environ(kept: dict[str, Any], body: bytes) -> dict[str, Any]:
-    return {
-        **kept,
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": sys.stderr,
-        "wsgi.multithread": True,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-        "wsgi.input": io.BytesIO(body),
-    }
+    from local.moto_front import wsgi_keys
+
+    return {**kept, **wsgi_keys(), "wsgi.input": io.BytesIO(body)}
 
 
 class Journal:

@@ -774,20 +774,33 @@ def test_a_new_occurrences_claim_starts_its_run_afresh(stores):
     assert (stores.get(task).run.fired_at, stores.get(task).run.lateness_ms) == (from_ms(moved_ms + 7), 7)
 
 
+def moved_a_minute_earlier_and_fired(stores, *, staged_next: bool):  # type: ignore[no-untyped-def]
+    """A recurring task (every minute from NOW + 1 min: its home item is that minute's) moved a
+    minute earlier by a client, that occurrence claimed, fired and the task re-armed back at its
+    first due time (``staged_next``: by the re-arm itself). The task, its first due time and the
+    occurrence that fired."""
+    task = stores.recurring()
+    home_ms = to_ms(task.due_at)
+    early_ms = home_ms - 60_000
+    current = stores.get(task)
+    stores.repository.update(replace(current, due_at=from_ms(early_ms), next_fire_at=from_ms(early_ms)))
+    moved = staged_for(task.id, early_ms, one_shot=False)
+    claimed = stores.claim(moved)
+    assert isinstance(claimed, Claimed)
+    ran = run_of(moved, RunStatus.SUCCEEDED)
+    rearmed = stores.store.rearm(
+        claimed.task, moved, ran, next_due_ms=home_ms, staged_next=staged_next, now_ms=early_ms + 10
+    )
+    assert rearmed
+    return task, home_ms, moved
+
+
 def test_a_task_re_armed_at_its_first_due_time_keeps_its_item(stores):
     """The pointer to an occurrence at the task's first due time would have the home item's key:
     a re-arm there (a client moved the task a minute earlier; that occurrence fired) arms the
     home item itself, which the scanners stage, and writes no pointer over it."""
-    task = stores.recurring()
-    home_due = to_ms(task.due_at)
-    earlier = home_due - 60_000
-    current = stores.get(task)
-    stores.repository.update(replace(current, due_at=from_ms(earlier), next_fire_at=from_ms(earlier)))
-    moved = staged_for(task.id, earlier, one_shot=False)
-    claimed = stores.claim(moved)
-    assert isinstance(claimed, Claimed)
-    ran = run_of(moved, RunStatus.SUCCEEDED)
-    assert stores.store.rearm(claimed.task, moved, ran, next_due_ms=home_due, staged_next=False, now_ms=earlier + 10)
+    task, home_due, moved = moved_a_minute_earlier_and_fired(stores, staged_next=False)
+    earlier = moved.due_ms
     read = stores.get(task)
     assert (read.status, read.due_at) == (TaskStatus.SCHEDULED, from_ms(home_due))
     assert stores.store.status_of(task.id) is TaskStatus.SCHEDULED
@@ -1106,14 +1119,6 @@ def test_a_late_copy_of_a_cancelled_run_whose_retry_is_firing_frees_it_only_once
 def test_a_re_arm_back_to_the_tasks_first_due_time_marks_its_home_item_staged(stores):
     """A task moved earlier than its first due time (a PATCH) comes back to it: the home item is
     then the occurrence's pointer, and the re-arm that staged it says so there."""
-    task = stores.recurring()  # every minute from NOW + 1 min: its home item is that minute's
-    home_ms = to_ms(task.due_at)
-    early_ms = home_ms - 60_000
-    current = stores.get(task)
-    stores.repository.update(replace(current, due_at=from_ms(early_ms), next_fire_at=from_ms(early_ms)))
-    early = staged_for(task.id, early_ms, one_shot=False)
-    claimed = stores.claim(early)
-    assert isinstance(claimed, Claimed)
-    ran = run_of(early, RunStatus.SUCCEEDED)
-    assert stores.store.rearm(claimed.task, early, ran, next_due_ms=home_ms, staged_next=True, now_ms=early_ms + 10)
+    task, home_ms, early = moved_a_minute_earlier_and_fired(stores, staged_next=True)
+    early_ms = early.due_ms
     assert staged_for(task.id, home_ms, one_shot=False) not in stores.store.due(0, early_ms, home_ms + 60_000)
