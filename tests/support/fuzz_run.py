@@ -46,6 +46,7 @@ from local.settings import IN_MEMORY, LocalSettings  # noqa: E402
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND  # noqa: E402
 from shared.settings import ENV_PREFIX, env_name  # noqa: E402
 from tests.support.eventually import until  # noqa: E402
+from tests.support.fuzz_hooks import SEEDED_LIMIT  # noqa: E402
 
 NOT_ISOLATED = 3
 NO_RUNTIME = 4
@@ -99,10 +100,6 @@ def call(base: str, method: str, path: str, body: object = None, headers: dict[s
             return json.loads(response.read())
     except urllib.error.HTTPError as error:
         raise RuntimeError(f"seeding: {method} {path} answered {error.code}: {error.read()[:500]!r}") from None
-
-
-SEEDED_LIMIT = "fuzz-seed"
-"""The caller's limit per destination that schemathesis.toml points the reads of one limit at."""
 
 
 def plant(base: str, closed_port: int, headers: dict[str, str]) -> dict[str, str]:

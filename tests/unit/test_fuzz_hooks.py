@@ -107,3 +107,27 @@ def test_a_validator_that_checks_the_pattern_itself_refuses_a_final_newline_in_w
     from tests.support.fuzz_hooks import TRAILING_NEWLINE, trailing_newline_reason
 
     assert trailing_newline_reason(sent, refusal((field, message()))) == TRAILING_NEWLINE
+
+
+def test_a_delete_of_a_seeded_workflow_or_limit_is_sent_for_a_made_up_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stateful phase follows a link from a read of the seed to a DELETE: it must not remove
+    what every later read reads (tests/support/fuzz_hooks.py ``before_call``)."""
+    from types import SimpleNamespace
+
+    from tests.support.fuzz_hooks import SEEDED_LIMIT, before_call
+
+    monkeypatch.setenv("FUZZ_WORKFLOW_ID", "01SEEDEDWORKFLOW")
+    cases = [
+        SimpleNamespace(method="DELETE", path_parameters={"workflow_id": "01SEEDEDWORKFLOW"}),
+        SimpleNamespace(method="delete", path_parameters={"name": SEEDED_LIMIT}),
+        SimpleNamespace(method="DELETE", path_parameters={"workflow_id": "01ANOTHER"}),
+        SimpleNamespace(method="GET", path_parameters={"workflow_id": "01SEEDEDWORKFLOW"}),
+    ]
+    for case in cases:
+        before_call(None, case, {})
+    assert [case.path_parameters for case in cases] == [
+        {"workflow_id": "01SEEDEDWORKFLOW-not-seeded"},
+        {"name": f"{SEEDED_LIMIT}-not-seeded"},
+        {"workflow_id": "01ANOTHER"},
+        {"workflow_id": "01SEEDEDWORKFLOW"},
+    ]
