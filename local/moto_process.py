@@ -4,7 +4,8 @@ host, Queries that read one partition, transactions that copy only their items, 
 receives that do not count the queue per message (nor read its clock through datetimes, nor
 build every attribute for one, nor draw a receipt handle letter by letter), index Queries that lag behind writes when
 asked to (local.settings.INDEX_LAG_ENV, as a GSI does on AWS), DynamoDB answers serialized without moto's
-generic walk, expressions parsed once, and its garbage collected in steps (no full collection
+generic walk, expressions parsed once, botocore's data files parsed once (local/botocore_loader.py),
+and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks; and,
 when the runtime gives it a data folder (local.settings.MOTO_DATA_ENV), its state loaded from
@@ -20,21 +21,27 @@ import os
 import sys
 from pathlib import Path
 
-from local.functions import install_forwarding
-from local.moto_atomic import make_dynamodb_writes_atomic
-from local.moto_clock import make_sqs_follow_clock
-from local.moto_dispatch import make_actions_remembered, make_dispatch_cached
-from local.moto_expressions import make_expressions_remembered
-from local.moto_front import make_dynamodb_direct, serve
-from local.moto_gc import collect_in_steps
-from local.moto_index_lag import make_index_queries_lag
-from local.moto_kms import make_symmetric_keys_cheap
-from local.moto_numbers import make_numbers_checked
-from local.moto_persist import persist
-from local.moto_query import make_query_partitioned
-from local.moto_read_lag import make_reads_lag
-from local.moto_serialize import make_json_serialization_direct
-from local.moto_sqs import (
+from local.botocore_loader import share_data_loader
+
+# Before moto's modules: importing them makes botocore sessions (EC2's regions, which Parameter
+# Store's models import, make three), each parsing botocore's endpoint files anew, 0.35 s of a start.
+share_data_loader()
+
+from local.functions import install_forwarding  # noqa: E402
+from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
+from local.moto_clock import make_sqs_follow_clock  # noqa: E402
+from local.moto_dispatch import make_actions_remembered, make_dispatch_cached  # noqa: E402
+from local.moto_expressions import make_expressions_remembered  # noqa: E402
+from local.moto_front import make_dynamodb_direct, serve  # noqa: E402
+from local.moto_gc import collect_in_steps  # noqa: E402
+from local.moto_index_lag import make_index_queries_lag  # noqa: E402
+from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
+from local.moto_numbers import make_numbers_checked  # noqa: E402
+from local.moto_persist import persist  # noqa: E402
+from local.moto_query import make_query_partitioned  # noqa: E402
+from local.moto_read_lag import make_reads_lag  # noqa: E402
+from local.moto_serialize import make_json_serialization_direct  # noqa: E402
+from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_clock_cheap,
     make_long_polling_prompt,
@@ -46,8 +53,8 @@ from local.moto_sqs import (
     make_send_linear,
     make_sends_throttleable,
 )
-from local.moto_transact import make_transactions_copy_items
-from local.settings import (
+from local.moto_transact import make_transactions_copy_items  # noqa: E402
+from local.settings import (  # noqa: E402
     FUNCTIONS_URL_ENV,
     MOTO_CLOCK_ENV,
     MOTO_DATA_ENV,

@@ -114,6 +114,8 @@ FUNCTION_MODULES = (
 )
 """The functions' modules (their clients and settings are made when first called, not at import):
 imported while moto's process starts, about 0.8 s of a start that otherwise waited for it."""
+SERVICES_CALLED = ("dynamodb", "sqs", "kms", "ssm", "lambda", "stepfunctions", "s3")
+"""The AWS services the runtime and its functions call."""
 MOTO_STATE_TIMEOUT_S = 120.0
 """How long a start waits for a moto that keeps its state to load it and answer, and a stop for it
 to write its last snapshot and exit (seconds with 10,000 tasks: docs/measured.md)."""
@@ -353,6 +355,7 @@ class Runtime:
         use_powertools_env()
         for module in FUNCTION_MODULES:  # imported while moto imports its own and loads a kept state
             importlib.import_module(module)
+        self._load_service_models()
         self.moto.wait_ready(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 30.0)
         if self.clock is not None:
             self._resume_clock()
@@ -360,6 +363,17 @@ class Runtime:
         else:
             self._refuse_an_advanced_folder()
         self.faults = install_faults(self.settings.faults, self.settings.data)  # local/faults.py (none unless asked)
+
+    @staticmethod
+    def _load_service_models() -> None:
+        """A client of each service the runtime calls, made while moto starts: the first client of
+        a service parses its model (botocore's loader, shared by every session: local/botocore_loader.py
+        keeps it), 0.05 to 0.1 s each that the start would otherwise spend after moto answers. A
+        client is made without a request."""
+        import boto3
+
+        for service in SERVICES_CALLED:
+            boto3.client(service)
 
     def _claim_data(self) -> Path:
         """The data folder, locked for this runtime (a second one on it is refused), emptied

@@ -105,6 +105,22 @@ def test_dynamodb_items_their_index_and_ttl_come_back(aws, tmp_path: Path) -> No
         dynamodb.put_item(TableName="kept", Item=item, ConditionExpression="attribute_not_exists(pk)")
 
 
+def test_a_load_puts_items_without_their_size_check_and_leaves_the_check_on(aws, tmp_path: Path) -> None:
+    """The load sets an item's attributes as a dict does (each passed DynamoDB's 400 KB check when
+    written; checked again one by one, a load of 10,000 tasks took 2 s, not 0.5), and a write after
+    it is checked as before."""
+    from moto.dynamodb.models.dynamo_type import LimitedSizeDict
+
+    checked = LimitedSizeDict.__setitem__
+    dynamodb = table()
+    restart(tmp_path / "moto.pickle")
+    assert LimitedSizeDict.__setitem__ is checked
+    item = dynamodb.get_item(TableName="kept", Key={"pk": {"S": "T#1"}, "sk": {"S": "T"}})["Item"]
+    assert item["payload"] == {"M": {"n": {"N": "1"}, "tags": {"SS": ["a", "b"]}}}
+    with pytest.raises(dynamodb.exceptions.ClientError, match="Item size has exceeded the maximum allowed size"):
+        dynamodb.put_item(TableName="kept", Item={**item, "big": {"S": "x" * 410_000}})
+
+
 def test_without_the_load_a_restart_forgets_everything(aws, tmp_path: Path) -> None:
     dynamodb = table()
     restart(tmp_path / "moto.pickle", restore=False)
