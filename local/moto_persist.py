@@ -187,7 +187,7 @@ def load(path: Path) -> tuple[int, int]:
     # item's attributes, and was 3/4 of a load. Every item in a snapshot passed the check when it
     # was written, so the load puts them as a dict does.
     checked = LimitedSizeDict.__setitem__
-    LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[assignment,method-assign]
+    LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
     try:
         with path.open("rb") as file:
             unpickler = pickle.Unpickler(file)  # noqa: S301 - the runtime's own file, in its own data folder
