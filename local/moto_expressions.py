@@ -13,6 +13,7 @@ and ``ConditionExpressionParser.parse``) would be the better place."""
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import threading
@@ -90,3 +91,89 @@ def make_expressions_remembered() -> None:
     remembered_parse._sundial_remembered = True  # type: ignore[attr-defined]
     UpdateExpressionParser.make = classmethod(remembered_make)
     ConditionExpressionParser.parse = remembered_parse  # type: ignore[method-assign]
+
+
+def make_update_validation_cheap() -> None:
+    """moto validates an UpdateItem's expression by walking its tree ten times, one walk per check
+    (``UpdateExpressionValidator.get_ast_processors``), each asking every node
+    ``isinstance(node, <a tuple of abstract classes>)``, which goes through ``ABCMeta`` (the nodes'
+    metaclass) twice per node; the walk that counts the clauses lists the clauses below every
+    node of the tree again; and the tree is deep-copied first through pickle's protocol
+    (``__reduce_ex__``), an object at a time. A claim's tree has about 75 nodes: those were over
+    half of moto's CPU for a claim (cProfile of claims on moto in one process; the claim 5.2 → 3.7 ms
+    in all, client included).
+
+    Each answer stays the same, only found faster: whether a walk processes a node, and by which
+    of its functions, depends on the node's class alone, so it is looked up once per class (the
+    classes never change: moto registers no virtual subclass); the clauses below a node are listed
+    by the same rule, with its class's answer looked up once; and a node copies itself as
+    ``deepcopy`` would (its attributes deep-copied, the same memo), without pickle's protocol.
+    tests/integration/test_moto_fidelity.py compares every answer with moto's own."""
+    from moto.dynamodb.parsing.ast_nodes import (  # type: ignore[attr-defined]
+        DepthFirstTraverser,
+        Expression,
+        Node,
+        UpdateExpressionFunction,
+    )
+
+    if getattr(Node, "_sundial_cheap", False):
+        return
+    is_node: dict[type, bool] = {}
+    descends: dict[type, bool] = {}
+    processed_by: dict[tuple[type, type], Any] = {}
+
+    def node_class(kind: type) -> bool:
+        found = is_node.get(kind)
+        if found is None:
+            found = is_node[kind] = issubclass(kind, Node)
+        return found
+
+    def processing_key(traverser: Any, kind: type) -> Any:
+        key = (type(traverser), kind)
+        try:
+            return processed_by[key]
+        except KeyError:  # moto's rule (`process`): the first class of the map the node is an instance of
+            found = processed_by[key] = next((k for k in traverser._processing_map() if issubclass(kind, k)), None)
+            return found
+
+    def traverse_node_recursively(self: Any, node: Any, child_id: int = -1) -> Any:
+        if node_class(type(node)):
+            parent_node = node.parent
+            if node.children is not None:
+                for i, child_node in enumerate(node.children):
+                    self.pre_processing_of_child(node, i)
+                    self.traverse_node_recursively(child_node, i)
+            key = processing_key(self, type(node))
+            if key is not None:
+                node = self._processing_map()[key](node)
+                node.parent = parent_node
+                if parent_node:
+                    parent_node.children[child_id] = node
+        return node
+
+    def find_clauses(self: Any, clause_types: Any) -> list[Any]:
+        clauses = []
+        for child in self.children or []:
+            kind = type(child)
+            if kind in clause_types:
+                clauses.append(child)
+                continue
+            below = descends.get(kind)
+            if below is None:
+                below = descends[kind] = issubclass(kind, (Expression, UpdateExpressionFunction))
+            if below:
+                clauses.extend(child.find_clauses(clause_types))
+        return clauses
+
+    def node_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
+        copied = object.__new__(type(self))
+        memo[id(self)] = copied
+        copied.__dict__.update({name: copy.deepcopy(value, memo) for name, value in self.__dict__.items()})
+        return copied
+
+    functools.update_wrapper(traverse_node_recursively, DepthFirstTraverser.traverse_node_recursively)
+    functools.update_wrapper(find_clauses, Node.find_clauses)
+    DepthFirstTraverser.traverse_node_recursively = traverse_node_recursively
+    Node.find_clauses = find_clauses
+    Node.__deepcopy__ = node_deepcopy
+    Node._sundial_cheap = True

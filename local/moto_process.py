@@ -31,7 +31,7 @@ from local.functions import install_forwarding  # noqa: E402
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_clock import make_sqs_follow_clock  # noqa: E402
 from local.moto_dispatch import make_actions_remembered, make_dispatch_cached  # noqa: E402
-from local.moto_expressions import make_expressions_remembered  # noqa: E402
+from local.moto_expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
 from local.moto_front import make_dynamodb_direct, serve  # noqa: E402
 from local.moto_gc import collect_in_steps  # noqa: E402
 from local.moto_index_lag import make_index_queries_lag  # noqa: E402
@@ -74,6 +74,7 @@ if __name__ == "__main__":
     make_numbers_checked()
     make_json_serialization_direct()
     make_expressions_remembered()
+    make_update_validation_cheap()
     make_transactions_copy_items()
     make_long_polling_prompt()
     make_receive_linear()

@@ -26,7 +26,7 @@ os.environ.pop("AWS_PROFILE", None)
 # serializer, expressions parsed anew), as fast as the local runtime's moto process.
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
 from local.moto_dispatch import make_actions_remembered  # noqa: E402
-from local.moto_expressions import make_expressions_remembered  # noqa: E402
+from local.moto_expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
 from local.moto_index_lag import make_index_queries_lag  # noqa: E402
 from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
 from local.moto_numbers import make_numbers_checked  # noqa: E402
@@ -70,6 +70,7 @@ from local.recursion import carry_lineage  # noqa: E402
 carry_lineage()
 make_json_serialization_direct()
 make_expressions_remembered()
+make_update_validation_cheap()
 make_actions_remembered()  # after the patches above: they replace methods, and add none
 
 # Hypothesis's property tests check properties, not speed: no example has a deadline (its default

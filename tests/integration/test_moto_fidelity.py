@@ -3,6 +3,7 @@ local/ patches it (tests/conftest.py applies the patches). These tests pin that 
 
 from __future__ import annotations
 
+import copy
 import inspect
 import threading
 from collections.abc import Iterator
@@ -833,3 +834,92 @@ def test_a_queues_attribute_names_are_remembered_and_receipt_handles_are_185_let
         (message,) = sqs.receive_message(QueueUrl=url)["Messages"]
         sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])  # the handle works
         assert "Messages" not in sqs.receive_message(QueueUrl=url, VisibilityTimeout=0)
+
+
+UPDATES: list[tuple[str, dict[str, Any]]] = [
+    ("SET a = :n, b = :s, m = :m, l = :l, ss = :ss", {}),
+    ("SET m.inner.deep = :n, l[1] = :s, #r = if_not_exists(#r, :n)", {"#r": "ran"}),
+    ("SET l = list_append(l, :l), a = a + :n, b = :s REMOVE m.inner.gone, l[0] ADD ss :ss2, counter :n", {}),
+    ("DELETE ss :ss2 SET #s = :s, a = a - :n", {"#s": "status"}),
+    ("REMOVE l[2], l[0], nothing SET l[5] = :n", {}),
+    ("SET a = :n SET b = :s", {}),  # two SET clauses
+    ("ADD a :n ADD b :n", {}),  # two ADD clauses
+    ("SET m = :m, m.inner = :n", {}),  # overlapping paths
+    ("SET pk = :s", {}),  # a key attribute
+    ("SET b = b + :n", {}),  # a string plus a number
+    ("SET missing.deep = :n", {}),  # a path that does not exist
+    ("SET a = :nothing", {}),  # an undefined value
+    ("SET m.#undefined = :n", {}),  # an undefined name (at the root, moto itself fails: a KeyError)
+    ("SET e = :empty", {}),
+    ("ADD ss :n", {}),  # a number added to a string set
+    ("SET l = list_append(:l, l), m.inner.deep = m.inner.deep + :n, a = if_not_exists(a, :n)", {}),
+]
+VALUES: dict[str, Any] = {
+    ":n": {"N": "3"},
+    ":s": {"S": "text"},
+    ":m": {"M": {"inner": {"M": {"deep": {"N": "1"}, "gone": {"S": "x"}}}}},
+    ":l": {"L": [{"N": "1"}, {"S": "two"}, {"BOOL": True}]},
+    ":ss": {"SS": ["a", "b"]},
+    ":ss2": {"SS": ["b", "c"]},
+    ":empty": {"S": ""},
+}
+
+
+def _updated_each(dynamodb: Any) -> list[Any]:
+    """Each of ``UPDATES`` on the same item, in order: the item after it, or the error moto answered."""
+    answers: list[Any] = []
+    key = {"pk": {"S": "expressions"}, "sk": {"N": "1"}}
+    dynamodb.put_item(TableName="fidelity", Item={**key, "first": {"S": "1"}})
+    for expression, names in UPDATES:
+        used = {k: v for k, v in VALUES.items() if k in expression}
+        try:
+            answer = dynamodb.update_item(
+                TableName="fidelity",
+                Key=key,
+                UpdateExpression=expression,
+                ReturnValues="ALL_NEW",
+                **({"ExpressionAttributeNames": names} if names else {}),
+                **({"ExpressionAttributeValues": used} if used else {}),
+            )
+            answers.append(answer["Attributes"])
+        except dynamodb.exceptions.ClientError as error:
+            answers.append(error.response["Error"])
+    return answers
+
+
+def _shape(node: Any) -> Any:
+    """A tree of moto's parse, as its classes and leaves (its nodes have no ``repr`` of their own)."""
+    if not hasattr(node, "children"):
+        return node
+    return type(node).__name__, [_shape(child) for child in node.children or []]
+
+
+def test_an_update_is_validated_and_applied_as_moto_does_it(keyed_table: object) -> None:
+    """local/moto_expressions.py's cheaper walks and copies of an update's tree: every update
+    (each kind of action and function, and each refusal moto makes) answers what moto's own
+    walks answer; and the tree remembered for an expression's text is never changed by a use."""
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser  # type: ignore[attr-defined]
+
+    assert getattr(Node, "_sundial_cheap", False)
+    cheap = _updated_each(keyed_table)
+    tree = UpdateExpressionParser.make(UPDATES[2][0])
+    before = _shape(tree)
+    traverse, find, node_copy = DepthFirstTraverser.traverse_node_recursively, Node.find_clauses, Node.__deepcopy__
+    DepthFirstTraverser.traverse_node_recursively = traverse.__wrapped__
+    Node.find_clauses = find.__wrapped__
+    del Node.__deepcopy__
+    try:
+        keyed_table.delete_item(TableName="fidelity", Key={"pk": {"S": "expressions"}, "sk": {"N": "1"}})  # type: ignore[attr-defined]
+        own = _updated_each(keyed_table)
+    finally:
+        DepthFirstTraverser.traverse_node_recursively = traverse
+        Node.find_clauses = find
+        Node.__deepcopy__ = node_copy
+    assert cheap == own
+    assert sum("Message" in answer for answer in own) >= 8  # the refusals were made, and alike
+    assert UpdateExpressionParser.make(UPDATES[2][0]) is tree  # the remembered tree (local/moto_expressions.py)
+    assert _shape(tree) == before
+    copied = copy.deepcopy(tree)
+    assert _shape(copied) == before
+    assert copied.children[0].parent is copied  # as deepcopy copies: the parents are the copy's
