@@ -106,7 +106,11 @@ def tree_cpu_s(pid: int) -> float:
 
     total = cpu_s(pid)
     for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
+        try:
+            children = (task / "children").read_text().split()
+        except FileNotFoundError:  # a thread that ended since the listing (its CPU is the process's)
+            continue
+        for child in children:
             total += tree_cpu_s(int(child))
     return total
 

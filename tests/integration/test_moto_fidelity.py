@@ -923,3 +923,93 @@ def test_an_update_is_validated_and_applied_as_moto_does_it(keyed_table: object)
     copied = copy.deepcopy(tree)
     assert _shape(copied) == before
     assert copied.children[0].parent is copied  # as deepcopy copies: the parents are the copy's
+
+
+WORD_CONDITIONS: list[tuple[str, dict[str, Any]]] = [
+    ("AND begins_with(sk, :a)", {":a": {"S": "al"}}),
+    ("AND begins_with(sk, :a)", {":a": {"S": "c"}}),
+    ("AND sk > :a", {":a": {"S": "alp"}}),
+    ("AND sk BETWEEN :a AND :b", {":a": {"S": "alp"}, ":b": {"S": "b"}}),
+    ("AND sk < :a", {":a": {"S": "b"}}),
+]
+
+
+def _every_range_query(dynamodb: Any) -> list[Any]:
+    """Queries of one partition (sort keys 0 to 9, numbers) and of another (strings), with each kind
+    of sort key condition, forwards and backwards, each limit up to past the end, each page in turn:
+    every answer's items, ``LastEvaluatedKey`` and counts."""
+    conditions: list[tuple[str, dict[str, Any]]] = [
+        ("", {}),
+        ("AND sk = :a", {":a": {"N": "4"}}),
+        ("AND sk = :a", {":a": {"N": "42"}}),
+        ("AND sk < :a", {":a": {"N": "3"}}),
+        ("AND sk <= :a", {":a": {"N": "3"}}),
+        ("AND sk > :a", {":a": {"N": "6"}}),
+        ("AND sk >= :a", {":a": {"N": "6"}}),
+        ("AND sk > :a", {":a": {"N": "9"}}),
+        ("AND sk BETWEEN :a AND :b", {":a": {"N": "2"}, ":b": {"N": "5"}}),
+        ("AND sk BETWEEN :a AND :b", {":a": {"N": "-3"}, ":b": {"N": "0"}}),
+        ("AND sk BETWEEN :a AND :b", {":a": {"N": "3.5"}, ":b": {"N": "3.7"}}),
+    ]
+    answers: list[Any] = []
+    for partition, sort_type, extra in (("p05", "N", []), ("words", "S", ["alpha", "alp", "beta", "al", "b", "zeta"])):
+        for word in extra:
+            dynamodb.put_item(TableName="words", Item={"pk": {"S": partition}, "sk": {"S": word}})
+        table = "fidelity" if sort_type == "N" else "words"
+        for condition, values in conditions if sort_type == "N" else WORD_CONDITIONS:
+            for forward in (True, False):
+                for limit in (None, 1, 2, 3, 4, 11):
+                    start: Any = None
+                    for _ in range(12):  # each page
+                        answer = dynamodb.query(
+                            TableName=table,
+                            KeyConditionExpression=f"pk = :p {condition}",
+                            ExpressionAttributeValues={":p": {"S": partition}, **values},
+                            ScanIndexForward=forward,
+                            **({"Limit": limit} if limit else {}),
+                            **({"ExclusiveStartKey": start} if start else {}),
+                        )
+                        answers.append(
+                            (answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"], answer["ScannedCount"])
+                        )
+                        start = answer.get("LastEvaluatedKey")
+                        if not start:
+                            break
+    return answers
+
+
+def test_a_query_reads_the_items_in_range_and_answers_as_moto_does(keyed_table: object) -> None:
+    """local/moto_query.py hands moto only the partition's items in range, and one on each side:
+    every answer (items, LastEvaluatedKey, counts) is moto's own, and moto looks at a few items
+    of the partition, not all of them."""
+    from moto.dynamodb.models.dynamo_type import Item
+    from moto.dynamodb.models.table import Table
+
+    from local import moto_query
+
+    dynamodb: Any = keyed_table
+    dynamodb.create_table(
+        TableName="words",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk")],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    near = moto_query._near_range
+    with counted(Item, "size") as measured:
+        dynamodb.query(
+            TableName="fidelity",
+            KeyConditionExpression="pk = :p AND sk = :a",
+            ExpressionAttributeValues={":p": {"S": "p05"}, ":a": {"N": "4"}},
+        )
+    assert measured[0] <= 4  # the item, and one each side (unpatched: the 5 from 4 to 9 and the one it returns)
+    narrowed = _every_range_query(dynamodb)
+    moto_query._near_range = lambda items, comparison, values: items  # type: ignore[assignment]
+    try:
+        for word in ("alpha", "alp", "beta", "al", "b", "zeta"):
+            dynamodb.delete_item(TableName="words", Key={"pk": {"S": "words"}, "sk": {"S": word}})
+        own = _every_range_query(dynamodb)
+    finally:
+        moto_query._near_range = near
+    assert len(own) > 150
+    assert narrowed == own
+    assert getattr(Table.query, "_sundial_partitioned", False)
