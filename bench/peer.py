@@ -125,7 +125,6 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
     """The load through `make run`; the tasks' due times by id, and its CPU (:func:`wait_called`)."""
     from bench.restart import Running
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
-    from shared.domain.times import iso
     from shared.settings import env_name
 
     os.environ.setdefault(env_name("tenant_requests_per_second"), str(MAX_REQUESTS_PER_SECOND))
@@ -135,13 +134,12 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
         runtime = Running(Path(folder), free_port())
         try:
             start = time.time() + lead_in
-            due_at = [start + offset for offset in load.due]
+            # whole milliseconds: a task's `at` is written to the millisecond, and a due time
+            # judged with the microseconds it lost would make a call on time look early
+            due_at = [int((start + offset) * 1000) / 1000 for offset in load.due]
 
             def batch(times: list[float]) -> list[tuple[str, float]]:
-                specs = [
-                    {"schedule": {"at": iso(datetime.fromtimestamp(at, UTC))}, "target": {"http": {"url": url}}}
-                    for at in times
-                ]
+                specs = [{"schedule": {"at": _at(at)}, "target": {"http": {"url": url}}} for at in times]
                 status, answer = runtime.call("POST", "/v1/tasks:batch", {"tasks": specs})
                 if status != 200 or any("error" in item for item in answer["items"]):
                     raise RuntimeError(f"the batch was refused: {status} {str(answer)[:300]}")
@@ -158,6 +156,17 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
         finally:
             runtime.stop()
     return due, used
+
+
+def _at(instant: float) -> str:
+    """``instant`` (whole milliseconds) as a task's ``at``, to the millisecond."""
+    ms = round(instant * 1000)
+    return (
+        datetime.fromtimestamp(ms // 1000, UTC)
+        .replace(microsecond=ms % 1000 * 1000)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 def apscheduler(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[str, float], float]:

@@ -104,8 +104,9 @@ def make_update_validation_cheap() -> None:
     in all, client included).
 
     Each answer stays the same, only found faster: whether a walk processes a node, and by which
-    of its functions, depends on the node's class alone, so it is looked up once per class (the
-    classes never change: moto registers no virtual subclass); the clauses below a node are listed
+    of its functions, depends on the node's class alone, so it is looked up once per class and
+    kind of walk (the classes never change: moto registers no virtual subclass), and only the
+    kinds of walk that look at a child before walking it are asked to; the clauses below a node are listed
     by the same rule, with its class's answer looked up once; and a node copies itself as
     ``deepcopy`` would (its attributes deep-copied, the same memo), without pickle's protocol.
     tests/integration/test_moto_fidelity.py compares every answer with moto's own."""
@@ -118,52 +119,13 @@ def make_update_validation_cheap() -> None:
 
     if getattr(Node, "_sundial_cheap", False):
         return
-    is_node: dict[type, bool] = {}
-    descends: dict[type, bool] = {}
-    processed_by: dict[tuple[type, type], Any] = {}
-
-    def node_class(kind: type) -> bool:
-        found = is_node.get(kind)
-        if found is None:
-            found = is_node[kind] = issubclass(kind, Node)
-        return found
-
-    def processing_key(traverser: Any, kind: type) -> Any:
-        key = (type(traverser), kind)
-        try:
-            return processed_by[key]
-        except KeyError:  # moto's rule (`process`): the first class of the map the node is an instance of
-            found = processed_by[key] = next((k for k in traverser._processing_map() if issubclass(kind, k)), None)
-            return found
+    walks = _Walks(Node, DepthFirstTraverser.pre_processing_of_child, (Expression, UpdateExpressionFunction))
 
     def traverse_node_recursively(self: Any, node: Any, child_id: int = -1) -> Any:
-        if node_class(type(node)):
-            parent_node = node.parent
-            if node.children is not None:
-                for i, child_node in enumerate(node.children):
-                    self.pre_processing_of_child(node, i)
-                    self.traverse_node_recursively(child_node, i)
-            key = processing_key(self, type(node))
-            if key is not None:
-                node = self._processing_map()[key](node)
-                node.parent = parent_node
-                if parent_node:
-                    parent_node.children[child_id] = node
-        return node
+        return walks.walk(self, node, child_id, *walks.of(self))
 
     def find_clauses(self: Any, clause_types: Any) -> list[Any]:
-        clauses = []
-        for child in self.children or []:
-            kind = type(child)
-            if kind in clause_types:
-                clauses.append(child)
-                continue
-            below = descends.get(kind)
-            if below is None:
-                below = descends[kind] = issubclass(kind, (Expression, UpdateExpressionFunction))
-            if below:
-                clauses.extend(child.find_clauses(clause_types))
-        return clauses
+        return walks.clauses(self, clause_types)
 
     def node_deepcopy(self: Any, memo: dict[int, Any]) -> Any:
         copied = object.__new__(type(self))
@@ -177,3 +139,66 @@ def make_update_validation_cheap() -> None:
     Node.find_clauses = find_clauses
     Node.__deepcopy__ = node_deepcopy
     Node._sundial_cheap = True
+
+
+class _Walks:
+    """What moto's walks of an update's tree ask of a node's class, each answer found once."""
+
+    def __init__(self, node: type, looks_at_nothing: Any, descended: tuple[type, ...]) -> None:
+        self._node, self._looks_at_nothing, self._descended = node, looks_at_nothing, descended
+        self._is_node: dict[type, bool] = {}
+        self._descends: dict[type, bool] = {}
+        self._walks: dict[type, tuple[dict[type, Any], bool]] = {}
+        """A walk's kind -> (the function key a node's class is processed by, None: none; whether
+        the kind looks at a child before its walk, ``pre_processing_of_child``)."""
+
+    def of(self, traverser: Any) -> tuple[dict[type, Any], bool]:
+        kind = type(traverser)
+        found = self._walks.get(kind)
+        if found is None:
+            found = self._walks[kind] = ({}, kind.pre_processing_of_child is not self._looks_at_nothing)
+        return found
+
+    def _a_node(self, kind: type) -> bool:
+        found = self._is_node.get(kind)
+        if found is None:
+            found = self._is_node[kind] = issubclass(kind, self._node)
+        return found
+
+    def walk(self, traverser: Any, node: Any, child_id: int, keys: dict[type, Any], looks: bool) -> Any:
+        """moto's ``traverse_node_recursively``: children first, then the node, replaced by what
+        its processing answers."""
+        kind = type(node)
+        if not self._a_node(kind):
+            return node
+        parent_node = node.parent
+        if node.children is not None:
+            for i, child_node in enumerate(node.children):
+                if looks:
+                    traverser.pre_processing_of_child(node, i)
+                self.walk(traverser, child_node, i, keys, looks)
+        try:
+            key = keys[kind]
+        except KeyError:  # moto's rule (`process`): the first class of the map the node is an instance of
+            key = keys[kind] = next((k for k in traverser._processing_map() if issubclass(kind, k)), None)
+        if key is not None:
+            node = traverser._processing_map()[key](node)
+            node.parent = parent_node
+            if parent_node:
+                parent_node.children[child_id] = node
+        return node
+
+    def clauses(self, node: Any, clause_types: Any) -> list[Any]:
+        """moto's ``Node.find_clauses``: the clauses of these types below ``node``, not below a clause."""
+        found = []
+        for child in node.children or []:
+            kind = type(child)
+            if kind in clause_types:
+                found.append(child)
+                continue
+            below = self._descends.get(kind)
+            if below is None:
+                below = self._descends[kind] = issubclass(kind, self._descended)
+            if below:
+                found.extend(child.find_clauses(clause_types))
+        return found
