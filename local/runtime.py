@@ -21,10 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from local import deadline
-from local.advance import Advance, InlineExecutor, Lane, iso, tick_of, with_clock_routes
 from local.apigw import SCHEDULER_RESOURCE, AuthorizerCache, LocalContext, resource_of, with_authorizer, with_limits
 from local.attribution import attributed, attributed_to, current_function
 from local.botocore_loader import share_data_loader
@@ -52,7 +51,6 @@ from local.settings import (
 from local.settings import (
     TRIGGER_TIMEOUT_S as LOCAL_TRIGGER_TIMEOUT_S,
 )
-from local.sqs_lambda import EventSource, poll
 from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
 from shared.domain.times import use_clock
@@ -66,6 +64,9 @@ from shared.topology import (
     STRANDED,
     ConsumerSpec,
 )
+
+if TYPE_CHECKING:
+    from local.advance import Advance
 
 POWERTOOLS_ENV = {"POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_LOG_LEVEL": "WARNING"}
 
@@ -114,6 +115,9 @@ FUNCTION_MODULES = (
 )
 """The functions' modules (their clients and settings are made when first called, not at import):
 imported while moto's process starts, about 0.8 s of a start that otherwise waited for it."""
+RUNTIME_MODULES = ("local.sqs_lambda", "local.advance")
+"""The runtime's own modules that import the functions' observability (Powertools, X-Ray's SDK,
+0.15 to 0.2 s): imported while moto's process starts, not before it is launched."""
 SERVICES_CALLED = ("dynamodb", "sqs", "kms", "ssm", "lambda", "stepfunctions", "s3")
 """The AWS services the runtime and its functions call."""
 MOTO_STATE_TIMEOUT_S = 120.0
@@ -227,8 +231,7 @@ class Runtime:
             for c in consumers(self.delay_queues, self.settings.trigger_batch_size)
         ]
         if self.clock is not None:
-            advance = self._advance(pollers, tick_of(attributed("tick", tick)), trigger_module)
-            gateway = with_clock_routes(gateway, advance)
+            gateway = self._with_clock_routes(gateway, pollers, attributed("tick", tick), trigger_module)
         self._server = make_server("127.0.0.1", self.port, gateway, self._scheduler_url())
         # Everything built so far lives as long as the process: keep it out of the collector's
         # way. Full collections over it (botocore's models are ~200,000 objects) took up to
@@ -299,12 +302,21 @@ class Runtime:
         for name, *args in pollers:
             self._spawn(name, self._poll_forever, *args)
 
+    def _with_clock_routes(
+        self, gateway: Any, pollers: list[Any], tick: Callable[..., Any], trigger_module: Any
+    ) -> Any:
+        """``gateway`` with the virtual clock's routes, driven by an :class:`Advance` (local/advance.py)."""
+        from local.advance import tick_of, with_clock_routes
+
+        return with_clock_routes(gateway, self._advance(pollers, tick_of(tick), trigger_module))
+
     def _advance(self, pollers: list[Any], tick: Callable[[], Any], trigger_module: Any) -> Advance:
         """What moves the virtual clock, driving the tick and the trigger's lanes (and the
         trigger's records inline on their batch's thread: local/advance.py ``InlineExecutor``)."""
         import boto3
 
         from functions.tick.handler import ticker
+        from local.advance import Advance, InlineExecutor, Lane
 
         assert self.clock is not None
         lanes = [
@@ -353,7 +365,7 @@ class Runtime:
         self.moto.launch()
         self.moto.use()  # before any client: the functions' modules create theirs when first called
         use_powertools_env()
-        for module in FUNCTION_MODULES:  # imported while moto imports its own and loads a kept state
+        for module in (*FUNCTION_MODULES, *RUNTIME_MODULES):  # while moto imports its own and loads a kept state
             importlib.import_module(module)
         self._load_service_models()
         self.moto.wait_ready(timeout=MOTO_STATE_TIMEOUT_S if self.settings.data else 30.0)
@@ -399,6 +411,8 @@ class Runtime:
     def _refuse_an_advanced_folder(self) -> None:
         """A runtime on the wall's clock refuses a data folder a virtual clock advanced past the
         wall: its tasks would wait for the wall to catch up (weeks), its marks stand there."""
+        from local.advance import iso
+
         kept = self._kept_clock()
         wall = int(time.time() * 1000)  # wall: the runtime's clock is the wall's
         if kept is not None and kept > wall + ADVANCED_TOLERANCE_MS:
@@ -598,6 +612,8 @@ class Runtime:
     def _poll_forever(self, sqs: Any, url: str, arn: str, handler: Callable[..., Any], consumer: ConsumerSpec) -> None:
         """Lambda's SQS poller for ``consumer`` (local/sqs_lambda.py ``poll``), each batch on the
         function's pool, within the event source's maximum concurrency as the stack sets it."""
+        from local.sqs_lambda import EventSource, poll
+
         pool = self._pools.get(consumer.function, self._pool)
         assert pool is not None
         source = f"{consumer.function} event source"  # the calls Lambda would make, for `make bench`
