@@ -125,6 +125,7 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
     """The load through `make run`; the tasks' due times by id, and its CPU (:func:`wait_called`)."""
     from bench.restart import Running
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
+    from shared.domain.times import from_ms, iso
     from shared.settings import env_name
 
     os.environ.setdefault(env_name("tenant_requests_per_second"), str(MAX_REQUESTS_PER_SECOND))
@@ -139,7 +140,10 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
             due_at = [int((start + offset) * 1000) / 1000 for offset in load.due]
 
             def batch(times: list[float]) -> list[tuple[str, float]]:
-                specs = [{"schedule": {"at": _at(at)}, "target": {"http": {"url": url}}} for at in times]
+                specs = [
+                    {"schedule": {"at": iso(from_ms(round(at * 1000)))}, "target": {"http": {"url": url}}}
+                    for at in times
+                ]
                 status, answer = runtime.call("POST", "/v1/tasks:batch", {"tasks": specs})
                 if status != 200 or any("error" in item for item in answer["items"]):
                     raise RuntimeError(f"the batch was refused: {status} {str(answer)[:300]}")
@@ -156,17 +160,6 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
         finally:
             runtime.stop()
     return due, used
-
-
-def _at(instant: float) -> str:
-    """``instant`` (whole milliseconds) as a task's ``at``, to the millisecond."""
-    ms = round(instant * 1000)
-    return (
-        datetime.fromtimestamp(ms // 1000, UTC)
-        .replace(microsecond=ms % 1000 * 1000)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 def apscheduler(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[str, float], float]:

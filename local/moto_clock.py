@@ -89,10 +89,6 @@ def receivable_queues() -> list[str]:
     )
 
 
-BUCKET_PREFIX = "B#"
-"""The partition keys of the bucket items (shared/store/keys.py ``bucket_pk``)."""
-
-
 def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
     """The earliest due time at or after ``low`` of a bucket item nobody staged (its ``staged_ms``
     is not its ``due_ms``) in ``table_name``, read off moto's table in this process: only the
@@ -103,6 +99,7 @@ def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
     from moto.dynamodb.models import dynamodb_backends
 
     from local.moto_atomic import _LOCK
+    from shared.store.keys import BUCKET_PREFIX
 
     earliest: int | None = None
     with _LOCK:

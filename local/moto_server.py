@@ -104,11 +104,6 @@ class MotoServer:
         with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (loopback)
             return int(json.loads(answer.read())["now_ms"])
 
-    def next_message_ms(self) -> int | None:
-        """When the next message of this moto's queues becomes receivable on its SQS clock
-        (local/moto_clock.py), or None when none waits."""
-        return self.look().next_message_ms
-
     def look(self, table: str | None = None, low: int | None = None) -> Look:
         """What the virtual clock's advance asks moto at each step (local/moto_clock.py), in one
         request: the next moment a message becomes receivable, the queues with one receivable now,

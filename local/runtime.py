@@ -178,8 +178,7 @@ class Runtime:
         synth = JobsDefinition()  # synthesized by a subprocess while moto starts, or cached
         self.functions = FunctionServer()
         self.functions.start()
-        self._start_moto()
-        use_powertools_env()
+        self._start_moto()  # (the functions' modules imported meanwhile, Powertools' environment set)
         functions = self.settings.functions
         if not functions.admin_key:  # none given: the data folder's, or one for this run (printed at start)
             functions = functions.with_resources(admin_key=self._made_up_admin_key())

@@ -10,9 +10,12 @@ from shared.domain.buckets import bucket_of
 from shared.domain.errors import TaskNotFound, ValidationFailed
 from shared.domain.ids import parse_task_id
 
+BUCKET_PREFIX = "B#"
+"""What every bucket item's partition key begins with."""
+
 
 def bucket_pk(due_ms: int, shard: int) -> str:
-    return f"B#{bucket_of(due_ms)}#{shard:04d}"
+    return f"{BUCKET_PREFIX}{bucket_of(due_ms)}#{shard:04d}"
 
 
 def task_key(task_id: str) -> tuple[str, str]:

@@ -57,7 +57,7 @@ def test_a_delayed_message_is_receivable_when_the_set_time_reaches_its_delay(mot
     client.send_message(QueueUrl=url, MessageBody="in 15 min", DelaySeconds=900)
     client.send_message(QueueUrl=url, MessageBody="in 1 min", DelaySeconds=60)
     assert bodies(client, url) == []
-    assert moto.next_message_ms() == start + 60_000
+    assert moto.look().next_message_ms == start + 60_000
     moto.set_clock(start + 59_999)
     assert bodies(client, url) == []
     moto.set_clock(start + 60_001)

@@ -106,7 +106,7 @@ def test_writes_answered_since_the_last_snapshot_survive_a_kill_9(moto: Moto) ->
 
     assert count(moto, "counter") == 5  # each ADD once, the refused put not at all
     assert bodies(moto, url) == ["now"]
-    assert moto.server.next_message_ms() == T0 + 900_000  # delayed from when it was sent, not the replay
+    assert moto.server.look().next_message_ms == T0 + 900_000  # delayed from when it was sent, not the replay
     assert moto.ssm.get_parameter(Name="/kept")["Parameter"]["Value"] == "yes"
 
 
