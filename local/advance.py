@@ -37,13 +37,16 @@ from typing import Any
 
 from local.apigw import LocalContext
 from local.clock import VirtualClock
-from local.moto_server import MotoServer
+from local.moto_server import Look, MotoServer
 from local.sqs_lambda import invoke_batch, receive
 from shared.domain.claims import Fired, Result
 from shared.domain.times import to_ms
 
 CALLED = frozenset({Result.SUCCEEDED, Result.RETRYING, Result.FAILED, Result.DEAD_LETTERED})
 """The results of an attempt that called its targets."""
+
+RECEIVE_MAX = 10
+"""Messages a receive asks for (SQS's most)."""
 
 SETTLE_TIMEOUT_S = 120.0
 """How long a step waits for the work under way to end or sleep before it gives up (a receiver
@@ -86,6 +89,8 @@ class Advance:
     """Held while the clean map is read, judged and moved (:meth:`_next_tick`), and by a write
     through the API with the map's repair after it (:meth:`written`)."""
     _last_tick: int | None = None
+    _writes: int = 0
+    """Writes through the API so far (:meth:`written`): a step's look taken before one is taken again."""
 
     def count(self, fired: Fired) -> None:
         """The trigger's observer, given every delivery's result (from the batches' threads): an
@@ -107,8 +112,8 @@ class Advance:
             with self._counting:
                 self.fired = set()
             while True:
-                self._settle()
-                step = self._next(until_ms)
+                look, seen = self._settle()
+                step = self._next(until_ms, look, seen)
                 if step is None or step[0] > until_ms:
                     break
                 at, tick = step
@@ -129,27 +134,38 @@ class Advance:
             self.moto.set_clock(now_ms)  # first: the threads it wakes send on the new time
             self.clock.move_to(now_ms)
 
-    def _settle(self) -> None:
+    def _settle(self) -> tuple[Look, int]:
+        """Hand the lanes' receivable messages to the trigger until none is left once no work is
+        under way; the step's look that found none (and :meth:`_look`'s count of writes with it),
+        which :meth:`_next` goes on from."""
         while True:
             if not self.clock.quiescent(SETTLE_TIMEOUT_S):
                 raise TimeoutError(f"work under way did not end or sleep within {SETTLE_TIMEOUT_S} s")
-            receivable = self.moto.look().receivable  # one look, not a receive per lane
+            look, seen = self._look()  # one look, not a receive per lane
             handed = 0
             for lane in self.lanes:
-                if lane.name not in receivable:
+                if lane.name not in look.receivable:
                     continue
                 for batch in self._receivable(lane):
                     self.clock.hand_over()
                     lane.submit(self._invoker(lane, batch))
                     handed += 1
             if not handed:
-                return
+                return look, seen
+
+    def _look(self) -> tuple[Look, int]:
+        """moto's look at the queues and the table's marks (``MotoServer.look``), and how many writes
+        through the API had been made before it (:meth:`written`)."""
+        seen = self._writes
+        return self.moto.look(self.table, shards=self.ticker.shards), seen
 
     def _receivable(self, lane: Lane) -> Iterator[list[dict[str, Any]]]:
         """Batches of what the lane holds receivable, each in due order (the trigger runs a batch's
         records one after the other here: :class:`InlineExecutor`)."""
-        while messages := receive(self.sqs, lane.url, 10, wait_s=0):
+        while messages := receive(self.sqs, lane.url, RECEIVE_MAX, wait_s=0):
             yield sorted(messages, key=_due)
+            if len(messages) < RECEIVE_MAX:
+                return  # the lane is drained (what work sends meanwhile, the settle's next look finds)
 
     def _invoker(self, lane: Lane, batch: list[dict[str, Any]]) -> Callable[[], None]:
         def invoke() -> None:
@@ -158,17 +174,21 @@ class Advance:
 
         return invoke
 
-    def _next(self, until_ms: int) -> tuple[int, bool] | None:
-        """The next instant, and whether the tick runs at it (``until_ms``: where this advance ends)."""
+    def _next(self, until_ms: int, look: Look, seen: int) -> tuple[int, bool] | None:
+        """The next instant, and whether the tick runs at it (``until_ms``: where this advance ends),
+        from the settled step's ``look``; looked at again when a write through the API came after
+        it (``seen``: :meth:`_look`), as the map must be judged on what that write left."""
         now = self.clock.now_ms()
         with self._clean:
-            marks, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
+            if seen != self._writes:
+                look, _ = self._look()
+            assert look.marks is not None, "a look of the table's marks"
+            marks, clean = look.marks, look.clean
             starts = {
                 shard: max(m for m in (mark, clean.get(shard)) if m is not None)
                 for shard, mark in marks.items()
                 if mark is not None or clean.get(shard) is not None
             }
-            look = self.moto.look(self.table, min(starts.values(), default=now))  # one round trip a step
             message = look.next_message_ms  # moto's test is strict: receivable the moment after
             pending = [moment for moment in (self.clock.next_deadline(), message and message + 1) if moment is not None]
             work = min(pending) if pending else None
@@ -211,7 +231,10 @@ class Advance:
         staging window (``writer_stages``) lies past now + look-ahead, where the scans go on from;
         and no move of the map can come between the write and the repair."""
         with self._clean:
-            answer = write()
+            try:
+                answer = write()
+            finally:
+                self._writes += 1
             end = self.clock.now_ms() + self.ticker.timing.look_ahead_ms
             _, clean = self.ticker.store.scan_marks(range(self.ticker.shards))
             if any(mark > end for mark in clean.values()):

@@ -11,8 +11,9 @@ which ``moto.sqs.models`` imports by name. :func:`make_sqs_follow_clock` points 
 until it is set again (never back).
 
 The runtime sets it through moto's own server, ``POST /sundial/clock`` with ``{"now_ms": N}``
-(``GET`` answers it, :func:`next_moment_ms` and :func:`receivable_queues`, and with
-``?table=T&low=L`` :func:`earliest_unstaged_ms`: the advance's looks, one round trip a step),
+(``GET`` answers it, :func:`next_moment_ms` and :func:`receivable_queues`, with
+``?table=T&low=L`` :func:`earliest_unstaged_ms`, and with ``?table=T&shards=N`` :func:`look`'s
+marks, clean map and earliest unstaged due time: the advance's looks, one round trip a step),
 as it reaches every other part of moto (:meth:`MotoServer.set_clock
 <local.moto_server.MotoServer.set_clock>`). The route exists only in a moto process started
 with ``local.settings.MOTO_CLOCK_ENV``.
@@ -96,31 +97,83 @@ def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
     local runtime's own look (the product never makes it): a Scan of the whole table with a
     filter, paged over HTTP, read every item, each run's history among them, at every step of
     an advance (docs/virtual-clock.md, section 3)."""
-    from moto.dynamodb.models import dynamodb_backends
-
     from local.moto_atomic import _LOCK
     from shared.store.keys import BUCKET_PREFIX
 
     earliest: int | None = None
     with _LOCK:
-        for regions in list(dynamodb_backends.values()):
-            for backend in list(regions.values()):
-                table = backend.tables.get(table_name)
-                if table is None:
+        for table in _tables(table_name):
+            for hash_key, items in table.items.items():
+                if not str(hash_key.value).startswith(BUCKET_PREFIX):
                     continue
-                for hash_key, items in table.items.items():
-                    if not str(hash_key.value).startswith(BUCKET_PREFIX):
+                for item in items.values() if isinstance(items, dict) else (items,):
+                    due_value = item.attrs.get("due_ms")
+                    if due_value is None:
                         continue
-                    for item in items.values() if isinstance(items, dict) else (items,):
-                        due_value = item.attrs.get("due_ms")
-                        if due_value is None:
-                            continue
-                        due = int(due_value.value)
-                        staged = item.attrs.get("staged_ms")
-                        if due < low or (staged is not None and int(staged.value) == due):
-                            continue
-                        earliest = due if earliest is None else min(earliest, due)
+                    due = int(due_value.value)
+                    staged = item.attrs.get("staged_ms")
+                    if due < low or (staged is not None and int(staged.value) == due):
+                        continue
+                    earliest = due if earliest is None else min(earliest, due)
     return earliest
+
+
+def scan_marks(table_name: str, shards: int) -> tuple[dict[int, int | None], dict[int, int]]:
+    """What ``DynamoPipelineStore.scan_marks`` answers for shards ``0 .. shards - 1`` (each shard's
+    mark, and the tick's clean map past it), read off moto's table in this process with the
+    step's other looks: a BatchGetItem of its own was a round trip every step of an advance.
+    The items' keys and attributes are the store's own (``shared.store.keys``, ``WatermarkItem``);
+    tests/integration/test_moto_clock.py holds the two answers equal."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    from local.moto_atomic import _LOCK
+    from shared.store.keys import CLEAN_PK, MARK_SK, mark_pk
+    from shared.store.models import WatermarkItem
+
+    def read(table: Any, pk: str, attribute: str) -> Any:
+        item = table.get_item(DynamoType({"S": pk}), DynamoType({"S": MARK_SK}))
+        value = item.attrs.get(attribute) if item is not None else None
+        return value.value if value is not None else None
+
+    marks: dict[int, int | None] = dict.fromkeys(range(shards))
+    clean: dict[int, int] = {}
+    with _LOCK:
+        for table in _tables(table_name):
+            for shard in marks:
+                if (mark := read(table, mark_pk(shard), WatermarkItem.staged_until_ms.attr_name)) is not None:
+                    marks[shard] = int(mark)
+            if kept := read(table, CLEAN_PK, WatermarkItem.clean_until.attr_name):
+                clean = {int(shard): int(ms) for shard, ms in json.loads(kept).items() if int(shard) in marks}
+    return marks, clean
+
+
+def _tables(table_name: str) -> list[Any]:
+    from moto.dynamodb.models import dynamodb_backends
+
+    return [
+        table
+        for regions in list(dynamodb_backends.values())
+        for backend in list(regions.values())
+        if (table := backend.tables.get(table_name)) is not None
+    ]
+
+
+def look(table_name: str, shards: int) -> dict[str, Any]:
+    """The table's part of a step's look: the shards' marks and clean map, and the earliest
+    unstaged due time past where their windows start (the earliest start; the set time when no
+    shard has one)."""
+    marks, clean = scan_marks(table_name, shards)
+    starts = [
+        max(m for m in (mark, clean.get(shard)) if m is not None)
+        for shard, mark in marks.items()
+        if mark is not None or shard in clean
+    ]
+    low = min(starts, default=int(now_ms()))
+    return {
+        "marks": {str(shard): mark for shard, mark in marks.items()},
+        "clean": {str(shard): ms for shard, ms in clean.items()},
+        "unstaged_ms": earliest_unstaged_ms(table_name, low),
+    }
 
 
 def make_sqs_follow_clock() -> None:
@@ -151,6 +204,8 @@ def make_sqs_follow_clock() -> None:
             asked = parse_qs(environ.get("QUERY_STRING", ""))
             if "table" in asked and "low" in asked:
                 answer["unstaged_ms"] = earliest_unstaged_ms(asked["table"][0], int(asked["low"][0]))
+            elif "table" in asked and "shards" in asked:
+                answer.update(look(asked["table"][0], int(asked["shards"][0])))
         start_response(status, [("Content-Type", "application/json")])
         return [json.dumps(answer).encode()]
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from local.moto_clock import CLOCK_PATH
 
@@ -29,12 +32,24 @@ asks for one once it has made a data folder's resources at its first start: loca
 keeps no KMS write)."""
 
 
+class ClockRefused(RuntimeError):
+    """moto's clock route refused a request (``400``: a time before the one it holds)."""
+
+    def __init__(self, status: int, answer: str) -> None:
+        super().__init__(f"moto's clock answered {status}: {answer[:200]}")
+        self.status = status
+
+
 @dataclass(frozen=True)
 class Look:
     next_message_ms: int | None
     receivable: frozenset[str]
     """Names of the queues with a message receivable now."""
     unstaged_ms: int | None = None
+    marks: dict[int, int | None] | None = None
+    """Each shard's scan mark, asked with ``shards`` (else None)."""
+    clean: dict[int, int] = field(default_factory=dict)
+    """The tick's clean map, asked with ``shards``."""
 
 
 def scan_command(endpoint: str, table: str) -> str:
@@ -62,6 +77,8 @@ class MotoServer:
         this process's; werkzeug's request lines (stderr) never do."""
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
+        self._clock_connection: http.client.HTTPConnection | None = None
+        self._clock_lock = threading.Lock()
 
     def start(self, timeout: float = 30.0) -> None:
         self.launch()
@@ -98,20 +115,45 @@ class MotoServer:
     def set_clock(self, now_ms: int) -> int:
         """Set the time of this moto's SQS (a process started with ``local.settings.MOTO_CLOCK_ENV``:
         local/moto_clock.py); the time it holds is answered."""
-        request = urllib.request.Request(  # noqa: S310 (moto on loopback)
-            f"{self.endpoint}{CLOCK_PATH}", data=json.dumps({"now_ms": now_ms}).encode(), method="POST"
-        )
-        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310 (loopback)
-            return int(json.loads(answer.read())["now_ms"])
+        return int(self._clock("POST", CLOCK_PATH, json.dumps({"now_ms": now_ms}).encode())["now_ms"])
 
-    def look(self, table: str | None = None, low: int | None = None) -> Look:
+    def look(self, table: str | None = None, low: int | None = None, *, shards: int | None = None) -> Look:
         """What the virtual clock's advance asks moto at each step (local/moto_clock.py), in one
         request: the next moment a message becomes receivable, the queues with one receivable now,
-        and given ``table`` and ``low``, the earliest due time from ``low`` on nobody staged."""
-        query = f"?{urllib.parse.urlencode({'table': table, 'low': low})}" if table and low is not None else ""
-        with urllib.request.urlopen(f"{self.endpoint}{CLOCK_PATH}{query}", timeout=30) as answer:  # noqa: S310
-            looked = json.loads(answer.read())
-        return Look(looked["next_ms"], frozenset(looked["receivable"]), looked.get("unstaged_ms"))
+        and given ``table`` and ``low``, the earliest due time from ``low`` on nobody staged; given
+        ``table`` and ``shards`` instead, the shards' marks and clean map as well, and the earliest
+        due time nobody staged past where their windows start."""
+        asked = {"table": table, "low": low} if low is not None else {"table": table, "shards": shards}
+        query = f"?{urllib.parse.urlencode(asked)}" if table and None not in asked.values() else ""
+        looked = self._clock("GET", f"{CLOCK_PATH}{query}")
+        marks = {int(shard): mark for shard, mark in looked["marks"].items()} if "marks" in looked else None
+        clean = {int(shard): ms for shard, ms in looked.get("clean", {}).items()}
+        return Look(looked["next_ms"], frozenset(looked["receivable"]), looked.get("unstaged_ms"), marks, clean)
+
+    def _clock(self, method: str, path: str, body: bytes | None = None) -> dict[str, Any]:
+        """One request to the clock's route on a connection kept open (moto's front keeps it:
+        local/moto_front.py): an advance makes three or four a step, and a connection of each
+        one's own cost a connect, an accept and a thread in moto every time. A connection moto
+        closed meanwhile is opened again once."""
+        with self._clock_lock:
+            for attempt in (1, 2):
+                if self._clock_connection is None:
+                    self._clock_connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                try:
+                    self._clock_connection.request(method, path, body, {"Content-Type": "application/json"})
+                    answer = self._clock_connection.getresponse()
+                    data = answer.read()
+                except (http.client.HTTPException, ConnectionError):
+                    self._clock_connection.close()
+                    self._clock_connection = None
+                    if attempt == 2:
+                        raise
+                    continue
+                if answer.status != 200:
+                    raise ClockRefused(answer.status, data.decode(errors="replace"))
+                looked: dict[str, Any] = json.loads(data)
+                return looked
+        raise AssertionError("unreachable")
 
     def snapshot(self) -> bool:
         """Have a moto that keeps its state (local/moto_persist.py) take a snapshot now; whether it wrote one."""
@@ -127,6 +169,10 @@ class MotoServer:
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM, and SIGKILL if it has not exited within ``timeout`` (a moto that keeps its
         state writes its last snapshot first: local/moto_persist.py)."""
+        with self._clock_lock:
+            if self._clock_connection is not None:
+                self._clock_connection.close()
+                self._clock_connection = None
         if self._process and self._process.poll() is None:
             self._process.terminate()
             try:

@@ -14,6 +14,18 @@ BUCKET_PREFIX = "B#"
 """What every bucket item's partition key begins with."""
 
 
+MARK_PREFIX = "W#"
+"""What a shard's scan mark's partition key begins with (and the tick's clean map's)."""
+MARK_SK = "W"
+CLEAN_PK = f"{MARK_PREFIX}clean"
+"""The tick's item: what it found clean past each shard's mark."""
+
+
+def mark_pk(shard: int) -> str:
+    """A shard's scan mark (``WatermarkItem``)."""
+    return f"{MARK_PREFIX}{shard}"
+
+
 def bucket_pk(due_ms: int, shard: int) -> str:
     return f"{BUCKET_PREFIX}{bucket_of(due_ms)}#{shard:04d}"
 

@@ -31,7 +31,7 @@ from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
 from shared.store import status_index
 from shared.store.items import keys_in_status, occurrence_item, priority_of, status_keys, to_task
-from shared.store.keys import bucket_pk, task_key
+from shared.store.keys import CLEAN_PK, MARK_PREFIX, MARK_SK, bucket_pk, mark_pk, task_key
 from shared.store.models import (
     BucketItem,
     RunLogItem,
@@ -143,8 +143,6 @@ def _logged(current: TaskItem, run_id: str) -> bool:
     return current.run_log in logs and run_id in logs[current.run_log].runs
 
 
-CLEAN_PK = "W#clean"
-"""The tick's item: what it found clean past each shard's mark."""
 BATCH_GET_KEYS = 100
 """BatchGetItem's most keys a call (DynamoDB's API reference)."""
 
@@ -160,7 +158,7 @@ class DynamoPipelineStore:
 
     def watermark(self, shard: int) -> int | None:
         try:
-            item = WatermarkItem.get(f"W#{shard}", "W", consistent_read=True)
+            item = WatermarkItem.get(mark_pk(shard), MARK_SK, consistent_read=True)
         except DoesNotExist:
             return None
         except PynamoDBException as exc:
@@ -174,7 +172,7 @@ class DynamoPipelineStore:
         That is safe here because every version of these items ever written is true: a mark says
         what a scan staged, a clean map what a tick found empty, and a window stays so (what is
         written into it later is staged by its writer). An older one only widens the next look."""
-        keys = [(f"W#{shard}", "W") for shard in shards] + [(CLEAN_PK, "W")]
+        keys = [(mark_pk(shard), MARK_SK) for shard in shards] + [(CLEAN_PK, MARK_SK)]
         marks: dict[int, int | None] = dict.fromkeys(shards)
         clean: dict[int, int] = {}
         try:
@@ -183,14 +181,14 @@ class DynamoPipelineStore:
                     if item.pk == CLEAN_PK:
                         clean = {int(shard): int(ms) for shard, ms in json.loads(item.clean_until or "{}").items()}
                     elif item.staged_until_ms is not None:
-                        marks[int(item.pk.removeprefix("W#"))] = int(item.staged_until_ms)
+                        marks[int(item.pk.removeprefix(MARK_PREFIX))] = int(item.staged_until_ms)
         except PynamoDBException as exc:
             raise StorageUnavailable(f"scan marks: {exc.msg}") from exc
         return marks, {shard: ms for shard, ms in clean.items() if shard in marks}
 
     def mark_clean(self, until: dict[int, int]) -> None:
         """Keep what the tick found clean (the whole map: one PutItem of ``W#clean``)."""
-        item = WatermarkItem(CLEAN_PK, "W", clean_until=json.dumps({str(k): v for k, v in sorted(until.items())}))
+        item = WatermarkItem(CLEAN_PK, MARK_SK, clean_until=json.dumps({str(k): v for k, v in sorted(until.items())}))
         try:
             item.save()
         except PynamoDBException as exc:
@@ -206,7 +204,7 @@ class DynamoPipelineStore:
         """Take the shard's scan lease; returns (its mark, the lease) or None while another scan
         holds it. Two scans reading the same mark would stage the same window twice."""
         lease = now_ms + lease_ms
-        item = WatermarkItem(f"W#{shard}", "W")
+        item = WatermarkItem(mark_pk(shard), MARK_SK)
         free = WatermarkItem.scanning_until_ms.does_not_exist() | (WatermarkItem.scanning_until_ms < now_ms)
         try:
             item.update(actions=[WatermarkItem.scanning_until_ms.set(lease)], condition=free)
@@ -220,7 +218,7 @@ class DynamoPipelineStore:
     def end_scan(self, shard: int, lease: int, mark: int) -> bool:
         """Move the shard's mark and release the lease; False if the lease was lost meanwhile."""
         try:
-            WatermarkItem(f"W#{shard}", "W").update(
+            WatermarkItem(mark_pk(shard), MARK_SK).update(
                 actions=[WatermarkItem.staged_until_ms.set(mark), WatermarkItem.scanning_until_ms.remove()],
                 condition=WatermarkItem.scanning_until_ms == lease,
             )

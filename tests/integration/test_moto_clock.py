@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 
@@ -16,7 +15,7 @@ import boto3
 import pytest
 
 from local.moto_clock import CLOCK_PATH
-from local.moto_server import FAKE_ENV, MotoServer
+from local.moto_server import FAKE_ENV, ClockRefused, MotoServer
 from local.settings import MOTO_CLOCK_ENV
 
 pytestmark = pytest.mark.integration
@@ -94,9 +93,9 @@ def test_the_clock_stands_still_between_settings_and_never_goes_back(moto: MotoS
             "next_ms": start + 1001 + 30_000,
             "receivable": [],  # the one message is in flight
         }
-    with pytest.raises(urllib.error.HTTPError) as refused:
+    with pytest.raises(ClockRefused) as refused:
         moto.set_clock(start + 1000)
-    assert refused.value.code == 400
+    assert refused.value.status == 400
 
 
 def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_the_table_would(
@@ -154,3 +153,26 @@ def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_
     assert moto.look().receivable == {"now"}
     moto.set_clock(start + 60_000)  # the delay's end: receivable (moto's test: not delayed from then)
     assert moto.look().receivable == {"now", "later"}
+
+
+def test_the_advances_look_reads_the_marks_and_the_clean_map_as_the_store_does(aws: None) -> None:
+    """The look reads the shards' marks and the tick's clean map off moto's table in its own
+    process (``local.moto_clock.scan_marks``); the oracle is the store's own BatchGetItem of the
+    same items (``DynamoPipelineStore.scan_marks``), over marks written by scans, a shard never
+    scanned, a lease held, and a clean map naming a shard past the ones asked for."""
+    from local.moto_clock import scan_marks
+    from shared.settings import from_env
+    from shared.store.pipeline import DynamoPipelineStore
+
+    store = DynamoPipelineStore(retention_ms=86_400_000)
+    table = from_env().table_name
+    assert scan_marks(table, 4) == store.scan_marks(range(4)) == ({0: None, 1: None, 2: None, 3: None}, {})
+    for shard, mark in ((0, 6_000_000), (2, 6_060_000)):
+        taken = store.begin_scan(shard, 5_000_000, 50_000)
+        assert taken is not None
+        assert store.end_scan(shard, taken[1], mark)
+    assert store.begin_scan(3, 5_000_000, 50_000) is not None  # leased, never marked
+    store.mark_clean({0: 6_120_000, 1: 6_180_000, 7: 9_000_000})
+    for shards in (1, 3, 4, 8):
+        assert scan_marks(table, shards) == store.scan_marks(range(shards)), shards
+    assert scan_marks(table, 4) == ({0: 6_000_000, 1: None, 2: 6_060_000, 3: None}, {0: 6_120_000, 1: 6_180_000})
