@@ -54,7 +54,9 @@ class Running:
                 raise RuntimeError("make run exited: " + "".join(self.lines[-30:]))
             time.sleep(0.05)
         self.start_s = time.perf_counter() - self.started
-        found = ADMIN.search("".join(self.lines))
+        deadline = time.monotonic() + 30  # the banner is printed once the API serves: a moment after
+        while not (found := ADMIN.search("".join(self.lines))) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert found, self.lines
         self.admin_key = found.group(1)
 

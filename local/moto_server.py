@@ -26,6 +26,10 @@ FAKE_ENV = {
 }
 
 
+READY_POLL_S = 0.01
+"""How often a start asks whether moto answers yet (a refused connection costs well under a
+millisecond; a start waited half this on average after moto was ready)."""
+
 SNAPSHOT_PATH = "/sundial/snapshot"
 """``POST`` there: a moto that keeps its state takes a snapshot now, if anything changed (the runtime
 asks for one once it has made a data folder's resources at its first start: local/moto_journal.py
@@ -104,7 +108,7 @@ class MotoServer:
                 urllib.request.urlopen(f"{self.endpoint}/moto-api/", timeout=1).close()  # noqa: S310
                 return
             except OSError:
-                time.sleep(0.05)
+                time.sleep(READY_POLL_S)
         raise RuntimeError(f"moto_server did not answer on {self.endpoint} within {timeout} s")
 
     @property
