@@ -41,6 +41,7 @@ from local.moto_persist import persist  # noqa: E402
 from local.moto_query import make_query_partitioned  # noqa: E402
 from local.moto_read_lag import make_reads_lag  # noqa: E402
 from local.moto_serialize import make_json_serialization_direct  # noqa: E402
+from local.moto_server import AWAIT_ARGUMENT  # noqa: E402
 from local.moto_sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_clock_cheap,
@@ -64,7 +65,47 @@ from local.settings import (  # noqa: E402
     WERKZEUG_FRONT,
 )
 
+PRELOADED = (
+    "moto.dynamodb.models",
+    "moto.sqs.models",
+    "moto.ssm.models",
+    "moto.iam.models",
+    "moto.s3.models",
+    "moto.kms.models",
+    "moto.stepfunctions.models",
+    "moto.stepfunctions.parser.models",
+    "moto.awslambda.models",
+    "moto.awslambda_simple.models",
+)
+"""The models of the services the runtime uses (a kept state's load imports them, and moto's first
+request of each): imported by a process started early (``local.moto_server.EarlyMoto``) while it
+waits for its configuration."""
+
+
+def await_configuration() -> None:
+    """A process started early: import the services' models while the runtime starts, then take the
+    arguments and the environment it sends (one JSON line on standard input; none: exit)."""
+    import importlib
+    import json
+
+    for module in PRELOADED:
+        importlib.import_module(module)
+    line = sys.stdin.readline()
+    if not line:
+        raise SystemExit(0)  # the runtime stopped before it configured this process
+    configuration = json.loads(line)
+    sys.argv[1:] = configuration["argv"]
+    os.environ.clear()
+    os.environ.update(configuration["env"])
+    if not configuration["shown"]:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == [AWAIT_ARGUMENT]:
+        await_configuration()
     make_dispatch_cached()
     make_actions_remembered()
     make_dynamodb_writes_atomic()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -72,6 +73,47 @@ def free_port() -> int:
         return port
 
 
+AWAIT_ARGUMENT = "--await-configuration"
+"""local/moto_process.py with it imports moto's modules, then reads its arguments and environment
+from its standard input (one JSON line: :meth:`EarlyMoto.configure`)."""
+
+
+class EarlyMoto:
+    """moto's process started first thing (``make run``'s ``local/__main__.py``), before the
+    runtime has imported its own modules and read its settings: moto's imports, which every start
+    waits for, run meanwhile on the other core. It learns its port and environment once the
+    runtime knows them (:meth:`MotoServer.launch`); until then it only imports. A runtime that
+    never configures it (its settings refused) closes its input, and it exits."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "local.moto_process", AWAIT_ARGUMENT],
+            stdin=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, **FAKE_ENV},
+        )
+        self.configured = False
+
+    def configure(self, arguments: list[str], environment: dict[str, str], *, shown: bool) -> subprocess.Popen[bytes]:
+        """Hand the process its arguments and its whole environment (``shown``: whether what it
+        prints shows in this process's output); the process, now moto's."""
+        assert self.process.stdin is not None
+        self.configured = True
+        self.process.stdin.write(json.dumps({"argv": arguments, "env": environment, "shown": shown}).encode() + b"\n")
+        self.process.stdin.close()
+        return self.process
+
+    def close(self) -> None:
+        """A process never configured: its input closed, it exits (one configured is moto's, which
+        :meth:`MotoServer.stop` stops)."""
+        if self.configured:
+            return
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+
+
 class MotoServer:
     def __init__(self, port: int | None = None, env: dict[str, str] | None = None, *, shown: bool = False) -> None:
         self.port = port or free_port()
@@ -88,14 +130,20 @@ class MotoServer:
         self.launch()
         self.wait_ready(timeout)
 
-    def launch(self) -> None:
+    def launch(self, early: EarlyMoto | None = None) -> None:
         """Start the process (it answers once :meth:`wait_ready` returns: its imports and a kept
-        state's load take seconds, which the runtime spends on its own imports meanwhile)."""
+        state's load take seconds, which the runtime spends on its own imports meanwhile), or
+        tell ``early``, a process started before, its port and environment."""
+        arguments = ["-H", "127.0.0.1", "-p", str(self.port)]
+        environment = {**os.environ, **FAKE_ENV, **self.env}
+        if early is not None:
+            self._process = early.configure(arguments, environment, shown=self.shown)
+            return
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "local.moto_process", "-H", "127.0.0.1", "-p", str(self.port)],
+            [sys.executable, "-m", "local.moto_process", *arguments],
             stdout=None if self.shown else subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, **FAKE_ENV, **self.env},
+            env=environment,
         )
 
     def wait_ready(self, timeout: float = 30.0) -> None:

@@ -36,7 +36,7 @@ from local.http_adapter import make_server
 from local.moto_journal import Journal
 from local.moto_journal import remove as remove_journal
 from local.moto_persist import SNAPSHOT
-from local.moto_server import MotoServer, quiet_metrics
+from local.moto_server import EarlyMoto, MotoServer, quiet_metrics
 from local.private_files import private_folder
 from local.recursion import carry_lineage
 from local.settings import (
@@ -147,6 +147,9 @@ class Runtime:
     settings: LocalSettings = field(default_factory=LocalSettings)
     workers: int = 128
     on_fire: Callable[[Any], None] | None = None
+    early: EarlyMoto | None = None
+    """moto's process started before the runtime (``make run``: local/__main__.py), configured when
+    the runtime starts moto; without one, the runtime starts its own."""
     function_settings: Settings = field(init=False)
     """What the functions run with: ``settings.functions`` and the queues' URLs, in their
     environment (``os.environ``, as Lambda would have it)."""
@@ -368,7 +371,7 @@ class Runtime:
         if self.clock is not None:
             env[MOTO_CLOCK_ENV] = "1"
         self.moto = MotoServer(self.settings.moto_port, env=env, shown=bool(self.settings.data))
-        self.moto.launch()
+        self.moto.launch(self.early)
         self.moto.use()  # before any client: the functions' modules create theirs when first called
         use_powertools_env()
         for module in (*FUNCTION_MODULES, *RUNTIME_MODULES):  # while moto imports its own and loads a kept state
