@@ -22,10 +22,12 @@ import sys
 from pathlib import Path
 
 from local.botocore_loader import share_data_loader
+from local.moto_resources import keep_resources, make_resources_kept
 
 # Before moto's modules: importing them makes botocore sessions (EC2's regions, which Parameter
 # Store's models import, make three), each parsing botocore's endpoint files anew, 0.35 s of a start.
 share_data_loader()
+make_resources_kept()  # before moto's service modules, which read their resource files as they import
 
 from local.functions import install_forwarding  # noqa: E402
 from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
@@ -134,6 +136,7 @@ if __name__ == "__main__":
         install_forwarding(os.environ[FUNCTIONS_URL_ENV])
     if os.environ.get(MOTO_DATA_ENV):
         persist(Path(os.environ[MOTO_DATA_ENV]), float(os.environ.get(MOTO_SNAPSHOT_PERIOD_ENV) or SNAPSHOT_PERIOD_S))
+    keep_resources()  # the resource files moto parsed as it imported (and loaded), for the next start
     collect_in_steps()
     if os.environ.get(MOTO_FRONT_ENV) == WERKZEUG_FRONT:
         from moto.server import main
