@@ -36,6 +36,8 @@ INDEX_LAG_MS = 300
 (local/moto_index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
 
 OPENING_LINES = 40
+BANNER_END = "Ctrl-C stops it."
+"""The last line of the banner `make run` prints at its start (local/__main__.py)."""
 
 
 @dataclass
@@ -135,6 +137,8 @@ def running_runtime(
     if not until(lambda: process.poll() is not None or answers(client), STOP_TIMEOUT_S, poll=0.1):
         process.kill()
         raise RuntimeError(f"the local runtime did not answer within {STOP_TIMEOUT_S} s")
+    # its banner is printed once the API serves: a moment after its first answer
+    until(lambda: process.poll() is not None or any(BANNER_END in line for line in client.opening), 30, poll=0.01)
     if process.poll() is not None:
         reader.join(5)  # its last lines: the pipe ends when the process has gone
         raise RuntimeError("make run exited: " + "".join(printed))
