@@ -1013,3 +1013,116 @@ def test_a_query_reads_the_items_in_range_and_answers_as_moto_does(keyed_table: 
     assert len(own) > 150
     assert narrowed == own
     assert getattr(Table.query, "_sundial_partitioned", False)
+
+
+CONDITIONS = [
+    # the claim's, as the store writes it (shared/store/pipeline.py): a first attempt and a retry
+    (
+        "(#status = :s AND #due = :d) AND (attribute_not_exists(#rd) OR #rd <> :d)",
+        {"#status": "status", "#due": "due_ms", "#rd": "run_due_ms"},
+        [{":s": {"S": "scheduled"}, ":d": {"N": str(due)}} for due in (100, 200, 300)],
+    ),
+    (
+        "#rid = :r AND #rd = :d AND #rs = :st AND #a = :n",
+        {"#rid": "run_id", "#rd": "run_due_ms", "#rs": "run_status", "#a": "attempts"},
+        [
+            {":r": {"S": run}, ":d": {"N": due}, ":st": {"S": "retrying"}, ":n": {"N": n}}
+            for run, due, n in (("r1", "100", "1"), ("r2", "200", "2"), ("r1", "200", "1"))
+        ],
+    ),
+    (
+        "attribute_not_exists(#l) OR #l < :now",
+        {"#l": "lease_until_ms"},
+        [{":now": {"N": str(now)}} for now in (50, 150, 250)],
+    ),
+    (
+        "#status IN (:a, :b) AND size(#name) BETWEEN :lo AND :hi AND begins_with(#name, :p)",
+        {"#status": "status", "#name": "name"},
+        [
+            {":a": {"S": a}, ":b": {"S": "paused"}, ":lo": {"N": lo}, ":hi": {"N": "10"}, ":p": {"S": p}}
+            for a, lo, p in (("scheduled", "1", "ta"), ("done", "4", "x"), ("scheduled", "7", "t"))
+        ],
+    ),
+    (
+        "NOT contains(#tags, :t) AND attribute_type(#due, :type) AND (#n > :n OR #b = :yes)",
+        {"#tags": "tags", "#due": "due_ms", "#n": "attempts", "#b": "flag"},
+        [
+            {":t": {"S": t}, ":type": {"S": kind}, ":n": {"N": n}, ":yes": {"BOOL": yes}}
+            for t, kind, n, yes in (("a", "N", "0", True), ("z", "S", "5", False), ("b", "N", "9", True))
+        ],
+    ),
+]
+
+
+def test_a_condition_is_parsed_once_per_shape_and_each_requests_values_decide_as_moto_decides() -> None:
+    """A condition's parse is kept by its text, names and the types of its values, each request's
+    values put into a copy (local/moto_expressions.py): every condition here, with each set of
+    values in turn (the first parsed by moto, the others from the kept parse), decides each item
+    as moto's own parse of the same request decides it, and finds the same names and values."""
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+    kept = ConditionExpressionParser.parse
+    assert getattr(kept, "_sundial_remembered", False)  # tests/conftest.py applies the patch
+    moto_own = kept.__wrapped__  # type: ignore[attr-defined]
+    items = [
+        Item(DynamoType({"S": "p"}), None, attrs)
+        for attrs in (
+            {"status": {"S": "scheduled"}, "due_ms": {"N": "100"}, "name": {"S": "task"}, "attempts": {"N": "1"}},
+            {
+                "status": {"S": "scheduled"},
+                "due_ms": {"N": "200"},
+                "run_due_ms": {"N": "100"},
+                "run_id": {"S": "r2"},
+                "run_status": {"S": "retrying"},
+                "lease_until_ms": {"N": "200"},
+                "tags": {"SS": ["a", "b"]},
+            },
+            {
+                "status": {"S": "paused"},
+                "due_ms": {"N": "300"},
+                "run_due_ms": {"N": "300"},
+                "name": {"S": "tall"},
+                "attempts": {"N": "6"},
+                "flag": {"BOOL": True},
+            },
+            {"status": {"S": "done"}, "due_ms": {"S": "x"}, "name": {"S": "xylophone"}, "attempts": {"N": "10"}},
+        )
+    ]
+    decided = 0
+    for expression, names, value_sets in CONDITIONS:
+        for values in value_sets:
+            ours, theirs = (ConditionExpressionParser(expression, names, values) for _ in range(2))
+            op, reference = kept(ours), moto_own(theirs)
+            assert (ours.expr_attr_names_found, ours.expr_attr_values_found) == (
+                theirs.expr_attr_names_found,
+                theirs.expr_attr_values_found,
+            )
+            for item in items:
+                assert _decide(op, item) == _decide(reference, item), (expression, values, item.attrs)
+                decided += 1
+    assert decided == sum(len(value_sets) for _, _, value_sets in CONDITIONS) * len(items)
+
+
+def _decide(op: Any, item: Any) -> Any:
+    """What a parse decides for an item: its answer, or the error moto raises (``size`` of a
+    missing attribute)."""
+    try:
+        return bool(op.expr(item))
+    except ValueError as error:
+        return type(error).__name__, str(error)
+
+
+def test_a_condition_kept_by_shape_is_not_changed_by_a_request_and_a_refused_one_is_not_kept() -> None:
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    kept = ConditionExpressionParser.parse
+    expression, names = "#a = :v", {"#a": "a"}
+    first = kept(ConditionExpressionParser(expression, names, {":v": {"N": "1"}}))
+    second = kept(ConditionExpressionParser(expression, names, {":v": {"N": "2"}}))
+    third = kept(ConditionExpressionParser(expression, names, {":v": {"N": "3"}}))
+    assert second is not third  # each request its own copy: a kept parse is never handed out
+    assert [op.rhs.value for op in (first, second, third)] == ["1", "2", "3"]
+    for _ in range(2):  # a value missing from the request fails every time, as moto's parse does
+        with pytest.raises(KeyError):
+            kept(ConditionExpressionParser("#a = :missing", names, {":v": {"N": "1"}}))
