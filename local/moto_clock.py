@@ -11,9 +11,9 @@ which ``moto.sqs.models`` imports by name. :func:`make_sqs_follow_clock` points 
 until it is set again (never back).
 
 The runtime sets it through moto's own server, ``POST /sundial/clock`` with ``{"now_ms": N}``
-(``GET`` answers it, :func:`next_moment_ms` and :func:`receivable_queues`, with
-``?table=T&low=L`` :func:`earliest_unstaged_ms`, and with ``?table=T&shards=N`` :func:`look`'s
-marks, clean map and earliest unstaged due time: the advance's looks, one round trip a step),
+(``GET`` answers it, :func:`next_moment_ms` and :func:`receivable_queues`, and with
+``?table=T&shards=N`` :func:`look`'s marks, clean map and earliest unstaged due time: the
+advance's looks, one round trip a step),
 as it reaches every other part of moto (:meth:`MotoServer.set_clock
 <local.moto_server.MotoServer.set_clock>`). The route exists only in a moto process started
 with ``local.settings.MOTO_CLOCK_ENV``.
@@ -202,9 +202,7 @@ def make_sqs_follow_clock() -> None:
         else:
             answer = {"now_ms": int(now_ms()), "next_ms": next_moment_ms(), "receivable": receivable_queues()}
             asked = parse_qs(environ.get("QUERY_STRING", ""))
-            if "table" in asked and "low" in asked:
-                answer["unstaged_ms"] = earliest_unstaged_ms(asked["table"][0], int(asked["low"][0]))
-            elif "table" in asked and "shards" in asked:
+            if "table" in asked and "shards" in asked:
                 answer.update(look(asked["table"][0], int(asked["shards"][0])))
         start_response(status, [("Content-Type", "application/json")])
         return [json.dumps(answer).encode()]

@@ -169,14 +169,13 @@ class MotoServer:
         local/moto_clock.py); the time it holds is answered."""
         return int(self._clock("POST", CLOCK_PATH, json.dumps({"now_ms": now_ms}).encode())["now_ms"])
 
-    def look(self, table: str | None = None, low: int | None = None, *, shards: int | None = None) -> Look:
+    def look(self, table: str | None = None, *, shards: int | None = None) -> Look:
         """What the virtual clock's advance asks moto at each step (local/moto_clock.py), in one
         request: the next moment a message becomes receivable, the queues with one receivable now,
-        and given ``table`` and ``low``, the earliest due time from ``low`` on nobody staged; given
-        ``table`` and ``shards`` instead, the shards' marks and clean map as well, and the earliest
-        due time nobody staged past where their windows start."""
-        asked = {"table": table, "low": low} if low is not None else {"table": table, "shards": shards}
-        query = f"?{urllib.parse.urlencode(asked)}" if table and None not in asked.values() else ""
+        and given ``table`` and ``shards``, the shards' marks and clean map and the earliest due
+        time nobody staged past where their windows start."""
+        asked = {"table": table, "shards": shards}
+        query = f"?{urllib.parse.urlencode(asked)}" if table and shards is not None else ""
         looked = self._clock("GET", f"{CLOCK_PATH}{query}")
         marks = {int(shard): mark for shard, mark in looked["marks"].items()} if "marks" in looked else None
         clean = {int(shard): ms for shard, ms in looked.get("clean", {}).items()}

@@ -11,12 +11,12 @@ import time
 import urllib.request
 from collections.abc import Iterator
 
-import boto3
 import pytest
 
 from local.moto_clock import CLOCK_PATH
-from local.moto_server import FAKE_ENV, ClockRefused, MotoServer
+from local.moto_server import ClockRefused, MotoServer
 from local.settings import MOTO_CLOCK_ENV
+from tests.support.moto_process import client as moto_client
 
 pytestmark = pytest.mark.integration
 
@@ -32,13 +32,7 @@ def moto() -> Iterator[MotoServer]:
 
 
 def sqs(moto: MotoServer):  # type: ignore[no-untyped-def]
-    return boto3.client(
-        "sqs",
-        endpoint_url=moto.endpoint,
-        region_name=FAKE_ENV["AWS_REGION"],
-        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-    )
+    return moto_client(moto, "sqs")
 
 
 def bodies(client, url: str, visibility_s: int = 30) -> list[str]:  # type: ignore[no-untyped-def]
@@ -102,16 +96,10 @@ def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_
     moto: MotoServer,
 ) -> None:
     """The oracle is the look it replaced: a Scan of the whole table, filtered to the bucket
-    items, each with its due time past ``low`` and not staged at it. Items of other partitions
-    (a run's history) are never read by the look; the queues with a message receivable now are
-    named."""
-    dynamodb = boto3.client(
-        "dynamodb",
-        endpoint_url=moto.endpoint,
-        region_name=FAKE_ENV["AWS_REGION"],
-        aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-    )
+    items, each with its due time past where the shards' windows start (their marks; the set time
+    while no shard has one) and not staged at it. Items of other partitions (a run's history) are
+    never read by the look; the queues with a message receivable now are named."""
+    dynamodb = moto_client(moto, "dynamodb")
     dynamodb.create_table(
         TableName="looked",
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -141,8 +129,15 @@ def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_
         ]
         return min(found, default=None)
 
-    for low in (0, 5_940_000, 5_940_001, 6_000_001, 6_060_500, 6_060_501):
-        assert moto.look("looked", low).unstaged_ms == scanned(low), low
+    moto.set_clock(5_000_000)  # no shard has a mark: the windows start at the set time
+    assert moto.look("looked", shards=2).unstaged_ms == scanned(5_000_000)
+    for low in (5_940_000, 5_940_001, 6_000_001, 6_060_500, 6_060_501):
+        for shard, mark in ((0, low), (1, low + 5)):  # the earliest mark is where the look starts
+            item = {"pk": {"S": f"W#{shard}"}, "sk": {"S": "W"}, "staged_until_ms": {"N": str(mark)}}
+            dynamodb.put_item(TableName="looked", Item=item)
+        looked = moto.look("looked", shards=2)
+        assert looked.marks == {0: low, 1: low + 5}
+        assert looked.unstaged_ms == scanned(low), low
 
     client = sqs(moto)
     start = int(time.time() * 1000)

@@ -4,11 +4,11 @@ it was given; never configured, it exits once its input closes, leaving nothing 
 
 from __future__ import annotations
 
-import boto3
 import pytest
 
-from local.moto_server import FAKE_ENV, EarlyMoto, MotoServer
+from local.moto_server import EarlyMoto, MotoServer
 from local.settings import MOTO_CLOCK_ENV
+from tests.support.moto_process import client
 
 pytestmark = pytest.mark.integration
 
@@ -21,13 +21,7 @@ def test_a_process_started_early_serves_on_the_port_and_with_the_environment_giv
         server.wait_ready()
         assert server.pid == early.process.pid
         assert server.set_clock(1_000_000) == 1_000_000  # the route answers: the environment arrived
-        sqs = boto3.client(
-            "sqs",
-            endpoint_url=server.endpoint,
-            region_name=FAKE_ENV["AWS_REGION"],
-            aws_access_key_id=FAKE_ENV["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
-        )
+        sqs = client(server, "sqs")
         assert sqs.create_queue(QueueName="early")["QueueUrl"].endswith("/early")
         early.close()  # configured: moto's now, and closing the handle leaves it running
         assert early.process.poll() is None
