@@ -22,6 +22,14 @@ import threading
 from typing import Any
 
 _LOCK = threading.RLock()
+
+
+def held() -> threading.RLock:
+    """The lock the serialized requests hold: a patch that reads an item around a write (the read
+    lag keeps what the write replaced) holds it across its read, the write and its own record."""
+    return _LOCK
+
+
 _WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
 _ANSWERED_WRITES = ("put_item", "update_item", "delete_item")
 """The handler methods that read the item around the backend's write to answer ReturnValues."""

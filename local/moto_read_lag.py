@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from local.moto_atomic import held
 from local.moto_index_lag import Key, Lag
 
 
@@ -112,9 +113,12 @@ def make_reads_lag() -> None:
         def write(self: Any) -> Any:
             if not LAG.seconds:
                 return original(self)
-            replaced = _current(self, _keys_of(self, action, self.body))
-            answer = original(self)  # raises when nothing was written (a failed condition)
-            LAG.remember(replaced)
+            # the copy, the write and its record as one step: a write on another thread must not
+            # change the item while it is copied, nor land between this write and its record
+            with held():
+                replaced = _current(self, _keys_of(self, action, self.body))
+                answer = original(self)  # raises when nothing was written (a failed condition)
+                LAG.remember(replaced)
             return answer
 
         setattr(DynamoHandler, action, functools.update_wrapper(write, original))

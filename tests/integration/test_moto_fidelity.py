@@ -351,6 +351,41 @@ def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_co
     assert due(False, other) == "2", "no lag unless one is set"
 
 
+def test_a_lagging_write_copies_and_records_the_item_it_replaces_inside_the_writes_lock(
+    keyed_table: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DynamoDB's writes to one item are atomic. With a lag set, a write copies the item it is about
+    to replace and records the copy after it wrote: both inside the lock moto's writes hold
+    (local/moto_atomic.py), or the trigger's threads claiming one occurrence at once copy an item
+    another claim is changing (a clean-clone run failed on "dictionary changed size during
+    iteration") and record their versions out of order."""
+    from local import moto_read_lag
+    from local.moto_atomic import held
+
+    dynamodb: Any = keyed_table
+    seen: list[tuple[str, bool]] = []
+    current, remember = moto_read_lag._current, moto_read_lag.LAG.remember
+
+    def copying(*args: Any) -> Any:
+        seen.append(("copy", held()._is_owned()))  # type: ignore[attr-defined]
+        return current(*args)
+
+    def recording(*args: Any) -> Any:
+        seen.append(("record", held()._is_owned()))  # type: ignore[attr-defined]
+        return remember(*args)
+
+    monkeypatch.setattr(moto_read_lag, "_current", copying)
+    monkeypatch.setattr(moto_read_lag.LAG, "remember", recording)
+    with moto_read_lag.read_lag(0.5, clock=lambda: 1000.0):
+        dynamodb.update_item(
+            TableName="fidelity",
+            Key={"pk": {"S": "p05"}, "sk": {"N": "3"}},
+            UpdateExpression="SET due = :d",
+            ExpressionAttributeValues={":d": {"N": "1"}},
+        )
+    assert seen == [("copy", True), ("record", True)]
+
+
 def test_a_number_that_does_not_parse_is_refused_as_dynamodb_refuses_it(keyed_table: object) -> None:
     """Numbers travel as strings; DynamoDB answers one that is not a number with a
     ValidationException (local/moto_numbers.py): unpatched moto stored it."""
