@@ -39,7 +39,7 @@ from local.apigw import LocalContext
 from local.clock import VirtualClock
 from local.moto_server import Look, MotoServer
 from local.sqs_lambda import invoke_batch, receive
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.domain.times import to_ms
 
 CALLED = frozenset({Result.SUCCEEDED, Result.RETRYING, Result.FAILED, Result.DEAD_LETTERED})
@@ -92,7 +92,7 @@ class Advance:
     _writes: int = 0
     """Writes through the API so far (:meth:`written`): a step's look taken before one is taken again."""
 
-    def count(self, fired: Fired) -> None:
+    def count(self, fired: Handled) -> None:
         """The trigger's observer, given every delivery's result (from the batches' threads): an
         occurrence is counted once, when its first attempt called its targets (docs/virtual-clock.md,
         "What fired counts"). Its retries, a delivery dropped as a duplicate or found early, one

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.observability import logger
 from verify.engine import Actor, ActorState, Chooser, Execution, Violation, next_prefix
 from verify.world import TRIGGER_TIMEOUT_MS, Message, World
@@ -169,7 +169,7 @@ def _answered(world: World, actor: Actor, message: Message) -> None:
     """What the invocation's end tells SQS (functions/trigger/handler.py): a record whose run
     another trigger holds (``in_flight``) or whose handler raised is reported failed, and a lost
     invocation fails every record; either way the message comes back. Else it is deleted."""
-    fired: Fired | None = actor.result if isinstance(actor.result, Fired) else None
+    fired: Handled | None = actor.result if isinstance(actor.result, Handled) else None
     error = None if actor.error is None else f"{type(actor.error).__name__}: {actor.error}"
     world.events.answers.append((actor.name, fired.result if fired else None, error))
     if actor.state is ActorState.DEAD or actor.error is not None or (fired and fired.result is Result.IN_FLIGHT):

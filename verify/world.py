@@ -24,7 +24,7 @@ from typing import Any
 from shared.delivery import Envelope, Outcome
 from shared.delivery.envelope import IDEMPOTENCY_KEY
 from shared.domain.buckets import MINUTE_MS
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.domain.firing import Staged, Timing
 from shared.domain.tasks import HttpTarget, Target, Task
 from shared.domain.times import from_ms
@@ -333,12 +333,12 @@ class World:
         self.patched: Task | None = None
         """A patch case's answer."""
 
-    def deliver(self, message: Message) -> Callable[[], Fired]:
+    def deliver(self, message: Message) -> Callable[[], Handled]:
         """A trigger invocation with ``message`` its one record (functions/trigger/handler.py):
         fire, record the batch's successes, answer SQS. The answer is the last step: a crash
         before it loses the invocation, and SQS delivers the message again."""
 
-        def invocation() -> Fired:
+        def invocation() -> Handled:
             self.batches += 1
             batch = Batch(self.trigger, f"batch{self.batches}")
             batch.take_turns([(message.id, message.staged)])

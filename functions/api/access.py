@@ -12,7 +12,7 @@ from functions.api.common import current_caller, limiter, settings
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.domain.progress import PROGRESS_ROLE, is_progress_path
 from shared.domain.rate import Rate
-from shared.domain.tenants import Caller, Limits, Role
+from shared.domain.tenants import Limits, Principal, Role
 
 PUBLIC_PATHS = frozenset({"/v1/openapi.json", "/v1/docs"})
 """What anyone may read: the contract and its page (no authorizer in front of them)."""
@@ -31,7 +31,7 @@ def is_admin_path(path: str) -> bool:
     return any(path == prefix or path.startswith(f"{prefix}/") for prefix in ADMIN_PATHS)
 
 
-def caller_of(event: dict[str, Any]) -> Caller | None:
+def caller_of(event: dict[str, Any]) -> Principal | None:
     """The caller the authorizer decided, from the event's authorizer context."""
     context = (event.get("requestContext") or {}).get("authorizer") or {}
     try:
@@ -39,7 +39,7 @@ def caller_of(event: dict[str, Any]) -> Caller | None:
     except ValueError:
         return None
     if role is Role.ADMIN:
-        return Caller(Role.ADMIN)
+        return Principal(Role.ADMIN)
     tenant = context.get("tenant")
     if not tenant:
         return None
@@ -47,7 +47,7 @@ def caller_of(event: dict[str, Any]) -> Caller | None:
     if context.get("requests_per_second") is not None and context.get("burst") is not None:
         defaults = settings().tenant_limits
         limits = Limits(int(context["requests_per_second"]), int(context["burst"]), defaults.max_tasks)
-    return Caller(Role.TENANT, str(tenant), limits)
+    return Principal(Role.TENANT, str(tenant), limits)
 
 
 def admit(event: dict[str, Any]) -> SundialError | None:

@@ -16,7 +16,7 @@ from shared.api.models.headers import IDEMPOTENCY_KEY, MAX_IDEMPOTENCY_KEY
 from shared.api.replay import Replay
 from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
-from shared.domain.tenants import Caller
+from shared.domain.tenants import Principal
 from shared.services.access_keys import AccessKeys
 from shared.services.eventbridge import Place, SchedulerService
 from shared.services.factory import (
@@ -111,11 +111,11 @@ def reset() -> None:
         cached.cache_clear()
 
 
-current_caller: ContextVar[Caller | None] = ContextVar("caller", default=None)
+current_caller: ContextVar[Principal | None] = ContextVar("caller", default=None)
 """The caller of the request being answered, set by functions/api/access.py once it is admitted."""
 
 
-def caller() -> Caller:
+def caller() -> Principal:
     found = current_caller.get()
     if found is None:  # not admitted: only the public routes run without a caller
         raise Unauthorized("this route wants Authorization: Bearer <API key>")

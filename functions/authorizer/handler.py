@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.domain.progress import PROGRESS_ROLE, token_shard
-from shared.domain.tenants import Caller, bearer
+from shared.domain.tenants import Principal, bearer
 from shared.observability import logger
 from shared.services.factory import build_authenticator
 from shared.services.tenants import Authenticator
@@ -36,7 +36,7 @@ def authenticator() -> Authenticator:
     return build_authenticator(from_env())
 
 
-def context_of(caller: Caller) -> dict[str, str | int]:
+def context_of(caller: Principal) -> dict[str, str | int]:
     """What the API reads from ``requestContext.authorizer`` (values: strings and numbers only)."""
     context: dict[str, str | int] = {"role": caller.role.value}
     if caller.tenant is not None:
@@ -68,7 +68,7 @@ def authorize(event: dict[str, Any], anonymous: str | None = None) -> dict[str, 
         return _allow(request, PROGRESS_ROLE, {"role": PROGRESS_ROLE})
     service = authenticator()
     if authorization is None and anonymous is not None:
-        caller: Caller | None = service.anonymous(anonymous)
+        caller: Principal | None = service.anonymous(anonymous)
     else:
         caller = service.caller(authorization)
     if caller is None:

@@ -24,14 +24,14 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from functions.records import MalformedRecord, parsed
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.messages import StagedRecord
 from shared.observability import LATENESS_METRIC, logger, metrics, runs_metric, tracer
 from shared.services.factory import build_trigger
 from shared.services.firing import Batch, Trigger
 from shared.settings import from_env
 
-observers: list[Callable[[Fired], None]] = []
+observers: list[Callable[[Handled], None]] = []
 """Called with every occurrence's result (the local runtime prints one line per fire)."""
 
 
@@ -40,7 +40,7 @@ def trigger() -> Trigger:
     return build_trigger(from_env())
 
 
-def observe(fired: Fired) -> None:
+def observe(fired: Handled) -> None:
     for observer in observers:
         observer(fired)
     ids = {"task_id": fired.staged.task_id, "run_id": fired.staged.run_id, "attempt": fired.staged.attempt}
@@ -65,13 +65,13 @@ class LeaseHeld(Exception):
     """Makes SQS deliver the message again later (a partial batch failure)."""
 
 
-def _fire(batch: Batch, record: StagedRecord, last_delivery: bool) -> Fired:
+def _fire(batch: Batch, record: StagedRecord, last_delivery: bool) -> Handled:
     """On the record's own thread: claim (in turn), wait, fire, record."""
     receives = batch.max_receives if last_delivery else record.receives
     return batch.fire(record.staged, record.messageId, receives)
 
 
-def _answer(fired: Fired) -> str:
+def _answer(fired: Handled) -> str:
     """On the handler's thread (metrics are not thread-safe): observe; a run another trigger
     holds fails the record, so that SQS delivers it again after the lease."""
     observe(fired)
@@ -98,7 +98,7 @@ def fire_records(event: dict[str, Any], context: LambdaContext, *, last_delivery
     # smaller pool would make a record wait for an earlier one's due time.
     threads = ThreadPoolExecutor(max_workers=max(1, len(records)))
     try:
-        fired: dict[str, Future[Fired]] = {
+        fired: dict[str, Future[Handled]] = {
             r.messageId: threads.submit(contextvars.copy_context().run, _fire, batch, r, last_delivery) for r in records
         }
 

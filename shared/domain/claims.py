@@ -14,7 +14,10 @@ from shared.domain.tasks import Task
 
 
 class Refusal(StrEnum):
-    """Why a staged occurrence was not claimed; in every case the message is dropped."""
+    """Why a staged occurrence was not claimed. What becomes of its message depends on the
+    refusal (``Claimer._refused``): STALE and DONE drop it, IN_FLIGHT fails it so that SQS
+    delivers it again after the lease, EARLY sends it back for later, and BEHIND looks again
+    after short pauses, then sends it back until the misfire tolerance is past (then drops it)."""
 
     STALE = "stale"
     """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
@@ -107,7 +110,12 @@ class Result(StrEnum):
 
 
 @dataclass(frozen=True)
-class Fired:
+class Handled:
+    """What the trigger made of one delivery of a staged occurrence. Fired or not, as ``result``
+    says: a call was made (succeeded, retrying, failed, dead-lettered: with its ``lateness_ms``)
+    or none (skipped, dropped as a duplicate or stale, sent back early, held by a limit, in
+    flight elsewhere)."""
+
     staged: Staged
     result: Result
     lateness_ms: int | None = None

@@ -89,10 +89,6 @@ ENDED = frozenset({TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED
 becomes completed when a redrive of its run succeeds, and cancelled when a client puts it aside)."""
 
 
-def is_final(status: TaskStatus) -> bool:
-    return status in ENDED
-
-
 def ended_as(run: RunStatus) -> TaskStatus:
     """What a task that will never fire again by itself is once its last occurrence ended ``run``:
     ``failed`` when that occurrence failed, else ``completed``."""

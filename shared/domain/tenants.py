@@ -106,7 +106,7 @@ class NewKey:
 
 
 @dataclass(frozen=True)
-class Caller:
+class Principal:
     """Who a request comes from, as the authorizer decided it."""
 
     role: Role

@@ -20,7 +20,7 @@ from shared.domain.retry import Exhausted
 from shared.domain.signing import NewSecret, SecretInfo
 from shared.domain.states import LetterStatus, TaskFilter, TaskStatus
 from shared.domain.tasks import DeadLetter, DeadLetterRef, Page, Run, Target, Task
-from shared.domain.tenants import Caller, KeyInfo, Limits, NewKey, Tenant
+from shared.domain.tenants import KeyInfo, Limits, NewKey, Principal, Tenant
 from shared.domain.workflows import NodeOutcome, NodeStatus
 
 # --- tasks -----------------------------------------------------------------------------------
@@ -315,7 +315,7 @@ class Tenants(Protocol):
 
     def revoke(self, tenant: str, key_id: str, now_ms: int) -> None: ...
 
-    def resolve(self, key_hash: str) -> Caller | None:
+    def resolve(self, key_hash: str) -> Principal | None:
         """Who holds a live key with this hash: the admin, or a tenant with its limits; None
         otherwise."""
         ...

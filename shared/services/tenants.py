@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from shared.domain.errors import TenantExists, TenantNotFound
 from shared.domain.signing import DEFAULT_PREVIOUS_EXPIRES_IN_SECONDS, NewSecret
 from shared.domain.tenants import (
-    Caller,
     KeyInfo,
     Limits,
     NewKey,
+    Principal,
     Role,
     Tenant,
     bearer,
@@ -100,13 +100,13 @@ class Authenticator:
 
     tenants: Tenants
 
-    def caller(self, authorization: str | None) -> Caller | None:
+    def caller(self, authorization: str | None) -> Principal | None:
         """The caller of an ``Authorization`` header; None for no key, an unknown or a revoked one."""
         secret = bearer(authorization)
         if secret is None:
             return None
         return self.tenants.resolve(key_hash(secret))
 
-    def anonymous(self, tenant: str) -> Caller:
+    def anonymous(self, tenant: str) -> Principal:
         """A caller with no key acting as ``tenant`` (the local runtime's default tenant only)."""
-        return Caller(Role.TENANT, tenant, self.tenants.limits(tenant))
+        return Principal(Role.TENANT, tenant, self.tenants.limits(tenant))

@@ -21,10 +21,10 @@ from shared.domain.errors import KeyNotFound, StorageUnavailable, TenantExists, 
 from shared.domain.tenants import (
     MAX_BURST,
     MAX_REQUESTS_PER_SECOND,
-    Caller,
     KeyInfo,
     Limits,
     NewKey,
+    Principal,
     Role,
     Tenant,
 )
@@ -221,7 +221,7 @@ class DynamoTenants:
 
     # --- the authorizer's side ------------------------------------------------------------------
 
-    def resolve(self, key_hash: str) -> Caller | None:
+    def resolve(self, key_hash: str) -> Principal | None:
         """Who holds the key with this hash: the admin (the deployment's admin key), or a tenant
         with its limits; None for an unknown or revoked key (or an admin key rotated away).
         Strongly consistent reads: a revocation or a rotation is seen by the next read."""
@@ -234,10 +234,10 @@ class DynamoTenants:
         if key.revoked_ms is not None:
             return None
         if key.role == ADMIN_ROLE:
-            return Caller(Role.ADMIN)
+            return Principal(Role.ADMIN)
         if not key.tenant:
             return None
-        return Caller(Role.TENANT, key.tenant, self.limits(key.tenant))
+        return Principal(Role.TENANT, key.tenant, self.limits(key.tenant))
 
     def limits(self, tenant: str) -> Limits:
         """A tenant's limits (the defaults when it has no item, as the local default tenant)."""

@@ -14,7 +14,7 @@ from functions.trigger.handler import observe
 from infra import names
 from infra.settings import DeploymentSettings
 from shared import observability
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.domain.firing import Staged
 from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, logical_id
 
@@ -33,7 +33,7 @@ def emitted() -> Iterator[dict[str, Any]]:
     metrics.clear_metrics()
     try:
         for result in Result:
-            observe(Fired(Staged("01TASK", 1_000, "01RUN"), result, lateness_ms=12))
+            observe(Handled(Staged("01TASK", 1_000, "01RUN"), result, lateness_ms=12))
         yield metrics.serialize_metric_set()
     finally:
         metrics.clear_metrics()

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from shared.delivery import Envelope, Outcome
-from shared.domain.claims import Fired
+from shared.domain.claims import Handled
 from shared.domain.errors import DeadLetterNotFound
 from shared.domain.firing import Staged, Timing
 from shared.domain.registration import new_task
@@ -153,7 +153,7 @@ class FiringCore:
         """Tenant acme's task made of ``spec`` at ``now``, stored (counted) as the API stores it."""
         return self.repository.create(new_task(spec, tenant="acme", now=now, shard=0))
 
-    def deliver(self, staged: Staged, receives: int = 1) -> Fired:
+    def deliver(self, staged: Staged, receives: int = 1) -> Handled:
         """One trigger invocation of one message (its ``receives``-th delivery); its alerts are
         sent as its batch closes."""
         batch = self.trigger.new_batch()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.domain.claims import Claimed, Fired, Refusal, Result
+from shared.domain.claims import Claimed, Handled, Refusal, Result
 from shared.domain.firing import Staged, Timing
 from shared.domain.registration import new_task
 from shared.domain.schedules import At
@@ -49,18 +49,18 @@ def test_an_occurrence_not_yet_armed_comes_back_in_a_second_until_its_misfire_to
     pauses_ms = 350  # the claimer looked again three times first (0.05 + 0.1 + 0.2 s)
     tolerance = TIMING.misfire_tolerance_ms
     still, queues, _ = claimer(Refusal.BEHIND, DUE + tolerance - pauses_ms - 1)
-    assert still.claim(STAGED, "log") == Fired(STAGED, Result.EARLY, reason="behind")
+    assert still.claim(STAGED, "log") == Handled(STAGED, Result.EARLY, reason="behind")
     assert queues.sent == [(STAGED, 1)]
     over, queues, _ = claimer(Refusal.BEHIND, DUE + tolerance - pauses_ms)
-    assert over.claim(STAGED, "log") == Fired(STAGED, Result.DROPPED, reason="behind")  # nobody armed it
+    assert over.claim(STAGED, "log") == Handled(STAGED, Result.DROPPED, reason="behind")  # nobody armed it
     assert queues.sent == []
 
 
 def test_a_run_leased_elsewhere_is_in_flight_and_one_over_is_dropped() -> None:
     in_flight, queues, _ = claimer(Refusal.IN_FLIGHT, DUE)
-    assert in_flight.claim(STAGED, "log") == Fired(STAGED, Result.IN_FLIGHT, reason="in_flight")
+    assert in_flight.claim(STAGED, "log") == Handled(STAGED, Result.IN_FLIGHT, reason="in_flight")
     done, _, _ = claimer(Refusal.DONE, DUE)
-    assert done.claim(STAGED, "log") == Fired(STAGED, Result.DROPPED, reason="done")
+    assert done.claim(STAGED, "log") == Handled(STAGED, Result.DROPPED, reason="done")
     assert queues.sent == []
 
 
@@ -68,7 +68,7 @@ def test_a_retry_ahead_of_its_attempts_record_comes_back_a_quarter_of_its_latene
     retry = Staged("t", DUE, "r", attempt=2, start_ms=DUE + 2_000)
     for late_ms, delay in ((0, 1), (8_000, 2), (11_999, 2), (12_000, 3), (4_000_000, 900)):
         early, queues, clock = claimer(Refusal.EARLY, retry.earliest_ms + late_ms - 350)
-        assert early.claim(retry, "log") == Fired(retry, Result.EARLY, reason="early")
+        assert early.claim(retry, "log") == Handled(retry, Result.EARLY, reason="early")
         ((sent, delay_s),) = queues.sent
         assert (sent, delay_s, type(delay_s)) == (retry, delay, int), late_ms
         assert clock.now == retry.earliest_ms + late_ms
@@ -78,10 +78,10 @@ def test_a_message_back_before_its_start_is_sent_on_early_or_throttled_when_held
     far = TIMING.lead_ms + 1_001
     ahead = Staged("t", DUE, "r", attempt=2, start_ms=DUE + far)
     early, queues, _ = claimer(Refusal.DONE, DUE)
-    assert early.claim(ahead, "log") == Fired(ahead, Result.EARLY, reason="not yet")
+    assert early.claim(ahead, "log") == Handled(ahead, Result.EARLY, reason="not yet")
     assert queues.sent == [(ahead, 1)]  # a second to go before it is a lead away
     held = replace(ahead, held=True)
-    assert early.claim(held, "log") == Fired(held, Result.THROTTLED, reason="not yet")
+    assert early.claim(held, "log") == Handled(held, Result.THROTTLED, reason="not yet")
 
 
 def test_a_run_taken_over_on_its_last_delivery_is_claimed_as_of_now() -> None:

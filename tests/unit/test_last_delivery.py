@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.domain.firing import Staged
 from shared.messages import staged_message
 from shared.services.firing import Batch
@@ -28,12 +28,12 @@ class FailingTrigger:
     def __init__(self) -> None:
         self.abandoned: list[tuple[Staged, str, str]] = []
 
-    def fire(self, staged: Staged, log_id: str, turn: Any) -> Fired:
+    def fire(self, staged: Staged, log_id: str, turn: Any) -> Handled:
         raise RuntimeError("a bug in delivery")
 
-    def abandon(self, staged: Staged, reason: str, log_id: str) -> Fired:
+    def abandon(self, staged: Staged, reason: str, log_id: str) -> Handled:
         self.abandoned.append((staged, reason, log_id))
-        return Fired(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason)
+        return Handled(staged, Result.DEAD_LETTERED, attempts=staged.attempt, reason=reason)
 
 
 @pytest.mark.parametrize("receives", [1, 2])
@@ -61,7 +61,7 @@ def test_on_the_last_delivery_the_occurrence_is_given_up_as_a_dead_letter(receiv
 class Unrecorded:
     """The recorder and alert sender a batch closes with: nothing to record or send here."""
 
-    def log_successes(self, log_id: str, results: list[Fired]) -> None:
+    def log_successes(self, log_id: str, results: list[Handled]) -> None:
         pass
 
     def send(self, alerts: list[Any]) -> None:

@@ -23,12 +23,12 @@ from shared.domain.retry import (
     is_retryable_status,
 )
 from shared.domain.states import (
+    ENDED,
     TASK_TRANSITIONS,
     RunStatus,
     TaskStatus,
     check_task_transition,
     ended_as,
-    is_final,
 )
 from shared.domain.times import from_ms, to_ms
 
@@ -167,7 +167,7 @@ def test_forbidden_task_transitions(current: TaskStatus, target: TaskStatus) -> 
 
 
 def test_final_task_statuses() -> None:
-    assert {s for s in TaskStatus if is_final(s)} == {TaskStatus.COMPLETED, TaskStatus.CANCELLED, TaskStatus.FAILED}
+    assert {s for s in TaskStatus if s in ENDED} == {TaskStatus.COMPLETED, TaskStatus.CANCELLED, TaskStatus.FAILED}
 
 
 @pytest.mark.parametrize(
@@ -190,7 +190,7 @@ def test_task_transition_check_follows_the_table(current: TaskStatus, target: Ta
     else:
         with pytest.raises(InvalidTransition):
             check_task_transition(current, target)
-    if is_final(current):  # only a failed task moves on: completed by a redrive, or cancelled
+    if current in ENDED:  # only a failed task moves on: completed by a redrive, or cancelled
         assert TASK_TRANSITIONS[current] <= {TaskStatus.COMPLETED, TaskStatus.CANCELLED}
 
 

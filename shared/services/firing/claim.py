@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from shared.domain.claims import Claimed, Fired, Refusal, Result
+from shared.domain.claims import Claimed, Handled, Refusal, Result
 from shared.domain.firing import MAX_DELAY_SECONDS, Decision, Staged, Timing, delay_seconds, misfire_decision
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Priority, Task
@@ -89,10 +89,10 @@ class Claimer:
     from one process against one moto, and sets it so that a high-priority claim waits for a
     few normal ones in moto, not for every one a flood has started (docs/receivers.md, 3)."""
 
-    def claim(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Claim | Fired:
+    def claim(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Claim | Handled:
         """Take the occurrence's run, in the batch's due order (``turn``). A claim refused
         because the message overtook the write that arms the task is tried again after a short
-        pause; any other refusal is the occurrence's answer (:class:`Fired`) at once."""
+        pause; any other refusal is the occurrence's answer (:class:`Handled`) at once."""
         if turn is not None:
             turn.wait()
         if staged.start_ms is not None and staged.start_ms - self.clock() > self.timing.lead_ms + HOLD_SLACK_MS:
@@ -117,7 +117,7 @@ class Claimer:
             return self._refused(staged, claimed)
         return Claim(staged, claimed, now, claimed.superseded or self._skip_reason(claimed, staged, now))
 
-    def take_over(self, staged: Staged, log_id: str) -> Claim | Fired:
+    def take_over(self, staged: Staged, log_id: str) -> Claim | Handled:
         """Take the run to give it up (a message's last delivery): a lease held under ``log_id``
         (this batch's own failed attempt) is taken over; a run over or stale is dropped, and a
         run held elsewhere is left to SQS (``IN_FLIGHT``)."""
@@ -127,25 +127,25 @@ class Claimer:
         )
         if isinstance(claimed, Refusal):
             over = claimed in (Refusal.STALE, Refusal.DONE)
-            return Fired(staged, Result.DROPPED if over else Result.IN_FLIGHT, reason=claimed.value)
+            return Handled(staged, Result.DROPPED if over else Result.IN_FLIGHT, reason=claimed.value)
         return Claim(staged, claimed, now)
 
-    def _send_on(self, staged: Staged) -> Fired:
+    def _send_on(self, staged: Staged) -> Handled:
         """Back before its start (a wait longer than SQS's longest delay): on its way again."""
         self.queues.send([(staged, delay_seconds(staged.start_ms or staged.due_ms, self.clock(), self.timing.lead_ms))])
-        return Fired(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
+        return Handled(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
 
-    def _refused(self, staged: Staged, refusal: Refusal) -> Fired:
+    def _refused(self, staged: Staged, refusal: Refusal) -> Handled:
         if refusal is Refusal.EARLY or (
             refusal is Refusal.BEHIND and self.clock() < staged.due_ms + self.timing.misfire_tolerance_ms
         ):
             # Still not armed after the pauses: come back later (until the occurrence is past its
             # misfire tolerance: then whoever should have armed it never did).
             self.queues.send([(staged, self._look_again_s(staged, refusal))])
-            return Fired(staged, Result.EARLY, reason=refusal.value)
+            return Handled(staged, Result.EARLY, reason=refusal.value)
         if refusal is Refusal.IN_FLIGHT:
-            return Fired(staged, Result.IN_FLIGHT, reason=refusal.value)
-        return Fired(staged, Result.DROPPED, reason=refusal.value)
+            return Handled(staged, Result.IN_FLIGHT, reason=refusal.value)
+        return Handled(staged, Result.DROPPED, reason=refusal.value)
 
     def _look_again_s(self, staged: Staged, refusal: Refusal) -> int:
         """When a message that overtook a write comes back: in a second, as the write is usually

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from shared.delivery import Outcome
 from shared.domain.alerts import notices, streak_after
 from shared.domain.chains import Branch, ChainLink, ParentRun, branch_of, response_of
-from shared.domain.claims import Fired, Result
+from shared.domain.claims import Handled, Result
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged, Timing, next_occurrence, staged_for, writer_stages
 from shared.domain.states import RunStatus
@@ -70,17 +70,17 @@ class Recorder:
         (docs/eventbridge.md, section 7); None: that API is not served."""
         self.clock, self.sleep = clock, sleep
 
-    def record(self, claim: Claim, settled: Settlement) -> Fired:
+    def record(self, claim: Claim, settled: Settlement) -> Handled:
         """Write the settlement down; the occurrence's answer to its delivery."""
         staged = claim.staged
         match settled:
             case Held():
                 self.queues.send([(settled.message, settled.delay_s)])
                 self.store.record_hold(staged, lease_until_ms=settled.lease_until_ms, throttled_ms=settled.throttled_ms)
-                return Fired(staged, Result.THROTTLED, reason=f"held back by a limit for {settled.delay_s} s")
+                return Handled(staged, Result.THROTTLED, reason=f"held back by a limit for {settled.delay_s} s")
             case Skipped():
                 self._finish(claim, settled.run, settled.targets_done)
-                return Fired(staged, Result.SKIPPED, reason=settled.run.last_error)
+                return Handled(staged, Result.SKIPPED, reason=settled.run.last_error)
             case Succeeded():
                 return self._succeeded(claim, settled)
             case Retrying():
@@ -93,11 +93,11 @@ class Recorder:
                     lateness_ms=settled.lateness_ms,
                     throttled_ms=settled.throttled_ms,
                 )
-                return Fired(staged, Result.RETRYING, settled.lateness_ms, staged.attempt, reason=settled.error)
+                return Handled(staged, Result.RETRYING, settled.lateness_ms, staged.attempt, reason=settled.error)
             case Ended():
                 return self._ended(claim, settled)
 
-    def _succeeded(self, claim: Claim, settled: Succeeded) -> Fired:
+    def _succeeded(self, claim: Claim, settled: Succeeded) -> Handled:
         """A one-shot's success waits for its batch's run log (:meth:`log_successes`); a
         recurring task's is written with its re-arm."""
         staged = claim.staged
@@ -108,9 +108,9 @@ class Recorder:
             self._completed(claim.claimed.task)  # a one-shot's success is its last occurrence's end
         else:
             self._finish(claim, settled.run, settled.targets_done)
-        return Fired(staged, Result.SUCCEEDED, settled.lateness_ms, staged.attempt, success=settled.success)
+        return Handled(staged, Result.SUCCEEDED, settled.lateness_ms, staged.attempt, success=settled.success)
 
-    def _ended(self, claim: Claim, settled: Ended, *, given_up: bool = False) -> Fired:
+    def _ended(self, claim: Claim, settled: Ended, *, given_up: bool = False) -> Handled:
         """Dead-lettered or failed: its chains started, the dead letter kept (the table's, which
         the API redrives, and the DLQ's), the task moved on, and its alerts prepared."""
         task, staged, run = claim.claimed.task, claim.staged, settled.run
@@ -130,11 +130,11 @@ class Recorder:
             self.schedules.dead_letter(task, staged, run.last_error, settled.exhausted)
         in_a_row = self._finish(claim, run, settled.targets_done)
         alerts = tuple(notices(task, staged.run_id, run.status, settled.reason, in_a_row, self.clock()))
-        return Fired(
+        return Handled(
             staged, Result(run.status.value), settled.lateness_ms, staged.attempt, reason=settled.reason, alerts=alerts
         )
 
-    def give_up(self, claim: Claim, settled: Ended) -> Fired:
+    def give_up(self, claim: Claim, settled: Ended) -> Handled:
         """Record an occurrence given up on its message's last delivery: as :meth:`record`, except
         that a chain that cannot be started does not stop it."""
         return self._ended(claim, settled, given_up=True)
@@ -250,7 +250,7 @@ class Recorder:
         if task.parent_id is not None and task.workflow is None:  # a workflow is no task
             self.store.note_ended_run(task.parent_id, run)
 
-    def log_successes(self, log_id: str, results: Sequence[Fired]) -> None:
+    def log_successes(self, log_id: str, results: Sequence[Handled]) -> None:
         """Record a batch's one-shot successes: one write for all of them (or, if that write
         keeps failing, one each: a success must be on record before its lease runs out)."""
         successes = [r.success for r in results if r.success is not None]

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shared.domain.claims import Fired
+from shared.domain.claims import Handled
 from shared.domain.firing import Staged
 from shared.domain.times import now_ms
 from shared.observability import logger
@@ -39,14 +39,14 @@ class Trigger:
     """Deliveries of a delay-queue message before SQS dead-letters it (the queues' setting): on
     the last one a batch gives the occurrence up (:meth:`Batch.fire`)."""
 
-    def fire(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Fired:
+    def fire(self, staged: Staged, log_id: str, turn: ClaimTurn | None = None) -> Handled:
         claim = self.claimer.claim(staged, log_id, turn)
-        if isinstance(claim, Fired):
+        if isinstance(claim, Handled):
             return claim
         ran = self.caller.run(claim, self.claimer.stopped)
         return self.recorder.record(claim, settle(claim, ran, self.clock(), self.caller.timing))
 
-    def abandon(self, staged: Staged, reason: str, log_id: str) -> Fired:
+    def abandon(self, staged: Staged, reason: str, log_id: str) -> Handled:
         """Give up an occurrence the trigger kept failing on (its message's last delivery):
         take its run, record it dead-lettered (in the table, where it can be redriven, and in
         the DLQ) and move the task on, as after a last failed attempt. Nothing is done when
@@ -54,7 +54,7 @@ class Trigger:
         fails once more and SQS moves it to the DLQ itself). ``log_id``: the batch whose
         attempt just failed; the lease that attempt took is taken over."""
         claim = self.claimer.take_over(staged, log_id)
-        if isinstance(claim, Fired):
+        if isinstance(claim, Handled):
             return claim
         return self.recorder.give_up(claim, given_up(claim, reason))
 
@@ -68,7 +68,7 @@ class Batch:
 
     trigger: Trigger
     log_id: str
-    results: list[Fired] = field(default_factory=list)
+    results: list[Handled] = field(default_factory=list)
     turns: dict[str, ClaimTurn] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -80,7 +80,7 @@ class Batch:
         """Order the claims of ``records`` (record id, occurrence) by due time."""
         self.turns = claim_turns([(record_id, staged.due_ms) for record_id, staged in records])
 
-    def fire(self, staged: Staged, record_id: str | None = None, receives: int = 1) -> Fired:
+    def fire(self, staged: Staged, record_id: str | None = None, receives: int = 1) -> Handled:
         """Fire the occurrence of the record ``record_id``, delivered for the ``receives``-th
         time. Whatever goes wrong is raised (the message comes back later), except on its last
         delivery: SQS would then move it to the DLQ and the task would wait on a run nobody
