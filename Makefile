@@ -14,7 +14,7 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify mutation chaos
+.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify mutation chaos docs
 
 # The pinned requirements go in with uv (pinned too): it fetches and unpacks in parallel, about 5 s
 # where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
@@ -130,5 +130,10 @@ chaos: $(STAMP)  ## the local runtime under AWS's faults (make chaos ARGS="--tas
 simulate: $(STAMP)  ## the discrete-event model of the deployed system: docs/scale/*.png and results.md (docs/scale.md)
 	$(PY) -m sim $(ARGS)
 
+# The docs site (mkdocs.yml; mkdocs-material): README.md as the home page, docs/ the rest. --strict
+# fails on a broken link or anchor, or a page left out of the nav (tests/unit/test_docs_site.py too).
+docs: $(STAMP)  ## the docs site into site/ (mkdocs build --strict: broken links fail it)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache site

@@ -17,12 +17,21 @@ from sundial_cli.commands.resources import dead_letters, jobs, limits, signing_s
 from sundial_cli.commands.status_index import status_index
 from sundial_cli.commands.tasks import schedules, tasks
 from sundial_cli.commands.workflows import workflow_runs, workflows
-from sundial_cli.settings import OUTPUT_ENV
+from sundial_cli.settings import (
+    CONFIG_ENV,
+    DEFAULT_PORT,
+    KEY_ENV,
+    LOCAL_HOST,
+    OUTPUT_ENV,
+    PORT_ENV,
+    PROFILE_ENV,
+    URL_ENV,
+)
 
-EPILOG = f"""Settings: --url and --api-key, else $SUNDIAL_URL and $SUNDIAL_API_KEY, else the profile
-(--profile, else $SUNDIAL_PROFILE, else "default") in $SUNDIAL_CONFIG or
-~/.config/sundial/config.toml, else http://127.0.0.1:8080 with no key (make run's tenant
-"default").
+EPILOG = f"""Settings: --url and --api-key, else ${URL_ENV} and ${KEY_ENV}, else the profile
+(--profile, else ${PROFILE_ENV}, else "default") in ${CONFIG_ENV} or
+~/.config/sundial/config.toml, else http://{LOCAL_HOST}:${PORT_ENV} ({DEFAULT_PORT} when unset, as
+make run) with no key (make run's tenant "default").
 
 {output.EXIT_CODES}"""
 
@@ -43,7 +52,9 @@ class Sundial(click.Group):
 
 
 @click.group("sundial", cls=Sundial, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--url", metavar="URL", help="The API's URL (default http://127.0.0.1:8080).")
+@click.option(
+    "--url", metavar="URL", help=f"The API's URL (default http://{LOCAL_HOST}:${PORT_ENV}, else :{DEFAULT_PORT})."
+)
 @click.option("--api-key", metavar="KEY", help="The API key (the admin key for tenants and keys).")
 @click.option("--profile", metavar="NAME", help="A profile of the config file.")
 @click.option(

@@ -1,5 +1,6 @@
 """Where the command line talks to, and with which key: flags, then the environment, then a
-named profile in a config file, then the local runtime.
+named profile in a config file, then the local runtime (on ``$SUNDIAL_PORT`` when set, as
+`make run` listens there; else 8080).
 
 The config file is TOML (``$SUNDIAL_CONFIG``, else ``~/.config/sundial/config.toml``)::
 
@@ -20,13 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-DEFAULT_URL = "http://127.0.0.1:8080"
+LOCAL_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+"""The local runtime's port when ``$SUNDIAL_PORT`` is unset (local/settings.py's default)."""
+DEFAULT_URL = f"http://{LOCAL_HOST}:{DEFAULT_PORT}"
 DEFAULT_PROFILE = "default"
 URL_ENV = "SUNDIAL_URL"
 KEY_ENV = "SUNDIAL_API_KEY"
 PROFILE_ENV = "SUNDIAL_PROFILE"
 CONFIG_ENV = "SUNDIAL_CONFIG"
 OUTPUT_ENV = "SUNDIAL_OUTPUT"
+PORT_ENV = "SUNDIAL_PORT"
+"""The local runtime's port, read by `make run` too (local/settings.py spells it for the runtime;
+the command line reads it without importing the runtime)."""
 SHOWN_KEY_CHARS = 8
 
 
@@ -49,6 +56,16 @@ def config_path(env: Mapping[str, str]) -> Path:
         return Path(given).expanduser()
     home = Path(env.get("HOME") or Path.home())
     return home / ".config" / "sundial" / "config.toml"
+
+
+def local_url(env: Mapping[str, str]) -> str:
+    """The local runtime's URL: on ``$SUNDIAL_PORT`` when set (a port number), else on 8080."""
+    given = env.get(PORT_ENV, "").strip()
+    if not given:
+        return DEFAULT_URL
+    if not given.isdecimal() or not 1 <= int(given) <= 65_535:
+        raise ConfigError(f"${PORT_ENV} must be a port number (1 to 65535), not {given!r}")
+    return f"http://{LOCAL_HOST}:{int(given)}"
 
 
 def read_profiles(path: Path) -> dict[str, dict[str, str]]:
@@ -74,8 +91,9 @@ def resolve(
     url: str | None, api_key: str | None, profile: str | None, env: Mapping[str, str] | None = None
 ) -> Settings:
     """Each of the URL and the key from its flag, else its environment variable, else the profile
-    (``--profile``, else ``$SUNDIAL_PROFILE``, else ``default``), else the local runtime's URL and
-    no key. A profile named explicitly must exist; the default one may be absent."""
+    (``--profile``, else ``$SUNDIAL_PROFILE``, else ``default``), else the local runtime's URL
+    (:func:`local_url`: its port from ``$SUNDIAL_PORT``) and no key. A profile named explicitly
+    must exist; the default one may be absent."""
     env = os.environ if env is None else env
     named = profile or env.get(PROFILE_ENV) or None
     profiles = read_profiles(config_path(env))
@@ -90,7 +108,7 @@ def resolve(
     elif stored.get("url"):
         resolved_url, source = stored["url"], "profile"
     else:
-        resolved_url, source = DEFAULT_URL, "default"
+        resolved_url, source = local_url(env), "default"
     key = api_key or env.get(KEY_ENV) or stored.get("api_key") or None
     return Settings(url=resolved_url, api_key=key, profile=chosen, source=source)
 

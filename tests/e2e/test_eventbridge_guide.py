@@ -5,7 +5,8 @@ boto3 script in Python, with only the address replaced (tests/support/snippets.p
 run too: the AWS CLI as ``make`` installs it, a real access key issued with the admin key into the
 ``sundial`` profile, the queues made in the runtime's moto; the schedule's message is read back
 from the queue. What the guide asks the reader to set, the test sets: the admin key's variable
-(the runtime's admin key) and ``MOTO_URL`` (its banner's ``moto`` line); the AWS configuration
+(the runtime's admin key), the API's address (the runtime's) and ``MOTO_URL`` (its banner's
+``moto`` line); the AWS configuration
 files are the test's own (``AWS_CONFIG_FILE``, ``AWS_SHARED_CREDENTIALS_FILE``), never the
 machine's. The Terraform blocks are tests/e2e/test_eventbridge_terraform.py's."""
 
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 from shared.settings import env_name
+from sundial_cli.settings import URL_ENV
 from tests.support.eventually import until
 from tests.support.runtime import ADMIN_KEY, Client
 from tests.support.snippets import snippet
@@ -72,7 +74,7 @@ class Reader:
 
 def reader_env(sundial: Client, folder: Path) -> dict[str, str]:
     """A reader's environment: this one's without its AWS settings and Python path, the AWS
-    configuration files in ``folder``, and the two variables the guide asks for."""
+    configuration files in ``folder``, and the three variables the guide asks for."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -84,6 +86,7 @@ def reader_env(sundial: Client, folder: Path) -> dict[str, str]:
             "AWS_SHARED_CREDENTIALS_FILE": str(folder / "credentials"),
             env_name("admin_key"): ADMIN_KEY,  # the variable make run reads it from, as the guide's blocks do
             "MOTO_URL": moto_of(sundial),
+            URL_ENV: sundial.base,  # the API's address, as the README's tour exports it
         }
     )
     return env

@@ -1,16 +1,23 @@
 """The README's curl tour, pasted word for word into bash against ``make run``: every command
-answers as its comment says (the port is the test runtime's, nothing else is changed; ``<id>``
-is the id the tour's idempotent registration answered)."""
+answers as its comment says. Each runs after the tour's ``export`` line, which sets the API's
+address from the port variable ``make run`` reads; the test sets that variable to the test
+runtime's port, as a reader whose ``make run`` listens elsewhere would. Nothing in the commands is
+replaced but ``<id>``, by the id the tour's idempotent registration answered."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+
+from local.settings import LocalSettings
+from sundial_cli.settings import URL_ENV
 
 pytestmark = pytest.mark.e2e
 
@@ -19,13 +26,22 @@ GUIDE = README.parent / "docs" / "guide.md"
 """Where the tour goes on: the command line's tour, tenants and keys."""
 
 
-def tour() -> list[str]:
-    """The commands of the block after "In a third terminal:", one string each (a command runs
-    on over the lines that do not start another command or a comment)."""
+def block() -> str:
+    """The tour: the block after "In a third terminal:"."""
     text = README.read_text()
-    block = text.split("In a third terminal:", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    return text.split("In a third terminal:", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def exports() -> list[str]:
+    """The tour's ``export`` lines (the API's address), run before each command."""
+    return [line for line in block().splitlines() if line.startswith("export ")]
+
+
+def tour() -> list[str]:
+    """The commands of the tour, one string each (a command runs on over the lines that do not
+    start another command or a comment)."""
     commands: list[str] = []
-    for line in block.splitlines():
+    for line in block().splitlines():
         if line.startswith("curl "):
             commands.append(line)
         elif commands and not line.startswith("#"):
@@ -34,15 +50,11 @@ def tour() -> list[str]:
 
 
 def run(command: str, base: str) -> tuple[int, object]:
-    """The command as bash runs it, with ``-w`` for the status; (status, the JSON answer)."""
-    pasted = command.replace("localhost:8080", base.removeprefix("http://"))
-    done = subprocess.run(
-        ["bash", "-c", pasted.replace("curl -s ", "curl -s -w '\\n%{http_code}' ", 1)],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=False,
-    )
+    """The command as bash runs it after the tour's exports, with ``-w`` for the status, in an
+    environment whose port variable is the test runtime's; (status, the JSON answer)."""
+    env = {**os.environ, LocalSettings.setting_name("port"): str(urlsplit(base).port)}
+    script = "\n".join([*exports(), command.replace("curl -s ", "curl -s -w '\\n%{http_code}' ", 1)])
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30, check=False, env=env)
     assert done.returncode == 0, (command, done.stderr)
     body, _, status = done.stdout.rpartition("\n")
     return int(status), json.loads(body) if body.strip() else None
@@ -53,6 +65,10 @@ def test_the_curl_tour_runs_as_printed(sundial):
         pytest.skip("curl is not installed here")
     commands = tour()
     assert len(commands) >= 15, commands
+    assert [line.split("=", 1)[0] for line in exports()] == [f"export {URL_ENV}"], (
+        "the tour sets the API's address once"
+    )
+    assert all(URL_ENV in command and "8080" not in command for command in commands), "every command reads it"
     task_id = None
     for command in commands:
         if "<id>" in command and task_id is None:

@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from local.settings import LocalSettings
 from sundial_cli.main import cli
 from sundial_cli.settings import (
     CONFIG_ENV,
+    DEFAULT_PORT,
     DEFAULT_URL,
     KEY_ENV,
+    PORT_ENV,
     PROFILE_ENV,
     URL_ENV,
     ConfigError,
@@ -79,6 +82,42 @@ def test_without_anything_the_local_runtime_and_no_key(tmp_path: Path) -> None:
         "default",
         "default",
     )
+
+
+def test_without_a_url_the_local_runtime_on_its_port(tmp_path: Path) -> None:
+    settings = resolve(None, None, None, {CONFIG_ENV: str(tmp_path / "absent.toml"), PORT_ENV: "9090"})
+    assert (settings.url, settings.source) == ("http://127.0.0.1:9090", "default")
+
+
+def test_the_port_yields_to_a_flag_the_env_url_and_a_profile(config: Path) -> None:
+    port = {PORT_ENV: "9090"}
+    assert resolve("http://flag:3", None, None, env_with(config, **port)).url == "http://flag:3"
+    assert resolve(None, None, None, env_with(config, **port, **{URL_ENV: "http://env:2"})).url == "http://env:2"
+    assert resolve(None, None, None, env_with(config, **port)).url == "http://profile-default:1"
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_port_is_the_default_one(tmp_path: Path, given: str) -> None:
+    assert resolve(None, None, None, {CONFIG_ENV: str(tmp_path / "absent.toml"), PORT_ENV: given}).url == DEFAULT_URL
+
+
+@pytest.mark.parametrize("given", ["abc", "0", "65536", "-1", "80.5"])
+def test_a_port_that_is_not_one_is_a_usage_error(tmp_path: Path, given: str) -> None:
+    with pytest.raises(ConfigError, match=PORT_ENV):
+        resolve(None, None, None, {CONFIG_ENV: str(tmp_path / "absent.toml"), PORT_ENV: given})
+    result = CliRunner().invoke(
+        cli, ["tasks", "list"], env={CONFIG_ENV: str(tmp_path / "absent.toml"), PORT_ENV: given, URL_ENV: ""}
+    )
+    assert result.exit_code == 2
+    assert PORT_ENV in result.stderr
+
+
+def test_the_port_is_the_one_the_local_runtime_listens_on() -> None:
+    """The command line spells the variable itself (it imports no runtime): the same name, the
+    same default as local/settings.py's."""
+    assert LocalSettings.setting_name("port") == PORT_ENV
+    assert LocalSettings.model_fields["port"].default == DEFAULT_PORT
+    assert LocalSettings.from_env({PORT_ENV: "9090"}).port == 9090
 
 
 def test_a_named_profile_must_exist(config: Path) -> None:
