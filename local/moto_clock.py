@@ -32,7 +32,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-CLOCK_PATH = "/sundial/clock"
+from local.moto_server import CLOCK_PATH
 
 _lock = threading.Lock()
 _set: list[int] = []

@@ -16,8 +16,6 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from local.moto_clock import CLOCK_PATH
-
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -35,6 +33,11 @@ SNAPSHOT_PATH = "/sundial/snapshot"
 """``POST`` there: a moto that keeps its state takes a snapshot now, if anything changed (the runtime
 asks for one once it has made a data folder's resources at its first start: local/moto_journal.py
 keeps no KMS write)."""
+
+CLOCK_PATH = "/sundial/clock"
+"""``POST`` there ``{"now_ms": N}``: a moto whose SQS follows the runtime's clock sets it; ``GET``:
+what the advance looks at (local/moto_clock.py serves both). Beside :data:`SNAPSHOT_PATH`, here
+with the client that calls it, so the patches import this module and it imports none of them."""
 
 
 class ClockRefused(RuntimeError):
