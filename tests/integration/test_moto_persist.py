@@ -1,4 +1,4 @@
-"""moto's state saved and loaded again (local/moto_persist.py: `make run`'s data folder, see
+"""moto's state saved and loaded again (local/moto_host/persist.py: `make run`'s data folder, see
 docs/devserver.md): what the runtime keeps in moto comes back whole, and what moto times comes
 back right after a downtime (a downtime is moto's clock moved on between the save and the load)."""
 
@@ -15,8 +15,8 @@ import pytest
 from moto import mock_aws
 from moto.core.base_backend import BackendDict
 
-from local import moto_persist
-from local.moto_persist import SNAPSHOT, SnapshotMismatch, Snapshots, dump, load
+from local.moto_host import persist as moto_persist
+from local.moto_host.persist import SNAPSHOT, SnapshotMismatch, Snapshots, dump, load
 
 pytestmark = pytest.mark.integration
 
@@ -258,7 +258,7 @@ def test_a_snapshot_whose_copy_hangs_is_ended_and_the_last_one_is_kept(
 def test_reads_and_receives_leave_no_snapshot_due_and_writes_do() -> None:
     """An idle runtime's tick and pollers read every second: only what changes state makes a
     snapshot due (a receive's visibility need not survive a crash: SQS may deliver twice)."""
-    from local.moto_persist import reads_only
+    from local.moto_host.persist import reads_only
 
     def target(action: str) -> dict[str, str]:
         return {"HTTP_X_AMZ_TARGET": action}

@@ -14,7 +14,7 @@ other arguments (SSM's parameters), and Lambda's ``WeakValueDictionary`` of its 
 (:data:`READS` do not count), and once more at a
 clean stop (SIGTERM, which the runtime sends when it stops). A snapshot is taken by a forked
 child: the fork is the instant it stands for (taken holding the DynamoDB lock of
-local/moto_atomic.py, so no DynamoDB request is half done in it), and the child pickles that
+local/moto_patches/atomic.py, so no DynamoDB request is half done in it), and the child pickles that
 copy while the server goes on serving. It writes a temporary file and renames it over the last
 snapshot, so a crash leaves the previous snapshot whole.
 
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from local.moto_journal import Journal, journaled
+from local.moto_host.journal import Journal, journaled
 from local.private_files import private_file, private_folder
 
 SNAPSHOT = "moto.pickle"
@@ -132,7 +132,7 @@ def _header() -> dict[str, Any]:
 
 
 GENERATION = "generation"
-"""The snapshot's first journal file it does not hold (local/moto_journal.py), kept beside its
+"""The snapshot's first journal file it does not hold (local/moto_host/journal.py), kept beside its
 header (a snapshot written before the journal has none: 0)."""
 
 
@@ -248,7 +248,7 @@ class Snapshots:
         """How long the last snapshot's fork held the server (the DynamoDB lock held meanwhile)."""
         self._lock = threading.Lock()
         self.journal = Journal(folder)
-        """The answered writes since the last snapshot (local/moto_journal.py)."""
+        """The answered writes since the last snapshot (local/moto_host/journal.py)."""
 
     def restore(self, app: Callable[..., Any]) -> None:
         """The last snapshot loaded, and the journal's writes since replayed through ``app``
@@ -280,14 +280,14 @@ class Snapshots:
 
     def take(self) -> bool:
         """One snapshot, now, if requests that change state came since the last; whether one was written."""
-        from local.moto_atomic import _LOCK
+        from local.moto_patches.atomic import _LOCK
 
         with self._lock:
             seen = self.requests
             if seen == self._saved_at_request:
                 return False
             forking = time.monotonic()
-            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_journal.py)
+            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_host/journal.py)
                 generation = self.journal.number + 1
                 child = os.fork()
                 if child != 0:
@@ -364,7 +364,7 @@ def reads_only(environ: dict[str, Any]) -> bool:
 
 
 def _sqs_now() -> float:
-    """moto's SQS time (the wall's, or the virtual clock's: local/moto_clock.py)."""
+    """moto's SQS time (the wall's, or the virtual clock's: local/moto_patches/clock.py)."""
     import moto.sqs.models as sqs_models
 
     return float(sqs_models.unix_time_millis())
@@ -378,7 +378,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from local.moto_atomic import _LOCK
+    from local.moto_patches.atomic import _LOCK
     from local.moto_server import SNAPSHOT_PATH
 
     die_with_parent()

@@ -1,0 +1,1 @@
+"""What runs in the process that hosts moto for the local runtime."""
