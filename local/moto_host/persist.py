@@ -125,6 +125,16 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+_RENAMED = {"local.moto_persist": __name__}
+"""Modules a snapshot may name that have been renamed since: one written before this module moved
+(from local/moto_persist.py) names the rebuilds above there, and loads as it did."""
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(_RENAMED.get(module, module), name)
+
+
 def _header() -> dict[str, Any]:
     from moto import __version__
 
@@ -190,7 +200,7 @@ def load(path: Path) -> tuple[int, int]:
     LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
     try:
         with path.open("rb") as file:
-            unpickler = pickle.Unpickler(file)  # noqa: S301 - the runtime's own file, in its own data folder
+            unpickler = _Unpickler(file)  # unpickled: the runtime's own file, in its own data folder
             header = unpickler.load()
             if header != _header():
                 raise SnapshotMismatch(f"{path} was written by {header}, this is {_header()}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,6 +215,31 @@ def test_a_snapshot_of_another_moto_is_refused(aws, tmp_path: Path, monkeypatch:
     monkeypatch.setattr(moto_persist, "_header", lambda: {"format": moto_persist.FORMAT, "moto": "0.0.0"})
     with pytest.raises(SnapshotMismatch):
         load(path)
+
+
+def test_a_snapshot_written_before_this_module_moved_loads_as_it_did(aws, tmp_path: Path) -> None:
+    """A data folder's snapshot written while this module was local/moto_persist.py names its
+    rebuilds (SSM's defaultdicts, KMS's private keys) there: it loads under the new name."""
+    kms = boto3.client("kms", region_name="us-east-1")
+    key = kms.create_key(KeyUsage="ENCRYPT_DECRYPT")["KeyMetadata"]["Arn"]
+    blob = kms.encrypt(KeyId=key, Plaintext=b"kept")["CiphertextBlob"]
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    ssm.put_parameter(Name="/kept", Value="v", Type="String")
+    ssm.add_tags_to_resource(ResourceType="Parameter", ResourceId="/kept", Tags=[{"Key": "k", "Value": "v"}])
+    path = tmp_path / "moto.pickle"
+    with pytest.MonkeyPatch.context() as old:  # the module under its old name, as it pickled then
+        old.setitem(sys.modules, "local.moto_persist", moto_persist)
+        for rebuild in (moto_persist._defaultdict, moto_persist._nested_tags, moto_persist._private_key):
+            old.setattr(rebuild, "__module__", "local.moto_persist")
+        dump(path)
+    assert b"local.moto_persist" in path.read_bytes()
+    assert b"local.moto_host" not in path.read_bytes()
+    BackendDict.reset()
+    load(path)
+    assert kms.decrypt(CiphertextBlob=blob)["Plaintext"] == b"kept"
+    assert ssm.get_parameter(Name="/kept")["Parameter"]["Value"] == "v"
+    tags = ssm.list_tags_for_resource(ResourceType="Parameter", ResourceId="/kept")["TagList"]
+    assert tags == [{"Key": "k", "Value": "v"}]
 
 
 def test_a_lambda_default_factory_moto_has_not_been_taught_is_refused_when_saved(aws, tmp_path: Path) -> None:
