@@ -125,9 +125,9 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
-_RENAMED = {"local.moto_persist": __name__}
+_RENAMED = {"local.moto_persist": __name__}  # old-name
 """Modules a snapshot may name that have been renamed since: one written before this module moved
-(from local/moto_persist.py) names the rebuilds above there, and loads as it did."""
+into local/moto_host/ names the rebuilds above by its old module name, and loads as it did."""
 
 
 class _Unpickler(pickle.Unpickler):

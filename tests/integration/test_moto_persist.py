@@ -218,8 +218,9 @@ def test_a_snapshot_of_another_moto_is_refused(aws, tmp_path: Path, monkeypatch:
 
 
 def test_a_snapshot_written_before_this_module_moved_loads_as_it_did(aws, tmp_path: Path) -> None:
-    """A data folder's snapshot written while this module was local/moto_persist.py names its
-    rebuilds (SSM's defaultdicts, KMS's private keys) there: it loads under the new name."""
+    """A data folder's snapshot written before local/moto_host/persist.py moved there names its
+    rebuilds (SSM's defaultdicts, KMS's private keys) by the module's old name: it loads."""
+    old_name = "local.moto_persist"  # old-name
     kms = boto3.client("kms", region_name="us-east-1")
     key = kms.create_key(KeyUsage="ENCRYPT_DECRYPT")["KeyMetadata"]["Arn"]
     blob = kms.encrypt(KeyId=key, Plaintext=b"kept")["CiphertextBlob"]
@@ -228,11 +229,11 @@ def test_a_snapshot_written_before_this_module_moved_loads_as_it_did(aws, tmp_pa
     ssm.add_tags_to_resource(ResourceType="Parameter", ResourceId="/kept", Tags=[{"Key": "k", "Value": "v"}])
     path = tmp_path / "moto.pickle"
     with pytest.MonkeyPatch.context() as old:  # the module under its old name, as it pickled then
-        old.setitem(sys.modules, "local.moto_persist", moto_persist)
+        old.setitem(sys.modules, old_name, moto_persist)
         for rebuild in (moto_persist._defaultdict, moto_persist._nested_tags, moto_persist._private_key):
-            old.setattr(rebuild, "__module__", "local.moto_persist")
+            old.setattr(rebuild, "__module__", old_name)
         dump(path)
-    assert b"local.moto_persist" in path.read_bytes()
+    assert old_name.encode() in path.read_bytes()
     assert b"local.moto_host" not in path.read_bytes()
     BackendDict.reset()
     load(path)
