@@ -68,7 +68,7 @@ class MotoCosts:
     it (``make simulate ARGS="--local --moto-ms Query=3.1 ..."`` replaces any of them). Measured
     by `make bench ARGS="--costs"` (bench/costs.py: 300 calls of each kind from one thread on the
     local runtime's moto, its CPU time from /proc less its idle ticking) on the 2-core machine
-    docs/measured.md's figures come from, with the moto patches of local/ (the send no longer counts
+    docs/measured.md's figures come from, with the moto patches of local/moto_patches/ (the send no longer counts
     its queue); the receive's growth with its queue was measured once before them."""
 
     claim_ms: float = 4.2

@@ -1,5 +1,5 @@
 """moto stands in for AWS locally and in the tests; where it differed in a way Sundial relies on,
-local/ patches it (tests/conftest.py applies the patches). These tests pin that behaviour."""
+local/moto_patches/ patches it (tests/conftest.py applies the patches). These tests pin that behaviour."""
 
 from __future__ import annotations
 
