@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from local.moto_persist import SNAPSHOT
+from local.moto_host.persist import SNAPSHOT
 from local.moto_server import free_port
 from local.settings import LocalSettings
 

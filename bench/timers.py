@@ -8,7 +8,7 @@ clock fails on a busy CI machine and proves nothing on an idle one. The figures 
 * ``--batching-window``: the local event source's batching window (``local.sqs_lambda``,
   Lambda's MaximumBatchingWindowInSeconds) of 0.3 s: how long after the window a batch went, for
   a lone message, and for a message added 0.2 s into a window (the window runs from the first);
-* ``--long-polls``: moto's SQS long polls as the suites patch them (``local.moto_sqs``): how long
+* ``--long-polls``: moto's SQS long polls as the suites patch them (``local.moto_patches.sqs``): how long
   after a delayed message, or one whose visibility timeout ran out, became visible a poll started
   0.3 s before returned it (unpatched moto: about 300 ms, its next look a second after the poll
   began); how long after a send a waiting poll returned it; how far past its 1 s an empty poll ran;
@@ -71,11 +71,14 @@ def long_polls(rounds: int) -> None:
     import boto3
     from moto import mock_aws
 
-    from local.moto_sqs import make_long_polling_prompt, make_receive_linear
+    from local.moto_patches.sqs import make_long_polling_prompt, make_receive_linear
 
     make_long_polling_prompt()
     make_receive_linear()
-    print("moto's long polls, patched (local.moto_sqs): how long after the message could be seen a poll returned it")
+    print(
+        "moto's long polls, patched (local.moto_patches.sqs): "
+        "how long after the message could be seen a poll returned it"
+    )
     samples: list[tuple[float, float, float, float]] = []
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")

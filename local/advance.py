@@ -3,7 +3,7 @@ no SQS pollers; :meth:`Advance.to` drives them, instant by instant, up to the ti
 
 Each step settles the present (waits until no work is under way, hands every receivable message
 of each lane to the trigger as its event source would, and again until nothing is left), then
-moves the clock, in the runtime and in moto's SQS (local/moto_clock.py), to the earliest of:
+moves the clock, in the runtime and in moto's SQS (local/moto_patches/clock.py), to the earliest of:
 
 * a sleeping thread's deadline (a trigger waiting for a due time or a retry's start, a limit's
   hold: ``shared.domain.times.sleep`` on the clock);
@@ -15,7 +15,7 @@ moves the clock, in the runtime and in moto's SQS (local/moto_clock.py), to the 
   month of them: a tick after a month's jump would otherwise look at 43,200 minute buckets.
 
 Finding that occurrence reads the table's bucket partitions inside the moto process
-(``local.moto_clock.earliest_unstaged_ms``, asked with the step's other looks in one request:
+(``local.moto_patches.clock.earliest_unstaged_ms``, asked with the step's other looks in one request:
 ``MotoServer.look``): the local runtime's own look at moto, which the product never makes.
 Occurrences therefore fire in due order, each after everything due before it has fired and been
 recorded.

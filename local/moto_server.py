@@ -16,8 +16,6 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from local.moto_clock import CLOCK_PATH
-
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -33,8 +31,13 @@ millisecond; a start waited half this on average after moto was ready)."""
 
 SNAPSHOT_PATH = "/sundial/snapshot"
 """``POST`` there: a moto that keeps its state takes a snapshot now, if anything changed (the runtime
-asks for one once it has made a data folder's resources at its first start: local/moto_journal.py
+asks for one once it has made a data folder's resources at its first start: local/moto_host/journal.py
 keeps no KMS write)."""
+
+CLOCK_PATH = "/sundial/clock"
+"""``POST`` there ``{"now_ms": N}``: a moto whose SQS follows the runtime's clock sets it; ``GET``:
+what the advance looks at (local/moto_patches/clock.py serves both). Beside :data:`SNAPSHOT_PATH`, here
+with the client that calls it, so the patches import this module and it imports none of them."""
 
 
 class ClockRefused(RuntimeError):
@@ -74,7 +77,7 @@ def free_port() -> int:
 
 
 AWAIT_ARGUMENT = "--await-configuration"
-"""local/moto_process.py with it imports moto's modules, then reads its arguments and environment
+"""local/moto_host/process.py with it imports moto's modules, then reads its arguments and environment
 from its standard input (one JSON line: :meth:`EarlyMoto.configure`)."""
 
 
@@ -87,7 +90,7 @@ class EarlyMoto:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "local.moto_process", AWAIT_ARGUMENT],
+            [sys.executable, "-m", "local.moto_host.process", AWAIT_ARGUMENT],
             stdin=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env={**os.environ, **FAKE_ENV},
@@ -119,7 +122,7 @@ class MotoServer:
         self.port = port or free_port()
         self.env = env or {}
         self.shown = shown
-        """Whether what the process prints (its stdout: local/moto_persist.py's lines) shows in
+        """Whether what the process prints (its stdout: local/moto_host/persist.py's lines) shows in
         this process's; werkzeug's request lines (stderr) never do."""
         self.endpoint = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
@@ -140,7 +143,7 @@ class MotoServer:
             self._process = early.configure(arguments, environment, shown=self.shown)
             return
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "local.moto_process", *arguments],
+            [sys.executable, "-m", "local.moto_host.process", *arguments],
             stdout=None if self.shown else subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=environment,
@@ -166,11 +169,11 @@ class MotoServer:
 
     def set_clock(self, now_ms: int) -> int:
         """Set the time of this moto's SQS (a process started with ``local.settings.MOTO_CLOCK_ENV``:
-        local/moto_clock.py); the time it holds is answered."""
+        local/moto_patches/clock.py); the time it holds is answered."""
         return int(self._clock("POST", CLOCK_PATH, json.dumps({"now_ms": now_ms}).encode())["now_ms"])
 
     def look(self, table: str | None = None, *, shards: int | None = None) -> Look:
-        """What the virtual clock's advance asks moto at each step (local/moto_clock.py), in one
+        """What the virtual clock's advance asks moto at each step (local/moto_patches/clock.py), in one
         request: the next moment a message becomes receivable, the queues with one receivable now,
         and given ``table`` and ``shards``, the shards' marks and clean map and the earliest due
         time nobody staged past where their windows start."""
@@ -183,7 +186,7 @@ class MotoServer:
 
     def _clock(self, method: str, path: str, body: bytes | None = None) -> dict[str, Any]:
         """One request to the clock's route on a connection kept open (moto's front keeps it:
-        local/moto_front.py): an advance makes three or four a step, and a connection of each
+        local/moto_host/front.py): an advance makes three or four a step, and a connection of each
         one's own cost a connect, an accept and a thread in moto every time. A connection moto
         closed meanwhile is opened again once."""
         with self._clock_lock:
@@ -207,7 +210,7 @@ class MotoServer:
         raise AssertionError("unreachable")
 
     def snapshot(self) -> bool:
-        """Have a moto that keeps its state (local/moto_persist.py) take a snapshot now; whether it wrote one."""
+        """Have a moto that keeps its state (local/moto_host/persist.py) take a snapshot now; whether it wrote one."""
         request = urllib.request.Request(f"{self.endpoint}{SNAPSHOT_PATH}", data=b"{}", method="POST")  # noqa: S310
         with urllib.request.urlopen(request, timeout=120) as answer:  # noqa: S310 (loopback)
             return bool(json.loads(answer.read())["saved"])
@@ -219,7 +222,7 @@ class MotoServer:
 
     def stop(self, timeout: float = 5.0) -> None:
         """SIGTERM, and SIGKILL if it has not exited within ``timeout`` (a moto that keeps its
-        state writes its last snapshot first: local/moto_persist.py)."""
+        state writes its last snapshot first: local/moto_host/persist.py)."""
         with self._clock_lock:
             if self._clock_connection is not None:
                 self._clock_connection.close()

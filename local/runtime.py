@@ -33,9 +33,9 @@ from local.faults import Injector, install_faults
 from local.function_url import as_default_tenant
 from local.functions import EventInvokeConfig, FunctionServer
 from local.http_adapter import make_server
-from local.moto_journal import Journal
-from local.moto_journal import remove as remove_journal
-from local.moto_persist import SNAPSHOT
+from local.moto_host.journal import Journal
+from local.moto_host.journal import remove as remove_journal
+from local.moto_host.persist import SNAPSHOT
 from local.moto_server import EarlyMoto, MotoServer, quiet_metrics
 from local.private_files import private_folder
 from local.recursion import carry_lineage
@@ -251,7 +251,7 @@ class Runtime:
 
     def _kept(self, jobs_created: Any) -> None:
         """Once the resources are made: at a data folder's first start, a snapshot of them (its
-        KMS key is in no journal: local/moto_journal.py)."""
+        KMS key is in no journal: local/moto_host/journal.py)."""
         jobs_created.result()
         if self._first_start:
             self.moto.snapshot()

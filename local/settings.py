@@ -21,7 +21,7 @@ The runtime's knobs are read from these variables (the only place they are spell
 * ``SUNDIAL_LOCAL_AUTHORIZER_CACHE_S``: how long the local API Gateway keeps the authorizer's
   answer for one key (60 s, as the stack's API Gateway does: a revoked key works that long);
 * ``SUNDIAL_LOCAL_MOTO_FRONT``: ``werkzeug`` serves moto with moto's own server (werkzeug's, Flask
-  for every request) instead of local/moto_front.py's lean front;
+  for every request) instead of local/moto_host/front.py's lean front;
 * ``SUNDIAL_CLOCK``: ``virtual`` runs the runtime on a clock that moves only when
   ``POST /v1/test/clock:advance`` moves it (docs/virtual-clock.md; ``wall`` by default);
 * ``SUNDIAL_SCHEDULER_AUTH``: ``sigv4`` verifies each EventBridge Scheduler API request's
@@ -66,8 +66,8 @@ FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"
 MOTO_DATA_ENV = "SUNDIAL_LOCAL_MOTO_DATA"
 """The folder the moto process keeps its state in (set by the runtime from its ``data`` setting)."""
 SNAPSHOT_PERIOD_S = 10.0
-"""How often the moto process snapshots its state while requests come in (local/moto_persist.py).
-What an unclean stop would lose between two is in the journal (local/moto_journal.py), so the
+"""How often the moto process snapshots its state while requests come in (local/moto_host/persist.py).
+What an unclean stop would lose between two is in the journal (local/moto_host/journal.py), so the
 period bounds only what a start after a crash replays (about 10 s of writes) against the CPU of
 the forked copies (0.3 to 0.5 s each with 6,000 to 10,000 tasks: every 2 s, as before the
 journal, that was a sixth of a core at 100 fires a second)."""
@@ -82,17 +82,17 @@ IN_MEMORY = "memory"
 """``SUNDIAL_DATA=memory``: no data folder, everything kept in memory (the tests' runtimes: a
 snapshot every 2 s of a runtime under test is CPU no test needs)."""
 MOTO_CLOCK_ENV = "SUNDIAL_LOCAL_MOTO_CLOCK"
-"""Set (to 1) for a moto process whose SQS follows the time the runtime sets (local/moto_clock.py)."""
+"""Set (to 1) for a moto process whose SQS follows the time the runtime sets (local/moto_patches/clock.py)."""
 MOTO_FRONT_ENV = "SUNDIAL_LOCAL_MOTO_FRONT"
 """Set to ``werkzeug`` for a moto process served by moto's own server (werkzeug's, with Flask for
-every request) instead of local/moto_front.py's: the fidelity test's reference, and the bench's
+every request) instead of local/moto_host/front.py's: the fidelity test's reference, and the bench's
 "before"."""
 WERKZEUG_FRONT = "werkzeug"
 INDEX_LAG_ENV = "SUNDIAL_LOCAL_INDEX_LAG_MS"
-"""How long after a write the moto process's index Queries see it (local/moto_index_lag.py; unset: at once)."""
+"""How long after a write the moto process's index Queries see it (local/moto_patches/index_lag.py; unset: at once)."""
 READ_LAG_ENV = "SUNDIAL_LOCAL_READ_LAG_MS"
 """How long after a write the moto process's eventually consistent GetItems may still miss it
-(local/moto_read_lag.py; unset: never)."""
+(local/moto_patches/read_lag.py; unset: never)."""
 _KNOBS = {
     "port": "SUNDIAL_PORT",
     "tick_period_s": "SUNDIAL_TICK_PERIOD_S",

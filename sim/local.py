@@ -68,7 +68,7 @@ class MotoCosts:
     it (``make simulate ARGS="--local --moto-ms Query=3.1 ..."`` replaces any of them). Measured
     by `make bench ARGS="--costs"` (bench/costs.py: 300 calls of each kind from one thread on the
     local runtime's moto, its CPU time from /proc less its idle ticking) on the 2-core machine
-    docs/measured.md's figures come from, with the moto patches of local/ (the send no longer counts
+    docs/measured.md's figures come from, with the moto patches of local/moto_patches/ (the send no longer counts
     its queue); the receive's growth with its queue was measured once before them."""
 
     claim_ms: float = 4.2
@@ -89,7 +89,7 @@ class MotoCosts:
     send_per_entry_queued_ms: float = 0.0
     """What a sent message costs per message already queued. Unpatched moto builds the queue's
     attributes for every message sent, counting its messages (a batch of 10 measured 2.9, 10.0
-    and 79.9 ms at 0, 50 and 500 queued: 0.015); local/moto_sqs.py's ``make_send_linear`` took
+    and 79.9 ms at 0, 50 and 500 queued: 0.015); local/moto_patches/sqs.py's ``make_send_linear`` took
     that out."""
     receive_message_ms: float = 1.9
     """A long poll's answer of up to ten messages (its wait costs no CPU), besides the queue's

@@ -24,16 +24,16 @@ os.environ.pop("AWS_PROFILE", None)
 # polling), make it behave like AWS for every suite; and where it is needlessly slow (a Query
 # sorting the whole table, a transaction copying it, a send counting the queue, its generic
 # serializer, expressions parsed anew), as fast as the local runtime's moto process.
-from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
-from local.moto_dispatch import make_actions_remembered  # noqa: E402
-from local.moto_expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
-from local.moto_index_lag import make_index_queries_lag  # noqa: E402
-from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
-from local.moto_numbers import make_numbers_checked  # noqa: E402
-from local.moto_query import make_query_partitioned  # noqa: E402
-from local.moto_read_lag import make_reads_lag  # noqa: E402
-from local.moto_serialize import make_json_serialization_direct  # noqa: E402
-from local.moto_sqs import (  # noqa: E402
+from local.moto_patches.atomic import make_dynamodb_writes_atomic  # noqa: E402
+from local.moto_patches.dispatch import make_actions_remembered  # noqa: E402
+from local.moto_patches.expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
+from local.moto_patches.index_lag import make_index_queries_lag  # noqa: E402
+from local.moto_patches.kms import make_symmetric_keys_cheap  # noqa: E402
+from local.moto_patches.numbers import make_numbers_checked  # noqa: E402
+from local.moto_patches.query import make_query_partitioned  # noqa: E402
+from local.moto_patches.read_lag import make_reads_lag  # noqa: E402
+from local.moto_patches.serialize import make_json_serialization_direct  # noqa: E402
+from local.moto_patches.sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_clock_cheap,
     make_long_polling_prompt,
@@ -44,7 +44,7 @@ from local.moto_sqs import (  # noqa: E402
     make_receive_linear,
     make_send_linear,
 )
-from local.moto_transact import make_transactions_copy_items  # noqa: E402
+from local.moto_patches.transact import make_transactions_copy_items  # noqa: E402
 
 make_dynamodb_writes_atomic()
 make_long_polling_prompt()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from local.moto_persist import SNAPSHOT
+from local.moto_host.persist import SNAPSHOT
 from local.settings import LocalSettings
 from shared.settings import env_name
 from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, PROFILE_ENV, URL_ENV
@@ -130,7 +130,7 @@ def test_a_clean_stop_keeps_tasks_tenants_and_the_admin_key_and_what_fell_due_fo
 
 def test_a_kill_9_right_after_its_answers_loses_nothing_it_answered(tmp_path, receiver):
     """Five registrations answered 201, then ``kill -9`` at once (no snapshot since: the journal,
-    local/moto_journal.py, holds them), then a start on the same folder: all there."""
+    local/moto_host/journal.py, holds them), then a start on the same folder: all there."""
     data = tmp_path / "data"
     with running_runtime(data, admin_key=None) as first:
         admin = admin_key(first)

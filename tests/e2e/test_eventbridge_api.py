@@ -14,7 +14,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from local.moto_sqs import THROTTLE_TAG
+from local.moto_patches.sqs import THROTTLE_TAG
 from tests.support.access_keys import issued_access_key
 from tests.support.eventually import until
 from tests.support.recordings import names, recording, source
@@ -561,7 +561,7 @@ def test_a_throttled_target_is_retried_then_dead_lettered_with_the_exhausted_con
 ) -> None:
     sqs = _aws(sundial, "sqs")
     dlq = sqs.create_queue(QueueName="eb-retry-dlq")["QueueUrl"]
-    # make run's moto refuses this queue's next sends as SQS does past its rate (local/moto_sqs.py)
+    # make run's moto refuses this queue's next sends as SQS does past its rate (local/moto_patches/sqs.py)
     sqs.create_queue(QueueName="eb-throttled", tags={THROTTLE_TAG: "1000"})
     due = (datetime.now(UTC) + timedelta(seconds=2)).replace(microsecond=0)
     scheduler.create_schedule(

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 FLOOD = 600
 """Normal tasks due within one second: more than the local runtime fires on time, so the normal
 lane falls behind (alone on this machine: the flood's p90 0.7-1.1 s late, the high tasks at most
-0.2 s). It was 300 until moto got its own front (local/moto_front.py): the runtime then kept pace
+0.2 s). It was 300 until moto got its own front (local/moto_host/front.py): the runtime then kept pace
 with 300 on an idle machine (the flood's p90 0.03 s), and the comparison below meant nothing.
 More only loads the machine the other suites share (1,000 made a CPU-starved run time calls out
 and fire them again); the figures at 1,500 are ``make bench ARGS="--priority"``'s."""

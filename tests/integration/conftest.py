@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
-from local.moto_index_lag import index_lag
+from local.moto_patches.index_lag import index_lag
 from shared.scans import ScanInvoker
 from shared.settings import Platform, Settings, env_name, from_env
 from shared.stranded import StrandedWatch
@@ -31,7 +31,7 @@ class Answer:
 
 INDEX_LAG_S = 0.3
 """How long after a write a Query of a table's index sees it, as on AWS (a GSI is eventually
-consistent: local/moto_index_lag.py); a test that lists what it just wrote waits for it
+consistent: local/moto_patches/index_lag.py); a test that lists what it just wrote waits for it
 (tests/support/eventually.py). A test may pin its own lag and clock inside this one."""
 
 

@@ -81,7 +81,7 @@ def test_waiting_letters_list_full_pages_and_count_exactly_until_redriven(store:
         store.record(n, redriven=True)
     store.record(5, tenant="other")
 
-    def settled() -> None:  # the index's lag (local/moto_index_lag.py)
+    def settled() -> None:  # the index's lag (local/moto_patches/index_lag.py)
         assert store.waiting() == waiting[::-1]
         assert store.letters.count("default", WAITING) == 3
         assert store.letters.count("other", WAITING) == 1

@@ -55,7 +55,7 @@ def test_running_and_failed_jobs_list_full_pages_and_count_exactly(records: Any)
     _start(records, "job-other", 5, tenant="other")
     assert records.failed("job-other", "the processor answered HTTP 500")
 
-    def settled() -> None:  # the index's lag (local/moto_index_lag.py)
+    def settled() -> None:  # the index's lag (local/moto_patches/index_lag.py)
         assert _listed(records, JobStatus.FAILED) == [failed]
         assert _listed(records, JobStatus.RUNNING) == [running]
         assert [records.count("default", s) for s in (JobStatus.RUNNING, JobStatus.FAILED)] == [1, 1]

@@ -1,6 +1,6 @@
 """Lists are eventually consistent, as on AWS: tasks and jobs are listed through the ``by_tenant``
 GSI, which a write reaches a moment later ("Using Global Secondary Indexes in DynamoDB": a GSI
-answers eventually consistent reads only), modelled on moto by local/moto_index_lag.py; a read by
+answers eventually consistent reads only), modelled on moto by local/moto_patches/index_lag.py; a read by
 id is strongly consistent. And what is past its retention is left out of lists before DynamoDB's
 TTL deletes it (maybe days later: "Using time to live (TTL) in DynamoDB")."""
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from local.moto_index_lag import index_lag
+from local.moto_patches.index_lag import index_lag
 from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.integration

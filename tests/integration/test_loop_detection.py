@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 
 
 def test_moto_keeps_a_batch_entrys_trace_header_as_sqs_does() -> None:
-    """SQS keeps each batch entry's AWSTraceHeader; moto's batch dropped it (local/moto_sqs.py)."""
+    """SQS keeps each batch entry's AWSTraceHeader; moto's batch dropped it (local/moto_patches/sqs.py)."""
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")
         url = sqs.create_queue(QueueName="traced")["QueueUrl"]

@@ -1,4 +1,4 @@
-"""moto's SQS on the runtime's clock (local/moto_clock.py): in a moto process started with
+"""moto's SQS on the runtime's clock (local/moto_patches/clock.py): in a moto process started with
 ``MOTO_CLOCK_ENV``, a delayed message becomes receivable, and a received one visible again, when
 the time the runtime set passes its moment, not when the wall does. Without the patch moto reads
 the wall: a 15-minute delay would hold the message for 15 real minutes, and the first test fails.
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from local.moto_clock import CLOCK_PATH
+from local.moto_patches.clock import CLOCK_PATH
 from local.moto_server import ClockRefused, MotoServer
 from local.settings import MOTO_CLOCK_ENV
 from tests.support.moto_process import client as moto_client
@@ -152,10 +152,10 @@ def test_the_advances_look_finds_the_earliest_unstaged_bucket_item_as_a_scan_of_
 
 def test_the_advances_look_reads_the_marks_and_the_clean_map_as_the_store_does(aws: None) -> None:
     """The look reads the shards' marks and the tick's clean map off moto's table in its own
-    process (``local.moto_clock.scan_marks``); the oracle is the store's own BatchGetItem of the
+    process (``local.moto_patches.clock.scan_marks``); the oracle is the store's own BatchGetItem of the
     same items (``DynamoPipelineStore.scan_marks``), over marks written by scans, a shard never
     scanned, a lease held, and a clean map naming a shard past the ones asked for."""
-    from local.moto_clock import scan_marks
+    from local.moto_patches.clock import scan_marks
     from shared.settings import from_env
     from shared.store.pipeline import DynamoPipelineStore
 

@@ -1,5 +1,5 @@
 """moto stands in for AWS locally and in the tests; where it differed in a way Sundial relies on,
-local/ patches it (tests/conftest.py applies the patches). These tests pin that behaviour."""
+local/moto_patches/ patches it (tests/conftest.py applies the patches). These tests pin that behaviour."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_moto_server_looks_up_a_hosts_backend_once() -> None:
     from moto.moto_server import werkzeug_app
     from moto.server import DomainDispatcherApplication, create_backend_app
 
-    from local.moto_dispatch import make_dispatch_cached
+    from local.moto_patches.dispatch import make_dispatch_cached
 
     make_dispatch_cached()
     app = DomainDispatcherApplication(create_backend_app)
@@ -187,7 +187,7 @@ def test_moto_lists_a_handler_class_methods_once() -> None:
     from moto.core import responses, utils
     from moto.dynamodb.responses import DynamoHandler
 
-    from local.moto_dispatch import make_actions_remembered
+    from local.moto_patches.dispatch import make_actions_remembered
 
     make_actions_remembered()
     with mock_aws():
@@ -275,8 +275,8 @@ def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> Non
 
 def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_at_once(keyed_table: object) -> None:
     """A GSI is eventually consistent ("Using Global Secondary Indexes in DynamoDB"): with a lag
-    set (local/moto_index_lag.py), an index Query leaves out what was put less than the lag ago."""
-    from local.moto_index_lag import index_lag
+    set (local/moto_patches/index_lag.py), an index Query leaves out what was put less than the lag ago."""
+    from local.moto_patches.index_lag import index_lag
 
     dynamodb: Any = keyed_table
     now = [1000.0]
@@ -308,9 +308,9 @@ def test_an_eventually_consistent_read_may_miss_a_recent_write_and_a_strongly_co
     keyed_table: object,
 ) -> None:
     """ "Read consistency": a GetItem without ConsistentRead may answer with the item as it was
-    before a recent write. With a lag set (local/moto_read_lag.py) it does, for every kind of write
+    before a recent write. With a lag set (local/moto_patches/read_lag.py) it does, for every kind of write
     that succeeded; a failed conditional write leaves nothing to see."""
-    from local.moto_read_lag import read_lag
+    from local.moto_patches.read_lag import read_lag
 
     dynamodb: Any = keyed_table
     now = [1000.0]
@@ -356,11 +356,11 @@ def test_a_lagging_write_copies_and_records_the_item_it_replaces_inside_the_writ
 ) -> None:
     """DynamoDB's writes to one item are atomic. With a lag set, a write copies the item it is about
     to replace and records the copy after it wrote: both inside the lock moto's writes hold
-    (local/moto_atomic.py), or the trigger's threads claiming one occurrence at once copy an item
+    (local/moto_patches/atomic.py), or the trigger's threads claiming one occurrence at once copy an item
     another claim is changing (a clean-clone run failed on "dictionary changed size during
     iteration") and record their versions out of order."""
-    from local import moto_read_lag
-    from local.moto_atomic import held
+    from local.moto_patches import read_lag as moto_read_lag
+    from local.moto_patches.atomic import held
 
     dynamodb: Any = keyed_table
     seen: list[tuple[str, bool]] = []
@@ -388,7 +388,7 @@ def test_a_lagging_write_copies_and_records_the_item_it_replaces_inside_the_writ
 
 def test_a_number_that_does_not_parse_is_refused_as_dynamodb_refuses_it(keyed_table: object) -> None:
     """Numbers travel as strings; DynamoDB answers one that is not a number with a
-    ValidationException (local/moto_numbers.py): unpatched moto stored it."""
+    ValidationException (local/moto_patches/numbers.py): unpatched moto stored it."""
     dynamodb: Any = keyed_table
     key = {"pk": {"S": "p01"}, "sk": {"N": "1"}}
     for value in ({"N": "null"}, {"N": "b"}, {"N": ""}, {"NS": ["1", "b"]}, {"N": "NaN"}):
@@ -588,7 +588,7 @@ def test_a_dynamodb_answer_is_serialized_as_moto_serializes_it_without_its_gener
     from moto.core.responses import ActionResult
     from moto.core.serialize import JSONSerializer
 
-    from local.moto_serialize import Unsupported, fast_body
+    from local.moto_patches.serialize import Unsupported, fast_body
 
     dynamodb: Any = keyed_table
     patched = ActionResult.execute_result
@@ -664,7 +664,7 @@ def test_an_expression_is_parsed_once_and_its_values_still_decide(keyed_table: o
 
 def test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_flight() -> None:
     """moto iterated the set of messages in flight while a delete on another thread changed it
-    ("Set changed size during iteration", local/moto_sqs.py): the property now reads a copy, and
+    ("Set changed size during iteration", local/moto_patches/sqs.py): the property now reads a copy, and
     still answers the FIFO groups. Here reading one message's group deletes another, as a delete
     between two steps of the iteration would."""
     from moto.sqs.models import Queue
@@ -686,7 +686,7 @@ def test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_fligh
 
 
 def test_symmetric_keys_share_an_unused_private_key_and_still_encrypt_while_signing_keys_get_their_own() -> None:
-    """local/moto_kms.py: moto made an RSA key for every KMS key, a symmetric one too."""
+    """local/moto_patches/kms.py: moto made an RSA key for every KMS key, a symmetric one too."""
     from moto.kms import models
 
     with mock_aws():
@@ -712,7 +712,7 @@ def test_an_update_answers_the_item_as_its_own_write_left_it_while_others_write_
     moto builds them outside its write: read before it, serialized after it, when another thread
     may have written the item again. A counter ADDed from several threads then answered the
     same value twice and skipped one, and a job lost the notify of the threshold the skipped
-    count crossed (local/moto_atomic.py serializes the whole request)."""
+    count crossed (local/moto_patches/atomic.py serializes the whole request)."""
     dynamodb: Any = keyed_table
     threads, each = 8, 40
     news: list[int] = []
@@ -752,7 +752,7 @@ def test_a_read_sees_an_update_whole_or_not_at_all(keyed_table: object) -> None:
     """DynamoDB's reads see an item as one write left it (item-level atomicity: a GetItem never
     returns half of an UpdateItem). moto applies an update's actions to the stored item one at a
     time and serializes a read outside its writes, so a read could see a task ``failed`` whose run
-    was still ``firing`` (an e2e test saw it). local/moto_atomic.py serializes reads with writes."""
+    was still ``firing`` (an e2e test saw it). local/moto_patches/atomic.py serializes reads with writes."""
     dynamodb: Any = keyed_table
     key = {"pk": {"S": "p00"}, "sk": {"N": "1"}}
     names = [f"a{n}" for n in range(60)]
@@ -930,7 +930,7 @@ def _shape(node: Any) -> Any:
 
 
 def test_an_update_is_validated_and_applied_as_moto_does_it(keyed_table: object) -> None:
-    """local/moto_expressions.py's cheaper walks and copies of an update's tree: every update
+    """local/moto_patches/expressions.py's cheaper walks and copies of an update's tree: every update
     (each kind of action and function, and each refusal moto makes) answers what moto's own
     walks answer; and the tree remembered for an expression's text is never changed by a use."""
     from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node  # type: ignore[attr-defined]
@@ -953,7 +953,7 @@ def test_an_update_is_validated_and_applied_as_moto_does_it(keyed_table: object)
         Node.__deepcopy__ = node_copy
     assert cheap == own
     assert sum("Message" in answer for answer in own) >= 8  # the refusals were made, and alike
-    assert UpdateExpressionParser.make(UPDATES[2][0]) is tree  # the remembered tree (local/moto_expressions.py)
+    assert UpdateExpressionParser.make(UPDATES[2][0]) is tree  # the remembered tree (local/moto_patches/expressions.py)
     assert _shape(tree) == before
     copied = copy.deepcopy(tree)
     assert _shape(copied) == before
@@ -1014,13 +1014,13 @@ def _every_range_query(dynamodb: Any) -> list[Any]:
 
 
 def test_a_query_reads_the_items_in_range_and_answers_as_moto_does(keyed_table: object) -> None:
-    """local/moto_query.py hands moto only the partition's items in range, and one on each side:
+    """local/moto_patches/query.py hands moto only the partition's items in range, and one on each side:
     every answer (items, LastEvaluatedKey, counts) is moto's own, and moto looks at a few items
     of the partition, not all of them."""
     from moto.dynamodb.models.dynamo_type import Item
     from moto.dynamodb.models.table import Table
 
-    from local import moto_query
+    from local.moto_patches import query as moto_query
 
     dynamodb: Any = keyed_table
     dynamodb.create_table(
@@ -1091,7 +1091,7 @@ CONDITIONS = [
 
 def test_a_condition_is_parsed_once_per_shape_and_each_requests_values_decide_as_moto_decides() -> None:
     """A condition's parse is kept by its text, names and the types of its values, each request's
-    values put into a copy (local/moto_expressions.py): every condition here, with each set of
+    values put into a copy (local/moto_patches/expressions.py): every condition here, with each set of
     values in turn (the first parsed by moto, the others from the kept parse), decides each item
     as moto's own parse of the same request decides it, and finds the same names and values."""
     from moto.dynamodb.comparisons import ConditionExpressionParser

@@ -1,4 +1,4 @@
-"""The moto process's own front (local/moto_front.py) answers as moto's werkzeug server does.
+"""The moto process's own front (local/moto_host/front.py) answers as moto's werkzeug server does.
 
 Two moto processes, one served by werkzeug's server and Flask (``MOTO_FRONT_ENV=werkzeug``, moto's
 own), one by the front: the same raw DynamoDB requests go to both, and their answers must match

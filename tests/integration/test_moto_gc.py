@@ -1,4 +1,4 @@
-"""The moto process's garbage collection in steps (local/moto_gc.py): what survives a step is out
+"""The moto process's garbage collection in steps (local/moto_host/gc.py): what survives a step is out
 of the automatic collections' sight, and the periodic full collection still reclaims the cyclic
 garbage frozen meanwhile. Run in a process of its own: freezing is process-wide."""
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.integration
 PROGRAM = textwrap.dedent(
     """
     import gc, time, weakref
-    from local.moto_gc import collect_in_steps
+    from local.moto_host.gc import collect_in_steps
 
     class Node:
         pass

@@ -1,4 +1,4 @@
-"""Every write moto answered is kept across a ``kill -9`` (local/moto_journal.py): a moto process
+"""Every write moto answered is kept across a ``kill -9`` (local/moto_host/journal.py): a moto process
 with a data folder, its periodic snapshots turned off so that only the journal (and the snapshots
 a test asks for) can keep a write, killed with SIGKILL right after its answers and started again
 on the same folder. Without the journal the first test finds an empty moto."""
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from local.moto_journal import JOURNAL, Journal
-from local.moto_persist import SNAPSHOT
+from local.moto_host.journal import JOURNAL, Journal
+from local.moto_host.persist import SNAPSHOT
 from local.moto_server import MotoServer
 from local.settings import MOTO_CLOCK_ENV, MOTO_DATA_ENV, MOTO_SNAPSHOT_PERIOD_ENV
 from tests.support.moto_process import client

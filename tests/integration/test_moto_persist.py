@@ -1,4 +1,4 @@
-"""moto's state saved and loaded again (local/moto_persist.py: `make run`'s data folder, see
+"""moto's state saved and loaded again (local/moto_host/persist.py: `make run`'s data folder, see
 docs/devserver.md): what the runtime keeps in moto comes back whole, and what moto times comes
 back right after a downtime (a downtime is moto's clock moved on between the save and the load)."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,8 +16,8 @@ import pytest
 from moto import mock_aws
 from moto.core.base_backend import BackendDict
 
-from local import moto_persist
-from local.moto_persist import SNAPSHOT, SnapshotMismatch, Snapshots, dump, load
+from local.moto_host import persist as moto_persist
+from local.moto_host.persist import SNAPSHOT, SnapshotMismatch, Snapshots, dump, load
 
 pytestmark = pytest.mark.integration
 
@@ -216,6 +217,32 @@ def test_a_snapshot_of_another_moto_is_refused(aws, tmp_path: Path, monkeypatch:
         load(path)
 
 
+def test_a_snapshot_written_before_this_module_moved_loads_as_it_did(aws, tmp_path: Path) -> None:
+    """A data folder's snapshot written before local/moto_host/persist.py moved there names its
+    rebuilds (SSM's defaultdicts, KMS's private keys) by the module's old name: it loads."""
+    old_name = "local.moto_persist"  # old-name
+    kms = boto3.client("kms", region_name="us-east-1")
+    key = kms.create_key(KeyUsage="ENCRYPT_DECRYPT")["KeyMetadata"]["Arn"]
+    blob = kms.encrypt(KeyId=key, Plaintext=b"kept")["CiphertextBlob"]
+    ssm = boto3.client("ssm", region_name="us-east-1")
+    ssm.put_parameter(Name="/kept", Value="v", Type="String")
+    ssm.add_tags_to_resource(ResourceType="Parameter", ResourceId="/kept", Tags=[{"Key": "k", "Value": "v"}])
+    path = tmp_path / "moto.pickle"
+    with pytest.MonkeyPatch.context() as old:  # the module under its old name, as it pickled then
+        old.setitem(sys.modules, old_name, moto_persist)
+        for rebuild in (moto_persist._defaultdict, moto_persist._nested_tags, moto_persist._private_key):
+            old.setattr(rebuild, "__module__", old_name)
+        dump(path)
+    assert old_name.encode() in path.read_bytes()
+    assert b"local.moto_host" not in path.read_bytes()
+    BackendDict.reset()
+    load(path)
+    assert kms.decrypt(CiphertextBlob=blob)["Plaintext"] == b"kept"
+    assert ssm.get_parameter(Name="/kept")["Parameter"]["Value"] == "v"
+    tags = ssm.list_tags_for_resource(ResourceType="Parameter", ResourceId="/kept")["TagList"]
+    assert tags == [{"Key": "k", "Value": "v"}]
+
+
 def test_a_lambda_default_factory_moto_has_not_been_taught_is_refused_when_saved(aws, tmp_path: Path) -> None:
     from collections import defaultdict
 
@@ -258,7 +285,7 @@ def test_a_snapshot_whose_copy_hangs_is_ended_and_the_last_one_is_kept(
 def test_reads_and_receives_leave_no_snapshot_due_and_writes_do() -> None:
     """An idle runtime's tick and pollers read every second: only what changes state makes a
     snapshot due (a receive's visibility need not survive a crash: SQS may deliver twice)."""
-    from local.moto_persist import reads_only
+    from local.moto_host.persist import reads_only
 
     def target(action: str) -> dict[str, str]:
         return {"HTTP_X_AMZ_TARGET": action}

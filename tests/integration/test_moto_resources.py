@@ -1,4 +1,4 @@
-"""moto's resource files kept parsed (local/moto_resources.py): every resource a start of moto's
+"""moto's resource files kept parsed (local/moto_patches/resources.py): every resource a start of moto's
 services reads is answered as moto's own loader parses it, each call a fresh object, and a kept
 file written by one process is read by the next. Run in processes of their own: the patch
 replaces moto's loader for the whole process, and the services' modules read their resources
@@ -21,7 +21,7 @@ PROGRAM = textwrap.dedent(
     from pathlib import Path
     from moto.utilities import utils
     original = utils.load_resource
-    from local.moto_resources import keep_resources, make_resources_kept, _kept
+    from local.moto_patches.resources import keep_resources, make_resources_kept, _kept
     kept = Path(sys.argv[1])
     make_resources_kept(kept)
     found_kept = len(_kept)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from local.moto_read_lag import read_lag
+from local.moto_patches.read_lag import read_lag
 from shared.domain.claims import Claimed, Refusal, Success
 from shared.domain.errors import ConcurrentUpdate, TaskNotFound
 from shared.domain.firing import Staged, staged_for

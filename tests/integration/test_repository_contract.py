@@ -224,7 +224,7 @@ def test_a_status_somebody_must_look_at_lists_full_pages_and_counts_exactly(repo
         page = repo.list("default", status=status, limit=10, cursor=None)
         return [t.id for t in page.items]
 
-    def settled() -> None:  # the indexes' lag (local/moto_index_lag.py)
+    def settled() -> None:  # the indexes' lag (local/moto_patches/index_lag.py)
         assert listed(TaskFilter.FAILED) == [failed.id]
         assert listed(TaskFilter.PAUSED) == [self_paused.id, paused.id]
         assert listed(TaskFilter.PAUSED_AFTER_FAILURES) == [self_paused.id]

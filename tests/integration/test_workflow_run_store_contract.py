@@ -208,7 +208,7 @@ def test_failed_runs_list_full_pages_and_count_exactly_until_retried(store: RunS
     assert store.run_ended(other.run_id, F, run=other)
     counted: Any = store
 
-    def settled() -> None:  # the index's lag (local/moto_index_lag.py)
+    def settled() -> None:  # the index's lag (local/moto_patches/index_lag.py)
         assert _failed(store) == [second.run_id, first.run_id]
         assert [counted.count("acme", F), counted.count("globex", F)] == [2, 1]
 

@@ -1,5 +1,5 @@
 """Waiting for an eventually consistent read: Sundial's task and job lists come from a DynamoDB
-global secondary index, whose Queries may not show a write for a moment (local/moto_index_lag.py
+global secondary index, whose Queries may not show a write for a moment (local/moto_patches/index_lag.py
 models it, and the suites run with it on). A test that lists what it just wrote waits for the list
 to show it with :func:`eventually` instead of assuming read-after-write."""
 

@@ -33,7 +33,7 @@ AUTHORIZER_CACHE_S = 2
 when unset), so a test sees a revoked key refused without waiting a minute."""
 INDEX_LAG_MS = 300
 """How long after a write the runtime's index Queries (its task and job lists) see it, as on AWS
-(local/moto_index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
+(local/moto_patches/index_lag.py): the suites that talk to it wait for a list (tests/support/eventually.py)."""
 
 OPENING_LINES = 40
 BANNER_END = "Ctrl-C stops it."

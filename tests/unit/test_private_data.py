@@ -1,4 +1,4 @@
-"""A data folder and its snapshot are their owner's alone (local/moto_persist.py): made so, and a
+"""A data folder and its snapshot are their owner's alone (local/moto_host/persist.py): made so, and a
 folder or a file made before, wider, is tightened."""
 
 from __future__ import annotations

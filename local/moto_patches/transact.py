@@ -1,6 +1,6 @@
 """moto makes a TransactWriteItems all-or-nothing by deep-copying every table the transaction
 names before it starts, and putting the copies back if an action fails: O(table size) for every
-transaction, under the lock that serializes every write (local/moto_atomic.py). Extra runs,
+transaction, under the lock that serializes every write (local/moto_patches/atomic.py). Extra runs,
 redrives and a task's end that gives back its quota place are transactions (registration was one
 too, when this was measured), so they slowed down as the table grew and held every claim behind
 them (a `make bench` of 6,000 tasks: 45 % of the moto process's time deep-copying the table).
@@ -15,7 +15,7 @@ import functools
 import threading
 from typing import Any
 
-from local.moto_atomic import _LOCK
+from local.moto_patches.atomic import _LOCK
 
 _SNAPSHOTTING = threading.local()
 

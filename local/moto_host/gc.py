@@ -5,7 +5,7 @@ full collections walk every object: the moto process stopped all its threads for
 about every 10 s, longer as the table grew, and a claim or a staging send caught behind one made
 its fire late (the largest lateness `make bench` saw once the calls themselves were fast).
 
-Wherever moto runs as the local runtime's server (local/moto_process.py) collections are done in
+Wherever moto runs as the local runtime's server (local/moto_host/process.py) collections are done in
 steps instead: every ``STEP_S`` the objects made since the last step are collected (a small
 pause) and what survives is frozen (``gc.freeze``: out of every later collection's sight), so no
 automatic collection walks the whole heap. What was alive at a step and becomes cyclic garbage

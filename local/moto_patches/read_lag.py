@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from local.moto_atomic import held
-from local.moto_index_lag import Key, Lag
+from local.moto_patches.atomic import held
+from local.moto_patches.index_lag import Key, Lag
 
 
 class _ReadLag(Lag):

@@ -14,7 +14,7 @@ other arguments (SSM's parameters), and Lambda's ``WeakValueDictionary`` of its 
 (:data:`READS` do not count), and once more at a
 clean stop (SIGTERM, which the runtime sends when it stops). A snapshot is taken by a forked
 child: the fork is the instant it stands for (taken holding the DynamoDB lock of
-local/moto_atomic.py, so no DynamoDB request is half done in it), and the child pickles that
+local/moto_patches/atomic.py, so no DynamoDB request is half done in it), and the child pickles that
 copy while the server goes on serving. It writes a temporary file and renames it over the last
 snapshot, so a crash leaves the previous snapshot whole.
 
@@ -42,7 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from local.moto_journal import Journal, journaled
+from local.moto_host.journal import Journal, journaled
 from local.private_files import private_file, private_folder
 
 SNAPSHOT = "moto.pickle"
@@ -125,6 +125,16 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
 
+_RENAMED = {"local.moto_persist": __name__}  # old-name
+"""Modules a snapshot may name that have been renamed since: one written before this module moved
+into local/moto_host/ names the rebuilds above by its old module name, and loads as it did."""
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(_RENAMED.get(module, module), name)
+
+
 def _header() -> dict[str, Any]:
     from moto import __version__
 
@@ -132,7 +142,7 @@ def _header() -> dict[str, Any]:
 
 
 GENERATION = "generation"
-"""The snapshot's first journal file it does not hold (local/moto_journal.py), kept beside its
+"""The snapshot's first journal file it does not hold (local/moto_host/journal.py), kept beside its
 header (a snapshot written before the journal has none: 0)."""
 
 
@@ -190,7 +200,7 @@ def load(path: Path) -> tuple[int, int]:
     LimitedSizeDict.__setitem__ = dict.__setitem__  # type: ignore[method-assign]
     try:
         with path.open("rb") as file:
-            unpickler = pickle.Unpickler(file)  # noqa: S301 - the runtime's own file, in its own data folder
+            unpickler = _Unpickler(file)  # unpickled: the runtime's own file, in its own data folder
             header = unpickler.load()
             if header != _header():
                 raise SnapshotMismatch(f"{path} was written by {header}, this is {_header()}")
@@ -248,7 +258,7 @@ class Snapshots:
         """How long the last snapshot's fork held the server (the DynamoDB lock held meanwhile)."""
         self._lock = threading.Lock()
         self.journal = Journal(folder)
-        """The answered writes since the last snapshot (local/moto_journal.py)."""
+        """The answered writes since the last snapshot (local/moto_host/journal.py)."""
 
     def restore(self, app: Callable[..., Any]) -> None:
         """The last snapshot loaded, and the journal's writes since replayed through ``app``
@@ -280,14 +290,14 @@ class Snapshots:
 
     def take(self) -> bool:
         """One snapshot, now, if requests that change state came since the last; whether one was written."""
-        from local.moto_atomic import _LOCK
+        from local.moto_patches.atomic import _LOCK
 
         with self._lock:
             seen = self.requests
             if seen == self._saved_at_request:
                 return False
             forking = time.monotonic()
-            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_journal.py)
+            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_host/journal.py)
                 generation = self.journal.number + 1
                 child = os.fork()
                 if child != 0:
@@ -364,7 +374,7 @@ def reads_only(environ: dict[str, Any]) -> bool:
 
 
 def _sqs_now() -> float:
-    """moto's SQS time (the wall's, or the virtual clock's: local/moto_clock.py)."""
+    """moto's SQS time (the wall's, or the virtual clock's: local/moto_patches/clock.py)."""
     import moto.sqs.models as sqs_models
 
     return float(sqs_models.unix_time_millis())
@@ -378,7 +388,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from local.moto_atomic import _LOCK
+    from local.moto_patches.atomic import _LOCK
     from local.moto_server import SNAPSHOT_PATH
 
     die_with_parent()

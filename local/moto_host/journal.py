@@ -1,7 +1,7 @@
 """Every answered write kept, between two snapshots (docs/devserver.md, "What an unclean stop
 loses: nothing it answered").
 
-A snapshot (local/moto_persist.py) is taken every few seconds, so a ``kill -9`` of `make run`
+A snapshot (local/moto_host/persist.py) is taken every few seconds, so a ``kill -9`` of `make run`
 lost the writes answered since the last one: five registrations answered ``201`` and gone.
 The journal closes that gap: the moto process appends each request that changed the state it
 keeps to a file of the data folder *before* it answers it, and a start replays what the last
@@ -9,18 +9,18 @@ snapshot does not hold. What a crash can still lose is only a request never answ
 
 **What is journaled.** The requests to the services whose state Sundial keeps in moto — DynamoDB,
 SQS, Parameter Store and S3 (the service a request was signed for, read from its
-``Authorization`` header) — that are not reads (:data:`local.moto_persist.READS`) and that moto
+``Authorization`` header) — that are not reads (:data:`local.moto_host.persist.READS`) and that moto
 answered below 400 (a refused write changed nothing). Not journaled:
 
 * KMS: a replayed CreateKey would make other key material, under which nothing kept decrypts.
   The runtime makes its keys only at a data folder's first start, and then has moto take a
-  snapshot at once (``POST /sundial/snapshot``: :func:`local.moto_persist.persist`).
+  snapshot at once (``POST /sundial/snapshot``: :func:`local.moto_host.persist.persist`).
 * Lambda invocations and Step Functions executions: replayed, they would run a function again
   (a job started just before a crash is lost with it, as with a snapshot alone).
 * The targets' SNS and EventBridge sends: what a target received is not Sundial's state.
 
 **Order.** A journaled request is served and appended holding moto's DynamoDB lock
-(local/moto_atomic.py): the journal's order is the order the writes were made in, which a replay
+(local/moto_patches/atomic.py): the journal's order is the order the writes were made in, which a replay
 of conditional writes needs to come out the same. A snapshot forks holding the same lock and
 starts a new journal file at that instant: the files are numbered, a snapshot records the number
 of the first file it does not hold (its *generation*), and a start replays, in order, every file
@@ -91,7 +91,7 @@ def _kept(environ: dict[str, Any]) -> dict[str, Any]:
 
 
 def _environ(kept: dict[str, Any], body: bytes) -> dict[str, Any]:
-    from local.moto_front import wsgi_keys
+    from local.moto_host.front import wsgi_keys
 
     return {**kept, **wsgi_keys(), "wsgi.input": io.BytesIO(body)}
 

@@ -5,7 +5,7 @@ already a plain dict keyed by the members' own names, and most of the walk is th
 rediscovering that. It was about a fifth of the moto process's time per claim (an UpdateItem
 returning its item), more than the update itself (`make bench ARGS="--ceiling"` under cProfile).
 
-Wherever moto runs as a server for Sundial (local/moto_process.py) a JSON-protocol result is
+Wherever moto runs as a server for Sundial (local/moto_host/process.py) a JSON-protocol result is
 first serialized by :func:`fast_body`, a walk of the same shape that reads each member by its own
 name only, and that gives up (:class:`Unsupported`) wherever moto's walk could do anything else: a
 value that is not a dict, a dict holding any key that is not one of its shape's members (where an

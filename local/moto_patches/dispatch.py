@@ -3,7 +3,7 @@ lists moto's package directory (a ``stat`` per service) and tries every service'
 against the request's host. That is a pure function of the host, and it cost the local runtime
 more than DynamoDB itself (`make bench ARGS="--ceiling"` under cProfile: about a third of the
 moto process's busy time, every request waiting its turn for the lock). Wherever moto runs as a
-server for Sundial (local/moto_process.py) the answer is remembered per host; the first request
+server for Sundial (local/moto_host/process.py) the answer is remembered per host; the first request
 for a host still asks moto. An upstream fix (caching in ``get_backend_for_host`` or
 ``backends.list_of_moto_modules``) would be the better place."""
 
@@ -41,7 +41,7 @@ def make_actions_remembered() -> None:
     action is one: a pure function of the class, about a twentieth of the moto process's busy
     time while an API client registers tasks one by one (py-spy). The list is remembered per
     class; the first request for a class still lists it. Install it after every patch that adds
-    methods to a response class (local/moto_process.py installs it first, but Sundial's patches
+    methods to a response class (local/moto_host/process.py installs it first, but Sundial's patches
     only replace existing methods, whose names do not change). An upstream fix would cache it in
     ``moto.core.utils.method_names_from_class``."""
     from moto.core import responses

@@ -1,4 +1,4 @@
-"""`python -m local.moto_process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
+"""`python -m local.moto_host.process -H 127.0.0.1 -p PORT`: moto_server with atomic DynamoDB writes,
 prompt SQS long polling, and where moto was needlessly slow: its backend lookup remembered per
 host, Queries that read one partition, transactions that copy only their items, sends and
 receives that do not count the queue per message (nor read its clock through datetimes, nor
@@ -9,9 +9,9 @@ and its garbage collected in steps (no full collection
 but one every ten minutes); and, when the runtime gives it a URL to forward Lambda invocations
 to (local/functions.py), Step Functions executing state machines with their Lambda tasks; and,
 when the runtime gives it a data folder (local.settings.MOTO_DATA_ENV), its state loaded from
-there and kept there (local/moto_persist.py), every answered write journaled between two
-snapshots (local/moto_journal.py); and, when asked to (local.settings.MOTO_CLOCK_ENV),
-its SQS on the time the runtime sets (local/moto_clock.py)."""
+there and kept there (local/moto_host/persist.py), every answered write journaled between two
+snapshots (local/moto_host/journal.py); and, when asked to (local.settings.MOTO_CLOCK_ENV),
+its SQS on the time the runtime sets (local/moto_patches/clock.py)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from local.botocore_loader import share_data_loader
-from local.moto_resources import keep_resources, make_resources_kept
+from local.moto_patches.resources import keep_resources, make_resources_kept
 
 # Before moto's modules: importing them makes botocore sessions (EC2's regions, which Parameter
 # Store's models import, make three), each parsing botocore's endpoint files anew, 0.35 s of a start.
@@ -30,21 +30,20 @@ share_data_loader()
 make_resources_kept()  # before moto's service modules, which read their resource files as they import
 
 from local.functions import install_forwarding  # noqa: E402
-from local.moto_atomic import make_dynamodb_writes_atomic  # noqa: E402
-from local.moto_clock import make_sqs_follow_clock  # noqa: E402
-from local.moto_dispatch import make_actions_remembered, make_dispatch_cached  # noqa: E402
-from local.moto_expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
-from local.moto_front import make_dynamodb_direct, serve  # noqa: E402
-from local.moto_gc import collect_in_steps  # noqa: E402
-from local.moto_index_lag import make_index_queries_lag  # noqa: E402
-from local.moto_kms import make_symmetric_keys_cheap  # noqa: E402
-from local.moto_numbers import make_numbers_checked  # noqa: E402
-from local.moto_persist import persist  # noqa: E402
-from local.moto_query import make_query_partitioned  # noqa: E402
-from local.moto_read_lag import make_reads_lag  # noqa: E402
-from local.moto_serialize import make_json_serialization_direct  # noqa: E402
-from local.moto_server import AWAIT_ARGUMENT  # noqa: E402
-from local.moto_sqs import (  # noqa: E402
+from local.moto_host.front import make_dynamodb_direct, serve  # noqa: E402
+from local.moto_host.gc import collect_in_steps  # noqa: E402
+from local.moto_host.persist import persist  # noqa: E402
+from local.moto_patches.atomic import make_dynamodb_writes_atomic  # noqa: E402
+from local.moto_patches.clock import make_sqs_follow_clock  # noqa: E402
+from local.moto_patches.dispatch import make_actions_remembered, make_dispatch_cached  # noqa: E402
+from local.moto_patches.expressions import make_expressions_remembered, make_update_validation_cheap  # noqa: E402
+from local.moto_patches.index_lag import make_index_queries_lag  # noqa: E402
+from local.moto_patches.kms import make_symmetric_keys_cheap  # noqa: E402
+from local.moto_patches.numbers import make_numbers_checked  # noqa: E402
+from local.moto_patches.query import make_query_partitioned  # noqa: E402
+from local.moto_patches.read_lag import make_reads_lag  # noqa: E402
+from local.moto_patches.serialize import make_json_serialization_direct  # noqa: E402
+from local.moto_patches.sqs import (  # noqa: E402
     make_batch_keep_trace_headers,
     make_clock_cheap,
     make_long_polling_prompt,
@@ -56,7 +55,8 @@ from local.moto_sqs import (  # noqa: E402
     make_send_linear,
     make_sends_throttleable,
 )
-from local.moto_transact import make_transactions_copy_items  # noqa: E402
+from local.moto_patches.transact import make_transactions_copy_items  # noqa: E402
+from local.moto_server import AWAIT_ARGUMENT  # noqa: E402
 from local.settings import (  # noqa: E402
     FUNCTIONS_URL_ENV,
     MOTO_CLOCK_ENV,

@@ -12,9 +12,10 @@ This front keeps what moto answers and drops the rest:
   ``Content-Length`` or chunked, ``Expect: 100-continue``) into the WSGI environ werkzeug's server
   builds (moto's ``MotoRequestHandler`` included: headers whose names hold an underscore are
   dropped but for S3's ``x-amz-meta-`` ones, kept under their spelling) and handed to moto's own
-  ``DomainDispatcherApplication``, with every patch of local/ that wraps it (the snapshots'
-  counter, the SQS clock's route). The answer goes out in one write (no wait on the client's
-  delayed ACK), with ``Date`` as werkzeug adds it.
+  ``DomainDispatcherApplication``, with every wrapper local/ puts around it (the snapshots'
+  counter, local/moto_host/persist.py; the SQS clock's route, local/moto_patches/clock.py). The
+  answer goes out in one write (no wait on the client's delayed ACK), with ``Date`` as werkzeug
+  adds it.
 * **Connections are kept alive** (HTTP/1.1; closed when the client asks or closes, or after a
   request the front could not read): botocore keeps its connections in a pool, so a call costs
   no connection, accept and thread of its own. werkzeug's server closes every connection, and a

@@ -22,7 +22,7 @@ def make_long_polling_prompt() -> None:
         return
 
     def wait_for_messages(self: Any, timeout: float) -> None:
-        now = sqs_models.unix_time_millis()  # looked up now: local/moto_clock.py may have replaced it
+        now = sqs_models.unix_time_millis()  # looked up now: local/moto_patches/clock.py may have replaced it
         pending = [
             at for message in list(self._messages) if (at := max(message.delayed_until, message.visible_at)) > now
         ]
@@ -247,7 +247,7 @@ def make_clock_cheap() -> None:
     the clock was a sixth of the moto process at 100 fires a second (docs/measured.md). Wherever
     moto stands in for SQS its module reads ``time.time()`` instead: the same instant (``utcnow``
     is ``time.time()`` in a ``datetime``), in a few hundredths of the time. A time given
-    (``unix_time(dt)``) is converted as before. local/moto_clock.py replaces ``unix_time_millis``
+    (``unix_time(dt)``) is converted as before. local/moto_patches/clock.py replaces ``unix_time_millis``
     again on the virtual clock."""
     import time
 

@@ -32,7 +32,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qs
 
-CLOCK_PATH = "/sundial/clock"
+from local.moto_server import CLOCK_PATH
 
 _lock = threading.Lock()
 _set: list[int] = []
@@ -93,11 +93,11 @@ def receivable_queues() -> list[str]:
 def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
     """The earliest due time at or after ``low`` of a bucket item nobody staged (its ``staged_ms``
     is not its ``due_ms``) in ``table_name``, read off moto's table in this process: only the
-    bucket partitions, under the DynamoDB lock (local/moto_atomic.py), nothing serialized. The
+    bucket partitions, under the DynamoDB lock (local/moto_patches/atomic.py), nothing serialized. The
     local runtime's own look (the product never makes it): a Scan of the whole table with a
     filter, paged over HTTP, read every item, each run's history among them, at every step of
     an advance (docs/virtual-clock.md, section 3)."""
-    from local.moto_atomic import _LOCK
+    from local.moto_patches.atomic import _LOCK
     from shared.store.keys import BUCKET_PREFIX
 
     earliest: int | None = None
@@ -126,7 +126,7 @@ def scan_marks(table_name: str, shards: int) -> tuple[dict[int, int | None], dic
     tests/integration/test_moto_clock.py holds the two answers equal."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from local.moto_atomic import _LOCK
+    from local.moto_patches.atomic import _LOCK
     from shared.store.keys import CLEAN_PK, MARK_SK, mark_pk
     from shared.store.models import WatermarkItem
 
