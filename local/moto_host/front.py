@@ -20,7 +20,7 @@ This front keeps what moto answers and drops the rest:
   request the front could not read): botocore keeps its connections in a pool, so a call costs
   no connection, accept and thread of its own. werkzeug's server closes every connection, and a
   keep-alive handler over werkzeug was tried before and taken out after two `make bench` runs at
-  100 fires a second fired tasks twice (docs/measured.md). This front reads every request's body to its
+  100 fires a second fired tasks twice (docs/results.md). This front reads every request's body to its
   end before answering it and never closes a connection with a request in it unanswered; the
   same bench with it fired none twice (docs/measured.md, "Registration one by one").
 * **A DynamoDB request** (``X-Amz-Target: DynamoDB_20120810.*`` on ``/``) skips Flask: the

@@ -195,7 +195,7 @@ def make_named_attributes_cheap() -> None:
     counts every message of the queue three times. A trigger batch that runs past half a second
     reads its queue's ``VisibilityTimeout`` (local/sqs_lambda.py), and a delay queue holds every
     task staged until its due time: at 100 fires a second these reads were an eighth of the moto
-    process's time (a sampling profile, docs/measured.md). Wherever moto stands in for SQS a named
+    process's time (a sampling profile, docs/results.md). Wherever moto stands in for SQS a named
     attribute is computed alone, by the rules ``Queue.attributes`` builds it with (the FIFO ones
     on a FIFO queue, the KMS ones with a key, booleans as ``true``/``false``, the redrive policy as
     JSON); ``All`` still builds them all. tests/integration/test_moto_fidelity.py compares both."""
@@ -244,7 +244,7 @@ def make_clock_cheap() -> None:
     """moto's SQS reads the time through ``unix_time`` and ``unix_time_millis``, which build two
     ``datetime``s and subtract them; a receive asks it twice per message of the queue (each
     message's ``visible`` and ``delayed``), so with thousands of staged messages in a delay queue
-    the clock was a sixth of the moto process at 100 fires a second (docs/measured.md). Wherever
+    the clock was a sixth of the moto process at 100 fires a second (docs/results.md). Wherever
     moto stands in for SQS its module reads ``time.time()`` instead: the same instant (``utcnow``
     is ``time.time()`` in a ``datetime``), in a few hundredths of the time. A time given
     (``unix_time(dt)``) is converted as before. local/moto_patches/clock.py replaces ``unix_time_millis``
