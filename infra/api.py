@@ -220,7 +220,31 @@ class Api(Construct):
         keys: ApiKeys,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.handler = ServiceFunction(
+        self.handler = self._handler(
+            settings=settings, bundle=bundle, storage=storage, queues=queues, jobs=jobs, signing=signing
+        )
+        jobs.acknowledge_object_access(self.handler.policy)
+        jobs.grant_stop(self.handler)  # POST /v1/jobs/{job_id}/cancel
+        self.rest_api = self._rest_api(settings)
+        self._routes(keys)
+        self._gateway_responses()
+        self.url = self.rest_api.url_for_path(f"/{names.API_VERSION_PATH}")
+        self._acknowledge_open_routes()
+        self._acknowledge_gateway_findings()
+
+    def _handler(
+        self,
+        *,
+        settings: DeploymentSettings,
+        bundle: LambdaBundle,
+        storage: Storage,
+        queues: Queues,
+        jobs: JobRunner,
+        signing: Signing,
+    ) -> ServiceFunction:
+        """The API function: every route, with what each of them does to the table, the queues,
+        the jobs and the signing secrets."""
+        return ServiceFunction(
             self,
             names.API_FUNCTION_ID,
             bundle=bundle,
@@ -262,16 +286,15 @@ class Api(Construct):
             timeout=API_TIMEOUT,
         )
 
-        jobs.acknowledge_object_access(self.handler.policy)
-        jobs.grant_stop(self.handler)  # POST /v1/jobs/{job_id}/cancel
-
+    def _rest_api(self, settings: DeploymentSettings) -> apigw.RestApi:
+        """The REST API and its stage, which writes its access log to a group of its own."""
         access_logs = logs.LogGroup(
             self,
             names.ACCESS_LOGS_ID,
             retention=settings.log_retention,
             removal_policy=settings.cdk_removal_policy,
         )
-        self.rest_api = apigw.RestApi(
+        rest_api = apigw.RestApi(
             self,
             names.REST_API_ID,
             rest_api_name=f"{Stack.of(self).stack_name}-api",
@@ -292,8 +315,13 @@ class Api(Construct):
             ),
         )
         # The stack has its own output for the URL (with the /v1 path); drop the L2's default one.
-        self.rest_api.node.try_remove_child("Endpoint")
+        rest_api.node.try_remove_child("Endpoint")
+        return rest_api
 
+    def _routes(self, keys: ApiKeys) -> None:
+        """Every route, to the API function: the public ones (the API's description, the console's
+        files), the EventBridge Scheduler API's (SigV4, verified by the function), and the rest of
+        /v1 behind the API keys' authorizer."""
         integration = apigw.LambdaIntegration(self.handler.function, proxy=True, allow_test_invoke=False)
         version = self.rest_api.root.add_resource(names.API_VERSION_PATH)
         # Public: the API's description. ANY, so a wrong method is the function's 405, as locally.
@@ -327,6 +355,9 @@ class Api(Construct):
             ),
             any_method=True,
         )
+
+    def _gateway_responses(self) -> None:
+        """API Gateway's own answers (:data:`GATEWAY_ERRORS`) in the error format."""
         for error in GATEWAY_ERRORS:
             self.rest_api.add_gateway_response(
                 error.type.response_type,
@@ -335,10 +366,10 @@ class Api(Construct):
                 response_headers={name: f"'{value}'" for name, value in error.response_headers().items()},
                 templates={"application/json": error.body()},
             )
-        self.url = self.rest_api.url_for_path(f"/{names.API_VERSION_PATH}")
-        self._acknowledge_findings()
 
-    def _acknowledge_findings(self) -> None:
+    def _acknowledge_open_routes(self) -> None:
+        """cdk-nag's findings on the methods: the /v1 proxy's authorizer is no Cognito user pool,
+        and the public and EventBridge Scheduler routes have no authorizer at all."""
         method = self.proxy.any_method
         assert method is not None
         acknowledge(
@@ -378,6 +409,9 @@ class Api(Construct):
             )
             acknowledge(public, "AwsSolutions-APIG4", reason)
             acknowledge(public, "AwsSolutions-COG4", reason)
+
+    def _acknowledge_gateway_findings(self) -> None:
+        """cdk-nag's findings on the REST API, its stage and API Gateway's CloudWatch role."""
         acknowledge(
             self.rest_api,
             "AwsSolutions-APIG2",

@@ -90,7 +90,30 @@ class ServiceFunction(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"{description} (this function only)",
         )
-        self.policy = iam.Policy(
+        self.policy = self._policy(statements)
+        self.tracing_policy = self._tracing_policy()
+        self.function = self._function(
+            bundle=bundle,
+            settings=settings,
+            handler=handler,
+            description=description,
+            environment=environment,
+            memory_size=memory_size,
+            timeout=timeout,
+            reserved_concurrency=reserved_concurrency,
+            allow_recursion=allow_recursion,
+        )
+        # The permissions exist before the function does (its first invocations need them).
+        self.function.node.add_dependency(self.policy, self.tracing_policy)
+        self.invoked: lambda_.IFunction = self.function
+        """What the event sources invoke: the function, or the alias holding its provisioned
+        concurrency (:meth:`provision`)."""
+        self.alias: lambda_.Alias | None = None
+        self._consumed: list[sqs.IQueue] = []
+
+    def _policy(self, statements: Sequence[iam.PolicyStatement]) -> iam.Policy:
+        """Writing to its own log group, and the ``statements`` it was given."""
+        return iam.Policy(
             self,
             "Policy",
             roles=[self.role],
@@ -102,21 +125,40 @@ class ServiceFunction(Construct):
                 *statements,
             ],
         )
-        self.tracing_policy = iam.Policy(
+
+    def _tracing_policy(self) -> iam.Policy:
+        """X-Ray's two write actions, on ``"*"`` (acknowledged on this policy alone)."""
+        policy = iam.Policy(
             self,
             "TracingPolicy",
             roles=[self.role],
             statements=[iam.PolicyStatement(actions=list(XRAY_WRITE_ACTIONS), resources=["*"])],
         )
         acknowledge(
-            self.tracing_policy,
+            policy,
             "AwsSolutions-IAM5[Resource::*]",
             "X-Ray trace segments are not resources: xray:PutTraceSegments and "
             "xray:PutTelemetryRecords support no resource-level permissions and require "
             '"*" (see the Service Authorization Reference for AWS X-Ray). This policy '
             "holds only those two write actions.",
         )
-        self.function = lambda_.Function(
+        return policy
+
+    def _function(
+        self,
+        *,
+        bundle: LambdaBundle,
+        settings: DeploymentSettings,
+        handler: str,
+        description: str,
+        environment: Mapping[str, str],
+        memory_size: int,
+        timeout: Duration,
+        reserved_concurrency: int | None,
+        allow_recursion: bool,
+    ) -> lambda_.Function:
+        """The function itself, on the bundle's code and layer, with the role as it is."""
+        return lambda_.Function(
             self,
             "Function",
             description=description,
@@ -140,13 +182,6 @@ class ServiceFunction(Construct):
                 **environment,
             },
         )
-        # The permissions exist before the function does (its first invocations need them).
-        self.function.node.add_dependency(self.policy, self.tracing_policy)
-        self.invoked: lambda_.IFunction = self.function
-        """What the event sources invoke: the function, or the alias holding its provisioned
-        concurrency (:meth:`provision`)."""
-        self.alias: lambda_.Alias | None = None
-        self._consumed: list[sqs.IQueue] = []
 
     def provision(self, concurrency: int) -> lambda_.Alias:
         """Keep ``concurrency`` environments initialized: an alias of the current version (a new

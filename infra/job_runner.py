@@ -53,7 +53,23 @@ class JobRunner(Construct):
         signing: Signing,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.bucket = s3.Bucket(
+        self.bucket = self._bucket(settings)
+        self.function = self._function(settings=settings, bundle=bundle, storage=storage, signing=signing)
+        self.acknowledge_object_access(self.function.policy)
+        self.processors_policy = self._processors_policy()
+        self.jobs = Jobs(
+            self,
+            "StateMachine",
+            settings=settings,
+            function=self.function.function,
+            shard_concurrency=settings.job_shard_concurrency,
+        )
+        self.execution_ends_dead_letters = self._execution_ends_dead_letters()
+        self.execution_ends = self._execution_ends()
+
+    def _bucket(self, settings: DeploymentSettings) -> s3.Bucket:
+        """The jobs bucket: a job's data under ``jobs/``, expiring with the run history."""
+        bucket = s3.Bucket(
             self,
             "Bucket",
             encryption=s3.BucketEncryption.S3_MANAGED,
@@ -73,14 +89,20 @@ class JobRunner(Construct):
             auto_delete_objects=settings.cdk_removal_policy is RemovalPolicy.DESTROY,
         )
         acknowledge(
-            self.bucket,
+            bucket,
             "AwsSolutions-S1",
             "The bucket holds a job's transient data (its items and each shard's result), written and "
             "read only by this stack's job function and API through their roles, and expires with the "
             "run history; S3 data events in CloudTrail record access where an account wants it.",
         )
+        return bucket
+
+    def _function(
+        self, *, settings: DeploymentSettings, bundle: LambdaBundle, storage: Storage, signing: Signing
+    ) -> ServiceFunction:
+        """The job function: every step of the state machine, on the job's item and objects."""
         objects = self.bucket.arn_for_objects(f"{JOBS_PREFIX}*")
-        self.function = ServiceFunction(
+        return ServiceFunction(
             self,
             "Function",
             bundle=bundle,
@@ -102,9 +124,11 @@ class JobRunner(Construct):
             memory_size=256,
             timeout=JOB_FUNCTION_TIMEOUT,
         )
-        self.acknowledge_object_access(self.function.policy)
+
+    def _processors_policy(self) -> iam.Policy:
+        """The job function's invoking of Lambda processors, in a policy of its own."""
         lambda_functions = target_resources(Stack.of(self))["lambda:InvokeFunction"]
-        self.processors_policy = self.function.add_policy(
+        return self.function.add_policy(
             "ProcessorsPolicy",
             [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[lambda_functions])],
             acknowledgments={
@@ -115,13 +139,9 @@ class JobRunner(Construct):
                 )
             },
         )
-        self.jobs = Jobs(
-            self,
-            "StateMachine",
-            settings=settings,
-            function=self.function.function,
-            shard_concurrency=settings.job_shard_concurrency,
-        )
+
+    def _execution_ends_dead_letters(self) -> sqs.Queue:
+        """The dead-letter queue of the execution-status rule's target."""
         # An event the rule could not deliver (the job function throttled or failing past the
         # retries, or its permission gone) lands here rather than nowhere: "Using dead-letter
         # queues to process undelivered events in EventBridge",
@@ -129,7 +149,7 @@ class JobRunner(Construct):
         # dead_letter_queue gives the queue a policy letting events.amazonaws.com send to it from
         # this rule alone (aws:SourceArn), as that page asks; an encrypted queue must use a key
         # EventBridge may use, which SQS's own (SSE-SQS) is.
-        self.execution_ends_dead_letters = sqs.Queue(
+        queue = sqs.Queue(
             self,
             "ExecutionEndsDeadLetters",
             retention_period=Duration.days(14),
@@ -137,17 +157,21 @@ class JobRunner(Construct):
             enforce_ssl=True,
         )
         acknowledge(
-            self.execution_ends_dead_letters,
+            queue,
             "AwsSolutions-SQS3",
             "This queue is itself a dead-letter queue: the one of the execution-status rule's target "
             "(the events EventBridge could not deliver to the job function), which cdk-nag does not see "
             "as such since no queue redrives to it. Its depth is alarmed with the stack's alarms.",
         )
+        return queue
+
+    def _execution_ends(self) -> events.Rule:
+        """The rule that takes an execution's end without its job to the job function's fail step."""
         # An execution that ends FAILED, TIMED_OUT or ABORTED (its fail step itself failing, a stop
         # from outside) has its job recorded failed, unless the job had ended already: no job stays
         # "running" behind an execution that is over (Step Functions sends its status changes to
         # EventBridge's default bus: "Automating Step Functions event delivery with EventBridge").
-        self.execution_ends = events.Rule(
+        return events.Rule(
             self,
             "ExecutionEnds",
             description="Sundial: a job whose execution ended without it is recorded failed",

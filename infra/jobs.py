@@ -140,6 +140,34 @@ class Jobs(Construct):
             {"step": "pre", "job_id": sfn.JsonPath.string_at("$.job_id"), "retry_count": RETRY_COUNT},
             keep_output=True,
         )
+        levels = self._levels(self._shards(shard_concurrency))
+        post = self._step(
+            POST,
+            {"step": "post", "job_id": sfn.JsonPath.string_at(JOB_ID), "retry_count": RETRY_COUNT},
+            keep_output=True,
+        )
+        self._catch_failures(pre, levels, post)
+
+        self.log_group = self._log_group(settings)
+        self.role, self.policy = self._role(function)
+        self.logging_policy = self._logging_policy()
+        self.tracing_policy = self._tracing_policy()
+        self.state_machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            state_machine_type=sfn.StateMachineType.STANDARD,
+            definition_body=sfn.DefinitionBody.from_chainable(
+                pre.next(levels).next(post).next(sfn.Succeed(self, DONE))
+            ),
+            role=self.role.without_policy_updates(),
+            tracing_enabled=True,
+            logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
+        )
+        # The permissions exist before the state machine does (its first execution needs them).
+        self.state_machine.node.add_dependency(self.policy, self.logging_policy, self.tracing_policy)
+
+    def _shards(self, shard_concurrency: int) -> sfn.Map:
+        """The Shard step, over each of a level's shards, ``shard_concurrency`` at a time."""
         shard = self._step(
             SHARD,
             {
@@ -166,6 +194,10 @@ class Jobs(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         shards.item_processor(shard)
+        return shards
+
+    def _levels(self, shards: sfn.Map) -> sfn.Map:
+        """``shards`` over each level of Pre's answer, one level at a time."""
         levels = sfn.Map(
             self,
             LEVELS,
@@ -180,12 +212,10 @@ class Jobs(Construct):
             result_path=sfn.JsonPath.DISCARD,
         )
         levels.item_processor(shards)
-        post = self._step(
-            POST,
-            {"step": "post", "job_id": sfn.JsonPath.string_at(JOB_ID), "retry_count": RETRY_COUNT},
-            keep_output=True,
-        )
+        return levels
 
+    def _catch_failures(self, *states: sfn.TaskStateBase | sfn.Map) -> None:
+        """Any error of ``states`` goes to the Failed step (job step "fail"), then Fail."""
         failed = self._step(
             FAILED,
             {
@@ -196,73 +226,74 @@ class Jobs(Construct):
             },
             keep_output=False,
         ).next(sfn.Fail(self, FAIL, error_path="$.error.Error", cause_path="$.error.Cause"))
-        for state in (pre, levels, post):
+        for state in states:
             state.add_catch(failed, errors=[sfn.Errors.ALL], result_path="$.error")
 
+    def _log_group(self, settings: DeploymentSettings) -> logs.LogGroup:
+        """The executions' log group (:func:`log_group_name`)."""
         # Vended logs go to a group under /aws/vendedlogs/: CloudWatch Logs' resource policy, which
         # each such delivery adds to, holds 5,120 characters ("Logging using CloudWatch Logs" in
         # the Step Functions developer guide), and a prefix lets one statement cover them all.
         # The name ends with the stack's own id, new with every creation of the stack: a retained
         # group outlives its stack, and a fixed name would fail the next deployment of a stack of
         # that name ("already exists"; :func:`log_group_name`).
-        self.log_group = logs.LogGroup(
+        return logs.LogGroup(
             self,
             "Logs",
             log_group_name=log_group_name(Stack.of(self)),
             retention=settings.log_retention,
             removal_policy=settings.cdk_removal_policy,
         )
-        self.role = iam.Role(
+
+    def _role(self, function: lambda_.IFunction) -> tuple[iam.Role, iam.Policy]:
+        """The state machine's role, and its policy of invoking the job step function alone."""
+        role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
             description="Sundial jobs state machine (this state machine only)",
         )
-        self.policy = iam.Policy(
+        policy = iam.Policy(
             self,
             "Policy",
-            roles=[self.role],
+            roles=[role],
             statements=[iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[function.function_arn])],
         )
-        self.logging_policy = iam.Policy(
+        return role, policy
+
+    def _logging_policy(self) -> iam.Policy:
+        """Log delivery, on ``"*"`` (acknowledged on this policy alone)."""
+        policy = iam.Policy(
             self,
             "LoggingPolicy",
             roles=[self.role],
             statements=[iam.PolicyStatement(actions=list(LOG_DELIVERY_ACTIONS), resources=["*"])],
         )
         acknowledge(
-            self.logging_policy,
+            policy,
             "AwsSolutions-IAM5[Resource::*]",
             "Step Functions delivers execution logs through CloudWatch Logs vended log delivery, whose "
             'actions (logs:CreateLogDelivery and the rest) support no resource-level permissions and require "*" '
             "(see the Step Functions developer guide, IAM policies for logging). This policy holds only those.",
         )
-        self.tracing_policy = iam.Policy(
+        return policy
+
+    def _tracing_policy(self) -> iam.Policy:
+        """X-Ray, on ``"*"`` (acknowledged on this policy alone)."""
+        policy = iam.Policy(
             self,
             "TracingPolicy",
             roles=[self.role],
             statements=[iam.PolicyStatement(actions=list(XRAY_ACTIONS), resources=["*"])],
         )
         acknowledge(
-            self.tracing_policy,
+            policy,
             "AwsSolutions-IAM5[Resource::*]",
             "X-Ray trace segments and sampling rules are not resources: the X-Ray write and sampling actions "
             'support no resource-level permissions and require "*" (see the Service Authorization Reference '
             "for AWS X-Ray). This policy holds only those four actions.",
         )
-        self.state_machine = sfn.StateMachine(
-            self,
-            "StateMachine",
-            state_machine_type=sfn.StateMachineType.STANDARD,
-            definition_body=sfn.DefinitionBody.from_chainable(
-                pre.next(levels).next(post).next(sfn.Succeed(self, DONE))
-            ),
-            role=self.role.without_policy_updates(),
-            tracing_enabled=True,
-            logs=sfn.LogOptions(destination=self.log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
-        )
-        # The permissions exist before the state machine does (its first execution needs them).
-        self.state_machine.node.add_dependency(self.policy, self.logging_policy, self.tracing_policy)
+        return policy
 
     def _step(self, name: str, payload: dict[str, Any], *, keep_output: bool) -> tasks.LambdaInvoke:
         """A call of the job step function: the step's answer is the state's output when

@@ -103,11 +103,19 @@ class Monitoring(Construct):
 
     def _pipeline_alarms(self, settings: DeploymentSettings, pipeline: Pipeline) -> list[cloudwatch.Alarm]:
         """Dead letters, stranded messages, lateness, and each pipeline function's errors."""
-        prefix = self._prefix
-        dead_letters = cloudwatch.Alarm(
+        return [
+            self._dead_letters_alarm(pipeline),
+            self._stranded_alarm(pipeline),
+            self._lateness_alarm(settings),
+            *self._function_errors_alarms(pipeline),
+        ]
+
+    def _dead_letters_alarm(self, pipeline: Pipeline) -> cloudwatch.Alarm:
+        """Any message in the dead-letter queue."""
+        return cloudwatch.Alarm(
             self,
             names.DLQ_DEPTH_ALARM_ID,
-            alarm_name=f"{prefix}-dead-letters",
+            alarm_name=f"{self._prefix}-dead-letters",
             alarm_description=(
                 "Messages are waiting in the dead-letter queue: occurrences that will not fire "
                 "without help. Each task's run history says why (GET /v1/tasks/{id}/runs)."
@@ -119,13 +127,15 @@ class Monitoring(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
+    def _stranded_alarm(self, pipeline: Pipeline) -> cloudwatch.Alarm:
+        """Any message received from the stranded queue (by the recovering trigger)."""
         stranded = pipeline.queues.by_name[topology.STRANDED.name].metric_number_of_messages_received(
             statistic=cloudwatch.Stats.SUM, period=ERRORS_WINDOW
         )
-        stranded_alarm = cloudwatch.Alarm(
+        return cloudwatch.Alarm(
             self,
             names.STRANDED_ALARM_ID,
-            alarm_name=f"{prefix}-stranded",
+            alarm_name=f"{self._prefix}-stranded",
             alarm_description=(
                 "Delay-queue messages ran out of receives without the trigger firing them (throttled "
                 "invocations, usually the account's concurrency): the recovering trigger, which the tick "
@@ -142,13 +152,15 @@ class Monitoring(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
+    def _lateness_alarm(self, settings: DeploymentSettings) -> cloudwatch.Alarm:
+        """The trigger's p99 lateness above ``sundial:latenessAlarmMs``."""
         lateness_p99 = sundial_metric(
             LATENESS_METRIC, statistic=cloudwatch.Stats.p(99), period=LATENESS_WINDOW, label="lateness p99"
         )
-        lateness = cloudwatch.Alarm(
+        return cloudwatch.Alarm(
             self,
             names.LATENESS_ALARM_ID,
-            alarm_name=f"{prefix}-lateness-p99",
+            alarm_name=f"{self._prefix}-lateness-p99",
             alarm_description=(
                 f"The trigger's p99 lateness over {LATENESS_WINDOW.to_minutes()} minutes is above "
                 f"{settings.lateness_alarm_ms} ms: occurrences fire late (a backlog in the delay "
@@ -161,11 +173,13 @@ class Monitoring(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
 
-        errors = [
+    def _function_errors_alarms(self, pipeline: Pipeline) -> list[cloudwatch.Alarm]:
+        """Each pipeline function's failed invocations."""
+        return [
             cloudwatch.Alarm(
                 self,
                 f"{names.function_id(name)}Errors",
-                alarm_name=f"{prefix}-{name}-errors",
+                alarm_name=f"{self._prefix}-{name}-errors",
                 alarm_description=(
                     f"The {name} function failed whole invocations in the last "
                     f"{ERRORS_WINDOW.to_minutes()} minutes (see its log group)."
@@ -178,7 +192,6 @@ class Monitoring(Construct):
             )
             for name, function in pipeline.functions.items()
         ]
-        return [dead_letters, stranded_alarm, lateness, *errors]
 
     def _job_ends_alarm(self, jobs: JobRunner) -> cloudwatch.Alarm:
         """The execution-status rule's dead letters, as the pipeline's are alarmed."""

@@ -218,6 +218,55 @@ def send_statement(queues: Sequence[sqs.IQueue]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(SEND_ACTIONS), resources=[queue.queue_arn for queue in queues])
 
 
+@dataclass(frozen=True)
+class _TriggerGrants:
+    """What each trigger (the trigger, the high-priority trigger, the recovering trigger) may do
+    and is told: the same table actions, sends, job starts and signing, each with its own role."""
+
+    storage: Storage
+    queues: Queues
+    jobs: JobStarting
+    signing: Signing
+
+    def statements(self, name: str) -> list[iam.PolicyStatement]:
+        storage = self.storage
+        return [
+            *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
+            self.queues.sends_of(name),
+            # a task whose target is a job starts it
+            *self.jobs.starter_statements(),
+            # HTTP callbacks are signed with the task's tenant's secrets
+            *self.signing.signer_statements(storage),
+            # a completed EventBridge Scheduler schedule's name is deleted when it asked
+            iam.PolicyStatement(
+                actions=list(TRIGGER_NAME_ACTIONS),
+                resources=[storage.table.table_arn],
+                conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": SCHEDULE_NAME_PARTITIONS}},
+            ),
+        ]
+
+    def environment(self, settings: DeploymentSettings, **resources: Any) -> dict[str, str]:
+        queues = self.queues
+        return {
+            # A deployed trigger never calls loopback (there it is the Lambda runtime API)
+            # or private addresses (it runs outside any VPC): every function's settings say
+            # so (allow_loopback_targets and allow_private_targets are false), whatever a task
+            # says.
+            **function_environment(
+                settings,
+                table_name=self.storage.table.table_name,
+                dead_letter_queue_url=queues.dead_letters.queue_url,
+                **queues.staging_resources(),
+                **self.jobs.starter_resources(),
+                **self.signing.resources(),
+                **resources,
+            ),
+            # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
+            # failures are logged at WARNING.
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+
+
 class Pipeline(Construct):
     """The minute rule, the tick, the scanners and the trigger, over :class:`Queues`."""
 
@@ -233,120 +282,26 @@ class Pipeline(Construct):
         signing: Signing,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.queues = queues = Queues(self, names.QUEUES_ID, settings=settings)
-        table_name = storage.table.table_name
-
-        self.scanner = self._function(
-            names.SCANNER,
-            settings=settings,
-            bundle=bundle,
-            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), queues.sends_of(names.SCANNER)],
-            environment=function_environment(settings, table_name=table_name, **queues.staging_resources()),
-        )
-        # The tick's asynchronous invocations (shared/scans.py): Lambda tries a failed one twice
-        # more and a throttled one until it is SCAN_EVENT_MAX_AGE_S old, then sends it to the
-        # dead-letter queue (alarmed). The scanner's role may send there (topology.senders).
-        self.scanner.function.configure_async_invoke(
-            retry_attempts=topology.SCAN_RETRY_ATTEMPTS,
-            max_event_age=Duration.seconds(topology.SCAN_EVENT_MAX_AGE_S),
-            on_failure=destinations.SqsDestination(queues.dead_letters),
-        )
-
-        def trigger_statements(name: str) -> list[iam.PolicyStatement]:
-            return [
-                *storage.access_statements(actions=TRIGGER_TABLE_ACTIONS),
-                queues.sends_of(name),
-                # a task whose target is a job starts it
-                *jobs.starter_statements(),
-                # HTTP callbacks are signed with the task's tenant's secrets
-                *signing.signer_statements(storage),
-                # a completed EventBridge Scheduler schedule's name is deleted when it asked
-                iam.PolicyStatement(
-                    actions=list(TRIGGER_NAME_ACTIONS),
-                    resources=[storage.table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": SCHEDULE_NAME_PARTITIONS}},
-                ),
-            ]
-
-        def trigger_environment(**resources: Any) -> dict[str, str]:
-            return {
-                # A deployed trigger never calls loopback (there it is the Lambda runtime API)
-                # or private addresses (it runs outside any VPC): every function's settings say
-                # so (allow_loopback_targets and allow_private_targets are false), whatever a task
-                # says.
-                **function_environment(
-                    settings,
-                    table_name=table_name,
-                    dead_letter_queue_url=queues.dead_letters.queue_url,
-                    **queues.staging_resources(),
-                    **jobs.starter_resources(),
-                    **signing.resources(),
-                    **resources,
-                ),
-                # One INFO line per fire would cost more than the fire (docs/design.md, section 4);
-                # failures are logged at WARNING.
-                "POWERTOOLS_LOG_LEVEL": "WARNING",
-            }
-
+        self.queues = Queues(self, names.QUEUES_ID, settings=settings)
+        self.scanner = self._scanner(settings=settings, bundle=bundle, storage=storage)
+        triggers = _TriggerGrants(storage=storage, queues=self.queues, jobs=jobs, signing=signing)
         self.trigger = self._function(
             names.TRIGGER,
             settings=settings,
             bundle=bundle,
-            statements=trigger_statements(names.TRIGGER),
-            environment=trigger_environment(),
+            statements=triggers.statements(names.TRIGGER),
+            environment=triggers.environment(settings),
         )
         self.high_priority_trigger = self._function(
             names.HIGH_PRIORITY_TRIGGER,
             settings=settings,
             bundle=bundle,
-            statements=trigger_statements(names.HIGH_PRIORITY_TRIGGER),
-            environment=trigger_environment(),
+            statements=triggers.statements(names.HIGH_PRIORITY_TRIGGER),
+            environment=triggers.environment(settings),
             reserved_concurrency=settings.high_priority_reserved_concurrency or None,
         )
-        # No event source: the recovering trigger receives from the stranded queue itself when the
-        # tick invokes it (functions/recover/drain.py), with the actions Lambda's poller would have.
-        self.recover = self._function(
-            names.RECOVER,
-            settings=settings,
-            bundle=bundle,
-            statements=[
-                *trigger_statements(names.RECOVER),
-                iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[queues.stranded.queue_arn]),
-            ],
-            environment=trigger_environment(stranded_queue_url=queues.stranded.queue_url),
-        )
-        # A drain that failed or could not start is not retried: the next tick asks again while
-        # messages wait ("Configuring error handling for asynchronous invocation").
-        self.recover.function.configure_async_invoke(
-            retry_attempts=0, max_event_age=Duration.seconds(topology.DRAIN_EVENT_MAX_AGE_S)
-        )
-        # The tick also looks at the stranded queue's depth once a minute and, when messages wait
-        # there, invokes the recovering trigger asynchronously to drain it (shared/stranded.py).
-        self.tick = self._function(
-            names.TICK,
-            settings=settings,
-            bundle=bundle,
-            statements=[
-                iam.PolicyStatement(
-                    actions=list(TICK_TABLE_ACTIONS),
-                    resources=[storage.table.table_arn],
-                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
-                ),
-                iam.PolicyStatement(
-                    actions=["lambda:InvokeFunction"],
-                    resources=[self.scanner.function.function_arn, self.recover.function.function_arn],
-                ),
-                iam.PolicyStatement(actions=list(TICK_QUEUE_ACTIONS), resources=[queues.stranded.queue_arn]),
-            ],
-            environment=function_environment(
-                settings,
-                table_name=table_name,
-                scanner_function=self.scanner.function.function_name,
-                scan_invocations=settings.scanner_max_concurrency,
-                stranded_queue_url=queues.stranded.queue_url,
-                recover_function=self.recover.function.function_name,
-            ),
-        )
+        self.recover = self._recover(settings=settings, bundle=bundle, triggers=triggers)
+        self.tick = self._tick(settings=settings, bundle=bundle, storage=storage)
         self.triggers = (self.trigger, self.high_priority_trigger, self.recover)
         for trigger in self.triggers:
             jobs.acknowledge_object_access(trigger.policy)
@@ -361,6 +316,89 @@ class Pipeline(Construct):
         """Each trigger's policy of the target actions (:meth:`_grant_targets`)."""
         for trigger in self.triggers:
             self._grant_targets(trigger)
+        self._event_sources(settings)
+        self.rule = self._tick_rule()
+
+    def _scanner(self, *, settings: DeploymentSettings, bundle: LambdaBundle, storage: Storage) -> ServiceFunction:
+        """The scanner, which the tick invokes asynchronously for its shards."""
+        queues = self.queues
+        scanner = self._function(
+            names.SCANNER,
+            settings=settings,
+            bundle=bundle,
+            statements=[*storage.access_statements(actions=SCANNER_TABLE_ACTIONS), queues.sends_of(names.SCANNER)],
+            environment=function_environment(
+                settings, table_name=storage.table.table_name, **queues.staging_resources()
+            ),
+        )
+        # The tick's asynchronous invocations (shared/scans.py): Lambda tries a failed one twice
+        # more and a throttled one until it is SCAN_EVENT_MAX_AGE_S old, then sends it to the
+        # dead-letter queue (alarmed). The scanner's role may send there (topology.senders).
+        scanner.function.configure_async_invoke(
+            retry_attempts=topology.SCAN_RETRY_ATTEMPTS,
+            max_event_age=Duration.seconds(topology.SCAN_EVENT_MAX_AGE_S),
+            on_failure=destinations.SqsDestination(queues.dead_letters),
+        )
+        return scanner
+
+    def _recover(
+        self, *, settings: DeploymentSettings, bundle: LambdaBundle, triggers: _TriggerGrants
+    ) -> ServiceFunction:
+        """The recovering trigger, which the tick invokes asynchronously to drain the stranded queue."""
+        stranded = self.queues.stranded
+        # No event source: the recovering trigger receives from the stranded queue itself when the
+        # tick invokes it (functions/recover/drain.py), with the actions Lambda's poller would have.
+        recover = self._function(
+            names.RECOVER,
+            settings=settings,
+            bundle=bundle,
+            statements=[
+                *triggers.statements(names.RECOVER),
+                iam.PolicyStatement(actions=list(CONSUME_ACTIONS), resources=[stranded.queue_arn]),
+            ],
+            environment=triggers.environment(settings, stranded_queue_url=stranded.queue_url),
+        )
+        # A drain that failed or could not start is not retried: the next tick asks again while
+        # messages wait ("Configuring error handling for asynchronous invocation").
+        recover.function.configure_async_invoke(
+            retry_attempts=0, max_event_age=Duration.seconds(topology.DRAIN_EVENT_MAX_AGE_S)
+        )
+        return recover
+
+    def _tick(self, *, settings: DeploymentSettings, bundle: LambdaBundle, storage: Storage) -> ServiceFunction:
+        """The tick, which invokes the scanner and the recovering trigger (built before it)."""
+        stranded = self.queues.stranded
+        # The tick also looks at the stranded queue's depth once a minute and, when messages wait
+        # there, invokes the recovering trigger asynchronously to drain it (shared/stranded.py).
+        return self._function(
+            names.TICK,
+            settings=settings,
+            bundle=bundle,
+            statements=[
+                iam.PolicyStatement(
+                    actions=list(TICK_TABLE_ACTIONS),
+                    resources=[storage.table.table_arn],
+                    conditions={"ForAllValues:StringLike": {"dynamodb:LeadingKeys": TICK_PARTITIONS}},
+                ),
+                iam.PolicyStatement(
+                    actions=["lambda:InvokeFunction"],
+                    resources=[self.scanner.function.function_arn, self.recover.function.function_arn],
+                ),
+                iam.PolicyStatement(actions=list(TICK_QUEUE_ACTIONS), resources=[stranded.queue_arn]),
+            ],
+            environment=function_environment(
+                settings,
+                table_name=storage.table.table_name,
+                scanner_function=self.scanner.function.function_name,
+                scan_invocations=settings.scanner_max_concurrency,
+                stranded_queue_url=stranded.queue_url,
+                recover_function=self.recover.function.function_name,
+            ),
+        )
+
+    def _event_sources(self, settings: DeploymentSettings) -> None:
+        """The trigger's provisioned concurrency when asked, then every consumer's event source
+        (``topology.consumers``)."""
         if settings.trigger_provisioned_concurrency:
             # before the event sources: they invoke the alias that holds it
             self.trigger.provision(settings.trigger_provisioned_concurrency)
@@ -368,7 +406,7 @@ class Pipeline(Construct):
         for consumer in topology.consumers(settings.delay_queues, settings.trigger_batch_size):
             pollers = settings.trigger_poller_config if consumer.function == names.TRIGGER else None
             self.functions[consumer.function].consume(
-                queues.by_name[consumer.queue],
+                self.queues.by_name[consumer.queue],
                 batch_size=consumer.batch_size,
                 batching_window_s=consumer.batching_window_s,
                 # Every event source is capped (provisioned pollers cap the normal lane in their
@@ -377,7 +415,9 @@ class Pipeline(Construct):
                 pollers=pollers,
             )
 
-        self.rule = events.Rule(
+    def _tick_rule(self) -> events.Rule:
+        """The minute rule that invokes the tick, which is never retried (:data:`TICK_MAX_EVENT_AGE`)."""
+        rule = events.Rule(
             self,
             names.TICK_RULE_ID,
             description="Sundial: the minute tick that drives the scanners",
@@ -385,6 +425,7 @@ class Pipeline(Construct):
             targets=[events_targets.LambdaFunction(self.tick.function)],
         )
         self.tick.function.configure_async_invoke(retry_attempts=0, max_event_age=TICK_MAX_EVENT_AGE)
+        return rule
 
     def _function(
         self,

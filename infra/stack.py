@@ -51,31 +51,8 @@ class SundialStack(Stack):
             signing=self.signing,
             keys=self.keys,
         )
-        self.scheduler_url = (
-            SchedulerFunctionUrl(
-                self,
-                names.SCHEDULER_URL_ID,
-                settings=settings,
-                bundle=self.bundle,
-                storage=self.storage,
-                queues=self.pipeline.queues,
-                signing=self.signing,
-            )
-            if settings.scheduler_function_url
-            else None
-        )
-        self.canary = (
-            Canary(
-                self,
-                names.CANARY_ID,
-                settings=settings,
-                bundle=self.bundle,
-                storage=self.storage,
-                queues=self.pipeline.queues,
-            )
-            if settings.canary
-            else None
-        )
+        self.scheduler_url = self._scheduler_url(settings) if settings.scheduler_function_url else None
+        self.canary = self._canary(settings) if settings.canary else None
         self.monitoring = Monitoring(
             self,
             names.MONITORING_ID,
@@ -85,7 +62,35 @@ class SundialStack(Stack):
             jobs=self.jobs,
             canary=self.canary,
         )
+        self._resource_outputs()
+        self._role_outputs()
+        self._optional_outputs()
 
+    def _scheduler_url(self, settings: DeploymentSettings) -> SchedulerFunctionUrl:
+        """The EventBridge Scheduler API's function URL (``sundial:schedulerFunctionUrl``)."""
+        return SchedulerFunctionUrl(
+            self,
+            names.SCHEDULER_URL_ID,
+            settings=settings,
+            bundle=self.bundle,
+            storage=self.storage,
+            queues=self.pipeline.queues,
+            signing=self.signing,
+        )
+
+    def _canary(self, settings: DeploymentSettings) -> Canary:
+        """The canary (``sundial:canary``)."""
+        return Canary(
+            self,
+            names.CANARY_ID,
+            settings=settings,
+            bundle=self.bundle,
+            storage=self.storage,
+            queues=self.pipeline.queues,
+        )
+
+    def _resource_outputs(self) -> None:
+        """The API's URL, the tables' names and the dead-letter queue's URL."""
         CfnOutput(
             self,
             names.OUTPUT_API_URL,
@@ -113,6 +118,9 @@ class SundialStack(Stack):
             value=self.pipeline.queues.dead_letters.queue_url,
             description="The dead-letter queue: occurrences that will not fire without help",
         )
+
+    def _role_outputs(self) -> None:
+        """The roles that call task targets, for the key policies of encrypted targets."""
         CfnOutput(
             self,
             names.OUTPUT_TRIGGER_ROLE_ARN,
@@ -140,6 +148,9 @@ class SundialStack(Stack):
                 "trigger): name it next to TriggerRoleArn in such a key policy"
             ),
         )
+
+    def _optional_outputs(self) -> None:
+        """The outputs of the optional parts the deployment has: the function URL, the dashboard."""
         if self.scheduler_url is not None:  # sundial:schedulerFunctionUrl
             CfnOutput(
                 self,

@@ -119,13 +119,42 @@ def verify(
     """The access key id that signed the request and the region it was signed for, or
     :class:`SignatureRefused`; with ``region``, a request signed for another one is refused."""
     lowered = header_values(headers)
+    authorization = _authorization(lowered)
+    key_id, day, signed_region = _credential_scope(authorization["credential"], service=service, region=region)
+    stamp = _signed_at(lowered, now=now, day=day)
+    signed = _signed_headers(authorization["signed"])
+    secret = secret_of(key_id)
+    if secret is None:
+        raise SignatureRefused("UnrecognizedClientException", "The security token included in the request is invalid.")
+    if "content-length" in signed and "content-length" not in lowered:
+        lowered["content-length"] = str(len(body))  # dropped by API Gateway: the body says it
+    canonical = canonical_request(
+        method, wire_path, query, list(lowered.items()), signed, hashlib.sha256(body).hexdigest()
+    )
+    expected = _signature(secret, canonical, stamp=stamp, day=day, region=signed_region, service=service)
+    if not hmac.compare_digest(expected, authorization["signature"]):
+        raise SignatureRefused(
+            "InvalidSignatureException",
+            "The request signature we calculated does not match the signature you provided.",
+        )
+    return key_id, signed_region
+
+
+def _authorization(lowered: Mapping[str, str]) -> re.Match[str]:
+    """The ``Authorization`` header's credential, signed headers and signature."""
     authorization = lowered.get("authorization")
     if not authorization:
         raise SignatureRefused("MissingAuthenticationTokenException", "Missing Authentication Token")
     match = _AUTHORIZATION.match(authorization)
     if not match:
         raise SignatureRefused("InvalidSignatureException", "The Authorization header is not a SigV4 signature.")
-    parts = match["credential"].split("/")
+    return match
+
+
+def _credential_scope(credential: str, *, service: str, region: str | None) -> tuple[str, str, str]:
+    """The credential's access key id, day and region, once its scope is this service's (and
+    ``region``'s, when given)."""
+    parts = credential.split("/")
     if len(parts) != 5 or parts[4] != "aws4_request":
         raise SignatureRefused("InvalidSignatureException", "The credential scope is not valid.")
     key_id, day, signed_region, signed_service, _ = parts
@@ -135,6 +164,12 @@ def verify(
         raise SignatureRefused(
             "InvalidSignatureException", f"Credential should be scoped to a valid region, not '{signed_region}'."
         )
+    return key_id, day, signed_region
+
+
+def _signed_at(lowered: Mapping[str, str], *, now: datetime, day: str) -> str:
+    """The request's ``X-Amz-Date``, once it is within :data:`MAX_SKEW` of ``now`` and on the
+    credential's ``day``."""
     stamp = lowered.get("x-amz-date", "")
     try:
         signed_at = datetime.strptime(stamp, "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
@@ -147,24 +182,20 @@ def verify(
         )
     if day != stamp[:8]:
         raise SignatureRefused("InvalidSignatureException", "The credential's date is not the request's.")
-    signed = match["signed"].split(";")
+    return stamp
+
+
+def _signed_headers(names: str) -> list[str]:
+    """The signed headers' names, once they include ``host`` and are in order."""
+    signed = names.split(";")
     if "host" not in signed or signed != sorted(signed):
         raise SignatureRefused("InvalidSignatureException", "The signed headers must include host, in order.")
-    secret = secret_of(key_id)
-    if secret is None:
-        raise SignatureRefused("UnrecognizedClientException", "The security token included in the request is invalid.")
-    if "content-length" in signed and "content-length" not in lowered:
-        lowered["content-length"] = str(len(body))  # dropped by API Gateway: the body says it
-    canonical = canonical_request(
-        method, wire_path, query, list(lowered.items()), signed, hashlib.sha256(body).hexdigest()
-    )
-    scope = f"{day}/{signed_region}/{service}/aws4_request"
+    return signed
+
+
+def _signature(secret: str, canonical: str, *, stamp: str, day: str, region: str, service: str) -> str:
+    """The signature of the canonical request ``canonical`` with ``secret``'s key for the scope."""
+    scope = f"{day}/{region}/{service}/aws4_request"
     digest = hashlib.sha256(canonical.encode()).hexdigest()
     to_sign = f"{ALGORITHM}\n{stamp}\n{scope}\n{digest}"
-    expected = hmac.new(signing_key(secret, day, signed_region, service), to_sign.encode(), hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, match["signature"]):
-        raise SignatureRefused(
-            "InvalidSignatureException",
-            "The request signature we calculated does not match the signature you provided.",
-        )
-    return key_id, signed_region
+    return hmac.new(signing_key(secret, day, region, service), to_sign.encode(), hashlib.sha256).hexdigest()
