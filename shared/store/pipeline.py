@@ -7,8 +7,7 @@ scanner's copy or a late retry can never move an occurrence twice.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -18,29 +17,26 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from shared.domain.buckets import MINUTE_MS, minute_of, minutes_between
 from shared.domain.claims import Claimed, Refusal, Success, superseded
-from shared.domain.codec import is_one_shot_spec
 from shared.domain.errors import StorageUnavailable
-from shared.domain.firing import Staged, staged_for
-from shared.domain.ids import parse_task_id, ulid_ceiling, ulid_floor
+from shared.domain.firing import Staged
 from shared.domain.quota import freed
 from shared.domain.states import RunStatus, TaskStatus, ended_as, watched_state
 from shared.domain.tasks import Run, Task
 from shared.domain.times import from_ms, to_ms
 from shared.observability import logger
 from shared.store import status_index
-from shared.store.items import keys_in_status, occurrence_item, priority_of, status_keys, to_task
-from shared.store.keys import CLEAN_PK, MARK_PREFIX, MARK_SK, bucket_pk, mark_pk, task_key
+from shared.store.items import keys_in_status, occurrence_item, status_keys, to_task
+from shared.store.keys import task_key
 from shared.store.models import (
     BucketItem,
     RunLogItem,
     TaskItem,
-    WatermarkItem,
     is_conflict,
 )
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
 from shared.store.runs import ended_run_json, run_item, run_logs
+from shared.store.scanning import DynamoScans
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
@@ -102,24 +98,6 @@ def _armed_for(
     return actions
 
 
-def _bucket_items(
-    shard: int, start_ms: int, end_ms: int, limit: int | None = None
-) -> Iterator[tuple[BucketItem, int, int]]:
-    """The items of ``shard``'s minute buckets due in ``[start_ms, end_ms)``, each with the part
-    of the window its bucket covers: a Query per minute (``limit``: at most that many items a
-    Query), in due order."""
-    if end_ms <= start_ms:
-        return
-    for minute in minutes_between(start_ms, end_ms - 1):
-        low, high = max(start_ms, minute), min(end_ms, minute + MINUTE_MS)
-        condition = BucketItem.sk.between(ulid_floor(low), ulid_ceiling(high - 1))
-        try:
-            for item in BucketItem.query(bucket_pk(minute, shard), condition, limit=limit):
-                yield item, low, high
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"bucket {minute_of(minute)}/{shard}: {exc.msg}") from exc
-
-
 def _superseded(current: TaskItem, staged: Staged, now_ms: int) -> str | None:
     """Why this message must end its run unfired (shared.domain.claims.superseded), or None."""
     if current.run_id != staged.run_id or current.run_due_ms != staged.due_ms:
@@ -143,108 +121,12 @@ def _logged(current: TaskItem, run_id: str) -> bool:
     return current.run_log in logs and run_id in logs[current.run_log].runs
 
 
-BATCH_GET_KEYS = 100
-"""BatchGetItem's most keys a call (DynamoDB's API reference)."""
-
-
-class DynamoPipelineStore:
+class DynamoPipelineStore(DynamoScans):
     def __init__(self, retention_ms: int, list_shards: int = 1) -> None:
         self.retention_ms = retention_ms
         self.list_shards = list_shards
         """The deployment's list shards: a task's status index entry goes to its list shard's
         partition (docs/status-index.md), as the task repository's writes put it."""
-
-    # --- scanning -------------------------------------------------------------------------
-
-    def watermark(self, shard: int) -> int | None:
-        try:
-            item = WatermarkItem.get(mark_pk(shard), MARK_SK, consistent_read=True)
-        except DoesNotExist:
-            return None
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
-        return int(item.staged_until_ms) if item.staged_until_ms is not None else None
-
-    def scan_marks(self, shards: Sequence[int]) -> tuple[dict[int, int | None], dict[int, int]]:
-        """Each shard's mark, and what the tick last found clean past it (``W#clean``): one
-        BatchGetItem, eventually consistent (DynamoDB's "Read consistency" page: such a read may
-        not reflect a recently completed write, i.e. it answers an earlier version of the item).
-        That is safe here because every version of these items ever written is true: a mark says
-        what a scan staged, a clean map what a tick found empty, and a window stays so (what is
-        written into it later is staged by its writer). An older one only widens the next look."""
-        keys = [(mark_pk(shard), MARK_SK) for shard in shards] + [(CLEAN_PK, MARK_SK)]
-        marks: dict[int, int | None] = dict.fromkeys(shards)
-        clean: dict[int, int] = {}
-        try:
-            for start in range(0, len(keys), BATCH_GET_KEYS):
-                for item in WatermarkItem.batch_get(keys[start : start + BATCH_GET_KEYS]):
-                    if item.pk == CLEAN_PK:
-                        clean = {int(shard): int(ms) for shard, ms in json.loads(item.clean_until or "{}").items()}
-                    elif item.staged_until_ms is not None:
-                        marks[int(item.pk.removeprefix(MARK_PREFIX))] = int(item.staged_until_ms)
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"scan marks: {exc.msg}") from exc
-        return marks, {shard: ms for shard, ms in clean.items() if shard in marks}
-
-    def mark_clean(self, until: dict[int, int]) -> None:
-        """Keep what the tick found clean (the whole map: one PutItem of ``W#clean``)."""
-        item = WatermarkItem(CLEAN_PK, MARK_SK, clean_until=json.dumps({str(k): v for k, v in sorted(until.items())}))
-        try:
-            item.save()
-        except PynamoDBException as exc:
-            raise StorageUnavailable(f"clean marks: {exc.msg}") from exc
-
-    def has_items(self, shard: int, start_ms: int, end_ms: int) -> bool:
-        """Whether the shard's buckets hold any item due in ``[start_ms, end_ms)``, staged or
-        not: a Query of at most one item per minute bucket, eventually consistent (as the scan's
-        own: the writers' guard covers what is in flight)."""
-        return any(True for _ in _bucket_items(shard, start_ms, end_ms, limit=1))
-
-    def begin_scan(self, shard: int, now_ms: int, lease_ms: int) -> tuple[int | None, int] | None:
-        """Take the shard's scan lease; returns (its mark, the lease) or None while another scan
-        holds it. Two scans reading the same mark would stage the same window twice."""
-        lease = now_ms + lease_ms
-        item = WatermarkItem(mark_pk(shard), MARK_SK)
-        free = WatermarkItem.scanning_until_ms.does_not_exist() | (WatermarkItem.scanning_until_ms < now_ms)
-        try:
-            item.update(actions=[WatermarkItem.scanning_until_ms.set(lease)], condition=free)
-        except PynamoDBException as exc:
-            if is_conflict(exc):
-                return None
-            raise StorageUnavailable(f"scan lease of shard {shard}: {exc.msg}") from exc
-        mark = int(item.staged_until_ms) if item.staged_until_ms is not None else None
-        return mark, lease
-
-    def end_scan(self, shard: int, lease: int, mark: int) -> bool:
-        """Move the shard's mark and release the lease; False if the lease was lost meanwhile."""
-        try:
-            WatermarkItem(mark_pk(shard), MARK_SK).update(
-                actions=[WatermarkItem.staged_until_ms.set(mark), WatermarkItem.scanning_until_ms.remove()],
-                condition=WatermarkItem.scanning_until_ms == lease,
-            )
-        except PynamoDBException as exc:
-            if is_conflict(exc):
-                return False
-            raise StorageUnavailable(f"watermark of shard {shard}: {exc.msg}") from exc
-        return True
-
-    def due(self, shard: int, start_ms: int, end_ms: int) -> list[Staged]:
-        """Occurrences of ``shard`` due in ``[start_ms, end_ms)`` that nobody staged yet."""
-        found = (self._stageable(item, low, high) for item, low, high in _bucket_items(shard, start_ms, end_ms))
-        return [staged for staged in found if staged is not None]
-
-    @staticmethod
-    def _stageable(item: BucketItem, low: int, high: int) -> Staged | None:
-        due = int(item.due_ms)
-        if not low <= due < high or getattr(item, "staged_ms", None) == due:
-            return None
-        if isinstance(item, TaskItem):
-            armed_here = parse_task_id(item.task_id).due_ms == due
-            if item.status != SCHEDULED or not armed_here or item.run_due_ms == due:
-                return None
-            one_shot = is_one_shot_spec(json.loads(item.schedule))
-            return staged_for(item.task_id, due, one_shot, priority_of(item.priority))
-        return staged_for(item.task_id, due, one_shot=False, priority=priority_of(item.priority))
 
     # --- claiming -------------------------------------------------------------------------
 

@@ -1,185 +1,265 @@
-"""Step 4, record (shared/services/firing/record.py), on its own: each settlement written down on
-the in-memory task repository and pipeline store (held to DynamoDB's contract), with what goes on
-the queues and the occurrence's answer. The settlements are built here, as settle.py would build
-them, so each test reads one rule of the recorder's."""
+"""Step 4, record (shared/services/firing/record.py), field by field: what an occurrence that
+failed for good leaves (its dead letter in the table and in the DLQ, its alerts, its task's count
+of failures in a row and a pause), what a recurring task's re-arm stages and arms, what an extra
+run tells its parent, and which ends reach the chains, workflows and EventBridge schedules.
+Written for the survivors of `make mutation`: every expected value is worked out here from the
+rule's words (docs/receivers.md, section 4; docs/design.md, 2.4), not read back from the code."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from shared.domain.claims import Claimed, Refusal, Result, Success
+from shared.delivery import AlertEnvelope, Outcome
+from shared.domain.alerts import AlertType, Notice
+from shared.domain.claims import Claimed, Result
 from shared.domain.firing import Staged, Timing, staged_for
+from shared.domain.registration import new_task
+from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import At, Every
+from shared.domain.signing import Signer, secret_text
 from shared.domain.states import RunStatus, TaskStatus
-from shared.domain.tasks import HttpTarget, Task, TaskSpec
-from shared.domain.times import to_ms
+from shared.domain.tasks import Alert, EventBridgeSchedule, HttpTarget, Priority, Task, TaskSpec
+from shared.domain.times import from_ms, to_ms
+from shared.domain.workflows import NodeLink, NodeRef, NodeStatus
 from shared.services.firing.claim import Claim
-from shared.services.firing.settle import Ended, Held, Retrying, Skipped, Succeeded, ended_run
+from shared.services.firing.settle import Ended, ended_run
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit
 
-NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
-URL = "https://example.com/hook"
-TIMING = Timing()
+NOW = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
+URL, ALERTS = "https://example.com/hook", "https://example.com/alerts"
+ONCE_ONLY = RetryPolicy(max_attempts=1, backoff=Backoff.FIXED, interval_seconds=1)
+LEAD = Timing().lead_ms
+EXHAUSTED = "retries exhausted after 1 attempt(s): HTTP 500"
 
 
-def claim_of(core: FiringCore, task: Task) -> Claim:
-    """The task's armed occurrence, claimed at its due time on the in-memory store."""
-    staged = staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring)
-    core.clock.now = staged.due_ms
-    taken = core.store.claim(staged, now_ms=staged.due_ms, lease_until_ms=staged.due_ms + 60_000, log_id="b1")
-    assert isinstance(taken, Claimed)
-    return Claim(staged, taken, staged.due_ms)
+def due(core: FiringCore, task: Task) -> Staged:
+    """The task's armed occurrence, read back, with the clock a lead before it."""
+    read = core.repository.get("acme", task.id)
+    staged = staged_for(task.id, to_ms(read.due_at), one_shot=not read.recurring, priority=read.priority)
+    core.clock.now = staged.due_ms - LEAD
+    return staged
 
 
-def every(core: FiringCore, seconds: int, **options: object) -> Task:
-    spec = TaskSpec(Every(seconds, start=NOW + timedelta(seconds=5)), (HttpTarget(URL),), **options)  # type: ignore[arg-type]
-    return core.register(NOW, spec)
+def failing_minutely(core: FiringCore, **spec: Any) -> Task:
+    """Every minute from NOW + 1 min, each occurrence answered 500 and never retried."""
+    core.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500)]
+    every = Every(60, start=NOW + timedelta(minutes=1))
+    return core.register(NOW, TaskSpec(every, (HttpTarget(URL),), retry=ONCE_ONLY, **spec))
 
 
-def one_shot(core: FiringCore) -> Task:
-    return core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
-
-
-def read(core: FiringCore, task: Task) -> Task:
-    return core.repository.get("acme", task.id)
-
-
-def succeeded(claim: Claim, lateness: int = 3) -> Succeeded:
-    run = ended_run(
-        claim.staged,
-        claim.claimed.task.id,
-        RunStatus.SUCCEEDED,
-        attempts=1,
-        fired_ms=claim.staged.due_ms + lateness,
-        lateness_ms=lateness,
-    )
-    return Succeeded(run, 0b1, lateness, (), None)
-
-
-def test_a_recurring_success_keeps_its_run_and_arms_the_next_occurrence_staging_it_when_the_scans_passed_it() -> None:
+def test_an_occurrence_that_fails_for_good_is_dead_lettered_alerted_and_counted_and_the_second_pauses_it() -> None:
     core = firing_core(to_ms(NOW))
-    task = every(core, 60)
-    claim = claim_of(core, task)
-    handled = core.trigger.recorder.record(claim, succeeded(claim))
-    assert (handled.result, handled.lateness_ms, handled.attempts) == (Result.SUCCEEDED, 3, 1)
-    following = claim.staged.due_ms + 60_000
-    assert core.queues.staged == [staged_for(task.id, following, one_shot=False)]  # within the look-ahead
-    now = read(core, task)
-    assert (now.status, to_ms(now.due_at), now.run) == (TaskStatus.SCHEDULED, following, None)
-    (run,) = core.repository.runs(now, limit=10, cursor=None).items
-    assert (run.run_id, run.status, run.lateness_ms) == (claim.staged.run_id, RunStatus.SUCCEEDED, 3)
+    signers = {"acme": Signer.of([secret_text(bytes(32))])}
+    core.trigger.alerts.signer = signers.__getitem__  # another tenant's (or none) would not be found
+    alert = Alert(HttpTarget(ALERTS), after_consecutive_failures=2)
+    task = failing_minutely(core, name="nightly", payload={"order": 7}, alert=alert, pause_after_failures=2)
 
-
-def test_a_next_occurrence_past_the_scanners_look_ahead_is_left_to_them() -> None:
-    core = firing_core(to_ms(NOW))
-    task = every(core, 86_400)
-    claim = claim_of(core, task)
-    core.trigger.recorder.record(claim, succeeded(claim))
-    assert core.queues.staged == []
-    assert to_ms(read(core, task).due_at) == claim.staged.due_ms + 86_400_000
-
-
-def test_a_one_shot_success_waits_for_its_batch_run_log_and_is_answered_with_it() -> None:
-    core = firing_core(to_ms(NOW))
-    task = one_shot(core)
-    claim = claim_of(core, task)
-    success = Success(claim.staged.run_id, fired_ms=claim.staged.due_ms, lateness_ms=0, attempts=1)
-    handled = core.trigger.recorder.record(claim, replace(succeeded(claim, lateness=0), success=success))
-    assert (handled.result, handled.success) == (Result.SUCCEEDED, success)
-    assert read(core, task).run is not None
-    assert read(core, task).run.status is RunStatus.FIRING  # type: ignore[union-attr]  # not yet on record
-    core.trigger.recorder.log_successes("b1", [handled])
-    assert (read(core, task).status, read(core, task).run.status) == (  # type: ignore[union-attr]
-        TaskStatus.COMPLETED,
-        RunStatus.SUCCEEDED,
-    )
-
-
-def test_a_retry_is_sent_with_its_delay_and_the_run_waits_for_it() -> None:
-    core = firing_core(to_ms(NOW))
-    task = one_shot(core)
-    claim = claim_of(core, task)
-    message = replace(claim.staged, attempt=2)
-    retrying = Retrying(message, 4, "HTTP 503", 0, claim.staged.due_ms + 2, 2, 0)
-    handled = core.trigger.recorder.record(claim, retrying)
-    assert (handled.result, handled.lateness_ms, handled.attempts, handled.reason) == (
-        Result.RETRYING,
-        2,
+    first = due(core, task)
+    fired = core.deliver(first)
+    assert (fired.result, fired.reason, fired.lateness_ms, fired.attempts, fired.staged) == (
+        Result.DEAD_LETTERED,
+        EXHAUSTED,
+        0,
         1,
-        "HTTP 503",
+        first,
     )
-    assert core.queues.sent == [(message, 4)]
-    run = read(core, task).run
-    assert run is not None
-    assert (run.status, run.attempts, run.last_error) == (RunStatus.RETRYING, 1, "HTTP 503")
-
-
-def test_a_hold_puts_the_held_copy_back_and_leaves_the_attempt_unused() -> None:
-    core = firing_core(to_ms(NOW))
-    task = one_shot(core)
-    claim = claim_of(core, task)
-    held = Staged(claim.staged.task_id, claim.staged.due_ms, claim.staged.run_id, held=True, one_shot=True)
-    handled = core.trigger.recorder.record(claim, Held(held, 30, claim.staged.due_ms + 31_000, 30_000))
-    assert (handled.result, handled.reason) == (Result.THROTTLED, "held back by a limit for 30 s")
-    assert core.queues.sent == [(held, 30)]
-    run = read(core, task).run
-    assert run is not None
-    assert (run.status, run.attempts, run.throttled_ms) == (RunStatus.THROTTLED, 0, 30_000)
-
-
-def test_a_skip_ends_the_run_unfired_and_moves_a_recurring_task_on() -> None:
-    core = firing_core(to_ms(NOW))
-    task = every(core, 60)
-    claim = claim_of(core, task)
-    why = "missed by 90000 ms (misfire: skip)"
-    run = ended_run(claim.staged, task.id, RunStatus.SKIPPED, attempts=1, error=why)
-    handled = core.trigger.recorder.record(claim, Skipped(run, 0))
-    assert (handled.result, handled.reason, handled.lateness_ms) == (Result.SKIPPED, why, None)
-    assert to_ms(read(core, task).due_at) == claim.staged.due_ms + 60_000
-    (kept,) = core.repository.runs(read(core, task), limit=10, cursor=None).items
-    assert (kept.status, kept.last_error, kept.fired_at) == (RunStatus.SKIPPED, why, None)
-
-
-def test_a_dead_lettered_occurrence_is_kept_for_a_redrive_sent_to_the_dlq_and_counted_in_a_row() -> None:
-    core = firing_core(to_ms(NOW))
-    task = every(core, 60, pause_after_failures=1)
-    claim = claim_of(core, task)
-    reason = "retries exhausted after 1 attempt(s): HTTP 500"
-    run = ended_run(
-        claim.staged, task.id, RunStatus.DEAD_LETTERED, attempts=1, fired_ms=claim.staged.due_ms, error=reason
+    assert fired.alerts == (
+        Notice(HttpTarget(ALERTS), AlertType.DEAD_LETTERED, "acme", task.id, first.run_id, EXHAUSTED, core.clock.now),
     )
-    handled = core.trigger.recorder.record(claim, Ended(run, 0, reason, 0))
-    assert (handled.result, handled.reason, handled.alerts) == (Result.DEAD_LETTERED, reason, ())
-    assert [(staged.run_id, why, task_id) for staged, why, task_id in core.queues.dead] == [
-        (claim.staged.run_id, reason, task.id)
-    ]
-    (letter,) = core.dead_letters.letters.values()
-    assert (letter.run_id, letter.attempts, letter.reason) == (claim.staged.run_id, 1, reason)
-    now = read(core, task)
-    assert (now.status, now.consecutive_failures) == (TaskStatus.PAUSED, 1)  # its pause_after_failures
-    assert to_ms(now.due_at) == claim.staged.due_ms + 60_000  # armed, for a resume
+    assert core.queues.dead == [(first, EXHAUSTED, task.id)]  # the DLQ's copy names the task
+    letter = core.dead_letters.letters[first.run_id]
+    assert (letter.name, letter.payload, letter.workflow) == ("nightly", {"order": 7}, None)
+    read = core.repository.get("acme", task.id)
+    assert (read.status, read.consecutive_failures, read.paused_reason) == (TaskStatus.SCHEDULED, 1, None)
+    second = staged_for(task.id, first.due_ms + 60_000, one_shot=False)
+    assert to_ms(read.due_at) == second.due_ms
+    assert core.queues.staged == [second]  # a minute ahead: within the look-ahead, its writer stages it
+
+    (sent_at, envelope), *_ = core.receiver.calls[ALERTS]
+    assert isinstance(envelope, AlertEnvelope)
+    assert (envelope.task_id, envelope.run_id, envelope.attempt, envelope.tenant) == (
+        task.id,
+        f"sundial.run.dead_lettered:{first.run_id}",
+        1,
+        "acme",
+    )
+    assert envelope.scheduled_for == envelope.fired_at == from_ms(sent_at)  # the alert's own time
+    assert envelope.signer is signers["acme"]
+    assert envelope.to_dict() == {
+        "type": "sundial.run.dead_lettered",
+        "task_id": task.id,
+        "run_id": first.run_id,
+        "reason": EXHAUSTED,
+        "at": envelope.to_dict()["at"],
+    }
+    assert envelope.to_dict()["at"].startswith(from_ms(sent_at).strftime("%Y-%m-%dT%H:%M:%S"))
+
+    core.queues.staged.clear()
+    again = core.deliver(due(core, task))
+    assert [notice.type for notice in again.alerts] == [AlertType.DEAD_LETTERED, AlertType.FAILING]
+    assert again.alerts[1].reason == f"2 occurrences in a row failed; the last: {EXHAUSTED}"
+    read = core.repository.get("acme", task.id)
+    assert (read.status, read.consecutive_failures) == (TaskStatus.PAUSED, 2)
+    assert read.paused_reason == "paused after 2 failed occurrences in a row (pause_after_failures: 2)"
     assert core.queues.staged == []  # a paused task's next occurrence is not staged
+    assert len(core.receiver.calls[ALERTS]) == 3
 
 
-def test_a_record_of_a_run_whose_task_was_cancelled_meanwhile_does_not_re_arm_it() -> None:
+def test_a_one_shot_that_fails_for_good_counts_its_failure_and_frees_its_place() -> None:
     core = firing_core(to_ms(NOW))
-    task = every(core, 60)
-    claim = claim_of(core, task)
-    current = read(core, task)
-    core.repository.update(replace(current, status=TaskStatus.CANCELLED, next_fire_at=None))
-    core.trigger.recorder.record(claim, succeeded(claim))
-    now = read(core, task)
-    assert (now.status, now.next_fire_at) == (TaskStatus.CANCELLED, None)
-    # the next occurrence is staged before the re-arm (a crash in between must not lose it); the
-    # re-arm's condition found the task cancelled, so that message's claim finds nothing armed
-    (following,) = core.queues.staged
-    assert core.store.claim(following, now_ms=following.due_ms, lease_until_ms=following.due_ms + 1, log_id="b2") is (
-        Refusal.STALE
+    core.receiver.scripts[URL] = [Outcome.fail("HTTP 400", status=400)]
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), retry=ONCE_ONLY))
+    assert task.id in core.repository.counted
+    fired = core.deliver(due(core, task))
+    assert (fired.result, fired.reason) == (Result.FAILED, "failed after 1 attempt(s): HTTP 400")
+    read = core.repository.get("acme", task.id)
+    assert (read.status, read.consecutive_failures) == (TaskStatus.FAILED, 1)
+    assert task.id not in core.repository.counted  # its tenant's quota has its place back
+
+
+def test_a_recurring_tasks_last_occurrence_completes_it_stages_nothing_and_frees_its_place() -> None:
+    core = firing_core(to_ms(NOW))
+    start = NOW + timedelta(minutes=1)
+    task = core.register(NOW, TaskSpec(Every(60, start=start, end=start + timedelta(seconds=30)), (HttpTarget(URL),)))
+    assert core.deliver(due(core, task)).result is Result.SUCCEEDED
+    assert core.queues.staged == []
+    read = core.repository.get("acme", task.id)
+    assert (read.status, read.next_fire_at) == (TaskStatus.COMPLETED, None)
+    assert task.id not in core.repository.counted
+
+
+def test_a_high_priority_tasks_next_occurrence_is_staged_on_its_lane_and_marked_staged() -> None:
+    core = firing_core(to_ms(NOW))
+    every = Every(60, start=NOW + timedelta(minutes=1))
+    task = core.register(NOW, TaskSpec(every, (HttpTarget(URL),), priority=Priority.HIGH))
+    first = due(core, task)
+    assert core.deliver(first).result is Result.SUCCEEDED
+    following = staged_for(task.id, first.due_ms + 60_000, one_shot=False, priority=Priority.HIGH)
+    assert core.queues.staged == [following]
+    (occurrence,) = [o for o in core.repository.occurrences.values() if o.due_ms == following.due_ms]
+    assert occurrence.staged_ms == following.due_ms  # a scanner passing it does not stage it again
+
+
+def test_an_extra_run_that_fails_for_good_is_its_parents_latest_occurrence() -> None:
+    core = firing_core(to_ms(NOW))
+    core.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500)]
+    parent = core.register(NOW, TaskSpec(Every(3600, start=NOW + timedelta(hours=1)), (HttpTarget(URL),)))
+    spec = TaskSpec(At(NOW), (HttpTarget(URL),), retry=ONCE_ONLY)
+    extra = replace(new_task(spec, tenant="acme", now=NOW, shard=0), parent_id=parent.id)
+    core.repository.create_run(extra, staged=True)
+    staged = staged_for(extra.id, to_ms(extra.due_at), one_shot=True)
+    fired = core.deliver(staged)
+    assert fired.result is Result.DEAD_LETTERED
+    assert fired.alerts == ()  # the parent has no alert
+    last = core.repository.get("acme", parent.id).last_run
+    assert last is not None
+    assert (last.run_id, last.status) == (staged.run_id, RunStatus.DEAD_LETTERED)
+
+
+@dataclass
+class Ends:
+    """The chains, workflows and EventBridge schedules an occurrence's end reaches: what each was told."""
+
+    fail_chains: bool = False
+    told: list[tuple[str, Any]] = field(default_factory=list)
+
+    def start_chained(self, parent: Task, link: Any, child_id: str, branch: Any) -> Any:
+        if self.fail_chains:
+            raise RuntimeError("the chain's child could not be started")
+        self.told.append(("chain", (child_id, link.response)))
+        return type("Started", (), {"run_id": "c", "duplicate": False, "skipped": False})()
+
+    def node_ended(self, run_id: str, node: str, status: NodeStatus, **kwargs: Any) -> None:
+        self.told.append(("node", (run_id, node, status, kwargs)))
+
+    def dead_letter(self, task: Task, staged: Staged, error: str | None, exhausted: Any) -> None:
+        self.told.append(("schedule dead letter", (task.id, staged.run_id, error)))
+
+    def completed(self, task: Task) -> None:
+        self.told.append(("schedule completed", task.id))
+
+
+def ended(core: FiringCore, task: Task, body: bytes = b'{"why": "full"}') -> tuple[Claim, Ended]:
+    """A claim of the task's occurrence and its end: dead-lettered, its one failed call answered ``body``."""
+    staged = staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring)
+    outcome = Outcome.retry("HTTP 500", status=500, body=body)
+    run = replace(task_run(staged, task), status=RunStatus.DEAD_LETTERED, attempts=1, last_error="HTTP 500")
+    claim = Claim(staged, Claimed(task, 0, "log"), core.clock.now)
+    return claim, Ended(run, 0, "retries exhausted after 1 attempt(s): HTTP 500", 0, (outcome,))
+
+
+def task_run(staged: Staged, task: Task) -> Any:
+    return ended_run(staged, task.id, RunStatus.DEAD_LETTERED, attempts=1)
+
+
+def test_a_chain_that_cannot_start_fails_the_record_but_never_an_occurrence_given_up() -> None:
+    core = firing_core(to_ms(NOW))
+    child = core.register(NOW, TaskSpec(At(NOW + timedelta(days=1)), (HttpTarget(URL),)))
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),), on_failure=(child.id,)))
+    ends = Ends(fail_chains=True)
+    core.trigger.recorder.chains = ends
+    claim, end = ended(core, task)
+    with pytest.raises(RuntimeError):
+        core.trigger.recorder.record(claim, end)  # its message comes back: the chain is tried again
+    assert core.dead_letters.letters == {}
+    fired = core.trigger.recorder.give_up(claim, end)  # its last delivery: given up all the same
+    assert fired.result is Result.DEAD_LETTERED
+    assert list(core.dead_letters.letters) == [claim.staged.run_id]
+    ends.fail_chains = False
+    core.trigger.recorder.record(claim, end)
+    assert ends.told == [("chain", (child.id, {"why": "full"}))]  # the failed call's answer
+
+
+def test_a_workflow_nodes_end_moves_its_run_on_with_the_answer_and_a_native_task_tells_no_schedule() -> None:
+    core = firing_core(to_ms(NOW))
+    ends = Ends()
+    core.trigger.recorder.workflows = ends
+    core.trigger.recorder.schedules = ends
+    task = core.register(NOW, TaskSpec(At(NOW + timedelta(seconds=5)), (HttpTarget(URL),)))
+    node = replace(task, workflow=NodeLink("wf", "wr-1", "b", attempt=2))
+    claim, end = ended(core, node)
+    fired = core.trigger.recorder.record(claim, end)
+    assert fired.result is Result.DEAD_LETTERED
+    ((kind, (run_id, name, status, kwargs)),) = ends.told  # no schedule was told: a native task's
+    assert (kind, run_id, name, status, kwargs["attempt"], kwargs["item_id"]) == (
+        "node",
+        "wr-1",
+        "b",
+        NodeStatus.FAILED,
+        2,
+        task.id,
     )
-    (run,) = core.repository.runs(now, limit=10, cursor=None).items  # the run is still kept
-    assert (run.run_id, run.status) == (claim.staged.run_id, RunStatus.SUCCEEDED)
+    outcome = kwargs["outcome"]
+    assert (outcome.node, outcome.run_id, outcome.response, outcome.error) == (
+        "b",
+        claim.staged.run_id,
+        {"why": "full"},
+        "HTTP 500",
+    )
+    assert outcome.ended_ms == core.clock.now
+    letter = core.dead_letters.letters[claim.staged.run_id]  # a redrive moves the same node on
+    assert letter.workflow == NodeRef("wf", "wr-1", "b", 2)
+
+
+def test_an_eventbridge_schedule_hears_of_its_dead_letters_and_only_its_last_occurrence() -> None:
+    core = firing_core(to_ms(NOW))
+    ends = Ends()
+    core.trigger.recorder.schedules = ends
+    start = NOW + timedelta(minutes=1)
+    schedule = EventBridgeSchedule("arn:aws:scheduler:eu-west-1:123456789012:schedule/default/s")
+    every = Every(60, start=start, end=start + timedelta(seconds=90))  # two occurrences
+    task = core.register(NOW, TaskSpec(every, (HttpTarget(URL),), eventbridge=schedule))
+    first = due(core, task)
+    assert core.deliver(first).result is Result.SUCCEEDED
+    assert ends.told == []  # not its last: its name stays
+    assert core.deliver(due(core, task)).result is Result.SUCCEEDED
+    assert ends.told == [("schedule completed", task.id)]
+    claim, end = ended(core, core.repository.get("acme", task.id))
+    core.trigger.recorder.record(claim, end)
+    assert ends.told[1] == ("schedule dead letter", (task.id, claim.staged.run_id, "HTTP 500"))
