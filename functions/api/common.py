@@ -18,7 +18,6 @@ from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Caller
 from shared.services.access_keys import AccessKeys
-from shared.services.eventbridge import Place, SchedulerService
 from shared.services.factory import (
     build_access_keys,
     build_job_service,
@@ -33,12 +32,13 @@ from shared.services.jobs import JobService
 from shared.services.limits import LimitService
 from shared.services.overview import OverviewService
 from shared.services.ports import RateLimiter
+from shared.services.scheduler_api import Place, SchedulerService
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
 from shared.services.workflows import WorkflowService
 from shared.settings import Settings, from_env
-from shared.store.eventbridge import DynamoSchedules
+from shared.store.scheduler_api import DynamoSchedules
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
 

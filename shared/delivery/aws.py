@@ -19,8 +19,9 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
-from shared.domain.eventbridge import delivered_input, input_template, queue_url
+from shared.domain.arns import queue_url
 from shared.domain.retry import is_retryable_status
+from shared.domain.scheduler_api import delivered_input, input_template
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.observability import logger
 

@@ -63,7 +63,7 @@ class LambdaTarget:
     schedule_arn: str | None = None
     """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
     (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
+    (shared/domain/scheduler_api.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class SqsTarget:
     schedule_arn: str | None = None
     """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
     (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
+    (shared/domain/scheduler_api.py, :func:`delivered_input`), not Sundial's envelope."""
     message_group_id: str | None = None
     """A FIFO queue's message group as the schedule's ``SqsParameters.MessageGroupId`` names it
     (None: one group per task, Sundial's own)."""
@@ -84,7 +84,7 @@ class SnsTarget:
     schedule_arn: str | None = None
     """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
     (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
+    (shared/domain/scheduler_api.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class EventBridgeTarget:
     schedule_arn: str | None = None
     """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
     (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
+    (shared/domain/scheduler_api.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)

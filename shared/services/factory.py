@@ -24,7 +24,6 @@ from shared.job_notify import LambdaJobNotifier
 from shared.queues import SqsStager
 from shared.scans import ScanInvoker
 from shared.services.access_keys import AccessKeys
-from shared.services.eventbridge import ScheduleEnds
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -34,6 +33,7 @@ from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, RateLimiter, ScanRequester
 from shared.services.rate_lease import LeasingRateLimiter
+from shared.services.scheduler_api import ScheduleEnds
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
@@ -44,12 +44,12 @@ from shared.store.access_keys import DynamoAccessKeys
 from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
-from shared.store.eventbridge import DynamoSchedules
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.limits import DynamoLimits
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
+from shared.store.scheduler_api import DynamoSchedules
 from shared.store.signing import DynamoSigningSecrets, SecretValues
 from shared.store.signing_kms import KmsSecretValues
 from shared.store.signing_parameter import ParameterSecretValues, SigningRoot

@@ -239,7 +239,7 @@ class QueueSender(Protocol):
 
 
 class ScheduleNames(Protocol):
-    """Removes a completed schedule's name (shared/store/eventbridge.py)."""
+    """Removes a completed schedule's name (shared/store/scheduler_api.py)."""
 
     def drop_completed(self, tenant: str, group: str, name: str, task_id: str) -> bool: ...
 

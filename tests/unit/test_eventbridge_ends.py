@@ -21,7 +21,7 @@ from shared.domain.registration import new_task
 from shared.domain.states import RunStatus
 from shared.domain.tasks import Target, Task
 from shared.domain.times import to_ms
-from shared.services.eventbridge import ScheduleEnds, spec_of
+from shared.services.scheduler_api import ScheduleEnds, spec_of
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from shared.domain.errors import ValidationFailed
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError, ValidationFailed
 from shared.domain.patches import TaskPatch
 from shared.domain.registration import new_task
 from shared.domain.schedules import At, scheduled_time
 from shared.domain.tasks import SqsTarget, TaskSpec
-from shared.services.eventbridge import spec_of
+from shared.services.scheduler_api import spec_of
 from shared.services.tasks import TaskService
 from tests.support.fakes import InMemoryTaskRepository
 from tests.support.recordings import names, recording, source
@@ -48,7 +47,7 @@ def test_every_refused_expression_aws_recorded_is_here() -> None:
 def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reason(name: str) -> None:
     sent, recorded = source(name)["request"], recording(name)
     expression = sent["ScheduleExpression"]
-    with pytest.raises(ServiceError) as refused:
+    with pytest.raises(SchedulerApiError) as refused:
         spec_of(
             _params(expression, FlexibleTimeWindow=sent["FlexibleTimeWindow"]),
             "default",

@@ -1,7 +1,7 @@
 """EventBridge Scheduler's operations over Sundial's tasks (docs/eventbridge.md): a schedule is a
 task of the tenant, registered, changed, paused and cancelled through the task service, and
 its name (in its group) is an item that points at it. Errors are the service's, by the name of
-their shape (:class:`~shared.domain.eventbridge.ServiceError`)."""
+their shape (:class:`~shared.domain.errors.SchedulerApiError`)."""
 
 from __future__ import annotations
 
@@ -13,22 +13,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from shared.domain import eventbridge as eb
+from shared.domain import scheduler_api as eb
+from shared.domain.arns import queue_arn, queue_url
 from shared.domain.errors import (
     ConcurrentUpdate,
     InvalidTransition,
     QuotaExceeded,
     RateLimited,
+    SchedulerApiError,
     StorageUnavailable,
     SundialError,
     TaskNotFound,
     ValidationFailed,
+    scheduler_validation,
 )
-from shared.domain.eventbridge import ServiceError, service_validation
 from shared.domain.firing import Staged
 from shared.domain.own import OwnResources
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import Exhausted, RetryPolicy
+from shared.domain.schedule_names import GroupRecord, NameRecord, NameTaken
 from shared.domain.schedules import EVENTBRIDGE, At, Cron, Every, Flexible, Schedule, scheduled_time
 from shared.domain.tasks import (
     EventBridgeSchedule,
@@ -46,7 +49,7 @@ from shared.domain.wallclock import zone_of
 from shared.observability import logger
 from shared.services.ports import QueueSender, ScheduleNames
 from shared.services.tasks import TaskService
-from shared.store.eventbridge import DynamoSchedules, GroupRecord, NameRecord, Taken
+from shared.store.scheduler_api import DynamoSchedules
 
 DEFAULT_GROUP = "default"
 DEFAULT_RETRIES = 185
@@ -76,7 +79,7 @@ class Place:
     def group_of_arn(self, arn: str) -> str:
         prefix = f"arn:aws:scheduler:{self.region}:{self.account}:schedule-group/"
         if not arn.startswith(prefix) or "/" in arn[len(prefix) :]:
-            raise ServiceError("ResourceNotFoundException", f"Resource {arn} does not exist.")
+            raise SchedulerApiError("ResourceNotFoundException", f"Resource {arn} does not exist.")
         return arn[len(prefix) :]
 
 
@@ -88,27 +91,27 @@ def _moment(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
-def _translated(exc: SundialError) -> ServiceError:
+def _translated(exc: SundialError) -> SchedulerApiError:
     if isinstance(exc, QuotaExceeded):
-        return ServiceError("ServiceQuotaExceededException", exc.message)
+        return SchedulerApiError("ServiceQuotaExceededException", exc.message)
     if isinstance(exc, RateLimited):
-        return ServiceError("ThrottlingException", exc.message)
+        return SchedulerApiError("ThrottlingException", exc.message)
     if isinstance(exc, TaskNotFound):
-        return ServiceError("ResourceNotFoundException", exc.message)
+        return SchedulerApiError("ResourceNotFoundException", exc.message)
     if isinstance(exc, ConcurrentUpdate):
-        return ServiceError("ConflictException", exc.message)
+        return SchedulerApiError("ConflictException", exc.message)
     if isinstance(exc, ValidationFailed):
-        return service_validation(exc.details[0].message if exc.details else exc.message)
+        return scheduler_validation(exc.details[0].message if exc.details else exc.message)
     if isinstance(exc, StorageUnavailable):
-        return ServiceError("InternalServerException", "Unexpected error, please retry.")
+        return SchedulerApiError("InternalServerException", "Unexpected error, please retry.")
     by_status = {404: "ResourceNotFoundException", 409: "ConflictException", 429: "ThrottlingException"}
     if exc.status in by_status:
-        return ServiceError(by_status[exc.status], exc.message)
+        return SchedulerApiError(by_status[exc.status], exc.message)
     if 400 <= exc.status < 500:  # InvalidTransition (a schedule already ended), and the like
-        return ServiceError(
+        return SchedulerApiError(
             "ConflictException" if isinstance(exc, InvalidTransition) else "ValidationException", exc.message
         )
-    return ServiceError("InternalServerException", exc.message)
+    return SchedulerApiError("InternalServerException", exc.message)
 
 
 def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
@@ -118,14 +121,14 @@ def schedule_of(params: Mapping[str, Any], now: datetime) -> Schedule:
     try:
         expression = eb.parse(text)
     except ValidationFailed as exc:
-        raise service_validation(eb.invalid_expression(text, exc.details[0].message)) from exc
+        raise scheduler_validation(eb.invalid_expression(text, exc.details[0].message)) from exc
     try:
         zone = zone_of(zone_name, "ScheduleExpressionTimezone")
     except ValidationFailed as exc:
-        raise service_validation(exc.details[0].message if exc.details else exc.message) from exc
+        raise scheduler_validation(exc.details[0].message if exc.details else exc.message) from exc
     start, end = params.get("StartDate"), params.get("EndDate")
     if start is not None and end is not None and end <= start:
-        raise service_validation("The EndDate must be after the StartDate.")
+        raise scheduler_validation("The EndDate must be after the StartDate.")
     if isinstance(expression, eb.AtExpression):
         return At(expression.wall.replace(tzinfo=zone).astimezone(UTC))
     if isinstance(expression, eb.RateExpression):
@@ -149,18 +152,18 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
         if service == "sqs" and "/" not in resource:
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if resource.endswith(".fifo") and not group:
-                raise service_validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
-            return SqsTarget(eb.queue_url(arn), schedule_arn, group if resource.endswith(".fifo") else None)
+                raise scheduler_validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
+            return SqsTarget(queue_url(arn), schedule_arn, group if resource.endswith(".fifo") else None)
         if service == "sns":
             return SnsTarget(arn, schedule_arn)
         if service == "events" and resource.startswith("event-bus/"):
             parameters = target.get("EventBridgeParameters")
             if not parameters:
-                raise service_validation(
+                raise scheduler_validation(
                     "Target.EventBridgeParameters is required for an EventBridge event bus target."
                 )
             return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"], schedule_arn)
-    raise service_validation(
+    raise scheduler_validation(
         f"Target.Arn {arn!r}: Sundial calls Lambda functions, SQS queues, SNS topics and EventBridge event buses; "
         "universal targets and other services are not supported"
     )
@@ -172,11 +175,11 @@ def _flexible(schedule: Schedule, params: Mapping[str, Any], schedule_arn: str) 
     window = params.get("FlexibleTimeWindow") or {}
     if window.get("Mode") != "FLEXIBLE":
         if window.get("MaximumWindowInMinutes") is not None:
-            raise service_validation("FlexibleTimeWindow.MaximumWindowInMinutes is only valid in FLEXIBLE mode.")
+            raise scheduler_validation("FlexibleTimeWindow.MaximumWindowInMinutes is only valid in FLEXIBLE mode.")
         return schedule
     minutes = window.get("MaximumWindowInMinutes")
     if minutes is None:
-        raise service_validation("FlexibleTimeWindow.MaximumWindowInMinutes is required in FLEXIBLE mode.")
+        raise scheduler_validation("FlexibleTimeWindow.MaximumWindowInMinutes is required in FLEXIBLE mode.")
     return Flexible(schedule, int(minutes) * 60, schedule_arn)  # type: ignore[arg-type]
 
 
@@ -188,7 +191,7 @@ def _json_input(text: str | None) -> None:
     try:
         json.loads(text)
     except ValueError as exc:
-        raise service_validation(
+        raise scheduler_validation(
             "Target.Input must be well-formed JSON for a Lambda or EventBridge event bus target."
         ) from exc
 
@@ -199,7 +202,7 @@ def _at_home(arn: str, member: str, schedule_arn: str) -> None:
     region, account = schedule_arn.split(":")[3:5]
     parts = arn.split(":")
     if len(parts) < 6 or (parts[3], parts[4]) != (region, account):
-        raise service_validation(
+        raise scheduler_validation(
             f"{member} {arn!r}: Sundial calls resources in its own account and Region ({account}, {region}) only."
         )
 
@@ -210,7 +213,7 @@ def _not_ours(arn: str, member: str, own: OwnResources) -> None:
     the member, as the native API refuses such a target: any tenant could write into it."""
     why = own.arn_refusal(arn)
     if why is not None:
-        raise service_validation(f"{member} {arn!r} {why}.")
+        raise scheduler_validation(f"{member} {arn!r} {why}.")
 
 
 def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str, own: OwnResources) -> str | None:
@@ -220,7 +223,7 @@ def _dead_letter_arn(target: Mapping[str, Any], schedule_arn: str, own: OwnResou
     _at_home(arn, "Target.DeadLetterConfig.Arn", schedule_arn)
     _not_ours(arn, "Target.DeadLetterConfig.Arn", own)
     if arn.endswith(".fifo"):
-        raise service_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
+        raise scheduler_validation("Target.DeadLetterConfig.Arn: a FIFO queue cannot be a dead-letter queue.")
     return arn
 
 
@@ -262,7 +265,7 @@ def _error_parts(error: str | None) -> tuple[str, str]:
 
 def _target_arn(target: Target) -> str:
     if isinstance(target, SqsTarget):
-        return eb.queue_arn(target.queue_url)
+        return queue_arn(target.queue_url)
     if isinstance(target, LambdaTarget):
         return target.function_arn
     if isinstance(target, SnsTarget):
@@ -393,25 +396,25 @@ class SchedulerService:
         if record is None:
             if group == DEFAULT_GROUP:
                 return GroupRecord(DEFAULT_GROUP, 0, 0, [])
-            raise ServiceError("ResourceNotFoundException", f"Schedule group {group} does not exist.")
+            raise SchedulerApiError("ResourceNotFoundException", f"Schedule group {group} does not exist.")
         return record
 
     def create_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group = params["Name"]
         if group == DEFAULT_GROUP:
-            raise ServiceError("ConflictException", f"Schedule group {group} already exists.")
+            raise SchedulerApiError("ConflictException", f"Schedule group {group} already exists.")
         token, tags = params.get("ClientToken"), params.get("Tags") or []
         try:
             self.store.create_group(tenant, group, tags, to_ms(self.now()), token)
-        except Taken as exc:
+        except NameTaken as exc:
             existing = self.store.group(tenant, group)
             if existing is not None and token is not None and existing.client_token == token:
                 if existing.tags != tags:
-                    raise ServiceError(
+                    raise SchedulerApiError(
                         "ConflictException", "The ClientToken was used with a different request."
                     ) from exc
                 return {"ScheduleGroupArn": self.place.group_arn(group)}
-            raise ServiceError("ConflictException", f"Schedule group {group} already exists.") from exc
+            raise SchedulerApiError("ConflictException", f"Schedule group {group} already exists.") from exc
         return {"ScheduleGroupArn": self.place.group_arn(group)}
 
     def _group_view(self, record: GroupRecord) -> dict[str, Any]:
@@ -427,7 +430,7 @@ class SchedulerService:
     def delete_group(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
         group = params["Name"]
         if group == DEFAULT_GROUP:
-            raise service_validation("The default schedule group cannot be deleted.")
+            raise scheduler_validation("The default schedule group cannot be deleted.")
         self._group(tenant, group)
         token: str | None = None
         while True:
@@ -480,7 +483,7 @@ class SchedulerService:
     def _named(self, tenant: str, group: str, name: str) -> NameRecord:
         record = self.store.name(tenant, group, name)
         if record is None:
-            raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+            raise SchedulerApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
         return record
 
     def create(self, tenant: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -492,7 +495,7 @@ class SchedulerService:
         record = NameRecord(group, name, "", to_ms(now), to_ms(now), request, token)
         try:
             self.store.take_name(tenant, record)
-        except Taken as exc:
+        except NameTaken as exc:
             existing = self.store.name(tenant, group, name)
             if existing is not None and not existing.task_id and to_ms(now) - existing.created_ms > ABANDONED_MS:
                 # a creation that crashed between taking the name and registering its task
@@ -500,11 +503,11 @@ class SchedulerService:
                 return self.create(tenant, params)
             if existing is not None and token is not None and existing.client_token == token:
                 if existing.request != json.loads(json.dumps(request)):
-                    raise ServiceError(
+                    raise SchedulerApiError(
                         "ConflictException", "The ClientToken was used with a different request."
                     ) from exc
                 return {"ScheduleArn": self.place.schedule_arn(group, name)}
-            raise ServiceError("ConflictException", f"Schedule {name} already exists.") from exc
+            raise SchedulerApiError("ConflictException", f"Schedule {name} already exists.") from exc
         try:
             task = self.tasks.register(tenant, spec, now=now)
             if request["State"] == "DISABLED":
@@ -521,7 +524,7 @@ class SchedulerService:
         group, name = params.get("GroupName") or DEFAULT_GROUP, params["Name"]
         record = self._named(tenant, group, name)
         if not record.task_id:
-            raise ServiceError("ResourceNotFoundException", f"Schedule {name} does not exist.")
+            raise SchedulerApiError("ResourceNotFoundException", f"Schedule {name} does not exist.")
         view = _answered(record.request)
         for key in ("StartDate", "EndDate"):
             if key in view:
@@ -605,7 +608,7 @@ class SchedulerService:
         try:
             return read(tenant, prefix, count, token)
         except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-            raise service_validation("The NextToken is not valid.") from exc
+            raise scheduler_validation("The NextToken is not valid.") from exc
 
 
 _METHODS = {
