@@ -148,21 +148,21 @@ def target_of(target: Mapping[str, Any], schedule_arn: str) -> Target:
         if service in ("lambda", "events"):
             _json_input(target.get("Input"))
         if service == "lambda" and resource.startswith("function:"):
-            return LambdaTarget(arn, schedule_arn)
+            return LambdaTarget(arn)
         if service == "sqs" and "/" not in resource:
             group = (target.get("SqsParameters") or {}).get("MessageGroupId")
             if resource.endswith(".fifo") and not group:
                 raise scheduler_validation("Target.SqsParameters.MessageGroupId is required for a FIFO queue.")
-            return SqsTarget(queue_url(arn), schedule_arn, group if resource.endswith(".fifo") else None)
+            return SqsTarget(queue_url(arn), group if resource.endswith(".fifo") else None)
         if service == "sns":
-            return SnsTarget(arn, schedule_arn)
+            return SnsTarget(arn)
         if service == "events" and resource.startswith("event-bus/"):
             parameters = target.get("EventBridgeParameters")
             if not parameters:
                 raise scheduler_validation(
                     "Target.EventBridgeParameters is required for an EventBridge event bus target."
                 )
-            return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"], schedule_arn)
+            return EventBridgeTarget(arn, parameters["Source"], parameters["DetailType"])
     raise scheduler_validation(
         f"Target.Arn {arn!r}: Sundial calls Lambda functions, SQS queues, SNS topics and EventBridge event buses; "
         "universal targets and other services are not supported"
