@@ -33,7 +33,7 @@ from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, RateLimiter, ScanRequester
 from shared.services.rate_lease import LeasingRateLimiter
-from shared.services.scheduler_api import ScheduleEnds
+from shared.services.scheduler_api import Place, ScheduleEnds, SchedulerService
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
@@ -175,6 +175,13 @@ def build_authenticator(settings: Settings) -> Authenticator:
     """The authorizer's: the admin key and the tenants' keys, by their hashes in the table."""
     bind_table(settings.table_name)
     return Authenticator(DynamoTenants(settings.tenant_limits))
+
+
+def build_scheduler_service(settings: Settings, tasks: TaskService, region: str, account: str) -> SchedulerService:
+    """The EventBridge Scheduler API's operations (docs/eventbridge.md) over ``tasks`` (the task
+    service the caller has built already), for schedules in ``region`` and ``account`` (their ARNs')."""
+    bind_table(settings.table_name)
+    return SchedulerService(tasks, DynamoSchedules(), Place(region, account), tasks.clock)
 
 
 def build_rate_limiter(settings: Settings) -> RateLimiter:

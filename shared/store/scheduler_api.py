@@ -60,7 +60,9 @@ def decode_token(token: str) -> str:
 
 
 class DynamoSchedules:
-    """The groups and names of every tenant (one instance per process)."""
+    """The groups and names of every tenant (one instance per process): the ``Schedules`` port
+    (shared/services/ports.py). A page token is the last key's sort key, base64: one that is not
+    decodes to a ValueError."""
 
     def create_group(
         self, tenant: str, group: str, tags: list[dict[str, str]], now_ms: int, client_token: str | None = None

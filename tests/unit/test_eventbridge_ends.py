@@ -21,7 +21,7 @@ from shared.domain.registration import new_task
 from shared.domain.states import RunStatus
 from shared.domain.tasks import Target, Task
 from shared.domain.times import to_ms
-from shared.services.scheduler_api import ScheduleEnds, spec_of
+from shared.services.scheduler_api import CreateSchedule, ScheduleEnds, spec_of
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit
@@ -81,7 +81,7 @@ def schedule(
         "Target": {"Arn": QUEUE, "RoleArn": "arn:aws:iam::123456789012:role/r", "Input": '{"n": 1}', **target},
         "ActionAfterCompletion": action,
     }
-    spec = spec_of(params, "default", NOW, ARN)
+    spec = spec_of(CreateSchedule.from_wire(params), NOW, ARN)
     return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0, randbytes=randbytes))
 
 
@@ -198,13 +198,14 @@ def test_the_context_attribute_names_the_nominal_time_of_a_flexible_occurrence()
     core, targets, _, _ = core_for([Outcome.success(200)])
     params_window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 10}
     spec = spec_of(
-        {
-            "Name": "nightly",
-            "ScheduleExpression": "at(2026-11-27T09:00:03)",
-            "FlexibleTimeWindow": params_window,
-            "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
-        },
-        "default",
+        CreateSchedule.from_wire(
+            {
+                "Name": "nightly",
+                "ScheduleExpression": "at(2026-11-27T09:00:03)",
+                "FlexibleTimeWindow": params_window,
+                "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
+            }
+        ),
         NOW,
         ARN,
     )
@@ -230,7 +231,9 @@ def test_an_at_long_past_fires_once_at_once_saying_the_time_written(window: dict
         "FlexibleTimeWindow": window,
         "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
     }
-    task = core.repository.create(new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0))
+    task = core.repository.create(
+        new_task(spec_of(CreateSchedule.from_wire(params), NOW, ARN), tenant="acme", now=NOW, shard=0)
+    )
     assert task.due_at == NOW
     assert fire_until_ended(core, task) == [Result.SUCCEEDED]
     (envelope,) = targets.sent
