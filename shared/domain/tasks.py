@@ -300,6 +300,10 @@ class DeadLetter:
     workflow: NodeRef | None = None
     """A workflow node's run: its workflow run and node (``task_id`` is then the workflow's id,
     as in the node's callback body)."""
+    schedule_arn: str | None = None
+    """An occurrence of a task made through the EventBridge Scheduler API: its schedule's ARN (the
+    task's ``eventbridge.arn`` then), so that a redrive sends its targets the schedule's ``Input``
+    as the occurrence did, even if the schedule is gone since."""
 
     @property
     def status(self) -> LetterStatus:
