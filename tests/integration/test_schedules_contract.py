@@ -1,5 +1,5 @@
 """The EventBridge Scheduler API's groups and names on DynamoDB (shared/store/scheduler_api.py)
-and in memory (tests/support/fakes.py's InMemorySchedules) held to the same contract, the
+and in memory (tests/support/schedules.py) held to the same contract, the
 ``Schedules`` port's (shared/services/ports.py): a name is taken once, a completed one goes only
 while it points at its task, pages come in order, ``count`` at most, a token leading on until
 there is none (DynamoDB may answer one with the last full page, moto does not: either is read
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(params=["memory", "dynamo"])
 def store(request: pytest.FixtureRequest) -> Any:
     if request.param == "memory":
-        from tests.support.fakes import InMemorySchedules
+        from tests.support.schedules import InMemorySchedules
 
         return InMemorySchedules()
     request.getfixturevalue("aws")

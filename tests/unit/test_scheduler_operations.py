@@ -19,7 +19,8 @@ from shared.domain.states import TaskStatus
 from shared.domain.times import to_ms
 from shared.services.scheduler_api import OPERATIONS, Place, SchedulerService
 from shared.services.tasks import TaskService
-from tests.support.fakes import InMemorySchedules, InMemoryTaskRepository
+from tests.support.fakes import InMemoryTaskRepository
+from tests.support.schedules import InMemorySchedules
 
 pytestmark = pytest.mark.unit
 
