@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -90,14 +90,12 @@ class SchedulerService:
             return self._created_already(request, stored, existing, exc)
         try:
             task = self.tasks.register(tenant, spec, now=now)
-            if stored["State"] == "DISABLED":
+            if not request.enabled:
                 self.tasks.pause(tenant, task.id)
         except BaseException:
             self.store.drop_name(tenant, group, name)
             raise
-        self.store.put_name(
-            tenant, NameRecord(group, name, task.id, record.created_ms, record.modified_ms, stored, token)
-        )
+        self.store.put_name(tenant, replace(record, task_id=task.id))
         return {"ScheduleArn": self.place.schedule_arn(group, name)}
 
     def _created_already(
@@ -144,9 +142,9 @@ class SchedulerService:
             eventbridge=spec.eventbridge,
         )
         task = self.tasks.update(tenant, record.task_id, patch)
-        if stored["State"] == "DISABLED" and task.status is not TaskStatus.PAUSED:
+        if not request.enabled and task.status is not TaskStatus.PAUSED:
             self.tasks.pause(tenant, task.id)
-        elif stored["State"] == "ENABLED" and task.status is TaskStatus.PAUSED:
+        elif request.enabled and task.status is TaskStatus.PAUSED:
             self.tasks.resume(tenant, task.id)
         changed = NameRecord(group, name, record.task_id, record.created_ms, to_ms(now), stored, record.client_token)
         self.store.put_name(tenant, changed)

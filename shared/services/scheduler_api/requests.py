@@ -116,6 +116,10 @@ class ScheduleRequest:
     """``NONE`` or ``DELETE`` (None: not given, none)."""
     client_token: str | None
 
+    @property
+    def enabled(self) -> bool:
+        return self.state != "DISABLED"
+
     @classmethod
     def from_wire(cls, params: Mapping[str, Any]) -> Self:
         return cls(
