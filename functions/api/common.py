@@ -18,12 +18,12 @@ from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Principal
 from shared.services.access_keys import AccessKeys
-from shared.services.eventbridge import Place, SchedulerService
 from shared.services.factory import (
     build_access_keys,
     build_job_service,
     build_limit_service,
     build_rate_limiter,
+    build_scheduler_service,
     build_signing_service,
     build_task_service,
     build_tenant_service,
@@ -33,12 +33,12 @@ from shared.services.jobs import JobService
 from shared.services.limits import LimitService
 from shared.services.overview import OverviewService
 from shared.services.ports import RateLimiter
+from shared.services.scheduler_api import SchedulerService
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
 from shared.services.workflows import WorkflowService
 from shared.settings import Settings, from_env
-from shared.store.eventbridge import DynamoSchedules
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
 
@@ -138,7 +138,7 @@ def tenants() -> TenantService:
 @cache
 def scheduler(region: str, account: str) -> SchedulerService:
     """The EventBridge Scheduler API's service, over this function's task service."""
-    return SchedulerService(tasks(), DynamoSchedules(), Place(region, account), tasks().clock)
+    return build_scheduler_service(settings(), tasks(), region, account)
 
 
 @cache

@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 
 from functions.api.common import access_keys, scheduler
 from shared.api import scheduler_protocol as protocol
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError
 from shared.domain.sigv4 import SignatureRefused, verify
 from shared.domain.times import utc_now
 from shared.observability import logger
@@ -163,7 +163,7 @@ def tenant_of(request: Signed, operation: str, members: dict[str, str], region: 
             region=region,
         )
     except SignatureRefused as refused:
-        raise ServiceError(refused.code, refused.message) from refused
+        raise SchedulerApiError(refused.code, refused.message) from refused
     return tenants[key_id]
 
 
@@ -196,11 +196,11 @@ def serve(request: Signed, context: Any) -> dict[str, Any]:
         bound = protocol.bind(operation, members, query, request.body)
         result = scheduler(region, account).call(tenant, operation, bound.params)
         return _http(protocol.answer(operation, result))
-    except ServiceError as error:
+    except SchedulerApiError as error:
         return _http(protocol.error_answer(error))
     except Exception:
         logger.exception("the scheduler API failed")
-        return _http(protocol.error_answer(ServiceError("InternalServerException", "Unexpected error.")))
+        return _http(protocol.error_answer(SchedulerApiError("InternalServerException", "Unexpected error.")))
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 the path, the query string and the JSON body, checked against the model's shapes (required
 members, lengths, ranges, patterns, enumerations), and the answers and errors as the service
 writes them (docs/eventbridge.md, section 4). Nothing here knows what a schedule does: the
-operations are the service layer's (shared/services/eventbridge.py)."""
+operations are the service layer's (shared/services/scheduler_api/)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from urllib.parse import quote, unquote
 
 import botocore.session
 
-from shared.domain.eventbridge import ServiceError, service_validation
+from shared.domain.errors import SchedulerApiError, scheduler_validation
 
 SERVICE = "scheduler"
 API_VERSION = "2021-06-30"
@@ -70,7 +70,7 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
         found = pattern.match(path)
         if found and verb == method:
             return name, {k: unquote(v) for k, v in found.groupdict().items()}
-    raise ServiceError("UnknownOperationException", f"no operation answers {method} {path}")
+    raise SchedulerApiError("UnknownOperationException", f"no operation answers {method} {path}")
 
 
 def wire_path(operation: str, members: Mapping[str, str]) -> str:
@@ -92,9 +92,9 @@ def bind(
         try:
             parsed = json.loads(body)
         except ValueError as exc:
-            raise ServiceError("SerializationException", "the request's body is not JSON") from exc
+            raise SchedulerApiError("SerializationException", "the request's body is not JSON") from exc
         if not isinstance(parsed, dict):
-            raise ServiceError("SerializationException", "the request's body is not a JSON object")
+            raise SchedulerApiError("SerializationException", "the request's body is not a JSON object")
         document = parsed
     for name, member in shape.members.items():
         location = member.serialization.get("location")
@@ -112,7 +112,7 @@ def bind(
             params[name] = _from_json(member, document[name], name)
     unknown = sorted(set(document) - set(shape.members))
     if unknown:
-        raise ServiceError("SerializationException", f"unknown member {unknown[0]!r} in the request")
+        raise SchedulerApiError("SerializationException", f"unknown member {unknown[0]!r} in the request")
     check(shape, params, "")
     return Request(operation, params)
 
@@ -123,7 +123,7 @@ def _scalar(member: Any, values: list[str]) -> Any:
         try:
             return int(value)
         except ValueError as exc:
-            raise service_validation(
+            raise scheduler_validation(
                 f"Value '{value}' at '{member.name}' failed to satisfy constraint: Member must be a number"
             ) from exc
     return value
@@ -141,19 +141,19 @@ _PRIMITIVES: dict[str, type | tuple[type, ...]] = {
 
 def _timestamp(value: Any, path: str) -> datetime:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ServiceError("SerializationException", f"{path} is not a timestamp")
+        raise SchedulerApiError("SerializationException", f"{path} is not a timestamp")
     if isinstance(value, int | float):
         return datetime.fromtimestamp(float(value), UTC)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ServiceError("SerializationException", f"{path} is not a timestamp") from exc
+        raise SchedulerApiError("SerializationException", f"{path} is not a timestamp") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _object(value: Any, path: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise ServiceError("SerializationException", f"{path} is not an object")
+        raise SchedulerApiError("SerializationException", f"{path} is not an object")
     return value
 
 
@@ -169,24 +169,24 @@ def _from_json(shape: Any, value: Any, path: str) -> Any:
         members = _object(value, path)
         unknown = sorted(set(members) - set(shape.members))
         if unknown:
-            raise ServiceError("SerializationException", f"unknown member {path}.{unknown[0]}")
+            raise SchedulerApiError("SerializationException", f"unknown member {path}.{unknown[0]}")
         return {k: _from_json(shape.members[k], v, f"{path}.{k}") for k, v in members.items()}
     if kind == "list":
         if not isinstance(value, list):
-            raise ServiceError("SerializationException", f"{path} is not a list")
+            raise SchedulerApiError("SerializationException", f"{path} is not a list")
         return [_from_json(shape.member, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if kind == "map":
         return {k: _from_json(shape.value, v, f"{path}.{k}") for k, v in _object(value, path).items()}
     wanted = _PRIMITIVES.get(kind)
     wrong = wanted is not None and not isinstance(value, wanted)
     if wrong or (kind in ("integer", "long") and isinstance(value, bool)):
-        raise ServiceError("SerializationException", f"{path} is not a {kind}")
+        raise SchedulerApiError("SerializationException", f"{path} is not a {kind}")
     return value
 
 
-def _fail(value: Any, path: str, constraint: str) -> ServiceError:
+def _fail(value: Any, path: str, constraint: str) -> SchedulerApiError:
     shown = value if not isinstance(value, datetime) else value.isoformat()
-    return service_validation(
+    return scheduler_validation(
         f"1 validation error detected: Value '{shown}' at '{path}' failed to satisfy constraint: {constraint}"
     )
 
@@ -195,7 +195,7 @@ def _check_structure(shape: Any, value: dict[str, Any], path: str) -> None:
     for name in shape.metadata.get("required", []):
         if value.get(name) is None:
             member = f"{path}.{name}" if path else name
-            raise service_validation(
+            raise scheduler_validation(
                 f"1 validation error detected: Value null at '{member}' failed to satisfy constraint: "
                 "Member must not be null"
             )
@@ -262,7 +262,7 @@ def answer(operation: str, result: Mapping[str, Any]) -> tuple[int, dict[str, st
     return op.http.get("responseCode", 200), {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
-def error_answer(error: ServiceError) -> tuple[int, dict[str, str], bytes]:
+def error_answer(error: SchedulerApiError) -> tuple[int, dict[str, str], bytes]:
     """An error as the service writes it: the status of the error's shape (400 for the
     protocol's own, 403 for the authentication layer's), ``x-amzn-ErrorType`` naming it (botocore
     reads the code there), and its ``Message``."""

@@ -1,7 +1,9 @@
 """AWS targets: Lambda (asynchronous invoke), SQS, SNS and EventBridge.
 
-Each gets the envelope's JSON as its message. Clients are made on first use, one per service
-(and region), and then reused: never at import, so tests can start moto first.
+Each gets the envelope's JSON as its message, or, on an occurrence of a task made through the
+EventBridge Scheduler API, the schedule's ``Input`` as that service sends it. Clients are made on
+first use, one per service (and region), and then reused: never at import, so tests can start
+moto first.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
-from shared.domain.eventbridge import delivered_input, input_template, queue_url
+from shared.domain.arns import queue_url
 from shared.domain.retry import is_retryable_status
+from shared.domain.scheduler_api import delivered_input, input_template
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
 from shared.observability import logger
 
@@ -185,7 +188,7 @@ class AwsDelivery:
 
     def _send(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         region = region_of(target)
-        text, attributes = _message(target, envelope)
+        text, attributes = _message(envelope)
         if isinstance(target, LambdaTarget):
             answer = self.client("lambda", region).invoke(
                 FunctionName=target.function_arn, InvocationType="Event", Payload=text.encode("utf-8")
@@ -230,15 +233,15 @@ class AwsDelivery:
         raise TypeError(f"not an AWS target: {type(target).__name__}")
 
 
-def _message(target: AwsTarget, envelope: Envelope) -> tuple[str, dict[str, dict[str, str]]]:
-    """What the target is sent and its message attributes: Sundial's envelope, or, for a target
-    made through the EventBridge Scheduler API, the schedule's ``Input`` as the service sends it
-    (no attributes of Sundial's)."""
-    if target.schedule_arn is None:
+def _message(envelope: Envelope) -> tuple[str, dict[str, dict[str, str]]]:
+    """What the target is sent and its message attributes: Sundial's envelope, or, for an
+    occurrence of a task made through the EventBridge Scheduler API (the envelope names its
+    schedule), the schedule's ``Input`` as the service sends it (no attributes of Sundial's)."""
+    if envelope.schedule_arn is None:
         return envelope.text(), message_attributes(envelope)
     text = delivered_input(
         input_template(envelope.payload),
-        schedule_arn=target.schedule_arn,
+        schedule_arn=envelope.schedule_arn,
         scheduled_for=envelope.scheduled_for,
         execution_id=envelope.run_id,
         attempt=envelope.attempt,

@@ -64,6 +64,12 @@ class Envelope:
     workflow: dict[str, Any] | None = None
     """A workflow node's run: its workflow run and its parents' outcomes
     (shared/domain/workflows.py, ``NodeLink.body``): sent as ``workflow``; absent elsewhere."""
+    schedule_arn: str | None = None
+    """An occurrence of a task made through the EventBridge Scheduler API: its schedule's ARN,
+    from the task's ``eventbridge`` (the one copy). Its Lambda, SQS, SNS and event-bus targets
+    get the schedule's ``Input`` as that service sends it, context attributes replaced
+    (shared/domain/scheduler_api.py, :func:`delivered_input`), not this envelope
+    (shared/delivery/aws.py); never sent as a member."""
 
     def to_dict(self) -> dict[str, Any]:
         body = {

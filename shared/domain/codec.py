@@ -95,9 +95,8 @@ def target_to_dict(target: Target) -> dict[str, Any]:
     body = dict(vars(target))
     if isinstance(target, HttpTarget) and target.limit is None:
         del body["limit"]  # stored as before limits existed: a target without one says nothing
-    for optional in ("schedule_arn", "message_group_id"):  # only targets of the EventBridge Scheduler API
-        if body.get(optional, "") is None:
-            del body[optional]
+    if body.get("message_group_id", "") is None:  # only a queue target of the EventBridge Scheduler API
+        del body["message_group_id"]
     return {kind: body}
 
 
@@ -111,18 +110,19 @@ def target_from_dict(data: dict[str, Any]) -> Target:
             timeout_seconds=float(body.get("timeout_seconds", 10)),
             limit=body.get("limit"),
         )
-    scheduled = body.get("schedule_arn") if isinstance(body, dict) else None
+    # A target stored before the schedule's ARN was kept on the task alone may carry it as
+    # ``schedule_arn``: read past it (the task's ``eventbridge`` has the same ARN).
     if kind == "lambda":
-        return LambdaTarget(body["function_arn"], scheduled)
+        return LambdaTarget(body["function_arn"])
     if kind == "sqs":
-        return SqsTarget(body["queue_url"], scheduled, body.get("message_group_id"))
+        return SqsTarget(body["queue_url"], body.get("message_group_id"))
     if kind == "sns":
-        return SnsTarget(body["topic_arn"], scheduled)
+        return SnsTarget(body["topic_arn"])
     if kind == "job":
         return JobTarget(canonical_job(body))
     if kind == "workflow":
         return WorkflowTarget(body["id"])
-    return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"], scheduled)
+    return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
 
 
 def alert_to_dict(alert: Alert) -> dict[str, Any]:

@@ -168,3 +168,19 @@ class WorkflowNotFound(SundialError):
 class WorkflowRunNotFound(SundialError):
     code = "workflow_run_not_found"
     status = 404
+
+
+class SchedulerApiError(Exception):
+    """An error the EventBridge Scheduler API answers (functions/api/scheduler.py), by the name of
+    its shape in the service's model (``ValidationException``, ``ConflictException``...): not a
+    :class:`SundialError`, whose codes and statuses are the native API's."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def scheduler_validation(message: str) -> SchedulerApiError:
+    """The EventBridge Scheduler API's ``ValidationException``."""
+    return SchedulerApiError("ValidationException", message)

@@ -33,7 +33,7 @@ from typing import Final, Literal
 from croniter import CroniterBadCronError, CroniterBadDateError, CroniterError, croniter
 from croniter.croniter import DAY_FIELD, DOW_FIELD
 
-from shared.domain import eventbridge
+from shared.domain import scheduler_api
 from shared.domain.calendars import Repeat, repeat_at_or_after
 from shared.domain.errors import ValidationFailed
 from shared.domain.times import from_ms, to_ms
@@ -71,7 +71,7 @@ Dialect = Literal["linux", "eventbridge"]
 LINUX: Final[Dialect] = "linux"
 """The native API's cron: Linux (Vixie) cron, as this module reads it."""
 EVENTBRIDGE: Final[Dialect] = "eventbridge"
-"""EventBridge Scheduler's cron dialect, without its ``cron(...)`` (shared/domain/eventbridge.py)."""
+"""EventBridge Scheduler's cron dialect, without its ``cron(...)`` (shared/domain/scheduler_api.py)."""
 DIALECTS = (LINUX, EVENTBRIDGE)
 
 
@@ -289,13 +289,13 @@ def check_dialect_cron(expression: str, dialect: Dialect, field: str = "schedule
 
 
 @functools.lru_cache(maxsize=1024)
-def _parsed_eventbridge(expression: str) -> eventbridge.CronExpression:
-    parsed = eventbridge.parse(f"cron({expression})")
-    assert isinstance(parsed, eventbridge.CronExpression)  # "cron(" gives a cron
+def _parsed_eventbridge(expression: str) -> scheduler_api.CronExpression:
+    parsed = scheduler_api.parse(f"cron({expression})")
+    assert isinstance(parsed, scheduler_api.CronExpression)  # "cron(" gives a cron
     return parsed
 
 
-def _eventbridge_cron(expression: str, field: str) -> eventbridge.CronExpression:
+def _eventbridge_cron(expression: str, field: str) -> scheduler_api.CronExpression:
     try:
         return _parsed_eventbridge(expression)
     except ValidationFailed as exc:
@@ -307,7 +307,7 @@ def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
     if cron.start is not None and cron.start > lower:
         lower = cron.start
     if cron.dialect == EVENTBRIDGE:
-        return eventbridge.cron_at_or_after(
+        return scheduler_api.cron_at_or_after(
             _eventbridge_cron(cron.expression, "schedule.cron"), cron.timezone, lower, cron.end
         )
     zone = zone_of(cron.timezone)

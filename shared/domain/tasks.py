@@ -59,20 +59,16 @@ class HttpTarget:
 
 @dataclass(frozen=True)
 class LambdaTarget:
+    """A Lambda function, invoked asynchronously. Like the SQS, SNS and event-bus targets, it gets
+    Sundial's envelope, or, on a task made through the EventBridge Scheduler API (the task's
+    ``eventbridge``), the schedule's ``Input`` as that service sends it (shared/delivery/aws.py)."""
+
     function_arn: str
-    schedule_arn: str | None = None
-    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
-    (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
 class SqsTarget:
     queue_url: str
-    schedule_arn: str | None = None
-    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
-    (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
     message_group_id: str | None = None
     """A FIFO queue's message group as the schedule's ``SqsParameters.MessageGroupId`` names it
     (None: one group per task, Sundial's own)."""
@@ -81,10 +77,6 @@ class SqsTarget:
 @dataclass(frozen=True)
 class SnsTarget:
     topic_arn: str
-    schedule_arn: str | None = None
-    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
-    (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +84,6 @@ class EventBridgeTarget:
     event_bus: str
     source: str
     detail_type: str
-    schedule_arn: str | None = None
-    """Set on a target made through the EventBridge Scheduler API: it receives the task's payload
-    (the schedule's ``Input``) as the service sends it, context attributes replaced
-    (shared/domain/eventbridge.py, :func:`delivered_input`), not Sundial's envelope."""
 
 
 @dataclass(frozen=True)
@@ -312,6 +300,10 @@ class DeadLetter:
     workflow: NodeRef | None = None
     """A workflow node's run: its workflow run and node (``task_id`` is then the workflow's id,
     as in the node's callback body)."""
+    schedule_arn: str | None = None
+    """An occurrence of a task made through the EventBridge Scheduler API: its schedule's ARN (the
+    task's ``eventbridge.arn`` then), so that a redrive sends its targets the schedule's ``Input``
+    as the occurrence did, even if the schedule is gone since."""
 
     @property
     def status(self) -> LetterStatus:

@@ -24,7 +24,6 @@ from shared.job_notify import LambdaJobNotifier
 from shared.queues import SqsStager
 from shared.scans import ScanInvoker
 from shared.services.access_keys import AccessKeys
-from shared.services.eventbridge import ScheduleEnds
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -34,6 +33,7 @@ from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
 from shared.services.ports import Processor, RateLimiter, ScanRequester
 from shared.services.rate_lease import LeasingRateLimiter
+from shared.services.scheduler_api import Place, ScheduleEnds, SchedulerService
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
@@ -44,12 +44,12 @@ from shared.store.access_keys import DynamoAccessKeys
 from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
-from shared.store.eventbridge import DynamoSchedules
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.limits import DynamoLimits
 from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
+from shared.store.scheduler_api import DynamoSchedules
 from shared.store.signing import DynamoSigningSecrets, SecretValues
 from shared.store.signing_kms import KmsSecretValues
 from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
@@ -175,6 +175,13 @@ def build_authenticator(settings: Settings) -> Authenticator:
     """The authorizer's: the admin key and the tenants' keys, by their hashes in the table."""
     bind_table(settings.table_name)
     return Authenticator(DynamoTenants(settings.tenant_limits))
+
+
+def build_scheduler_service(settings: Settings, tasks: TaskService, region: str, account: str) -> SchedulerService:
+    """The EventBridge Scheduler API's operations (docs/eventbridge.md) over ``tasks`` (the task
+    service the caller has built already), for schedules in ``region`` and ``account`` (their ARNs')."""
+    bind_table(settings.table_name)
+    return SchedulerService(tasks, DynamoSchedules(), Place(region, account), tasks.clock)
 
 
 def build_rate_limiter(settings: Settings) -> RateLimiter:

@@ -28,7 +28,18 @@ from shared.domain.patches import Keep, TaskPatch, patched
 from shared.domain.registration import first_due, max_past_of, new_task
 from shared.domain.schedules import At
 from shared.domain.states import LetterStatus, RunStatus, TaskFilter, TaskStatus, check_task_transition
-from shared.domain.tasks import DeadLetter, DeadLetterRef, Misfire, Page, Run, Target, Task, TaskSpec, WorkflowTarget
+from shared.domain.tasks import (
+    DeadLetter,
+    DeadLetterRef,
+    EventBridgeSchedule,
+    Misfire,
+    Page,
+    Run,
+    Target,
+    Task,
+    TaskSpec,
+    WorkflowTarget,
+)
 from shared.domain.times import from_ms, to_ms, truncate_ms, utc_now
 from shared.domain.workflows import NodeLink
 from shared.services.limits import check_named_limits, named_limits
@@ -406,6 +417,8 @@ class TaskService:
                 letter.retry,
                 on_success=on_success,
                 on_failure=on_failure,
+                # a schedule's occurrence: its targets get the schedule's Input again
+                eventbridge=EventBridgeSchedule(letter.schedule_arn) if letter.schedule_arn is not None else None,
             )
             try:
                 run_id = self._extra_run(tenant, letter.task_id, spec, DeadLetterRef(tenant, letter.run_id))

@@ -21,6 +21,7 @@ in DynamoDB"), so the item may still be there.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
@@ -74,13 +75,24 @@ def to_item(letter: DeadLetter, expires_ms: int, list_shards: int = 1) -> DeadLe
         payload=None if letter.payload is None else compact_json(letter.payload),
         retry=compact_json(retry_to_dict(letter.retry)),
         workflow=None if letter.workflow is None else compact_json(letter.workflow.to_dict()),
+        schedule_arn=letter.schedule_arn,
         expires_at=from_ms(expires_ms),
         spk=spk,
         ssk=ssk,
     )
 
 
+def _schedule_arn(item: DeadLetterItem, targets: list[Any]) -> str | None:
+    """The letter's schedule ARN: its own, or, on a letter written when each target kept a copy
+    of it, the first target's."""
+    if item.schedule_arn is not None:
+        return str(item.schedule_arn)
+    copies = [body.get("schedule_arn") for t in targets for body in t.values() if isinstance(body, dict)]
+    return next((arn for arn in copies if arn), None)
+
+
 def from_item(item: DeadLetterItem) -> DeadLetter:
+    targets = json.loads(item.targets)
     return DeadLetter(
         id=item.run_id,
         tenant=item.tenant,
@@ -90,7 +102,7 @@ def from_item(item: DeadLetterItem) -> DeadLetter:
         failed_at=from_ms(int(item.failed_ms)),
         attempts=int(item.attempts),
         reason=item.reason,
-        targets=tuple(target_from_dict(t) for t in json.loads(item.targets)),
+        targets=tuple(target_from_dict(t) for t in targets),
         multicast=bool(item.multicast),
         payload=None if item.payload is None else json.loads(item.payload),
         retry=retry_from_dict(json.loads(item.retry)),
@@ -98,6 +110,7 @@ def from_item(item: DeadLetterItem) -> DeadLetter:
         redriven_run_id=item.redriven_run_id,
         redriven_at=from_ms(int(item.redriven_ms)) if item.redriven_ms is not None else None,
         workflow=NodeRef.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
+        schedule_arn=_schedule_arn(item, targets),
     )
 
 

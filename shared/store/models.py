@@ -322,6 +322,9 @@ class DeadLetterItem(_Table):
     retry = UnicodeAttribute()
     workflow = UnicodeAttribute(null=True)
     """A workflow node's run: its workflow run and node, as JSON (``NodeRef``); absent on a task's."""
+    schedule_arn = UnicodeAttribute(null=True)
+    """An occurrence of a task made through the EventBridge Scheduler API: its schedule's ARN.
+    A letter written before it was kept here has it in its targets' JSON instead."""
     spk = UnicodeAttribute(null=True)
     """While the letter waits for a redrive: its ``by_status`` partition (docs/status-index.md)."""
     ssk = UnicodeAttribute(null=True)

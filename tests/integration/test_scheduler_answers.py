@@ -20,10 +20,10 @@ from botocore.awsrequest import AWSResponse
 
 from functions.api import common
 from shared.api import scheduler_protocol as protocol
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError
 from shared.domain.times import from_ms
-from shared.services.eventbridge import Place, SchedulerService
-from shared.store.eventbridge import DynamoSchedules
+from shared.services.scheduler_api import Place, SchedulerService
+from shared.store.scheduler_api import DynamoSchedules
 from tests.support.recordings import differences, recording, source
 
 pytestmark = pytest.mark.integration
@@ -59,7 +59,7 @@ def _client() -> Any:
             operation, members = protocol.route(request.method, url.path.removeprefix(protocol.PREFIX))
             bound = protocol.bind(operation, members, parse_qs(url.query), request.body or None)
             status, headers, body = protocol.answer(operation, service.call("default", operation, bound.params))
-        except ServiceError as error:
+        except SchedulerApiError as error:
             status, headers, body = protocol.error_answer(error)
         return AWSResponse(request.url, status, headers, _Body(body))
 

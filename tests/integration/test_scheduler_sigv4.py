@@ -18,7 +18,7 @@ from botocore.awsrequest import AWSResponse
 from functions.api import common
 from functions.api.handler import handler
 from local.apigw import LocalContext
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError
 from tests.integration.conftest import ADMIN_KEY
 from tests.support.eventually import until
 
@@ -158,7 +158,7 @@ def test_a_name_left_by_a_creation_that_crashed_is_taken_again(api: Any) -> None
     """A creation takes the name, then registers the task, then records it on the name: a crash
     in between leaves a name without a task, which must not block the name for ever."""
     from functions.api.common import scheduler as service
-    from shared.store.eventbridge import NameRecord
+    from shared.domain.schedule_names import NameRecord
 
     common.reset()
     schedules = service("us-east-1", "123456789012")
@@ -176,7 +176,7 @@ def test_a_name_left_by_a_creation_that_crashed_is_taken_again(api: Any) -> None
 
     recent = NameRecord("default", "in-flight", "", now_ms, now_ms, {}, None)
     schedules.store.take_name("default", recent)  # a creation still under way: its name is taken
-    with pytest.raises(ServiceError) as taken:
+    with pytest.raises(SchedulerApiError) as taken:
         schedules.call("default", "CreateSchedule", {**params, "Name": "in-flight"})
     assert taken.value.code == "ConflictException"
 

@@ -2,7 +2,9 @@
 They behave like the DynamoDB and S3 adapters (tests/integration/test_repository_contract.py runs
 the same contract over both task repositories; tests/integration/test_pipeline_store_contract.py
 over both pipeline stores, the in-memory one in tests/support/pipeline_store.py, which works on
-an InMemoryTaskRepository's state). The local runtime does not use them."""
+an InMemoryTaskRepository's state; tests/integration/test_schedules_contract.py over both stores
+of the EventBridge Scheduler API's groups and names, the in-memory one in
+tests/support/schedules.py). The local runtime does not use them."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from botocore.exceptions import (
 
 from shared.delivery import AwsDelivery, Deliverer, Envelope, HttpDelivery, Outcome
 from shared.delivery.aws import region_of
+from shared.domain.codec import target_from_dict, target_to_dict
 from shared.domain.tasks import EventBridgeTarget, HttpTarget, LambdaTarget, SnsTarget, SqsTarget
 
 pytestmark = pytest.mark.unit
@@ -176,3 +178,25 @@ def test_the_deliverer_dispatches_on_the_target_type() -> None:
     assert refused.error == "refused: 169.254.169.254 is a cloud metadata address"
     with pytest.raises(TypeError):
         deliverer.deliver(object(), ENVELOPE)  # type: ignore[arg-type]
+
+
+def test_an_occurrence_of_a_schedule_sends_its_input_as_the_scheduler_api_does() -> None:
+    """The schedule's ARN is the task's (the envelope carries it from the task's ``eventbridge``):
+    its targets get the ``Input``, context attributes replaced, and no attributes of Sundial's."""
+    arn = "arn:aws:scheduler:us-east-1:123456789012:schedule/default/nightly"
+    envelope = replace(ENVELOPE, payload='{"s": "<aws.scheduler.schedule-arn>", "n": <aws.scheduler.attempt-number>}')
+    client = FakeClient()
+    AwsDelivery(lambda service: client).call(SqsTarget(QUEUE), replace(envelope, schedule_arn=arn))
+    AwsDelivery(lambda service: client).call(SqsTarget(QUEUE), envelope)
+    (_, scheduled), (_, native) = client.calls
+    assert scheduled == {"QueueUrl": QUEUE, "MessageBody": f'{{"s": "{arn}", "n": 2}}'}
+    assert json.loads(native["MessageBody"])["payload"] == envelope.payload
+    assert "schedule_arn" not in native["MessageBody"]  # never a member of the envelope
+    assert set(native["MessageAttributes"]) == {"Idempotency-Key", "Sundial-Task-Id", "Sundial-Attempt"}
+
+
+def test_a_target_stored_with_its_schedule_s_arn_reads_back_without_it() -> None:
+    """Targets once kept the schedule's ARN too; the task's ``eventbridge`` is its one copy now."""
+    stored = {"sqs": {"queue_url": QUEUE, "schedule_arn": "arn:aws:scheduler:us-east-1:1:schedule/g/n"}}
+    assert target_from_dict(stored) == SqsTarget(QUEUE)
+    assert target_to_dict(SqsTarget(QUEUE, "g1")) == {"sqs": {"queue_url": QUEUE, "message_group_id": "g1"}}

@@ -1,4 +1,4 @@
-"""EventBridge Scheduler's expressions (shared/domain/eventbridge.py).
+"""EventBridge Scheduler's expressions (shared/domain/scheduler_api.py).
 
 The oracle is pyawscron, an independent implementation of the service's cron dialect (a port of
 aws-cron-parser): for several hundred random expressions of the documented grammar (``, - * /
@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.domain.errors import ValidationFailed
-from shared.domain.eventbridge import (
+from shared.domain.scheduler_api import (
     AtExpression,
     RateExpression,
     cron_at_or_after,
@@ -200,7 +200,7 @@ def test_refusals_name_the_expression_and_say_why(text: str, says: str) -> None:
 
 
 def test_an_input_gets_the_occurrence_s_context_attributes() -> None:
-    from shared.domain.eventbridge import delivered_input
+    from shared.domain.scheduler_api import delivered_input
 
     template = (
         '{"at": "<aws.scheduler.scheduled-time>", "id": "<aws.scheduler.execution-id>", '

@@ -5,6 +5,7 @@ queue with the attributes the service documents, and the name removed after comp
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -14,14 +15,17 @@ from typing import Any
 import pytest
 
 from shared.delivery import Envelope, Outcome
+from shared.domain.arns import queue_url
 from shared.domain.claims import Result
 from shared.domain.firing import Staged, Timing, staged_for
 from shared.domain.ids import ALPHABET
 from shared.domain.registration import new_task
 from shared.domain.states import RunStatus
 from shared.domain.tasks import Target, Task
-from shared.domain.times import to_ms
-from shared.services.eventbridge import ScheduleEnds, spec_of
+from shared.domain.times import from_ms, to_ms
+from shared.services.scheduler_api import CreateSchedule, ScheduleEnds, spec_of
+from shared.services.tasks import TaskService
+from shared.store.dead_letters import from_item, to_item
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit
@@ -81,7 +85,7 @@ def schedule(
         "Target": {"Arn": QUEUE, "RoleArn": "arn:aws:iam::123456789012:role/r", "Input": '{"n": 1}', **target},
         "ActionAfterCompletion": action,
     }
-    spec = spec_of(params, "default", NOW, ARN)
+    spec = spec_of(CreateSchedule.from_wire(params), NOW, ARN)
     return core.repository.create(new_task(spec, tenant="acme", now=NOW, shard=0, randbytes=randbytes))
 
 
@@ -198,13 +202,14 @@ def test_the_context_attribute_names_the_nominal_time_of_a_flexible_occurrence()
     core, targets, _, _ = core_for([Outcome.success(200)])
     params_window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 10}
     spec = spec_of(
-        {
-            "Name": "nightly",
-            "ScheduleExpression": "at(2026-11-27T09:00:03)",
-            "FlexibleTimeWindow": params_window,
-            "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
-        },
-        "default",
+        CreateSchedule.from_wire(
+            {
+                "Name": "nightly",
+                "ScheduleExpression": "at(2026-11-27T09:00:03)",
+                "FlexibleTimeWindow": params_window,
+                "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
+            }
+        ),
         NOW,
         ARN,
     )
@@ -230,9 +235,51 @@ def test_an_at_long_past_fires_once_at_once_saying_the_time_written(window: dict
         "FlexibleTimeWindow": window,
         "Target": {"Arn": QUEUE, "RoleArn": "r", "Input": '"<aws.scheduler.scheduled-time>"'},
     }
-    task = core.repository.create(new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0))
+    task = core.repository.create(
+        new_task(spec_of(CreateSchedule.from_wire(params), NOW, ARN), tenant="acme", now=NOW, shard=0)
+    )
     assert task.due_at == NOW
     assert fire_until_ended(core, task) == [Result.SUCCEEDED]
     (envelope,) = targets.sent
     assert envelope.fired_at == NOW
     assert envelope.scheduled_for == datetime(2022, 12, 31, 23, 59, 59, tzinfo=UTC)
+
+
+def test_the_schedule_s_arn_is_the_task_s_and_a_redrive_of_its_dead_letter_sends_the_input_again() -> None:
+    """The targets carry no copy of the schedule's ARN: the occurrence's envelope names it from the
+    task's ``eventbridge``, and the dead letter keeps it, so that a redrive (an extra run made of
+    the letter) sends the schedule's ``Input`` as the occurrence did."""
+    core, targets, _, _ = core_for([THROTTLED, Outcome.success(200)])
+    task = schedule(core, RetryPolicy={"MaximumRetryAttempts": 0})
+    assert all(not hasattr(target, "schedule_arn") for target in task.targets)
+    assert fire_until_ended(core, task) == [Result.DEAD_LETTERED]
+    (letter,) = core.dead_letters.letters.values()
+    assert letter.schedule_arn == ARN
+    tasks = TaskService(
+        core.repository,
+        bucket_shards=1,
+        retention=timedelta(days=30),
+        clock=lambda: from_ms(core.clock.now),
+        dead_letters_store=core.dead_letters,
+    )
+    ((_, run_id),) = tasks.redrive("acme", [letter.id]).runs
+    (child,) = [r.child for r in core.repository.recorded_runs[task.id].values() if r.child]
+    extra = core.repository.get_extra("acme", child)
+    assert extra.eventbridge is not None
+    assert extra.eventbridge.arn == ARN
+    assert fire_until_ended(core, extra) == [Result.SUCCEEDED]
+    assert [(e.run_id, e.schedule_arn) for e in targets.sent] == [(letter.run_id, ARN), (run_id, ARN)]
+
+
+def test_a_dead_letter_keeps_the_schedule_s_arn_as_stored_and_reads_an_older_letter_s_from_its_targets() -> None:
+    core, _, _, _ = core_for([THROTTLED])
+    fire_until_ended(core, schedule(core, RetryPolicy={"MaximumRetryAttempts": 0}))
+    (letter,) = core.dead_letters.letters.values()
+    item = to_item(letter, to_ms(NOW))
+    assert item.schedule_arn == ARN
+    assert "schedule_arn" not in item.targets
+    assert from_item(item) == letter
+    # written when each target kept a copy: the letter's own member absent, the targets' copy read
+    item.schedule_arn = None
+    item.targets = json.dumps([{"sqs": {"queue_url": queue_url(QUEUE), "schedule_arn": ARN}}])
+    assert from_item(item) == letter

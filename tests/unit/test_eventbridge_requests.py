@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from shared.domain.errors import ValidationFailed
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError, ValidationFailed
 from shared.domain.patches import TaskPatch
 from shared.domain.registration import new_task
 from shared.domain.schedules import At, scheduled_time
 from shared.domain.tasks import SqsTarget, TaskSpec
-from shared.services.eventbridge import spec_of
+from shared.services.scheduler_api import CreateSchedule, spec_of
 from shared.services.tasks import TaskService
 from tests.support.fakes import InMemoryTaskRepository
 from tests.support.recordings import names, recording, source
@@ -48,13 +47,8 @@ def test_every_refused_expression_aws_recorded_is_here() -> None:
 def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reason(name: str) -> None:
     sent, recorded = source(name)["request"], recording(name)
     expression = sent["ScheduleExpression"]
-    with pytest.raises(ServiceError) as refused:
-        spec_of(
-            _params(expression, FlexibleTimeWindow=sent["FlexibleTimeWindow"]),
-            "default",
-            NOW,
-            ARN,
-        )
+    with pytest.raises(SchedulerApiError) as refused:
+        spec_of(CreateSchedule.from_wire(_params(expression, FlexibleTimeWindow=sent["FlexibleTimeWindow"])), NOW, ARN)
     assert refused.value.code == recorded["Error"]["Code"]
     service_message = recorded["Error"]["Message"]  # "Invalid Schedule Expression cron(0 1 * * * *)."
     assert refused.value.message.startswith(service_message + " ")
@@ -64,7 +58,7 @@ def test_a_refused_expression_answers_aws_s_code_and_message_then_sundial_s_reas
 def test_an_at_long_past_is_taken_as_aws_took_it_and_fires_once_at_once() -> None:
     recorded = source("scheduler-create-schedule-past-at")["request"]
     params = _params(recorded["ScheduleExpression"], FlexibleTimeWindow=recorded["FlexibleTimeWindow"])
-    task = new_task(spec_of(params, "default", NOW, ARN), tenant="acme", now=NOW, shard=0)
+    task = new_task(spec_of(CreateSchedule.from_wire(params), NOW, ARN), tenant="acme", now=NOW, shard=0)
     assert task.due_at == NOW  # at once: the one occurrence, as a native one-shot whose time has passed
     written = datetime(2022, 12, 31, 23, 59, 59, tzinfo=UTC)
     assert scheduled_time(task.schedule, task.due_at) == written  # <aws.scheduler.scheduled-time>: the time written
@@ -82,10 +76,10 @@ def test_the_native_api_keeps_its_own_bound_on_an_at_already_past() -> None:
 
 def test_a_change_takes_the_bound_of_the_api_that_makes_it() -> None:
     tasks = TaskService(InMemoryTaskRepository(), bucket_shards=4, retention=timedelta(days=30), clock=lambda: NOW)
-    spec = spec_of(_params("at(2026-12-24T18:30:00)"), "default", NOW, ARN)
+    spec = spec_of(CreateSchedule.from_wire(_params("at(2026-12-24T18:30:00)")), NOW, ARN)
     task = tasks.register("acme", spec)
     # UpdateSchedule to an at() two years back: taken (it gives the schedule's eventbridge member)
-    past = spec_of(_params("at(2024-12-24T18:30:00)"), "default", NOW, ARN)
+    past = spec_of(CreateSchedule.from_wire(_params("at(2024-12-24T18:30:00)")), NOW, ARN)
     patch = TaskPatch(schedule=past.schedule, targets=past.targets, eventbridge=past.eventbridge)
     assert tasks.update("acme", task.id, patch).due_at == NOW
     # the native API's PATCH of the same task to the same time: its own 24 hours

@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.domain.errors import ValidationFailed
-from shared.domain.eventbridge import ServiceError
+from shared.domain.errors import SchedulerApiError, ValidationFailed
 from shared.domain.own import OwnResources
 from shared.domain.patches import TaskPatch
 from shared.domain.schedules import Every
@@ -25,7 +24,7 @@ from shared.domain.tasks import (
     SqsTarget,
     TaskSpec,
 )
-from shared.services.eventbridge import spec_of
+from shared.services.scheduler_api import CreateSchedule, spec_of
 from shared.services.tasks import TaskService
 from tests.support.fakes import InMemoryTaskRepository
 
@@ -149,9 +148,9 @@ def _schedule(**target: Any) -> dict[str, Any]:
 )
 def test_an_eventbridge_schedule_naming_one_of_ours_is_a_validation_exception_naming_the_member(target, member):
     now = datetime(2026, 11, 27, 9, 0, tzinfo=UTC)
-    with pytest.raises(ServiceError) as refused:
-        spec_of(_schedule(**target), "default", now, SCHEDULE_ARN, OWN)
+    with pytest.raises(SchedulerApiError) as refused:
+        spec_of(CreateSchedule.from_wire(_schedule(**target)), now, SCHEDULE_ARN, OWN)
     assert refused.value.code == "ValidationException"
     assert refused.value.message.startswith(f"{member} ")
     assert "own resources" in refused.value.message
-    assert spec_of(_schedule(DeadLetterConfig={"Arn": QUEUE_ARN_DLQ}), "default", now, SCHEDULE_ARN, OWN)
+    assert spec_of(CreateSchedule.from_wire(_schedule(DeadLetterConfig={"Arn": QUEUE_ARN_DLQ})), now, SCHEDULE_ARN, OWN)

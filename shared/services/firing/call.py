@@ -216,6 +216,7 @@ class Caller:
             tenant=task.tenant,
             parent=task.chain.body() if task.chain is not None else None,
             workflow=task.workflow.body() if task.workflow is not None else None,
+            schedule_arn=task.eventbridge.arn if task.eventbridge is not None else None,
         )
 
         def deliver(target: Target) -> Outcome:

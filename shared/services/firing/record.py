@@ -43,6 +43,7 @@ def dead_letter(task: Task, staged: Staged, reason: str, failed_ms: int) -> Dead
         retry=task.retry,
         name=task.name,
         workflow=task.workflow.ref if task.workflow is not None else None,
+        schedule_arn=task.eventbridge.arn if task.eventbridge is not None else None,
     )
 
 

@@ -1,5 +1,7 @@
-"""EventBridge Scheduler's schedule expressions, read as the service documents them
-(docs/eventbridge.md, section 2):
+"""The EventBridge Scheduler API's dialect (not the event-bus target: shared/delivery/aws.py): its
+schedule expressions, read as the service documents them (docs/eventbridge.md, section 2), and
+the ``Input`` its targets receive, context attributes replaced (:func:`delivered_input`).
+Expressions:
 
 * ``at(yyyy-mm-ddThh:mm:ss)``: one time, on the wall clock of the schedule's time zone;
 * ``rate(value unit)``: a positive whole ``value`` of ``minute(s)``, ``hour(s)`` or ``day(s)``
@@ -40,20 +42,6 @@ MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", 
 WEEKDAYS = ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")
 """Day-of-week 1 is Sunday, as the service numbers them."""
 RATE_UNITS = {"minute": 60, "minutes": 60, "hour": 3600, "hours": 3600, "day": 86400, "days": 86400}
-
-
-class ServiceError(Exception):
-    """An error EventBridge Scheduler's API answers, by the name of its shape in the service's
-    model (``ValidationException``, ``ConflictException``...)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
-def service_validation(message: str) -> ServiceError:
-    return ServiceError("ValidationException", message)
 
 
 @dataclass(frozen=True)
@@ -266,18 +254,6 @@ NO_INPUT = "{}"
 """What a target gets when its schedule has no ``Input``: the service "delivers a default
 notification" (the API reference's ``Target.Input``) whose shape it does not document; Sundial's
 choice is an empty JSON object (docs/eventbridge.md, section 6)."""
-
-
-def queue_url(arn: str) -> str:
-    """The URL of the SQS queue ``arn:aws:sqs:<region>:<account>:<name>``: the form SQS's API takes."""
-    _, _, _, region, account, name = arn.split(":", 5)
-    return f"https://sqs.{region}.amazonaws.com/{account}/{name}"
-
-
-def queue_arn(url: str) -> str:
-    """The ARN of the SQS queue at ``url`` (as :func:`queue_url` writes it)."""
-    host, account, name = url.split("/")[2:5]
-    return f"arn:aws:sqs:{host.split('.')[1]}:{account}:{name}"
 
 
 def input_template(payload: Any) -> str | None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from shared.domain.errors import StorageUnavailable
+from shared.domain.schedule_names import GroupRecord, NameRecord, NameTaken
 from shared.store.models import ScheduleGroupItem, ScheduleNameItem, is_conflict
 
 
@@ -26,26 +26,6 @@ def name_pk(tenant: str) -> str:
 
 def name_sk(group: str, name: str) -> str:
     return f"{group}/{name}"
-
-
-@dataclass(frozen=True)
-class GroupRecord:
-    name: str
-    created_ms: int
-    modified_ms: int
-    tags: list[dict[str, str]]
-    client_token: str | None = None
-
-
-@dataclass(frozen=True)
-class NameRecord:
-    group: str
-    name: str
-    task_id: str
-    created_ms: int
-    modified_ms: int
-    request: dict[str, Any]
-    client_token: str | None
 
 
 def _group(item: ScheduleGroupItem) -> GroupRecord:
@@ -79,12 +59,10 @@ def decode_token(token: str) -> str:
     return base64.urlsafe_b64decode(token.encode()).decode()
 
 
-class Taken(Exception):
-    """The name or group exists already."""
-
-
 class DynamoSchedules:
-    """The groups and names of every tenant (one instance per process)."""
+    """The groups and names of every tenant (one instance per process): the ``Schedules`` port
+    (shared/services/ports.py). A page token is the last key's sort key, base64: one that is not
+    decodes to a ValueError."""
 
     def create_group(
         self, tenant: str, group: str, tags: list[dict[str, str]], now_ms: int, client_token: str | None = None
@@ -101,7 +79,7 @@ class DynamoSchedules:
             item.save(condition=ScheduleGroupItem.pk.does_not_exist())
         except PynamoDBException as exc:
             if is_conflict(exc):
-                raise Taken(group) from exc
+                raise NameTaken(group) from exc
             raise _unavailable(exc) from exc
         return _group(item)
 
@@ -142,7 +120,7 @@ class DynamoSchedules:
             item.save(condition=ScheduleNameItem.pk.does_not_exist())
         except PynamoDBException as exc:
             if is_conflict(exc):
-                raise Taken(record.name) from exc
+                raise NameTaken(record.name) from exc
             raise _unavailable(exc) from exc
 
     def put_name(self, tenant: str, record: NameRecord) -> None:
