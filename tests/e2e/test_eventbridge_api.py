@@ -632,7 +632,9 @@ def test_a_flexible_window_fires_each_schedule_at_its_own_moment_in_it(scheduler
     window = {"Mode": "FLEXIBLE", "MaximumWindowInMinutes": 1}
     with pytest.raises(scheduler.exceptions.ValidationException):
         scheduler.create_schedule(**_schedule("flex-bad", FlexibleTimeWindow={"Mode": "FLEXIBLE"}))
-    due = (datetime.now(UTC) + timedelta(seconds=8)).replace(microsecond=0)
+    # far enough ahead that thirty creations and the listing are done before the first moment, on
+    # a loaded machine too (a run that took longer listed some already fired: no next_fire_at)
+    due = (datetime.now(UTC) + timedelta(seconds=20)).replace(microsecond=0)
     for i in range(30):
         target = {
             "Arn": "arn:aws:sqs:us-east-1:123456789012:eb-flexible",
