@@ -91,6 +91,8 @@ class Stage:
 
     def __init__(self) -> None:
         self.actors: list[Actor] = []
+        self._live: list[Actor] = []
+        """The actors not ended yet (:meth:`runnable`)."""
         self.main = greenlet.getcurrent()
         self.current: Actor | None = None
         self.log: list[str] = []
@@ -99,6 +101,7 @@ class Stage:
     def add(self, name: str, body: Callable[[], Any]) -> Actor:
         actor = Actor(name, body)
         self.actors.append(actor)
+        self._live.append(actor)
         return actor
 
     def gate(self, label: str) -> None:
@@ -114,7 +117,10 @@ class Stage:
             raise Killed
 
     def runnable(self) -> list[Actor]:
-        return [a for a in self.actors if a.state in (ActorState.NEW, ActorState.AT_GATE)]
+        """The actors that may move, in the order they were added (an ended one never moves
+        again: it is left out of the next look)."""
+        self._live = [a for a in self._live if a.state is not ActorState.DONE and a.state is not ActorState.DEAD]
+        return list(self._live)
 
     def step(self, actor: Actor) -> None:
         """Let ``actor`` make the call it waits at (or start), and run to its next gate or its end."""

@@ -103,7 +103,7 @@ class Run:
         """What may happen next; [] when the clock just moved; None when nothing is left."""
         world = self.world
         runnable = world.stage.runnable()
-        free = self.current is None or self.current not in runnable  # choosing another is no preemption
+        free = self._free()  # choosing another is no preemption
         options: list[Option] = []
         for actor in runnable:
             if not free and actor is not self.current and self.preemptions == 0:
@@ -126,9 +126,14 @@ class Run:
         self.current = None
         return []
 
+    def _free(self) -> bool:
+        """Whether the actor that moved last can no longer move (then any choice is no preemption)."""
+        current = self.current
+        return current is None or current.state is ActorState.DONE or current.state is ActorState.DEAD
+
     def _apply(self, kind: str, subject: Any) -> None:
         world, stage = self.world, self.world.stage
-        free = self.current is None or self.current not in stage.runnable()
+        free = self._free()
         actor = self._received(subject) if kind == "receive" else subject
         if not free and actor is not self.current:
             self.preemptions -= 1

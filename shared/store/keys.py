@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import zlib
 
@@ -30,8 +31,11 @@ def bucket_pk(due_ms: int, shard: int) -> str:
     return f"{BUCKET_PREFIX}{bucket_of(due_ms)}#{shard:04d}"
 
 
+@functools.lru_cache(maxsize=4096)
 def task_key(task_id: str) -> tuple[str, str]:
-    """The (pk, sk) of a task's home item, read off its id; an id that is not one is not found."""
+    """The (pk, sk) of a task's home item, read off its id; an id that is not one is not found.
+    Kept for the ids met last: a trigger or an API call reads the same ids' keys several times
+    (the claim, the look before the call, the record), each a ULID's decode."""
     try:
         home = parse_task_id(task_id)
     except ValueError as exc:
