@@ -229,7 +229,7 @@ class JobRunner(Construct):
         )
 
     def starter_resources(self) -> dict[str, str]:
-        """What a function that starts jobs needs (fields of ``shared.settings.Settings``)."""
+        """What a function that starts jobs needs (fields of ``shared.settings.environment.Settings``)."""
         return {
             "jobs_bucket": self.bucket.bucket_name,
             "job_state_machine_arn": self.jobs.state_machine.state_machine_arn,

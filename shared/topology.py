@@ -147,7 +147,7 @@ EVENT_SOURCE_LONG_POLL_S = 20
 TRIGGER_BATCH_SIZE = 10
 """The trigger's default batch size (deployment setting ``sundial:triggerBatchSize``): one
 delay-queue receive. Larger batches need the trigger's batching window (they have it) and a lead
-that covers their claims, taken one at a time (shared/settings.py, ``claim_ms``)."""
+that covers their claims, taken one at a time (shared/settings/capacity.py, ``claim_ms``)."""
 TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve
@@ -231,7 +231,7 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
 
 RECOVER_CONCURRENCY = 1
 """The recovering trigger's drains that run at once, as the account's concurrency budget counts
-them (shared/settings.py): the tick starts at most one a minute, and a drain usually ends within
+them (shared/settings/capacity.py): the tick starts at most one a minute, and a drain usually ends within
 it (its last receive comes back empty). One running past the next tick, or an event Lambda runs
 twice, makes a second, rare and short-lived, which the room kept for the other functions
 (``OTHER_FUNCTIONS_CONCURRENCY``) covers; two drains at once only split the messages."""

@@ -37,7 +37,7 @@ from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
 from shared.services.workflows import WorkflowService
-from shared.settings import Settings, from_env
+from shared.settings.environment import Settings, from_env
 from shared.store.eventbridge import DynamoSchedules
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}

@@ -23,7 +23,7 @@ from shared.observability import CANARY_LATENESS_METRIC, logger, metrics
 from shared.services.canary import CanaryResources, handle_resource, physical_id
 from shared.services.factory import build_canary_resources, build_task_service
 from shared.services.tasks import TaskService
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

@@ -25,7 +25,7 @@ from functions.recover.drain import drain
 from functions.trigger.handler import fire_records
 from shared.messages import DrainInvocation
 from shared.observability import logger, metrics, tracer
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

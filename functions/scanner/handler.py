@@ -15,7 +15,7 @@ from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_scanner
 from shared.services.firing import Scanner
 from shared.services.firing.scan import scan_group
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 class ScanFailed(RuntimeError):

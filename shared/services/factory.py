@@ -39,7 +39,7 @@ from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
 from shared.services.throttling import Throttling
 from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
-from shared.settings import Settings
+from shared.settings.environment import Settings
 from shared.store.access_keys import DynamoAccessKeys
 from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.support.eventually import until
 from tests.support.runtime import ADMIN_KEY, Client
 from tests.support.snippets import snippet

@@ -17,7 +17,7 @@ from infra.app import build_app
 from infra.settings import DeploymentSettings, SettingsError
 from infra.stack import SundialStack
 from shared import topology
-from shared.settings import context_key
+from shared.settings.context import context_key
 from tests.infrastructure.conftest import Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
