@@ -559,7 +559,7 @@ def fire_section(per_minute: float, m: Measured) -> bill.Section:
     scanner_sends = AWS_SHARDS * AWS_DELAY_QUEUES * math.ceil(per_shard_queue / 10) / per_minute
     scans = AWS_SHARDS / per_minute  # per task
     # the tick invokes the scanner asynchronously, its shards dealt into at most this many
-    # invocations (shared/scans.py): no queue between them
+    # invocations (shared/adapters/scans.py): no queue between them
     scan_invocations = min(AWS_SHARDS, AWS.scanner_max_concurrency) / per_minute
     invocations = m.trigger_invocations + scan_invocations + 1 / per_minute
     rows = [

@@ -180,7 +180,7 @@ class JobRunner(Construct):
 
     def notifier_statements(self) -> list[iam.PolicyStatement]:
         """Sending a notify a shard's progress report crossed: the job function, invoked
-        asynchronously (shared/job_notify.py)."""
+        asynchronously (shared/adapters/job_notify.py)."""
         return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.function.function.function_arn])]
 
     def notifier_resources(self) -> dict[str, str]:

@@ -115,7 +115,7 @@ fired late under the task's misfire policy, or given up as a dead letter that
 ``GET /v1/dead-letters`` lists and redrive fires again; what it cannot take either goes on to the
 dead-letter queue, which is alarmed. No event source mapping polls it (its pollers' empty long
 polls were about a third of an idle stack's bill): the tick looks at its depth once a minute and
-invokes the recovering trigger to drain it when something waits (shared/stranded.py).
+invokes the recovering trigger to drain it when something waits (shared/adapters/stranded.py).
 
 **Its receive count.** SQS keeps a message's receive count when its redrive policy moves it: AWS's
 recording of a dead-letter queue's receive shows it (LocalStack's AWS-validated
@@ -249,8 +249,8 @@ def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     invocation whose retries are spent to the dead-letter queue, the scanner's on-failure
     destination, with the scanner's role), and the triggers stage retries, next occurrences, held
     copies and chain hops, and send what they give up to the dead-letter queue. The tick sends to
-    no queue: it invokes the scanner (shared/scans.py) and, when the stranded queue holds messages,
-    the recovering trigger (shared/stranded.py), which sends as the triggers do."""
+    no queue: it invokes the scanner (shared/adapters/scans.py) and, when the stranded queue holds messages,
+    the recovering trigger (shared/adapters/stranded.py), which sends as the triggers do."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {

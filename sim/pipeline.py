@@ -422,7 +422,7 @@ class Model:
 
     def _scan(self, shard: int, tick_ms: int, since_ms: int | None = None) -> float:
         """Scanner.scan of one shard: the window from its mark (or where the tick found it clean)
-        to now + look-ahead, staged with the whole-second delays shared/queues.py sends, at the
+        to now + look-ahead, staged with the whole-second delays shared/adapters/queues.py sends, at the
         scanner's sending rate; nothing if the mark covers the tick. Returns when it is done."""
         now = self.loop.now
         mark = _later(self.marks[shard], since_ms)

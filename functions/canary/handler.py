@@ -4,7 +4,7 @@ delete), and that task's target, which puts how late each minute's occurrence fi
 one over a second.
 
 CloudFormation waits for the custom resource's answer: it is given in every case, settings that do
-not load and a timeout included (shared/custom_resource.py)."""
+not load and a timeout included (shared/adapters/custom_resource.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import custom_resource
+from shared.adapters import custom_resource
 from shared.domain.canary import RESOURCE_PREFIX
 from shared.domain.times import now_ms
 from shared.messages import CanaryFire, CustomResourceRequest, canary_event

@@ -8,7 +8,7 @@ which comes back after the queue's visibility timeout and, after its receives, g
 dead-letter queue (alarmed).
 
 No event source feeds it: the tick invokes it asynchronously with a drain event
-(:class:`~shared.messages.DrainInvocation`) when the queue holds messages (shared/stranded.py),
+(:class:`~shared.messages.DrainInvocation`) when the queue holds messages (shared/adapters/stranded.py),
 and it receives them itself (functions/recover/drain.py)."""
 
 from __future__ import annotations

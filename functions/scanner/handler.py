@@ -1,4 +1,4 @@
-"""Scanner: the shards of one asynchronous invocation from the tick (shared/scans.py), scanned
+"""Scanner: the shards of one asynchronous invocation from the tick (shared/adapters/scans.py), scanned
 one after another."""
 
 from __future__ import annotations

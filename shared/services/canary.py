@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from shared.custom_resource import Answer
+from shared.adapters.custom_resource import Answer
 from shared.domain import canary
 from shared.domain.errors import InvalidTransition, TaskNotFound
 from shared.domain.ids import parse_task_id

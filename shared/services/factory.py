@@ -10,6 +10,11 @@ from typing import Any
 
 import boto3
 
+from shared.adapters.executions import SfnStarter
+from shared.adapters.job_notify import LambdaJobNotifier
+from shared.adapters.queues import SqsStager
+from shared.adapters.scans import ScanInvoker
+from shared.adapters.stranded import StrandedWatch
 from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
@@ -19,10 +24,6 @@ from shared.domain.jobs import ProcessorFailed
 from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
-from shared.executions import SfnStarter
-from shared.job_notify import LambdaJobNotifier
-from shared.queues import SqsStager
-from shared.scans import ScanInvoker
 from shared.services.access_keys import AccessKeys
 from shared.services.eventbridge import ScheduleEnds
 from shared.services.firing import Scanner, Ticker, Trigger
@@ -56,7 +57,6 @@ from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
 from shared.store.workflows import DynamoWorkflowRuns, DynamoWorkflows
-from shared.stranded import StrandedWatch
 
 
 def _stager(settings: Settings) -> SqsStager | None:

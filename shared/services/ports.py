@@ -1,7 +1,7 @@
 """The ports the services own: every adapter they call implements one of these structurally, so
 no service imports an adapter and no adapter imports a service (shared/services/factory.py is
-the one place that wires the real ones: shared/store, shared/delivery, shared/queues.py,
-shared/executions.py; the tests wire fakes from tests/support/fakes.py)."""
+the one place that wires the real ones: shared/store, shared/delivery, shared/adapters/queues.py,
+shared/adapters/executions.py; the tests wire fakes from tests/support/fakes.py)."""
 
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ class Settings(Tuning):
     """The delay queues occurrences are staged into (spread by run id), in index order."""
     dead_letter_queue_url: Text = ""
     scanner_function: Text = ""
-    """The scanner function's name, which the tick invokes asynchronously (shared/scans.py)."""
+    """The scanner function's name, which the tick invokes asynchronously (shared/adapters/scans.py)."""
     scan_invocations: Annotated[Int, Field(ge=1)] = SCANNER_MAX_CONCURRENCY
     """The most scanner invocations a tick starts: the deployment's ``scanner_max_concurrency``."""
     stranded_queue_url: Text = ""
@@ -59,7 +59,7 @@ class Settings(Tuning):
     recovering trigger drains it."""
     recover_function: Text = ""
     """The recovering trigger's name, which the tick invokes asynchronously when the stranded queue
-    holds messages (shared/stranded.py). Empty: the tick does not look."""
+    holds messages (shared/adapters/stranded.py). Empty: the tick does not look."""
     high_priority_queue_url: Text = ""
     """The delay queue of high-priority occurrences (empty: they share the others)."""
     jobs_bucket: Text = ""

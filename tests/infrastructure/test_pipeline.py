@@ -168,7 +168,7 @@ def test_every_delay_queue_redrives_to_the_stranded_queue_and_that_to_the_dead_l
         "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
     }
     # no event source polls it: the tick looks at its depth and invokes the recovering trigger,
-    # which drains it (shared/stranded.py)
+    # which drains it (shared/adapters/stranded.py)
     assert all(
         m["Properties"]["EventSourceArn"] != {"Fn::GetAtt": [stranded, "Arn"]}
         for m in built.resources("AWS::Lambda::EventSourceMapping").values()

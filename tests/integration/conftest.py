@@ -14,10 +14,10 @@ import pytest
 from moto import mock_aws
 
 from local.moto_index_lag import index_lag
-from shared.scans import ScanInvoker
+from shared.adapters.scans import ScanInvoker
+from shared.adapters.stranded import StrandedWatch
 from shared.settings.environment import Settings, env_name, from_env
 from shared.settings.tuning import Platform
-from shared.stranded import StrandedWatch
 from shared.topology import SCANNER_TIMEOUT_S, TRIGGER_TIMEOUT_S
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
@@ -321,7 +321,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
     import boto3
 
     from local.queues import create_queues
-    from shared import queues as queues_module
+    from shared.adapters import queues as queues_module
     from shared.topology import HIGH_PRIORITY_QUEUE, STRANDED, queues
 
     sqs = boto3.client("sqs")
@@ -386,7 +386,7 @@ def jobs_on(monkeypatch: pytest.MonkeyPatch, state_machine_arn: str, bucket: str
     import boto3
 
     from functions.jobs import handler as jobs
-    from shared import executions
+    from shared.adapters import executions
     from shared.store.dynamo import ensure_table
     from shared.store.models import TABLE_MODELS
 

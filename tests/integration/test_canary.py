@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from shared import custom_resource
+from shared.adapters import custom_resource
 from shared.domain import canary
 from shared.domain.errors import StorageUnavailable
 from shared.settings.environment import env_name
