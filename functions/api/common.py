@@ -32,7 +32,7 @@ from shared.services.factory import (
 from shared.services.jobs import JobService
 from shared.services.limits import LimitService
 from shared.services.overview import OverviewService
-from shared.services.ports import RateLimiter
+from shared.services.ports.tenants import RateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService

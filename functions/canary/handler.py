@@ -20,8 +20,9 @@ from shared.domain.canary import RESOURCE_PREFIX
 from shared.domain.times import now_ms
 from shared.messages import CanaryFire, CustomResourceRequest, canary_event
 from shared.observability import CANARY_LATENESS_METRIC, logger, metrics
-from shared.services.canary import CanaryResources, handle_resource, physical_id
+from shared.services.canary import handle_resource, physical_id
 from shared.services.factory import build_canary_resources, build_task_service
+from shared.services.ports.pipeline import CanaryResources
 from shared.services.tasks import TaskService
 from shared.settings.environment import from_env
 

@@ -5,7 +5,7 @@ through it (scans.py: the tick's scan requests; stranded.py: the stranded queue'
 job_notify.py: the job function's notify), and the custom resource's answers to CloudFormation
 (custom_resource.py).
 
-Each implements a port of shared/services/ports.py, which shared/services/factory.py wires; they
+Each implements a port of shared/services/ports/, which shared/services/factory.py wires; they
 sit in the adapters' layer of pyproject.toml's import contracts, with shared/store and
 shared/delivery: below the services, above the shared definitions (shared/messages.py,
 shared/topology.py, shared/settings) and the domain."""

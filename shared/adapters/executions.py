@@ -1,6 +1,6 @@
 """Step Functions: starting and stopping a job's execution (docs/jobs.md, sections 4 and 6).
 
-An adapter of the port ``ExecutionStarter`` (shared/services/ports.py), in the adapters' layer
+An adapter of the port ``ExecutionStarter`` (shared/services/ports/jobs.py), in the adapters' layer
 (shared/adapters/__init__.py)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Lambda: a ``notify`` threshold a shard's progress report crossed, sent by the job function.
 
-An adapter of the port ``JobNotifier`` (shared/services/ports.py). The API takes the report and
+An adapter of the port ``JobNotifier`` (shared/services/ports/jobs.py). The API takes the report and
 claims the threshold (one conditional write: each threshold is sent once, whichever of a report or a
 shard's end crosses it first); the call to the processor is the job function's, which signs and
 sends every processor call. The API invokes it with ``InvocationType=Event`` ("Invoking a Lambda

@@ -1,6 +1,6 @@
 """SQS: staging occurrences into the delay queues, retries, dead letters.
 
-An adapter of the port ``DelayQueues`` (shared/services/ports.py), in the adapters' layer
+An adapter of the port ``DelayQueues`` (shared/services/ports/pipeline.py), in the adapters' layer
 (shared/adapters/__init__.py)."""
 
 from __future__ import annotations

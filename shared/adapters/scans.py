@@ -1,7 +1,7 @@
 """Lambda: the tick's scan requests, as asynchronous invocations of the scanner function.
 
-An adapter of the port ``ScanRequester`` (shared/services/ports.py). The tick splits the shards it
-found busy into at most ``invocations`` groups and invokes the scanner once per group with
+An adapter of the port ``ScanRequester`` (shared/services/ports/pipeline.py). The tick splits the
+shards it found busy into at most ``invocations`` groups and invokes the scanner once per group with
 ``InvocationType=Event``: Lambda puts the event on its own queue, answers 202 and runs the function
 soon after ("Invoking a Lambda function asynchronously", Lambda developer guide). There is no queue
 of ours and so no event source mapping, whose pollers long-poll an empty queue all month

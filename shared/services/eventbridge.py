@@ -44,7 +44,8 @@ from shared.domain.tasks import (
 from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.domain.wallclock import zone_of
 from shared.observability import logger
-from shared.services.ports import QueueSender, ScheduleNames
+from shared.services.ports.eventbridge import ScheduleNames
+from shared.services.ports.pipeline import QueueSender
 from shared.services.tasks import TaskService
 from shared.store.eventbridge import DynamoSchedules, GroupRecord, NameRecord, Taken
 

@@ -33,7 +33,9 @@ from shared.services.firing.claim import Claimer
 from shared.services.firing.record import Recorder
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
-from shared.services.ports import Processor, RateLimiter, ScanRequester
+from shared.services.ports.jobs import Processor
+from shared.services.ports.pipeline import ScanRequester
+from shared.services.ports.tenants import RateLimiter
 from shared.services.rate_lease import LeasingRateLimiter
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService

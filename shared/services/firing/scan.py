@@ -12,7 +12,7 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Timing, scan_window
 from shared.domain.times import now_ms
 from shared.observability import logger
-from shared.services.ports import PipelineStore, ScanRequester, Stager, StrandedQueue
+from shared.services.ports.pipeline import PipelineStore, ScanRequester, Stager, StrandedQueue
 
 PEEK_MINUTES = 5
 """A shard whose window spans more minute buckets than this is scanned without looking first (a
