@@ -15,7 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
-from shared.settings import context as shared_settings
+from shared.settings import context
 from shared.settings.context import MIN_LEAD_MS, TICK_PERIOD_S
 from shared.settings.model import SettingsError
 from shared.settings.tuning import MAX_DELAY_QUEUES, MAX_LEAD_MS
@@ -80,7 +80,7 @@ TRACING: dict[str, lambda_.Tracing] = {
 }
 
 
-class DeploymentSettings(shared_settings.DeploymentSettings):
+class DeploymentSettings(context.DeploymentSettings):
     """The validated settings, with their CDK forms."""
 
     @property
