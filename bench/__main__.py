@@ -27,7 +27,7 @@ from bench import bill, metering
 from bench import capacity as cap
 from bench.capacity import percentile
 from local.moto_server import free_port
-from shared.settings import DeploymentSettings
+from shared.settings.context import DeploymentSettings
 
 
 def _add_alone_flags(parser: argparse.ArgumentParser) -> None:
@@ -330,7 +330,7 @@ def run(
     # The bench registers as the default tenant, faster than its default limit (100 requests a
     # second, burst 200): a setting, raised for this run only unless set, and printed.
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
-    from shared.settings import env_name
+    from shared.settings.environment import env_name
 
     rate, burst = env_name("tenant_requests_per_second"), env_name("tenant_burst")
     os.environ.setdefault(rate, str(MAX_REQUESTS_PER_SECOND))
@@ -559,7 +559,7 @@ def fire_section(per_minute: float, m: Measured) -> bill.Section:
     scanner_sends = AWS_SHARDS * AWS_DELAY_QUEUES * math.ceil(per_shard_queue / 10) / per_minute
     scans = AWS_SHARDS / per_minute  # per task
     # the tick invokes the scanner asynchronously, its shards dealt into at most this many
-    # invocations (shared/scans.py): no queue between them
+    # invocations (shared/adapters/scans.py): no queue between them
     scan_invocations = min(AWS_SHARDS, AWS.scanner_max_concurrency) / per_minute
     invocations = m.trigger_invocations + scan_invocations + 1 / per_minute
     rows = [

@@ -41,12 +41,12 @@ def _measure(counter: CallCounter, hops: int, response_bytes: int) -> None:
     import boto3
 
     from local.queues import create_queues
+    from shared.adapters.queues import SqsStager
     from shared.domain.chains import Branch, ChainLink, ParentRun
     from shared.domain.firing import run_id_for
     from shared.domain.schedules import Cron, Every
     from shared.domain.states import RunStatus
     from shared.domain.tasks import HttpTarget, TaskSpec
-    from shared.queues import SqsStager
     from shared.services.tasks import TaskService
     from shared.store.dynamo import DynamoTaskRepository, ensure_table
     from shared.store.models import bind_table

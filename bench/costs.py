@@ -75,7 +75,7 @@ def _series(
     partition's Query returns."""
     from functions.trigger.handler import trigger
     from shared.domain.firing import staged_for
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     settings = from_env()
     due = datetime.now(UTC) + timedelta(hours=1)

@@ -126,7 +126,7 @@ def sundial(load: Load, receiver: RemoteReceiver, lead_in: float) -> tuple[dict[
     from bench.restart import Running
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
     from shared.domain.times import from_ms, iso
-    from shared.settings import env_name
+    from shared.settings.environment import env_name
 
     os.environ.setdefault(env_name("tenant_requests_per_second"), str(MAX_REQUESTS_PER_SECOND))
     os.environ.setdefault(env_name("tenant_burst"), str(MAX_BURST))

@@ -133,7 +133,7 @@ def priority_bench(high: int = 20, flood: int = 1500, spread: float = 5.0, delay
     from local.runtime import Runtime
     from local.settings import LocalSettings
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
-    from shared.settings import env_name
+    from shared.settings.environment import env_name
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     rate, burst = env_name("tenant_requests_per_second"), env_name("tenant_burst")

@@ -86,7 +86,7 @@ def local_system() -> Iterator[System]:
     from local.runtime import Runtime
     from local.settings import LocalSettings
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
-    from shared.settings import env_name
+    from shared.settings.environment import env_name
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     os.environ.setdefault(env_name("tenant_requests_per_second"), str(MAX_REQUESTS_PER_SECOND))

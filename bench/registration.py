@@ -51,7 +51,7 @@ def registration_bench(count: int, clients: int) -> None:
     from local.runtime import Runtime
     from local.settings import LocalSettings
     from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
-    from shared.settings import env_name
+    from shared.settings.environment import env_name
 
     os.environ["POWERTOOLS_LOG_LEVEL"] = "ERROR"
     rate, burst = env_name("tenant_requests_per_second"), env_name("tenant_burst")

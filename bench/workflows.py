@@ -154,7 +154,7 @@ class Bench:
         from local.queues import create_queues
         from shared.services.factory import build_trigger, build_workflow_service
         from shared.services.workflows import ItemNodeStarter, WorkflowRuns
-        from shared.settings import from_env
+        from shared.settings.environment import from_env
         from shared.store.dynamo import ensure_table
         from shared.store.workflows import DynamoWorkflowRuns, DynamoWorkflows
         from shared.topology import queues

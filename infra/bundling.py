@@ -56,7 +56,7 @@ from constructs import Construct
 
 from infra import names
 from infra.settings import DeploymentSettings
-from shared.settings import context_key
+from shared.settings.context import context_key
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 """The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""

@@ -4,7 +4,7 @@ it came as ``CanaryLatenessMs``; two alarms tell when a minute is late by more t
 when minutes go missing. The canary function is also the custom resource that registers the task
 on deploy and cancels it when the stack goes (a Lambda-backed custom resource: CloudFormation
 invokes the function and waits for its answer, "AWS Lambda-backed custom resources"), answering
-in every case (shared/custom_resource.py), within :data:`SERVICE_TIMEOUT` at worst, with no
+in every case (shared/adapters/custom_resource.py), within :data:`SERVICE_TIMEOUT` at worst, with no
 retry of its invocations.
 
 Off by default (``sundial:canary``); its cost, about $0.85 a month with its two alarms, is in
@@ -40,7 +40,7 @@ SERVICE_TIMEOUT = Duration.seconds(300)
 """How long CloudFormation waits for the custom resource's answer before it fails the resource
 (``ServiceTimeout``, 1 to 3,600 s, 3,600 by default: "AWS::CloudFormation::CustomResource",
 https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-cloudformation-customresource.html).
-The function answers in every case within its own 30 s (shared/custom_resource.py): this bounds
+The function answers in every case within its own 30 s (shared/adapters/custom_resource.py): this bounds
 only the invocation that never ran (throttled, or lost) and the answer that could not be PUT, which
 without it held a stack an hour, and its rollback another."""
 MAX_EVENT_AGE = SERVICE_TIMEOUT

@@ -23,7 +23,7 @@
 * **Provisioned concurrency** when asked (:meth:`ServiceFunction.provision`): an alias of the
   current version holds it, and the event sources added after it invoke the alias.
 * The Powertools service name and metrics namespace, and the function's settings
-  (:func:`function_environment`: ``shared.settings.Settings.to_env``).
+  (:func:`function_environment`: ``shared.settings.environment.Settings.to_env``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from infra import names
 from infra.bundling import LambdaBundle
 from infra.nag import acknowledge
 from infra.settings import DeploymentSettings
-from shared import settings as runtime_settings
+from shared.settings import environment as runtime_settings
 
 XRAY_WRITE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
 CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
@@ -52,9 +52,9 @@ AWSLambdaSQSQueueExecutionRole); sqs:DeleteMessage covers DeleteMessageBatch."""
 
 
 def function_environment(settings: DeploymentSettings, **resources: Any) -> dict[str, str]:
-    """A function's settings as ``shared.settings.from_env`` reads them: the deployment's tuning
+    """A function's settings as ``shared.settings.environment.from_env`` reads them: the deployment's tuning
     (shards, retention, the default tenant, the pipeline's clock) for every function, and the
-    ``resources`` (fields of ``shared.settings.Settings``: table, queues, bucket...) it uses."""
+    ``resources`` (fields of ``shared.settings.environment.Settings``: table, queues, bucket...) it uses."""
     return runtime_settings.Settings.of(settings, **resources).to_env()
 
 

@@ -204,7 +204,7 @@ class JobRunner(Construct):
 
     def notifier_statements(self) -> list[iam.PolicyStatement]:
         """Sending a notify a shard's progress report crossed: the job function, invoked
-        asynchronously (shared/job_notify.py)."""
+        asynchronously (shared/adapters/job_notify.py)."""
         return [iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.function.function.function_arn])]
 
     def notifier_resources(self) -> dict[str, str]:
@@ -253,7 +253,7 @@ class JobRunner(Construct):
         )
 
     def starter_resources(self) -> dict[str, str]:
-        """What a function that starts jobs needs (fields of ``shared.settings.Settings``)."""
+        """What a function that starts jobs needs (fields of ``shared.settings.environment.Settings``)."""
         return {
             "jobs_bucket": self.bucket.bucket_name,
             "job_state_machine_arn": self.jobs.state_machine.state_machine_arn,

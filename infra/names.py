@@ -114,4 +114,4 @@ OUTPUT_SCHEDULER_FUNCTION_URL = "SchedulerFunctionUrl"
 """Unless ``sundial:schedulerFunctionUrl`` is false: the EventBridge Scheduler API's function URL."""
 
 # CDK context keys (cdk.json "context", or `cdk synth -c key=value`): "sundial:" + a setting's name in
-# camel case, each a field of shared.settings.DeploymentSettings (shared.settings.context_key).
+# camel case, each a field of shared.settings.context.DeploymentSettings (shared.settings.context.context_key).

@@ -91,7 +91,7 @@ the schedule-name partitions only (``SCHEDULE_NAME_PARTITIONS``, through ``dynam
 enforces no IAM policy: tests/infrastructure/test_iam.py holds the grant."""
 SCHEDULE_NAME_PARTITIONS = ["SN#*"]
 TICK_QUEUE_ACTIONS = ("sqs:GetQueueAttributes",)
-"""The stranded queue's depth, once a minute (shared/stranded.py)."""
+"""The stranded queue's depth, once a minute (shared/adapters/stranded.py)."""
 SCANNER_TABLE_ACTIONS = ("dynamodb:UpdateItem", "dynamodb:Query")
 """Take a shard's scan lease and read its mark (one conditional update), query its buckets' due
 window, move the mark and release the lease (a conditional update)."""
@@ -331,7 +331,7 @@ class Pipeline(Construct):
                 settings, table_name=storage.table.table_name, **queues.staging_resources()
             ),
         )
-        # The tick's asynchronous invocations (shared/scans.py): Lambda tries a failed one twice
+        # The tick's asynchronous invocations (shared/adapters/scans.py): Lambda tries a failed one twice
         # more and a throttled one until it is SCAN_EVENT_MAX_AGE_S old, then sends it to the
         # dead-letter queue (alarmed). The scanner's role may send there (topology.senders).
         scanner.function.configure_async_invoke(
@@ -369,7 +369,7 @@ class Pipeline(Construct):
         """The tick, which invokes the scanner and the recovering trigger (built before it)."""
         stranded = self.queues.stranded
         # The tick also looks at the stranded queue's depth once a minute and, when messages wait
-        # there, invokes the recovering trigger asynchronously to drain it (shared/stranded.py).
+        # there, invokes the recovering trigger asynchronously to drain it (shared/adapters/stranded.py).
         return self._function(
             names.TICK,
             settings=settings,

@@ -1,7 +1,7 @@
 """Deployment settings in CDK terms.
 
 The settings themselves (their defaults, bounds and the rules between them) are
-``shared.settings.DeploymentSettings``: the functions cannot import aws_cdk, and the local
+``shared.settings.context.DeploymentSettings``: the functions cannot import aws_cdk, and the local
 runtime and the tests check the same rules. Here they are read from the CDK context and their
 validated values mapped to CDK types; the constructs take a :class:`DeploymentSettings` and never
 read the context themselves.
@@ -15,14 +15,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
-from shared import settings as shared_settings
-from shared.settings import (
-    MAX_DELAY_QUEUES,
-    MAX_LEAD_MS,
-    MIN_LEAD_MS,
-    TICK_PERIOD_S,
-    SettingsError,
-)
+from shared.settings import context
+from shared.settings.context import MIN_LEAD_MS, TICK_PERIOD_S
+from shared.settings.model import SettingsError
+from shared.settings.tuning import MAX_DELAY_QUEUES, MAX_LEAD_MS
 
 __all__ = [
     "MAX_DELAY_QUEUES",
@@ -34,7 +30,7 @@ __all__ = [
     "from_context",
 ]
 
-# Every retention shared.settings.LOG_RETENTION_DAYS accepts (tests/infrastructure checks they agree).
+# Every retention shared.settings.context.LOG_RETENTION_DAYS accepts (tests/infrastructure checks they agree).
 RETENTION: dict[int, logs.RetentionDays] = {
     1: logs.RetentionDays.ONE_DAY,
     3: logs.RetentionDays.THREE_DAYS,
@@ -84,7 +80,7 @@ TRACING: dict[str, lambda_.Tracing] = {
 }
 
 
-class DeploymentSettings(shared_settings.DeploymentSettings):
+class DeploymentSettings(context.DeploymentSettings):
     """The validated settings, with their CDK forms."""
 
     @property

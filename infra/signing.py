@@ -58,7 +58,7 @@ class Signing(Construct):
     permissions of the API (:meth:`rotator_statements`) and of the signers (:meth:`signer_statements`)."""
 
     def resources(self) -> dict[str, str]:
-        """The functions' settings naming it (``shared.settings.Settings``)."""
+        """The functions' settings naming it (``shared.settings.environment.Settings``)."""
         raise NotImplementedError
 
     def rotator_statements(self) -> list[iam.PolicyStatement]:

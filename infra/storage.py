@@ -202,7 +202,7 @@ class Storage(Construct):
         return [iam.PolicyStatement(actions=list(IDEMPOTENCY_ACTIONS), resources=[self.idempotency_table.table_arn])]
 
     def idempotency_resources(self) -> dict[str, str]:
-        """The idempotency table, for a function's settings (``shared.settings.Settings``)."""
+        """The idempotency table, for a function's settings (``shared.settings.environment.Settings``)."""
         return {"idempotency_table": self.idempotency_table.table_name}
 
 

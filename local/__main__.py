@@ -27,7 +27,8 @@ def main() -> int:
     early = EarlyMoto()
     from local.runtime import Runtime
     from local.settings import LocalSettings
-    from shared.settings import SettingsError, env_name
+    from shared.settings.environment import env_name
+    from shared.settings.model import SettingsError
 
     try:
         settings = LocalSettings.from_env(make_run=True)

@@ -4,7 +4,7 @@
 stops the function" (https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html);
 for an SQS event source the whole batch then comes back after its visibility timeout
 (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html). Sundial's
-exactly-once rests on it: a claim's lease outlives the trigger's timeout (shared/settings.py,
+exactly-once rests on it: a claim's lease outlives the trigger's timeout (shared/settings/tuning.py,
 ``platform_problems``), so no trigger still running can find its claim taken over and see a
 second trigger call its target again. Without the timeout nothing held that rule locally (the
 lease was 15 s, a target's call may take 60): a local trigger slowed past its lease (a loaded

@@ -11,7 +11,7 @@ the body, answering the function's result, or for an unhandled exception Lambda'
 turns into the task's error, the name ``Retry``/``Catch`` match. An unknown function is a 404,
 which moto answers as Lambda does (ResourceNotFoundException).
 
-An asynchronous invocation (``InvocationType=Event``: the tick's of the scanner, shared/scans.py)
+An asynchronous invocation (``InvocationType=Event``: the tick's of the scanner, shared/adapters/scans.py)
 is answered 202 at once and run on the runtime's workers, as Lambda's own queue would run it
 ("Invoking a Lambda function asynchronously"): a failure is run again after each of
 :attr:`EventInvokeConfig.retry_delays_s`, and when those are spent the event goes to its

@@ -54,7 +54,7 @@ from local.settings import (
 from local.stepfunctions import ACCOUNT, FUNCTION_NAME, REGION, ROLE_ARN, STATE_MACHINE_NAME, JobsDefinition
 from shared.domain.tenants import new_admin_key
 from shared.domain.times import use_clock
-from shared.settings import Settings
+from shared.settings.environment import Settings
 from shared.topology import (
     HIGH_PRIORITY_QUEUE,
     HIGH_PRIORITY_TRIGGER,
@@ -493,7 +493,7 @@ class Runtime:
         )
 
     def _use(self, settings: Settings) -> None:
-        """The functions' environment (what ``shared.settings.from_env`` reads back)."""
+        """The functions' environment (what ``shared.settings.environment.from_env`` reads back)."""
         self.function_settings = settings
         os.environ.update(settings.to_env())
 

@@ -31,7 +31,7 @@ The runtime's knobs are read from these variables (the only place they are spell
   ``seed=7,throttle=0.02,duplicate=0.02,lapse=0.01,stop=0.005``; none when unset).
 
 The functions' settings are :data:`FUNCTIONS` (a short look-ahead and lease keep moto's queues
-short), each overridable by its own variable (``shared.settings.env_name``), and checked against
+short), each overridable by its own variable (``shared.settings.environment.env_name``), and checked against
 the local runtime's surroundings (its tick period, the delay queues' visibility timeout) by the
 rules the stack is checked by.
 """
@@ -48,17 +48,11 @@ from pydantic import Field, field_validator, model_validator
 
 from local.faults import FAULTS_PATTERN
 from local.stepfunctions import ACCOUNT, REGION, STATE_MACHINE_NAME
-from shared.settings import (
-    MAX_DELAY_QUEUES,
-    MAX_EVENT_SOURCE_CONCURRENCY,
-    MAX_TRIGGER_BATCH_SIZE,
-    MIN_EVENT_SOURCE_CONCURRENCY,
-    DeploymentSettings,
-    Int,
-    Platform,
-    Settings,
-    SettingsModel,
-)
+from shared.settings.capacity import MAX_EVENT_SOURCE_CONCURRENCY, MAX_TRIGGER_BATCH_SIZE, MIN_EVENT_SOURCE_CONCURRENCY
+from shared.settings.context import DeploymentSettings
+from shared.settings.environment import Settings
+from shared.settings.model import Int, SettingsModel
+from shared.settings.tuning import MAX_DELAY_QUEUES, Platform
 from shared.topology import AUTHORIZER_CACHE_TTL_S, TRIGGER_BATCH_SIZE, TRIGGER_BATCHING_WINDOW_S
 
 FUNCTIONS_URL_ENV = "SUNDIAL_LOCAL_FUNCTIONS_URL"

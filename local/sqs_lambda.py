@@ -21,7 +21,7 @@ from functions.records import sqs_event
 from local import recursion
 from local.apigw import LocalContext
 from local.queues import QUEUE_PREFIX
-from shared.settings import MAX_DELAY_QUEUES
+from shared.settings.tuning import MAX_DELAY_QUEUES
 from shared.topology import EVENT_SOURCE_LONG_POLL_S, ConsumerSpec, consumers
 
 Handler = Callable[[dict[str, Any], Any], Any]

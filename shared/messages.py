@@ -32,7 +32,7 @@ class ScanRequest(BaseModel):
 
 class ScanInvocation(BaseModel):
     """The scanner's event: the shards one asynchronous invocation from the tick scans, one after
-    another (shared/scans.py sends it)."""
+    another (shared/adapters/scans.py sends it)."""
 
     requests: list[ScanRequest] = Field(min_length=1)
 
@@ -42,7 +42,7 @@ class ScanInvocation(BaseModel):
 
 class DrainInvocation(BaseModel):
     """The recovering trigger's event: the tick found messages waiting in the stranded queue
-    (shared/stranded.py sends it), which the function receives and fires itself."""
+    (shared/adapters/stranded.py sends it), which the function receives and fires itself."""
 
     drain: Literal[True]
 

@@ -115,7 +115,7 @@ fired late under the task's misfire policy, or given up as a dead letter that
 ``GET /v1/dead-letters`` lists and redrive fires again; what it cannot take either goes on to the
 dead-letter queue, which is alarmed. No event source mapping polls it (its pollers' empty long
 polls were about a third of an idle stack's bill): the tick looks at its depth once a minute and
-invokes the recovering trigger to drain it when something waits (shared/stranded.py).
+invokes the recovering trigger to drain it when something waits (shared/adapters/stranded.py).
 
 **Its receive count.** SQS keeps a message's receive count when its redrive policy moves it: AWS's
 recording of a dead-letter queue's receive shows it (LocalStack's AWS-validated
@@ -147,7 +147,7 @@ EVENT_SOURCE_LONG_POLL_S = 20
 TRIGGER_BATCH_SIZE = 10
 """The trigger's default batch size (deployment setting ``sundial:triggerBatchSize``): one
 delay-queue receive. Larger batches need the trigger's batching window (they have it) and a lead
-that covers their claims, taken one at a time (shared/settings.py, ``claim_ms``)."""
+that covers their claims, taken one at a time (shared/settings/capacity.py, ``claim_ms``)."""
 TRIGGER_BATCHING_WINDOW_S = 1
 """The trigger waits out the staging lead anyway, so its event source may gather a fuller batch
 for up to a second first: one invocation, one poll, one delete and one run-log write then serve
@@ -231,7 +231,7 @@ def consumers(delay_queues: int, trigger_batch_size: int = TRIGGER_BATCH_SIZE) -
 
 RECOVER_CONCURRENCY = 1
 """The recovering trigger's drains that run at once, as the account's concurrency budget counts
-them (shared/settings.py): the tick starts at most one a minute, and a drain usually ends within
+them (shared/settings/capacity.py): the tick starts at most one a minute, and a drain usually ends within
 it (its last receive comes back empty). One running past the next tick, or an event Lambda runs
 twice, makes a second, rare and short-lived, which the room kept for the other functions
 (``OTHER_FUNCTIONS_CONCURRENCY``) covers; two drains at once only split the messages."""
@@ -249,8 +249,8 @@ def senders(delay_queues: int) -> dict[str, tuple[str, ...]]:
     invocation whose retries are spent to the dead-letter queue, the scanner's on-failure
     destination, with the scanner's role), and the triggers stage retries, next occurrences, held
     copies and chain hops, and send what they give up to the dead-letter queue. The tick sends to
-    no queue: it invokes the scanner (shared/scans.py) and, when the stranded queue holds messages,
-    the recovering trigger (shared/stranded.py), which sends as the triggers do."""
+    no queue: it invokes the scanner (shared/adapters/scans.py) and, when the stranded queue holds messages,
+    the recovering trigger (shared/adapters/stranded.py), which sends as the triggers do."""
     staging = (*(delay_queue(i).name for i in range(delay_queues)), HIGH_PRIORITY_QUEUE)
     firing = (*staging, DEAD_LETTERS.name)
     return {

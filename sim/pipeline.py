@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from shared.domain.buckets import bucket_of, choose_shard, minute_of, minutes_between
 from shared.domain.firing import Timing, delay_seconds, scan_window
-from shared.settings import DeploymentSettings
+from shared.settings.context import DeploymentSettings
 from shared.topology import (
     DELAY_VISIBILITY_TIMEOUT_S,
     SCANNER_TIMEOUT_S,
@@ -97,7 +97,7 @@ class Deployment:
     """Each delay queue's event source's MaximumConcurrency in standard mode. None: what the stack
     sets (``sundial:triggerMaxConcurrency`` 0: the account's room less the other lanes, the
     scanners and 100 for the other functions, shared by the delay queues, at most 1,000; 873 at
-    the defaults: shared/settings.py ``trigger_lane_concurrency``); 0: none set, so Lambda's
+    the defaults: shared/settings/context.py ``trigger_lane_concurrency``); 0: none set, so Lambda's
     1,250."""
     provisioned_pollers: tuple[int, int] | None = None
     """(minimum, maximum) event pollers per delay queue's mapping; None: standard mode."""
@@ -422,7 +422,7 @@ class Model:
 
     def _scan(self, shard: int, tick_ms: int, since_ms: int | None = None) -> float:
         """Scanner.scan of one shard: the window from its mark (or where the tick found it clean)
-        to now + look-ahead, staged with the whole-second delays shared/queues.py sends, at the
+        to now + look-ahead, staged with the whole-second delays shared/adapters/queues.py sends, at the
         scanner's sending rate; nothing if the mark covers the tick. Returns when it is done."""
         now = self.loop.now
         mark = _later(self.marks[shard], since_ms)

@@ -2,7 +2,7 @@
 
 import os
 
-from shared.settings import env_name
+from shared.settings.environment import env_name
 
 for key, value in {
     "AWS_ACCESS_KEY_ID": "testing",

@@ -58,7 +58,7 @@ from sundial_receiver.testing import Sundial
 from local.faults import FAULTS_LOG, Faults
 from local.moto_server import free_port
 from local.settings import LocalSettings
-from shared.settings import env_name
+from shared.settings.environment import env_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MIN_WINDOW_S = 120

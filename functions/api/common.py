@@ -32,13 +32,13 @@ from shared.services.factory import (
 from shared.services.jobs import JobService
 from shared.services.limits import LimitService
 from shared.services.overview import OverviewService
-from shared.services.ports import RateLimiter
+from shared.services.ports.tenants import RateLimiter
 from shared.services.scheduler_api import SchedulerService
 from shared.services.signing import SigningService
 from shared.services.tasks import TaskService
 from shared.services.tenants import TenantService
 from shared.services.workflows import WorkflowService
-from shared.settings import Settings, from_env
+from shared.settings.environment import Settings, from_env
 
 JSON_HEADERS = {"Content-Type": content_types.APPLICATION_JSON}
 

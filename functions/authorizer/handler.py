@@ -23,7 +23,7 @@ from shared.domain.tenants import Principal, bearer
 from shared.observability import logger
 from shared.services.factory import build_authenticator
 from shared.services.tenants import Authenticator
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 class Unauthorized(Exception):

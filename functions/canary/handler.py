@@ -4,7 +4,7 @@ delete), and that task's target, which puts how late each minute's occurrence fi
 one over a second.
 
 CloudFormation waits for the custom resource's answer: it is given in every case, settings that do
-not load and a timeout included (shared/custom_resource.py)."""
+not load and a timeout included (shared/adapters/custom_resource.py)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,16 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import custom_resource
+from shared.adapters import custom_resource
 from shared.domain.canary import RESOURCE_PREFIX
 from shared.domain.times import now_ms
 from shared.messages import CanaryFire, CustomResourceRequest, canary_event
 from shared.observability import CANARY_LATENESS_METRIC, logger, metrics
-from shared.services.canary import CanaryResources, handle_resource, physical_id
+from shared.services.canary import handle_resource, physical_id
 from shared.services.factory import build_canary_resources, build_task_service
+from shared.services.ports.pipeline import CanaryResources
 from shared.services.tasks import TaskService
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

@@ -20,7 +20,7 @@ from shared.messages import ExecutionEnded, FailStep, JobEvent, NotifyStep, Post
 from shared.observability import logger, tracer
 from shared.services.factory import JobStepsFactory, build_job_steps
 from shared.services.jobs import JobSteps
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

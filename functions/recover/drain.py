@@ -1,5 +1,5 @@
 """The recovering trigger's drain of the stranded queue: what Lambda's SQS event source did for it,
-done by the function itself when the tick finds messages waiting (shared/stranded.py).
+done by the function itself when the tick finds messages waiting (shared/adapters/stranded.py).
 
 Each round receives up to 10 messages, hands them to the trigger's batch code as the SQS event
 Lambda would have built, deletes those it did not report as failed, and goes on until a receive

@@ -8,7 +8,7 @@ which comes back after the queue's visibility timeout and, after its receives, g
 dead-letter queue (alarmed).
 
 No event source feeds it: the tick invokes it asynchronously with a drain event
-(:class:`~shared.messages.DrainInvocation`) when the queue holds messages (shared/stranded.py),
+(:class:`~shared.messages.DrainInvocation`) when the queue holds messages (shared/adapters/stranded.py),
 and it receives them itself (functions/recover/drain.py)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from functions.recover.drain import drain
 from functions.trigger.handler import fire_records
 from shared.messages import DrainInvocation
 from shared.observability import logger, metrics, tracer
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

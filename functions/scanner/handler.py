@@ -1,4 +1,4 @@
-"""Scanner: the shards of one asynchronous invocation from the tick (shared/scans.py), scanned
+"""Scanner: the shards of one asynchronous invocation from the tick (shared/adapters/scans.py), scanned
 one after another."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from shared.observability import logger, metrics, tracer
 from shared.services.factory import build_scanner
 from shared.services.firing import Scanner
 from shared.services.firing.scan import scan_group
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 class ScanFailed(RuntimeError):

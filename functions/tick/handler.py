@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared.observability import logger, tracer
 from shared.services.factory import build_ticker
 from shared.services.firing import Ticker
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 
 @cache

@@ -29,7 +29,7 @@ from shared.messages import StagedRecord
 from shared.observability import LATENESS_METRIC, logger, metrics, runs_metric, tracer
 from shared.services.factory import build_trigger
 from shared.services.firing import Batch, Trigger
-from shared.settings import from_env
+from shared.settings.environment import from_env
 
 observers: list[Callable[[Handled], None]] = []
 """Called with every occurrence's result (the local runtime prints one line per fire)."""

@@ -103,7 +103,7 @@ class PhaseCall:
 
 
 class HttpProcessor:
-    """Implements shared.services.ports.Processor for an ``http`` processor target."""
+    """Implements shared.services.ports.jobs.Processor for an ``http`` processor target."""
 
     def __init__(
         self, target: HttpTarget, client: HttpDelivery, signer: Callable[[], Signer | None] | None = None
@@ -137,7 +137,7 @@ class HttpProcessor:
 
 
 class LambdaProcessor:
-    """Implements shared.services.ports.Processor for a ``lambda`` processor target: a synchronous
+    """Implements shared.services.ports.jobs.Processor for a ``lambda`` processor target: a synchronous
     invoke (RequestResponse) whose payload is the phase body and whose answer is the JSON the
     function returns. A function error (an exception in the processor) is retried like a 5xx."""
 

@@ -19,9 +19,8 @@ what it could not do.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
 
-from shared.custom_resource import Answer
+from shared.adapters.custom_resource import Answer
 from shared.domain import canary
 from shared.domain.errors import InvalidTransition, TaskNotFound
 from shared.domain.ids import parse_task_id
@@ -29,17 +28,8 @@ from shared.domain.states import TaskStatus
 from shared.domain.tasks import Task
 from shared.messages import CustomResourceRequest
 from shared.observability import logger
+from shared.services.ports.pipeline import CanaryResources
 from shared.services.tasks import TaskService
-
-
-class CanaryResources(Protocol):
-    """Which task is the canary of a custom resource (shared/store/canary.py)."""
-
-    def task_of(self, key: str) -> str | None: ...
-
-    def point(self, key: str, task_id: str, now_ms: int) -> None: ...
-
-    def forget(self, key: str) -> None: ...
 
 
 def physical_id(stack_id: str, logical_resource_id: str, given: str | None) -> str:

@@ -10,6 +10,11 @@ from typing import Any
 
 import boto3
 
+from shared.adapters.executions import SfnStarter
+from shared.adapters.job_notify import LambdaJobNotifier
+from shared.adapters.queues import SqsStager
+from shared.adapters.scans import ScanInvoker
+from shared.adapters.stranded import StrandedWatch
 from shared.delivery import AwsDelivery, Deliverer, HttpDelivery
 from shared.delivery.processor import HttpProcessor, LambdaProcessor, http_client
 from shared.domain.codec import target_from_dict
@@ -19,10 +24,6 @@ from shared.domain.jobs import ProcessorFailed
 from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
-from shared.executions import SfnStarter
-from shared.job_notify import LambdaJobNotifier
-from shared.queues import SqsStager
-from shared.scans import ScanInvoker
 from shared.services.access_keys import AccessKeys
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
@@ -31,7 +32,9 @@ from shared.services.firing.claim import Claimer
 from shared.services.firing.record import Recorder
 from shared.services.jobs import JobService, JobSteps, JobTargetStarter
 from shared.services.limits import LimitCache, LimitService
-from shared.services.ports import Processor, RateLimiter, ScanRequester
+from shared.services.ports.jobs import Processor
+from shared.services.ports.pipeline import ScanRequester
+from shared.services.ports.tenants import RateLimiter
 from shared.services.rate_lease import LeasingRateLimiter
 from shared.services.scheduler_api import Place, ScheduleEnds, SchedulerService
 from shared.services.signing import SigningService
@@ -39,7 +42,7 @@ from shared.services.tasks import TaskService
 from shared.services.tenants import Authenticator, TenantService
 from shared.services.throttling import Throttling
 from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
-from shared.settings import Settings
+from shared.settings.environment import Settings
 from shared.store.access_keys import DynamoAccessKeys
 from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters
@@ -56,7 +59,6 @@ from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
 from shared.store.workflows import DynamoWorkflowRuns, DynamoWorkflows
-from shared.stranded import StrandedWatch
 
 
 def _stager(settings: Settings) -> SqsStager | None:

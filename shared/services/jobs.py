@@ -37,7 +37,7 @@ from shared.domain.own import OwnResources
 from shared.domain.progress import ShardRef, is_genuine, new_progress_key, progress_token, token_shard
 from shared.domain.sharding import Sharding, plan
 from shared.observability import logger
-from shared.services.ports import Blobs, ExecutionStarter, JobNotifier, JobRecords, JobStore, Processor
+from shared.services.ports.jobs import Blobs, ExecutionStarter, JobNotifier, JobRecords, JobStore, Processor
 
 
 def levels_key(job_id: str) -> str:

@@ -22,7 +22,7 @@ from shared.domain.limits import (
 from shared.domain.tasks import HttpTarget, Target
 from shared.domain.times import now_ms
 from shared.services.cache import TenantCopies
-from shared.services.ports import LimitStore
+from shared.services.ports.tenants import LimitStore
 
 CACHE_SECONDS = 60
 """A container uses a tenant's limits this long at most: a limit put or deleted applies within it."""

@@ -6,25 +6,13 @@ failed jobs, failed workflow runs. What the console's home shows and ``GET /v1/o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
 
 from shared.domain.jobs import JobStatus
-from shared.domain.states import LetterStatus, TaskFilter
+from shared.domain.states import TaskFilter
 from shared.domain.workflows import NodeStatus
-
-
-class TaskCounts(Protocol):
-    def count(self, tenant: str, status: TaskFilter) -> int: ...
-
-    def count_dead_letters(self, tenant: str, status: LetterStatus = LetterStatus.DEAD_LETTERED) -> int: ...
-
-
-class JobCounts(Protocol):
-    def count(self, tenant: str, status: JobStatus) -> int: ...
-
-
-class RunCounts(Protocol):
-    def count_runs(self, tenant: str, status: NodeStatus) -> int: ...
+from shared.services.ports.jobs import JobCounts
+from shared.services.ports.tasks import TaskCounts
+from shared.services.ports.workflows import RunCounts
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.domain.rate import Decision, Rate
-from shared.services.ports import RateLimiter
+from shared.services.ports.tenants import RateLimiter
 
 LEASE_S = 0.1
 """How much of the rate one lease takes, and how long its unused requests stay spendable."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from shared.domain.signing import CACHE_SECONDS, NewSecret, SecretInfo, Signer
 from shared.domain.times import now_ms
 from shared.services.cache import TenantCopies
-from shared.services.ports import SigningSecrets
+from shared.services.ports.tenants import SigningSecrets
 
 
 @dataclass

@@ -7,7 +7,6 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from shared.domain import schedules as sched
 from shared.domain.buckets import choose_shard
@@ -43,7 +42,9 @@ from shared.domain.tasks import (
 from shared.domain.times import from_ms, to_ms, truncate_ms, utc_now
 from shared.domain.workflows import NodeLink
 from shared.services.limits import check_named_limits, named_limits
-from shared.services.ports import DeadLetters, LimitStore, Stager, TaskRepository
+from shared.services.ports.pipeline import Stager
+from shared.services.ports.tasks import DeadLetters, TaskRepository, WorkflowLookup
+from shared.services.ports.tenants import LimitStore
 
 CHANGE_ATTEMPTS = 5
 MAX_REDRIVE = 100
@@ -74,10 +75,6 @@ def _extra_spec(task: Task, now: datetime) -> TaskSpec:
 def _staged(task: Task) -> Staged:
     """The message of the task's armed occurrence, on the task's lane."""
     return staged_for(task.id, to_ms(task.due_at), one_shot=not task.recurring, priority=task.priority)
-
-
-class WorkflowLookup(Protocol):
-    def exists(self, tenant: str, workflow_id: str) -> bool: ...
 
 
 @dataclass

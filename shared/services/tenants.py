@@ -22,7 +22,7 @@ from shared.domain.tenants import (
     new_key_secret,
 )
 from shared.domain.times import from_ms, now_ms
-from shared.services.ports import Tenants
+from shared.services.ports.tenants import Tenants
 from shared.services.signing import SigningService
 
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from shared.domain.limits import Limit, limit_for
 from shared.domain.tasks import HttpTarget, Target
 from shared.observability import logger
-from shared.services.ports import Throttle
+from shared.services.ports.tenants import LimitSource, Throttle
 
 SLOT_MARGIN_MS = 5_000
 """An in-flight slot's lease: the call's timeout and this (a crashed trigger's slot comes back then)."""
@@ -20,14 +19,6 @@ LATE_FLOOR_MS = 20
 """A call woken this late after its booked start still goes (see Throttling.tolerance_ms)."""
 BOOKING_ROUNDS = 3
 """A booking that finds its limit changed reads the tenant's limits again, at most this often."""
-
-
-class LimitSource(Protocol):
-    """A tenant's limits, as a trigger container keeps them (shared/services/limits.py)."""
-
-    def limits(self, tenant: str) -> Sequence[Limit]: ...
-
-    def refresh(self, tenant: str) -> Sequence[Limit]: ...
 
 
 @dataclass(frozen=True)

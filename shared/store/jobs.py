@@ -1,5 +1,5 @@
 """Jobs in DynamoDB (the job item, ``JobItem``) and their objects in S3 (docs/jobs.md, section 1).
-Implements the job ports of shared/services/ports.py."""
+Implements the job ports of shared/services/ports/jobs.py."""
 
 from __future__ import annotations
 

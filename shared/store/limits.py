@@ -1,5 +1,5 @@
 """A tenant's limits per destination in the task table (docs/receivers.md, section 1). Implements
-shared.services.ports.LimitStore.
+shared.services.ports.tenants.LimitStore.
 
 Items: ``T#<tenant>`` / ``L#<name>`` (:class:`LimitItem`: the limit as put), ``T#<tenant>`` /
 ``LO#<origin>`` (:class:`LimitOriginItem`: which limit has an origin, so two limits never share

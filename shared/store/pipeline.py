@@ -1,5 +1,5 @@
 """What the firing pipeline reads and writes (docs/design.md, sections 2.2-2.4); implements
-shared.services.ports.PipelineStore.
+shared.services.ports.pipeline.PipelineStore.
 
 Every write here is conditional on the run it belongs to, so a duplicate delivery, a second
 scanner's copy or a late retry can never move an occurrence twice.

@@ -1,6 +1,6 @@
 """What the scanners read and write (docs/design.md, section 2.2): each shard's scan lease and mark,
 the tick's clean map past the marks, and the minute buckets' Query for what is due. The first
-part of shared.services.ports.PipelineStore, which DynamoPipelineStore (shared/store/pipeline.py)
+part of shared.services.ports.pipeline.PipelineStore, which DynamoPipelineStore (shared/store/pipeline.py)
 completes with the claims and the records."""
 
 from __future__ import annotations

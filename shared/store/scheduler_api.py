@@ -61,7 +61,7 @@ def decode_token(token: str) -> str:
 
 class DynamoSchedules:
     """The groups and names of every tenant (one instance per process): the ``Schedules`` port
-    (shared/services/ports.py). A page token is the last key's sort key, base64: one that is not
+    (shared/services/ports/). A page token is the last key's sort key, base64: one that is not
     decodes to a ValueError."""
 
     def create_group(

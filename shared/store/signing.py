@@ -1,5 +1,5 @@
 """A tenant's callback signing secrets in the task table (docs/tenancy.md, sections 1 and 4).
-Implements shared.services.ports.SigningSecrets.
+Implements shared.services.ports.tenants.SigningSecrets.
 
 Items: ``T#<tenant>`` / ``S#<created ms>#<id>`` (:class:`SigningSecretItem`: the secret's id,
 dates, and how its value is made) and ``T#<tenant>`` / ``S`` (:class:`SigningGuardItem`: the

@@ -1,5 +1,5 @@
 """Tenants and their API keys in the task table (docs/tenancy.md, section 1). Implements
-shared.services.ports.Tenants.
+shared.services.ports.tenants.Tenants.
 
 Items: ``T#<tenant>`` / ``T`` (:class:`TenantItem`: limits and the live-task counter),
 ``TENANTS`` / ``<tenant>`` (:class:`TenantEntryItem`: the admin's list), ``K#<sha-256>`` / ``K``

@@ -60,7 +60,7 @@ def _written(item: LimitStateItem, actions: list[Action], condition: Condition, 
 
 
 class DynamoThrottle:
-    """Implements shared.services.ports.Throttle."""
+    """Implements shared.services.ports.tenants.Throttle."""
 
     def __init__(self) -> None:
         self._busy: dict[str, bool] = {}

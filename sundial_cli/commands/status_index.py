@@ -14,7 +14,7 @@ from shared.store.status_backfill import backfill
 from sundial_cli.commands.admin_key import AwsFailed, _session, _target, table_of
 
 DEFAULT_LIST_SHARDS = 4
-"""The stack's ``sundial:listShards`` unless a deployment set another (shared/settings.py)."""
+"""The stack's ``sundial:listShards`` unless a deployment set another (shared/settings/tuning.py)."""
 
 
 @click.group("status-index")

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from shared.settings import ENV_PREFIX
+from shared.settings.environment import ENV_PREFIX
 from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, URL_ENV
 from tests.e2e.conftest import ADMIN_KEY
 from tests.support.cli import Sundial, new_tenant, rows, until

@@ -16,7 +16,7 @@ import pytest
 
 from local.moto_host.persist import SNAPSHOT
 from local.settings import LocalSettings
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from sundial_cli.settings import CONFIG_ENV, KEY_ENV, OUTPUT_ENV, PROFILE_ENV, URL_ENV
 from tests.support.cli import Sundial as Cli
 from tests.support.cli import new_tenant

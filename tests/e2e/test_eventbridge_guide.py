@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from sundial_cli.settings import URL_ENV
 from tests.support.eventually import until
 from tests.support.runtime import ADMIN_KEY, Client

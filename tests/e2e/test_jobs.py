@@ -137,7 +137,7 @@ def test_a_1000_item_job_cancelled_mid_way_ends_cancelled_with_no_later_shard_an
     """The shard steps under way when the cancel is answered are at most the Map's concurrency;
     those whose processor call had already arrived are among them, so at most the rest may still
     reach the processor afterwards. Every other shard call must come before the cancel."""
-    from shared.settings import DeploymentSettings
+    from shared.settings.context import DeploymentSettings
 
     concurrency = DeploymentSettings().job_shard_concurrency
     script = SlowProcessor(shard_s=0.3)

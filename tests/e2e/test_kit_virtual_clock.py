@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from local.settings import LocalSettings
-from shared.settings import env_name
+from shared.settings.environment import env_name
 
 pytestmark = pytest.mark.e2e
 

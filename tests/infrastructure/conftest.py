@@ -18,7 +18,9 @@ from aws_cdk.assertions import Template
 from infra import names
 from infra.app import build_app
 from infra.stack import SundialStack
-from shared.settings import Tuning, context_key, env_name
+from shared.settings.context import context_key
+from shared.settings.environment import env_name
+from shared.settings.tuning import Tuning
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ def unalarmed() -> Built:
 
 def settings_environment(settings: Tuning) -> dict[str, str]:
     """What every function's environment says of the deployment's settings: each of
-    ``shared.settings.Tuning``'s fields, and no loopback or private HTTP targets."""
+    ``shared.settings.tuning.Tuning``'s fields, and no loopback or private HTTP targets."""
     return {
         **{env_name(field): str(getattr(settings, field)) for field in Tuning.model_fields},
         env_name("allow_loopback_targets"): "false",

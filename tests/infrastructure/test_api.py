@@ -16,7 +16,7 @@ from shared import observability
 from shared.api.errors import InternalError, RouteNotFound
 from shared.api.responses import ErrorOut
 from shared.domain.errors import Forbidden, RateLimited, Unauthorized
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
     API_FUNCTION_TIMEOUT_S,

@@ -11,7 +11,7 @@ from infra import names
 from infra.auth import RESULTS_CACHE_TTL
 from infra.settings import DeploymentSettings
 from shared import observability
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.infrastructure.conftest import Built, Synthesized, logical_id, settings_environment
 
 pytestmark = pytest.mark.infrastructure

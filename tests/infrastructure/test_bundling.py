@@ -179,7 +179,7 @@ def test_bytecode_wants_a_python_of_the_runtimes_version_exactly(tmp_path: Path)
 
 def test_a_synth_with_bytecode_of_another_python_stops() -> None:
     from infra.app import build_app
-    from shared.settings import context_key
+    from shared.settings.context import context_key
 
     with pytest.raises(bundling.BundlingError, match=r"must name a CPython 3\.14"):
         build_app(nag=False, overrides={context_key("bytecode_python"): sys.executable})

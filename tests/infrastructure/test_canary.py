@@ -59,7 +59,7 @@ def test_without_the_stacks_alarms_the_canary_fires_unalarmed(unalarmed: Built) 
 def test_cloudformation_waits_at_most_five_minutes_for_the_custom_resources_answer(alarmed: Built) -> None:
     """``ServiceTimeout`` ("AWS::CloudFormation::CustomResource": 3,600 s when not set, which held
     a stack an hour when no answer came, and as long again for its rollback); the function answers
-    within its own 30 s in every case (shared/custom_resource.py)."""
+    within its own 30 s in every case (shared/adapters/custom_resource.py)."""
     [resource] = alarmed.resources("Custom::SundialCanary").values()
     timeout = int(resource["Properties"]["ServiceTimeout"])
     assert timeout == 300

@@ -16,7 +16,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 
 from infra import names
 from infra.storage import IDEMPOTENCY_ACTIONS
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from shared.store import idempotency
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 

@@ -42,7 +42,7 @@ from infra.settings import DeploymentSettings
 from local.apigw import authorizer_event
 from local.moto_server import FAKE_ENV, MotoServer
 from local.sqs_lambda import sqs_event
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.infrastructure.conftest import Built, Synthesized
 from tests.support.cloudformation import documented_request
 from tests.support.events import api_event

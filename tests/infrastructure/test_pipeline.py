@@ -16,7 +16,8 @@ from aws_cdk.assertions import Template
 from infra import names
 from infra.settings import DeploymentSettings, SettingsError
 from shared import topology
-from shared.settings import context_key, env_name, from_env
+from shared.settings.context import context_key
+from shared.settings.environment import env_name, from_env
 from tests.infrastructure.conftest import (
     ALTERNATE_DELAY_QUEUES,
     Built,
@@ -167,7 +168,7 @@ def test_every_delay_queue_redrives_to_the_stranded_queue_and_that_to_the_dead_l
         "Fn::GetAtt": [_queue_id(built, topology.DEAD_LETTERS.name), "Arn"]
     }
     # no event source polls it: the tick looks at its depth and invokes the recovering trigger,
-    # which drains it (shared/stranded.py)
+    # which drains it (shared/adapters/stranded.py)
     assert all(
         m["Properties"]["EventSourceArn"] != {"Fn::GetAtt": [stranded, "Arn"]}
         for m in built.resources("AWS::Lambda::EventSourceMapping").values()
@@ -566,7 +567,7 @@ def test_every_stager_lists_the_delay_queues_in_index_order(alternate: Built) ->
 
 
 def test_the_environment_is_what_the_functions_read(alternate: Built) -> None:
-    """Each function's variables, read back as ``shared.settings.from_env`` reads them at cold
+    """Each function's variables, read back as ``shared.settings.environment.from_env`` reads them at cold
     start: the deployment's settings (not the defaults), whatever resources the function was given."""
     settings = alternate.stack.settings
     assert settings.tuning() != DeploymentSettings().tuning()

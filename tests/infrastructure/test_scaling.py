@@ -17,7 +17,7 @@ from infra.app import build_app
 from infra.settings import DeploymentSettings, SettingsError
 from infra.stack import SundialStack
 from shared import topology
-from shared.settings import context_key
+from shared.settings.context import context_key
 from tests.infrastructure.conftest import Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure
@@ -107,7 +107,7 @@ def test_the_batch_size_reaches_every_delay_queues_event_source_with_its_window(
         assert properties["BatchSize"] == SCALED["trigger_batch_size"]
         # Lambda hands more than 10 messages at once only with a batching window
         assert properties["MaximumBatchingWindowInSeconds"] == topology.TRIGGER_BATCHING_WINDOW_S >= 1
-    assert _mappings(scaled, ids["scanner"]) == []  # the tick invokes it (shared/scans.py)
+    assert _mappings(scaled, ids["scanner"]) == []  # the tick invokes it (shared/adapters/scans.py)
 
 
 def test_every_delay_queues_event_source_has_the_provisioned_pollers_and_the_others_none(scaled: Scaled) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from infra import names
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 
 pytestmark = pytest.mark.infrastructure

@@ -22,18 +22,13 @@ from infra import settings as infra_settings
 from infra.app import cdk_json_context
 from infra.settings import DeploymentSettings, SettingsError, from_context
 from shared import observability
-from shared import settings as shared_settings
 from shared.domain.firing import MAX_DELAY_SECONDS
 from shared.domain.ids import MAX_SHARDS, new_task_id, parse_task_id
-from shared.settings import (
-    LOG_RETENTION_DAYS,
-    MAX_DELAY_QUEUES,
-    Settings,
-    Tuning,
-    context_key,
-    env_name,
-    from_env,
-)
+from shared.settings import context as settings_context
+from shared.settings import tuning as settings_tuning
+from shared.settings.context import LOG_RETENTION_DAYS, context_key
+from shared.settings.environment import Settings, env_name, from_env
+from shared.settings.tuning import MAX_DELAY_QUEUES, Tuning
 from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_BATCHING_WINDOW_S, TRIGGER_TIMEOUT_S
 from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, ALTERNATE_DELAY_QUEUES, Built
 
@@ -57,7 +52,7 @@ def _refused(context: dict[str, Any]) -> str:
 
 def test_cdk_json_states_every_setting_at_its_default() -> None:
     context = cdk_json_context()
-    stated = {key: value for key, value in context.items() if key.startswith(shared_settings.CONTEXT_PREFIX)}
+    stated = {key: value for key, value in context.items() if key.startswith(settings_context.CONTEXT_PREFIX)}
     assert stated == DeploymentSettings().context()
     assert _settings(context) == DeploymentSettings()
 
@@ -305,8 +300,8 @@ def test_every_problem_is_told_at_once() -> None:
 
 # --- the rules between settings ----------------------------------------------------------------
 
-TICK_MS = shared_settings.TICK_PERIOD_S * 1000
-SHORTEST_LEAD = TRIGGER_BATCHING_WINDOW_S * 1000 + shared_settings.LEAD_MARGIN_MS
+TICK_MS = settings_context.TICK_PERIOD_S * 1000
+SHORTEST_LEAD = TRIGGER_BATCHING_WINDOW_S * 1000 + settings_tuning.LEAD_MARGIN_MS
 
 
 @pytest.mark.parametrize(
@@ -375,12 +370,12 @@ def function_settings(draw: st.DrawFn) -> Settings:
     look_ahead = draw(st.integers(1, 600_000))
     return Settings(
         bucket_shards=draw(st.integers(1, MAX_SHARDS)),
-        list_shards=draw(st.integers(1, shared_settings.MAX_LIST_SHARDS)),
+        list_shards=draw(st.integers(1, settings_tuning.MAX_LIST_SHARDS)),
         run_retention_days=draw(st.integers(1, 10_000)),
         default_tenant=draw(_text.filter(bool)),
         look_ahead_ms=look_ahead,
         guard_ms=draw(st.integers(0, MAX_DELAY_SECONDS * 1000 - look_ahead)),
-        lead_ms=draw(st.integers(0, shared_settings.MAX_LEAD_MS)),
+        lead_ms=draw(st.integers(0, settings_tuning.MAX_LEAD_MS)),
         misfire_tolerance_ms=draw(st.integers(0, 10**9)),
         lease_ms=draw(st.integers(1, 10**9)),
         table_name=draw(_text.filter(bool)),
@@ -415,7 +410,7 @@ def test_a_function_environment_names_only_the_resources_it_was_given(settings: 
 @st.composite
 def deployments(draw: st.DrawFn) -> DeploymentSettings:
     look_ahead = draw(st.integers(TICK_MS, 600_000))
-    lead = draw(st.integers(SHORTEST_LEAD, shared_settings.MAX_LEAD_MS))
+    lead = draw(st.integers(SHORTEST_LEAD, settings_tuning.MAX_LEAD_MS))
     return DeploymentSettings(
         bucket_shards=draw(st.integers(1, MAX_SHARDS)),
         default_tenant=draw(_text.filter(bool)),

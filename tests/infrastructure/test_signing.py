@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from infra.signing import SigningKey, SigningRoot
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.infrastructure.conftest import Built, Synthesized, logical_id
 from tests.infrastructure.test_iam import _grants, _Ids, _root, _statements_of_role
 

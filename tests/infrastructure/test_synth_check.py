@@ -9,7 +9,7 @@ import pytest
 from cdk_nag import AwsSolutionsChecks
 
 from infra import synth_check
-from shared.settings import context_key
+from shared.settings.context import context_key
 from tests.infrastructure.conftest import EVERYTHING, Built, Synthesized
 
 pytestmark = pytest.mark.infrastructure

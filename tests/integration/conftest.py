@@ -14,9 +14,10 @@ import pytest
 from moto import mock_aws
 
 from local.moto_patches.index_lag import index_lag
-from shared.scans import ScanInvoker
-from shared.settings import Platform, Settings, env_name, from_env
-from shared.stranded import StrandedWatch
+from shared.adapters.scans import ScanInvoker
+from shared.adapters.stranded import StrandedWatch
+from shared.settings.environment import Settings, env_name, from_env
+from shared.settings.tuning import Platform
 from shared.topology import SCANNER_TIMEOUT_S, TRIGGER_TIMEOUT_S
 from tests.support.events import FakeLambdaContext, api_event, gateway
 from tests.support.lateness import LATENESS_MS
@@ -135,7 +136,7 @@ PIPELINE: dict[str, Any] = {
     "misfire_tolerance_ms": 1500,
     "allow_loopback_targets": True,
 }
-"""The pipeline's settings in these tests (fields of ``shared.settings.Settings``): short, so
+"""The pipeline's settings in these tests (fields of ``shared.settings.environment.Settings``): short, so
 the tests are; the tests tick by hand and pump the queues with no batching window."""
 PIPELINE_PLATFORM = Platform(
     tick_period_ms=None, batching_window_ms=0, visibility_timeout_ms=DELAY_VISIBILITY_S * 1000, trigger_timeout_ms=None
@@ -143,7 +144,7 @@ PIPELINE_PLATFORM = Platform(
 
 
 def use_settings(monkeypatch: pytest.MonkeyPatch, **fields: Any) -> Settings:
-    """The functions' environment with ``fields`` (of ``shared.settings.Settings``) changed, as
+    """The functions' environment with ``fields`` (of ``shared.settings.environment.Settings``) changed, as
     the stack would write it; what they will read back."""
     settings = from_env().with_resources(**fields)
     for name, value in settings.to_env().items():
@@ -320,7 +321,7 @@ def pipeline(aws: None, monkeypatch: pytest.MonkeyPatch, request: pytest.Fixture
     import boto3
 
     from local.queues import create_queues
-    from shared import queues as queues_module
+    from shared.adapters import queues as queues_module
     from shared.topology import HIGH_PRIORITY_QUEUE, STRANDED, queues
 
     sqs = boto3.client("sqs")
@@ -385,7 +386,7 @@ def jobs_on(monkeypatch: pytest.MonkeyPatch, state_machine_arn: str, bucket: str
     import boto3
 
     from functions.jobs import handler as jobs
-    from shared import executions
+    from shared.adapters import executions
     from shared.store.dynamo import ensure_table
     from shared.store.models import TABLE_MODELS
 

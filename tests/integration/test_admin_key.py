@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from shared.domain.tenants import ADMIN_KEY_LENGTH, ADMIN_KEY_PREFIX, key_hash, new_admin_key
-from shared.settings import from_env
+from shared.settings.environment import from_env
 from shared.store.admin_key import AdminKeyChanged, AdminKeyExists, AdminKeyStore
 from sundial_cli.main import cli
 

@@ -38,7 +38,7 @@ def authorizer(aws, monkeypatch):
 
 def tenant_key(tenant: str, **limits: int) -> str:
     from shared.services.factory import build_tenant_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     service = build_tenant_service(from_env())
     created = service.create(tenant, **limits)
@@ -61,7 +61,7 @@ def test_a_tenant_key_is_allowed_everywhere_on_the_stage_with_its_tenant_and_rat
 
 def test_the_admin_key_is_found_by_its_hash_in_the_table(authorizer):
     from shared.domain.tenants import key_hash
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     answer = authorizer.handler(request(f"Bearer {ADMIN_SECRET}"), FakeLambdaContext())
     assert answer["context"] == {"role": "admin"}
@@ -73,7 +73,7 @@ def test_the_admin_key_is_found_by_its_hash_in_the_table(authorizer):
 
 def test_after_a_rotation_only_the_new_admin_key_is_the_admin(authorizer):
     from shared.domain.tenants import key_hash, new_admin_key
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.admin_key import AdminKeyStore
 
     new = new_admin_key()
@@ -107,7 +107,7 @@ def test_no_key_or_a_key_nobody_holds_is_unauthorized(authorizer, authorization)
 
 def test_a_revoked_key_is_refused_by_the_next_call(authorizer):
     from shared.services.factory import build_tenant_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     service = build_tenant_service(from_env())
     created = service.create("acme")

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from shared import custom_resource
+from shared.adapters import custom_resource
 from shared.domain import canary
 from shared.domain.errors import StorageUnavailable
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.support.cloudformation import check_response, documented_request
 from tests.support.events import FakeLambdaContext
 

@@ -15,7 +15,7 @@ import pytest
 from shared.domain.retry import RetryPolicy
 from shared.domain.tasks import DeadLetter, HttpTarget
 from shared.services.tasks import MAX_REDRIVE
-from shared.settings import from_env
+from shared.settings.environment import from_env
 from shared.store.dead_letters import READ_BUDGET, DynamoDeadLetters
 from tests.support.eventually import eventually
 

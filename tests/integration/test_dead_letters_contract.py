@@ -64,7 +64,7 @@ def store(request: pytest.FixtureRequest) -> Letters:
         repository = InMemoryTaskRepository()
         return Letters(DeadLetters(redriven=repository.redriven), repository)
     request.getfixturevalue("aws")
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.dead_letters import DynamoDeadLetters
     from shared.store.dynamo import DynamoTaskRepository
     from shared.store.models import bind_table

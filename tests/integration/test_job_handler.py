@@ -14,11 +14,11 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from local.stepfunctions import status_change_event
+from shared.adapters.executions import execution_arn
 from shared.delivery.processor import LambdaProcessor
 from shared.domain.jobs import NewJobRecord, ProcessorFailed, ProcessorRetryable
 from shared.domain.sharding import Sharding
 from shared.domain.tasks import LambdaTarget
-from shared.executions import execution_arn
 from shared.services.jobs import levels_key
 from shared.store.jobs import DynamoJobStore, S3Blobs
 from tests.integration.conftest import use_settings

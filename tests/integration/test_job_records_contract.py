@@ -22,7 +22,7 @@ def records(request: pytest.FixtureRequest) -> Any:
     if request.param == "memory":
         return InMemoryJobStore()
     request.getfixturevalue("aws")
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.jobs import DynamoJobStore
     from shared.store.models import bind_table
 

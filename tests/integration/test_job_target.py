@@ -7,7 +7,7 @@ from typing import Any
 import boto3
 import pytest
 
-from shared.executions import SfnStarter
+from shared.adapters.executions import SfnStarter
 from tests.integration.conftest import use_settings
 from tests.support.eventually import eventually
 

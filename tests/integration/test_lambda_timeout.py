@@ -22,7 +22,7 @@ from shared.delivery.envelope import Envelope
 from shared.delivery.http import HttpDelivery
 from shared.domain.tasks import HttpTarget
 from shared.domain.times import use_clock
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.support.moto_process import client, moto_process
 from tests.support.receiver import Receiver
 

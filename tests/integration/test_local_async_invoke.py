@@ -114,7 +114,7 @@ def test_a_request_response_invocation_still_answers_the_result_and_an_unknown_f
     assert answer["got"] == {"n": 4}
     assert 50_000 < answer["left_ms"] <= 60_000  # the function's own timeout, counted down
     # Lambda raises ResourceNotFoundException; moto's server answers 200 with "{}" for a function
-    # it has not got: either way not the 202 the tick's invoker takes for accepted (shared/scans.py)
+    # it has not got: either way not the 202 the tick's invoker takes for accepted (shared/adapters/scans.py)
     try:
         status = client.invoke(FunctionName="nobody", InvocationType="Event", Payload=b"{}")["StatusCode"]
     except ClientError as missing:
@@ -141,11 +141,11 @@ def test_the_runtimes_scanner_destination_sends_lambdas_invocation_record(lambda
 def test_the_ticks_drain_of_the_stranded_queue_reaches_the_recovering_trigger_once(
     lambdas: tuple[FunctionServer, Any],
 ) -> None:
-    """The tick's look (shared/stranded.py) through moto's SQS and Lambda to the function server,
+    """The tick's look (shared/adapters/stranded.py) through moto's SQS and Lambda to the function server,
     with the config local/runtime.py gives the recovering trigger (no retry): nothing waiting, no
     drain; a message waiting, one drain event, and a failed drain is not retried (the stack's
     ``MaximumRetryAttempts`` 0: the next tick asks again)."""
-    from shared.stranded import StrandedWatch
+    from shared.adapters.stranded import StrandedWatch
 
     functions, client = lambdas
     sqs = boto3.client("sqs", endpoint_url=client.meta.endpoint_url, region_name=FAKE_ENV["AWS_REGION"])

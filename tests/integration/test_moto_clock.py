@@ -156,7 +156,7 @@ def test_the_advances_look_reads_the_marks_and_the_clean_map_as_the_store_does(a
     same items (``DynamoPipelineStore.scan_marks``), over marks written by scans, a shard never
     scanned, a lease held, and a clean map naming a shard past the ones asked for."""
     from local.moto_patches.clock import scan_marks
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.pipeline import DynamoPipelineStore
 
     store = DynamoPipelineStore(retention_ms=86_400_000)

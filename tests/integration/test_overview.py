@@ -34,7 +34,7 @@ def jobs_start(api: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Jobs start as in tests/integration/test_api_jobs.py: their bucket, no execution."""
     import boto3
 
-    from shared.executions import SfnStarter
+    from shared.adapters.executions import SfnStarter
     from tests.integration.conftest import use_settings
 
     boto3.client("s3").create_bucket(Bucket="sundial-overview-jobs")

@@ -97,7 +97,7 @@ def registered_ago(url: str, seconds: float, schedule: dict, **fields) -> str:
     from shared.domain.schedules import After, Every
     from shared.domain.tasks import HttpTarget, Misfire, TaskSpec
     from shared.services.factory import build_task_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     then = datetime.now(UTC) - timedelta(seconds=seconds)
     service = build_task_service(from_env())
@@ -360,7 +360,7 @@ def test_a_tick_skipped_for_five_minutes_loses_nothing(api, pipeline, receiver):
     from shared.domain.schedules import At
     from shared.domain.tasks import HttpTarget, TaskSpec
     from shared.services.factory import build_task_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.pipeline import DynamoPipelineStore
 
     url = receiver.script("/outage", 200)

@@ -127,7 +127,7 @@ def test_a_batch_gives_back_the_places_of_the_tasks_it_could_not_write(api, quot
 
 def test_each_tenant_has_its_own_count_and_its_own_limit(aws, monkeypatch):
     from shared.services.factory import build_task_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     use_settings(monkeypatch, tenant_max_tasks=2)
     service = build_task_service(from_env())

@@ -1,6 +1,6 @@
 """The EventBridge Scheduler API's groups and names on DynamoDB (shared/store/scheduler_api.py)
 and in memory (tests/support/schedules.py) held to the same contract, the
-``Schedules`` port's (shared/services/ports.py): a name is taken once, a completed one goes only
+``Schedules`` port's (shared/services/ports/): a name is taken once, a completed one goes only
 while it points at its task, pages come in order, ``count`` at most, a token leading on until
 there is none (DynamoDB may answer one with the last full page, moto does not: either is read
 alike), a token that is not the store's is a ValueError."""
@@ -26,7 +26,7 @@ def store(request: pytest.FixtureRequest) -> Any:
 
         return InMemorySchedules()
     request.getfixturevalue("aws")
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
     from shared.store.models import bind_table
     from shared.store.scheduler_api import DynamoSchedules
 

@@ -144,7 +144,7 @@ def test_a_job_processor_call_is_signed_with_the_tenants_secret(api, receiver):
     from shared.delivery.processor import HttpProcessor, http_client
     from shared.domain.tasks import HttpTarget
     from shared.services.factory import build_signing_service
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     secret = rotate(api)["secret"]
     signing = build_signing_service(from_env())
@@ -200,7 +200,7 @@ def secrets_store(settings):
 
 
 def test_two_signers_making_a_tenants_first_secret_at_once_make_one(aws):
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     settings = from_env()
     one, other = secrets_store(settings), secrets_store(settings)

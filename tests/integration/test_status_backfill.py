@@ -15,7 +15,7 @@ from shared.domain.registration import new_task
 from shared.domain.schedules import Every
 from shared.domain.states import TaskFilter, TaskStatus
 from shared.domain.tasks import HttpTarget, TaskSpec
-from shared.settings import from_env
+from shared.settings.environment import from_env
 from shared.store.dynamo import DynamoTaskRepository, ensure_table
 from shared.store.keys import task_key
 from shared.store.models import STATUS_INDEX_NAME

@@ -11,13 +11,13 @@ from typing import Any
 import boto3
 import pytest
 
+from shared.adapters.executions import SfnStarter
 from shared.domain.errors import DeadLetterNotFound, JobNotFound, TaskNotFound
 from shared.domain.ids import new_run_id
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import After
 from shared.domain.tasks import DeadLetter, HttpTarget, TaskSpec
-from shared.executions import SfnStarter
-from shared.settings import from_env
+from shared.settings.environment import from_env
 from shared.store.dead_letters import DynamoDeadLetters
 from tests.integration.conftest import use_settings
 from tests.support.eventually import eventually

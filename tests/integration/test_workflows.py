@@ -218,7 +218,7 @@ def test_a_crash_between_a_nodes_end_and_its_childrens_start_fires_the_node_agai
 
 
 def test_every_message_delivered_twice_fires_each_node_once(api, pipeline, receiver, monkeypatch):
-    from shared.queues import SqsStager
+    from shared.adapters.queues import SqsStager
 
     real_stage, real_send = SqsStager.stage, SqsStager.send
 

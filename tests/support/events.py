@@ -36,7 +36,7 @@ def gateway() -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     from functions.api.access import is_public
     from functions.authorizer import handler as authorizer
     from local.apigw import with_authorizer, with_limits
-    from shared.settings import from_env
+    from shared.settings.environment import from_env
 
     common.reset()
     authorizer.authenticator.cache_clear()

@@ -1,4 +1,4 @@
-"""In-memory fakes of the service ports (shared/services/ports.py), for tests that need no AWS.
+"""In-memory fakes of the service ports (shared/services/ports/), for tests that need no AWS.
 They behave like the DynamoDB and S3 adapters (tests/integration/test_repository_contract.py runs
 the same contract over both task repositories; tests/integration/test_pipeline_store_contract.py
 over both pipeline stores, the in-memory one in tests/support/pipeline_store.py, which works on
@@ -551,7 +551,7 @@ class InMemoryBlobs:
 
 @dataclass
 class InMemorySigningSecrets:
-    """shared.services.ports.SigningSecrets in memory (values in the clear: tests only)."""
+    """shared.services.ports.tenants.SigningSecrets in memory (values in the clear: tests only)."""
 
     secrets: dict[str, list[tuple[SecretInfo, str]]] = field(default_factory=dict)
     reads: int = 0
@@ -579,7 +579,7 @@ class InMemorySigningSecrets:
 
 @dataclass
 class InMemoryLimits:
-    """shared.services.ports.LimitStore in memory (no state items: the trigger's side is not here)."""
+    """shared.services.ports.tenants.LimitStore in memory (no state items: the trigger's side is not here)."""
 
     limits: dict[tuple[str, str], Limit] = field(default_factory=dict)
     reads: int = 0

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))  # run as a script: the project's packages are bes
 
 from local.settings import IN_MEMORY, LocalSettings  # noqa: E402
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND  # noqa: E402
-from shared.settings import ENV_PREFIX, env_name  # noqa: E402
+from shared.settings.environment import ENV_PREFIX, env_name  # noqa: E402
 from tests.support.eventually import until  # noqa: E402
 from tests.support.fuzz_hooks import SEEDED_LIMIT  # noqa: E402
 

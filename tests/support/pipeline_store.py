@@ -1,4 +1,4 @@
-"""The firing pipeline's store in memory (shared.services.ports.PipelineStore), for tests of the
+"""The firing pipeline's store in memory (shared.services.ports.pipeline.PipelineStore), for tests of the
 scanners and the trigger that need no AWS.
 
 It works on an :class:`~tests.support.fakes.InMemoryTaskRepository`'s state as DynamoPipelineStore

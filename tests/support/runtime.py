@@ -20,7 +20,7 @@ from typing import Any
 
 from local.moto_server import free_port
 from local.settings import IN_MEMORY, INDEX_LAG_ENV, LocalSettings
-from shared.settings import env_name
+from shared.settings.environment import env_name
 from tests.support.eventually import until
 
 ADMIN_KEY = "sk_admin_e2e-tests"

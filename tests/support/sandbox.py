@@ -143,7 +143,7 @@ class Sandbox:
 
 def provision(endpoint: str, admin_key: str) -> dict[str, str]:
     """Create the functions' resources on the moto server at ``endpoint``; the functions'
-    environment variables naming them (``shared.settings.Settings.to_env``; the admin key is its
+    environment variables naming them (``shared.settings.environment.Settings.to_env``; the admin key is its
     hash in the table, as ``sundial admin-key create`` leaves a deployed stack's)."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
@@ -171,7 +171,7 @@ def _provision_here(admin_key: str) -> dict[str, str]:
     from local.queues import create_queues
     from local.stepfunctions import ACCOUNT, ROLE_ARN
     from shared.domain.tenants import key_hash
-    from shared.settings import Settings
+    from shared.settings.environment import Settings
     from shared.store.admin_key import AdminKeyStore
     from shared.store.dynamo import ensure_table
     from shared.store.idempotency import ensure_idempotency_table

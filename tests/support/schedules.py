@@ -1,5 +1,5 @@
 """The EventBridge Scheduler API's schedule groups and names in memory: the ``Schedules`` port
-(shared/services/ports.py) as shared/store/scheduler_api.py keeps them, held to the same contract
+(shared/services/ports/) as shared/store/scheduler_api.py keeps them, held to the same contract
 (tests/integration/test_schedules_contract.py)."""
 
 from __future__ import annotations

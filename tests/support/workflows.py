@@ -19,7 +19,8 @@ from shared.domain.workflows import (
     WorkflowRun,
     validated,
 )
-from shared.services.workflows import WorkflowRuns, WorkflowRunStore
+from shared.services.ports.workflows import WorkflowRunStore
+from shared.services.workflows import WorkflowRuns
 from shared.store.keys import decode_cursor, encode_cursor, list_sk
 
 RunStore = WorkflowRunStore

@@ -1,4 +1,4 @@
-"""Answering CloudFormation (shared/custom_resource.py): once, in every case, with the documented
+"""Answering CloudFormation (shared/adapters/custom_resource.py): once, in every case, with the documented
 members only and within 4,096 bytes. The answers are collected in memory here; the canary's
 handler answering a loopback server over HTTP is tests/integration/test_canary.py."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from shared import custom_resource
-from shared.custom_resource import MAX_BODY_BYTES, Answer, answer, response_body
+from shared.adapters import custom_resource
+from shared.adapters.custom_resource import MAX_BODY_BYTES, Answer, answer, response_body
 from shared.messages import CustomResourceRequest
 from tests.support.cloudformation import check_response, documented_request
 from tests.support.eventually import until

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import DeploymentSettings, context_key
+from shared.settings.context import DeploymentSettings, context_key
 
 pytestmark = pytest.mark.unit
 

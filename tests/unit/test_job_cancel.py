@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from shared.adapters.executions import execution_arn
 from shared.domain.jobs import JobSpec, JobStatus, JobView, cancel_refusal
 from shared.domain.sharding import Sharding
-from shared.executions import execution_arn
 from shared.services.jobs import JobSteps, levels_key, result_key
 from tests.support.fakes import InMemoryBlobs, InMemoryJobStore
 from tests.unit.test_job_steps import ScriptedProcessor

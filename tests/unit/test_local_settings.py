@@ -13,7 +13,8 @@ from local.settings import (
     JOB_STATE_MACHINE_ARN,
     LocalSettings,
 )
-from shared.settings import SettingsError, env_name, from_env
+from shared.settings.environment import env_name, from_env
+from shared.settings.model import SettingsError
 
 pytestmark = pytest.mark.unit
 

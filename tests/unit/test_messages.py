@@ -102,7 +102,7 @@ def test_a_message_written_before_priorities_and_limits_reads_as_a_normal_first_
 
 
 def test_a_dead_letters_body_is_its_staged_message_and_more() -> None:
-    """The dead-letter queue's body (shared/queues.py) adds the task, the reason and the time."""
+    """The dead-letter queue's body (shared/adapters/queues.py) adds the task, the reason and the time."""
     body = {**staged_message(Staged(TASK, 1_000, RUN)), "task_id": TASK, "reason": "400", "failed_at": "x"}
     assert StagedMessage.model_validate(body).staged() == Staged(TASK, 1_000, RUN)
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from shared.adapters.queues import SqsStager
 from shared.domain.firing import staged_for
 from shared.domain.ids import new_task_id
 from shared.domain.tasks import Priority
 from shared.messages import StagedMessage, staged_message
-from shared.queues import SqsStager
 
 pytestmark = pytest.mark.unit
 

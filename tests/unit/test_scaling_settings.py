@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from shared import topology
-from shared.settings import (
+from shared.settings.capacity import (
     CLAIM_CPU_MS,
     CLAIM_WRITE_MS,
     CLAIMS_PAST_LEAD_MS,
@@ -17,10 +17,10 @@ from shared.settings import (
     MAX_TRIGGER_BATCH_SIZE,
     NEW_TABLE_WARM_READS,
     NEW_TABLE_WARM_WRITES,
-    DeploymentSettings,
-    SettingsError,
     claim_ms,
 )
+from shared.settings.context import DeploymentSettings
+from shared.settings.model import SettingsError
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The tick's scan requests as asynchronous invocations of the scanner (shared/scans.py), and the
+"""The tick's scan requests as asynchronous invocations of the scanner (shared/adapters/scans.py), and the
 scanner's handling of one (functions/scanner/handler.py)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from botocore.exceptions import ClientError
 from hypothesis import given
 from hypothesis import strategies as st
 
+from shared.adapters.invoke import ACCEPTED, MAX_ASYNC_PAYLOAD_BYTES
+from shared.adapters.scans import ScanInvoker, groups
 from shared.domain.errors import StorageUnavailable
 from shared.domain.ids import MAX_SHARDS
-from shared.invoke import ACCEPTED, MAX_ASYNC_PAYLOAD_BYTES
-from shared.scans import ScanInvoker, groups
 from tests.support.events import FakeLambdaContext
 
 pytestmark = pytest.mark.unit

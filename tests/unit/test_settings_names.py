@@ -1,8 +1,8 @@
-"""The settings' variable names are spelled once: the functions' in shared/settings.py, the local
-runtime's own knobs in local/settings.py. Anywhere else such a literal name (it starts with
-``shared.settings.ENV_PREFIX``) is a copy that can drift from what the stack writes and the
-functions read; use ``shared.settings.env_name`` or ``Settings.to_env`` / ``from_env`` (and
-``local.settings.LocalSettings``) instead."""
+"""The settings' variable names are spelled once: the functions' in shared/settings/environment.py,
+the local runtime's own knobs in local/settings.py. Anywhere else such a literal name (it starts
+with ``shared.settings.environment.ENV_PREFIX``) is a copy that can drift from what the stack
+writes and the functions read; use ``shared.settings.environment.env_name`` or
+``Settings.to_env`` / ``from_env`` (and ``local.settings.LocalSettings``) instead."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import ENV_PREFIX
+from shared.settings.environment import ENV_PREFIX
 
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
 SEARCHED = ("shared", "functions", "infra", "local", "bench", "tests", "app.py")
-OWNERS = {"shared/settings.py", "local/settings.py"}
+OWNERS = {"shared/settings/environment.py", "local/settings.py"}
 
 
 def _files() -> list[Path]:

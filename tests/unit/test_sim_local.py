@@ -164,7 +164,7 @@ def test_over_moto_s_capacity_the_lateness_grows_through_the_window() -> None:
 def test_the_model_s_defaults_are_the_local_runtime_s() -> None:
     from local.runtime import Runtime
     from local.settings import DELAY_VISIBILITY_S, FUNCTIONS, LocalSettings
-    from shared.settings import DeploymentSettings
+    from shared.settings.context import DeploymentSettings
     from shared.topology import EVENT_SOURCE_LONG_POLL_S, SCANNER_TIMEOUT_S, TRIGGER_BATCHING_WINDOW_S, consumers
 
     local = LocalRuntime()

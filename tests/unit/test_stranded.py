@@ -1,5 +1,5 @@
 """The stranded queue without an event source: the tick's look at it and its drain invocation
-(shared/stranded.py, ``Ticker``), and the recovering trigger's drain loop
+(shared/adapters/stranded.py, ``Ticker``), and the recovering trigger's drain loop
 (functions/recover/drain.py), over fake SQS and Lambda clients."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingErro
 from botocore.exceptions import ClientError
 
 from functions.recover.drain import RECEIVE_MAX, RESERVE_MS, drain
+from shared.adapters.invoke import ACCEPTED
+from shared.adapters.stranded import StrandedWatch
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Timing
 from shared.domain.times import to_ms
-from shared.invoke import ACCEPTED
 from shared.services.firing import Ticker
-from shared.stranded import StrandedWatch
 from tests.support.fakes import InMemoryTaskRepository
 from tests.support.firing import FakeClock
 from tests.support.pipeline_store import InMemoryPipelineStore

@@ -138,7 +138,7 @@ def test_a_task_beyond_the_writers_window_gets_its_shard_scanned_from_where_the_
 
 def test_the_shards_furthest_behind_are_asked_for_first():
     """A scanner that ran out of time left its last shards' marks behind: at the next tick they
-    lead every group (shared/scans.py deals the list round robin), instead of coming last again."""
+    lead every group (shared/adapters/scans.py deals the list round robin), instead of coming last again."""
     w = world()
     w.ticker.tick()  # every shard gets its mark
     w.clock.advance(MINUTE_MS)

@@ -13,7 +13,7 @@ from shared.domain.signing import Signer
 from shared.domain.tasks import HttpTarget, JobTarget, WorkflowTarget
 from shared.domain.times import from_ms
 from shared.observability import logger
-from shared.services.ports import Delivery
+from shared.services.ports.pipeline import Delivery
 
 ALERT_RETRY_PAUSES_S = (0.5, 0.0)
 """An alert is tried twice at most, half a second apart, when its first try may be retried; then

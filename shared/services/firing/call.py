@@ -17,7 +17,7 @@ from shared.domain.tasks import HttpTarget, Target, Task
 from shared.domain.times import from_ms, now_ms
 from shared.domain.times import sleep as clock_sleep
 from shared.services.firing.claim import HOLD_SLACK_MS, Claim
-from shared.services.ports import Delivery
+from shared.services.ports.pipeline import Delivery
 from shared.services.throttling import Limited, Throttling
 
 SLOT_WAIT_S = 1

@@ -20,7 +20,7 @@ from shared.domain.firing import MAX_DELAY_SECONDS, Decision, Staged, Timing, de
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Priority, Task
 from shared.domain.times import now_ms
-from shared.services.ports import DelayQueues, PipelineStore
+from shared.services.ports.pipeline import DelayQueues, PipelineStore
 
 CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
 """Pauses between claim attempts refused as BEHIND or EARLY (the last attempt has none after it)."""

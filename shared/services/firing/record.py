@@ -20,7 +20,10 @@ from shared.domain.workflows import NodeOutcome, NodeStatus
 from shared.observability import logger
 from shared.services.firing.claim import Claim
 from shared.services.firing.settle import Ended, Held, Retrying, Settlement, Skipped, Succeeded, ended_run
-from shared.services.ports import Chains, DeadLetters, DelayQueues, PipelineStore, ScheduleEnds, WorkflowEnds
+from shared.services.ports.eventbridge import ScheduleEnds
+from shared.services.ports.pipeline import Chains, DelayQueues, PipelineStore
+from shared.services.ports.tasks import DeadLetters
+from shared.services.ports.workflows import WorkflowEnds
 
 RUN_LOG_WRITE_PAUSES_S = (0.1, 0.2, 0.4)
 """Pauses after each failed write of a batch's run log; then its successes are written one each."""

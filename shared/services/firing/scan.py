@@ -12,7 +12,7 @@ from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Timing, scan_window
 from shared.domain.times import now_ms
 from shared.observability import logger
-from shared.services.ports import PipelineStore, ScanRequester, Stager, StrandedQueue
+from shared.services.ports.pipeline import PipelineStore, ScanRequester, Stager, StrandedQueue
 
 PEEK_MINUTES = 5
 """A shard whose window spans more minute buckets than this is scanned without looking first (a
@@ -27,7 +27,7 @@ class Ticker:
     An empty shard's scan cost two writes (its lease and its mark), a scan request sent,
     received and deleted, and an invocation; sixteen of them a minute were most of an idle
     stack's bill (bench/bill.py). The requests are asynchronous invocations of the scanner now
-    (shared/scans.py). The tick reads every mark with one BatchGetItem and looks at
+    (shared/adapters/scans.py). The tick reads every mark with one BatchGetItem and looks at
     each shard's window past its mark, ``[max(mark, clean), now + look_ahead)``, with a Query of
     at most one item per minute bucket. A shard with anything there (staged or not: the scan
     decides) is scanned from that start; a shard with nothing is *clean* up to the window's end,
@@ -44,7 +44,7 @@ class Ticker:
     the table, so tests/unit/test_ticker.py checks stale and racing clean maps directly.)
 
     Then, with ``stranded``, the tick looks at the stranded queue and asks for one drain of it when
-    messages wait there (shared/stranded.py): whatever the scans did, and a failure of either
+    messages wait there (shared/adapters/stranded.py): whatever the scans did, and a failure of either
     fails neither the tick nor its scans (the next tick looks again)."""
 
     store: PipelineStore

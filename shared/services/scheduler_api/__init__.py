@@ -10,7 +10,7 @@
   removed after completion), the firing pipeline's part.
 
 The schedules' groups and names are reached through the ``Schedules`` port
-(shared/services/ports.py); shared/services/factory.py wires the store."""
+(shared/services/ports/); shared/services/factory.py wires the store."""
 
 from shared.services.scheduler_api.completion import ScheduleEnds
 from shared.services.scheduler_api.operations import OPERATIONS, SchedulerService

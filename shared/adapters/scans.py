@@ -1,12 +1,11 @@
 """Lambda: the tick's scan requests, as asynchronous invocations of the scanner function.
 
-An adapter of the port ``ScanRequester`` (shared/services/ports.py), in the layer of
-shared/queues.py. The tick splits the shards it found busy into at most ``invocations`` groups and
-invokes the scanner once per group with ``InvocationType=Event``: Lambda puts the event on its own
-queue, answers 202 and runs the function soon after ("Invoking a Lambda function
-asynchronously", Lambda developer guide). There is no queue of ours and so no event source
-mapping, whose pollers long-poll an empty queue all month (docs/design.md, section 2.2, "why
-asynchronous invocations").
+An adapter of the port ``ScanRequester`` (shared/services/ports/pipeline.py). The tick splits the
+shards it found busy into at most ``invocations`` groups and invokes the scanner once per group with
+``InvocationType=Event``: Lambda puts the event on its own queue, answers 202 and runs the function
+soon after ("Invoking a Lambda function asynchronously", Lambda developer guide). There is no queue
+of ours and so no event source mapping, whose pollers long-poll an empty queue all month
+(docs/design.md, section 2.2, "why asynchronous invocations").
 
 What Lambda does with such an event, which the stack configures (infra/pipeline.py) and the local
 runtime models (local/functions.py):
@@ -22,15 +21,15 @@ runtime models (local/functions.py):
 
 A request lost any of these ways loses no occurrence: the shard's mark did not move, so the next
 tick finds the same window busy and asks again. A group of all 1,024 shards (the most a deployment
-has) takes about 60 KB of the event's 256 KB (``shared.invoke.MAX_ASYNC_PAYLOAD_BYTES``)."""
+has) takes about 60 KB of the event's 256 KB (``shared.adapters.invoke.MAX_ASYNC_PAYLOAD_BYTES``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from shared.adapters.invoke import invoke_event, lambda_client
 from shared.domain.errors import StorageUnavailable
-from shared.invoke import invoke_event, lambda_client
 from shared.messages import ScanInvocation, ScanRequest
 
 

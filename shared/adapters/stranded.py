@@ -1,10 +1,10 @@
 """SQS and Lambda: the tick's look at the stranded queue, and its drain invocation.
 
-An adapter of the port ``StrandedQueue`` (shared/services/ports.py), in the layer of
-shared/scans.py. SQS moves a delay-queue message to the stranded queue after its last receive
-(shared/topology.py, ``STRANDED``); such messages are rare and already late, so no event source
-mapping polls the queue (its pollers' empty long polls, about 15 ReceiveMessage calls a minute,
-cost more than the rest of an idle stack: bench/bill.py). Instead, once a minute:
+An adapter of the port ``StrandedQueue`` (shared/services/ports/pipeline.py). SQS moves a
+delay-queue message to the stranded queue after its last receive (shared/topology.py, ``STRANDED``);
+such messages are rare and already late, so no event source mapping polls the queue (its pollers'
+empty long polls, about 15 ReceiveMessage calls a minute, cost more than the rest of an idle stack:
+bench/bill.py). Instead, once a minute:
 
 * the tick asks for the queue's ``ApproximateNumberOfMessages`` (GetQueueAttributes: "the
   approximate number of messages available for retrieval from the queue", Amazon SQS API
@@ -31,8 +31,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from shared.adapters.invoke import invoke_event, lambda_client
 from shared.domain.errors import StorageUnavailable
-from shared.invoke import invoke_event, lambda_client
 from shared.messages import DrainInvocation
 
 WAITING = "ApproximateNumberOfMessages"

@@ -3,8 +3,8 @@ and the recovering trigger, and the API the job function: Lambda puts the event 
 and answers 202 ("Invoking a Lambda function asynchronously", Lambda developer guide). What Lambda
 then does with a failed or throttled event is each function's ``EventInvokeConfig``
 (infra/pipeline.py, infra/job_runner.py), which the local runtime models (local/functions.py).
-In the layer of shared/queues.py: the adapters of shared/scans.py, shared/stranded.py and
-shared/job_notify.py send through it."""
+The adapters of shared/adapters/scans.py, shared/adapters/stranded.py and
+shared/adapters/job_notify.py send through it."""
 
 from __future__ import annotations
 

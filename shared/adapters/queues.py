@@ -1,8 +1,7 @@
 """SQS: staging occurrences into the delay queues, retries, dead letters.
 
-An adapter of the port ``DelayQueues`` (shared/services/ports.py), in the
-layer of shared/store and shared/delivery (below the services: pyproject.toml's import
-contracts); kept top-level because its queues are neither the table nor a task's target."""
+An adapter of the port ``DelayQueues`` (shared/services/ports/pipeline.py), in the adapters' layer
+(shared/adapters/__init__.py)."""
 
 from __future__ import annotations
 

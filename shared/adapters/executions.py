@@ -1,8 +1,7 @@
 """Step Functions: starting and stopping a job's execution (docs/jobs.md, sections 4 and 6).
 
-An adapter of the port ``ExecutionStarter`` (shared/services/ports.py), in the layer of
-shared/store and shared/delivery (below the services: pyproject.toml's import contracts); kept
-top-level because a state machine is neither the table nor a task's target."""
+An adapter of the port ``ExecutionStarter`` (shared/services/ports/jobs.py), in the adapters' layer
+(shared/adapters/__init__.py)."""
 
 from __future__ import annotations
 
