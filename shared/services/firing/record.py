@@ -20,8 +20,8 @@ from shared.domain.workflows import NodeOutcome, NodeStatus
 from shared.observability import logger
 from shared.services.firing.claim import Claim
 from shared.services.firing.settle import Ended, Held, Retrying, Settlement, Skipped, Succeeded, ended_run
-from shared.services.ports.eventbridge import ScheduleEnds
 from shared.services.ports.pipeline import Chains, DelayQueues, PipelineStore
+from shared.services.ports.scheduler_api import ScheduleEnds
 from shared.services.ports.tasks import DeadLetters
 from shared.services.ports.workflows import WorkflowEnds
 

@@ -8,7 +8,7 @@ One module per concern; this package imports none of them (import the one that h
 * tasks.py: TaskRepository, DeadLetters, TaskCounts, WorkflowLookup.
 * pipeline.py: Stager, DelayQueues, ScanRequester, StrandedQueue, PipelineStore, QueueSender,
   Chains, Delivery, CanaryResources.
-* eventbridge.py: ScheduleNames, Schedules, ScheduleEnds.
+* scheduler_api.py: ScheduleNames, Schedules, ScheduleEnds.
 * tenants.py: SigningSecrets, Tenants, RateLimiter, LimitStore, Throttle, LimitSource.
 * jobs.py: JobStore, JobRecords, JobNotifier, Blobs, Processor, ExecutionStarter, JobCounts.
 * workflows.py: WorkflowEnds, WorkflowRunStore, NodeStarter, NodeItems, Definitions, RunPages,

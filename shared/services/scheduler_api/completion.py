@@ -16,8 +16,8 @@ from shared.domain.schedules import scheduled_time
 from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget, Target, Task
 from shared.domain.times import from_ms
 from shared.observability import logger
-from shared.services.ports.eventbridge import ScheduleNames
 from shared.services.ports.pipeline import QueueSender
+from shared.services.ports.scheduler_api import ScheduleNames
 
 _EXHAUSTED = {Exhausted.ATTEMPTS: "MaximumRetryAttempts", Exhausted.AGE: "MaximumEventAgeInSeconds"}
 

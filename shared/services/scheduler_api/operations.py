@@ -21,7 +21,7 @@ from shared.domain.patches import TaskPatch
 from shared.domain.schedule_names import GroupRecord, NameRecord, NameTaken
 from shared.domain.states import TaskStatus
 from shared.domain.times import from_ms, to_ms, truncate_ms
-from shared.services.ports.eventbridge import Schedules
+from shared.services.ports.scheduler_api import Schedules
 from shared.services.scheduler_api.requests import (
     DEFAULT_GROUP,
     MAX_PAGE,
