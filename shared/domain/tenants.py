@@ -147,3 +147,12 @@ def bearer(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """An access key for the EventBridge Scheduler API, as issued: its secret is shown this once."""
+
+    access_key_id: str
+    secret_access_key: str
+    created_ms: int

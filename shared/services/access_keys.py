@@ -11,21 +11,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shared.domain.errors import StorageUnavailable
-from shared.store.access_keys import DynamoAccessKeys, IssuedKey
+from shared.domain.tenants import IssuedKey
+from shared.services.ports.tenants import AccessKeyStore
 
 CACHE_S = 60.0
 
 
 @dataclass
 class AccessKeys:
-    store: DynamoAccessKeys | None
+    store: AccessKeyStore | None
     """None: the deployment has no signing key mode, so no secret can be made or read."""
     clock_ms: Callable[[], int]
     monotonic: Callable[[], float] = time.monotonic  # wall: how long a read secret is kept
     _kept: dict[str, tuple[float, tuple[str, str] | None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def _store(self) -> DynamoAccessKeys:
+    def _store(self) -> AccessKeyStore:
         if self.store is None:
             raise StorageUnavailable("this deployment has no signing key mode (sundial:signingKey): no access keys")
         return self.store

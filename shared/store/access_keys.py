@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import base64
 import secrets
-from dataclasses import dataclass
 
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from shared.domain.errors import KeyNotFound, StorageUnavailable
+from shared.domain.tenants import IssuedKey
 from shared.store.models import AccessKeyItem
 from shared.store.signing import SecretValues
 
@@ -35,13 +35,6 @@ def secret_text(key: bytes) -> str:
 
 def _label(key_id: str) -> str:
     return f"access-key:{key_id}"
-
-
-@dataclass(frozen=True)
-class IssuedKey:
-    access_key_id: str
-    secret_access_key: str
-    created_ms: int
 
 
 class DynamoAccessKeys:

@@ -9,7 +9,7 @@ One module per concern; this package imports none of them (import the one that h
 * pipeline.py: Stager, DelayQueues, ScanRequester, StrandedQueue, PipelineStore, QueueSender,
   Chains, Delivery, CanaryResources.
 * scheduler_api.py: ScheduleNames, Schedules, ScheduleEnds.
-* tenants.py: SigningSecrets, Tenants, RateLimiter, LimitStore, Throttle, LimitSource.
+* tenants.py: AccessKeyStore, SigningSecrets, Tenants, RateLimiter, LimitStore, Throttle, LimitSource.
 * jobs.py: JobStore, JobRecords, JobNotifier, Blobs, Processor, ExecutionStarter, JobCounts.
 * workflows.py: WorkflowEnds, WorkflowRunStore, NodeStarter, NodeItems, Definitions, RunPages,
   DefinitionVersions, ScheduleTasks, RunCounts.

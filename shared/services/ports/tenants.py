@@ -9,7 +9,22 @@ from typing import Protocol
 from shared.domain.limits import Booking, Limit, LimitSpec, LimitState
 from shared.domain.rate import Decision, Rate
 from shared.domain.signing import NewSecret, SecretInfo
-from shared.domain.tenants import KeyInfo, Limits, NewKey, Principal, Tenant
+from shared.domain.tenants import IssuedKey, KeyInfo, Limits, NewKey, Principal, Tenant
+
+
+class AccessKeyStore(Protocol):
+    """The EventBridge Scheduler API's access keys (docs/eventbridge.md, section 5): a secret is
+    made by the deployment's signing key mode, shown once at issue, and found again by its id."""
+
+    def issue(self, tenant: str, now_ms: int) -> IssuedKey: ...
+
+    def revoke(self, tenant: str, key_id: str, now_ms: int) -> None:
+        """KeyNotFound when the tenant has no such key."""
+        ...
+
+    def secret(self, key_id: str) -> tuple[str, str] | None:
+        """The tenant and secret of a live key (None: no such key, or revoked)."""
+        ...
 
 
 class SigningSecrets(Protocol):
