@@ -349,16 +349,3 @@ def cron_at_or_after(
                     return moment
         day += timedelta(days=1)
     return None
-
-
-def cron_upcoming(cron: CronExpression, timezone: str, after: datetime, count: int) -> list[datetime]:
-    """Up to ``count`` times of ``cron`` strictly after ``after``."""
-    times: list[datetime] = []
-    cursor = after + timedelta(milliseconds=1)
-    while len(times) < count:
-        found = cron_at_or_after(cron, timezone, cursor)
-        if found is None:
-            break
-        times.append(found)
-        cursor = found + timedelta(milliseconds=1)
-    return times
