@@ -290,14 +290,14 @@ class Snapshots:
 
     def take(self) -> bool:
         """One snapshot, now, if requests that change state came since the last; whether one was written."""
-        from local.moto_patches.atomic import _LOCK
+        from local.moto_patches.atomic import LOCK
 
         with self._lock:
             seen = self.requests
             if seen == self._saved_at_request:
                 return False
             forking = time.monotonic()
-            with _LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_host/journal.py)
+            with LOCK:  # no DynamoDB request half done in the copy, no journaled one (local/moto_host/journal.py)
                 generation = self.journal.number + 1
                 child = os.fork()
                 if child != 0:
@@ -388,7 +388,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     import moto.server
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
-    from local.moto_patches.atomic import _LOCK
+    from local.moto_patches.atomic import LOCK
     from local.moto_server import SNAPSHOT_PATH
 
     die_with_parent()
@@ -396,7 +396,7 @@ def persist(folder: Path, period_s: float) -> Snapshots:
     snapshots = Snapshots(folder, period_s)
     snapshots.restore(DomainDispatcherApplication(create_backend_app))
     plain = DomainDispatcherApplication.__call__
-    serve = journaled(plain, snapshots.journal, _LOCK, _sqs_now)
+    serve = journaled(plain, snapshots.journal, LOCK, _sqs_now)
 
     def counted(self: Any, environ: dict[str, Any], start_response: Any) -> Any:
         if reads_only(environ):  # (a long poll among them: never under the journal's lock)

@@ -21,13 +21,10 @@ import functools
 import threading
 from typing import Any
 
-_LOCK = threading.RLock()
-
-
-def held() -> threading.RLock:
-    """The lock the serialized requests hold: a patch that reads an item around a write (the read
-    lag keeps what the write replaced) holds it across its read, the write and its own record."""
-    return _LOCK
+LOCK = threading.RLock()
+"""Held by every serialized request, and by a patch or a host step that must not interleave with
+one (the read lag's copy of what a write replaces, a transaction's copies, a snapshot, the
+journal, the clock's looks)."""
 
 
 _WRITES = ("put_item", "update_item", "delete_item", "transact_write_items", "batch_write_item")
@@ -52,7 +49,7 @@ def _lock_methods(cls: type, names: tuple[str, ...]) -> None:
             continue
 
         def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
-            with _LOCK:
+            with LOCK:
                 return __original(*args, **kwargs)
 
         functools.update_wrapper(locked, original)

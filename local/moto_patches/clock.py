@@ -97,11 +97,11 @@ def earliest_unstaged_ms(table_name: str, low: int) -> int | None:
     local runtime's own look (the product never makes it): a Scan of the whole table with a
     filter, paged over HTTP, read every item, each run's history among them, at every step of
     an advance (docs/virtual-clock.md, section 3)."""
-    from local.moto_patches.atomic import _LOCK
+    from local.moto_patches.atomic import LOCK
     from shared.store.keys import BUCKET_PREFIX
 
     earliest: int | None = None
-    with _LOCK:
+    with LOCK:
         for table in _tables(table_name):
             for hash_key, items in table.items.items():
                 if not str(hash_key.value).startswith(BUCKET_PREFIX):
@@ -126,7 +126,7 @@ def scan_marks(table_name: str, shards: int) -> tuple[dict[int, int | None], dic
     tests/integration/test_moto_clock.py holds the two answers equal."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
-    from local.moto_patches.atomic import _LOCK
+    from local.moto_patches.atomic import LOCK
     from shared.store.keys import CLEAN_PK, MARK_SK, mark_pk
     from shared.store.models import WatermarkItem
 
@@ -137,7 +137,7 @@ def scan_marks(table_name: str, shards: int) -> tuple[dict[int, int | None], dic
 
     marks: dict[int, int | None] = dict.fromkeys(range(shards))
     clean: dict[int, int] = {}
-    with _LOCK:
+    with LOCK:
         for table in _tables(table_name):
             for shard in marks:
                 if (mark := read(table, mark_pk(shard), WatermarkItem.staged_until_ms.attr_name)) is not None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from local.moto_patches.atomic import held
+from local.moto_patches.atomic import LOCK
 from local.moto_patches.index_lag import Key, Lag
 
 
@@ -115,7 +115,7 @@ def make_reads_lag() -> None:
                 return original(self)
             # the copy, the write and its record as one step: a write on another thread must not
             # change the item while it is copied, nor land between this write and its record
-            with held():
+            with LOCK:
                 replaced = _current(self, _keys_of(self, action, self.body))
                 answer = original(self)  # raises when nothing was written (a failed condition)
                 LAG.remember(replaced)

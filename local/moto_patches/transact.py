@@ -15,7 +15,7 @@ import functools
 import threading
 from typing import Any
 
-from local.moto_patches.atomic import _LOCK
+from local.moto_patches.atomic import LOCK
 
 _SNAPSHOTTING = threading.local()
 
@@ -47,7 +47,7 @@ def make_transactions_copy_items() -> None:
     models.copy = _TablesKept()  # type: ignore[assignment]
 
     def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
-        with _LOCK:
+        with LOCK:
             kept = _touched(self, transact_items)
             if kept is None:  # a request moto will refuse anyway: its own way, tables copied
                 return original(self, transact_items)

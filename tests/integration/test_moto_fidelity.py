@@ -360,18 +360,18 @@ def test_a_lagging_write_copies_and_records_the_item_it_replaces_inside_the_writ
     another claim is changing (a clean-clone run failed on "dictionary changed size during
     iteration") and record their versions out of order."""
     from local.moto_patches import read_lag as moto_read_lag
-    from local.moto_patches.atomic import held
+    from local.moto_patches.atomic import LOCK
 
     dynamodb: Any = keyed_table
     seen: list[tuple[str, bool]] = []
     current, remember = moto_read_lag._current, moto_read_lag.LAG.remember
 
     def copying(*args: Any) -> Any:
-        seen.append(("copy", held()._is_owned()))  # type: ignore[attr-defined]
+        seen.append(("copy", LOCK._is_owned()))  # type: ignore[attr-defined]
         return current(*args)
 
     def recording(*args: Any) -> Any:
-        seen.append(("record", held()._is_owned()))  # type: ignore[attr-defined]
+        seen.append(("record", LOCK._is_owned()))  # type: ignore[attr-defined]
         return remember(*args)
 
     monkeypatch.setattr(moto_read_lag, "_current", copying)
