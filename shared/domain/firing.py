@@ -81,7 +81,12 @@ def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: 
 
     The next occurrence normally; but when it is already past by more than the misfire tolerance
     (an outage, a long pause) the first one from now on: a recurring task never fires a burst of
-    missed occurrences."""
+    missed occurrences. A fixed delay's (``after: end``) is the period after ``now_ms``: this is
+    asked only once the run has ended (its final state recorded: succeeded, failed, dead-lettered
+    after its retries, skipped), so its next occurrence never overlaps it."""
+    if sched.after_runs(schedule):
+        ended = sched.after_run_ended(schedule, from_ms(now_ms))
+        return to_ms(ended) if ended is not None else None
     following = sched.next_after(schedule, from_ms(due_ms))
     if following is not None and to_ms(following) < now_ms - timing.misfire_tolerance_ms:
         following = sched.at_or_after(schedule, from_ms(now_ms))
@@ -176,5 +181,8 @@ def resume_due(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: 
         return now_ms if not sched.is_recurring(schedule) else due_ms
     if not sched.is_recurring(schedule):
         return None
+    if sched.after_runs(schedule):  # a fixed delay skips the missed one: the period from now
+        ended = sched.after_run_ended(schedule, from_ms(now_ms))
+        return to_ms(ended) if ended is not None else None
     following = sched.at_or_after(schedule, from_ms(now_ms))
     return to_ms(following) if following is not None else None
