@@ -13,15 +13,18 @@ import pytest
 
 from shared.delivery import Envelope, Outcome
 from shared.domain import schedules as sched
-from shared.domain.claims import Result
+from shared.domain.claims import Claimed, Result
 from shared.domain.codec import schedule_from_dict, schedule_to_dict
 from shared.domain.errors import ValidationFailed
-from shared.domain.firing import Timing, next_occurrence, paused_next_fire, resume_due, staged_for
+from shared.domain.firing import Timing, next_occurrence, paused_next_fire, resume_due, running, staged_for
 from shared.domain.registration import first_due, preview
 from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import HttpTarget, Misfire, Target, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms
+from shared.services.firing.claim import Claim
+from shared.services.firing.settle import Succeeded, ended_run
+from shared.services.tasks import TaskService
 from tests.support.firing import FiringCore, firing_core
 
 pytestmark = pytest.mark.unit
@@ -170,3 +173,30 @@ def test_a_skipped_occurrence_arms_the_next_one_the_period_after_the_skip() -> N
     assert handled.result is Result.SKIPPED
     assert core.receiver.calls[URL] == []
     assert to_ms(armed(core, task).due_at) == core.clock.now + 600_000
+
+
+def test_a_fixed_delay_paused_and_resumed_mid_run_stays_armed_for_that_run_whose_end_arms_the_next() -> None:
+    core = firing_core(T0)
+    task = fixed_delay(core)  # misfire skip: a resume would otherwise arm the period from the resume
+    due = to_ms(task.due_at)
+    service = TaskService(
+        core.repository, bucket_shards=8, retention=timedelta(days=30), clock=lambda: from_ms(core.clock.now)
+    )
+    staged = staged_for(task.id, due, one_shot=False)
+    core.clock.now = due
+    taken = core.store.claim(staged, now_ms=due, lease_until_ms=due + 150_000, log_id="b1")
+    assert isinstance(taken, Claimed)  # its call is going (a slow receiver)
+    service.pause("acme", task.id)
+    core.clock.advance(30_000)
+    assert running(armed(core, task))
+    resumed = service.resume("acme", task.id)
+    assert to_ms(resumed.due_at) == due  # not the period from the resume: the run is still going
+    core.clock.advance(40_000)  # the call ends
+    claim = Claim(staged, taken, due)
+    run = ended_run(staged, task.id, RunStatus.SUCCEEDED, attempts=1, fired_ms=due, lateness_ms=0)
+    core.trigger.recorder.record(claim, Succeeded(run, 0b1, 0, (), None))
+    after = armed(core, task)
+    assert (after.status, to_ms(after.due_at)) == (TaskStatus.SCHEDULED, core.clock.now + 600_000)
+    assert not running(after)
+    assert resume_due(DELAY, due, Misfire.SKIP, due + 1, running=False) == due + 1 + 600_000
+    assert resume_due(RATE, T0, Misfire.SKIP, T0 + 1, running=True) == T0 + 600_000  # a fixed rate: its grid
