@@ -17,7 +17,7 @@ from urllib.parse import quote
 import httpx
 from pydantic import BaseModel, ValidationError
 
-from shared.api.models.jobs import ProgressOut
+from shared.api.models.jobs import CommandOut, ProgressOut
 from shared.api.responses import (
     BatchOut,
     DeadLetterOut,
@@ -290,6 +290,10 @@ class Client:
 
     def cancel_job(self, job_id: str) -> Answer[JobOut]:
         return self._call(JobOut, "POST", f"/v1/jobs/{_id(job_id)}/cancel")
+
+    def send_job_command(self, job_id: str, body: Mapping[str, Any]) -> Answer[CommandOut]:
+        """A command to the running job's processor, answered in a shard's next progress report."""
+        return self._call(CommandOut, "POST", f"/v1/jobs/{_id(job_id)}/commands", body)
 
     def report_progress(self, job_id: str, token: str, done_items: int) -> Answer[ProgressOut]:
         """A running shard's progress, with the token its shard call carried (not an API key):

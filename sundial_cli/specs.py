@@ -18,8 +18,8 @@ class SpecError(ValueError):
 
 def schedule_from(base: Any, flags: Mapping[str, Any]) -> Any:
     """A schedule from the flags (``at``, ``after_seconds``, ``cron``, ``every_seconds``, with
-    ``timezone``, ``start`` and ``end``). A kind flag replaces ``base``; ``timezone``, ``start``
-    and ``end`` alone change ``base``'s."""
+    ``timezone``, ``start``, ``end`` and ``after``). A kind flag replaces ``base``; ``timezone``,
+    ``start``, ``end`` and ``after`` alone change ``base``'s."""
     given = {name: value for name, value in flags.items() if value is not None}
     kinds = [kind for kind in SCHEDULE_KINDS if kind in given]
     if len(kinds) > 1:
@@ -90,6 +90,8 @@ def summary(schedule: Mapping[str, Any]) -> str:
         return f"after {schedule['after_seconds']:g} s"
     if "cron" in schedule:
         return f"cron {schedule['cron']} ({schedule.get('timezone', 'UTC')})"
+    if "every_seconds" in schedule and schedule.get("after") == "end":
+        return f"{schedule['every_seconds']:g} s after each run ends"
     if "every_seconds" in schedule:
         return f"every {schedule['every_seconds']:g} s"
     rule = schedule.get("repeat")

@@ -12,7 +12,7 @@ from shared.delivery import Outcome
 from shared.domain.firing import Staged, staged_for
 from shared.domain.patches import TaskPatch
 from shared.domain.retry import Backoff, RetryPolicy
-from shared.domain.schedules import At, Every
+from shared.domain.schedules import FROM_END, At, Every
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import HttpTarget, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms
@@ -140,6 +140,24 @@ def recurring(world: World) -> None:
 def recurring_retrying(world: World) -> None:
     world.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500), Outcome.success(200)]
     recurring(world)
+
+
+def fixed_delay_retrying(world: World) -> None:
+    """A task due 60 s after each run ends (``after: end``), its receiver answering 500 then 200."""
+    world.receiver.scripts[URL] = [Outcome.retry("HTTP 500", status=500), Outcome.success(200)]
+    _start(world, TaskSpec(Every(60, after=FROM_END), (HttpTarget(URL),), retry=FIXED_2S))
+
+
+def _fixed_delay_checks(world: World) -> Iterable[Violation]:
+    """As any recurring task's, and every re-arm (so the task's next occurrence) is the period
+    after the occurrence's last call: armed once its run ended, never while an attempt was to come."""
+    yield from _recurring_moved_on(world)
+    calls = [call.at_ms for call in world.receiver.calls if call.run_id == world.first_run_id]
+    for run_id, due in world.events.rearmed:
+        if run_id == world.first_run_id and calls and (due is None or due < max(calls) + 60_000):
+            yield Violation(
+                "a fixed delay counts from the run's end", f"re-armed for {due}, its last call at {max(calls)}"
+            )
 
 
 def _client(world: World, what: str, call: object) -> None:
@@ -383,6 +401,13 @@ CASES: dict[str, Case] = {
             _recurring_moved_on,
             _same_task_runs,
             description="an every-minute task whose receiver answers 500 then 200",
+        ),
+        Case(
+            "fixed-delay-retrying",
+            fixed_delay_retrying,
+            _fixed_delay_checks,
+            _same_task_runs,
+            description="a task due 60 s after each run ends, its receiver answering 500 then 200",
         ),
         Case(
             "cancel-one-shot",

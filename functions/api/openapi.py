@@ -18,6 +18,7 @@ from shared.domain import limits as lim
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
 from shared.domain.calendars import MAX_INTERVAL
+from shared.domain.job_commands import MAX_ARGS_BYTES, MAX_COMMAND_LENGTH, MAX_PENDING_COMMANDS
 from shared.domain.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_DELAY_SECONDS, MIN_AGE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
 from shared.services.tasks import MAX_REDRIVE
@@ -70,6 +71,8 @@ documented as optional when they have no value.
 - a tenant's `requests_per_second` and `burst`: 1 to {MAX_REQUESTS_PER_SECOND} and 1 to {MAX_BURST};
 - `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
+- `POST /v1/jobs/{{job_id}}/commands`: `command` 1 to {MAX_COMMAND_LENGTH} characters, `args` at most
+  {MAX_ARGS_BYTES} bytes as JSON; at most {MAX_PENDING_COMMANDS} a job that no progress report has taken yet;
 - `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
   route; `If-Match` on `PATCH`: the task's `version` (its `ETag`).
 """
@@ -87,7 +90,7 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
         404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
         409: (
             "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, "
-            "too_many_limits, job_finished"
+            "too_many_limits, job_finished, too_many_commands"
         ),
         412: "version_mismatch: If-Match named another version",
         413: "payload_too_large",
@@ -127,8 +130,15 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409),
     },
     "job_progress": {
-        202: {"description": "Taken: whether the job is cancelled (then stop the shard's work)."},
+        202: {
+            "description": "Taken: whether the job is cancelled (then stop the shard's work), and the commands sent "
+            "to it that no report took yet (each in one answer only)."
+        },
         **_errors(400, 401),
+    },
+    "job_command": {
+        202: {"description": "The command, kept for the answer to a shard's next progress report."},
+        **_errors(400, 404, 409),
     },
     "create_workflow": {201: {"description": "The workflow, registered."}, **_errors(400, 409, 422)},
     "workflow": {200: {"description": "The workflow."}, **_errors(400, 404)},

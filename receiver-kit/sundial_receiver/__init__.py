@@ -12,6 +12,7 @@ JobProcessorReceiver("whsec_...", MyProcessor(), store).handle(body_bytes, heade
 from sundial_receiver.callback import Callback, InvalidCallback, Parent
 from sundial_receiver.dedupe import DEFAULT_TTL_SECONDS, AnswerStore, DynamoDBStore, MemoryStore, RedisStore, Store
 from sundial_receiver.jobs import AnswerTooLarge, JobAnswer, JobContext, JobProcessorReceiver, ShardingProcessor
+from sundial_receiver.jobs import Command as JobCommand
 from sundial_receiver.receiver import Answer, Receiver, process
 from sundial_receiver.verify import (
     BadSignature,
@@ -35,6 +36,7 @@ __all__ = [
     "Headers",
     "InvalidCallback",
     "JobAnswer",
+    "JobCommand",
     "JobContext",
     "JobProcessorReceiver",
     "MemoryStore",

@@ -21,6 +21,7 @@ import abc
 import json
 import logging
 import re
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Mapping, MutableMapping
@@ -125,6 +126,34 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect())
 
 
+MAX_PROGRESS_ANSWER_BYTES = 262_144
+"""A progress report's answer is read up to this: its commands are at most 20 of about 4.2 KB."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command sent to the job (``POST /v1/jobs/{job_id}/commands``), as a progress report's
+    answer carried it: what :meth:`JobContext.commands` returns."""
+
+    id: str
+    command: str
+    args: dict[str, Any]
+    sent_at: str
+
+    @classmethod
+    def of(cls, value: Any) -> Command | None:
+        """One of an answer's ``commands``; None for what is not one (logged by the caller)."""
+        if not isinstance(value, dict) or not isinstance(value.get("command"), str):
+            return None
+        args = value.get("args")
+        return cls(
+            str(value.get("id", "")),
+            value["command"],
+            args if isinstance(args, dict) else {},
+            str(value.get("sent_at", "")),
+        )
+
+
 @dataclass(eq=False)
 class JobContext:
     """One phase call: what Sundial sent, and what the method may do with it. ``data`` is ``pre``'s
@@ -157,6 +186,8 @@ class JobContext:
     _has_result: bool = field(default=False, init=False, repr=False)
     _cancelled: bool = field(default=False, init=False, repr=False)
     _told_no_progress: bool = field(default=False, init=False, repr=False)
+    _commands: list[Command] = field(default_factory=list, init=False, repr=False)
+    _commands_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     KNOWN = frozenset(
         {"job_id", "phase", "level", "shard", "shard_count", "items", "data", "results", "progress", "attempt"}
@@ -245,6 +276,15 @@ class JobContext:
         stop early and return what is done (Sundial keeps a finished shard's result)."""
         return self._cancelled
 
+    def commands(self) -> list[Command]:
+        """The commands sent to the job (``POST /v1/jobs/{job_id}/commands``) that the answers to
+        this context's progress reports carried since the last call, oldest first: each is
+        returned once (Sundial puts each in one report's answer only, whichever shard reports
+        first). Thread-safe: workers of one shard may report and read side by side."""
+        with self._commands_lock:
+            taken, self._commands = self._commands, []
+        return taken
+
     def report_progress(self, done_items: int) -> bool:
         """POST ``{"done_items": done_items}`` to the shard call's progress URL (its token as a
         bearer); answers :attr:`cancelled`. A call without a progress URL sends nothing (logged
@@ -269,17 +309,28 @@ class JobContext:
                 self.logger.info("progress refused (401): the job has ended, cancelled from now on")
             self._cancelled = True
         elif status in (200, 202):
-            try:
-                said = json.loads(answer) if answer.strip() else {}
-            except ValueError:
-                said = {}
-            if isinstance(said, dict) and said.get("cancelled") is True:
-                if not self._cancelled:
-                    self.logger.info("progress answered cancelled: the job was cancelled")
-                self._cancelled = True
+            self._heard(answer)
         else:
             self.logger.warning("progress not reported (%d items): HTTP %d", done_items, status)
         return self._cancelled
+
+    def _heard(self, answer: bytes) -> None:
+        """What a report's answer says: cancelled, and the commands it carries."""
+        try:
+            said = json.loads(answer) if answer.strip() else {}
+        except ValueError:
+            said = {}
+        if not isinstance(said, dict):
+            return
+        if said.get("cancelled") is True:
+            if not self._cancelled:
+                self.logger.info("progress answered cancelled: the job was cancelled")
+            self._cancelled = True
+        listed = said.get("commands")
+        received = [c for c in map(Command.of, listed) if c is not None] if isinstance(listed, list) else []
+        if received:
+            with self._commands_lock:
+                self._commands.extend(received)
 
     def _post(self, url: str, done_items: int) -> tuple[int, bytes] | None:
         """The progress report's status and answer, or None when it could not be sent (logged)."""
@@ -295,7 +346,7 @@ class JobContext:
         try:
             try:
                 with _OPENER.open(request, timeout=self.progress_timeout) as response:
-                    return int(response.status), bytes(response.read(65_536))
+                    return int(response.status), bytes(response.read(MAX_PROGRESS_ANSWER_BYTES))
             except urllib.error.HTTPError as exc:
                 exc.close()
                 return exc.code, b""

@@ -237,6 +237,11 @@ class RedriveOut(Model):
 class PreviewOut(Model):
     times: list[Instant]
     notes: list[str] = Field(description="Warnings, e.g. holiday data not yet published for a year reached.")
+    depends_on_runs: bool = Field(
+        False,
+        description="True for a fixed delay (`every_seconds` with `after: end`): each time after the first is the "
+        "period after the run before it ends, so `times` holds the first only.",
+    )
 
 
 class BatchTask(Model):

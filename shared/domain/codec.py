@@ -8,7 +8,7 @@ from typing import Any
 
 from shared.domain.calendars import Repeat, repeat_from_api, repeat_to_api
 from shared.domain.retry import Backoff, RetryPolicy
-from shared.domain.schedules import LINUX, After, At, Cron, Every, Flexible, Schedule, base
+from shared.domain.schedules import FROM_START, LINUX, After, At, Cron, Every, Flexible, Schedule, base
 from shared.domain.tasks import (
     Alert,
     EventBridgeTarget,
@@ -48,6 +48,8 @@ def schedule_to_dict(schedule: Schedule) -> dict[str, Any]:
         start = schedule.start
     else:
         out = {"every_seconds": schedule.seconds}
+        if schedule.after != FROM_START:
+            out["after"] = schedule.after
         start = schedule.start
     if start is not None:
         out["start"] = iso(start)
@@ -74,7 +76,7 @@ def schedule_from_dict(data: dict[str, Any], anchor: datetime | None = None) -> 
         return repeat_from_api(data["repeat"])
     if "cron" in data:
         return Cron(data["cron"], data.get("timezone", "UTC"), start, end, data.get("dialect", LINUX))
-    return Every(float(data["every_seconds"]), start, end, anchor)
+    return Every(float(data["every_seconds"]), start, end, anchor, data.get("after", FROM_START))
 
 
 _TARGET_KINDS: dict[type, str] = {

@@ -70,6 +70,13 @@ class JobFinished(SundialError):
     status = 409
 
 
+class TooManyCommands(SundialError):
+    """A command to a job that holds as many not yet taken as it may (shared/domain/job_commands.py)."""
+
+    code = "too_many_commands"
+    status = 409
+
+
 class DeadLetterNotFound(SundialError):
     code = "dead_letter_not_found"
     status = 404

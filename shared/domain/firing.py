@@ -7,7 +7,8 @@ from enum import StrEnum
 
 from shared.domain import schedules as sched
 from shared.domain.ids import parse_task_id, random_part, ulid
-from shared.domain.tasks import Misfire, Priority
+from shared.domain.states import RunStatus
+from shared.domain.tasks import Misfire, Priority, Task
 from shared.domain.times import from_ms, to_ms
 
 MAX_DELAY_SECONDS = 900
@@ -81,7 +82,12 @@ def next_occurrence(schedule: sched.Schedule, due_ms: int, now_ms: int, timing: 
 
     The next occurrence normally; but when it is already past by more than the misfire tolerance
     (an outage, a long pause) the first one from now on: a recurring task never fires a burst of
-    missed occurrences."""
+    missed occurrences. A fixed delay's (``after: end``) is the period after ``now_ms``: this is
+    asked only once the run has ended (its final state recorded: succeeded, failed, dead-lettered
+    after its retries, skipped), so its next occurrence never overlaps it."""
+    if sched.after_runs(schedule):
+        ended = sched.after_run_ended(schedule, from_ms(now_ms))
+        return to_ms(ended) if ended is not None else None
     following = sched.next_after(schedule, from_ms(due_ms))
     if following is not None and to_ms(following) < now_ms - timing.misfire_tolerance_ms:
         following = sched.at_or_after(schedule, from_ms(now_ms))
@@ -156,25 +162,44 @@ def occurrence_key(task_id: str, due_ms: int) -> str:
     return ulid(due_ms, random_part(task_id))
 
 
-def paused_next_fire(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int) -> int | None:
+def paused_next_fire(
+    schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int, running: bool = False
+) -> int | None:
     """A paused task's ``next_fire_at`` at ``now_ms``: when a resume then would fire it, never a time
     gone by. The occurrence it is armed for while still ahead; once that went by, ``fire_now``
     fires it at once (``now_ms``) and ``skip`` at the schedule's first time from then on (None: a
     one-shot skipped, which the resume completes). :func:`resume_due` is what the resume arms
     (a recurring task's missed occurrence keeps its own time, fired late)."""
-    due = resume_due(schedule, due_ms, misfire, now_ms)
+    due = resume_due(schedule, due_ms, misfire, now_ms, running)
     return None if due is None else max(due, now_ms)
 
 
-def resume_due(schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int) -> int | None:
+def resume_due(
+    schedule: sched.Schedule, due_ms: int, misfire: Misfire, now_ms: int, running: bool = False
+) -> int | None:
     """The occurrence a task resumed at ``now_ms`` is armed for, given the one it was armed for
     when paused: that one if it is still ahead; if it was missed, ``fire_now`` fires it once now
-    and ``skip`` moves to the first occurrence from now on (``None``: a one-shot skipped, done)."""
-    if due_ms >= now_ms:
+    and ``skip`` moves to the first occurrence from now on (``None``: a one-shot skipped, done).
+    A fixed delay whose occurrence's run is still going (``running``: paused mid-run) stays armed
+    for it: that run's end arms the next, so none starts beside it."""
+    if due_ms >= now_ms or (running and sched.after_runs(schedule)):
         return due_ms
     if misfire is Misfire.FIRE_NOW:
         return now_ms if not sched.is_recurring(schedule) else due_ms
     if not sched.is_recurring(schedule):
         return None
+    if sched.after_runs(schedule):  # a fixed delay skips the missed one: the period from now
+        ended = sched.after_run_ended(schedule, from_ms(now_ms))
+        return to_ms(ended) if ended is not None else None
     following = sched.at_or_after(schedule, from_ms(now_ms))
     return to_ms(following) if following is not None else None
+
+
+IN_FLIGHT = (RunStatus.FIRING, RunStatus.RETRYING, RunStatus.THROTTLED)
+"""A run in these has not ended: an attempt is going, or one is still to come."""
+
+
+def running(task: Task) -> bool:
+    """Whether the occurrence the task is armed for has a run that has not ended."""
+    run = task.run
+    return run is not None and run.status in IN_FLIGHT and run.scheduled_for == task.due_at

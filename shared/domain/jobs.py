@@ -289,6 +289,8 @@ class JobSpec:
     api_url: str | None = None
     """Where the API that started the job answers: a shard call's progress URL is under it (none
     for a job a task's target started: its shards report no progress)."""
+    commands_pending: bool = False
+    """Commands were sent to it that no progress report has taken yet (shared/domain/job_commands.py)."""
 
 
 @dataclass(frozen=True)

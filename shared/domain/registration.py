@@ -109,8 +109,14 @@ def new_task(
 def preview(schedule: sched.Schedule, count: int, now: datetime, after: datetime | None = None) -> list[datetime]:
     """The next ``count`` occurrences of a schedule registered ``now``: from ``after`` on (at or
     after it), or else exactly as a task registered now would fire (its first time is the
-    task's ``next_fire_at``; the same checks refuse what registration refuses)."""
+    task's ``next_fire_at``; the same checks refuse what registration refuses). A fixed delay
+    (``after: end``) has one: its first (:func:`~shared.domain.schedules.after_runs`)."""
     schedule = sched.anchored(schedule, now)
+    if sched.after_runs(schedule):
+        # A fixed delay's later times are each its run before's end plus the period: only the
+        # first is known ahead (the caller says the rest depend on the runs).
+        only = first_due(schedule, Misfire.SKIP, now)
+        return [only] if after is None or only >= after else []
     if after is None:
         first: datetime | None = first_due(
             schedule, Misfire.FIRE_NOW if not sched.is_recurring(schedule) else Misfire.SKIP, now

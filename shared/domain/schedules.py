@@ -86,6 +86,13 @@ class Cron:
     ``? L W #``, a year field, 1 = Sunday, and its rule for daylight-saving changes)."""
 
 
+Counted = Literal["start", "end"]
+FROM_START: Final[Counted] = "start"
+"""A fixed rate: each occurrence is the period after the one before was due (its grid)."""
+FROM_END: Final[Counted] = "end"
+"""A fixed delay: each occurrence is the period after the run of the one before ended."""
+
+
 @dataclass(frozen=True)
 class Every:
     seconds: float
@@ -93,6 +100,11 @@ class Every:
     end: datetime | None = None
     anchor: datetime | None = None
     """The registration time: without ``start`` the first occurrence is one period after it."""
+    after: Counted = FROM_START
+    """What the period counts from: the occurrence before's due time (:data:`FROM_START`, a
+    fixed rate, on a grid) or the end of its run (:data:`FROM_END`, a fixed delay: only the
+    first occurrence is a time of the schedule's own; each later one is known when the run
+    before it ends, whatever its final state, so two never run at once)."""
 
     @property
     def period_ms(self) -> int:
@@ -132,6 +144,23 @@ def base(schedule: Schedule) -> At | After | Cron | Every | Repeat:
 
 def is_recurring(schedule: Schedule) -> bool:
     return isinstance(base(schedule), Cron | Every | Repeat)
+
+
+def after_runs(schedule: Schedule) -> bool:
+    """Whether the schedule's later times depend on its runs (a fixed delay, ``after: end``):
+    nothing but its first time can be listed ahead."""
+    inner = base(schedule)
+    return isinstance(inner, Every) and inner.after == FROM_END
+
+
+def after_run_ended(schedule: Schedule, ended: datetime) -> datetime | None:
+    """A fixed delay's next occurrence once the run before it ended at ``ended``: the period
+    later, or None past the schedule's ``end``."""
+    inner = base(schedule)
+    assert isinstance(inner, Every), "only a fixed delay counts from a run's end"
+    assert inner.after == FROM_END, "only a fixed delay counts from a run's end"
+    following = ended + timedelta(milliseconds=inner.period_ms)
+    return None if inner.end is not None and following > inner.end else following
 
 
 def anchored(schedule: Schedule, anchor: datetime) -> Schedule:
@@ -334,6 +363,11 @@ def _cron_at_or_after(cron: Cron, lower: datetime) -> datetime | None:
 
 
 def _every_at_or_after(every: Every, lower: datetime) -> datetime | None:
+    if every.after == FROM_END:
+        # A fixed delay has no grid: its first time, or, once that is past, any instant (the
+        # next one is its run's end plus the period: :func:`after_run_ended`).
+        candidate = max(every.first, lower)
+        return None if every.end is not None and candidate > every.end else candidate
     first_ms, lower_ms, period = to_ms(every.first), to_ms(lower), every.period_ms
     steps = max(0, -(-(lower_ms - first_ms) // period))
     candidate = from_ms(first_ms + steps * period)
@@ -434,8 +468,11 @@ def first_fire(schedule: Schedule, now: datetime) -> datetime | None:
 
 
 def upcoming(schedule: Schedule, after: datetime, count: int) -> list[datetime]:
-    """Up to ``count`` occurrences strictly after ``after``."""
+    """Up to ``count`` occurrences strictly after ``after`` (none of a fixed delay's: they
+    depend on its runs, :func:`after_runs`)."""
     times: list[datetime] = []
+    if after_runs(schedule):
+        return times
     cursor = after
     while len(times) < count:
         following = next_after(schedule, cursor)

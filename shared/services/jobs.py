@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from shared.domain.codec import compact_json, target_from_dict
-from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable, Unauthorized
+from shared.domain.errors import JobFinished, JobNotFound, StorageUnavailable, TooManyCommands, Unauthorized
+from shared.domain.job_commands import MAX_PENDING_COMMANDS, JobCommand, Refusal, checked_args, checked_command
 from shared.domain.jobs import (
     INLINE_RESULT_BYTES,
     RESULT_LINK_SECONDS,
@@ -281,6 +282,29 @@ class JobService:
         """A shard's progress report (docs/jobs.md, section 7): whether the job is cancelled.
         :class:`Unauthorized` for a token that is not the job's and the shard's, and once the job
         has ended otherwise than cancelled."""
+        return self.progress(job_id, token, done_items)[0]
+
+    def send_command(self, tenant: str, job_id: str, command: str, args: dict[str, Any]) -> JobCommand:
+        """Keep a command for the tenant's running job, for a shard's next progress report to take
+        (docs/jobs.md, section 8). :class:`JobNotFound` (another tenant's or no job),
+        :class:`JobFinished` (not running), :class:`TooManyCommands` (as many pending as it may hold)."""
+        now = self.clock()
+        kept = JobCommand(self.new_id(now), checked_command(command), checked_args(args), now)
+        refused = self.records.add_command(tenant, job_id, kept)
+        if refused is Refusal.NO_JOB:
+            raise JobNotFound(f"no job {job_id}")
+        if refused is Refusal.NOT_RUNNING:
+            raise JobFinished(f"job {job_id} is not running: a command reaches only a running job")
+        if refused is Refusal.FULL:
+            raise TooManyCommands(
+                f"job {job_id} holds {MAX_PENDING_COMMANDS} commands no progress report has taken yet: "
+                "send more once its processor has reported"
+            )
+        return kept
+
+    def progress(self, job_id: str, token: str, done_items: int) -> tuple[bool, list[JobCommand]]:
+        """:meth:`report`, and the commands sent to the job that no report took yet (each taken
+        by one report only: a running job's answer carries them, a cancelled one's none)."""
         named = token_shard(token)
         found = self.records.find_spec(job_id) if named is not None else None
         if named is None or found is None:
@@ -290,7 +314,7 @@ class JobService:
         if shard.job_id != job_id or not spec.progress_key or not is_genuine(spec.progress_key, shard, mac):
             raise Unauthorized("not a progress token of this job")
         if spec.status is JobStatus.CANCELLED:
-            return True
+            return True, []
         if spec.status is not JobStatus.RUNNING:
             raise Unauthorized("the job has ended")
         counted = self.records.report(job_id, shard.key(), done_items)
@@ -305,7 +329,8 @@ class JobService:
                     logger.warning(
                         "notify not sent", extra={"job_id": job_id, "threshold": threshold, "error": str(exc)}
                     )
-        return False
+        # read with the spec (consistently): a command sent after that read is the next report's
+        return False, self.records.take_commands(job_id) if spec.commands_pending else []
 
     def get(self, tenant: str, job_id: str) -> JobView:
         view = self.records.view(tenant, job_id)

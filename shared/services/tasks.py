@@ -20,7 +20,7 @@ from shared.domain.errors import (
     ValidationFailed,
     VersionMismatch,
 )
-from shared.domain.firing import Staged, Timing, resume_due, run_id_for, staged_for, writer_stages
+from shared.domain.firing import Staged, Timing, resume_due, run_id_for, running, staged_for, writer_stages
 from shared.domain.limits import Limit
 from shared.domain.own import OwnResources
 from shared.domain.patches import Keep, TaskPatch, patched
@@ -500,7 +500,7 @@ class TaskService:
                 return None
             check_task_transition(task.status, TaskStatus.SCHEDULED)
             task = replace(task, paused_reason=None, consecutive_failures=0)
-            due = resume_due(task.schedule, to_ms(task.due_at), task.misfire, to_ms(now))
+            due = resume_due(task.schedule, to_ms(task.due_at), task.misfire, to_ms(now), running(task))
             if due is None:
                 done = replace(
                     task,

@@ -11,9 +11,11 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from pynamodb.exceptions import DoesNotExist, PutError, PynamoDBException, UpdateError
+from pynamodb.expressions.condition import size
 
 from shared.domain.codec import compact_json
 from shared.domain.errors import StorageUnavailable
+from shared.domain.job_commands import MAX_PENDING_COMMANDS, JobCommand, Refusal
 from shared.domain.jobs import (
     WATCHED_JOBS,
     JobPage,
@@ -264,6 +266,46 @@ class DynamoJobStore:
         before = sum(counts.values())
         return before, before - counts.get(shard, 0) + done_items, int(old.total_items or 0)
 
+    def add_command(self, tenant: str, job_id: str, command: JobCommand) -> Refusal | None:
+        """Keep ``command`` at the end of the tenant's running job's pending list, in one
+        conditional write (a list shorter than :data:`MAX_PENDING_COMMANDS`); None when kept, or
+        why not (read after the refusal)."""
+        pending = JobItem.commands
+        condition = (
+            (JobItem.tenant == tenant)
+            & (JobItem.status == JobStatus.RUNNING.value)
+            & (pending.does_not_exist() | (size(pending) < MAX_PENDING_COMMANDS))
+        )
+        added = pending.set((pending | []).append([command.encoded()]))  # if_not_exists, then list_append
+        if _updated(job_id, [added], condition):
+            return None
+        item = self.item(job_id)
+        if item is None or item.tenant != tenant:
+            return Refusal.NO_JOB
+        if item.status != JobStatus.RUNNING.value:
+            return Refusal.NOT_RUNNING
+        return Refusal.FULL
+
+    def take_commands(self, job_id: str) -> list[JobCommand]:
+        """The job's pending commands, taken: one UpdateItem removes the list and answers it as it
+        was (``UPDATED_OLD``), so of two reports at once one takes them and the other none, and a
+        command sent meanwhile is either in the list taken or left for the next report. Nothing
+        (and no write) once the list is gone."""
+        try:
+            answer = JobItem._get_connection().update_item(
+                job_pk(job_id),
+                JOB_SK,
+                actions=[JobItem.commands.remove()],
+                condition=JobItem.commands.exists(),
+                return_values="UPDATED_OLD",
+            )
+        except UpdateError as error:
+            if is_conflict(error):
+                return []
+            raise
+        taken = JobItem.from_raw_data(answer.get("Attributes", {})).commands or []
+        return [JobCommand.decoded(str(text)) for text in taken]
+
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """The notify at ``percent`` may be sent: True once per threshold (not after another
         claimed it, whatever order the thresholds come in), never once the job is cancelled."""
@@ -391,6 +433,7 @@ def spec_of(job_id: str, item: JobItem) -> JobSpec:
         items_counted=item.shard_items is not None,
         progress_key=item.progress_key,
         api_url=item.api_url,
+        commands_pending=bool(item.commands),
     )
 
 

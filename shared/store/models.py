@@ -389,6 +389,9 @@ class JobItem(_Table):
     total_items = NumberAttribute(null=True)
     shard_items = MapAttribute[str, Any](null=True)
     """``<level>/<shard>`` -> items done: a report's count, or the shard's size once it ended."""
+    commands = ListAttribute(of=UnicodeAttribute, null=True)
+    """The commands sent to the job that no progress report has taken yet, oldest first, each
+    compact JSON (shared/domain/job_commands.py); removed whole by the report that takes them."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
     spk = UnicodeAttribute(null=True)

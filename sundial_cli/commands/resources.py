@@ -12,7 +12,17 @@ from shared.domain.jobs import JobStatus
 from shared.domain.states import LetterStatus
 from sundial_cli import output
 from sundial_cli.client import Answer
-from sundial_cli.commands.common import Group, State, choice, listing, options, paging, pass_state, read_object
+from sundial_cli.commands.common import (
+    Group,
+    State,
+    choice,
+    json_value,
+    listing,
+    options,
+    paging,
+    pass_state,
+    read_object,
+)
 from sundial_cli.output import Column, field
 
 
@@ -174,6 +184,22 @@ def get_job(state: State, job_id: str) -> None:
 def cancel_job(state: State, job_id: str) -> None:
     """Cancel a running job: no shard starts from now on and post is not called."""
     show_one(state, state.client().cancel_job(job_id))
+
+
+@jobs.command("command")
+@click.argument("job_id")
+@click.argument("command")
+@click.option("--args", "args", metavar="JSON", help="The command's arguments, a JSON object (default {}).")
+@pass_state
+def send_job_command(state: State, job_id: str, command: str, args: str | None) -> None:
+    """Send a command to a running job's processor: a shard's next progress report is answered
+    with it (the receiver kit's ctx.commands()), once.
+
+    \b
+    sundial jobs command 01JOB... rate --args '{"per_second": 5}'
+    """
+    body = {"command": command, **({"args": json_value(args, "--args")} if args is not None else {})}
+    show_one(state, state.client().send_job_command(job_id, body))
 
 
 @jobs.command("list")

@@ -56,6 +56,12 @@ def schedule_options(command: F) -> F:
             click.option("--after", type=float, metavar="SECONDS", help="Fire once, this long from now."),
             click.option("--cron", metavar="EXPR", help="A cron expression (5 fields, or 6 with seconds first)."),
             click.option("--every", type=float, metavar="SECONDS", help="Fire at a fixed rate."),
+            click.option(
+                "--after-end",
+                is_flag=True,
+                default=None,
+                help="With --every: a fixed delay, each run the period after the one before ended (after: end).",
+            ),
             click.option("--timezone", metavar="IANA", help="The cron's (or a calendar rule's) time zone."),
             click.option("--start", metavar="TIME", help="No occurrence before it (cron, every)."),
             click.option("--end", metavar="TIME", help="No occurrence after it (cron, every)."),
@@ -100,7 +106,9 @@ def schedule_flags(flags: dict[str, Any]) -> dict[str, Any]:
     """The schedule options taken out of ``flags``, named as the API's schedule members."""
     names = {"at": "at", "after": "after_seconds", "cron": "cron", "every": "every_seconds"}
     names.update({name: name for name in ("timezone", "start", "end")})
-    return {member: flags.pop(option) for option, member in names.items()}
+    members = {member: flags.pop(option) for option, member in names.items()}
+    members["after"] = "end" if flags.pop("after_end") else None
+    return members
 
 
 def body_from(flags: dict[str, Any]) -> dict[str, Any]:

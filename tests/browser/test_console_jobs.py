@@ -267,3 +267,45 @@ def test_a_job_whose_pre_failed_says_so_rather_than_an_empty_count(page, sundial
     row = page.get_by_test_id("jobs").locator("tbody tr")
     expect(row).to_have_count(1)
     expect(row.get_by_test_id("job-list-error")).to_contain_text("the pre step failed on attempt 1")
+
+
+def test_a_command_sent_from_a_running_jobs_page_reaches_its_processors_next_report(page, sundial, new_tenant) -> None:
+    """The job page's form sends a command; the shard's next progress report is answered with it
+    (once), and a body the API refuses is shown with the field it names."""
+    tenant = new_tenant("jobcommand")
+    call = as_tenant(sundial, tenant.key)
+    reported, go = threading.Event(), threading.Event()
+    answers: list[Any] = []
+
+    def process(body: dict[str, Any]) -> Answer:
+        if body["phase"] != "shard":
+            return 200, {}
+        progress = body["progress"]
+        path = progress["url"].split("://", 1)[1].split("/", 1)[1]
+        reported.set()
+        go.wait(timeout=25)
+        token = {"Authorization": f"Bearer {progress['token']}"}
+        answers.append(sundial.call("POST", f"/{path}", {"done_items": 1}, token))
+        return 200, {"result": 1}
+
+    with running_processor(process) as (url, _):
+        job = _held_job(call, url, "console-command", 1)
+        try:
+            eventually(reported.is_set, what="the shard call")
+            sign_in(page, tenant.key)
+            page.goto(f"/console/#/jobs/{job['id']}")
+            expect(page.get_by_test_id("job-status")).to_have_text("running")
+            form = page.get_by_role("form", name="Send a command")
+            form.get_by_label("Command").fill("rate")
+            form.get_by_label("Args (JSON object)").fill("[1]")
+            form.get_by_role("button", name="Send").click()
+            expect(form.get_by_role("alert")).to_contain_text("args")  # not an object: the API's 400
+            form.get_by_label("Args (JSON object)").fill('{"per_second": 5}')
+            form.get_by_role("button", name="Send").click()
+            expect(page.get_by_test_id("command-sent")).to_contain_text("Sent rate")
+        finally:
+            go.set()
+        eventually(lambda: len(answers) == 1, what="the report")
+    ((status, answer),) = answers
+    assert status == 202
+    assert [(c["command"], c["args"]) for c in answer["commands"]] == [("rate", {"per_second": 5})]

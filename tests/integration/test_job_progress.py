@@ -95,7 +95,7 @@ def test_a_shard_reports_its_progress_and_the_job_counts_items(running: Any, api
         assert status == 201, job
         done = until(lambda: (j := api("GET", f"/v1/jobs/{job['id']}")[1])["status"] != "running" and j, 30)
     assert done["status"] == "succeeded", done
-    assert answers[:3] == [(202, {"cancelled": False})] * 3
+    assert answers[:3] == [(202, {"cancelled": False, "commands": []})] * 3
     assert answers[3] in ((0, (7, 20)), (0, (17, 20)))  # shard 0 at its highest report; shard 1: 0 or all 10
     assert done["progress"]["done_items"] == done["progress"]["total_items"] == 20
     tokens = {body["progress"]["token"] for body in calls}
@@ -170,7 +170,7 @@ def test_a_cancel_reaches_a_running_shard_at_its_next_report(running: Any, api_f
         assert api("POST", f"/v1/jobs/{job['id']}/cancel")[0] == 202
         cancelled.set()
         until(lambda: len(seen) == 2, 20)
-    assert seen == [(202, {"cancelled": False}), (202, {"cancelled": True})]
+    assert seen == [(202, {"cancelled": False, "commands": []}), (202, {"cancelled": True, "commands": []})]
 
 
 def test_a_notify_threshold_is_crossed_by_reported_items_before_the_shard_ends(running: Any, api_factory: Any) -> None:
@@ -187,7 +187,7 @@ def test_a_notify_threshold_is_crossed_by_reported_items_before_the_shard_ends(r
         if body["phase"] != "shard":
             return 200, {}
         for done in (30, 60, 60, 10):  # a repeat and a late lower count cross nothing
-            assert report(api, body["progress"], done) == (202, {"cancelled": False})
+            assert report(api, body["progress"], done) == (202, {"cancelled": False, "commands": []})
         during.append([n["threshold"] for n in notified])
         return 200, {"result": 1}
 

@@ -116,3 +116,14 @@ def test_a_dead_letter_the_explorer_ends_with_is_the_apis():
     explored = explore_case(CASES["last-delivery"], world, 200)
     assert not explored.violations
     assert any(RunStatus.DEAD_LETTERED.value in str(end) for end in explored.ends)
+
+
+def test_a_fixed_delay_re_armed_from_its_due_time_not_its_end_is_caught(monkeypatch):
+    from shared.domain import firing
+
+    def from_due(schedule, due_ms, now_ms, timing):  # a fixed rate's rule: the period after it was due
+        return due_ms + 60_000
+
+    monkeypatch.setattr(firing, "next_occurrence", from_due)
+    monkeypatch.setattr("shared.services.firing.record.next_occurrence", from_due)
+    assert "a fixed delay counts from the run's end" in _invariants("fixed-delay-retrying", preemptions=0)

@@ -158,3 +158,24 @@ def test_a_processor_stops_early_when_its_job_is_cancelled(server):
     content = {**SHARD, "items": list(range(10)), "progress": {"url": server.url, "token": "t"}}
     answer = JobProcessorReceiver(SECRET, Careful()).handle(*sundial_request(content))
     assert json.loads(answer.content()) == {"result": {"done": 2, "cancelled": True}}
+
+
+def test_the_commands_a_report_is_answered_with_are_handed_out_once_in_order(server):
+    first = {"id": "c1", "command": "rate", "args": {"per_second": 5}, "sent_at": "2026-11-30T09:00:00.000Z"}
+    second = {"id": "c2", "command": "dump", "args": {}, "sent_at": "2026-11-30T09:00:01.000Z"}
+    third = {"id": "c3", "command": "stop", "sent_at": "2026-11-30T09:00:02.000Z"}
+    server.answers += [
+        (202, json.dumps({"cancelled": False, "commands": [first, second]}).encode(), {}),
+        (202, json.dumps({"cancelled": False, "commands": []}).encode(), {}),
+        (202, json.dumps({"cancelled": False, "commands": [third, "not a command", {"args": {}}]}).encode(), {}),
+    ]
+    ctx = shard(server.url)
+    assert ctx.commands() == []  # nothing reported yet
+    assert ctx.report_progress(1) is False
+    assert ctx.report_progress(2) is False
+    taken = [(c.id, c.command, c.args) for c in ctx.commands()]
+    assert taken == [("c1", "rate", {"per_second": 5}), ("c2", "dump", {})]
+    assert ctx.commands() == []  # each once
+    assert ctx.report_progress(3) is False
+    (stop,) = ctx.commands()  # what is not a command is passed over
+    assert (stop.id, stop.command, stop.args, stop.sent_at) == ("c3", "stop", {}, "2026-11-30T09:00:02.000Z")

@@ -127,6 +127,7 @@ export function describe(schedule) {
   if (schedule.at) return `once, at ${when(schedule.at)}`;
   if (schedule.after_seconds !== undefined) return `once, ${schedule.after_seconds} s after registration`;
   if (schedule.cron) return `cron ${schedule.cron}${tz}`;
+  if (schedule.every_seconds !== undefined && schedule.after === "end") return `${plural(schedule.every_seconds, "second")} after each run ends`;
   if (schedule.every_seconds !== undefined) return `every ${plural(schedule.every_seconds, "second")}`;
   const r = schedule.repeat;
   if (!r) return JSON.stringify(schedule);

@@ -1,5 +1,5 @@
 """``/v1/jobs``: sharded batch jobs on Step Functions: start one, read its progress, list them,
-cancel one."""
+cancel one, send its processor a command."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from functions.api.common import base_url, jobs, json_response, replayable, settings, tenant
 from functions.api.openapi import RESPONSES
 from functions.api.routes.tasks import Cursor, PageSize
-from shared.api.models.jobs import JobIn, ProgressIn, ProgressOut
+from shared.api.models.jobs import CommandIn, CommandOut, JobIn, ProgressIn, ProgressOut
 from shared.api.paging import fitted
 from shared.api.responses import JobOut, JobPage
-from shared.api.views.jobs import job_view
+from shared.api.views.jobs import command_view, job_view
 from shared.domain.jobs import JobStatus
 from shared.domain.tenants import bearer
 from shared.observability import logger
@@ -71,5 +71,19 @@ def cancel_job(job_id: JobId) -> Response[JobOut]:
 )
 def report_progress(job_id: JobId, report: ProgressIn) -> Response[ProgressOut]:
     token = bearer(router.current_event.get_header_value("Authorization")) or ""
-    cancelled = jobs().report(job_id, token, report.done_items)
-    return json_response(202, ProgressOut(cancelled=cancelled))
+    cancelled, commands = jobs().progress(job_id, token, report.done_items)
+    if commands:
+        logger.info("job commands delivered", extra={"job_id": job_id, "commands": [c.id for c in commands]})
+    return json_response(202, ProgressOut(cancelled=cancelled, commands=[command_view(c) for c in commands]))
+
+
+@router.post(
+    "/v1/jobs/<job_id>/commands",
+    status_code=202,
+    responses=RESPONSES["job_command"],
+    summary="Send a command to a running job's processor (in the answer to a shard's next progress report)",
+)
+def send_command(job_id: JobId, sent: CommandIn) -> Response[CommandOut]:
+    kept = jobs().send_command(tenant(), job_id, sent.command, sent.args)
+    logger.info("job command sent", extra={"job_id": job_id, "command_id": kept.id, "command": kept.command})
+    return json_response(202, command_view(kept))

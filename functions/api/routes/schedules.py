@@ -11,9 +11,15 @@ from shared.api.models.schedules import PreviewIn, schedule_to_domain
 from shared.api.responses import PreviewOut
 from shared.domain.calendars import Repeat, calendar_notes
 from shared.domain.registration import preview
+from shared.domain.schedules import after_runs
 from shared.domain.times import truncate_ms, utc_now
 
 router = Router()
+
+FIXED_DELAY_NOTE = (
+    "after: end (a fixed delay): each time after the first is every_seconds after the run before it ends, "
+    "whatever its final state; they depend on the runs and cannot be listed ahead"
+)
 
 
 @router.post("/v1/schedules:preview", responses=RESPONSES["preview"], summary="The next occurrences of a schedule")
@@ -21,4 +27,7 @@ def preview_schedule(request: PreviewIn) -> Response[PreviewOut]:
     schedule = schedule_to_domain(request.schedule)
     times = preview(schedule, request.count, truncate_ms(utc_now()), request.after)
     notes = calendar_notes(schedule, times) if isinstance(schedule, Repeat) else []
-    return json_response(200, PreviewOut.model_validate({"times": times, "notes": notes}))
+    runs = after_runs(schedule)
+    if runs:
+        notes.append(FIXED_DELAY_NOTE)
+    return json_response(200, PreviewOut.model_validate({"times": times, "notes": notes, "depends_on_runs": runs}))

@@ -8,9 +8,10 @@ from pydantic import Field, Tag, field_validator, model_validator
 
 from shared.api.models.calls import HttpProcessor, LambdaTarget, call_to_domain
 from shared.api.models.fields import whole
-from shared.api.types import Model, is_none, named, one_of, tag
+from shared.api.types import Instant, Model, is_none, named, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import target_to_dict
+from shared.domain.job_commands import COMMAND_PATTERN, MAX_ARGS_BYTES, MAX_COMMAND_LENGTH, checked_args
 from shared.domain.jobs import JobRequest
 from shared.domain.progress import MAX_DONE_ITEMS
 from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, plan
@@ -74,5 +75,41 @@ class ProgressIn(Model):
     _whole = field_validator("done_items", mode="before")(whole)
 
 
+class CommandIn(Model):
+    """``POST /v1/jobs/{id}/commands``: a command to the running job's processor, delivered once in
+    the answer to a shard's next progress report."""
+
+    command: str = Field(
+        min_length=1,
+        max_length=MAX_COMMAND_LENGTH,
+        pattern=COMMAND_PATTERN,
+        description="The command's name, as the processor knows it: a letter or digit, then letters, digits, "
+        "`_ . : -`.",
+    )
+    args: dict[str, Any] = Field(
+        default_factory=dict, description=f"Its arguments: a JSON object, at most {MAX_ARGS_BYTES} bytes as JSON."
+    )
+
+    @field_validator("args")
+    @classmethod
+    def _args(cls, value: dict[str, Any]) -> dict[str, Any]:
+        with named("args"):
+            return checked_args(value)
+
+
+class CommandOut(Model):
+    """A command, as it is kept and as a progress report's answer carries it."""
+
+    id: str = Field(description="The command's id (the processor may use it to do a command once).")
+    command: str
+    args: dict[str, Any]
+    sent_at: Instant = Field(description="When the API took it.")
+
+
 class ProgressOut(Model):
     cancelled: bool = Field(description="The job was cancelled: stop the shard's work.")
+    commands: list[CommandOut] = Field(
+        default_factory=list,
+        description="The commands sent to the job (POST /v1/jobs/{job_id}/commands) since any report took them, "
+        "oldest first: each is in one report's answer only, whichever shard reports first.",
+    )

@@ -119,15 +119,27 @@ class CronSchedule(Model):
 
 
 class EverySchedule(Model):
-    """A fixed rate; without ``start`` the first fire is one period after registration."""
+    """A fixed rate, or with ``after: end`` a fixed delay; without ``start`` the first fire is one
+    period after registration."""
 
     every_seconds: float = Field(
         strict=True, ge=sched.MIN_EVERY_SECONDS, le=sched.MAX_EVERY_SECONDS, description="The period, in seconds."
     )
     start: Instant | None = Field(
-        None, exclude_if=is_none, description="The first occurrence (the grid counts from it)."
+        None,
+        exclude_if=is_none,
+        description="The first occurrence (a fixed rate's grid counts from it; a fixed delay's start already "
+        "past fires at once).",
     )
     end: Instant | None = Field(None, exclude_if=is_none, description="No occurrence after it.")
+    after: sched.Counted = Field(
+        sched.FROM_START,
+        exclude_if=lambda value: value == sched.FROM_START,
+        description="What the period counts from. `start` (the default): a fixed rate, each occurrence the period "
+        "after the one before was due. `end`: a fixed delay, each occurrence the period after the run before it "
+        "ended, whatever its final state (succeeded, failed, dead-lettered after its retries, skipped): two "
+        "occurrences never run at once, and only the first time can be previewed.",
+    )
 
     @model_validator(mode="after")
     def _window(self) -> EverySchedule:
@@ -165,7 +177,7 @@ def schedule_to_domain(schedule: Schedules) -> sched.Schedule:
     if isinstance(schedule, CronSchedule):
         return sched.Cron(schedule.cron, schedule.timezone, schedule.start, schedule.end, schedule.dialect)
     if isinstance(schedule, EverySchedule):
-        return sched.Every(schedule.every_seconds, schedule.start, schedule.end)
+        return sched.Every(schedule.every_seconds, schedule.start, schedule.end, after=schedule.after)
     return schedule.rule()
 
 

@@ -75,7 +75,9 @@ def schedule_of(schedule: sched.Schedule) -> Schedules:
             dialect=schedule.dialect,
         )
     if isinstance(schedule, sched.Every):
-        return EverySchedule(every_seconds=schedule.seconds, start=schedule.start, end=schedule.end)
+        return EverySchedule(
+            every_seconds=schedule.seconds, start=schedule.start, end=schedule.end, after=schedule.after
+        )
     return RepeatSchedule(repeat=RULES.validate_python(repeat_to_api(schedule)))
 
 

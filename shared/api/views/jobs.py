@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from shared.api.models.jobs import ShardingIn
+from shared.api.models.jobs import CommandOut, ShardingIn
 from shared.api.responses import JobFailure, JobLevel, JobOut, JobProgress, JobTimes
 from shared.api.views.forms import processor_of
 from shared.domain.codec import target_from_dict
+from shared.domain.job_commands import JobCommand
 from shared.domain.jobs import JobStatus, JobStep, JobView, Span, StepFailure
 from shared.domain.secrets import redacted
 from shared.domain.sharding import Sharding
 from shared.domain.times import from_ms
+
+
+def command_view(command: JobCommand) -> CommandOut:
+    return CommandOut(id=command.id, command=command.command, args=command.args, sent_at=from_ms(command.sent_ms))
 
 
 def job_view(job: JobView) -> JobOut:

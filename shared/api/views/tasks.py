@@ -10,7 +10,7 @@ from shared.api.responses import BatchError, BatchOut, BatchTask, ParentOut, Ret
 from shared.api.views.errors import error_body
 from shared.api.views.forms import alert_shown, schedule_of, targets_shown
 from shared.domain.errors import SundialError
-from shared.domain.firing import paused_next_fire
+from shared.domain.firing import paused_next_fire, running
 from shared.domain.registration import notices
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Flexible
@@ -71,7 +71,7 @@ def next_fire(task: Task) -> datetime | None:
     (docs/api.md, "A paused task's next_fire_at"): never a time gone by while it was paused."""
     if task.status is not TaskStatus.PAUSED or task.next_fire_at is None:
         return task.next_fire_at
-    shown = paused_next_fire(task.schedule, to_ms(task.due_at), task.misfire, now_ms())
+    shown = paused_next_fire(task.schedule, to_ms(task.due_at), task.misfire, now_ms(), running(task))
     return None if shown is None else from_ms(shown)
 
 

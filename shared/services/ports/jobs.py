@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from shared.domain.job_commands import JobCommand, Refusal
 from shared.domain.jobs import JobPage, JobSpec, JobStatus, JobView, JsonValue, NewJobRecord, StepFailure
 
 
@@ -88,6 +89,13 @@ class JobRecords(Protocol):
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """As :meth:`JobStore.claim_notification`: each threshold is sent once."""
+
+    def add_command(self, tenant: str, job_id: str, command: JobCommand) -> Refusal | None:
+        """Keep a command at the end of the tenant's running job's pending list, unless it holds
+        ``MAX_PENDING_COMMANDS`` (one conditional write); None when kept, or why not."""
+
+    def take_commands(self, job_id: str) -> list[JobCommand]:
+        """The job's pending commands, oldest first, taken in one write: each is taken once."""
 
 
 class JobNotifier(Protocol):

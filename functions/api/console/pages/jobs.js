@@ -2,10 +2,11 @@
 // page is what a batch scheduler shows: what it runs (processor, sharding), each step with its
 // times (pre, every level with its shards done of all, post), and its result, or which step
 // failed, on which attempt, with what answer and, when the processor said, what it raised
-// ("KeyError: 'user_id'"). A running job is cancelled from its page (after a confirmation).
+// ("KeyError: 'user_id'"). A running job is cancelled from its page (after a confirmation), and
+// sent a command for its processor.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
-import { ErrorBox, Json, Pager, Status, useLoad, usePager, when } from "../ui.js";
+import { ErrorBox, Json, Pager, Status, parseField, useLoad, usePager, when } from "../ui.js";
 
 // Shards done of all; before pre has planned them there is no count to show.
 function Progress({ job }) {
@@ -134,6 +135,36 @@ function processorText(p) {
   return JSON.stringify(p);
 }
 
+// A command to the running job's processor (POST /v1/jobs/{id}/commands): a shard's next progress
+// report is answered with it, once. The API names what it refuses (a bad name, args that are not
+// a JSON object, 20 pending, a job that has ended): shown as is.
+function SendCommand({ id }) {
+  const [command, setCommand] = useState("");
+  const [args, setArgs] = useState("{}");
+  const [sent, setSent] = useState(null);
+  const [failed, setFailed] = useState(null);
+  const send = async (event) => {
+    event.preventDefault();
+    setSent(null);
+    setFailed(null);
+    try {
+      const body = { command, args: parseField("args", args) };
+      setSent(await api("POST", `v1/jobs/${id}/commands`, body));
+    } catch (e) {
+      setFailed(e);
+    }
+  };
+  return html`<form class="command" onSubmit=${send} aria-label="Send a command">
+    <h2>Send a command</h2>
+    <p class="hint">The processor gets it in the answer to a shard's next progress report (the receiver kit's ctx.commands()), once.</p>
+    <label>Command <input name="command" value=${command} onInput=${(e) => setCommand(e.target.value)} placeholder="rate" /></label>
+    <label>Args (JSON object) <textarea name="args" rows="2" value=${args} onInput=${(e) => setArgs(e.target.value)} /></label>
+    <button type="submit">Send</button>
+    ${sent && html`<p role="status" data-testid="command-sent">Sent ${sent.command} (${sent.id}) at ${when(sent.sent_at)}.</p>`}
+    <${ErrorBox} error=${failed} />
+  </form>`;
+}
+
 export function Job({ id }) {
   const { data: job, error, reload } = useLoad(() => api("GET", `v1/jobs/${id}`), [id], 3000);
   const [outcome, setOutcome] = useState(null);
@@ -181,6 +212,7 @@ export function Job({ id }) {
       <dt>Sharding</dt><dd data-testid="job-sharding">${sharding.min_items_per_shard}–${sharding.max_items_per_shard} items a shard, at most ${sharding.max_shards} shards a level</dd>
       <dt>Notify</dt><dd>${job.notify_every_percent ? `every ${job.notify_every_percent} %` : "no"}</dd>
     </dl>
+    ${running && html`<${SendCommand} id=${id} />`}
     ${job.failure && html`<h2>What failed</h2><${Failure} failure=${job.failure} testid="job-failure" />`}
     <h2>Steps</h2>
     <${Steps} job=${job} />

@@ -12,14 +12,17 @@ const LIVE = ["scheduled", "paused"];
 const RUNS_PAGE = 100;
 
 const ONE_SHOT = (s) => "at" in s || "after_seconds" in s;
+// A fixed delay (after: end) has one time ahead: the rest depend on its runs.
+const FIXED_DELAY = (s) => `Then ${s.every_seconds} s after each run ends (after: end): the later times depend on the runs.`;
 
 // The task's next five times from `from` (an instant on its schedule, or any instant for a cron or
-// calendar rule): a one-shot has its one time; a fixed rate steps from its next_fire_at, which is
+// calendar rule): a one-shot has its one time, and so has a fixed delay; a fixed rate steps from its next_fire_at, which is
 // on its grid, to the first step at or after `from`; a cron or calendar rule is previewed from
 // `from` (the preview's "after" is inclusive).
 function timesFrom(t, from) {
   const s = t.schedule;
   if (ONE_SHOT(s)) return Promise.resolve({ times: t.next_fire_at ? [t.next_fire_at] : [], notes: [] });
+  if (s.after === "end") return Promise.resolve({ times: t.next_fire_at ? [t.next_fire_at] : [], notes: [FIXED_DELAY(s)] });
   if ("every_seconds" in s && t.next_fire_at) {
     const period = s.every_seconds * 1000;
     const armed = Date.parse(t.next_fire_at);
@@ -44,6 +47,7 @@ async function nextTimes(t, readAt) {
   if (!atOnce) return { paused, ...(await timesFrom(t, t.next_fire_at)) };
   const was = "an occurrence went by while paused and its misfire is fire_now";
   if (ONE_SHOT(t.schedule)) return { paused, times: [], notes: [`At once: ${was}.`] };
+  if (t.schedule.after === "end") return { paused, times: [], notes: [`At once (${was}).`, FIXED_DELAY(t.schedule)] };
   if ("every_seconds" in t.schedule) return { paused, times: [], notes: [`At once (${was}), then every ${t.schedule.every_seconds} s on its grid.`] };
   const ahead = await timesFrom(t, new Date(Date.parse(t.next_fire_at) + 1).toISOString());
   return { paused, times: ahead.times, notes: [`At once (${was}), then:`, ...ahead.notes] };
