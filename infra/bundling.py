@@ -54,9 +54,10 @@ from aws_cdk import AssetHashType
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra import names
-from infra.settings import DeploymentSettings
 from shared.settings.context import context_key
+
+from . import names
+from .settings import DeploymentSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 """The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""

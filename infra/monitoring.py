@@ -35,15 +35,16 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from infra import names
-from infra.api import Api
-from infra.canary import Canary
-from infra.job_runner import JobRunner
-from infra.pipeline import Pipeline
-from infra.settings import DeploymentSettings
 from shared import topology
 from shared.domain.claims import Result
 from shared.observability import LATENESS_METRIC, runs_metric
+
+from . import names
+from .api import Api
+from .canary import Canary
+from .job_runner import JobRunner
+from .pipeline import Pipeline
+from .settings import DeploymentSettings
 
 METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
 """Powertools adds the service as the one default dimension of every metric."""

@@ -7,17 +7,17 @@ from typing import Any
 from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
-from infra import names
-from infra.api import Api, SchedulerFunctionUrl
-from infra.auth import ApiKeys
-from infra.bundling import LambdaBundle
-from infra.canary import Canary
-from infra.job_runner import JobRunner
-from infra.monitoring import Monitoring
-from infra.pipeline import Pipeline
-from infra.settings import DeploymentSettings
-from infra.signing import signing
-from infra.storage import Storage
+from . import names
+from .api import Api, SchedulerFunctionUrl
+from .auth import ApiKeys
+from .bundling import LambdaBundle
+from .canary import Canary
+from .job_runner import JobRunner
+from .monitoring import Monitoring
+from .pipeline import Pipeline
+from .settings import DeploymentSettings
+from .signing import signing
+from .storage import Storage
 
 
 class SundialStack(Stack):
