@@ -15,7 +15,12 @@ PROJECT_TAG = ("project", "sundial")
 POWERTOOLS_SERVICE_NAME = "sundial"
 POWERTOOLS_METRICS_NAMESPACE = "Sundial"
 
-# Construct ids: stack level.
+# Construct ids: the construct in the repository's stack.
+SUNDIAL_ID = "Default"
+"""The Sundial construct's id in the repository's stack (infra/stack.py): CDK leaves ``Default``
+out of logical IDs, so the resources keep those they had before the construct held them."""
+
+# Construct ids: the construct's parts.
 BUNDLE_ID = "Bundle"
 STORAGE_ID = "Storage"
 SIGNING_ID = "Signing"
