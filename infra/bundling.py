@@ -70,8 +70,7 @@ RUNTIME = lambda_.Runtime.PYTHON_3_14
 """The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-SHIPPED_SOURCES = "_lambda"
-"""The wheel's package data: the functions' sources and the layer's requirements (``make dist``)."""
+SHIPPED_SOURCES = names.SHIPPED_SOURCES
 
 
 def source_root(package_dir: Path = PACKAGE_DIR) -> Path:
@@ -227,7 +226,7 @@ def build_dependencies(
     bytecode = (compiler.digest_part(),) if compiler is not None else ()
     for part in (_RECIPE, "cp", python, *platforms, *bytecode):
         digest.update(part.encode() + b"\0")
-    for path in _requirement_files(requirements):
+    for path in requirement_files(requirements):
         digest.update(path.read_bytes() + b"\0")
     key = digest.hexdigest()
 
@@ -358,7 +357,7 @@ class LambdaBundle(Construct):
         )
 
 
-def _requirement_files(requirements: Path) -> list[Path]:
+def requirement_files(requirements: Path) -> list[Path]:
     """requirements.txt and every file it pulls in with -r/-c (their contents shape the layer)."""
     seen: list[Path] = []
     pending = [requirements.resolve()]

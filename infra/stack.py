@@ -27,7 +27,7 @@ class SundialStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, description=names.STACK_DESCRIPTION, **kwargs)
-        self.sundial = Sundial(self, names.SUNDIAL_ID, settings=settings, build_dir=build_dir)
+        self.sundial = Sundial(self, names.CONSTRUCT_ID, settings=settings, build_dir=build_dir)
         # Its parts, as the stack named them before it held the construct (the tests, bench/).
         self.settings = self.sundial.settings
         self.bundle = self.sundial.bundle

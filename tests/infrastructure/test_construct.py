@@ -90,10 +90,10 @@ def test_a_second_sundial_in_a_stack_is_refused_before_anything_is_built(synthes
 
 def test_the_repository_s_stack_holds_the_construct_out_of_the_logical_ids(synthesized: Synthesized) -> None:
     stack = synthesized.stack
-    assert stack.sundial.node.id == names.SUNDIAL_ID == "Default"
+    assert stack.sundial.node.id == names.CONSTRUCT_ID == "Default"
     assert stack.storage is stack.sundial.storage
     logical_ids = list(synthesized.template.to_json()["Resources"])
-    assert [logical for logical in logical_ids if logical.startswith(names.SUNDIAL_ID)] == []
+    assert [logical for logical in logical_ids if logical.startswith(names.CONSTRUCT_ID)] == []
     assert synthesized.template.to_json()["Outputs"].keys() >= {names.OUTPUT_API_URL, names.OUTPUT_TABLE_NAME}
 
 

@@ -20,7 +20,7 @@ from tests.infrastructure.conftest import Built, Synthesized
 
 pytestmark = pytest.mark.infrastructure
 
-ROOT = f"{names.STACK_NAME}/{names.SUNDIAL_ID}"
+ROOT = f"{names.STACK_NAME}/{names.CONSTRUCT_ID}"
 """Where the construct's parts are in the repository's stack (infra/stack.py)."""
 _TARGETS = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resource}"
 
