@@ -20,11 +20,13 @@ export CDK_DISABLE_VERSION_CHECK := 1
 # where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
 # pip.conf), pip installs them as before. The project itself is installed editable, without
 # dependencies (they are the pinned ones just installed): that is what puts `sundial` in .venv/bin.
+# Its distribution was `sundial` before 0.2.0 (now `sundial-scheduler`): a venv made then loses it.
 UV_VERSION := 0.13.9
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt requirements-awscli.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	{ $(PY) -m pip install --quiet uv==$(UV_VERSION) && \
 		$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements-dev.txt && \
+		{ $(VENV)/bin/uv pip uninstall --quiet --python $(PY) sundial 2>/dev/null || true; } && \
 		$(VENV)/bin/uv pip install --quiet --python $(PY) --no-deps --editable .; } || \
 		{ echo "uv did not install the requirements: pip will"; \
 		$(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -r requirements-dev.txt && \
