@@ -14,17 +14,19 @@ export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_VERSION_CHECK := 1
 
-.PHONY: run test coverage lint format synth deploy bench simulate clean browser smoke verify mutation chaos docs
+.PHONY: run test coverage lint format synth deploy dist bench simulate clean browser smoke verify mutation chaos docs
 
 # The pinned requirements go in with uv (pinned too): it fetches and unpacks in parallel, about 5 s
 # where pip took 70 on a clean clone. Where uv cannot be had or cannot reach the index (it reads no
 # pip.conf), pip installs them as before. The project itself is installed editable, without
 # dependencies (they are the pinned ones just installed): that is what puts `sundial` in .venv/bin.
+# Its distribution was `sundial` before 0.2.0 (now `sundial-scheduler`): a venv made then loses it.
 UV_VERSION := 0.13.9
 $(STAMP): requirements.txt requirements-cli.txt requirements-dev.txt requirements-awscli.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	{ $(PY) -m pip install --quiet uv==$(UV_VERSION) && \
 		$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements-dev.txt && \
+		{ $(VENV)/bin/uv pip uninstall --quiet --python $(PY) sundial 2>/dev/null || true; } && \
 		$(VENV)/bin/uv pip install --quiet --python $(PY) --no-deps --editable .; } || \
 		{ echo "uv did not install the requirements: pip will"; \
 		$(PY) -m pip install --quiet --upgrade pip && $(PY) -m pip install --quiet -r requirements-dev.txt && \
@@ -101,6 +103,12 @@ deploy: synth $(NODE_STAMP)  ## deploys exactly the assembly `make synth` checke
 	CDK_DISABLE_CLI_TELEMETRY=1 npx --no-install cdk deploy --app cdk.out --all --require-approval broadening
 	$(PY) -m sundial_cli admin-key create --if-missing
 
+# The three wheels at the version in VERSION, into dist/: sundial-scheduler (the command line),
+# sundial-scheduler-cdk (the construct library, with the functions' code) and sundial-receiver
+# (release/dist.py; docs/construct.md, section 2).
+dist: $(STAMP)  ## dist/: the wheels sundial-scheduler, sundial-scheduler-cdk and sundial-receiver, one version
+	$(PY) -m release.dist --out dist
+
 # Checks any running Sundial from outside, through its HTTP API (sundial_cli/smoke.py): make run's
 # by default, else SUNDIAL_URL with SUNDIAL_API_KEY (docs/guide.md, "Checking a deployment").
 smoke: $(STAMP)  ## one-shot, recurring, retry, dead letter and chain, each fired on time? (exit 1 if not)
@@ -136,4 +144,4 @@ docs: $(STAMP)  ## the docs site into site/ (mkdocs build --strict: broken links
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 clean:
-	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache site
+	rm -rf cdk.out .build .pytest_cache .mypy_cache .ruff_cache site dist

@@ -27,16 +27,6 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from infra import names
-from infra.auth import ApiKeys
-from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, function_environment
-from infra.job_runner import JobRunner
-from infra.nag import acknowledge
-from infra.pipeline import Queues
-from infra.settings import DeploymentSettings
-from infra.signing import Signing
-from infra.storage import Storage
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
 from shared.store.models import LIST_INDEX_NAME, STATUS_INDEX_NAME
 from shared.topology import (
@@ -46,6 +36,17 @@ from shared.topology import (
     INTEGRATION_TIMED_OUT,
     GatewayAnswer,
 )
+
+from . import names
+from .auth import ApiKeys
+from .bundling import LambdaBundle
+from .function import ServiceFunction, function_environment
+from .job_runner import JobRunner
+from .nag import acknowledge
+from .pipeline import Queues
+from .settings import DeploymentSettings
+from .signing import Signing
+from .storage import Storage
 
 API_TABLE_ACTIONS = (
     "dynamodb:GetItem",

@@ -16,9 +16,9 @@ from typing import Any
 from aws_cdk import App, Tags, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from infra import names
-from infra.settings import from_context
-from infra.stack import SundialStack
+from . import names
+from .settings import from_context
+from .stack import SundialStack
 
 CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
 

@@ -20,12 +20,13 @@ from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from constructs import Construct
 
-from infra import names
-from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, function_environment
-from infra.settings import DeploymentSettings
-from infra.storage import Storage
 from shared.topology import AUTHORIZER_CACHE_TTL_S
+
+from . import names
+from .bundling import LambdaBundle
+from .function import ServiceFunction, function_environment
+from .settings import DeploymentSettings
+from .storage import Storage
 
 RESULTS_CACHE_TTL = Duration.seconds(AUTHORIZER_CACHE_TTL_S)
 """How long API Gateway keeps the authorizer's answer for one ``Authorization`` value: the bound

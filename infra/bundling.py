@@ -26,7 +26,14 @@
   synthesizing machine happens to have. Unset (the default), the assets are source only and the
   same on every machine; docs/deploy.md ("Bytecode and cold starts") has what it costs.
 
-Both are cached under ``.build/`` (gitignored), keyed by a hash of what goes in: the layer by
+**Where the sources are.** In a checkout, around this package: ``requirements.txt``, ``shared/``
+and ``functions/`` beside ``infra/``. Installed from the wheel ``sundial-scheduler-cdk`` (this
+package is then ``sundial_cdk``), in its package data, ``_lambda/``, which ``make dist`` fills with
+exactly the files :func:`code_files` selects here and the requirement files: the same bytes, so the
+same asset hashes (docs/construct.md, section 2).
+
+Both are cached under ``.build/`` (gitignored; installed: the app's ``.build/sundial/``, or the
+construct's ``build_dir``: :func:`default_build_dir`), keyed by a hash of what goes in: the layer by
 requirements.txt (and the files it includes), the pip platforms, the Python version and the
 recipe; the code by every copied file's path and bytes; both by the bytecode's Python version and
 magic number, when there is bytecode. A repeated synth, or a test session,
@@ -54,16 +61,35 @@ from aws_cdk import AssetHashType
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from infra import names
-from infra.settings import DeploymentSettings
 from shared.settings.context import context_key
+
+from . import names
+from .settings import DeploymentSettings
 
 RUNTIME = lambda_.Runtime.PYTHON_3_14
 """The newest Python runtime aws-cdk-lib knows; cdk-nag's AwsSolutions-L1 demands the newest."""
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-BUILD_DIR = PROJECT_ROOT / ".build"
-REQUIREMENTS = PROJECT_ROOT / "requirements.txt"
+PACKAGE_DIR = Path(__file__).resolve().parent
+SHIPPED_SOURCES = names.SHIPPED_SOURCES
+
+
+def source_root(package_dir: Path = PACKAGE_DIR) -> Path:
+    """Where ``requirements.txt``, ``shared/`` and ``functions/`` are: the wheel's package data when
+    this package was installed with it, else the checkout around it."""
+    shipped = package_dir / SHIPPED_SOURCES
+    return shipped if shipped.is_dir() else package_dir.parent
+
+
+def default_build_dir(package_dir: Path = PACKAGE_DIR) -> Path:
+    """Where the layer and the code are built and cached: a checkout's ``.build/``; installed, the
+    ``.build/sundial/`` of the directory the app runs in (``cdk synth`` runs it in the project)."""
+    if (package_dir / SHIPPED_SOURCES).is_dir():
+        return Path.cwd() / ".build" / "sundial"
+    return package_dir.parent / ".build"
+
+
+SOURCE_ROOT = source_root()
+REQUIREMENTS = SOURCE_ROOT / "requirements.txt"
 CODE_PACKAGES = ("shared", "functions")
 CODE_SUFFIXES = (".py",)
 ASSET_DIRS = (Path("functions/api/console"),)
@@ -105,11 +131,12 @@ _PROBE = (
 )
 
 
-def bytecode_compiler(command: str, python: str) -> Compiler:
+def bytecode_compiler(command: str, python: str, setting: str | None = None) -> Compiler:
     """The interpreter ``command`` runs, checked to be CPython ``python`` (``3.14``) exactly: a
-    :class:`BundlingError` naming the setting when it cannot be run or is another version
-    (Lambda's Python would ignore its bytecode and compile every module anyway)."""
-    setting = context_key("bytecode_python")
+    :class:`BundlingError` naming the ``setting`` (as the settings were given: the context key, or
+    the construct's keyword argument) when it cannot be run or is another version (Lambda's Python
+    would ignore its bytecode and compile every module anyway). The context key by default."""
+    setting = setting or context_key("bytecode_python")
     advice = f'(or set {setting} to "" to ship source only)'
     try:
         answer = subprocess.run([command, "-I", "-c", _PROBE], capture_output=True, text=True, check=False, timeout=60)
@@ -188,17 +215,18 @@ def build_dependencies(
     architecture: str,
     python: str,
     requirements: Path = REQUIREMENTS,
-    build_dir: Path = BUILD_DIR,
+    build_dir: Path | None = None,
     compiler: Compiler | None = None,
 ) -> BuiltAsset:
-    """The layer directory (with ``python/`` inside) for these requirements, built if missing;
-    with ``compiler``'s bytecode next to the sources (None: source only)."""
+    """The layer directory (with ``python/`` inside) for these requirements, built if missing (in
+    ``build_dir``, else :func:`default_build_dir`); with ``compiler``'s bytecode next to the sources
+    (None: source only)."""
     platforms = pip_platforms(architecture)
     digest = hashlib.sha256()
     bytecode = (compiler.digest_part(),) if compiler is not None else ()
     for part in (_RECIPE, "cp", python, *platforms, *bytecode):
         digest.update(part.encode() + b"\0")
-    for path in _requirement_files(requirements):
+    for path in requirement_files(requirements):
         digest.update(path.read_bytes() + b"\0")
     key = digest.hexdigest()
 
@@ -239,26 +267,32 @@ def build_dependencies(
             _compile(compiler, target, LAYER_ROOT)
         _say(f"dependency layer built in {time.monotonic() - started:.1f} s")
 
-    return BuiltAsset(_cached(build_dir, "layer", key, fill), key)
+    return BuiltAsset(_cached(build_dir or default_build_dir(), "layer", key, fill), key)
 
 
-def build_code(
-    *,
-    root: Path = PROJECT_ROOT,
-    packages: Iterable[str] = CODE_PACKAGES,
-    build_dir: Path = BUILD_DIR,
-    compiler: Compiler | None = None,
-) -> BuiltAsset:
-    """The function code directory: the packages' source files and the asset folders, nothing else
-    (and ``compiler``'s bytecode of the sources, when given)."""
+def code_files(root: Path = SOURCE_ROOT, packages: Iterable[str] = CODE_PACKAGES) -> list[Path]:
+    """What the code asset holds, relative to ``root``: the packages' source files and the asset
+    folders, nothing else (``make dist`` ships exactly these in the wheel)."""
     candidates = (path.relative_to(root) for package in packages for path in (root / package).rglob("*"))
-    files = sorted(
+    return sorted(
         path
         for path in candidates
         if (path.suffix in CODE_SUFFIXES or any(path.is_relative_to(folder) for folder in ASSET_DIRS))
         and "__pycache__" not in path.parts
         and (root / path).is_file()
     )
+
+
+def build_code(
+    *,
+    root: Path = SOURCE_ROOT,
+    packages: Iterable[str] = CODE_PACKAGES,
+    build_dir: Path | None = None,
+    compiler: Compiler | None = None,
+) -> BuiltAsset:
+    """The function code directory: :func:`code_files` (and ``compiler``'s bytecode of the sources,
+    when given), built if missing in ``build_dir``, else :func:`default_build_dir`."""
+    files = code_files(root, packages)
     digest = hashlib.sha256(_RECIPE.encode() + b"\0")
     if compiler is not None:
         digest.update(compiler.digest_part().encode() + b"\0")
@@ -275,22 +309,35 @@ def build_code(
         if compiler is not None:
             _compile(compiler, staging, TASK_ROOT)
 
-    return BuiltAsset(_cached(build_dir, "code", key, fill), key)
+    return BuiltAsset(_cached(build_dir or default_build_dir(), "code", key, fill), key)
 
 
 class LambdaBundle(Construct):
     """What every function ships: the runtime, the dependency layer and the code asset."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, settings: DeploymentSettings) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        settings: DeploymentSettings,
+        build_dir: Path | None = None,
+    ) -> None:
         super().__init__(scope, construct_id)
         self.runtime = RUNTIME
         self.architecture = settings.lambda_architecture
         architecture = settings.architecture
         python = python_version(RUNTIME)
-        compiler = bytecode_compiler(settings.bytecode_python, python) if settings.bytecode_python else None
+        compiler = (
+            bytecode_compiler(settings.bytecode_python, python, settings.setting_name("bytecode_python"))
+            if settings.bytecode_python
+            else None
+        )
         shipped = f", bytecode for CPython {compiler.version}" if compiler is not None else ""
 
-        dependencies = build_dependencies(architecture=architecture, python=python, compiler=compiler)
+        dependencies = build_dependencies(
+            architecture=architecture, python=python, build_dir=build_dir, compiler=compiler
+        )
         self.layer = lambda_.LayerVersion(
             self,
             names.DEPENDENCIES_LAYER_ID,
@@ -304,13 +351,13 @@ class LambdaBundle(Construct):
             description=f"Sundial runtime dependencies (requirements.txt, {architecture}, {RUNTIME.name}{shipped})",
         )
 
-        code = build_code(compiler=compiler)
+        code = build_code(build_dir=build_dir, compiler=compiler)
         self.code = lambda_.Code.from_asset(
             str(code.path), asset_hash=code.digest, asset_hash_type=AssetHashType.CUSTOM
         )
 
 
-def _requirement_files(requirements: Path) -> list[Path]:
+def requirement_files(requirements: Path) -> list[Path]:
     """requirements.txt and every file it pulls in with -r/-c (their contents shape the layer)."""
     seen: list[Path] = []
     pending = [requirements.resolve()]

@@ -18,15 +18,16 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from infra import names
-from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, function_environment
-from infra.pipeline import Queues
-from infra.settings import DeploymentSettings
-from infra.storage import Storage
 from shared import topology
 from shared.domain.canary import LATE_MS
 from shared.observability import CANARY_LATENESS_METRIC
+
+from . import names
+from .bundling import LambdaBundle
+from .function import ServiceFunction, function_environment
+from .pipeline import Queues
+from .settings import DeploymentSettings
+from .storage import Storage
 
 CANARY_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem")
 """Register the task (its tenant's count, its item) and cancel it (read, conditional update); read

@@ -39,11 +39,12 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra import names
-from infra.bundling import LambdaBundle
-from infra.nag import acknowledge
-from infra.settings import DeploymentSettings
 from shared.settings import environment as runtime_settings
+
+from . import names
+from .bundling import LambdaBundle
+from .nag import acknowledge
+from .settings import DeploymentSettings
 
 XRAY_WRITE_ACTIONS = ("xray:PutTraceSegments", "xray:PutTelemetryRecords")
 CONSUME_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")

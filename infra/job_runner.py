@@ -14,15 +14,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra import names
-from infra.bundling import LambdaBundle
-from infra.function import ServiceFunction, function_environment
-from infra.jobs import Jobs
-from infra.nag import acknowledge, nag_form
-from infra.settings import DeploymentSettings
-from infra.signing import Signing
-from infra.storage import Storage
-from infra.targets import target_resources
+from . import names
+from .bundling import LambdaBundle
+from .function import ServiceFunction, function_environment
+from .jobs import Jobs
+from .nag import acknowledge, nag_form
+from .settings import DeploymentSettings
+from .signing import Signing
+from .storage import Storage
+from .targets import target_resources
 
 JOB_TABLE_ACTIONS = ("dynamodb:GetItem", "dynamodb:UpdateItem")
 """Read the job item; record its plan, progress, notifications and outcome (conditional updates)."""

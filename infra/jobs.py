@@ -50,10 +50,11 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra import names
-from infra.nag import acknowledge
-from infra.settings import DeploymentSettings
 from shared.domain.sharding import PROCESSOR_RETRIES, SERVICE_ERROR_RETRIES
+
+from . import names
+from .nag import acknowledge
+from .settings import DeploymentSettings
 
 JOB_HANDLER = names.handler("jobs")
 """The handler of the job step function this construct is given (``functions.jobs.handler.handler``)."""

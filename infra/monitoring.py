@@ -35,15 +35,16 @@ from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from infra import names
-from infra.api import Api
-from infra.canary import Canary
-from infra.job_runner import JobRunner
-from infra.pipeline import Pipeline
-from infra.settings import DeploymentSettings
 from shared import topology
 from shared.domain.claims import Result
 from shared.observability import LATENESS_METRIC, runs_metric
+
+from . import names
+from .api import Api
+from .canary import Canary
+from .job_runner import JobRunner
+from .pipeline import Pipeline
+from .settings import DeploymentSettings
 
 METRIC_DIMENSIONS = {"service": names.POWERTOOLS_SERVICE_NAME}
 """Powertools adds the service as the one default dimension of every metric."""
@@ -68,7 +69,8 @@ def sundial_metric(name: str, *, statistic: str, period: Duration, label: str) -
 class Monitoring(Construct):
     """The alarms when the deployment has them (``sundial:alarms``, or an alarm topic), the
     dashboard when it asks for one (``sundial:dashboard``); neither by default, when the construct
-    holds nothing."""
+    holds nothing. ``topic``, an app's own SNS topic, is notified instead of
+    ``sundial:alarmTopicArn``'s (the settings must ask for the alarms then: infra/sundial.py does)."""
 
     def __init__(
         self,
@@ -80,6 +82,7 @@ class Monitoring(Construct):
         api: Api,
         jobs: JobRunner,
         canary: Canary | None = None,
+        topic: sns.ITopic | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._prefix = Stack.of(self).stack_name
@@ -92,8 +95,12 @@ class Monitoring(Construct):
                 self._api_errors_alarm(api),
                 *(canary.alarms if canary is not None else ()),
             ]
-        if settings.alarm_topic_arn:
+        if topic is None and settings.alarm_topic_arn:
             topic = sns.Topic.from_topic_arn(self, names.ALARM_TOPIC_ID, settings.alarm_topic_arn)
+        self.topic = topic
+        """The SNS topic the alarms notify: ``topic`` (an app's own), else the one
+        ``sundial:alarmTopicArn`` names; None: the alarms, if any, only show in CloudWatch."""
+        if topic is not None:
             action = cloudwatch_actions.SnsAction(topic)
             for alarm in self.alarms:
                 alarm.add_alarm_action(action)

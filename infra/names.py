@@ -7,6 +7,9 @@ Construct ids are part of the CloudFormation logical ids: renaming one replaces 
 from __future__ import annotations
 
 STACK_NAME = "Sundial"
+SHIPPED_SOURCES = "_lambda"
+"""The cdk wheel's package data (``sundial_cdk/_lambda/``): the functions' sources and the layer's
+requirements (release/dist.py writes it, infra/bundling.py reads it)."""
 STACK_DESCRIPTION = "Sundial: serverless task scheduler (DynamoDB time buckets, SQS delay queues, Lambda)."
 PROJECT_TAG = ("project", "sundial")
 
@@ -15,7 +18,12 @@ PROJECT_TAG = ("project", "sundial")
 POWERTOOLS_SERVICE_NAME = "sundial"
 POWERTOOLS_METRICS_NAMESPACE = "Sundial"
 
-# Construct ids: stack level.
+# Construct ids: the construct in the repository's stack.
+CONSTRUCT_ID = "Default"
+"""The Sundial construct's id in the repository's stack (infra/stack.py): CDK leaves ``Default``
+out of logical IDs, so the resources keep those they had before the construct held them."""
+
+# Construct ids: the construct's parts.
 BUNDLE_ID = "Bundle"
 STORAGE_ID = "Storage"
 SIGNING_ID = "Signing"

@@ -53,15 +53,16 @@ from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra import names
-from infra.bundling import LambdaBundle
-from infra.function import CONSUME_ACTIONS, ServiceFunction, function_environment
-from infra.nag import nag_form
-from infra.settings import TICK_PERIOD_S, DeploymentSettings
-from infra.signing import Signing
-from infra.storage import Storage
-from infra.targets import TARGET_ACTIONS, target_resources
 from shared import topology
+
+from . import names
+from .bundling import LambdaBundle
+from .function import CONSUME_ACTIONS, ServiceFunction, function_environment
+from .nag import nag_form
+from .settings import TICK_PERIOD_S, DeploymentSettings
+from .signing import Signing
+from .storage import Storage
+from .targets import TARGET_ACTIONS, target_resources
 
 
 class JobStarting(Protocol):

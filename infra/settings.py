@@ -26,6 +26,7 @@ __all__ = [
     "MIN_LEAD_MS",
     "TICK_PERIOD_S",
     "DeploymentSettings",
+    "KeywordSettings",
     "SettingsError",
     "from_context",
 ]
@@ -117,6 +118,17 @@ class DeploymentSettings(context.DeploymentSettings):
             return None
         minimum, maximum = self.provisioned_pollers
         return lambda_.ProvisionedPollerConfig(minimum_pollers=minimum, maximum_pollers=maximum)
+
+
+class KeywordSettings(DeploymentSettings):
+    """The settings as the :class:`~.sundial.Sundial` construct's keyword arguments take them: the
+    same fields, defaults and rules, with each setting named as its argument in a
+    :class:`SettingsError` (``bucket_shards``, where the context's errors say
+    ``sundial:bucketShards``)."""
+
+    @classmethod
+    def setting_name(cls, field: str) -> str:
+        return field
 
 
 def from_context(node: Node) -> DeploymentSettings:

@@ -32,10 +32,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
-from infra.settings import DeploymentSettings
-from infra.storage import Storage
 from shared.store.signing_kms import SIGNING_KEY_DESCRIPTION
 from shared.store.signing_parameter import root_parameter_name
+
+from .settings import DeploymentSettings
+from .storage import Storage
 
 KEY_ID = "Key"
 SIGNER_KEY_ACTIONS = ("kms:Decrypt", "kms:GenerateDataKeyWithoutPlaintext")

@@ -24,11 +24,12 @@ from constructs import Construct
 from pynamodb.attributes import TTLAttribute
 from pynamodb.models import Model
 
-from infra import names
-from infra.settings import DeploymentSettings
 from shared.store.idempotency import EXPIRY_ATTR as IDEMPOTENCY_EXPIRY_ATTR
 from shared.store.idempotency import KEY_ATTR as IDEMPOTENCY_KEY_ATTR
 from shared.store.models import TABLE_MODELS
+
+from . import names
+from .settings import DeploymentSettings
 
 _ATTRIBUTE_TYPES = {
     "S": dynamodb.AttributeType.STRING,

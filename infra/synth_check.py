@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def synthesize(outdir: Path) -> bool:
-    from infra.app import build_app  # noqa: PLC0415  (imports aws-cdk-lib: keep --help instant)
+    from .app import build_app  # noqa: PLC0415  (imports aws-cdk-lib: keep --help instant)
 
     try:
         build_app(outdir=str(outdir)).synth()

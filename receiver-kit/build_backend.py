@@ -1,6 +1,7 @@
 """The kit's build backend (PEP 517 and PEP 660), the standard library only: ``pip install
 ./receiver-kit`` needs nothing but pip, not even setuptools or network access. It reads
-pyproject.toml's [project] table and zips ``sundial_receiver/`` into a wheel."""
+pyproject.toml's [project] table and zips ``sundial_receiver/`` into a wheel. The version is
+Sundial's one, in the checkout's ``VERSION`` (an sdist carries a copy beside pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,17 @@ ROOT = Path(__file__).resolve().parent
 PACKAGE = "sundial_receiver"
 
 
+def _version() -> str:
+    for path in (ROOT / "VERSION", ROOT.parent / "VERSION"):
+        if path.is_file():
+            return path.read_text("utf-8").strip()
+    raise FileNotFoundError(f"no VERSION in {ROOT} or {ROOT.parent}: the kit's version is Sundial's")
+
+
 def _project() -> dict[str, Any]:
-    return dict(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"])
+    project = dict(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"])
+    project.setdefault("version", _version())
+    return project
 
 
 def _dist_name(project: dict[str, Any]) -> str:
@@ -102,8 +112,11 @@ def build_sdist(sdist_directory: str, config_settings: Any = None) -> str:
         for relative in names:
             if (ROOT / relative).exists():
                 archive.add(ROOT / relative, arcname=f"{name}/{relative}")
-        data = _metadata(_project()).encode("utf-8")
-        entry = tarfile.TarInfo(f"{name}/PKG-INFO")
-        entry.size = len(data)
-        archive.addfile(entry, io.BytesIO(data))
+        for member, data in (
+            ("PKG-INFO", _metadata(_project()).encode("utf-8")),
+            ("VERSION", f"{_version()}\n".encode()),
+        ):
+            entry = tarfile.TarInfo(f"{name}/{member}")
+            entry.size = len(data)
+            archive.addfile(entry, io.BytesIO(data))
     return filename

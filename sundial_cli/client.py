@@ -121,7 +121,7 @@ def _drop(data: Any, loc: Sequence[int | str]) -> bool:
 
 def _agent() -> str:
     try:
-        return f"sundial-cli/{version('sundial')}"
+        return f"sundial-cli/{version('sundial-scheduler')}"
     except PackageNotFoundError:
         return "sundial-cli"
 

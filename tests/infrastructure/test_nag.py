@@ -20,11 +20,13 @@ from tests.infrastructure.conftest import Built, Synthesized
 
 pytestmark = pytest.mark.infrastructure
 
+ROOT = f"{names.STACK_NAME}/{names.CONSTRUCT_ID}"
+"""Where the construct's parts are in the repository's stack (infra/stack.py)."""
 _TARGETS = "arn:<AWS::Partition>:{service}:<AWS::Region>:<AWS::AccountId>:{resource}"
 
 ACKNOWLEDGED = {
     *(
-        (f"Sundial/{function}/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
+        (f"{ROOT}/{function}/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
         for function in (
             "Api/Handler",
             "Auth/Authorizer",
@@ -36,19 +38,19 @@ ACKNOWLEDGED = {
             "Jobs/Function",
         )
     ),
-    ("Sundial/Jobs/StateMachine/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
-    ("Sundial/Jobs/StateMachine/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    (f"{ROOT}/Jobs/StateMachine/LoggingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
+    (f"{ROOT}/Jobs/StateMachine/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]"),
     (  # cancelling a job: its execution, named at run time
-        "Sundial/Api/Handler/JobStopPolicy/Resource",
+        f"{ROOT}/Api/Handler/JobStopPolicy/Resource",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:"
         "<JobsStateMachineEA2D5079.Name>:*]",
     ),
     (
-        "Sundial/Jobs/Function/ProcessorsPolicy/Resource",
+        f"{ROOT}/Jobs/Function/ProcessorsPolicy/Resource",
         f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service='lambda', resource='function:*')}]",
     ),
     *(
-        (f"Sundial/{policy}/Resource", "AwsSolutions-IAM5[Resource::<JobsBucket264FE5C6.Arn>/jobs/*]")
+        (f"{ROOT}/{policy}/Resource", "AwsSolutions-IAM5[Resource::<JobsBucket264FE5C6.Arn>/jobs/*]")
         for policy in (
             "Jobs/Function/Policy",
             "Api/Handler/Policy",
@@ -57,42 +59,42 @@ ACKNOWLEDGED = {
             "Pipeline/Recover/Policy",
         )
     ),
-    ("Sundial/Jobs/Bucket/Resource", "AwsSolutions-S1"),
-    ("Sundial/Jobs/ExecutionEndsDeadLetters/Resource", "AwsSolutions-SQS3"),
+    (f"{ROOT}/Jobs/Bucket/Resource", "AwsSolutions-S1"),
+    (f"{ROOT}/Jobs/ExecutionEndsDeadLetters/Resource", "AwsSolutions-SQS3"),
     *(
         (
-            f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource",
+            f"{ROOT}/Pipeline/{trigger}/TargetsPolicy/Resource",
             f"AwsSolutions-IAM5[Resource::{_TARGETS.format(service=service, resource=resource)}]",
         )
         for trigger in ("Trigger", "TriggerHigh", "Recover")
         for service, resource in (("lambda", "function:*"), ("sqs", "*"), ("sns", "*"), ("events", "event-bus/*"))
     ),
-    ("Sundial/Api/RestApi/Default/v1/{proxy+}/ANY/Resource", "AwsSolutions-COG4"),
+    (f"{ROOT}/Api/RestApi/Default/v1/{{proxy+}}/ANY/Resource", "AwsSolutions-COG4"),
     *(
-        (f"Sundial/Api/RestApi/Default/v1/{path}/ANY/Resource", rule)
+        (f"{ROOT}/Api/RestApi/Default/v1/{path}/ANY/Resource", rule)
         for path in names.API_PUBLIC_PATHS
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
     *(
-        (f"Sundial/Api/RestApi/Default/{path}/ANY/Resource", rule)
+        (f"{ROOT}/Api/RestApi/Default/{path}/ANY/Resource", rule)
         for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}", f"{names.SCHEDULER_PATH}/{{proxy+}}")
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
-    ("Sundial/Api/RestApi/Resource", "AwsSolutions-APIG2"),
-    ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
-    ("Sundial/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),
+    (f"{ROOT}/Api/RestApi/Resource", "AwsSolutions-APIG2"),
+    (f"{ROOT}/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
+    (f"{ROOT}/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),
     (
-        "Sundial/Api/RestApi/CloudWatchRole/Resource",
+        f"{ROOT}/Api/RestApi/CloudWatchRole/Resource",
         "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
         "AmazonAPIGatewayPushToCloudWatchLogs]",
     ),
 }
 
 
-CANARY_ACKNOWLEDGED = {("Sundial/Canary/Function/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")}
+CANARY_ACKNOWLEDGED = {(f"{ROOT}/Canary/Function/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")}
 """What the canary (``sundial:canary``, off by default) adds to ACKNOWLEDGED."""
 SCHEDULER_URL_ACKNOWLEDGED = {
-    ("Sundial/SchedulerUrl/Function/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
+    (f"{ROOT}/SchedulerUrl/Function/TracingPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
 }
 """What the scheduler's function URL (``sundial:schedulerFunctionUrl``, on by default) adds: its
 function's tracing policy. The URL itself, auth type NONE with its public resource policy, raises no

@@ -15,7 +15,7 @@ from shared.settings.environment import ENV_PREFIX
 pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parents[2]
-SEARCHED = ("shared", "functions", "infra", "local", "bench", "tests", "app.py")
+SEARCHED = ("shared", "functions", "infra", "local", "bench", "release", "tests", "app.py")
 OWNERS = {"shared/settings/environment.py", "local/settings.py"}
 
 
