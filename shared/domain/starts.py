@@ -51,7 +51,8 @@ TASK_DEFINITION_ARN = (
 SUBNET = r"^subnet-([0-9a-f]{8}|[0-9a-f]{17})$"
 SECURITY_GROUP = r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$"
 CONTAINER_NAME = r"^[A-Za-z0-9_-]{1,255}$"
-VARIABLE_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,254}$"
+VARIABLE_NAME = r"^(?!OCCURRENCE_)[A-Za-z_][A-Za-z0-9_]{0,254}$"
+"""A variable a target sets: a shell's name, not one of Sundial's (:data:`OCCURRENCE_PREFIX`)."""
 TASK_SIZE = r"^[1-9][0-9]{0,5}$"
 """A task-level ``cpu`` (units) or ``memory`` (MiB) override, as digits: which pairs Fargate
 takes is checked by ECS (a refused pair fails the run for good)."""

@@ -180,6 +180,10 @@ CASES = {
         ),
         "target.ecs.overrides",
     ),
+    "variable name not a name": (
+        spec(target=ecs(overrides={"containers": [{"name": "app", "environment": {"1-X": "x"}}]})),
+        "target.ecs.overrides.containers[0].environment",
+    ),
     "task cpu not a number": (spec(target=ecs(overrides={"cpu": "1 vCPU"})), "target.ecs.overrides.cpu"),
     "two target kinds": (
         spec(target={**HTTP, "sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}),

@@ -4,6 +4,7 @@ shared/domain/starts.py's."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -66,9 +67,18 @@ class EcsNetwork(Model):
         return value
 
 
+def _named_variables(schema: dict[str, Any]) -> None:
+    """Names as :data:`~shared.domain.starts.VARIABLE_NAME` says, in the document (a look-ahead
+    pydantic's own patterns cannot run: :meth:`ContainerOverride._names` checks it)."""
+    value = schema.pop("additionalProperties")
+    schema.pop("propertyNames", None)
+    schema["patternProperties"] = {s.VARIABLE_NAME: value}
+    schema["additionalProperties"] = False
+
+
 Variables = Annotated[
-    dict[Annotated[str, Field(pattern=s.VARIABLE_NAME)], Annotated[str, Field(max_length=4096)]],
-    Field(max_length=s.MAX_VARIABLES, json_schema_extra={"additionalProperties": False}),
+    dict[str, Annotated[str, Field(max_length=4096)]],
+    Field(max_length=s.MAX_VARIABLES, json_schema_extra=_named_variables),
 ]
 
 
@@ -83,6 +93,21 @@ class ContainerOverride(Model):
         f"{s.RUN_ID_VARIABLE} and {s.SCHEDULED_FOR_VARIABLE} (names starting with {s.OCCURRENCE_PREFIX} "
         "are Sundial's).",
     )
+
+    @field_validator("environment")
+    @classmethod
+    def _names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name in value:
+            if name.startswith(s.OCCURRENCE_PREFIX):
+                raise ValueError(
+                    f"sets {name}: variables starting with {s.OCCURRENCE_PREFIX} are Sundial's (the occurrence's "
+                    "task id, run id and time)"
+                )
+            if not re.fullmatch(s.VARIABLE_NAME, name):
+                raise ValueError(
+                    f"names the variable {name!r}: a name is letters, digits and _, not starting with a digit"
+                )
+        return value
 
 
 class EcsOverrides(Model):
