@@ -17,7 +17,9 @@ import boto3
 import pytest
 
 from shared.domain import starts
+from tests.e2e.conftest import ADMIN_KEY
 from tests.e2e.test_local_runtime import settled, wait
+from tests.support.cli import Sundial, new_tenant, rows, until
 from tests.support.runtime import Client
 
 pytestmark = pytest.mark.e2e
@@ -227,3 +229,22 @@ def test_a_bad_target_is_refused_naming_its_field(sundial: Client, target: dict[
     assert status == 400, answer
     assert answer["error"]["code"] == "validation_error"
     assert [detail["field"] for detail in answer["error"]["details"]] == [field]
+
+
+def test_the_cli_makes_a_stepfunctions_target_from_flags_and_lists_what_its_run_started(sundial: Client) -> None:
+    cli = Sundial(sundial.base, new_tenant(Sundial(sundial.base, ADMIN_KEY), "cli-starts")[1])
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    machine, _ = _receiving_state_machine(sundial, name)
+    task = cli.json(
+        "tasks", "create", "--name", name, "--after", "1", "--state-machine", machine,
+        "--execution-input", '{"report": "daily"}',
+    )  # fmt: skip
+    assert task["target"] == {"stepfunctions": {"state_machine_arn": machine, "input": {"report": "daily"}}}
+    (run,) = until(lambda: [r for r in cli.json("tasks", "runs", task["id"])["items"] if r.get("started")])
+    table = rows(cli.table("tasks", "runs", task["id"]))
+    assert table[0][6] == "STARTED"
+    assert table[1][6] == run["started"][0]
+    execution = _client(sundial, "stepfunctions").describe_execution(executionArn=run["started"][0])
+    assert json.loads(execution["input"]) == {"report": "daily"}
+    refused = cli.fails(2, "tasks", "create", "--after", "1", "--state-machine", machine, "--url", "http://a/")
+    assert "not with --url" in refused.stderr
