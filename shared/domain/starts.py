@@ -60,8 +60,12 @@ MAX_SUBNETS = 16
 MAX_SECURITY_GROUPS = 5
 MAX_CONTAINER_OVERRIDES = 10
 """A task definition holds at most 10 containers (ECS quotas, "Containers per task definition")."""
-MAX_COMMAND_ARGUMENTS = 100
-MAX_VARIABLES = 100
+MAX_COMMAND_ARGUMENTS = 50
+MAX_VARIABLES = 50
+MAX_TEXT_CHARS = 1024
+"""A command argument or a variable's value, at most: with the counts above, what the document
+allows of a container stays far below a request body's 128 KiB (the whole is held to RunTask's
+8,192 characters anyway)."""
 MAX_OVERRIDES_CHARS = 8192
 """RunTask's ``overrides``, as the SDK sends them (JSON with its spacing), at most."""
 LAUNCH_TYPES = ("FARGATE",)

@@ -176,7 +176,9 @@ CASES = {
     ),
     "overrides over 8192 characters": (
         spec(
-            target=ecs(overrides={"containers": [{"name": "app", "environment": {"V": "x" * 4096, "W": "y" * 4096}}]})
+            target=ecs(
+                overrides={"containers": [{"name": "app", "environment": {f"V{i}": "x" * 1000 for i in range(9)}}]}
+            )
         ),
         "target.ecs.overrides",
     ),

@@ -77,14 +77,14 @@ def _named_variables(schema: dict[str, Any]) -> None:
 
 
 Variables = Annotated[
-    dict[str, Annotated[str, Field(max_length=4096)]],
+    dict[str, Annotated[str, Field(max_length=s.MAX_TEXT_CHARS)]],
     Field(max_length=s.MAX_VARIABLES, json_schema_extra=_named_variables),
 ]
 
 
 class ContainerOverride(Model):
     name: str = Field(pattern=s.CONTAINER_NAME, description="A container of the task definition.")
-    command: list[Annotated[str, Field(max_length=4096)]] | None = Field(
+    command: list[Annotated[str, Field(max_length=s.MAX_TEXT_CHARS)]] | None = Field(
         None, exclude_if=is_none, max_length=s.MAX_COMMAND_ARGUMENTS, description="Replaces the image's command."
     )
     environment: Variables = Field(
