@@ -94,7 +94,9 @@ class Occurrence:
 
 
 def target_digest(target: StepFunctionsTarget | EcsTarget) -> str:
-    """A short digest of the target as stored: two targets of one task never share a name."""
+    """A short digest of the target as stored: two targets of one task never share a name. A
+    change to the target (a PATCH, or a member added to its class) changes it: an attempt after
+    one asks anew."""
     text = json.dumps(vars(target), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:DIGEST_CHARS]
 
