@@ -237,3 +237,12 @@ class SundialSettings(TypedDict, total=False):
     """Default ``""`` (cdk.json: ``sundial:alarmTopicArn``). An SNS topic the alarms notify (and tell
     when they recover); setting it creates the alarms whatever ``alarms`` says. Empty: alarms, when
     ``alarms`` asks for them, only show in CloudWatch."""
+
+    ecs_task_roles: str
+    """Default ``""`` (cdk.json: ``sundial:ecsTaskRoles``). The IAM roles (names, comma-separated; a
+    name may end in ``*``) the containers of ``ecs`` targets may run as, their task definitions'
+    task and execution roles: the triggers may pass them to ECS tasks (``iam:PassRole``, to
+    ``ecs-tasks.amazonaws.com`` only), in the deployment's account. Empty: an ``ecs`` target runs
+    only task definitions without roles (RunTask refuses the others: a final failure of the run).
+    ``stepfunctions`` and ``ecs`` targets are otherwise held, as every target is, to the
+    deployment's account and Region (infra/targets.py)."""

@@ -62,7 +62,7 @@ from .nag import nag_form
 from .settings import TICK_PERIOD_S, DeploymentSettings
 from .signing import Signing
 from .storage import Storage
-from .targets import TARGET_ACTIONS, target_resources
+from .targets import TARGET_ACTIONS, start_statements, target_resources
 
 
 class JobStarting(Protocol):
@@ -316,7 +316,7 @@ class Pipeline(Construct):
         self.targets_policies: dict[ServiceFunction, iam.Policy] = {}
         """Each trigger's policy of the target actions (:meth:`_grant_targets`)."""
         for trigger in self.triggers:
-            self._grant_targets(trigger)
+            self._grant_targets(trigger, settings.ecs_task_role_names)
         self._event_sources(settings)
         self.rule = self._tick_rule()
 
@@ -455,20 +455,23 @@ class Pipeline(Construct):
             allow_recursion=name in topology.looping(settings.delay_queues),
         )
 
-    def _grant_targets(self, trigger: ServiceFunction) -> None:
-        """The target actions, on the trigger's role (each trigger's)."""
+    def _grant_targets(self, trigger: ServiceFunction, task_roles: tuple[str, ...]) -> None:
+        """The target actions, on the trigger's role (each trigger's); ``task_roles``: the roles
+        ECS tasks may run as (``ecs_task_roles``)."""
         resources = target_resources(Stack.of(self))
         statements = [iam.PolicyStatement(actions=[action], resources=[resources[action]]) for action in TARGET_ACTIONS]
+        starts, started = start_statements(Stack.of(self), task_roles)
         reason = (
             "Task targets are ARNs users register through the API at run time, so no template can "
             "name them. Each action is granted alone, on its own kind of resource, and only within "
-            "this deployment's account and region: {what}. The policy holds only these four target "
-            "actions and belongs to the trigger's role alone; targets elsewhere are refused."
+            "this deployment's account and region: {what}. The policy holds only the target actions "
+            "and belongs to the trigger's role alone; targets elsewhere are refused."
         )
         policy = trigger.add_policy(
             names.TARGETS_POLICY_ID,
-            statements,
-            acknowledgments={
+            [*statements, *starts],
+            acknowledgments=started
+            | {
                 f"AwsSolutions-IAM5[Resource::{nag_form(Stack.of(self), resources[action])}]": reason.format(what=what)
                 for action, what in (
                     ("lambda:InvokeFunction", "lambda:InvokeFunction on functions (asynchronous invoke)"),

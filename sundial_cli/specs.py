@@ -52,13 +52,17 @@ def task_body(
     headers: Sequence[str] = (),
     retry: Mapping[str, Any] | None = None,
     members: Mapping[str, Any] | None = None,
+    state_machine: str | None = None,
+    execution_input: Any = None,
 ) -> dict[str, Any]:
     """A task spec (or patch): ``base`` (a file's object) with the flags laid over it.
 
     ``schedule``: the schedule flags (:func:`schedule_from`). ``url``, ``method`` and ``headers``
     go into ``target.http`` (kept from the file, made when the file has none; ``headers`` add to
-    the file's). ``retry`` members go into ``retry``. ``members`` (name, payload, misfire,
-    priority...) replace the file's; a member whose value is None is not given."""
+    the file's). ``state_machine`` and ``execution_input`` make a ``stepfunctions`` target (an
+    ``ecs`` target, with its network and overrides, comes from a file). ``retry`` members go into
+    ``retry``. ``members`` (name, payload, misfire, priority...) replace the file's; a member
+    whose value is None is not given."""
     body = copy.deepcopy(dict(base))
     chosen = schedule_from(body.get("schedule"), schedule or {})
     if chosen is not None:
@@ -74,12 +78,38 @@ def task_body(
         if extra_headers:
             http["headers"] = {**(http.get("headers") or {}), **extra_headers}
         body["target"] = {"http": http}
+    if state_machine is not None or execution_input is not None:
+        body["target"] = _state_machine_target(body, call, extra_headers, state_machine, execution_input)
     given_retry = {name: value for name, value in (retry or {}).items() if value is not None}
     if given_retry:
         current = body.get("retry")
         body["retry"] = {**(current if isinstance(current, dict) else {}), **given_retry}
     body.update({name: value for name, value in (members or {}).items() if value is not None})
     return body
+
+
+def _state_machine_target(
+    body: Mapping[str, Any],
+    call: Mapping[str, Any],
+    headers: Mapping[str, str],
+    state_machine: str | None,
+    execution_input: Any,
+) -> dict[str, Any]:
+    """A ``stepfunctions`` target from ``--state-machine`` (and ``--execution-input``), or the
+    file's with its input replaced."""
+    if any(value is not None for value in call.values()) or headers:
+        raise SpecError("--state-machine and --execution-input set a stepfunctions target: not with --url")
+    if "targets" in body:
+        raise SpecError("--state-machine and --execution-input set one target; the file has targets")
+    target = body.get("target")
+    machine = dict(target.get("stepfunctions") or {}) if isinstance(target, dict) else {}
+    if state_machine is not None:
+        machine["state_machine_arn"] = state_machine
+    if "state_machine_arn" not in machine:
+        raise SpecError("--execution-input needs --state-machine (or a file's stepfunctions target)")
+    if execution_input is not None:
+        machine["input"] = execution_input
+    return {"stepfunctions": machine}
 
 
 def summary(schedule: Mapping[str, Any]) -> str:

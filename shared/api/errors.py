@@ -47,7 +47,9 @@ def field_name(loc: Sequence[Any]) -> str:
 _KINDS = {
     **dict.fromkeys(("hour", "day", "week", "month", "year", "workday"), "rule"),
     **dict.fromkeys(("at", "after_seconds", "cron", "every_seconds", "repeat"), "schedule"),
-    **dict.fromkeys(("http", "lambda", "sqs", "sns", "eventbridge", "job", "workflow"), "target"),
+    **dict.fromkeys(
+        ("http", "lambda", "sqs", "sns", "eventbridge", "job", "workflow", "stepfunctions", "ecs"), "target"
+    ),
 }
 
 

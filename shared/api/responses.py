@@ -165,6 +165,12 @@ class RunOut(Model):
     parent: ParentOut | None = Field(
         None, exclude_if=is_none, description="A chained run's parent occurrence (absent on other runs)."
     )
+    started: list[str] | None = Field(
+        None,
+        exclude_if=is_none,
+        description="The ARNs of what the run's `stepfunctions` and `ecs` targets started (an execution's, a "
+        "container task's), in the order they started, every attempt's; absent when they started nothing.",
+    )
 
 
 class RunPage(Model):

@@ -15,12 +15,14 @@ from shared.delivery.envelope import AlertEnvelope, Envelope
 from shared.delivery.http import HttpDelivery
 from shared.delivery.outcome import Outcome
 from shared.domain.tasks import (
+    EcsTarget,
     EventBridgeTarget,
     HttpTarget,
     JobTarget,
     LambdaTarget,
     SnsTarget,
     SqsTarget,
+    StepFunctionsTarget,
     Target,
     WorkflowTarget,
 )
@@ -65,7 +67,9 @@ class Deliverer:
         """Call ``target`` once; never raises for a failed call (the outcome says why)."""
         if isinstance(target, HttpTarget):
             return self.http.call(target, envelope)
-        if isinstance(target, LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget):
+        if isinstance(
+            target, LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | StepFunctionsTarget | EcsTarget
+        ):
             return self.aws.call(target, envelope)
         if isinstance(target, JobTarget):
             if self.jobs is None:

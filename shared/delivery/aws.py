@@ -1,4 +1,5 @@
-"""AWS targets: Lambda (asynchronous invoke), SQS, SNS and EventBridge.
+"""AWS targets: Lambda (asynchronous invoke), SQS, SNS and EventBridge; and the targets that
+start something, a Step Functions execution and an ECS task (shared/delivery/starts.py).
 
 Each gets the envelope's JSON as its message, or, on an occurrence of a task made through the
 EventBridge Scheduler API, the schedule's ``Input`` as that service sends it. Clients are made on
@@ -21,15 +22,24 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from shared.delivery.envelope import ATTEMPT_HEADER, IDEMPOTENCY_KEY, TASK_ID_HEADER, Envelope
 from shared.delivery.outcome import Outcome
+from shared.delivery.starts import RETRYABLE_START_CODES, RUN_TASK, START_EXECUTION, run_task, start_execution
 from shared.domain.arns import queue_url
 from shared.domain.retry import is_retryable_status
 from shared.domain.scheduler_api import delivered_input, input_template
-from shared.domain.tasks import EventBridgeTarget, LambdaTarget, SnsTarget, SqsTarget
+from shared.domain.tasks import (
+    EcsTarget,
+    EventBridgeTarget,
+    LambdaTarget,
+    SnsTarget,
+    SqsTarget,
+    StepFunctionsTarget,
+)
 from shared.observability import logger
 
-AwsTarget = LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget
+AwsTarget = LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | StepFunctionsTarget | EcsTarget
 ClientFactory = Callable[[str], Any]
-"""Makes the boto3 client of a service (``"lambda"``, ``"sqs"``, ``"sns"``, ``"events"``)."""
+"""Makes the boto3 client of a service (``"lambda"``, ``"sqs"``, ``"sns"``, ``"events"``,
+``"stepfunctions"``, ``"ecs"``)."""
 
 CLIENT_CONFIG = Config(
     retries={"mode": "standard", "total_max_attempts": 2},  # Sundial's own retry policy does the rest
@@ -76,6 +86,8 @@ _OPERATIONS = {
     SqsTarget: "sqs SendMessage",
     SnsTarget: "sns Publish",
     EventBridgeTarget: "events PutEvents",
+    StepFunctionsTarget: START_EXECUTION,
+    EcsTarget: RUN_TASK,
 }
 
 
@@ -97,6 +109,10 @@ def region_of(target: AwsTarget) -> str | None:
         return _queue_region(target.queue_url)
     if isinstance(target, SnsTarget):
         return _arn_region(target.topic_arn)
+    if isinstance(target, StepFunctionsTarget):
+        return _arn_region(target.state_machine_arn)
+    if isinstance(target, EcsTarget):
+        return _arn_region(target.cluster_arn)
     return _arn_region(target.event_bus)
 
 
@@ -122,7 +138,9 @@ def classify_client_error(exc: ClientError, operation: str) -> Outcome:
     message = str(error.get("Message") or "")
     status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
     text = f"{operation} failed: {code}" + (f": {message}" if message else "")
-    retryable = code in RETRYABLE_CODES or "Throttl" in code
+    retryable = (
+        code in RETRYABLE_CODES or "Throttl" in code or (operation == START_EXECUTION and code in RETRYABLE_START_CODES)
+    )
     if isinstance(status, int) and is_retryable_status(status):
         retryable = True
     return (Outcome.retry if retryable else Outcome.fail)(text, status=status if isinstance(status, int) else None)
@@ -188,6 +206,10 @@ class AwsDelivery:
 
     def _send(self, target: AwsTarget, envelope: Envelope) -> Outcome:
         region = region_of(target)
+        if isinstance(target, StepFunctionsTarget):
+            return start_execution(self.client("stepfunctions", region), target, envelope)
+        if isinstance(target, EcsTarget):
+            return run_task(self.client("ecs", region), target, envelope)
         text, attributes = _message(envelope)
         if isinstance(target, LambdaTarget):
             answer = self.client("lambda", region).invoke(

@@ -32,6 +32,9 @@ class Outcome:
     retry_after_s: float | None = None
     """How long the receiver asked to be left alone (``Retry-After`` on a 429 or 503): the next
     attempt waits at least this long."""
+    started: str | None = None
+    """The ARN of what a successful call started (a Step Functions execution, an ECS task): the
+    run records it (``Run.started``)."""
 
     def __post_init__(self) -> None:
         if self.ok and (self.retryable or self.error is not None):
@@ -42,8 +45,10 @@ class Outcome:
             object.__setattr__(self, "error", short(self.error))
 
     @classmethod
-    def success(cls, status: int | None = None, *, duration_ms: int = 0, body: bytes = b"") -> Outcome:
-        return cls(True, False, status, None, duration_ms, body)
+    def success(
+        cls, status: int | None = None, *, duration_ms: int = 0, body: bytes = b"", started: str | None = None
+    ) -> Outcome:
+        return cls(True, False, status, None, duration_ms, body, started=started)
 
     @classmethod
     def retry(cls, error: str, *, status: int | None = None, duration_ms: int = 0, body: bytes = b"") -> Outcome:

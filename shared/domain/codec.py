@@ -11,12 +11,14 @@ from shared.domain.retry import Backoff, RetryPolicy
 from shared.domain.schedules import FROM_START, LINUX, After, At, Cron, Every, Flexible, Schedule, base
 from shared.domain.tasks import (
     Alert,
+    EcsTarget,
     EventBridgeTarget,
     HttpTarget,
     JobTarget,
     LambdaTarget,
     SnsTarget,
     SqsTarget,
+    StepFunctionsTarget,
     Target,
     WorkflowTarget,
 )
@@ -93,6 +95,8 @@ def target_to_dict(target: Target) -> dict[str, Any]:
         return {"job": json.loads(target.job)}
     if isinstance(target, WorkflowTarget):
         return {"workflow": {"id": target.workflow_id}}
+    if isinstance(target, StepFunctionsTarget | EcsTarget):
+        return _start_to_dict(target)
     kind = _TARGET_KINDS[type(target)]
     body = dict(vars(target))
     if isinstance(target, HttpTarget) and target.limit is None:
@@ -124,7 +128,48 @@ def target_from_dict(data: dict[str, Any]) -> Target:
         return JobTarget(canonical_job(body))
     if kind == "workflow":
         return WorkflowTarget(body["id"])
+    if kind in ("stepfunctions", "ecs"):
+        return _start_from_dict(kind, body)
     return EventBridgeTarget(body["event_bus"], body["source"], body["detail_type"])
+
+
+def _start_to_dict(target: StepFunctionsTarget | EcsTarget) -> dict[str, Any]:
+    """A ``stepfunctions`` or ``ecs`` target in the API's form (shared/domain/starts.py)."""
+    if isinstance(target, StepFunctionsTarget):
+        machine: dict[str, Any] = {"state_machine_arn": target.state_machine_arn}
+        if target.input is not None:
+            machine["input"] = json.loads(target.input)
+        return {"stepfunctions": machine}
+    body: dict[str, Any] = {
+        "cluster_arn": target.cluster_arn,
+        "task_definition_arn": target.task_definition_arn,
+        "launch_type": target.launch_type,
+        "network": {
+            "subnets": list(target.subnets),
+            "security_groups": list(target.security_groups),
+            "assign_public_ip": target.assign_public_ip,
+        },
+    }
+    if target.overrides is not None:
+        body["overrides"] = json.loads(target.overrides)
+    return {"ecs": body}
+
+
+def _start_from_dict(kind: str, body: dict[str, Any]) -> StepFunctionsTarget | EcsTarget:
+    if kind == "stepfunctions":
+        given = body.get("input")
+        return StepFunctionsTarget(body["state_machine_arn"], compact_json(given) if given is not None else None)
+    network = body["network"]
+    overrides = body.get("overrides")
+    return EcsTarget(
+        cluster_arn=body["cluster_arn"],
+        task_definition_arn=body["task_definition_arn"],
+        subnets=tuple(network["subnets"]),
+        security_groups=tuple(network.get("security_groups") or ()),
+        assign_public_ip=network.get("assign_public_ip", "DISABLED"),
+        overrides=compact_json(overrides, sort_keys=True) if overrides is not None else None,
+        launch_type=body.get("launch_type", "FARGATE"),
+    )
 
 
 def alert_to_dict(alert: Alert) -> dict[str, Any]:

@@ -6,8 +6,9 @@ starting with the deployment's prefix (the stack's name and a dash: CloudFormati
 names do), so a Lambda, SQS or SNS target in the deployment's account whose name starts with it
 is refused at registration, naming the field. So is a queue that a task sends to when an
 occurrence fails for good (an EventBridge-made schedule's ``DeadLetterConfig.Arn``): it is written
-to as a target is. Sundial has no event bus of its own, and a job target starting the jobs state
-machine is what a job target is for.
+to as a target is. Sundial has no event bus or container cluster of its own; its jobs state
+machine is a job target's to start, so a ``stepfunctions`` target naming it (or any state machine
+with the prefix) is refused.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from shared.domain.errors import FieldError, ValidationFailed
-from shared.domain.tasks import JobTarget, LambdaTarget, SnsTarget, SqsTarget, Target
+from shared.domain.tasks import JobTarget, LambdaTarget, SnsTarget, SqsTarget, StepFunctionsTarget, Target
 
 _ARN = re.compile(r"^arn:[^:]+:(?P<service>[^:]+):[^:]*:(?P<account>\d{12}):(?:function:)?(?P<name>[^:/]+)")
+_STATE_MACHINE = re.compile(r"^arn:[^:]+:states:[^:]*:(?P<account>\d{12}):stateMachine:(?P<name>[^:]+)")
 _QUEUE_URL = re.compile(r"^https?://[^/]+/(?P<account>\d{12})/(?P<name>[^/?#]+)")
 
 
@@ -61,6 +63,10 @@ class OwnResources:
             match = _QUEUE_URL.match(target.queue_url)
             if match and self._ours(match["account"], match["name"]):
                 return "sqs.queue_url", _why(match["name"])
+        if isinstance(target, StepFunctionsTarget):
+            found = _STATE_MACHINE.match(target.state_machine_arn)
+            if found and self._ours(found["account"], found["name"]):
+                return "stepfunctions.state_machine_arn", _why(found["name"])
         if isinstance(target, JobTarget):
             return self._processor(target)
         return None

@@ -102,7 +102,43 @@ class WorkflowTarget:
     workflow_id: str
 
 
-Target = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget | WorkflowTarget
+@dataclass(frozen=True)
+class StepFunctionsTarget:
+    """Start an execution of a Step Functions state machine at every occurrence (StartExecution),
+    named after the occurrence so that a repeated call starts none (shared/domain/starts.py)."""
+
+    state_machine_arn: str
+    input: str | None = None
+    """The execution's input as canonical JSON text; None: Sundial's envelope."""
+
+
+@dataclass(frozen=True)
+class EcsTarget:
+    """Run a container task on Fargate at every occurrence (ECS RunTask, shared/domain/starts.py)."""
+
+    cluster_arn: str
+    task_definition_arn: str
+    subnets: tuple[str, ...]
+    security_groups: tuple[str, ...] = ()
+    assign_public_ip: str = "DISABLED"
+    """``ENABLED`` or ``DISABLED``, as awsvpcConfiguration takes it."""
+    overrides: str | None = None
+    """The API's ``overrides`` as canonical JSON text (None: none); the RunTask form is built
+    from it at each call (shared/domain/starts.py, :func:`run_task_overrides`)."""
+    launch_type: str = "FARGATE"
+
+
+Target = (
+    HttpTarget
+    | LambdaTarget
+    | SqsTarget
+    | SnsTarget
+    | EventBridgeTarget
+    | JobTarget
+    | WorkflowTarget
+    | StepFunctionsTarget
+    | EcsTarget
+)
 
 
 @dataclass(frozen=True)
@@ -180,6 +216,9 @@ class Run:
     """How long limits per destination held the run back (shared/domain/limits.py)."""
     parent: ParentRun | None = None
     """A chained run's parent occurrence (shared/domain/chains.py)."""
+    started: tuple[str, ...] = ()
+    """The ARNs of what its targets started (a Step Functions execution, an ECS task), in the
+    order they started, every attempt's."""
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,8 @@ MIN_LEAD_MS = TRIGGER_BATCHING_WINDOW_S * 1000 + LEAD_MARGIN_MS
 second more covers its polling latency. A shorter lead would fire late."""
 LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653)  # noqa: E501  # fmt: skip
 """The retention periods CloudWatch Logs accepts (days)."""
+ROLE_NAME = re.compile(r"^(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}\*?$|^(?:[\w+=,.@-]+/)*\*$", re.ASCII)
+"""An IAM role's name, after its path if it has one (``jobs/report-task``), ending in ``*`` or not."""
 SNS_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$")
 
 AWS = Platform(
@@ -207,6 +209,13 @@ class DeploymentSettings(Tuning):
     """An SNS topic the alarms notify (and tell when they recover); setting it creates the alarms
     whatever ``alarms`` says. Empty: alarms, when ``alarms`` asks for them, only show in
     CloudWatch."""
+    ecs_task_roles: Text = ""
+    """The IAM roles (names, comma-separated; a name may end in ``*``) the containers of ``ecs``
+    targets may run as, their task definitions' task and execution roles: the triggers may pass
+    them to ECS tasks (``iam:PassRole``, to ``ecs-tasks.amazonaws.com`` only), in the deployment's
+    account. Empty: an ``ecs`` target runs only task definitions without roles (RunTask refuses
+    the others: a final failure of the run). ``stepfunctions`` and ``ecs`` targets are otherwise
+    held, as every target is, to the deployment's account and Region (infra/targets.py)."""
 
     @classmethod
     def setting_name(cls, field: str) -> str:
@@ -358,9 +367,20 @@ class DeploymentSettings(Tuning):
                 f"{self.setting_name('alarm_topic_arn')} must be empty or an SNS topic ARN, "
                 f"got {self.alarm_topic_arn!r}"
             )
+        problems += [
+            f"{self.setting_name('ecs_task_roles')} must name IAM roles (letters, digits and +=,.@_-, "
+            f"at most 64, a path before a /, a * at the end), got {name!r}"
+            for name in self.ecs_task_role_names
+            if not ROLE_NAME.match(name)
+        ]
         if problems:
             raise ValueError("; ".join(problems))
         return self
+
+    @property
+    def ecs_task_role_names(self) -> tuple[str, ...]:
+        """``ecs_task_roles``, one name each."""
+        return tuple(name.strip() for name in self.ecs_task_roles.split(",") if name.strip())
 
     @property
     def retain(self) -> bool:

@@ -153,6 +153,8 @@ class TaskItem(BucketItem, discriminator="task"):
     last_error = UnicodeAttribute(null=True)
     targets_done = NumberAttribute(null=True)
     """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
+    run_started = UnicodeAttribute(null=True)
+    """The ARNs the run's targets started so far, as a JSON list (``Run.started``)."""
     parent_id = UnicodeAttribute(null=True)
     """An extra run's task (run now, redrive): the task it runs for. Such items are unlisted."""
     stops_with_parent = BooleanAttribute(null=True)
@@ -296,6 +298,8 @@ class RunItem(_Table):
     holds its state; this item only places it in the history."""
     parent = UnicodeAttribute(null=True)
     """A chained run's parent occurrence, as JSON {task_id, run_id, status}."""
+    started = UnicodeAttribute(null=True)
+    """The ARNs its targets started, as a JSON list (``Run.started``; absent: none)."""
 
 
 class DeadLetterItem(_Table):

@@ -35,7 +35,7 @@ from shared.store.models import (
     is_conflict,
 )
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
-from shared.store.runs import ended_run_json, run_item, run_logs
+from shared.store.runs import ended_run_json, run_item, run_logs, started_json
 from shared.store.scanning import DynamoScans
 
 FIRING = RunStatus.FIRING.value
@@ -50,6 +50,12 @@ def _home(task_id: str) -> TaskItem:
 
 def _throttled(throttled_ms: int) -> list[Action]:
     return [TaskItem.throttled_ms.set(throttled_ms)] if throttled_ms else []
+
+
+def _started(started: tuple[str, ...]) -> list[Action]:
+    """What the run's targets started so far, on its item (nothing written when nothing started)."""
+    text = started_json(started)
+    return [TaskItem.run_started.set(text)] if text is not None else []
 
 
 def _same_run(staged: Staged) -> Condition:
@@ -73,6 +79,7 @@ def _put_away(staged: Staged, run: Run, failures: int | None) -> list[Action]:
         TaskItem.fired_ms.remove(),
         TaskItem.lateness_ms.remove(),
         TaskItem.throttled_ms.remove(),
+        TaskItem.run_started.remove(),
         TaskItem.ended_run.set(ended_run_json(run)),
         TaskItem.ended_run_ms.set(staged.due_ms),
     ]
@@ -155,6 +162,7 @@ class DynamoPipelineStore(DynamoScans):
                 TaskItem.fired_ms.remove(),
                 TaskItem.lateness_ms.remove(),
                 TaskItem.throttled_ms.remove(),
+                TaskItem.run_started.remove(),
             ]
         else:
             mine = (
@@ -361,6 +369,7 @@ class DynamoPipelineStore(DynamoScans):
         fired_ms: int,
         lateness_ms: int,
         throttled_ms: int = 0,
+        started: tuple[str, ...] = (),
     ) -> bool:
         return self._update_run(
             staged,
@@ -372,6 +381,7 @@ class DynamoPipelineStore(DynamoScans):
                 TaskItem.lateness_ms.set(TaskItem.lateness_ms | lateness_ms),
                 TaskItem.lease_until_ms.remove(),
                 *_throttled(throttled_ms),
+                *_started(started),
             ],
         )
 
@@ -446,6 +456,7 @@ class DynamoPipelineStore(DynamoScans):
             TaskItem.lease_until_ms.remove(),
             TaskItem.expires_at.set(self._expiry(now_ms)),
             *_throttled(run.throttled_ms),
+            *_started(run.started),
         ]
         if failures is not None:
             actions.append(TaskItem.failures.set(failures))

@@ -47,6 +47,7 @@ def run_item(task_id: str, tenant: str, run: Run, expires_at: datetime, *, child
         throttled_ms=run.throttled_ms or None,
         last_error=run.last_error,
         child=child,
+        started=started_json(run.started),
         parent=compact_json({"task_id": parent.task_id, "run_id": parent.run_id, "status": parent.status.value})
         if parent is not None
         else None,
@@ -66,7 +67,17 @@ def run_from_item(item: RunItem) -> Run:
         last_error=item.last_error,
         throttled_ms=int(item.throttled_ms or 0),
         parent=_parent_of(item.parent),
+        started=started_of(item.started),
     )
+
+
+def started_json(started: tuple[str, ...]) -> str | None:
+    """What a run's targets started, as its items keep it (None: nothing, nothing written)."""
+    return compact_json(list(started)) if started else None
+
+
+def started_of(text: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(text)) if text else ()
 
 
 def _parent_of(text: str | None) -> ParentRun | None:
@@ -103,6 +114,7 @@ def run_on_item(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Ru
         last_error=item.last_error,
         throttled_ms=int(item.throttled_ms or 0),
         parent=ChainLink.from_dict(json.loads(item.chain)).parent if item.chain is not None else None,
+        started=started_of(item.run_started),
     )
     logged = (logs or {}).get(item.run_log or "")
     if run.status is not RunStatus.FIRING or logged is None or run.run_id not in logged.runs:

@@ -45,6 +45,7 @@ RUN_COLUMNS = (
     field("attempts"),
     field("lateness_ms"),
     field("last_error"),
+    Column("started", lambda run: " ".join(run.get("started") or ()), no_wrap=True),
     Column("parent", lambda run: (run.get("parent") or {}).get("run_id") or "", no_wrap=True),
 )
 
@@ -81,6 +82,14 @@ def spec_options(command: F) -> F:
             click.option("--method", type=choice(get_args(HttpCall.model_fields["method"].annotation))),
             click.option("--header", "headers", multiple=True, metavar="NAME=VALUE", help="A target header (repeat)."),
             click.option("--payload", metavar="JSON", help="The JSON value handed to the target."),
+            click.option(
+                "--state-machine",
+                metavar="ARN",
+                help="Start an execution of this Step Functions state machine (a stepfunctions target).",
+            ),
+            click.option(
+                "--execution-input", metavar="JSON", help="The execution's input (default: Sundial's envelope)."
+            ),
             click.option("--max-attempts", type=int, help="Attempts in all, the first included."),
             click.option("--backoff", type=choice(Backoff)),
             click.option("--interval", type=float, metavar="SECONDS", help="The retry interval."),
@@ -114,6 +123,7 @@ def schedule_flags(flags: dict[str, Any]) -> dict[str, Any]:
 def body_from(flags: dict[str, Any]) -> dict[str, Any]:
     """A spec from ``--file`` and the flags (the flags win)."""
     payload = flags.pop("payload")
+    execution_input = flags.pop("execution_input")
     for chain in ("on_success", "on_failure"):
         flags[chain] = list(flags.pop(chain)) or None  # not given: the file's (or none)
     try:
@@ -123,6 +133,8 @@ def body_from(flags: dict[str, Any]) -> dict[str, Any]:
             url=flags.pop("url"),
             method=flags.pop("method"),
             headers=flags.pop("headers"),
+            state_machine=flags.pop("state_machine"),
+            execution_input=json_value(execution_input, "--execution-input") if execution_input is not None else None,
             retry={
                 "max_attempts": flags.pop("max_attempts"),
                 "backoff": flags.pop("backoff"),

@@ -48,7 +48,9 @@ def test_a_task_made_from_flags_fires_and_its_run_is_listed(cli, receiver):
     (call,) = receiver.calls_to("/cli-fired")
     assert call.body["payload"] == {"order_id": 123}
     table = rows(cli.table("tasks", "runs", task["id"]))
-    assert table[0] == ["RUN_ID", "SCHEDULED_FOR", "STATUS", "ATTEMPTS", "LATENESS_MS", "LAST_ERROR", "PARENT"]
+    assert table[0] == [
+        "RUN_ID", "SCHEDULED_FOR", "STATUS", "ATTEMPTS", "LATENESS_MS", "LAST_ERROR", "STARTED", "PARENT",
+    ]  # fmt: skip
     assert table[1][:4] == [run["run_id"], run["scheduled_for"], "succeeded", "1"]
 
     record = dict(line.split(None, 1) for line in cli.table("tasks", "get", task["id"]).splitlines())

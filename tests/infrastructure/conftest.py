@@ -57,6 +57,7 @@ EVERYTHING = {
     context_key("alarms"): True,
     context_key("dashboard"): True,
     context_key("scheduler_function_url"): True,
+    context_key("ecs_task_roles"): "report-task,jobs/etl-*",
 }
 """Every optional part on (the canary, the alarms, the dashboard, the scheduler's function URL),
 with the default removal policy (retain) and signing key mode (parameter): the ``alternate``

@@ -82,6 +82,7 @@ def test_the_context_keys_are_the_ones_cdk_json_has_always_used() -> None:
         "sundial:leaseMs",
         "sundial:latenessAlarmMs",
         "sundial:alarmTopicArn",
+        "sundial:ecsTaskRoles",
         "sundial:tenantRequestsPerSecond",
         "sundial:tenantBurst",
         "sundial:tenantMaxTasks",

@@ -25,6 +25,20 @@ def spec(**changes):
     return body
 
 
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:orders"
+SUBNET = "subnet-0123456789abcdef0"
+
+
+def ecs(**fields):
+    body = {
+        "cluster_arn": "arn:aws:ecs:us-east-1:123456789012:cluster/jobs",
+        "task_definition_arn": "arn:aws:ecs:us-east-1:123456789012:task-definition/report:3",
+        "network": {"subnets": [SUBNET]},
+        **fields,
+    }
+    return {"ecs": {k: v for k, v in body.items() if v is not None}}
+
+
 def http(**fields):
     return {"http": {"url": "https://example.com/hook", **fields}}
 
@@ -115,6 +129,64 @@ CASES = {
         spec(target={"eventbridge": {"event_bus": "default", "detail_type": "x"}}),
         "target.eventbridge.source",
     ),
+    "state machine arn": (
+        spec(target={"stepfunctions": {"state_machine_arn": "arn:aws:states:us-east-1:123456789012:activity:a"}}),
+        "target.stepfunctions.state_machine_arn",
+    ),
+    "execution input too big": (
+        spec(target={"stepfunctions": {"state_machine_arn": MACHINE, "input": {"blob": "x" * 33_000}}}),
+        "target.stepfunctions.input",
+    ),
+    "cluster arn": (spec(target=ecs(cluster_arn="jobs")), "target.ecs.cluster_arn"),
+    "task definition arn": (
+        spec(target=ecs(task_definition_arn="arn:aws:ecs:us-east-1:123456789012:task/t")),
+        "target.ecs.task_definition_arn",
+    ),
+    "task definition in another region": (
+        spec(target=ecs(task_definition_arn="arn:aws:ecs:eu-west-1:123456789012:task-definition/t:1")),
+        "target.ecs.task_definition_arn",
+    ),
+    "launch type not fargate": (spec(target=ecs(launch_type="EC2")), "target.ecs.launch_type"),
+    "no network": (spec(target=ecs(network=None)), "target.ecs.network"),
+    "no subnet": (spec(target=ecs(network={"subnets": []})), "target.ecs.network.subnets"),
+    "subnet not an id": (spec(target=ecs(network={"subnets": ["10.0.0.0/24"]})), "target.ecs.network.subnets[0]"),
+    "seventeen subnets": (
+        spec(target=ecs(network={"subnets": [f"subnet-{i:017x}" for i in range(17)]})),
+        "target.ecs.network.subnets",
+    ),
+    "six security groups": (
+        spec(target=ecs(network={"subnets": [SUBNET], "security_groups": [f"sg-{i:08x}" for i in range(6)]})),
+        "target.ecs.network.security_groups",
+    ),
+    "public ip yes": (
+        spec(target=ecs(network={"subnets": [SUBNET], "assign_public_ip": "yes"})),
+        "target.ecs.network.assign_public_ip",
+    ),
+    "network member unknown": (
+        spec(target=ecs(network={"subnets": [SUBNET], "vpc": "vpc-1"})),
+        "target.ecs.network.vpc",
+    ),
+    "container named twice": (
+        spec(target=ecs(overrides={"containers": [{"name": "app"}, {"name": "app"}]})),
+        "target.ecs.overrides.containers[1].name",
+    ),
+    "occurrence variable set": (
+        spec(target=ecs(overrides={"containers": [{"name": "app", "environment": {"OCCURRENCE_RUN_ID": "x"}}]})),
+        "target.ecs.overrides.containers[0].environment",
+    ),
+    "overrides over 8192 characters": (
+        spec(
+            target=ecs(
+                overrides={"containers": [{"name": "app", "environment": {f"V{i}": "x" * 1000 for i in range(9)}}]}
+            )
+        ),
+        "target.ecs.overrides",
+    ),
+    "variable name not a name": (
+        spec(target=ecs(overrides={"containers": [{"name": "app", "environment": {"1-X": "x"}}]})),
+        "target.ecs.overrides.containers[0].environment",
+    ),
+    "task cpu not a number": (spec(target=ecs(overrides={"cpu": "1 vCPU"})), "target.ecs.overrides.cpu"),
     "two target kinds": (
         spec(target={**HTTP, "sqs": {"queue_url": "https://sqs.us-east-1.amazonaws.com/123456789012/q"}}),
         "target",

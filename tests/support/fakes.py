@@ -101,6 +101,8 @@ class RunFields:
     last_error: str | None = None
     targets_done: int | None = None
     """Bit i set: target i already succeeded for this run (a retry calls only the others)."""
+    started: tuple[str, ...] | None = None
+    """What the run's targets started so far (``run_started``)."""
 
     @classmethod
     def written(cls, run: Run | None) -> RunFields:
@@ -126,6 +128,7 @@ class RunFields:
             last_error=self.last_error,
             throttled_ms=self.throttled_ms or 0,
             parent=task.chain.parent if task.chain is not None else None,
+            started=self.started or (),
         )
 
 

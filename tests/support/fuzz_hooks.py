@@ -199,6 +199,35 @@ ACCEPTED: tuple[Accepted, ...] = (
         "which strings those are is beyond a pattern (the document's pattern admits the characters)",
     ),
     Accepted(
+        TASKS,
+        rf"{TARGETS}\.stepfunctions\.input",
+        r"bytes as JSON; the limit is",
+        "an execution's input is held to a payload's size as JSON text; JSON Schema can bound a string's "
+        "length, not the size of an arbitrary value's serialization",
+    ),
+    Accepted(
+        TASKS,
+        rf"{TARGETS}\.stepfunctions\.state_machine_arn",
+        r"is one of this Sundial deployment's own",
+        "the deployment's own state machines are refused as targets; their names are the deployment's (its "
+        "prefix and account), which the published document does not know",
+    ),
+    Accepted(
+        TASKS,
+        rf"{TARGETS}\.ecs\.task_definition_arn",
+        r"is in another (Region|account) than the cluster",
+        "a task definition in the cluster's Region and account compares two values of the request; JSON Schema "
+        "constrains values one at a time",
+    ),
+    Accepted(
+        TASKS,
+        rf"{TARGETS}\.ecs\.overrides(\.containers\[\d+\]\.(name|environment))?",
+        r"names the container .* twice|come to \d+ characters",
+        "RunTask's overrides are at most 8,192 characters as JSON with the occurrence's variables added, and "
+        "name each container once: the size of a serialization, and a member unique across items, which JSON "
+        "Schema cannot say",
+    ),
+    Accepted(
         rf"{JOBS}|{TASKS}",
         rf"({TARGETS}\.job\.)?sharding(\.\w+)?",
         r"must not exceed max_items_per_shard|need \d+ shards|shards in all",

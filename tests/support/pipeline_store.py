@@ -198,7 +198,7 @@ class InMemoryPipelineStore:
         fields = self._fields(task_id)
         if not staged.held and staged.attempt == 1:  # a new run: what an earlier one did is gone
             fields.targets_done, fields.last_error, fields.fired_ms, fields.throttled_ms = 0, None, None, None
-            fields.lateness_ms = None
+            fields.lateness_ms, fields.started = None, None
         fields.run_due_ms, fields.run_id, fields.run_status = staged.due_ms, staged.run_id, FIRING
         fields.attempts, fields.lease_until_ms, fields.run_log = staged.attempt, lease_until_ms, log_id
         self._written(task_id, expires_at=self._expiry(now_ms) if staged.one_shot else task.expires_at)
@@ -334,6 +334,7 @@ class InMemoryPipelineStore:
         fired_ms: int,
         lateness_ms: int,
         throttled_ms: int = 0,
+        started: tuple[str, ...] = (),
     ) -> bool:
         """The attempt failed and will be retried: the run ``retrying``, its lease released; the
         first attempt's fired time and lateness are kept (``if_not_exists``)."""
@@ -346,6 +347,8 @@ class InMemoryPipelineStore:
         fields.lease_until_ms = None
         if throttled_ms:
             fields.throttled_ms = throttled_ms
+        if started:
+            fields.started = started
         self._written(_item_id(staged.task_id))
         return True
 
@@ -405,6 +408,8 @@ class InMemoryPipelineStore:
         fields.targets_done, fields.lease_until_ms = targets_done, None
         if run.throttled_ms:
             fields.throttled_ms = run.throttled_ms
+        if run.started:
+            fields.started = run.started
         if run.fired_at is not None:
             fields.fired_ms = fields.fired_ms if fields.fired_ms is not None else to_ms(run.fired_at)
             fields.lateness_ms = fields.lateness_ms if fields.lateness_ms is not None else (run.lateness_ms or 0)
@@ -480,6 +485,7 @@ class InMemoryPipelineStore:
             run.lateness_ms,
             run.last_error,
             run.throttled_ms,
+            started=run.started,
         )
         records = self.repository.recorded_runs.setdefault(task.id, {})
         records[f"{staged.due_ms:013d}#{staged.run_id}"] = RecordedRun(kept, self._expiry(now_ms))
@@ -491,6 +497,7 @@ class InMemoryPipelineStore:
         fields = self._fields(task_id)
         fields.run_status = fields.lease_until_ms = fields.run_log = fields.targets_done = None
         fields.last_error = fields.fired_ms = fields.lateness_ms = fields.throttled_ms = None
+        fields.started = None
         self.repository.ended_run_ms[task_id] = staged.due_ms
         changes: dict[str, Any] = {"ended_run": _ended_run(run)}
         if failures is not None:

@@ -124,3 +124,29 @@ def test_create_sends_the_file_with_the_flags_over_it(tmp_path: Path) -> None:
     bad = CliRunner().invoke(cli, ["tasks", "create", "--payload", "{nope"], obj=state)
     assert bad.exit_code == 2
     assert "--payload" in bad.stderr
+
+
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:orders"
+
+
+def test_state_machine_flags_make_a_stepfunctions_target() -> None:
+    assert task_body({}, state_machine=MACHINE)["target"] == {"stepfunctions": {"state_machine_arn": MACHINE}}
+    made = task_body({}, state_machine=MACHINE, execution_input={"report": "daily"})
+    assert made["target"] == {"stepfunctions": {"state_machine_arn": MACHINE, "input": {"report": "daily"}}}
+    # the file's stepfunctions target keeps its machine when only the input is given
+    filed = {"target": {"stepfunctions": {"state_machine_arn": MACHINE, "input": 1}}}
+    assert task_body(filed, execution_input=2)["target"] == {
+        "stepfunctions": {"state_machine_arn": MACHINE, "input": 2}
+    }
+    # an ecs target comes from the file as it is
+    ecs = {"target": {"ecs": {"cluster_arn": "c", "network": {"subnets": ["s"]}}}}
+    assert task_body(ecs, members={"name": "n"})["target"] == ecs["target"]
+
+
+def test_state_machine_flags_that_cannot_make_a_body() -> None:
+    with pytest.raises(SpecError, match="not with --url"):
+        task_body({}, url="http://a/", state_machine=MACHINE)
+    with pytest.raises(SpecError, match="needs --state-machine"):
+        task_body({"target": {"http": {"url": "http://a/"}}}, execution_input={})
+    with pytest.raises(SpecError, match="the file has targets"):
+        task_body({"targets": [{"http": {"url": "http://a/"}}]}, state_machine=MACHINE)

@@ -22,6 +22,7 @@ from shared.domain.tasks import (
     LambdaTarget,
     SnsTarget,
     SqsTarget,
+    StepFunctionsTarget,
     TaskSpec,
 )
 from shared.services.scheduler_api import CreateSchedule, spec_of
@@ -49,6 +50,10 @@ QUEUE = "https://sqs.us-east-1.amazonaws.com/123456789012/"
             "sqs.queue_url",
         ),
         (SnsTarget("arn:aws:sns:us-east-1:123456789012:Sundial-MonitoringAlarmTopic9F"), "sns.topic_arn"),
+        (
+            StepFunctionsTarget("arn:aws:states:us-east-1:123456789012:stateMachine:Sundial-JobsStateMachine1A2B"),
+            "stepfunctions.state_machine_arn",
+        ),
         (
             JobTarget(
                 json.dumps({"processor": {"lambda": {"function_arn": THEIRS.replace("orders-close", "Sundial-Jobs")}}})

@@ -29,7 +29,10 @@ class AlertIn(Model):
     ``after_consecutive_failures``, once when that many occurrences in a row have failed
     (``sundial.task.failing``)."""
 
-    target: AlertTargetIn = Field(description="Any target but a job, signed and refused as a task's target is.")
+    target: AlertTargetIn = Field(
+        description="An http, lambda, sqs, sns or eventbridge target (an alert is a message, not work to start), "
+        "signed and refused as a task's target is."
+    )
     after_consecutive_failures: FailureCount | None = Field(
         None,
         exclude_if=is_none,

@@ -1,5 +1,5 @@
 """A task's target: exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``,
-``workflow``."""
+``workflow``, ``stepfunctions``, ``ecs``."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from shared.api.models.calls import (
     call_to_domain,
 )
 from shared.api.models.jobs import JobIn
+from shared.api.models.starts import EcsTarget, StepFunctionsTarget, start_to_domain
 from shared.api.types import Model, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import canonical_job
@@ -42,10 +43,15 @@ TargetIn = Annotated[
     | Annotated[SnsTarget, Tag(tag("sns"))]
     | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
     | Annotated[JobTarget, Tag(tag("job"))]
-    | Annotated[WorkflowTarget, Tag(tag("workflow"))],
-    one_of(("http", "lambda", "sqs", "sns", "eventbridge", "job", "workflow"), "the target's kind"),
+    | Annotated[WorkflowTarget, Tag(tag("workflow"))]
+    | Annotated[StepFunctionsTarget, Tag(tag("stepfunctions"))]
+    | Annotated[EcsTarget, Tag(tag("ecs"))],
+    one_of(
+        ("http", "lambda", "sqs", "sns", "eventbridge", "job", "workflow", "stepfunctions", "ecs"), "the target's kind"
+    ),
 ]
-"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``, ``workflow``."""
+"""Exactly one of ``http``, ``lambda``, ``sqs``, ``sns``, ``eventbridge``, ``job``, ``workflow``,
+``stepfunctions``, ``ecs``."""
 
 NodeTargetIn = Annotated[
     Annotated[HttpTarget, Tag(tag("http"))]
@@ -53,14 +59,27 @@ NodeTargetIn = Annotated[
     | Annotated[SqsTarget, Tag(tag("sqs"))]
     | Annotated[SnsTarget, Tag(tag("sns"))]
     | Annotated[EventBridgeTarget, Tag(tag("eventbridge"))]
-    | Annotated[JobTarget, Tag(tag("job"))],
+    | Annotated[JobTarget, Tag(tag("job"))]
+    | Annotated[StepFunctionsTarget, Tag(tag("stepfunctions"))]
+    | Annotated[EcsTarget, Tag(tag("ecs"))],
     one_of(
-        ("http", "lambda", "sqs", "sns", "eventbridge", "job"), "a workflow node's target: a workflow is none of them"
+        ("http", "lambda", "sqs", "sns", "eventbridge", "job", "stepfunctions", "ecs"),
+        "a workflow node's target: a workflow is none of them",
     ),
 ]
 """A workflow node's target: any task's but a ``workflow`` (a run would start runs)."""
 
-Targets = HttpTarget | LambdaTarget | SqsTarget | SnsTarget | EventBridgeTarget | JobTarget | WorkflowTarget
+Targets = (
+    HttpTarget
+    | LambdaTarget
+    | SqsTarget
+    | SnsTarget
+    | EventBridgeTarget
+    | JobTarget
+    | WorkflowTarget
+    | StepFunctionsTarget
+    | EcsTarget
+)
 
 
 def target_to_domain(target: Targets) -> t.Target:
@@ -68,4 +87,6 @@ def target_to_domain(target: Targets) -> t.Target:
         return t.JobTarget(canonical_job(target.job.model_dump(mode="json", by_alias=True, exclude_none=True)))
     if isinstance(target, WorkflowTarget):
         return t.WorkflowTarget(target.workflow.id.upper())
+    if isinstance(target, StepFunctionsTarget | EcsTarget):
+        return start_to_domain(target)
     return call_to_domain(target)

@@ -34,10 +34,11 @@ from shared.api.models.schedules import (
     RepeatSchedule,
     Schedules,
 )
+from shared.api.models.starts import EcsTarget, StepFunctionsTarget
 from shared.api.models.targets import JobTarget, Targets, WorkflowRef, WorkflowTarget
 from shared.domain import schedules as sched
 from shared.domain import tasks as t
-from shared.domain.codec import repeat_to_api
+from shared.domain.codec import repeat_to_api, target_to_dict
 from shared.domain.secrets import redacted
 from shared.observability import logger
 
@@ -104,6 +105,10 @@ def target_of(target: t.Target) -> Targets:
         )
     if isinstance(target, t.WorkflowTarget):
         return WorkflowTarget(workflow=WorkflowRef(id=target.workflow_id))
+    if isinstance(target, t.StepFunctionsTarget):
+        return StepFunctionsTarget.model_validate(target_to_dict(target))
+    if isinstance(target, t.EcsTarget):
+        return EcsTarget.model_validate(target_to_dict(target))
     return JobTarget(job=JobIn.model_validate(json.loads(target.job)))
 
 

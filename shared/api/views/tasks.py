@@ -102,6 +102,7 @@ def run_view(run: Run) -> RunOut:
         parent=ParentOut(task_id=run.parent.task_id, run_id=run.parent.run_id, status=run.parent.status)
         if run.parent is not None
         else None,
+        started=list(run.started) if run.started else None,
     )
 
 

@@ -96,6 +96,7 @@ class Recorder:
                     fired_ms=settled.fired_ms,
                     lateness_ms=settled.lateness_ms,
                     throttled_ms=settled.throttled_ms,
+                    started=settled.started,
                 )
                 return Handled(staged, Result.RETRYING, settled.lateness_ms, staged.attempt, reason=settled.error)
             case Ended():

@@ -29,6 +29,7 @@ def ended_run(
     lateness_ms: int | None = None,
     error: str | None = None,
     throttled_ms: int = 0,
+    started: tuple[str, ...] = (),
 ) -> Run:
     """The record of the run of ``staged`` (an occurrence of ``task_id``), ended as ``status``."""
     return Run(
@@ -41,7 +42,16 @@ def ended_run(
         lateness_ms=lateness_ms,
         last_error=error,
         throttled_ms=throttled_ms,
+        started=started,
     )
+
+
+def started_so_far(claim: Claim, outcomes: tuple[Outcome, ...] = ()) -> tuple[str, ...]:
+    """What the run's targets have started: its earlier attempts' (on its task's item) and this
+    attempt's calls'."""
+    task, staged = claim.claimed.task, claim.staged
+    earlier = task.run.started if task.run is not None and task.run.run_id == staged.run_id else ()
+    return earlier + tuple(o.started for o in outcomes if o.started is not None)
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,8 @@ class Retrying:
     fired_ms: int
     lateness_ms: int
     throttled_ms: int
+    started: tuple[str, ...] = ()
+    """What the run's targets have started so far (kept on its task's item for the next attempt)."""
 
 
 @dataclass(frozen=True)
@@ -141,9 +153,10 @@ def _succeeded(claim: Claim, ran: Ran) -> Succeeded:
         fired_ms=ran.fired_ms,
         lateness_ms=run_lateness,
         throttled_ms=ran.throttled_ms,
+        started=started_so_far(claim, ran.outcomes),
     )
     success = None
-    if staged.one_shot:
+    if staged.one_shot and not run.started:  # the ARNs are written with the run, not a batch's run log
         counted_in = task.tenant if claim.claimed.counted else None
         success = Success(staged.run_id, ran.fired_ms, run_lateness, staged.attempt, counted_in, ran.throttled_ms)
     return Succeeded(run, ran.targets_done, lateness, ran.outcomes, success)
@@ -169,7 +182,10 @@ def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | E
         if not task.retry.too_old(staged.due_ms, start):
             following = replace(staged.next_attempt(ran.throttled_ms), start_ms=start)
             delay = delay_seconds(start, now_ms, timing.lead_ms)
-            return Retrying(following, delay, error, ran.targets_done, ran.fired_ms, lateness, ran.throttled_ms)
+            started = started_so_far(claim, ran.outcomes)
+            return Retrying(
+                following, delay, error, ran.targets_done, ran.fired_ms, lateness, ran.throttled_ms, started
+            )
         exhausted = Exhausted.AGE
     status = RunStatus.DEAD_LETTERED if retryable else RunStatus.FAILED
     why = {None: "failed", Exhausted.ATTEMPTS: "retries exhausted", Exhausted.AGE: "too old to retry"}[exhausted]
@@ -183,6 +199,7 @@ def _failed(claim: Claim, ran: Ran, now_ms: int, timing: Timing) -> Retrying | E
         lateness_ms=_run_lateness(claim, lateness),
         error=error,
         throttled_ms=ran.throttled_ms,
+        started=started_so_far(claim, ran.outcomes),
     )
     return Ended(run, ran.targets_done, reason, lateness, tuple(failures), exhausted)
 
@@ -191,5 +208,12 @@ def given_up(claim: Claim, reason: str) -> Ended:
     """An occurrence the trigger kept failing on, on its message's last delivery: dead-lettered
     (where the API can redrive it) rather than left to SQS's DLQ with its task waiting on it."""
     staged = claim.staged
-    run = ended_run(staged, claim.claimed.task.id, RunStatus.DEAD_LETTERED, attempts=staged.attempt, error=reason)
+    run = ended_run(
+        staged,
+        claim.claimed.task.id,
+        RunStatus.DEAD_LETTERED,
+        attempts=staged.attempt,
+        error=reason,
+        started=started_so_far(claim),
+    )
     return Ended(run, claim.claimed.targets_done, reason, None)

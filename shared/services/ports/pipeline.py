@@ -88,6 +88,7 @@ class PipelineStore(Protocol):
         fired_ms: int,
         lateness_ms: int,
         throttled_ms: int = 0,
+        started: tuple[str, ...] = (),
     ) -> bool: ...
 
     def record_hold(self, staged: Staged, *, lease_until_ms: int, throttled_ms: int) -> bool:

@@ -176,7 +176,7 @@ function Runs({ runs }) {
   if (!runs.length) return null;
   const short = shortIds(runs.map((r) => r.run_id)); // the part of each id that differs; the whole on hover
   return html`<table data-testid="runs">
-    <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Parent</th></tr></thead>
+    <thead><tr><th>Run</th><th>Scheduled for</th><th>Fired at</th><th>Status</th><th>Attempts</th><th>Lateness</th><th>Throttled</th><th>Last error</th><th>Started</th><th>Parent</th></tr></thead>
     <tbody>
       ${runs.map(
         (r) => html`<tr>
@@ -188,6 +188,7 @@ function Runs({ runs }) {
           <td class="number" data-testid="lateness">${r.lateness_ms ?? "—"}${r.lateness_ms != null ? " ms" : ""}</td>
           <td class="number">${r.throttled_ms ? `${r.throttled_ms} ms` : "—"}</td>
           <td class="error-text">${r.last_error || ""}</td>
+          <td data-testid="started">${(r.started || []).map((arn) => html`<code title=${arn}>${arn.split(/[:/]/).pop()}</code> `)}</td>
           <td data-testid="parent">${r.parent
             ? html`<a href=${`#/tasks/${r.parent.task_id}`} title=${`${r.parent.status} run of ${r.parent.task_id}`}><code>${r.parent.run_id}</code></a>`
             : ""}</td>
