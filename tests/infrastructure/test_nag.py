@@ -77,7 +77,7 @@ ACKNOWLEDGED = {
         )
     ),
     *(  # ecs:ListTasks, held to the account's clusters by its condition (infra/targets.py)
-        (f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
+        (f"{ROOT}/Pipeline/{trigger}/TargetsPolicy/Resource", "AwsSolutions-IAM5[Resource::*]")
         for trigger in ("Trigger", "TriggerHigh", "Recover")
     ),
     (f"{ROOT}/Api/RestApi/Default/v1/{{proxy+}}/ANY/Resource", "AwsSolutions-COG4"),
@@ -114,7 +114,7 @@ defaults' acknowledgments: the URL is on unless turned off."""
 ACKNOWLEDGED = ACKNOWLEDGED | SCHEDULER_URL_ACKNOWLEDGED
 ECS_ROLES_ACKNOWLEDGED = {
     (
-        f"Sundial/Pipeline/{trigger}/TargetsPolicy/Resource",
+        f"{ROOT}/Pipeline/{trigger}/TargetsPolicy/Resource",
         "AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:iam::<AWS::AccountId>:role/jobs/etl-*]",
     )
     for trigger in ("Trigger", "TriggerHigh", "Recover")
