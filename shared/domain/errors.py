@@ -132,6 +132,19 @@ class Forbidden(SundialError):
     status = 403
 
 
+class IdentityNotGranted(Forbidden):
+    """An IAM route's caller (verified by API Gateway) is no role ``grant_register`` granted."""
+
+    code = "identity_not_granted"
+
+
+class IamRouteUnavailable(Forbidden):
+    """An IAM route reached without API Gateway's IAM authorization: the local runtime's gateway,
+    which verifies no SigV4 signature, or a request that did not come through the route's method."""
+
+    code = "iam_route_unavailable"
+
+
 @dataclass
 class RateLimited(SundialError):
     """Over the tenant's requests_per_second (with burst): come back after ``retry_after_s``."""

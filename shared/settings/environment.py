@@ -15,8 +15,9 @@ import os
 from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
+from shared.domain.iam_callers import RoleKey, parse_grants
 from shared.domain.signing import CACHE_SECONDS as SIGNING_CACHE_SECONDS
 from shared.settings.model import Flag, Int, Text
 from shared.settings.tuning import MAX_DELAY_QUEUES, SCANNER_MAX_CONCURRENCY, Tuning
@@ -96,6 +97,11 @@ class Settings(Tuning):
     """What the items of one list page may take in the API's answer (shared/topology.py): Lambda's
     answer is at most 6 MB. Lower only where a test must cross it with a few items."""
 
+    iam_roles: Text = ""
+    """The roles ``grant_register`` granted and the tenant each registers tasks as, on the IAM
+    routes (shared/domain/iam_callers.py): ``<tenant>=<role ARN>`` entries separated by spaces.
+    Empty: no IAM caller is anyone's."""
+
     RESOURCE_FIELDS: ClassVar[tuple[str, ...]] = (
         "table_name",
         "idempotency_table",
@@ -116,6 +122,7 @@ class Settings(Tuning):
         "admin_key",
         "signing_cache_seconds",
         "page_bytes",
+        "iam_roles",
     )
     """A function's environment names only the resources it uses (and the local runtime's own
     knobs it is given): one left at its default is not written (and reads back as the default)."""
@@ -139,6 +146,16 @@ class Settings(Tuning):
         is not there is the default, a value out of bounds a :class:`SettingsError` naming it."""
         env = os.environ if environ is None else environ
         return cls.validated({field: env[env_name(field)] for field in cls.model_fields if env_name(field) in env})
+
+    @field_validator("iam_roles")
+    @classmethod
+    def _grants_parse(cls, value: str) -> str:
+        parse_grants(value)
+        return value
+
+    def iam_role_tenants(self) -> dict[RoleKey, str]:
+        """Each granted role's tenant (:data:`iam_roles`)."""
+        return parse_grants(self.iam_roles)
 
     @model_validator(mode="after")
     def _urls_are_separable(self) -> Self:
