@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.names import API_PUBLIC_PATHS, API_STAGE_NAME, API_VERSION_PATH, CONSOLE_PATH, SCHEDULER_PATH
+from shared.domain.errors import IamRouteUnavailable
+from shared.domain.iam_callers import IAM_PREFIX, IAM_REGISTER_PATHS
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
     API_FUNCTION_TIMEOUT_S,
@@ -135,10 +137,11 @@ SCHEDULER_RESOURCE = f"/{SCHEDULER_PATH}/{{proxy+}}"
 
 def resource_of(path: str) -> Resource:
     """The stack's resource for ``path`` (the stage left out): ``/v1/openapi.json`` and
-    ``/v1/docs``, ``/console`` and ``/console/{proxy+}``, ``/scheduler/{proxy+}``, and
-    ``/v1/{proxy+}`` for everything else under ``/v1``."""
+    ``/v1/docs``, ``/console`` and ``/console/{proxy+}``, ``/scheduler/{proxy+}``, the IAM routes
+    (``/iam/v1/tasks``, ``/iam/v1/tasks:batch``), and ``/v1/{proxy+}`` for everything else under
+    ``/v1``."""
     version, console, scheduler = (f"/{p}" for p in (API_VERSION_PATH, CONSOLE_PATH, SCHEDULER_PATH))
-    if path in {f"{version}/{p}" for p in API_PUBLIC_PATHS} or path == console:
+    if path in {f"{version}/{p}" for p in API_PUBLIC_PATHS} or path == console or path in IAM_REGISTER_PATHS:
         return Resource(path)
     for base in (console, scheduler, version):
         if path.startswith(f"{base}/"):
@@ -349,6 +352,21 @@ def authorizer_event(event: dict[str, Any]) -> dict[str, Any]:
 
 
 UNAUTHORIZED = {"error": {"code": "unauthorized", "message": "a valid API key is needed: Authorization: Bearer <key>"}}
+IAM_UNAVAILABLE = IamRouteUnavailable(
+    "the IAM routes (/iam/v1/...) exist only on AWS, where API Gateway verifies the request's SigV4 signature "
+    "and the caller's IAM policy; this runtime verifies neither: call POST /v1/tasks with an API key (or none, "
+    "for the default tenant)"
+)
+"""What the local gateway answers on an IAM route, without invoking the function: it cannot do what
+``AWS_IAM`` authorization does (docs/construct.md, section 1), and the function trusts
+``requestContext.identity`` there."""
+
+
+def is_iam_route(path: str) -> bool:
+    """A path under ``/iam``: an ``AWS_IAM`` method's on AWS (or no route at all)."""
+    return path == IAM_PREFIX or path.startswith(f"{IAM_PREFIX}/")
+
+
 """API Gateway's answer when the authorizer refuses (the stack's gateway response says the same)."""
 
 Authorize = Callable[[dict[str, Any], str | None], dict[str, Any]]
@@ -397,11 +415,19 @@ def with_authorizer(
 ) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
     """The API as API Gateway runs it: the authorizer first on every path but the ``public`` ones,
     its context handed to the function; refused: ``401``. Its answers are kept in ``cache`` as
-    API Gateway keeps them (none kept without one). Its one difference from AWS: no
-    ``Authorization`` header acts as ``anonymous``."""
+    API Gateway keeps them (none kept without one). Its differences from AWS: no
+    ``Authorization`` header acts as ``anonymous``, and a path under ``/iam`` (the ``AWS_IAM``
+    routes, whose SigV4 signatures it cannot verify) is refused with ``403
+    iam_route_unavailable`` (:data:`IAM_UNAVAILABLE`) before anything runs."""
     cache = cache or AuthorizerCache(0)
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        if is_iam_route(event["path"]):
+            return {
+                "statusCode": IAM_UNAVAILABLE.status,
+                "headers": {"Content-Type": "application/json"},
+                "body": json.dumps({"error": {"code": IAM_UNAVAILABLE.code, "message": IAM_UNAVAILABLE.message}}),
+            }
         if not public(event["path"]):
             key = identity(event)
             try:

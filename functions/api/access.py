@@ -1,6 +1,11 @@
 """Who may call what (docs/tenancy.md, section 2): the caller is what the authorizer put in
 ``requestContext.authorizer`` and nothing else; admin routes want the admin key, every other
-route a tenant's key, and a tenant's requests go through its rate limit first."""
+route a tenant's key, and a tenant's requests go through its rate limit first.
+
+The IAM routes (``/iam/v1/tasks``, ``/iam/v1/tasks:batch``; docs/construct.md, section 1) are the
+exception: API Gateway verified the caller's SigV4 signature and IAM policy, and its
+``requestContext.identity`` is the caller, mapped to a tenant by the roles ``grant_register``
+granted. Only there is ``requestContext.identity`` read: on every other route it is ignored."""
 
 from __future__ import annotations
 
@@ -9,7 +14,15 @@ from typing import Any
 
 from functions.api.assets import is_console
 from functions.api.common import current_caller, limiter, settings
-from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
+from shared.domain.errors import (
+    Forbidden,
+    IamRouteUnavailable,
+    IdentityNotGranted,
+    RateLimited,
+    SundialError,
+    Unauthorized,
+)
+from shared.domain.iam_callers import IAM_PREFIX, IAM_REGISTER_PATHS, caller_role
 from shared.domain.progress import PROGRESS_ROLE, is_progress_path
 from shared.domain.rate import Rate
 from shared.domain.tenants import Limits, Principal, Role
@@ -50,6 +63,32 @@ def caller_of(event: dict[str, Any]) -> Principal | None:
     return Principal(Role.TENANT, str(tenant), limits)
 
 
+def is_iam_path(path: str) -> bool:
+    return path == IAM_PREFIX or path.startswith(f"{IAM_PREFIX}/")
+
+
+def iam_caller(event: dict[str, Any]) -> Principal | SundialError:
+    """The tenant of an IAM route's caller, or why there is none. API Gateway sets ``resource``
+    to the method's resource: an IAM route's own path only when the request came through its
+    ``AWS_IAM`` method (no other resource of the API covers ``/iam``), the one case where
+    ``requestContext.identity`` is a verified caller."""
+    path = event.get("path") or ""
+    if path not in IAM_REGISTER_PATHS or event.get("resource") != path:
+        return IamRouteUnavailable(
+            f"{path} is authorized by AWS IAM (SigV4), which only API Gateway checks: deployed, sign the request "
+            "with the credentials of a role granted by grant_register; anywhere, POST /v1/tasks takes an API key"
+        )
+    identity = (event.get("requestContext") or {}).get("identity") or {}
+    user_arn = str(identity.get("userArn") or "")
+    role = caller_role(user_arn)
+    tenant = settings().iam_role_tenants().get(role) if role is not None else None
+    if tenant is None:
+        return IdentityNotGranted(
+            f"{user_arn or 'this caller'} is no session of a role this deployment's grant_register granted"
+        )
+    return Principal(Role.TENANT, tenant)
+
+
 def admit(event: dict[str, Any]) -> SundialError | None:
     """Why this request may not go on (None: it may). Sets the routes' caller
     (``common.current_caller``)."""
@@ -57,6 +96,11 @@ def admit(event: dict[str, Any]) -> SundialError | None:
     path = event.get("path") or ""
     if is_public(path):
         return None
+    if is_iam_path(path):
+        found = iam_caller(event)
+        if isinstance(found, SundialError):
+            return found
+        return _within_rate(found)
     if ((event.get("requestContext") or {}).get("authorizer") or {}).get("role") == PROGRESS_ROLE:
         if event.get("httpMethod") == "POST" and is_progress_path(path):
             return None  # the route checks the token against its job (docs/jobs.md, section 7)
@@ -68,6 +112,11 @@ def admit(event: dict[str, Any]) -> SundialError | None:
         return Forbidden(f"{path} is an admin route: it wants the deployment's admin key")
     if not is_admin_path(path) and caller.role is not Role.TENANT:
         return Forbidden(f"{path} is a tenant route: it wants a tenant's API key, not the admin key")
+    return _within_rate(caller)
+
+
+def _within_rate(caller: Principal) -> SundialError | None:
+    """A tenant's request within its rate sets the routes' caller; over it, refused."""
     if caller.role is Role.TENANT:
         assert caller.tenant is not None
         limits = caller.limits or settings().tenant_limits

@@ -86,7 +86,11 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
     meaning = {
         400: "validation_error: the field named in details",
         401: "unauthorized: no API key, an unknown or a revoked one",
-        403: "forbidden: a tenant key on an admin route, or the admin key on a tenant route",
+        403: (
+            "forbidden: a tenant key on an admin route, or the admin key on a tenant route; on /iam/v1: "
+            "identity_not_granted (the signing role is not granted) or iam_route_unavailable (no AWS IAM "
+            "authorization: the local runtime)"
+        ),
         404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
         409: (
             "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, "

@@ -29,7 +29,20 @@ PageSize = Annotated[int, Query(ge=1, le=MAX_PAGE, description=f"1 to {MAX_PAGE}
 Cursor = Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page.")]
 
 
+IAM_ROUTE = (
+    " Deployed only: the request is signed with SigV4 by an AWS role that the deployment's "
+    "grant_register granted, with no API key, and registers as the tenant granted to that role."
+)
+
+
 @router.post("/v1/tasks", status_code=201, responses=RESPONSES["create"], summary="Register a task")
+@router.post(
+    "/iam/v1/tasks",
+    status_code=201,
+    responses=RESPONSES["create"],
+    summary="Register a task, as an AWS IAM role",
+    description="As POST /v1/tasks." + IAM_ROUTE,
+)
 def create_task(task: TaskIn) -> Response[TaskOut]:
     def register() -> tuple[int, TaskOut]:
         created = tasks().register(tenant(), task.to_spec())
@@ -41,6 +54,12 @@ def create_task(task: TaskIn) -> Response[TaskOut]:
 
 
 @router.post("/v1/tasks:batch", responses=RESPONSES["batch"], summary="Register up to 100 tasks, each on its own")
+@router.post(
+    "/iam/v1/tasks:batch",
+    responses=RESPONSES["batch"],
+    summary="Register up to 100 tasks, each on its own, as an AWS IAM role",
+    description="As POST /v1/tasks:batch." + IAM_ROUTE,
+)
 def create_tasks(batch: BatchIn) -> Response[BatchOut]:
     def register() -> tuple[int, BatchOut]:
         answers = tasks().register_many(tenant(), [spec_or_error(raw) for raw in batch.tasks])
