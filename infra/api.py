@@ -5,7 +5,13 @@ Callers authenticate with API keys: every route but ``/v1/openapi.json`` and ``/
 before the function runs. The key decides the tenant (or the admin, for ``/v1/tenants...``); the
 function reads it from the authorizer's context and answers a key on a route it may not call
 with ``403 forbidden``. No key, an unknown or a revoked one: API Gateway answers ``401`` in the
-API's error format (:data:`GATEWAY_ERRORS`). IAM authorizes no caller.
+API's error format (:data:`GATEWAY_ERRORS`).
+
+Beside ``/v1``, the registration routes' IAM twins, ``POST /iam/v1/tasks`` and ``POST
+/iam/v1/tasks:batch``, are ``AWS_IAM`` methods on the same function: API Gateway verifies the
+caller's SigV4 signature and its ``execute-api:Invoke`` permission, and the function maps the
+verified role to the tenant :meth:`Api.add_iam_caller` recorded (``Sundial.grant_register``;
+docs/construct.md, section 1).
 
 The OpenAPI document and Swagger UI are resources of their own, public, on the same function;
 so is the web console, ``/console/`` and the files under it (``functions/api/assets.py``), from
@@ -20,7 +26,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from aws_cdk import Duration, RemovalPolicy, Size, Stack
+import jsii
+from aws_cdk import Duration, IResolveContext, IStringProducer, Lazy, RemovalPolicy, Size, Stack, Token
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -28,6 +35,8 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from shared.domain.errors import Forbidden, RateLimited, SundialError, Unauthorized
+from shared.domain.iam_callers import IAM_REGISTER_PATHS, grant_entry, role_key
+from shared.settings.environment import env_name
 from shared.store.models import LIST_INDEX_NAME, STATUS_INDEX_NAME
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
@@ -227,6 +236,7 @@ class Api(Construct):
         jobs.acknowledge_object_access(self.handler.policy)
         jobs.grant_stop(self.handler)  # POST /v1/jobs/{job_id}/cancel
         self.rest_api = self._rest_api(settings)
+        self._iam_grants: list[str] = []
         self._routes(keys)
         self._gateway_responses()
         self.url = self.rest_api.url_for_path(f"/{names.API_VERSION_PATH}")
@@ -356,6 +366,33 @@ class Api(Construct):
             ),
             any_method=True,
         )
+        # The registration routes' IAM twins (/iam/v1/tasks, /iam/v1/tasks:batch): API Gateway
+        # checks the caller's SigV4 signature and IAM policy, the function maps the role to a tenant.
+        self.iam_methods = [
+            self.rest_api.root.resource_for_path(path).add_method(
+                "POST", integration, authorization_type=apigw.AuthorizationType.IAM
+            )
+            for path in IAM_REGISTER_PATHS
+        ]
+
+    def add_iam_caller(self, tenant: str, role_arn: str) -> None:
+        """Let the role ``role_arn`` (a token or an ARN) register tasks as ``tenant`` on the IAM
+        routes: an entry of the API function's ``iam_roles`` setting, written when the template is
+        (so every grant made before synthesis is in it), and only once there is a grant."""
+        entry = grant_entry(tenant, role_arn)
+        if not Token.is_unresolved(role_arn):
+            role_key(role_arn)  # a ValueError naming a bad ARN now, not at the function's cold start
+        granted = {e.partition("=")[2]: e.partition("=")[0] for e in self._iam_grants}
+        if granted.get(role_arn, tenant) != tenant:
+            raise ValueError(
+                f"{role_arn} is granted tenant {granted[role_arn]!r} already: a role registers as one tenant"
+            )
+        if entry in self._iam_grants:
+            return
+        if not self._iam_grants:
+            joined = Lazy.uncached_string(_Joined(self._iam_grants))
+            self.handler.function.add_environment(env_name("iam_roles"), joined)
+        self._iam_grants.append(entry)
 
     def _gateway_responses(self) -> None:
         """API Gateway's own answers (:data:`GATEWAY_ERRORS`) in the error format."""
@@ -402,6 +439,16 @@ class Api(Construct):
             )
             acknowledge(signed, "AwsSolutions-APIG4", reason)
             acknowledge(signed, "AwsSolutions-COG4", reason)
+        for signed in self.iam_methods:
+            acknowledge(
+                signed,
+                "AwsSolutions-COG4",
+                "AWS_IAM authorization by design: these routes are for AWS roles of the deployment's own "
+                "account, granted execute-api:Invoke on exactly these methods by grant_register; API "
+                "Gateway verifies each request's SigV4 signature and the caller's IAM policy, and the "
+                "function maps the verified role to the tenant the grant named. A Cognito user pool would "
+                "be a second identity system for machine callers that have IAM credentials already.",
+            )
         for public in self.console_methods:
             reason = (
                 "Public by design: the web console's static files (HTML, JavaScript, CSS and their "
@@ -452,6 +499,17 @@ class Api(Construct):
                 "cannot be scoped to this stack's log groups; AmazonAPIGatewayPushToCloudWatchLogs "
                 "is the policy AWS documents for it. Only apigateway.amazonaws.com can assume it.",
             )
+
+
+@jsii.implements(IStringProducer)
+class _Joined:
+    """The grants as the ``iam_roles`` setting holds them, when the template is written."""
+
+    def __init__(self, entries: list[str]) -> None:
+        self.entries = entries
+
+    def produce(self, context: IResolveContext) -> str:
+        return " ".join(self.entries)
 
 
 def scheduler_statements(storage: Storage, queues: Queues, signing: Signing) -> list[iam.PolicyStatement]:

@@ -26,6 +26,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sns as sns
 from constructs import Construct, IConstruct
 
+from shared.domain.iam_callers import IAM_REGISTER_PATHS
+
 from . import names
 from .api import Api, SchedulerFunctionUrl
 from .auth import ApiKeys
@@ -39,9 +41,10 @@ from .settings import DeploymentSettings, KeywordSettings, SettingsError
 from .signing import signing
 from .storage import Storage
 
-REGISTER_ROUTES = (("POST", "/v1/tasks"), ("POST", "/v1/tasks:batch"))
-"""The API's routes that register tasks (functions/api/routes/tasks.py; a test holds them to the
-API's OpenAPI document): what :meth:`Sundial.grant_register` names."""
+REGISTER_ROUTES = tuple(("POST", path) for path in IAM_REGISTER_PATHS)
+"""The IAM twins of the API's routes that register tasks (``POST /iam/v1/tasks`` and ``POST
+/iam/v1/tasks:batch``; functions/api/routes/tasks.py, and a test holds them to it): what
+:meth:`Sundial.grant_register` names."""
 
 
 class Sundial(Construct):
@@ -155,14 +158,27 @@ class Sundial(Construct):
         """Every alarm (``alarms``, or a topic); empty without them."""
         return self.monitoring.alarms
 
-    def grant_register(self, grantable: iam.IGrantable) -> iam.Grant:
-        """``execute-api:Invoke`` on the routes that register tasks (``POST /v1/tasks`` and ``POST
-        /v1/tasks:batch``), to ``grantable``'s policy. This grant alone lets no one in: the API
-        authorizes each call by a tenant's API key (``Authorization: Bearer <key>``, checked by its
-        REQUEST authorizer, infra/auth.py), and API Gateway does not evaluate a caller's IAM
-        policies on such routes. The role still needs a key (docs/deploy.md, section 6); the grant
-        records its use of the API in IAM and holds if these routes ever take IAM authorization
-        (docs/construct.md, section 1)."""
+    def grant_register(self, grantable: iam.IGrantable, *, tenant: str | None = None) -> iam.Grant:
+        """Let an AWS role register tasks as ``tenant`` (default: the deployment's
+        ``default_tenant``) with its own IAM credentials, no API key: ``execute-api:Invoke`` on the
+        IAM-authorized routes ``POST /iam/v1/tasks`` and ``POST /iam/v1/tasks:batch`` (and on no
+        other), to ``grantable``'s policy, and the role's tenant recorded for the API function.
+        The role signs its requests with SigV4 (service ``execute-api``); API Gateway verifies the
+        signature and the policy, the function maps the role's session to the tenant by account
+        and role name (docs/construct.md, section 1).
+
+        ``grantable``: a role, or anything whose principal is a role (a Lambda function, an ECS
+        task definition's task role...), of the stack's account. A user or a service principal is
+        refused (``TypeError``): the function maps roles' sessions only. A role granted twice
+        with two tenants is refused (``ValueError``)."""
+        principal = grantable.grant_principal
+        role_arn = getattr(principal, "role_arn", None)
+        if not isinstance(role_arn, str):
+            raise TypeError(
+                f"grant_register takes a role (or a grantable whose principal is one), not {principal}: the IAM "
+                "routes map a role's sessions to a tenant; an IAM user or a service uses a tenant's API key"
+            )
+        self.api.add_iam_caller(tenant if tenant is not None else self.settings.default_tenant, role_arn)
         stage = names.API_STAGE_NAME
         return iam.Grant.add_to_principal(
             grantee=grantable,

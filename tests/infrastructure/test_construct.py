@@ -114,10 +114,12 @@ def test_the_construct_exposes_the_api_the_table_the_function_url_and_the_alarm_
     assert alarmed.alarms
 
 
-def test_the_routes_grant_register_names_are_the_api_s_registrations() -> None:
+def test_the_routes_grant_register_names_are_the_iam_twins_of_the_api_s_registrations() -> None:
     routes = (ROOT / "functions" / "api" / "routes" / "tasks.py").read_text()
     registered = set(re.findall(r'@router\.post\("([^"]+)"[^\n]*summary="Register', routes))
-    assert {path for method, path in REGISTER_ROUTES if method == "POST"} == registered
+    twins = set(re.findall(r'@router\.post\(\s*"(/iam[^"]+)"', routes))
+    assert {path for method, path in REGISTER_ROUTES if method == "POST"} == twins
+    assert {f"/iam{path}" for path in registered} == twins
     assert {method for method, _ in REGISTER_ROUTES} == {"POST"}
 
 

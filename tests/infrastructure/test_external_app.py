@@ -223,9 +223,16 @@ def test_grant_register_and_the_team_s_alarm_topic_reach_the_template(external: 
     (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
     assert statement["Action"] == "execute-api:Invoke"
     assert [arn["Fn::Join"][1][-1] for arn in statement["Resource"]] == [
-        "/prod/POST/v1/tasks",
-        "/prod/POST/v1/tasks:batch",
+        "/prod/POST/iam/v1/tasks",
+        "/prod/POST/iam/v1/tasks:batch",
     ]
+    (worker,) = [logical for logical in external.resources("AWS::IAM::Role") if logical.startswith("OrdersWorker")]
+    mapped = [
+        variables[env_name("iam_roles")]
+        for f in external.resources("AWS::Lambda::Function").values()
+        if env_name("iam_roles") in (variables := f["Properties"]["Environment"]["Variables"])
+    ]
+    assert mapped == [{"Fn::Join": ["", ["default=", {"Fn::GetAtt": [worker, "Arn"]}]]}]
     alarms = external.resources("AWS::CloudWatch::Alarm").values()
     assert alarms
     assert all(alarm["Properties"]["AlarmActions"] == [PAGER] for alarm in alarms)
