@@ -11,7 +11,7 @@ Beside ``/v1``, the registration routes' IAM twins, ``POST /iam/v1/tasks`` and `
 /iam/v1/tasks:batch``, are ``AWS_IAM`` methods on the same function: API Gateway verifies the
 caller's SigV4 signature and its ``execute-api:Invoke`` permission, and the function maps the
 verified role to the tenant :meth:`Api.add_iam_caller` recorded (``Sundial.grant_register``;
-docs/construct.md, section 1).
+docs/construct.md, section 1a).
 
 The OpenAPI document and Swagger UI are resources of their own, public, on the same function;
 so is the web console, ``/console/`` and the files under it (``functions/api/assets.py``), from
@@ -168,16 +168,18 @@ GATEWAY_ERRORS = (
         apigw.ResponseType.ACCESS_DENIED,
         Forbidden.status,
         Forbidden.code,
-        "This key may not call this route.",
+        "This key, or this IAM identity (on /iam/v1/), may not call this route.",
     ),
-    # With no IAM method left, API Gateway answers this for a method or path it has no resource
-    # for (/, /v1 itself): under /v1 every other path reaches the function.
+    # API Gateway answers this for a method or path it has no resource for (/, /v1 itself, GET
+    # /iam/v1/tasks): under /v1 every other path reaches the function. It is also its answer to an
+    # unsigned request to an AWS_IAM method (/iam/v1/tasks), which it cannot tell apart here
+    # ("Gateway response types": MISSING_AUTHENTICATION_TOKEN; docs/construct.md, section 1a).
     GatewayError(
         apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN,
         404,
         "route_not_found",
         "No route for this method and path: every route is under /v1/ (see /v1/openapi.json); the console is "
-        "at /console/.",
+        "at /console/; POST /iam/v1/tasks and /iam/v1/tasks:batch want a SigV4 signature.",
     ),
     # /v1 only (the authorizer's routes), but a 5xx: named as every 5xx is
     GatewayError(
@@ -474,7 +476,8 @@ class Api(Construct):
             "AwsSolutions-APIG3",
             "No WAF: every route but the OpenAPI document and Swagger UI needs an API key, "
             "checked by the Lambda authorizer before the function runs (a request without the "
-            "Authorization header is refused by API Gateway without invoking anything); each "
+            "Authorization header is refused by API Gateway without invoking anything), or, on "
+            "/iam/v1, a SigV4 signature and IAM policy API Gateway verifies itself; each "
             "tenant is rate limited by the API function and the stage is throttled. A web ACL "
             "costs a fixed monthly fee against Sundial's near-zero idle cost: add one in front "
             "of the stage for IP rules or bot control.",

@@ -16,6 +16,7 @@ from shared import observability
 from shared.api.errors import InternalError, RouteNotFound
 from shared.api.responses import ErrorOut
 from shared.domain.errors import Forbidden, RateLimited, Unauthorized
+from shared.domain.iam_callers import IAM_REGISTER_PATHS
 from shared.settings.environment import env_name
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
@@ -67,6 +68,7 @@ def test_every_method_but_the_api_description_the_console_and_sigv4_takes_an_api
         f"/{names.SCHEDULER_PATH}/{{proxy+}}",
     }
     public = {path: by_path.pop(path) for path in public_paths}
+    signed = {path: by_path.pop(path) for path in IAM_REGISTER_PATHS}
     assert set(by_path) == {f"/{names.API_VERSION_PATH}/{{proxy+}}"}
     for method in by_path.values():
         assert method["AuthorizationType"] == "CUSTOM"
@@ -74,7 +76,9 @@ def test_every_method_but_the_api_description_the_console_and_sigv4_takes_an_api
     for method in public.values():
         assert method["AuthorizationType"] == "NONE"
         assert "AuthorizerId" not in method
-    assert "AWS_IAM" not in {method["Properties"]["AuthorizationType"] for method in methods.values()}
+    for method in signed.values():  # grant_register's routes (docs/construct.md, section 1a)
+        assert (method["HttpMethod"], method["AuthorizationType"]) == ("POST", "AWS_IAM")
+        assert "AuthorizerId" not in method
 
 
 def test_every_path_under_v1_the_console_and_scheduler_is_proxied_to_the_api_function(
@@ -85,6 +89,9 @@ def test_every_path_under_v1_the_console_and_scheduler_is_proxied_to_the_api_fun
     assert sorted(paths.values()) == [
         "/console",
         "/console/{proxy+}",
+        "/iam",
+        "/iam/v1",
+        *IAM_REGISTER_PATHS,
         "/scheduler",
         "/scheduler/{proxy+}",
         "/v1",
@@ -94,12 +101,12 @@ def test_every_path_under_v1_the_console_and_scheduler_is_proxied_to_the_api_fun
     ]
     function_id = logical_id(stack, stack.api.handler.function.node.default_child)
     for resource_id, path in paths.items():
-        if path in ("/v1", "/scheduler"):
+        if path in ("/v1", "/scheduler", "/iam", "/iam/v1"):
             continue
         synthesized.template.has_resource_properties(
             "AWS::ApiGateway::Method",
             {
-                "HttpMethod": "ANY",
+                "HttpMethod": "POST" if path in IAM_REGISTER_PATHS else "ANY",
                 "ResourceId": {"Ref": resource_id},
                 "Integration": {
                     "Type": "AWS_PROXY",
@@ -139,6 +146,7 @@ def test_api_gateway_may_invoke_the_function_only_from_the_stage_under_v1_consol
         console,
         f"{console}/*",
         scheduler,
+        *(f"/POST{path}" for path in IAM_REGISTER_PATHS),  # after the stage: the stage only
     }
     assert len(permissions) == len(suffixes) == len(expected)
     assert suffixes == expected

@@ -16,6 +16,7 @@ from constructs import IConstruct
 
 from infra import names
 from infra.app import build_app
+from shared.domain.iam_callers import IAM_REGISTER_PATHS
 from tests.infrastructure.conftest import Built, Synthesized
 
 pytestmark = pytest.mark.infrastructure
@@ -91,6 +92,8 @@ ACKNOWLEDGED = {
         for path in (names.CONSOLE_PATH, f"{names.CONSOLE_PATH}/{{proxy+}}", f"{names.SCHEDULER_PATH}/{{proxy+}}")
         for rule in ("AwsSolutions-APIG4", "AwsSolutions-COG4")
     ),
+    # grant_register's AWS_IAM routes (IAM is APIG4's authorization; COG4 wants Cognito)
+    *((f"{ROOT}/Api/RestApi/Default{path}/POST/Resource", "AwsSolutions-COG4") for path in IAM_REGISTER_PATHS),
     (f"{ROOT}/Api/RestApi/Resource", "AwsSolutions-APIG2"),
     (f"{ROOT}/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG3"),
     (f"{ROOT}/Api/RestApi/DeploymentStage.prod/Resource", "AwsSolutions-APIG6"),
