@@ -165,7 +165,7 @@ class Sundial(Construct):
         other), to ``grantable``'s policy, and the role's tenant recorded for the API function.
         The role signs its requests with SigV4 (service ``execute-api``); API Gateway verifies the
         signature and the policy, the function maps the role's session to the tenant by account
-        and role name (docs/construct.md, section 1).
+        and role name (docs/construct.md, section 1a).
 
         ``grantable``: a role, or anything whose principal is a role (a Lambda function, an ECS
         task definition's task role...), of the stack's account. A user or a service principal is

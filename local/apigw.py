@@ -358,7 +358,7 @@ IAM_UNAVAILABLE = IamRouteUnavailable(
     "for the default tenant)"
 )
 """What the local gateway answers on an IAM route, without invoking the function: it cannot do what
-``AWS_IAM`` authorization does (docs/construct.md, section 1), and the function trusts
+``AWS_IAM`` authorization does (docs/construct.md, section 1a), and the function trusts
 ``requestContext.identity`` there."""
 
 

@@ -2,7 +2,7 @@
 ``requestContext.authorizer`` and nothing else; admin routes want the admin key, every other
 route a tenant's key, and a tenant's requests go through its rate limit first.
 
-The IAM routes (``/iam/v1/tasks``, ``/iam/v1/tasks:batch``; docs/construct.md, section 1) are the
+The IAM routes (``/iam/v1/tasks``, ``/iam/v1/tasks:batch``; docs/construct.md, section 1a) are the
 exception: API Gateway verified the caller's SigV4 signature and IAM policy, and its
 ``requestContext.identity`` is the caller, mapped to a tenant by the roles ``grant_register``
 granted. Only there is ``requestContext.identity`` read: on every other route it is ignored."""

@@ -1,5 +1,5 @@
 """Callers authorized by AWS IAM: the registration routes' IAM twins and who may call them
-(docs/construct.md, section 1: ``grant_register``).
+(docs/construct.md, section 1a: ``grant_register``).
 
 API Gateway evaluates a SigV4-signed request's IAM policies on a method whose authorization type
 is ``AWS_IAM`` and hands the function the verified caller in ``requestContext.identity``
