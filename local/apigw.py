@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.names import API_PUBLIC_PATHS, API_STAGE_NAME, API_VERSION_PATH, CONSOLE_PATH, SCHEDULER_PATH
-from shared.domain.errors import IamRouteUnavailable
+from shared.api.errors import MethodNotAllowed
+from shared.domain.errors import IamRouteUnavailable, SundialError
 from shared.domain.iam_callers import IAM_PREFIX, IAM_REGISTER_PATHS
 from shared.topology import (
     API_FUNCTION_MEMORY_MB,
@@ -362,6 +363,20 @@ IAM_UNAVAILABLE = IamRouteUnavailable(
 ``requestContext.identity`` there."""
 
 
+def iam_refusal(event: dict[str, Any]) -> dict[str, Any]:
+    """The local answer on a path under ``/iam``: ``405`` with ``Allow: POST`` for another method
+    on an IAM route (the function's answer to a method no route has), else ``403``
+    (:data:`IAM_UNAVAILABLE`). On AWS a method the API has no resource for is API Gateway's own
+    ``404 route_not_found``, as on any path without a method."""
+    error: SundialError = IAM_UNAVAILABLE
+    headers = {"Content-Type": "application/json"}
+    if event["path"] in IAM_REGISTER_PATHS and event["httpMethod"] != "POST":
+        error = MethodNotAllowed(f"{event['path']} answers POST, not {event['httpMethod']}")
+        headers["Allow"] = "POST"
+    body = {"error": {"code": error.code, "message": error.message}}
+    return {"statusCode": error.status, "headers": headers, "body": json.dumps(body)}
+
+
 def is_iam_route(path: str) -> bool:
     """A path under ``/iam``: an ``AWS_IAM`` method's on AWS (or no route at all)."""
     return path == IAM_PREFIX or path.startswith(f"{IAM_PREFIX}/")
@@ -423,11 +438,7 @@ def with_authorizer(
 
     def handle(event: dict[str, Any], context: Any) -> dict[str, Any]:
         if is_iam_route(event["path"]):
-            return {
-                "statusCode": IAM_UNAVAILABLE.status,
-                "headers": {"Content-Type": "application/json"},
-                "body": json.dumps({"error": {"code": IAM_UNAVAILABLE.code, "message": IAM_UNAVAILABLE.message}}),
-            }
+            return iam_refusal(event)
         if not public(event["path"]):
             key = identity(event)
             try:

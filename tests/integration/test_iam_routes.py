@@ -143,3 +143,10 @@ def test_the_openapi_document_describes_the_iam_routes_as_the_bearer_ones(api: A
         assert twin["responses"] == bearer["responses"]
         assert "SigV4" in twin["description"]
         assert "grant_register" in twin["description"]
+
+
+def test_the_local_gateway_answers_another_method_on_an_iam_route_as_the_function_would(api: Any) -> None:
+    for path in IAM_REGISTER_PATHS:
+        answer = api("GET", path)
+        assert (answer.status, answer.body["error"]["code"]) == (405, "method_not_allowed")
+        assert answer.headers["Allow"] == "POST"
