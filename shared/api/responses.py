@@ -127,6 +127,7 @@ class TaskOut(Model):
         exclude_if=is_none,
         description="Set on a task made through the EventBridge Scheduler API (absent: a native task); read only.",
     )
+    tags: dict[str, str] = Field(default_factory=dict, description="The task's tags ({}: none).")
     notices: list[ErrorDetail] | None = Field(
         None,
         exclude_if=is_none,

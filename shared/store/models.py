@@ -185,6 +185,9 @@ class TaskItem(BucketItem, discriminator="task"):
     """A chained run's parent occurrence and hop, as JSON (shared/domain/chains.py)."""
     workflow = UnicodeAttribute(null=True)
     """A workflow node's run: its workflow run and parents' outcomes, as JSON (``NodeLink``)."""
+    tags = UnicodeAttribute(null=True)
+    """The task's tags as a JSON object (absent: none); each is also an entry of
+    ``TagEntryItem`` (shared/store/tags.py), which the tag filter reads."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):
@@ -540,6 +543,12 @@ class ScheduleNameItem(_Table):
     client_token = UnicodeAttribute(null=True)
 
 
+class TagEntryItem(_Table):
+    """``TG#<tenant>#<k>#<key>:<value>`` / ``<created ms>#<task id>``: a task that has the tag, at its
+    listing position (shared/store/tags.py): a tag's tasks are read newest first, a page at a time,
+    however many other tasks the tenant has (docs/bulk.md)."""
+
+
 class CanaryResourceItem(_Table):
     """``CANARY#<resource key>`` / ``CANARY``: which task is the canary of one stack's custom
     resource (shared/domain/canary.py, ``resource_key``: the stack's id and the resource's
@@ -578,6 +587,7 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     ScheduleGroupItem,
     ScheduleNameItem,
     CanaryResourceItem,
+    TagEntryItem,
 )
 
 
