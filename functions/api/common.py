@@ -18,6 +18,7 @@ from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Principal
 from shared.services.access_keys import AccessKeys
+from shared.services.bulk import BulkService
 from shared.services.factory import (
     build_access_keys,
     build_job_service,
@@ -52,6 +53,11 @@ def settings() -> Settings:
 @cache
 def tasks() -> TaskService:
     return build_task_service(settings())
+
+
+@cache
+def bulk() -> BulkService:
+    return BulkService(tasks())
 
 
 @cache
@@ -97,6 +103,7 @@ def reset() -> None:
     for cached in (
         settings,
         tasks,
+        bulk,
         jobs,
         workflows,
         overview,

@@ -16,7 +16,9 @@ from shared.api.models.tasks import MAX_BATCH
 from shared.api.responses import ErrorOut
 from shared.domain import limits as lim
 from shared.domain import schedules as sched
+from shared.domain import tags as tg
 from shared.domain import tasks as t
+from shared.domain.bulk import MAX_STEP
 from shared.domain.calendars import MAX_INTERVAL
 from shared.domain.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_DELAY_SECONDS, MIN_AGE_SECONDS
 from shared.domain.tenants import MAX_BURST, MAX_REQUESTS_PER_SECOND
@@ -68,6 +70,9 @@ documented as optional when they have no value.
 - `POST /v1/dead-letters/redrive` `{{"all": true}}`: up to {MAX_REDRIVE} letters a call, then call again
   with `next_cursor` as `cursor` until it is null;
 - a tenant's `requests_per_second` and `burst`: 1 to {MAX_REQUESTS_PER_SECOND} and 1 to {MAX_BURST};
+- `tags`: {tg.RULES}; `GET /v1/tasks?tag=key:value`;
+- `POST /v1/tasks:pause`, `:resume`, `:cancel`: one selector (`name_prefix`, one `tag`, or `status`), up to
+  {MAX_STEP} tasks a call, then call again with `next_cursor` as `cursor` until it is null;
 - `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
 - `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
@@ -120,6 +125,10 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409, 412),
     },
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
+    "bulk": {
+        200: {"description": "What this step did (dry run: would do), and the cursor of the next step."},
+        **_errors(400, 409, 422),
+    },
     "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
     "cancel_job": {

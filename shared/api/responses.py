@@ -14,6 +14,7 @@ from shared.api.models.jobs import ProcessorIn, ShardingIn
 from shared.api.models.schedules import ScheduleIn
 from shared.api.models.targets import TargetIn
 from shared.api.types import Instant, Model, is_none, one_of, tag
+from shared.domain.bulk import BulkAction
 from shared.domain.jobs import (
     ANSWER_EXCERPT_CHARS,
     REPORTED_MESSAGE_CHARS,
@@ -552,3 +553,31 @@ class OverviewOut(Model):
     dead_letters: DeadLettersOverview
     jobs: JobsOverview
     workflow_runs: WorkflowRunsOverview
+
+
+class TaskError(Model):
+    task_id: str
+    error: ErrorBody
+
+
+class BulkOut(Model):
+    """What one step did, and where the next one starts."""
+
+    action: BulkAction
+    dry_run: bool
+    selected: int = Field(description="The tasks this step listed (the selection's next page).")
+    changed: int = Field(description="Those it changed (dry run: would change now).")
+    unchanged: int = Field(
+        description="Those left as they were: already so, or in a state the move does not apply to (a completed "
+        "task is not paused)."
+    )
+    changed_ids: list[str] = Field(description="The ids of the tasks counted in changed.")
+    errors: list[TaskError] = Field(
+        description="The tasks this step could not change, each with its error (concurrent_update, "
+        "storage_unavailable): another step, or the task's own route, may."
+    )
+    next_cursor: str | None = Field(
+        description="Send it as cursor, with the same selector, for the next step; null: the selection is done. A "
+        "step may list fewer than limit, even none, and still answer a cursor (a name prefix or a status the "
+        "listing reads a bounded number of tasks a request): keep going until it is null."
+    )

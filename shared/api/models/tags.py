@@ -15,7 +15,9 @@ Tags = Annotated[
         Annotated[str, Field(pattern=tg.KEY_PATTERN, max_length=tg.MAX_KEY_LENGTH)],
         Annotated[str, Field(pattern=tg.VALUE_PATTERN, max_length=tg.MAX_VALUE_LENGTH)],
     ],
-    Field(max_length=tg.MAX_TAGS),
+    Field(
+        max_length=tg.MAX_TAGS, json_schema_extra={"additionalProperties": False}
+    ),  # a key off the pattern is refused
 ]
 """At most MAX_TAGS keys and values of the tag rules (the patterns say them, in the document too)."""
 
