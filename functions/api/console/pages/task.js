@@ -6,7 +6,7 @@ import { api, readPage } from "../api.js";
 import { LatenessChart } from "../chart.js";
 import { ErrorBox, Json, NextTimes, Pager, Status, describe, inZone, parseField, shortIds, useLoad, usePager, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
-import { LastRun } from "./tasks.js";
+import { LastRun, Tags } from "./tasks.js";
 
 const LIVE = ["scheduled", "paused"];
 const RUNS_PAGE = 100;
@@ -104,6 +104,7 @@ export function Task({ id }) {
         ? html`none while paused${t.next_fire_at ? html` (a resume now fires it ${firesAtOnce(t, t.readAt) ? "at once" : `at ${when(t.next_fire_at)}`})` : " (a resume now completes it)"}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
+      <dt>Tags</dt><dd data-testid="task-tags">${Object.keys(t.tags || {}).length ? html`<${Tags} tags=${t.tags} />` : html`<span class="empty">none</span>`}</dd>
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s${t.retry.max_age_seconds ? `, none after ${t.retry.max_age_seconds} s` : ""}</dd>
       <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
       <dt>Created, updated</dt><dd>${when(t.created_at)}, ${when(t.updated_at)} (version ${t.version})</dd>
