@@ -19,6 +19,8 @@ from pydantic import BaseModel, ValidationError
 
 from shared.api.models.jobs import ProgressOut
 from shared.api.responses import (
+    BackfillOut,
+    BackfillPage,
     BatchOut,
     BulkOut,
     DeadLetterOut,
@@ -262,6 +264,23 @@ class Client:
     def list_runs(self, task_id: str, limit: int | None = None, cursor: str | None = None) -> Answer[RunPage]:
         params = _query(limit=limit, cursor=cursor)
         return self._call(RunPage, "GET", f"/v1/tasks/{_id(task_id)}/runs", params=params)
+
+    def start_backfill(
+        self, task_id: str, body: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Answer[BackfillOut]:
+        """``{"from", "to", "per_second"}``: the task's past occurrences fired (docs/backfill.md)."""
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call(BackfillOut, "POST", f"/v1/tasks/{_id(task_id)}/backfill", body, headers=headers)
+
+    def list_backfills(self, task_id: str, limit: int | None = None, cursor: str | None = None) -> Answer[BackfillPage]:
+        params = _query(limit=limit, cursor=cursor)
+        return self._call(BackfillPage, "GET", f"/v1/tasks/{_id(task_id)}/backfills", params=params)
+
+    def get_backfill(self, task_id: str, backfill_id: str) -> Answer[BackfillOut]:
+        return self._call(BackfillOut, "GET", f"/v1/tasks/{_id(task_id)}/backfills/{_id(backfill_id)}")
+
+    def cancel_backfill(self, task_id: str, backfill_id: str) -> Answer[BackfillOut]:
+        return self._call(BackfillOut, "POST", f"/v1/tasks/{_id(task_id)}/backfills/{_id(backfill_id)}/cancel")
 
     def pause_tasks(self, body: Mapping[str, Any], idempotency_key: str | None = None) -> Answer[BulkOut]:
         """One step of a bulk pause: ``{"selector", "dry_run", "cursor"}`` (docs/bulk.md)."""

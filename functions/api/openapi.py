@@ -14,6 +14,7 @@ from shared.api.models.headers import MAX_IDEMPOTENCY_KEY
 from shared.api.models.schedules import MAX_PREVIEW
 from shared.api.models.tasks import MAX_BATCH
 from shared.api.responses import ErrorOut
+from shared.domain import backfills as bf
 from shared.domain import limits as lim
 from shared.domain import schedules as sched
 from shared.domain import tags as tg
@@ -73,6 +74,8 @@ documented as optional when they have no value.
 - `tags`: {tg.RULES}; `GET /v1/tasks?tag=key:value`;
 - `POST /v1/tasks:pause`, `:resume`, `:cancel`: one selector (`name_prefix`, one `tag`, or `status`), up to
   {MAX_STEP} tasks a call, then call again with `next_cursor` as `cursor` until it is null;
+- `POST /v1/tasks/{{task_id}}/backfill`: a window at most {bf.MAX_AGE.days} days back and not after now,
+  holding at most {bf.MAX_OCCURRENCES} occurrences; `per_second` {bf.MIN_PER_SECOND} to {bf.MAX_PER_SECOND};
 - `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
 - `Idempotency-Key`: 1 to {MAX_IDEMPOTENCY_KEY} printable characters, remembered for 24 hours per
@@ -89,7 +92,10 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
         400: "validation_error: the field named in details",
         401: "unauthorized: no API key, an unknown or a revoked one",
         403: "forbidden: a tenant key on an admin route, or the admin key on a tenant route",
-        404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
+        404: (
+            "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found, "
+            "backfill_not_found"
+        ),
         409: (
             "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, "
             "too_many_limits, job_finished"
@@ -125,6 +131,16 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409, 412),
     },
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
+    "backfill": {
+        202: {"description": "The backfill, planned and written: its runs fire at their pace (its id reads how far)."},
+        **_errors(400, 404, 409, 422),
+    },
+    "backfills": {200: {"description": "A page of the task's backfills, newest first."}, **_errors(400, 404)},
+    "get_backfill": {200: {"description": "The backfill and its progress."}, **_errors(400, 404)},
+    "cancel_backfill": {
+        200: {"description": "The backfill, cancelled: none of its runs not fired yet fires."},
+        **_errors(400, 404),
+    },
     "bulk": {
         200: {"description": "What this step did (dry run: would do), and the cursor of the next step."},
         **_errors(400, 409, 422),

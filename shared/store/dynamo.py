@@ -222,9 +222,9 @@ class DynamoTaskRepository:
         for item in items:
             run = run_from_item(item)
             child = held.get(item.child or "")
-            if child is not None:
+            if child is not None:  # its run as its item holds it, at its place (a backfill's: its occurrence)
                 current = to_task(child, logs).run
-                run = replace(current, task_id=task.id) if current is not None else run
+                run = replace(current, task_id=task.id, scheduled_for=run.scheduled_for) if current is not None else run
             found.append(run)
         current = task.run
         if (

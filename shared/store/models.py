@@ -549,6 +549,36 @@ class TagEntryItem(_Table):
     however many other tasks the tenant has (docs/bulk.md)."""
 
 
+class BackfillItem(_Table):
+    """``BF#<task id>`` / ``<backfill id>``: one backfill of the task's past occurrences
+    (shared/store/backfills.py): its window and pace, the occurrences it fires and the extra runs
+    that fire them, and why the window's others are left out."""
+
+    tenant = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    from_ms = NumberAttribute()
+    to_ms = NumberAttribute()
+    per_second = NumberAttribute()
+    created_ms = NumberAttribute()
+    in_window = NumberAttribute()
+    plan = UnicodeAttribute()
+    """JSON ``[[scheduled ms, fire ms, item id], ...]``: the occurrences it fires, oldest first."""
+    left_out = UnicodeAttribute(null=True)
+    """JSON ``{scheduled ms: reason}`` of the window's occurrences it does not fire."""
+    status = UnicodeAttribute()
+    """``running`` until cancelled (its progress is read from its runs)."""
+    cancelled_ms = NumberAttribute(null=True)
+
+
+class BackfillMarkItem(_Table):
+    """``BO#<task id>`` / ``<scheduled ms>``: the backfill that took this occurrence of the task
+    (written only if it does not exist, in the transaction that writes the run that fires it), so
+    a second backfill of the same occurrence takes nothing (shared/store/backfills.py)."""
+
+    backfill_id = UnicodeAttribute()
+    item_id = UnicodeAttribute()
+
+
 class CanaryResourceItem(_Table):
     """``CANARY#<resource key>`` / ``CANARY``: which task is the canary of one stack's custom
     resource (shared/domain/canary.py, ``resource_key``: the stack's id and the resource's
@@ -588,6 +618,8 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     ScheduleNameItem,
     CanaryResourceItem,
     TagEntryItem,
+    BackfillItem,
+    BackfillMarkItem,
 )
 
 

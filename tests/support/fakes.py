@@ -367,7 +367,7 @@ class InMemoryTaskRepository:
                 continue
             run = record.run
             child = self.item_task(record.child).run if record.child in self._tasks else None
-            found.append(replace(child, task_id=task.id) if child is not None else run)
+            found.append(replace(child, task_id=task.id, scheduled_for=run.scheduled_for) if child is not None else run)
         current = task.run
         if (
             current is not None
