@@ -162,3 +162,11 @@ def test_a_bad_bulk_body_is_refused_naming_the_member(api, body, field):
         assert answer.status == 400, answer.body
         assert answer.body["error"]["code"] == "validation_error"
         assert field in {detail["field"] for detail in answer.body["error"]["details"]}, answer.body
+
+
+def test_a_whole_number_written_as_a_float_is_an_integer_limit(api):
+    register_batch(api, [spec(name=f"f-{i}", tags={"f": "1"}) for i in range(3)])
+    answer = api("POST", "/v1/tasks:pause", {"selector": {"tag": {"f": "1"}}, "dry_run": True, "limit": 2.0})
+    assert answer.status == 200, answer.body
+    assert answer.body["selected"] == 2
+    assert answer.body["next_cursor"] is not None

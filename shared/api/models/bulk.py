@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from shared.api.models.fields import whole
 from shared.api.models.tags import Tags
 from shared.api.types import Model, Problem, exactly_one_schema
 from shared.domain import tasks as t
@@ -52,3 +53,5 @@ class BulkIn(Model):
     limit: int = Field(
         MAX_STEP, strict=True, ge=1, le=MAX_STEP, description=f"Tasks this step lists at most (1 to {MAX_STEP})."
     )
+
+    _whole = field_validator("limit", mode="before")(whole)
