@@ -68,15 +68,13 @@ def test_past_occurrences_are_called_oldest_first_at_their_pace_each_once_as_run
     started = cli.json("tasks", "backfill", task["id"], "--from", iso(start), "--to", iso(end), "--per-second", "2")
     assert (started["occurrences"], started["in_window"], started["left_out"]) == (6, 6, {})
 
-    calls = wait_calls(receiver, "/backfill-paced", created, 6)
-    assert [c.body["scheduled_for"] for c in calls] == wanted  # oldest first, each once
+    calls = sorted(wait_calls(receiver, "/backfill-paced", created, 6), key=lambda c: c.body["fired_at"])
+    assert [c.body["scheduled_for"] for c in calls] == wanted  # called oldest first, each once
     assert len({c.headers["Idempotency-Key"] for c in calls}) == 6
     assert {c.body["task_id"] for c in calls} == {task["id"]}
     first_due = at(started["first_fire_at"])
     for k, call in enumerate(calls):  # never ahead of its place in the pace: k/2 s after the first
         assert at(call.body["fired_at"]) >= first_due + timedelta(milliseconds=500 * k), (k, call.body)
-    fired = [at(c.body["fired_at"]) for c in calls]
-    assert fired == sorted(fired)
 
     def done() -> dict[str, Any] | None:
         read = cli.json("tasks", "backfills", task["id"], started["backfill_id"])
