@@ -25,9 +25,10 @@ from shared.domain.ids import MAX_SHARDS, new_task_id
 from shared.domain.times import iso, to_ms
 
 MAX_OCCURRENCES = 1000
-"""Occurrences one backfill fires at most: every one is written by the request (a conditional
-transaction of four items, 24 occurrences a call: 42 calls), within the API function's 10 s; a
-longer window is backfilled in parts (the refusal says where the first part ends)."""
+"""Occurrences one backfill fires at most: every one is written by the request (four items in a
+conditional transaction, 24 occurrences a TransactWriteItems: 42 calls of about 100 items), which
+must end within the API function's 10 s (docs/backfill.md, section 5, the estimate); a longer
+window is backfilled in parts (the refusal says where the first part ends)."""
 MIN_PER_SECOND = 0.01
 MAX_PER_SECOND = 100.0
 """``per_second`` bounds: one occurrence every 100 s at the slowest, 100 a second at the fastest

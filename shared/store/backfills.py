@@ -181,7 +181,7 @@ class DynamoBackfills:
         for index, chunk in enumerate(chunks):
             left |= self._take(backfill, chunk, free)
             if LeftOut.CANCELLED in left.values():  # cancelled meanwhile: nothing after is taken
-                left |= {to_ms(_scheduled(run)): LeftOut.CANCELLED for later in chunks[index + 1 :] for run in later}
+                left |= {to_ms(_scheduled(run)): LeftOut.CANCELLED for later in chunks[index + 1 :] for run, _ in later}
                 break
         taken = [p for p in backfill.plan if p.scheduled_ms not in left]
         counts = dict(backfill.left_out)
@@ -195,19 +195,25 @@ class DynamoBackfills:
             raise _storage_error(exc) from exc
         return left
 
-    def _chunks(self, runs: Sequence[Task]) -> list[list[Task]]:
-        chunks: list[list[Task]] = [[]]
+    def _chunks(self, runs: Sequence[Task]) -> list[list[tuple[Task, TaskItem]]]:
+        """The runs with their items (built once), :data:`PER_TRANSACTION` a chunk at most and at
+        most :data:`TRANSACTION_BYTES` of items (a run's item is about its targets, payload and
+        schedule as JSON and 600 bytes more; four items an occurrence, the run's the largest)."""
+        chunks: list[list[tuple[Task, TaskItem]]] = [[]]
         size = 0
         for run in runs:
-            item_bytes = len(json.dumps(to_item(run, self.list_shards).serialize()))
+            item = to_item(replace(run, version=1), self.list_shards)
+            item_bytes = len(item.targets) + len(item.payload or "") + len(item.schedule) + 600
             if chunks[-1] and (len(chunks[-1]) == PER_TRANSACTION or size + item_bytes > TRANSACTION_BYTES):
                 chunks.append([])
                 size = 0
-            chunks[-1].append(run)
+            chunks[-1].append((run, item))
             size += item_bytes
         return [chunk for chunk in chunks if chunk]
 
-    def _take(self, backfill: Backfill, chunk: list[Task], free: Mapping[int, str]) -> dict[int, LeftOut]:
+    def _take(
+        self, backfill: Backfill, chunk: list[tuple[Task, TaskItem]], free: Mapping[int, str]
+    ) -> dict[int, LeftOut]:
         """Take a chunk's occurrences, each in the same transaction; those whose conditions fail are
         left out (and the rest sent again), as all of them once the backfill is cancelled."""
         left: dict[int, LeftOut] = {}
@@ -220,17 +226,17 @@ class DynamoBackfills:
             except PynamoDBException as exc:
                 failed = failed_conditions(exc)
                 if 0 in failed:
-                    return left | {to_ms(_scheduled(run)): LeftOut.CANCELLED for run in pending}
+                    return left | {to_ms(_scheduled(run)): LeftOut.CANCELLED for run, _ in pending}
                 if failed:
                     kept = []
-                    for i, run in enumerate(pending):
+                    for i, (run, item) in enumerate(pending):
                         first = 1 + 4 * i
                         if first in failed:
                             left[to_ms(_scheduled(run))] = LeftOut.FIRED
                         elif {first + 1, first + 2} & failed:
                             left[to_ms(_scheduled(run))] = LeftOut.BACKFILLED
                         else:
-                            kept.append(run)
+                            kept.append((run, item))
                     pending = kept
                     continue
                 if conflicted(exc) and pauses:
@@ -239,11 +245,11 @@ class DynamoBackfills:
                 raise _storage_error(exc) from exc
         return left
 
-    def _transact(self, backfill: Backfill, runs: Sequence[Task], free: Mapping[int, str]) -> None:
+    def _transact(self, backfill: Backfill, runs: Sequence[tuple[Task, TaskItem]], free: Mapping[int, str]) -> None:
         pk, sk = _record_key(backfill.task_id, backfill.id)
         with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
             transaction.condition_check(BackfillItem, pk, sk, condition=BackfillItem.status == RUNNING)
-            for run in runs:
+            for run, item in runs:
                 scheduled = to_ms(_scheduled(run))
                 fire = to_ms(run.due_at)
                 live_pk, live_sk = _live_run_key(backfill.task_id, scheduled)
@@ -264,9 +270,7 @@ class DynamoBackfills:
                 if scheduled in free:  # held by a run that ended without a call: taken over from it
                     unmarked |= BackfillMarkItem.item_id == free[scheduled]
                 transaction.save(mark, condition=unmarked)
-                transaction.save(
-                    to_item(replace(run, version=1), self.list_shards), condition=TaskItem.pk.does_not_exist()
-                )
+                transaction.save(item, condition=TaskItem.pk.does_not_exist())
                 placed = Run(run_id_for(run.id, fire), backfill.task_id, from_ms(scheduled), RunStatus.STAGED)
                 transaction.save(
                     run_item(backfill.task_id, backfill.tenant, placed, from_ms(fire) + self.retention, child=run.id)
