@@ -19,7 +19,10 @@ from pydantic import BaseModel, ValidationError
 
 from shared.api.models.jobs import CommandOut, ProgressOut
 from shared.api.responses import (
+    BackfillOut,
+    BackfillPage,
     BatchOut,
+    BulkOut,
     DeadLetterOut,
     DeadLetterPage,
     DestinationLimitList,
@@ -236,8 +239,9 @@ class Client:
         name_prefix: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        tag: str | None = None,
     ) -> Answer[TaskPage]:
-        params = _query(status=status, name_prefix=name_prefix, limit=limit, cursor=cursor)
+        params = _query(status=status, name_prefix=name_prefix, tag=tag, limit=limit, cursor=cursor)
         return self._call(TaskPage, "GET", "/v1/tasks", params=params)
 
     def update_task(self, task_id: str, patch: Mapping[str, Any], if_match: int | None = None) -> Answer[TaskOut]:
@@ -260,6 +264,37 @@ class Client:
     def list_runs(self, task_id: str, limit: int | None = None, cursor: str | None = None) -> Answer[RunPage]:
         params = _query(limit=limit, cursor=cursor)
         return self._call(RunPage, "GET", f"/v1/tasks/{_id(task_id)}/runs", params=params)
+
+    def start_backfill(
+        self, task_id: str, body: Mapping[str, Any], idempotency_key: str | None = None
+    ) -> Answer[BackfillOut]:
+        """``{"from", "to", "per_second"}``: the task's past occurrences fired (docs/backfill.md)."""
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call(BackfillOut, "POST", f"/v1/tasks/{_id(task_id)}/backfill", body, headers=headers)
+
+    def list_backfills(self, task_id: str, limit: int | None = None, cursor: str | None = None) -> Answer[BackfillPage]:
+        params = _query(limit=limit, cursor=cursor)
+        return self._call(BackfillPage, "GET", f"/v1/tasks/{_id(task_id)}/backfills", params=params)
+
+    def get_backfill(self, task_id: str, backfill_id: str) -> Answer[BackfillOut]:
+        return self._call(BackfillOut, "GET", f"/v1/tasks/{_id(task_id)}/backfills/{_id(backfill_id)}")
+
+    def cancel_backfill(self, task_id: str, backfill_id: str) -> Answer[BackfillOut]:
+        return self._call(BackfillOut, "POST", f"/v1/tasks/{_id(task_id)}/backfills/{_id(backfill_id)}/cancel")
+
+    def pause_tasks(self, body: Mapping[str, Any], idempotency_key: str | None = None) -> Answer[BulkOut]:
+        """One step of a bulk pause: ``{"selector", "dry_run", "cursor"}`` (docs/bulk.md)."""
+        return self._bulk("pause", body, idempotency_key)
+
+    def resume_tasks(self, body: Mapping[str, Any], idempotency_key: str | None = None) -> Answer[BulkOut]:
+        return self._bulk("resume", body, idempotency_key)
+
+    def cancel_tasks(self, body: Mapping[str, Any], idempotency_key: str | None = None) -> Answer[BulkOut]:
+        return self._bulk("cancel", body, idempotency_key)
+
+    def _bulk(self, action: str, body: Mapping[str, Any], idempotency_key: str | None) -> Answer[BulkOut]:
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        return self._call(BulkOut, "POST", f"/v1/tasks:{action}", body, headers=headers)
 
     def preview(self, body: Mapping[str, Any]) -> Answer[PreviewOut]:
         return self._call(PreviewOut, "POST", "/v1/schedules:preview", body)

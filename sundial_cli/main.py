@@ -10,6 +10,8 @@ from sundial_cli import output
 from sundial_cli.client import ApiError
 from sundial_cli.commands.admin import keys, tenants
 from sundial_cli.commands.admin_key import admin_key
+from sundial_cli.commands.backfills import backfill, backfill_cancel, backfills
+from sundial_cli.commands.bulk import bulk
 from sundial_cli.commands.common import State
 from sundial_cli.commands.overview import overview
 from sundial_cli.commands.profiles import profile
@@ -96,6 +98,9 @@ for group in (
     profile,
 ):
     cli.add_command(group)
+tasks.add_command(bulk)  # sundial tasks bulk pause|resume|cancel (sundial_cli/commands/bulk.py)
+for command in (backfill, backfills, backfill_cancel):  # sundial_cli/commands/backfills.py
+    tasks.add_command(command)
 
 
 def main() -> None:

@@ -18,8 +18,11 @@ from shared.api.views.errors import error_view
 from shared.domain.errors import Forbidden, StorageUnavailable, SundialError, Unauthorized, ValidationFailed
 from shared.domain.tenants import Principal
 from shared.services.access_keys import AccessKeys
+from shared.services.backfills import BackfillService
+from shared.services.bulk import BulkService
 from shared.services.factory import (
     build_access_keys,
+    build_backfill_service,
     build_job_service,
     build_limit_service,
     build_rate_limiter,
@@ -52,6 +55,16 @@ def settings() -> Settings:
 @cache
 def tasks() -> TaskService:
     return build_task_service(settings())
+
+
+@cache
+def backfills() -> BackfillService:
+    return build_backfill_service(settings())
+
+
+@cache
+def bulk() -> BulkService:
+    return BulkService(tasks())
 
 
 @cache
@@ -97,6 +110,8 @@ def reset() -> None:
     for cached in (
         settings,
         tasks,
+        backfills,
+        bulk,
         jobs,
         workflows,
         overview,

@@ -17,6 +17,8 @@ from functions.api.access import admit
 from functions.api.common import JSON_HEADERS, as_json, replay, response_for
 from functions.api.openapi import DESCRIPTION, TITLE, VERSION, RouteResolver
 from functions.api.routes import (
+    backfills,
+    bulk,
     dead_letters,
     jobs,
     limits,
@@ -37,7 +39,7 @@ from shared.observability import logger, metrics, tracer
 app = RouteResolver(enable_validation=True, response_validation_error_http_code=500)
 app.configure_openapi(title=TITLE, version=VERSION, description=DESCRIPTION)
 app.enable_swagger(path="/v1/docs", title=TITLE, version=VERSION, description=DESCRIPTION)
-for resource in (tasks, schedules, dead_letters, jobs, limits, signing, tenants, workflows, overview):
+for resource in (tasks, bulk, backfills, schedules, dead_letters, jobs, limits, signing, tenants, workflows, overview):
     app.include_router(resource.router)
 
 

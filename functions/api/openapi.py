@@ -14,9 +14,12 @@ from shared.api.models.headers import MAX_IDEMPOTENCY_KEY
 from shared.api.models.schedules import MAX_PREVIEW
 from shared.api.models.tasks import MAX_BATCH
 from shared.api.responses import ErrorOut
+from shared.domain import backfills as bf
 from shared.domain import limits as lim
 from shared.domain import schedules as sched
+from shared.domain import tags as tg
 from shared.domain import tasks as t
+from shared.domain.bulk import MAX_STEP
 from shared.domain.calendars import MAX_INTERVAL
 from shared.domain.job_commands import MAX_ARGS_BYTES, MAX_COMMAND_LENGTH, MAX_PENDING_COMMANDS
 from shared.domain.retry import MAX_AGE_SECONDS, MAX_ATTEMPTS, MAX_DELAY_SECONDS, MIN_AGE_SECONDS
@@ -69,6 +72,11 @@ documented as optional when they have no value.
 - `POST /v1/dead-letters/redrive` `{{"all": true}}`: up to {MAX_REDRIVE} letters a call, then call again
   with `next_cursor` as `cursor` until it is null;
 - a tenant's `requests_per_second` and `burst`: 1 to {MAX_REQUESTS_PER_SECOND} and 1 to {MAX_BURST};
+- `tags`: {tg.RULES}; `GET /v1/tasks?tag=key:value`;
+- `POST /v1/tasks:pause`, `:resume`, `:cancel`: one selector (`name_prefix`, one `tag`, or `status`), up to
+  {MAX_STEP} tasks a call, then call again with `next_cursor` as `cursor` until it is null;
+- `POST /v1/tasks/{{task_id}}/backfill`: a window at most {bf.MAX_AGE.days} days back and not after now,
+  holding at most {bf.MAX_OCCURRENCES} occurrences; `per_second` {bf.MIN_PER_SECOND} to {bf.MAX_PER_SECOND};
 - `POST /v1/tasks:batch`: 1 to {MAX_BATCH} specs;
   `POST /v1/schedules:preview`: `count` 1 to {MAX_PREVIEW};
 - `POST /v1/jobs/{{job_id}}/commands`: `command` 1 to {MAX_COMMAND_LENGTH} characters, `args` at most
@@ -91,7 +99,10 @@ def _errors(*codes: int) -> dict[int, OpenAPIResponse]:
             "identity_not_granted (the signing role is not granted) or iam_route_unavailable (no AWS IAM "
             "authorization: the local runtime)"
         ),
-        404: "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found",
+        404: (
+            "task_not_found, job_not_found, dead_letter_not_found, tenant_not_found, key_not_found, limit_not_found, "
+            "backfill_not_found"
+        ),
         409: (
             "invalid_state, concurrent_update, idempotency_in_progress, tenant_exists, origin_taken, "
             "too_many_limits, job_finished, too_many_commands"
@@ -127,6 +138,20 @@ RESPONSES: dict[str, dict[int, OpenAPIResponse]] = {
         **_errors(400, 404, 409, 412),
     },
     "runs": {200: {"description": "A page of runs, newest first."}, **_errors(400, 404)},
+    "backfill": {
+        202: {"description": "The backfill, planned and written: its runs fire at their pace (its id reads how far)."},
+        **_errors(400, 404, 409, 422),
+    },
+    "backfills": {200: {"description": "A page of the task's backfills, newest first."}, **_errors(400, 404)},
+    "get_backfill": {200: {"description": "The backfill and its progress."}, **_errors(400, 404)},
+    "cancel_backfill": {
+        200: {"description": "The backfill, cancelled: none of its runs not fired yet fires."},
+        **_errors(400, 404),
+    },
+    "bulk": {
+        200: {"description": "What this step did (dry run: would do), and the cursor of the next step."},
+        **_errors(400, 409, 422),
+    },
     "create_job": {201: {"description": "The job, started."}, **_errors(400, 409, 422)},
     "get_job": {200: {"description": "The job and its progress."}, **_errors(400, 404)},
     "cancel_job": {

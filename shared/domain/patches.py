@@ -36,6 +36,7 @@ _SET_AS_GIVEN = (
     "on_success",
     "on_failure",
     "eventbridge",
+    "tags",
 )
 """The members a change sets as it gives them (targets and the alert keep stored secrets)."""
 
@@ -60,6 +61,8 @@ class TaskPatch:
     on_success: tuple[str, ...] | Keep = KEEP
     on_failure: tuple[str, ...] | Keep = KEEP
     eventbridge: EventBridgeSchedule | Keep | None = KEEP
+    tags: dict[str, str] | Keep = KEEP
+    """The task's tags, replaced whole ({} or null: none)."""
 
     @property
     def reschedules(self) -> bool:

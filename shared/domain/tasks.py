@@ -11,6 +11,7 @@ from shared.domain.chains import Branch, ChainLink, ParentRun
 from shared.domain.retry import RetryPolicy
 from shared.domain.schedules import Schedule, is_recurring
 from shared.domain.states import LetterStatus, RunStatus, TaskFilter, TaskStatus, passes
+from shared.domain.tags import has_tag
 from shared.domain.workflows import NodeLink, NodeRef
 
 # Limits, published in the OpenAPI description (see shared/api/models/).
@@ -184,6 +185,8 @@ class TaskSpec:
     """Tasks that run once when an occurrence of this one fails for good (failed or dead-lettered)."""
     eventbridge: EventBridgeSchedule | None = None
     """Set on a task made through the EventBridge Scheduler API (None: a native task)."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """The client's labels (shared/domain/tags.py): lists and bulk operations select by them."""
 
     def effective_misfire(self) -> Misfire:
         if self.misfire is not None:
@@ -357,8 +360,12 @@ class DeadLetterRef:
     run_id: str
 
 
-def matches(task: Task, status: TaskStatus | TaskFilter | None, name_prefix: str | None) -> bool:
-    """Whether a task passes the listing's filters."""
+def matches(
+    task: Task, status: TaskStatus | TaskFilter | None, name_prefix: str | None, tag: tuple[str, str] | None = None
+) -> bool:
+    """Whether a task passes the listing's filters (``tag``: a key and its value)."""
     if status is not None and not passes(task.status, task.paused_reason, TaskFilter(status.value)):
+        return False
+    if tag is not None and not has_tag(task.tags, tag):
         return False
     return name_prefix is None or (task.name or "").startswith(name_prefix)

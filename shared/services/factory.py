@@ -25,6 +25,7 @@ from shared.domain.own import OwnResources
 from shared.domain.tasks import HttpTarget, LambdaTarget
 from shared.domain.times import now_ms
 from shared.services.access_keys import AccessKeys
+from shared.services.backfills import BackfillService
 from shared.services.firing import Scanner, Ticker, Trigger
 from shared.services.firing.alerts import AlertSender
 from shared.services.firing.call import Caller
@@ -44,6 +45,7 @@ from shared.services.throttling import Throttling
 from shared.services.workflows import ItemNodeStarter, WorkflowRuns, WorkflowService, WorkflowTargetStarter
 from shared.settings.environment import Settings
 from shared.store.access_keys import DynamoAccessKeys
+from shared.store.backfills import DynamoBackfills
 from shared.store.canary import DynamoCanaryResources
 from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
@@ -92,6 +94,17 @@ def build_task_service(settings: Settings) -> TaskService:
         own=_own(settings),
         limit_store=DynamoLimits(),
         workflows=DynamoWorkflows(),
+    )
+
+
+def build_backfill_service(settings: Settings) -> BackfillService:
+    bind_table(settings.table_name)
+    retention = timedelta(days=settings.run_retention_days)
+    return BackfillService(
+        repository=DynamoTaskRepository(list_shards=settings.list_shards, retention=retention),
+        store=DynamoBackfills(settings.list_shards, retention),
+        bucket_shards=settings.bucket_shards,
+        timing=settings.timing,
     )
 
 

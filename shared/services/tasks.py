@@ -238,10 +238,11 @@ class TaskService:
             changed = task.with_spec(
                 spec, schedule=schedule, misfire=misfire, due_at=due, next_fire_at=due, updated_at=now
             )
+            dropped = {key: value for key, value in task.tags.items() if changed.tags.get(key) != value}
             if not patch.reschedules:
-                return self.repository.update(changed, staged=False)
+                return self.repository.update(changed, staged=False, dropped_tags=dropped)
             staged = changed.status is TaskStatus.SCHEDULED and self._stage(changed, now)
-            return self.repository.update(changed, staged=staged)
+            return self.repository.update(changed, staged=staged, dropped_tags=dropped)
 
         return self._change(tenant, task_id, update)
 
@@ -448,8 +449,9 @@ class TaskService:
         limit: int,
         cursor: str | None,
         name_prefix: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> Page[Task]:
-        return self.repository.list(tenant, status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
+        return self.repository.list(tenant, status=status, limit=limit, cursor=cursor, name_prefix=name_prefix, tag=tag)
 
     def count(self, tenant: str, status: TaskFilter) -> int:
         """How many of the tenant's tasks are ``status`` (failed, paused, paused after failures)."""

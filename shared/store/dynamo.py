@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -20,7 +20,7 @@ from shared.domain.tasks import DeadLetterRef, Page, Run, Task, matches
 from shared.domain.tenants import MAX_TASKS
 from shared.domain.times import from_ms, to_ms, utc_now
 from shared.observability import logger
-from shared.store import status_index
+from shared.store import status_index, tags
 from shared.store.items import occurrence_item, to_item, to_task
 from shared.store.keys import decode_cursor, encode_cursor, task_key
 from shared.store.listing import pages_for, positions
@@ -86,7 +86,11 @@ class DynamoTaskRepository:
         item.counted = True
         self.quota.count_one(task.tenant)
         try:
+            tags.write(tags.entries_of(task, self.list_shards, self.retention))  # before the task: it is found by them
             item.save(condition=TaskItem.pk.does_not_exist())
+        except StorageUnavailable:
+            self._release(task.tenant, 1)
+            raise
         except PynamoDBException as exc:
             self._release(task.tenant, 1)
             if is_conflict(exc):
@@ -122,19 +126,28 @@ class DynamoTaskRepository:
             raise TaskNotFound(f"run item {item_id!r} not found")
         return to_task(item, run_logs([item]))
 
-    def update(self, task: Task, *, staged: bool = False) -> Task:
+    def update(self, task: Task, *, staged: bool = False, dropped_tags: Mapping[str, str] | None = None) -> Task:
         """Write what a client owns (definition, status, the armed occurrence) with one
         UpdateItem conditional on the version read; the pipeline's run fields are never
         touched. An occurrence armed outside the home item's bucket gets a pointer there.
         A final status (cancelled, completed) frees the task's place in its tenant's quota in
-        the same write (:meth:`_finish`)."""
+        the same write (:meth:`_finish`). The task's tag entries are written before (with the
+        expiry the change gives them) and those of ``dropped_tags``, tags the change took away,
+        deleted after (shared/store/tags.py)."""
+        tags.write(tags.entries_of(task, self.list_shards, self.retention))
+        written = self._update(task, staged=staged)
+        if dropped_tags:
+            tags.write((), tags.dropped_entries(task, dropped_tags, self.list_shards))
+        return written
+
+    def _update(self, task: Task, *, staged: bool) -> Task:
         fresh = to_item(task, self.list_shards)
         due_ms = to_ms(task.due_at)
         attributes = (
             "name", "status", "schedule", "anchor_ms", "targets", "multicast", "payload",
             "retry", "misfire", "priority", "due_ms", "next_fire_ms", "updated_ms", "expires_at",
             "alert", "pause_after_failures", "paused_reason", "failures", "on_success", "on_failure",
-            "eventbridge",
+            "eventbridge", "tags",
             "lpk", "lsk",  # a task a listing page names gets its own index entry (shared/store/listing.py)
             "spk", "ssk",  # its entry in the status index, or none (docs/status-index.md)
         )  # fmt: skip
@@ -209,9 +222,9 @@ class DynamoTaskRepository:
         for item in items:
             run = run_from_item(item)
             child = held.get(item.child or "")
-            if child is not None:
+            if child is not None:  # its run as its item holds it, at its place (a backfill's: its occurrence)
                 current = to_task(child, logs).run
-                run = replace(current, task_id=task.id) if current is not None else run
+                run = replace(current, task_id=task.id, scheduled_for=run.scheduled_for) if current is not None else run
             found.append(run)
         current = task.run
         if (
@@ -257,12 +270,16 @@ class DynamoTaskRepository:
                 self._release(tenant, wanted[tenant])
             raise
         unwritten: dict[str, StorageUnavailable] = {}
-        try:  # before the tasks they name: a written task is always listed
+        try:  # before the tasks they name: a written task is always listed (and found by its tags)
             for page in pages:
                 page.save()
+            entries = [tags.entries_of(task, self.list_shards, self.retention) for task, _ in tasks]
+            tags.write([entry for listed in entries for entry in listed])
         except PynamoDBException as exc:
             error = _storage_error(exc)
             unwritten = {item.task_id: error for item in items}
+        except StorageUnavailable as exc:
+            unwritten = {item.task_id: exc for item in items}
         for start in range(0, len(items) if not unwritten else 0, BATCH_WRITE_ITEMS):
             unwritten.update(self._write_batch(items[start : start + BATCH_WRITE_ITEMS]))
         for tenant, count in sorted(Counter(i.tenant for i in items if i.task_id in unwritten).items()):
@@ -371,6 +388,28 @@ class DynamoTaskRepository:
 
         return self._page_of(tenant, read, want, lambda task: matches(task, wanted, name_prefix), limit, cursor)
 
+    def _list_tagged(
+        self,
+        tenant: str,
+        tag: tuple[str, str],
+        status: TaskStatus | TaskFilter | None,
+        limit: int,
+        cursor: str | None,
+        name_prefix: str | None,
+    ) -> Page[Task]:
+        """A page of the tasks that have ``tag``, through its entries: each round asks for what
+        the page still lacks (another filter too: a window, as the listing does)."""
+
+        def read(position: str | None, count: int) -> list[tuple[str, str, str]]:
+            return tags.positions(tenant, tag, self.list_shards, position, count)
+
+        filtered = status is not None or name_prefix is not None
+
+        def want(found: int) -> int:
+            return max(limit + 1, FILTERED_WINDOW) if filtered else limit + 1 - found
+
+        return self._page_of(tenant, read, want, lambda task: matches(task, status, name_prefix, tag), limit, cursor)
+
     def _page_of(
         self,
         tenant: str,
@@ -442,13 +481,18 @@ class DynamoTaskRepository:
         limit: int,
         cursor: str | None,
         name_prefix: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> Page[Task]:
-        """Newest first through an index (never a scan). A status somebody must look at (failed,
+        """Newest first through an index (never a scan). A tag reads that tag's entries
+        (shared/store/tags.py), which name its tasks only: a full page whatever the tenant's other
+        tasks, unless another filter leaves some out. A status somebody must look at (failed,
         paused, paused after failures) reads the status index, which holds those tasks only: a
         full page whatever the tenant's other tasks (docs/status-index.md). Other filters are
         applied to the items the listing index names, a window at a time, for at most
         LIST_READ_BUDGET items per request: a page may come back short, even empty, with a cursor
         to go on from."""
+        if tag is not None:
+            return self._list_tagged(tenant, tag, status, limit, cursor, name_prefix)
         if status is not None and (states := WATCHED_TASKS.get(TaskFilter(status.value))) is not None:
             return self._list_watched(tenant, states, TaskFilter(status.value), limit, cursor, name_prefix)
         filtered = status is not None or name_prefix is not None

@@ -69,6 +69,7 @@ def to_item(task: Task, list_shards: int) -> TaskItem:
         chain=compact_json(task.chain.to_dict()) if task.chain is not None else None,
         workflow=compact_json(task.workflow.to_dict()) if task.workflow is not None else None,
         eventbridge=compact_json(asdict(task.eventbridge)) if task.eventbridge is not None else None,
+        tags=compact_json(dict(sorted(task.tags.items()))) if task.tags else None,
         lpk=None if task.parent_id else list_pk(task.tenant, task.id, list_shards),
         lsk=None if task.parent_id else list_sk(to_ms(task.created_at), task.id),
     )
@@ -157,6 +158,7 @@ def to_task(item: TaskItem, logs: dict[str, RunLogItem] | None = None) -> Task:
         workflow=NodeLink.from_dict(json.loads(item.workflow)) if item.workflow is not None else None,
         ended_run=ended_run_of(item.ended_run),
         eventbridge=EventBridgeSchedule(**json.loads(item.eventbridge)) if item.eventbridge is not None else None,
+        tags=json.loads(item.tags) if item.tags is not None else {},
     )
 
 

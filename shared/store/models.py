@@ -187,6 +187,9 @@ class TaskItem(BucketItem, discriminator="task"):
     """A chained run's parent occurrence and hop, as JSON (shared/domain/chains.py)."""
     workflow = UnicodeAttribute(null=True)
     """A workflow node's run: its workflow run and parents' outcomes, as JSON (``NodeLink``)."""
+    tags = UnicodeAttribute(null=True)
+    """The task's tags as a JSON object (absent: none); each is also an entry of
+    ``TagEntryItem`` (shared/store/tags.py), which the tag filter reads."""
 
 
 class OccurrenceItem(BucketItem, discriminator="occ"):
@@ -547,6 +550,42 @@ class ScheduleNameItem(_Table):
     client_token = UnicodeAttribute(null=True)
 
 
+class TagEntryItem(_Table):
+    """``TG#<tenant>#<k>#<key>:<value>`` / ``<created ms>#<task id>``: a task that has the tag, at its
+    listing position (shared/store/tags.py): a tag's tasks are read newest first, a page at a time,
+    however many other tasks the tenant has (docs/bulk.md)."""
+
+
+class BackfillItem(_Table):
+    """``BF#<task id>`` / ``<backfill id>``: one backfill of the task's past occurrences
+    (shared/store/backfills.py): its window and pace, the occurrences it fires and the extra runs
+    that fire them, and why the window's others are left out."""
+
+    tenant = UnicodeAttribute()
+    task_id = UnicodeAttribute()
+    from_ms = NumberAttribute()
+    to_ms = NumberAttribute()
+    per_second = NumberAttribute()
+    created_ms = NumberAttribute()
+    in_window = NumberAttribute()
+    plan = UnicodeAttribute()
+    """JSON ``[[scheduled ms, fire ms, item id], ...]``: the occurrences it fires, oldest first."""
+    left_out = UnicodeAttribute(null=True)
+    """JSON ``{scheduled ms: reason}`` of the window's occurrences it does not fire."""
+    status = UnicodeAttribute()
+    """``running`` until cancelled (its progress is read from its runs)."""
+    cancelled_ms = NumberAttribute(null=True)
+
+
+class BackfillMarkItem(_Table):
+    """``BO#<task id>`` / ``<scheduled ms>``: the backfill that took this occurrence of the task
+    (written only if it does not exist, in the transaction that writes the run that fires it), so
+    a second backfill of the same occurrence takes nothing (shared/store/backfills.py)."""
+
+    backfill_id = UnicodeAttribute()
+    item_id = UnicodeAttribute()
+
+
 class CanaryResourceItem(_Table):
     """``CANARY#<resource key>`` / ``CANARY``: which task is the canary of one stack's custom
     resource (shared/domain/canary.py, ``resource_key``: the stack's id and the resource's
@@ -585,6 +624,9 @@ TABLE_MODELS: tuple[type[Model], ...] = (
     ScheduleGroupItem,
     ScheduleNameItem,
     CanaryResourceItem,
+    TagEntryItem,
+    BackfillItem,
+    BackfillMarkItem,
 )
 
 

@@ -13,6 +13,7 @@ from shared.domain.retry import Backoff
 from shared.domain.states import TaskFilter
 from shared.domain.tasks import Misfire, Priority
 from sundial_cli import output
+from sundial_cli.commands.bulk import tag_pair
 from sundial_cli.commands.common import (
     Group,
     State,
@@ -105,6 +106,13 @@ def spec_options(command: F) -> F:
                 metavar="TASK_ID",
                 help="Run this task once after each final failure (repeat).",
             ),
+            click.option(
+                "--tag",
+                "tags",
+                multiple=True,
+                metavar="KEY:VALUE",
+                help="A tag (repeat); on update, the tags given replace the task's.",
+            ),
         )
     ):
         command = decorator(command)
@@ -126,6 +134,8 @@ def body_from(flags: dict[str, Any]) -> dict[str, Any]:
     execution_input = flags.pop("execution_input")
     for chain in ("on_success", "on_failure"):
         flags[chain] = list(flags.pop(chain)) or None  # not given: the file's (or none)
+    given_tags = [tag_pair(text) for text in flags.pop("tags")]
+    flags["tags"] = {key: value for pair in given_tags for key, value in pair.items()} or None
     try:
         return task_body(
             read_object(flags.pop("path")),
@@ -228,16 +238,23 @@ def get(state: State, task_id: str) -> None:
     help="Tasks of this status; paused_after_failures: those Sundial paused after failures in a row.",
 )
 @click.option("--name-prefix", metavar="PREFIX", help="Tasks whose name starts with it.")
+@click.option("--tag", metavar="KEY:VALUE", help="Tasks that have this tag.")
 @paging
 @pass_state
 def list_(
-    state: State, status: str | None, name_prefix: str | None, limit: int | None, cursor: str | None, all_pages: bool
+    state: State,
+    status: str | None,
+    name_prefix: str | None,
+    tag: str | None,
+    limit: int | None,
+    cursor: str | None,
+    all_pages: bool,
 ) -> None:
     """List tasks, newest first: a page of --limit, read on past a filtered page that came back
     short (then `more: --cursor ...` says how to go on). A task just written may take a moment to
     be listed (lists are eventually consistent); `tasks get ID` reads it at once."""
     client = state.client()
-    params = options(status=status, name_prefix=name_prefix, limit=limit, cursor=cursor)
+    params = options(status=status, name_prefix=name_prefix, tag=tag, limit=limit, cursor=cursor)
     listing(state, client.list_tasks, TASK_COLUMNS, all_pages, **params)
 
 

@@ -13,7 +13,7 @@ import functools
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar, cast
@@ -273,13 +273,14 @@ class InMemoryTaskRepository:
         limit: int,
         cursor: str | None,
         name_prefix: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> Page[Task]:
         after = decode_cursor(cursor) if cursor else None
         listed = (self.item_task(t.id) for t in self._tasks.values() if t.tenant == tenant and t.parent_id is None)
         mine = sorted(listed, key=_position, reverse=True)
         if after is not None:
             mine = [t for t in mine if _position(t) < after]
-        matching = [t for t in mine if matches(t, status, name_prefix)]
+        matching = [t for t in mine if matches(t, status, name_prefix, tag)]
         page = matching[:limit]
         more = len(matching) > limit
         return Page(page, encode_cursor(_position(page[-1])) if more else None)
@@ -292,7 +293,7 @@ class InMemoryTaskRepository:
         return sum(1 for t in listed if matches(t, status, None))
 
     @atomic
-    def update(self, task: Task, *, staged: bool = False) -> Task:
+    def update(self, task: Task, *, staged: bool = False, dropped_tags: Mapping[str, str] | None = None) -> Task:
         """What a client owns (definition, status, the armed occurrence), never the pipeline's
         run fields; a final status frees a counted task's place (``_finish``) unless it is a
         one-shot whose run is firing (that run's outcome frees it); an occurrence armed outside
@@ -369,7 +370,7 @@ class InMemoryTaskRepository:
                 continue
             run = record.run
             child = self.item_task(record.child).run if record.child in self._tasks else None
-            found.append(replace(child, task_id=task.id) if child is not None else run)
+            found.append(replace(child, task_id=task.id, scheduled_for=run.scheduled_for) if child is not None else run)
         current = task.run
         if (
             current is not None

@@ -46,8 +46,8 @@ class Accepted:
 
 LISTS = (
     r"GET /v1/(tasks|jobs|dead-letters|tasks/\{task_id\}/runs|tenants|workflows|workflows/\{workflow_id\}/runs"
-    r"|workflow-runs)"
-    r"|POST /v1/dead-letters/redrive"
+    r"|workflow-runs|tasks/\{task_id\}/backfills)"
+    r"|POST /v1/dead-letters/redrive|POST /v1/tasks:(pause|resume|cancel)"
 )
 WORKFLOWS = r"POST /v1/workflows|PATCH /v1/workflows/\{workflow_id\}"
 SCHEDULES = rf"POST /v1/tasks|PATCH /v1/tasks/\{{task_id\}}|POST /v1/schedules:preview|{WORKFLOWS}"
@@ -79,6 +79,14 @@ ACCEPTED: tuple[Accepted, ...] = (
         r"|has no occurrence from now on",
         "when a schedule first fires is measured from the time of the request (not more than a day in the past, "
         "not more than a year ahead, at least once from now): a schema has no clock",
+    ),
+    Accepted(
+        r"POST /v1/tasks/\{task_id\}/backfill",
+        r"from|to",
+        r"is after now|must be after from|days back|more than \d+ occurrences",
+        "a backfill's window is measured from the time of the request (not after now, at most a year back), "
+        "compares two of its members (from before to) and counts the task's occurrences in it: a schema has no "
+        "clock and knows no task's schedule",
     ),
     Accepted(
         SCHEDULES,
@@ -290,8 +298,11 @@ def trailing_newline_reason(case_body: Any, body: Any) -> str | None:
     if not details or not all(
         isinstance(detail, dict)
         and re.search(PATTERN_REFUSAL, str(detail.get("message", "")))
-        and isinstance(value := _at(case_body, str(detail.get("field", ""))), str)
-        and value.endswith("\n")
+        and (
+            # a map's key (a tag's) refused by its pattern: the field names it, newline and all
+            str(detail.get("field", "")).endswith("\n")
+            or (isinstance(value := _at(case_body, str(detail.get("field", ""))), str) and value.endswith("\n"))
+        )
         for detail in details
     ):
         return None

@@ -13,11 +13,13 @@ from aws_lambda_powertools.metrics import MetricUnit
 from functions.api.common import json_response, replayable, settings, tasks, tenant
 from functions.api.openapi import RESPONSES, TaskId
 from shared.api.models.headers import parse_version
+from shared.api.models.tags import TAG_FILTER
 from shared.api.models.task_patches import TaskPatchIn
 from shared.api.models.tasks import MAX_PAGE, BatchIn, TaskIn, spec_or_error
 from shared.api.paging import fitted
 from shared.api.responses import BatchOut, RunPage, RunStarted, TaskOut, TaskPage
 from shared.api.views.tasks import batch_view, run_view, task_view
+from shared.domain import tags as tg
 from shared.domain import tasks as t
 from shared.domain.states import TaskFilter
 from shared.domain.tasks import Task
@@ -75,10 +77,12 @@ def create_tasks(batch: BatchIn) -> Response[BatchOut]:
 def list_tasks(
     status: Annotated[TaskFilter | None, Query()] = None,
     name_prefix: Annotated[str | None, Query(min_length=1, max_length=t.MAX_NAME_LENGTH)] = None,
+    tag: Annotated[str | None, Query(pattern=tg.FILTER_PATTERN, description=TAG_FILTER)] = None,
     limit: PageSize = 50,
     cursor: Cursor = None,
 ) -> Response[TaskPage]:
-    page = tasks().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix)
+    wanted = tg.parse_filter(tag) if tag is not None else None
+    page = tasks().list(tenant(), status=status, limit=limit, cursor=cursor, name_prefix=name_prefix, tag=wanted)
     items, after = fitted(page.items, page.cursors, page.next_cursor, task_view, settings().page_bytes)
     return json_response(200, TaskPage(items=items, next_cursor=after))
 

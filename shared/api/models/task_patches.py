@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from shared.api.models.alerts import AlertIn
 from shared.api.models.fields import FailureCount
 from shared.api.models.schedules import ScheduleIn, schedule_to_domain
+from shared.api.models.tags import Tags
 from shared.api.models.targets import TargetIn, target_to_domain
 from shared.api.models.task_members import (
     PAYLOAD,
@@ -48,6 +49,7 @@ class TaskPatchIn(Model):
     pause_after_failures: FailureCount | None = Field(None, description="null: never pause.")
     on_success: ChildList | None = Field(None, description="Replaces the task's list; null or []: none.")
     on_failure: ChildList | None = Field(None, description="Replaces the task's list; null or []: none.")
+    tags: Tags | None = Field(None, description="Replaces the task's tags whole; null or {}: none.")
 
     _payload = field_validator("payload")(payload_fits)
     _chains = field_validator("on_success", "on_failure")(distinct_children)
@@ -81,6 +83,7 @@ class TaskPatchIn(Model):
             pause_after_failures=self._if_given("pause_after_failures", self.pause_after_failures),
             on_success=self._if_given("on_success", tuple(self.on_success or ())),
             on_failure=self._if_given("on_failure", tuple(self.on_failure or ())),
+            tags=self._if_given("tags", dict(sorted((self.tags or {}).items()))),
         )
 
     def _if_given(self, member: str, value: V) -> V | Keep:

@@ -11,6 +11,7 @@ from shared.api.errors import from_pydantic
 from shared.api.models.alerts import AlertIn
 from shared.api.models.fields import FailureCount
 from shared.api.models.schedules import ScheduleIn, schedule_to_domain
+from shared.api.models.tags import TAGS, Tags
 from shared.api.models.targets import TargetIn, target_to_domain
 from shared.api.models.task_members import (
     ALERT,
@@ -53,6 +54,7 @@ class TaskIn(Model):
     pause_after_failures: FailureCount | None = Field(None, description=PAUSE_AFTER)
     on_success: ChildList | None = Field(None, description=ON_SUCCESS)
     on_failure: ChildList | None = Field(None, description=ON_FAILURE)
+    tags: Tags | None = Field(None, description=TAGS)
 
     _payload = field_validator("payload")(payload_fits)
     _chains = field_validator("on_success", "on_failure")(distinct_children)
@@ -83,6 +85,7 @@ class TaskIn(Model):
             pause_after_failures=self.pause_after_failures,
             on_success=tuple(self.on_success or ()),
             on_failure=tuple(self.on_failure or ()),
+            tags=dict(sorted((self.tags or {}).items())),
         )
 
     def _alert(self) -> t.Alert | None:

@@ -62,6 +62,7 @@ def task_view(task: Task, *, scheduled_now: bool = False) -> TaskOut:
             "on_failure": list(task.on_failure) or None,
             "notices": [{"field": n.field, "message": n.message} for n in said] or None,
             "eventbridge": _eventbridge(task),
+            "tags": dict(task.tags),
         }
     )
 

@@ -207,8 +207,11 @@ class Caller:
         envelope = Envelope(
             task.owner_id,
             staged.run_id,
-            # a flexible window's drawn moment is not it; an EventBridge-made one-shot's is the time written
-            (scheduled_time if task.eventbridge is not None else nominal)(task.schedule, from_ms(staged.due_ms)),
+            # a flexible window's drawn moment is not it; an EventBridge-made one-shot's is the time written, as
+            # is an extra run's (At(now), but a backfill's run is At(<the past occurrence it fires>))
+            (scheduled_time if task.eventbridge is not None or task.parent_id is not None else nominal)(
+                task.schedule, from_ms(staged.due_ms)
+            ),
             from_ms(fired_ms),
             staged.attempt,
             task.payload,

@@ -3,7 +3,7 @@ overview)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from shared.domain.errors import SundialError
@@ -36,8 +36,10 @@ class TaskRepository(Protocol):
         limit: int,
         cursor: str | None,
         name_prefix: str | None = None,
+        tag: tuple[str, str] | None = None,
     ) -> Page[Task]:
-        """The tenant's tasks, newest first, ``limit`` at most per page."""
+        """The tenant's tasks, newest first, ``limit`` at most per page (``tag``: those that have
+        this key and value)."""
         ...
 
     def count(self, tenant: str, status: TaskFilter) -> int:
@@ -58,11 +60,12 @@ class TaskRepository(Protocol):
         counted in the quota: it is an occurrence of its task, not a registration."""
         ...
 
-    def update(self, task: Task, *, staged: bool = False) -> Task:
+    def update(self, task: Task, *, staged: bool = False, dropped_tags: Mapping[str, str] | None = None) -> Task:
         """Write a task's definition, status and armed occurrence if nobody changed it since
         ``task.version`` (:class:`ConcurrentUpdate` if somebody did); ``staged``: its writer
         staged the armed occurrence itself. A final status (cancelled, completed) gives the
-        task's place in its tenant's quota back, once."""
+        task's place in its tenant's quota back, once. ``dropped_tags``: tags the change took
+        away (the task is no longer found by them)."""
         ...
 
     def runs(self, task: Task, *, limit: int, cursor: str | None) -> Page[Run]:

@@ -52,6 +52,7 @@ export function Editor() {
   const [overrides, setOverrides] = useState("");
   const [attempts, setAttempts] = useState("3");
   const [payload, setPayload] = useState("");
+  const [tags, setTags] = useState("");
   const [error, setError] = useState(null);
   const create = async (event) => {
     event.preventDefault();
@@ -65,6 +66,8 @@ export function Editor() {
       if (name) spec.name = name;
       const body = parseField("payload", payload, { optional: true });
       if (body !== undefined) spec.payload = body;
+      const tagged = tagsOf(tags);
+      if (Object.keys(tagged).length) spec.tags = tagged;
       const task = await api("POST", "v1/tasks", spec);
       location.hash = `#/tasks/${task.id}`;
     } catch (e) {
@@ -109,8 +112,21 @@ export function Editor() {
     <label>Payload (JSON, optional)
       <textarea rows="4" spellcheck="false" value=${payload} onInput=${(e) => setPayload(e.target.value)}></textarea>
     </label>
+    <label>Tags (key:value, one a line, optional)
+      <textarea rows="2" spellcheck="false" placeholder="team:orders" value=${tags} onInput=${(e) => setTags(e.target.value)}></textarea>
+    </label>
     <${ErrorBox} error=${error} />
     <button type="submit" class="primary" disabled=${!ready}>Create</button>
     ${!ready && html`<span class="hint">Preview the schedule to create the task.</span>`}
   </form>`;
+}
+
+// "key:value" lines as a tags map (split at the first colon; the API judges keys and values).
+function tagsOf(text) {
+  const tags = {};
+  for (const line of text.split("\n").map((l) => l.trim()).filter(Boolean)) {
+    const at = line.indexOf(":");
+    tags[at < 0 ? line : line.slice(0, at)] = at < 0 ? "" : line.slice(at + 1);
+  }
+  return tags;
 }

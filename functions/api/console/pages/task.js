@@ -1,12 +1,14 @@
 // #/tasks/<id>: one task, its next times, its runs and their lateness; pause, resume, run now,
 // cancel, and a new schedule (previewed before it is saved). Refreshes every 3 s. Its runs come 100
-// a page, newest first, with Next / Previous and "more" while there are older ones.
+// a page, newest first, with Next / Previous and "more" while there are older ones. A recurring
+// task can be backfilled (its occurrences in a past window fired at a pace), and its backfills are
+// listed with their progress and a Cancel.
 import { html, useState } from "../vendor/htm-preact-3.1.1.module.js";
 import { api, readPage } from "../api.js";
 import { LatenessChart } from "../chart.js";
 import { ErrorBox, Json, NextTimes, Pager, Status, describe, inZone, parseField, shortIds, useLoad, usePager, when, zoneOf } from "../ui.js";
 import { ScheduleField } from "./schedule.js";
-import { LastRun } from "./tasks.js";
+import { LastRun, Tags } from "./tasks.js";
 
 const LIVE = ["scheduled", "paused"];
 const RUNS_PAGE = 100;
@@ -108,6 +110,7 @@ export function Task({ id }) {
         ? html`none while paused${t.next_fire_at ? html` (a resume now fires it ${firesAtOnce(t, t.readAt) ? "at once" : `at ${when(t.next_fire_at)}`})` : " (a resume now completes it)"}`
         : html`${when(t.next_fire_at)}${zoneOf(t.schedule) && t.next_fire_at ? html`, ${inZone(t.next_fire_at, zoneOf(t.schedule))} in ${zoneOf(t.schedule)}` : ""}`}</dd>
       <dt>Misfire, priority</dt><dd>${t.misfire}, ${t.priority}</dd>
+      <dt>Tags</dt><dd data-testid="task-tags">${Object.keys(t.tags || {}).length ? html`<${Tags} tags=${t.tags} />` : html`<span class="empty">none</span>`}</dd>
       <dt>Retry</dt><dd>${t.retry.max_attempts} attempts, ${t.retry.backoff} from ${t.retry.interval_seconds} s${t.retry.max_age_seconds ? `, none after ${t.retry.max_age_seconds} s` : ""}</dd>
       <dt>Failures in a row</dt><dd>${t.consecutive_failures}</dd>
       <dt>Created, updated</dt><dd>${when(t.created_at)}, ${when(t.updated_at)} (version ${t.version})</dd>
@@ -136,6 +139,7 @@ export function Task({ id }) {
       </div>
     </div>
     ${live && html`<${ChangeSchedule} task=${t} saved=${() => (task.reload(), next.reload())} />`}
+    ${!ONE_SHOT(t.schedule) && html`<${Backfills} task=${t} started=${runs.reload} />`}
     <h2>Runs</h2>
     <${LatenessChart} runs=${runs.data?.items || []} />
     <${ErrorBox} error=${runs.error} />
@@ -196,4 +200,77 @@ function Runs({ runs }) {
       )}
     </tbody>
   </table>`;
+}
+
+// A past window's occurrences fired at a pace (POST v1/tasks/<id>/backfill), and the task's
+// backfills, newest first, each with its progress (read by id) and, while it runs, a Cancel.
+function Backfills({ task, started }) {
+  const hour = new Date(Date.now() - 3600_000).toISOString().slice(0, 19) + "Z";
+  const [from, setFrom] = useState(hour);
+  const [to, setTo] = useState(new Date().toISOString().slice(0, 19) + "Z");
+  const [perSecond, setPerSecond] = useState("1");
+  const [error, setError] = useState(null);
+  const [done, setDone] = useState(null);
+  const list = useLoad(() => api("GET", `v1/tasks/${task.id}/backfills?limit=10`), [task.id], 3000);
+  const start = async () => {
+    setError(null);
+    setDone(null);
+    try {
+      const b = await api("POST", `v1/tasks/${task.id}/backfill`, { from, to, per_second: Number(perSecond) });
+      setDone(`Backfill ${b.backfill_id}: ${b.occurrences} occurrence${b.occurrences === 1 ? "" : "s"} to fire`);
+      list.reload();
+      started();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return html`<section class="backfills">
+    <details class="change">
+      <summary>Backfill past occurrences</summary>
+      <p class="hint">Every occurrence of the schedule from <em>from</em> (included) to <em>to</em> (excluded, not after now) is fired once, oldest first, at most <em>per second</em> a second; those the task fired itself, or another backfill took, are left out.</p>
+      <div class="filters">
+        <label>From <input value=${from} onInput=${(e) => setFrom(e.target.value)} /></label>
+        <label>To <input value=${to} onInput=${(e) => setTo(e.target.value)} /></label>
+        <label>Per second <input type="number" min="0.01" max="100" step="any" value=${perSecond} onInput=${(e) => setPerSecond(e.target.value)} /></label>
+        <button type="button" class="primary" onClick=${start}>Backfill</button>
+      </div>
+      ${done && html`<p role="status" data-testid="backfill-started">${done}</p>`}
+      <${ErrorBox} error=${error} />
+    </details>
+    ${list.data?.items.length > 0 &&
+    html`<h2>Backfills</h2>
+      <table data-testid="backfills">
+        <thead><tr><th>Backfill</th><th>Window</th><th>Occurrences</th><th>Left out</th><th>Progress</th><th></th></tr></thead>
+        <tbody>${list.data.items.map((b) => html`<${BackfillRow} key=${b.backfill_id} task=${task} backfill=${b} />`)}</tbody>
+      </table>`}
+    <${ErrorBox} error=${list.error} />
+  </section>`;
+}
+
+const PROGRESS = ["waiting", "firing", "succeeded", "failed", "skipped", "cancelled"];
+
+function BackfillRow({ task, backfill }) {
+  const path = `v1/tasks/${task.id}/backfills/${backfill.backfill_id}`;
+  const read = useLoad(() => api("GET", path), [path], 3000);
+  const [error, setError] = useState(null);
+  const b = read.data || backfill;
+  const cancel = async () => {
+    setError(null);
+    try {
+      await api("POST", `${path}/cancel`);
+      read.reload();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const left = Object.entries(b.left_out).map(([why, n]) => `${why}: ${n}`).join(", ");
+  const progress = b.progress ? PROGRESS.filter((k) => b.progress[k]).map((k) => `${b.progress[k]} ${k}`).join(", ") : "";
+  return html`<tr data-testid="backfill">
+    <td><code>${b.backfill_id}</code><div><${Status} status=${b.status} /></div></td>
+    <td>${when(b.from)} – ${when(b.to)}<div class="hint">${b.per_second} a second</div></td>
+    <td class="number">${b.occurrences}</td>
+    <td>${left || html`<span class="empty">none</span>`}</td>
+    <td data-testid="backfill-progress">${progress || "—"}${b.next_fire_at ? html`<div class="hint">next at ${when(b.next_fire_at)}</div>` : ""}</td>
+    <td>${b.status === "running" && html`<button type="button" class="danger" onClick=${cancel}>Cancel backfill</button>`}<${ErrorBox} error=${error} /></td>
+  </tr>`;
 }
