@@ -33,7 +33,7 @@ from shared.domain.errors import InvalidTransition
 from shared.domain.firing import Timing
 from shared.domain.ids import new_run_id
 from shared.domain.registration import new_task
-from shared.domain.schedules import At
+from shared.domain.schedules import At, after_runs
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import Misfire, Page, Task, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms, utc_now
@@ -68,6 +68,10 @@ class BackfillService:
         task = self.repository.get(tenant, task_id)
         if not task.recurring:
             raise InvalidTransition("a one-shot task has no schedule to backfill: it fires once (run it now instead)")
+        if after_runs(task.schedule):
+            raise InvalidTransition(
+                "a fixed delay's occurrences are due after its runs end, at no time known ahead: it has none to backfill"
+            )
         if task.status is TaskStatus.CANCELLED:
             raise InvalidTransition("a cancelled task is not backfilled: none of its runs would fire")
         if task.status is TaskStatus.PAUSED:

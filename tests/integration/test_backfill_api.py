@@ -161,6 +161,10 @@ def test_a_window_of_more_occurrences_than_a_backfill_fires_is_refused_saying_wh
 def test_a_task_that_cannot_be_backfilled_is_refused_and_another_tenants_is_not_found(api):
     one_shot = register(api, {"after_seconds": 600})
     assert backfill(api, one_shot["id"], minute(-10), minute(-5)).body["error"]["code"] == "invalid_state"
+    fixed_delay = register(api, {"every_seconds": 60, "after": "end"})  # due after its runs end: no times ahead
+    refused = backfill(api, fixed_delay["id"], minute(-10), minute(-5))
+    assert (refused.status, refused.body["error"]["code"]) == (409, "invalid_state")
+    assert "fixed delay" in refused.body["error"]["message"]
     paused = register(api)
     assert api("POST", f"/v1/tasks/{paused['id']}/pause").status == 200
     refused = backfill(api, paused["id"], minute(-10), minute(-5))
