@@ -86,7 +86,11 @@ def test_placeholders_are_filled_with_values_of_the_type_they_stand_for() -> Non
 @pytest.mark.parametrize("path", sorted(DATA.glob("*.json")), ids=lambda p: p.stem)
 def test_every_recording_says_where_it_comes_from(path: Path) -> None:
     origin = source(path.stem)
-    assert set(origin) >= {"repository", "commit", "path", "test", "recorded", "at"}
-    assert origin["test"].startswith(origin["path"].removesuffix(".snapshot.json") + ".py::")
+    if "page" in origin:  # a sample of AWS's documentation (its page, and the docs' repository at a commit)
+        assert set(origin) >= {"page", "repository", "commit", "path", "at"}
+        assert origin["page"].startswith("https://docs.aws.amazon.com/")
+    else:  # a LocalStack snapshot recorded against AWS
+        assert set(origin) >= {"repository", "commit", "path", "test", "recorded", "at"}
+        assert origin["test"].startswith(origin["path"].removesuffix(".snapshot.json") + ".py::")
     assert "_source" not in recording(path.stem)
     assert recording(path.stem)  # the recorded JSON itself
