@@ -90,8 +90,8 @@ class ProgressIn(Model):
 
 
 class CommandIn(Model):
-    """``POST /v1/jobs/{id}/commands``: a command to the running job's processor, delivered once in
-    the answer to a shard's next progress report."""
+    """``POST /v1/jobs/{id}/commands``: a command to the running job's processor, offered in the
+    answer to a shard's next progress report until a report acknowledges it."""
 
     command: str = Field(
         min_length=1,
