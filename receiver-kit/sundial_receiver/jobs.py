@@ -126,6 +126,8 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect())
 
 
+MAX_ACKNOWLEDGED = 100
+"""Command ids one progress report acknowledges at most (Sundial takes up to 100)."""
 MAX_PROGRESS_ANSWER_BYTES = 262_144
 """A progress report's answer is read up to this: its commands are at most 20 of about 4.2 KB."""
 
@@ -188,6 +190,10 @@ class JobContext:
     _told_no_progress: bool = field(default=False, init=False, repr=False)
     _commands: list[Command] = field(default_factory=list, init=False, repr=False)
     _commands_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+    _received: set[str] = field(default_factory=set, init=False, repr=False)
+    """The ids of the commands the answers carried: one carried again is not handed out again."""
+    _unacknowledged: list[str] = field(default_factory=list, init=False, repr=False)
+    """Ids received that no report answered 2xx has acknowledged yet (sent with the next report)."""
 
     KNOWN = frozenset(
         {"job_id", "phase", "level", "shard", "shard_count", "items", "data", "results", "progress", "attempt"}
@@ -279,8 +285,13 @@ class JobContext:
     def commands(self) -> list[Command]:
         """The commands sent to the job (``POST /v1/jobs/{job_id}/commands``) that the answers to
         this context's progress reports carried since the last call, oldest first: each is
-        returned once (Sundial puts each in one report's answer only, whichever shard reports
-        first). Thread-safe: workers of one shard may report and read side by side."""
+        returned once (an answer may carry one again, when the report that acknowledges it did
+        not reach Sundial in time: its id was seen, it is passed over). The next report
+        acknowledges the ids received, and Sundial drops them; one a processor never acknowledges
+        (its answer was lost and it never reported again within Sundial's 60 s lease) is offered
+        to the next report of any shard: a processor that must act on a command once across
+        shards dedupes by :attr:`Command.id`. Thread-safe: workers of one shard may report and
+        read side by side."""
         with self._commands_lock:
             taken, self._commands = self._commands, []
         return taken
@@ -300,10 +311,16 @@ class JobContext:
         if not url.lower().startswith(("https://", "http://")):
             self.logger.warning("progress not reported: %r is not an http(s) URL", url)
             return self._cancelled
-        sent = self._post(url, done_items)
+        with self._commands_lock:
+            acknowledging = self._unacknowledged[:MAX_ACKNOWLEDGED]
+        sent = self._post(url, done_items, acknowledging)
         if sent is None:
             return self._cancelled
         status, answer = sent
+        if 200 <= status < 300 and acknowledging:  # Sundial has them: not sent again
+            with self._commands_lock:
+                done = set(acknowledging)
+                self._unacknowledged = [i for i in self._unacknowledged if i not in done]
         if status == 401:  # the token is refused: the job has ended (cancelled, failed...)
             if not self._cancelled:
                 self.logger.info("progress refused (401): the job has ended, cancelled from now on")
@@ -330,13 +347,23 @@ class JobContext:
         received = [c for c in map(Command.of, listed) if c is not None] if isinstance(listed, list) else []
         if received:
             with self._commands_lock:
-                self._commands.extend(received)
+                for command in received:
+                    if command.id and command.id in self._received:
+                        if command.id not in self._unacknowledged:  # its acknowledgment was lost
+                            self._unacknowledged.append(command.id)
+                        continue
+                    self._commands.append(command)
+                    if command.id:
+                        self._received.add(command.id)
+                        self._unacknowledged.append(command.id)
 
-    def _post(self, url: str, done_items: int) -> tuple[int, bytes] | None:
+    def _post(self, url: str, done_items: int, acknowledged: list[str] | None = None) -> tuple[int, bytes] | None:
         """The progress report's status and answer, or None when it could not be sent (logged)."""
         request = urllib.request.Request(  # noqa: S310 (the scheme is checked by the caller)
             url,
-            data=json.dumps({"done_items": done_items}).encode("utf-8"),
+            data=json.dumps(
+                {"done_items": done_items, **({"acknowledged": acknowledged} if acknowledged else {})}
+            ).encode("utf-8"),
             method="POST",
             headers={
                 "Content-Type": "application/json",

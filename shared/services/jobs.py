@@ -7,7 +7,7 @@ is tested without AWS. The Step Functions definition (infra/jobs.py) calls these
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -302,9 +302,13 @@ class JobService:
             )
         return kept
 
-    def progress(self, job_id: str, token: str, done_items: int) -> tuple[bool, list[JobCommand]]:
-        """:meth:`report`, and the commands sent to the job that no report took yet (each taken
-        by one report only: a running job's answer carries them, a cancelled one's none)."""
+    def progress(
+        self, job_id: str, token: str, done_items: int, acknowledged: Sequence[str] = ()
+    ) -> tuple[bool, list[JobCommand]]:
+        """:meth:`report`, and the commands offered to this report: ``acknowledged`` (the ids the
+        reporting processor received) are dropped; the pending ones, and those a report was
+        offered a lease ago (``COMMAND_LEASE_MS``) that no report acknowledged, are offered to
+        this one (a running job's answer carries them, a cancelled one's none)."""
         named = token_shard(token)
         found = self.records.find_spec(job_id) if named is not None else None
         if named is None or found is None:
@@ -330,7 +334,9 @@ class JobService:
                         "notify not sent", extra={"job_id": job_id, "threshold": threshold, "error": str(exc)}
                     )
         # read with the spec (consistently): a command sent after that read is the next report's
-        return False, self.records.take_commands(job_id) if spec.commands_pending else []
+        if not spec.commands_pending:
+            return False, []
+        return False, self.records.take_commands(job_id, acknowledged, self.clock())
 
     def get(self, tenant: str, job_id: str) -> JobView:
         view = self.records.view(tenant, job_id)

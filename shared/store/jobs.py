@@ -15,7 +15,7 @@ from pynamodb.expressions.condition import size
 
 from shared.domain.codec import compact_json
 from shared.domain.errors import StorageUnavailable
-from shared.domain.job_commands import MAX_PENDING_COMMANDS, JobCommand, Refusal
+from shared.domain.job_commands import COMMAND_LEASE_MS, MAX_PENDING_COMMANDS, JobCommand, Refusal, offer
 from shared.domain.jobs import (
     WATCHED_JOBS,
     JobPage,
@@ -39,6 +39,9 @@ def job_pk(job_id: str) -> str:
 
 
 JOB_SK = "J"
+TAKE_ATTEMPTS = 3
+"""Reads of the job's commands one report makes at most when other writes to them come between
+its read and its write (none is lost: they wait for the next report)."""
 FILTERED_WINDOW = 50
 """Index entries read per round when a status filter may leave some out."""
 LIST_READ_BUDGET = 200
@@ -267,9 +270,9 @@ class DynamoJobStore:
         return before, before - counts.get(shard, 0) + done_items, int(old.total_items or 0)
 
     def add_command(self, tenant: str, job_id: str, command: JobCommand) -> Refusal | None:
-        """Keep ``command`` at the end of the tenant's running job's pending list, in one
-        conditional write (a list shorter than :data:`MAX_PENDING_COMMANDS`); None when kept, or
-        why not (read after the refusal)."""
+        """Keep ``command`` at the end of the tenant's running job's list, in one conditional
+        write (a list, pending and offered, shorter than :data:`MAX_PENDING_COMMANDS`); None when
+        kept, or why not (read after the refusal)."""
         pending = JobItem.commands
         condition = (
             (JobItem.tenant == tenant)
@@ -277,7 +280,7 @@ class DynamoJobStore:
             & (pending.does_not_exist() | (size(pending) < MAX_PENDING_COMMANDS))
         )
         added = pending.set((pending | []).append([command.encoded()]))  # if_not_exists, then list_append
-        if _updated(job_id, [added], condition):
+        if _updated(job_id, [added, JobItem.commands_rev.add(1)], condition):
             return None
         item = self.item(job_id)
         if item is None or item.tenant != tenant:
@@ -286,25 +289,33 @@ class DynamoJobStore:
             return Refusal.NOT_RUNNING
         return Refusal.FULL
 
-    def take_commands(self, job_id: str) -> list[JobCommand]:
-        """The job's pending commands, taken: one UpdateItem removes the list and answers it as it
-        was (``UPDATED_OLD``), so of two reports at once one takes them and the other none, and a
-        command sent meanwhile is either in the list taken or left for the next report. Nothing
-        (and no write) once the list is gone."""
-        try:
-            answer = JobItem._get_connection().update_item(
-                job_pk(job_id),
-                JOB_SK,
-                actions=[JobItem.commands.remove()],
-                condition=JobItem.commands.exists(),
-                return_values="UPDATED_OLD",
-            )
-        except UpdateError as error:
-            if is_conflict(error):
+    def take_commands(
+        self, job_id: str, acknowledged: Sequence[str], now_ms: int, lease_ms: int = COMMAND_LEASE_MS
+    ) -> list[JobCommand]:
+        """The commands offered to one report, oldest first: the acknowledged ones dropped, the
+        pending ones and those whose lease is over offered (marked so, at ``now_ms``), in one
+        UpdateItem conditioned on the list as read (its ``commands_rev`` and length), so of two
+        reports that read the same list one rewrites it and the other reads again and finds
+        them offered. Nothing (and no write) when nothing changes; nothing for a job not running."""
+        for _ in range(TAKE_ATTEMPTS):
+            item = self.item(job_id)
+            if item is None or item.status != JobStatus.RUNNING.value or not item.commands:
                 return []
-            raise
-        taken = JobItem.from_raw_data(answer.get("Attributes", {})).commands or []
-        return [JobCommand.decoded(str(text)) for text in taken]
+            held = [JobCommand.decoded(str(text)) for text in item.commands]
+            kept, offered = offer(held, set(acknowledged), now_ms, lease_ms)
+            if not offered and len(kept) == len(held):
+                return []
+            rev = JobItem.commands_rev
+            condition = (
+                (JobItem.status == JobStatus.RUNNING.value)
+                & (rev.does_not_exist() if item.commands_rev is None else rev == item.commands_rev)
+                & (size(JobItem.commands) == len(held))
+            )
+            encoded: list[Any] = [c.encoded() for c in kept]
+            rewrite = JobItem.commands.set(encoded) if kept else JobItem.commands.remove()
+            if _updated(job_id, [rewrite, rev.add(1)], condition):
+                return offered
+        return []  # reports kept writing the list meanwhile: the next report is offered them
 
     def claim_notification(self, job_id: str, percent: int) -> bool:
         """The notify at ``percent`` may be sent: True once per threshold (not after another

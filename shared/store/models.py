@@ -397,8 +397,11 @@ class JobItem(_Table):
     shard_items = MapAttribute[str, Any](null=True)
     """``<level>/<shard>`` -> items done: a report's count, or the shard's size once it ended."""
     commands = ListAttribute(of=UnicodeAttribute, null=True)
-    """The commands sent to the job that no progress report has taken yet, oldest first, each
-    compact JSON (shared/domain/job_commands.py); removed whole by the report that takes them."""
+    """The commands sent to the job that no progress report has acknowledged yet, pending or
+    offered (with when), oldest first, each compact JSON (shared/domain/job_commands.py)."""
+    commands_rev = NumberAttribute(null=True)
+    """Counts the writes to ``commands``: a report's rewrite of the list is conditioned on it, so
+    two reports that read the same list cannot both offer its commands."""
     lpk = UnicodeAttribute(null=True)
     lsk = UnicodeAttribute(null=True)
     spk = UnicodeAttribute(null=True)

@@ -13,9 +13,12 @@ from typing import Any
 
 import pytest
 
-from shared.domain.job_commands import MAX_PENDING_COMMANDS
+from functions.api import common
+from shared.domain.job_commands import COMMAND_LEASE_MS, MAX_PENDING_COMMANDS
+from shared.domain.times import now_ms
+from shared.store.jobs import DynamoJobStore
 from tests.integration import test_job_progress as progress
-from tests.integration.test_job_progress import Api, report
+from tests.integration.test_job_progress import HOST, Api, report
 from tests.support.eventually import until
 from tests.support.processor import running_processor
 
@@ -129,3 +132,93 @@ def test_a_job_holds_a_bounded_number_of_commands_no_report_has_taken(running: A
     ((status, answer),) = took
     assert status == 202
     assert [c["command"] for c in answer["commands"]] == [f"step-{n}" for n in range(MAX_PENDING_COMMANDS)]
+
+
+def blocked_shard(api: Api) -> tuple[Any, threading.Event, threading.Event, list[dict[str, Any]]]:
+    """A one-shard job whose shard call waits for ``release``; its ``progress`` once ``reached``."""
+    reached, release = threading.Event(), threading.Event()
+    progress_of: list[dict[str, Any]] = []
+
+    def process(body: dict[str, Any]) -> tuple[int, Any]:
+        if body["phase"] != "shard":
+            return 200, {}
+        progress_of.append(body["progress"])
+        reached.set()
+        release.wait(20)
+        return 200, {"result": 1}
+
+    return process, reached, release, progress_of
+
+
+def test_a_command_whose_answer_was_lost_is_offered_again_after_the_lease_and_never_once_acknowledged(
+    running: Any, api_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api: Api = api_factory()
+    now = [now_ms()]
+    monkeypatch.setattr(common.jobs(), "clock", lambda: now[0])  # the API's service: a clock the test moves
+    process, reached, release, progress_of = blocked_shard(api)
+    with running_processor(process) as (url, _):
+        job = one_shard_job(api, url)
+        try:
+            assert reached.wait(20)
+            (progress,) = progress_of
+            status, kept = api("POST", f"/v1/jobs/{job['id']}/commands", {"command": "rate", "args": {"n": 1}})
+            assert status == 202, kept
+            # the route ran and offered it; its answer never reached the processor (dropped here)
+            assert report(api, progress, 1) == (202, {"cancelled": False, "commands": [kept]})
+            now[0] += COMMAND_LEASE_MS - 1
+            assert report(api, progress, 2) == (202, {"cancelled": False, "commands": []})  # within the lease
+            now[0] += 1
+            assert report(api, progress, 3) == (202, {"cancelled": False, "commands": [kept]})  # offered again
+            acknowledged = api(
+                "POST",
+                progress["url"].removeprefix(f"http://{HOST}"),
+                {"done_items": 4, "acknowledged": [kept["id"]]},
+                {"Authorization": f"Bearer {progress['token']}"},
+            )
+            assert acknowledged == (202, {"cancelled": False, "commands": []})
+            now[0] += 10 * COMMAND_LEASE_MS
+            assert report(api, progress, 5) == (202, {"cancelled": False, "commands": []})  # never again
+            item = DynamoJobStore().item(job["id"])
+            assert item is not None
+            assert item.commands is None
+        finally:
+            release.set()
+        until(lambda: api("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "succeeded", 20)
+
+
+def test_two_reports_that_read_the_same_commands_are_never_both_offered_one_within_its_lease(
+    running: Any, api_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two reports at once, interleaved by hand: the second read the list before the first
+    rewrote it; its write is refused, it reads again and finds the command offered."""
+    api: Api = api_factory()
+    process, reached, release, _ = blocked_shard(api)
+    store = DynamoJobStore()
+    with running_processor(process) as (url, _):
+        job = one_shard_job(api, url)
+        try:
+            assert reached.wait(20)
+            status, kept = api("POST", f"/v1/jobs/{job['id']}/commands", {"command": "dump"})
+            assert status == 202, kept
+            stale = store.item(job["id"])  # what the second report read, before the first wrote
+            read = DynamoJobStore.item
+            reads: list[str] = []
+
+            def item(self: DynamoJobStore, job_id: str) -> Any:
+                reads.append(job_id)
+                return stale if len(reads) == 2 else read(self, job_id)
+
+            monkeypatch.setattr(DynamoJobStore, "item", item)
+            at = now_ms()
+            first = store.take_commands(job["id"], [], at)
+            second = store.take_commands(job["id"], [], at + 1)
+            assert [c.id for c in first] == [kept["id"]]
+            assert second == []
+            assert len(reads) == 3  # the second report read again after its write was refused
+            # after the lease, unacknowledged: one report (only) is offered it again
+            later = [store.take_commands(job["id"], [], at + COMMAND_LEASE_MS + n) for n in range(3)]
+            assert [[c.id for c in taken] for taken in later] == [[kept["id"]], [], []]
+        finally:
+            release.set()
+        until(lambda: api("GET", f"/v1/jobs/{job['id']}")[1]["status"] == "succeeded", 20)

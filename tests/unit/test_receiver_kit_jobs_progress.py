@@ -179,3 +179,30 @@ def test_the_commands_a_report_is_answered_with_are_handed_out_once_in_order(ser
     assert ctx.report_progress(3) is False
     (stop,) = ctx.commands()  # what is not a command is passed over
     assert (stop.id, stop.command, stop.args, stop.sent_at) == ("c3", "stop", {}, "2026-11-30T09:00:02.000Z")
+
+
+def test_the_next_report_acknowledges_the_ids_received_and_one_offered_again_is_not_handed_out_again(server):
+    first = {"id": "c1", "command": "rate", "args": {"per_second": 5}, "sent_at": "2026-11-30T09:00:00.000Z"}
+    second = {"id": "c2", "command": "dump", "args": {}, "sent_at": "2026-11-30T09:00:01.000Z"}
+    server.answers += [
+        (202, json.dumps({"cancelled": False, "commands": [first]}).encode(), {}),
+        (502, b'{"message": "Internal server error"}', {}),  # the acknowledgment did not get through
+        (202, json.dumps({"cancelled": False, "commands": [first, second]}).encode(), {}),  # offered again
+        (202, json.dumps({"cancelled": False, "commands": []}).encode(), {}),
+        (202, json.dumps({"cancelled": False, "commands": []}).encode(), {}),
+    ]
+    ctx = shard(server.url)
+    for done in range(1, 6):
+        ctx.report_progress(done)
+        if done == 1:
+            assert [c.id for c in ctx.commands()] == ["c1"]
+    assert [c.id for c in ctx.commands()] == ["c2"]  # c1 once, though two answers carried it
+    assert ctx.commands() == []
+    sent = [body for _, _, body in server.received]
+    assert sent == [
+        {"done_items": 1},
+        {"done_items": 2, "acknowledged": ["c1"]},
+        {"done_items": 3, "acknowledged": ["c1"]},  # again: the 502's answer may not be Sundial's
+        {"done_items": 4, "acknowledged": ["c1", "c2"]},  # c1 carried again: acknowledged again
+        {"done_items": 5},  # acknowledged with a 202: not sent again
+    ]

@@ -71,9 +71,9 @@ def cancel_job(job_id: JobId) -> Response[JobOut]:
 )
 def report_progress(job_id: JobId, report: ProgressIn) -> Response[ProgressOut]:
     token = bearer(router.current_event.get_header_value("Authorization")) or ""
-    cancelled, commands = jobs().progress(job_id, token, report.done_items)
+    cancelled, commands = jobs().progress(job_id, token, report.done_items, report.acknowledged)
     if commands:
-        logger.info("job commands delivered", extra={"job_id": job_id, "commands": [c.id for c in commands]})
+        logger.info("job commands offered", extra={"job_id": job_id, "commands": [c.id for c in commands]})
     return json_response(202, ProgressOut(cancelled=cancelled, commands=[command_view(c) for c in commands]))
 
 

@@ -11,7 +11,15 @@ from shared.api.models.fields import whole
 from shared.api.types import Instant, Model, is_none, named, one_of, tag
 from shared.domain import tasks as t
 from shared.domain.codec import target_to_dict
-from shared.domain.job_commands import COMMAND_PATTERN, MAX_ARGS_BYTES, MAX_COMMAND_LENGTH, checked_args
+from shared.domain.job_commands import (
+    COMMAND_LEASE_MS,
+    COMMAND_PATTERN,
+    MAX_ACKNOWLEDGED,
+    MAX_ARGS_BYTES,
+    MAX_COMMAND_ID_LENGTH,
+    MAX_COMMAND_LENGTH,
+    checked_args,
+)
 from shared.domain.jobs import JobRequest
 from shared.domain.progress import MAX_DONE_ITEMS
 from shared.domain.sharding import MAX_LEVELS, MAX_SHARDS_PER_LEVEL, Sharding, plan
@@ -71,13 +79,19 @@ class ProgressIn(Model):
     back: a lower one is taken and ignored)."""
 
     done_items: int = Field(strict=True, ge=0, le=MAX_DONE_ITEMS)
+    acknowledged: list[Annotated[str, Field(min_length=1, max_length=MAX_COMMAND_ID_LENGTH)]] = Field(
+        default_factory=list,
+        max_length=MAX_ACKNOWLEDGED,
+        description="The ids of the commands earlier answers carried to this processor: they are dropped. One "
+        f"not acknowledged within {COMMAND_LEASE_MS // 1000} s of its offer is offered again to the next report.",
+    )
 
     _whole = field_validator("done_items", mode="before")(whole)
 
 
 class CommandIn(Model):
-    """``POST /v1/jobs/{id}/commands``: a command to the running job's processor, delivered once in
-    the answer to a shard's next progress report."""
+    """``POST /v1/jobs/{id}/commands``: a command to the running job's processor, offered in the
+    answer to a shard's next progress report until a report acknowledges it."""
 
     command: str = Field(
         min_length=1,
@@ -110,6 +124,7 @@ class ProgressOut(Model):
     cancelled: bool = Field(description="The job was cancelled: stop the shard's work.")
     commands: list[CommandOut] = Field(
         default_factory=list,
-        description="The commands sent to the job (POST /v1/jobs/{job_id}/commands) since any report took them, "
-        "oldest first: each is in one report's answer only, whichever shard reports first.",
+        description="The commands sent to the job (POST /v1/jobs/{job_id}/commands) that no report was offered, "
+        f"or was offered over {COMMAND_LEASE_MS // 1000} s ago and did not acknowledge, oldest first: acknowledge "
+        "their ids in the next report (a command may come again until then: tell them apart by id).",
     )

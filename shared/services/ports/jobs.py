@@ -94,8 +94,10 @@ class JobRecords(Protocol):
         """Keep a command at the end of the tenant's running job's pending list, unless it holds
         ``MAX_PENDING_COMMANDS`` (one conditional write); None when kept, or why not."""
 
-    def take_commands(self, job_id: str) -> list[JobCommand]:
-        """The job's pending commands, oldest first, taken in one write: each is taken once."""
+    def take_commands(self, job_id: str, acknowledged: Sequence[str], now_ms: int) -> list[JobCommand]:
+        """The acknowledged commands dropped, and those due (pending, or offered a lease ago and
+        not acknowledged) offered to this report, oldest first, in one conditional write: no two
+        reports are offered one command within its lease."""
 
 
 class JobNotifier(Protocol):
