@@ -70,7 +70,8 @@ class BackfillService:
             raise InvalidTransition("a one-shot task has no schedule to backfill: it fires once (run it now instead)")
         if after_runs(task.schedule):
             raise InvalidTransition(
-                "a fixed delay's occurrences are due after its runs end, at no time known ahead: it has none to backfill"
+                "a fixed delay's occurrences are due after its runs end, at no time known ahead: "
+                "it has none to backfill"
             )
         if task.status is TaskStatus.CANCELLED:
             raise InvalidTransition("a cancelled task is not backfilled: none of its runs would fire")
