@@ -115,16 +115,7 @@ class Sundial(Construct):
         self.scheduler = self._scheduler(settings) if settings.scheduler_function_url else None
         """The EventBridge Scheduler API's function URL and its function (``scheduler_function_url``)."""
         self.canary = self._canary(settings) if settings.canary else None
-        self.monitoring = Monitoring(
-            self,
-            names.MONITORING_ID,
-            settings=settings,
-            pipeline=self.pipeline,
-            api=self.api,
-            jobs=self.jobs,
-            canary=self.canary,
-            topic=alarm_topic,
-        )
+        self.monitoring = self._monitoring(settings, alarm_topic)
         self._resource_outputs()
         self._role_outputs()
         self._optional_outputs()
@@ -198,6 +189,19 @@ class Sundial(Construct):
             storage=self.storage,
             queues=self.pipeline.queues,
             signing=self.signing,
+        )
+
+    def _monitoring(self, settings: DeploymentSettings, alarm_topic: sns.ITopic | None) -> Monitoring:
+        """The dashboard and the alarms (``dashboard``, ``alarms``), to the app's topic when given."""
+        return Monitoring(
+            self,
+            names.MONITORING_ID,
+            settings=settings,
+            pipeline=self.pipeline,
+            api=self.api,
+            jobs=self.jobs,
+            canary=self.canary,
+            topic=alarm_topic,
         )
 
     def _canary(self, settings: DeploymentSettings) -> Canary:

@@ -18,11 +18,9 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from shared.api.models.jobs import CommandOut, ProgressOut
+from shared.api.operations import BackfillOut, BackfillPage, BulkOut
 from shared.api.responses import (
-    BackfillOut,
-    BackfillPage,
     BatchOut,
-    BulkOut,
     DeadLetterOut,
     DeadLetterPage,
     DestinationLimitList,

@@ -35,7 +35,7 @@ from shared.store.models import (
     is_conflict,
 )
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
-from shared.store.runs import ended_run_json, run_item, run_logs, started_json
+from shared.store.runs import ended_run_json, run_item, run_logs, started_actions, throttled_actions
 from shared.store.scanning import DynamoScans
 
 FIRING = RunStatus.FIRING.value
@@ -46,16 +46,6 @@ CANCELLED = TaskStatus.CANCELLED.value
 def _home(task_id: str) -> TaskItem:
     pk, sk = task_key(task_id)
     return TaskItem(pk, sk)
-
-
-def _throttled(throttled_ms: int) -> list[Action]:
-    return [TaskItem.throttled_ms.set(throttled_ms)] if throttled_ms else []
-
-
-def _started(started: tuple[str, ...]) -> list[Action]:
-    """What the run's targets started so far, on its item (nothing written when nothing started)."""
-    text = started_json(started)
-    return [TaskItem.run_started.set(text)] if text is not None else []
 
 
 def _same_run(staged: Staged) -> Condition:
@@ -380,8 +370,8 @@ class DynamoPipelineStore(DynamoScans):
                 TaskItem.fired_ms.set(TaskItem.fired_ms | fired_ms),
                 TaskItem.lateness_ms.set(TaskItem.lateness_ms | lateness_ms),
                 TaskItem.lease_until_ms.remove(),
-                *_throttled(throttled_ms),
-                *_started(started),
+                *throttled_actions(throttled_ms),
+                *started_actions(started),
             ],
         )
 
@@ -396,7 +386,7 @@ class DynamoPipelineStore(DynamoScans):
                 TaskItem.run_status.set(RunStatus.THROTTLED.value),
                 TaskItem.attempts.set(staged.attempt - 1),
                 TaskItem.lease_until_ms.set(lease_until_ms),
-                *_throttled(throttled_ms),
+                *throttled_actions(throttled_ms),
             ],
         )
 
@@ -455,8 +445,8 @@ class DynamoPipelineStore(DynamoScans):
             TaskItem.targets_done.set(targets_done),
             TaskItem.lease_until_ms.remove(),
             TaskItem.expires_at.set(self._expiry(now_ms)),
-            *_throttled(run.throttled_ms),
-            *_started(run.started),
+            *throttled_actions(run.throttled_ms),
+            *started_actions(run.started),
         ]
         if failures is not None:
             actions.append(TaskItem.failures.set(failures))

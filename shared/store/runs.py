@@ -16,6 +16,8 @@ import json
 from dataclasses import replace
 from datetime import datetime
 
+from pynamodb.expressions.update import Action
+
 from shared.domain.chains import ChainLink, ParentRun
 from shared.domain.codec import compact_json
 from shared.domain.states import RunStatus
@@ -158,3 +160,14 @@ def ended_run_of(text: str | None) -> LastRun | None:
         RunStatus(data["status"]),
         from_ms(int(fired)) if fired is not None else None,
     )
+
+
+def throttled_actions(throttled_ms: int) -> list[Action]:
+    """How long limits held the run back so far, on its task's item (nothing written for none)."""
+    return [TaskItem.throttled_ms.set(throttled_ms)] if throttled_ms else []
+
+
+def started_actions(started: tuple[str, ...]) -> list[Action]:
+    """What the run's targets started so far, on its task's item (nothing written when nothing started)."""
+    text = started_json(started)
+    return [TaskItem.run_started.set(text)] if text is not None else []

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from shared.api.responses import BulkOut
+from shared.api.operations import BulkOut
 from shared.domain.bulk import BulkAction
 from shared.domain.states import TaskFilter
 from sundial_cli import output

@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from functions.api.common import backfills, json_response, replayable, tenant
 from functions.api.openapi import RESPONSES, TaskId
 from shared.api.models.backfills import BackfillIn
-from shared.api.responses import BackfillOut, BackfillPage
+from shared.api.operations import BackfillOut, BackfillPage
 from shared.api.views.backfills import backfill_view
 from shared.observability import logger, metrics
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from functions.api.common import bulk, replayable, tenant
 from functions.api.openapi import RESPONSES
 from shared.api.models.bulk import BulkIn
-from shared.api.responses import BulkOut, TaskError
+from shared.api.operations import BulkOut, TaskError
 from shared.api.views.errors import error_body
 from shared.domain.bulk import BulkAction
 from shared.observability import logger, metrics

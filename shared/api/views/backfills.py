@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.api.responses import BackfillOut, BackfillProgressOut
+from shared.api.operations import BackfillOut, BackfillProgressOut
 from shared.domain.backfills import Backfill
 from shared.domain.times import from_ms
 
