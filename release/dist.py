@@ -53,7 +53,7 @@ sundial = Sundial(stack, "Scheduler", bucket_shards=32)
 ```
 
 Every `sundial:*` setting of Sundial's cdk.json is a typed keyword argument; the construct exposes
-`api_url`, `scheduler_url`, `table`, `alarm_topic` and `grant_register(grantable)`. The wheel carries
+`api_url`, `scheduler_url`, `table`, `alarm_topic` and `grant_register(role, tenant=...)`. The wheel carries
 the functions' code and the dependency layer's recipe (requirements.txt): a synth builds the layer with
 pip, without Docker, cached in the app's `.build/sundial/`. Documentation: Sundial's docs/deploy.md and
 docs/construct.md.
