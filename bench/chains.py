@@ -49,7 +49,7 @@ def _measure(counter: CallCounter, hops: int, response_bytes: int) -> None:
     from shared.domain.tasks import HttpTarget, TaskSpec
     from shared.services.tasks import TaskService
     from shared.store.dynamo import DynamoTaskRepository, ensure_table
-    from shared.store.models import bind_table
+    from shared.store.table import bind_table
     from shared.topology import queues
 
     table = f"sundial-bench-chains-{response_bytes}"

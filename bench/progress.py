@@ -40,7 +40,7 @@ def _measure(counter: CallCounter, reports: int, shards: int) -> None:
     from shared.services.jobs import JobService
     from shared.store.dynamo import ensure_table
     from shared.store.jobs import DynamoJobStore
-    from shared.store.models import bind_table
+    from shared.store.table import bind_table
 
     table = f"sundial-bench-progress-{shards}"
     bind_table(table)

@@ -26,7 +26,7 @@ from pynamodb.models import Model
 
 from shared.store.idempotency import EXPIRY_ATTR as IDEMPOTENCY_EXPIRY_ATTR
 from shared.store.idempotency import KEY_ATTR as IDEMPOTENCY_KEY_ATTR
-from shared.store.models import TABLE_MODELS
+from shared.store.table import TABLE_MODELS
 
 from . import names
 from .settings import DeploymentSettings

@@ -51,13 +51,13 @@ from shared.store.dead_letters import DynamoDeadLetters
 from shared.store.dynamo import DynamoTaskRepository
 from shared.store.jobs import DynamoJobStore, S3Blobs, spec_of
 from shared.store.limits import DynamoLimits
-from shared.store.models import bind_table
 from shared.store.pipeline import DynamoPipelineStore
 from shared.store.rate import DynamoRateLimiter
 from shared.store.scheduler_api import DynamoSchedules
 from shared.store.signing import DynamoSigningSecrets, SecretValues
 from shared.store.signing_kms import KmsSecretValues
 from shared.store.signing_parameter import ParameterSecretValues, SigningRoot
+from shared.store.table import bind_table
 from shared.store.tenants import DynamoTenants
 from shared.store.throttle import DynamoThrottle
 from shared.store.workflows import DynamoWorkflowRuns, DynamoWorkflows

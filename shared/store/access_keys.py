@@ -12,8 +12,8 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from shared.domain.errors import KeyNotFound, StorageUnavailable
 from shared.domain.tenants import IssuedKey
-from shared.store.models import AccessKeyItem
 from shared.store.signing import SecretValues
+from shared.store.tenant_items import AccessKeyItem
 
 SK = "AK"
 ID_PREFIX = "AKSD"

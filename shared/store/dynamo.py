@@ -24,16 +24,10 @@ from shared.store import status_index, tags
 from shared.store.items import occurrence_item, to_item, to_task
 from shared.store.keys import decode_cursor, encode_cursor, task_key
 from shared.store.listing import pages_for, positions
-from shared.store.models import (
-    TABLE_MODELS,
-    BucketItem,
-    DeadLetterItem,
-    RunItem,
-    TaskItem,
-    is_conflict,
-)
+from shared.store.models import BucketItem, DeadLetterItem, RunItem, TaskItem, is_conflict
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
 from shared.store.runs import run_from_item, run_item, run_logs, run_position
+from shared.store.table import TABLE_MODELS
 
 BATCH_WRITE_ITEMS = 25
 """Items per BatchWriteItem call (DynamoDB's limit)."""

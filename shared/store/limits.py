@@ -22,8 +22,9 @@ from pynamodb.transactions import TransactWrite
 from shared.domain.errors import ConcurrentUpdate, LimitNotFound, OriginTaken, StorageUnavailable
 from shared.domain.limits import MAX_PER_SECOND, SUB_BUCKET_RATE, Limit, LimitSpec
 from shared.domain.times import from_ms
-from shared.store.models import LimitItem, LimitOriginItem, LimitStateItem, is_conflict
+from shared.store.models import is_conflict
 from shared.store.signing import tenant_pk
+from shared.store.tenant_items import LimitItem, LimitOriginItem, LimitStateItem
 
 LIMIT_SK_PREFIX = "L#"
 ORIGIN_SK_PREFIX = "LO#"

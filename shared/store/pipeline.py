@@ -28,12 +28,7 @@ from shared.observability import logger
 from shared.store import status_index
 from shared.store.items import keys_in_status, occurrence_item, status_keys, to_task
 from shared.store.keys import task_key
-from shared.store.models import (
-    BucketItem,
-    RunLogItem,
-    TaskItem,
-    is_conflict,
-)
+from shared.store.models import BucketItem, RunLogItem, TaskItem, is_conflict
 from shared.store.quota import TenantQuota, failed_conditions, free, transact
 from shared.store.runs import ended_run_json, run_item, run_logs, started_actions, throttled_actions
 from shared.store.scanning import DynamoScans

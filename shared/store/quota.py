@@ -27,7 +27,8 @@ from pynamodb.transactions import TransactWrite
 from shared.domain.errors import QuotaExceeded, StorageUnavailable
 from shared.domain.quota import ceiling, fits, limit_of
 from shared.domain.tenants import MAX_TASKS
-from shared.store.models import TaskItem, TenantItem, is_conflict
+from shared.store.models import TaskItem, is_conflict
+from shared.store.tenant_items import TenantItem
 from shared.store.tenants import read_tenant, tenant_item
 
 CONFLICT_PAUSES_S = (0.01, 0.03, 0.09)

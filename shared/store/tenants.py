@@ -31,8 +31,9 @@ from shared.domain.tenants import (
 from shared.domain.times import from_ms
 from shared.store.admin_key import ADMIN_ROLE, KEY_SK, key_pk
 from shared.store.keys import decode_cursor, encode_cursor
-from shared.store.models import KeyEntryItem, KeyItem, TenantEntryItem, TenantItem, is_conflict
+from shared.store.models import is_conflict
 from shared.store.signing import tenant_pk
+from shared.store.tenant_items import KeyEntryItem, KeyItem, TenantEntryItem, TenantItem
 
 TENANTS_PK = "TENANTS"
 TENANT_SK = "T"

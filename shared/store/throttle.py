@@ -24,7 +24,8 @@ from pynamodb.expressions.update import Action
 
 from shared.domain.errors import StorageUnavailable
 from shared.domain.limits import Booking, Limit, LimitState, booked_start
-from shared.store.models import LimitStateItem, is_conflict
+from shared.store.models import is_conflict
+from shared.store.tenant_items import LimitStateItem
 
 ATTEMPTS = 4
 """Rounds of (guessed case, other case) before a booking gives up under contention."""

@@ -388,7 +388,7 @@ def jobs_on(monkeypatch: pytest.MonkeyPatch, state_machine_arn: str, bucket: str
     from functions.jobs import handler as jobs
     from shared.adapters import executions
     from shared.store.dynamo import ensure_table
-    from shared.store.models import TABLE_MODELS
+    from shared.store.table import TABLE_MODELS
 
     def forget() -> None:
         for model in TABLE_MODELS:

@@ -67,7 +67,7 @@ def store(request: pytest.FixtureRequest) -> Letters:
     from shared.settings.environment import from_env
     from shared.store.dead_letters import DynamoDeadLetters
     from shared.store.dynamo import DynamoTaskRepository
-    from shared.store.models import bind_table
+    from shared.store.table import bind_table
 
     bind_table(from_env().table_name)
     return Letters(DynamoDeadLetters(retention_ms=86_400_000, list_shards=3), DynamoTaskRepository(list_shards=3))

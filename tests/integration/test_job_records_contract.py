@@ -24,7 +24,7 @@ def records(request: pytest.FixtureRequest) -> Any:
     request.getfixturevalue("aws")
     from shared.settings.environment import from_env
     from shared.store.jobs import DynamoJobStore
-    from shared.store.models import bind_table
+    from shared.store.table import bind_table
 
     bind_table(from_env().table_name)  # as the functions do: every model on the table's one connection
     return DynamoJobStore()

@@ -19,8 +19,9 @@ from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.tasks import HttpTarget, Run, TaskSpec
 from shared.domain.times import from_ms, to_ms, truncate_ms
 from shared.store.dynamo import DynamoTaskRepository
-from shared.store.models import TaskItem, TenantItem
+from shared.store.models import TaskItem
 from shared.store.pipeline import DynamoPipelineStore
+from shared.store.tenant_items import TenantItem
 from tests.integration.conftest import use_settings
 from tests.support.eventually import eventually, until
 

@@ -27,8 +27,8 @@ def store(request: pytest.FixtureRequest) -> Any:
         return InMemorySchedules()
     request.getfixturevalue("aws")
     from shared.settings.environment import from_env
-    from shared.store.models import bind_table
     from shared.store.scheduler_api import DynamoSchedules
+    from shared.store.table import bind_table
 
     bind_table(from_env().table_name)
     return DynamoSchedules()

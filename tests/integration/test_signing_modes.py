@@ -58,7 +58,7 @@ def fresh_store(mode: str = "parameter", key_arn: str = "") -> Any:
 @pytest.fixture
 def table(aws: None) -> None:
     from shared.settings.environment import from_env
-    from shared.store.models import bind_table
+    from shared.store.table import bind_table
 
     bind_table(from_env().table_name)
 
@@ -263,8 +263,8 @@ def test_a_tenant_with_no_secret_of_this_mode_gets_no_call_but_a_retry_saying_wh
     callback is not sent (neither unsigned nor signed with a secret it was not given), and its
     run says to rotate."""
     from shared.settings.environment import from_env
-    from shared.store.models import bind_table
     from shared.store.signing_kms import create_signing_key
+    from shared.store.table import bind_table
     from tests.integration.test_pipeline import register, runs
 
     bind_table(from_env().table_name)

@@ -99,7 +99,7 @@ def test_a_tenants_rate_is_capped_at_what_its_one_rate_item_holds(api):
 
 def test_a_rate_stored_above_the_cap_reads_as_the_cap_and_the_tenant_is_still_served(api):
     """A tenant written before the cap (10,000 a second were accepted) is not locked out."""
-    from shared.store.models import TenantItem
+    from shared.store.tenant_items import TenantItem
 
     secret = create(api, "acme")["key"]["secret"]
     TenantItem("T#acme", "T").update(
