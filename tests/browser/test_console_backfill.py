@@ -75,3 +75,32 @@ def test_a_task_is_backfilled_from_its_page_and_a_backfill_cancelled(page, shoot
         (slow,) = [b for b in call("GET", f"/v1/tasks/{task['id']}/backfills")[1]["items"] if b["occurrences"] == 30]
         assert slow["status"] == "cancelled"
         assert call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
+
+
+def test_a_tasks_backfills_page_ten_at_a_time(page, sundial, new_tenant) -> None:
+    tenant = new_tenant("backfill-pages")
+    call = as_tenant(sundial, tenant.key)
+    status, task = call(
+        "POST",
+        "/v1/tasks",
+        {"name": "pages", "schedule": {"cron": "0 * * * * *"}, "target": http_target("http://127.0.0.1:9/none")},
+    )
+    assert status == 201, task
+    hour = at(task["created_at"]).replace(minute=0, second=0, microsecond=0)
+    for n in range(11):  # eleven one-minute windows, hours back: one occurrence each, due minutes from now
+        start = hour - timedelta(hours=n + 2)
+        status, body = call(
+            "POST",
+            f"/v1/tasks/{task['id']}/backfill",
+            {"from": iso(start), "to": iso(start + timedelta(minutes=1)), "per_second": 0.01},
+        )
+        assert status == 202, body
+    sign_in(page, tenant.key, f"#/tasks/{task['id']}")
+    rows = page.get_by_test_id("backfill")
+    expect(rows).to_have_count(10)
+    backfills = page.locator("section.backfills")
+    backfills.get_by_role("button", name="Next").click()
+    expect(rows).to_have_count(1)
+    backfills.get_by_role("button", name="Previous").click()
+    expect(rows).to_have_count(10)
+    assert call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204

@@ -202,6 +202,8 @@ function Runs({ runs }) {
   </table>`;
 }
 
+const BACKFILLS_PAGE = 10;
+
 // A past window's occurrences fired at a pace (POST v1/tasks/<id>/backfill), and the task's
 // backfills, newest first, each with its progress (read by id) and, while it runs, a Cancel.
 function Backfills({ task, started }) {
@@ -211,13 +213,19 @@ function Backfills({ task, started }) {
   const [perSecond, setPerSecond] = useState("1");
   const [error, setError] = useState(null);
   const [done, setDone] = useState(null);
-  const list = useLoad(() => api("GET", `v1/tasks/${task.id}/backfills?limit=10`), [task.id], 3000);
+  const pager = usePager();
+  const list = useLoad(
+    () => readPage(`v1/tasks/${task.id}/backfills`, { cursor: pager.cursor }, BACKFILLS_PAGE),
+    [task.id, pager.cursor],
+    3000,
+  );
   const start = async () => {
     setError(null);
     setDone(null);
     try {
       const b = await api("POST", `v1/tasks/${task.id}/backfill`, { from, to, per_second: Number(perSecond) });
       setDone(`Backfill ${b.backfill_id}: ${b.occurrences} occurrence${b.occurrences === 1 ? "" : "s"} to fire`);
+      pager.reset();
       list.reload();
       started();
     } catch (e) {
@@ -237,12 +245,13 @@ function Backfills({ task, started }) {
       ${done && html`<p role="status" data-testid="backfill-started">${done}</p>`}
       <${ErrorBox} error=${error} />
     </details>
-    ${list.data?.items.length > 0 &&
+    ${list.data && (list.data.items.length > 0 || pager.page > 1) &&
     html`<h2>Backfills</h2>
       <table data-testid="backfills">
         <thead><tr><th>Backfill</th><th>Window</th><th>Occurrences</th><th>Left out</th><th>Progress</th><th></th></tr></thead>
         <tbody>${list.data.items.map((b) => html`<${BackfillRow} key=${b.backfill_id} task=${task} backfill=${b} />`)}</tbody>
-      </table>`}
+      </table>
+      <${Pager} pager=${pager} data=${list.data} none="No backfills on this page." />`}
     <${ErrorBox} error=${list.error} />
   </section>`;
 }
