@@ -260,7 +260,18 @@ const PROGRESS = ["waiting", "firing", "succeeded", "failed", "skipped", "cancel
 
 function BackfillRow({ task, backfill }) {
   const path = `v1/tasks/${task.id}/backfills/${backfill.backfill_id}`;
-  const read = useLoad(() => api("GET", path), [path], 3000);
+  // Its progress is read from up to 1,000 runs (strongly consistent reads): polled only until a read
+  // says it ended (done or cancelled), whose counts are then final.
+  const [live, setLive] = useState(true);
+  const read = useLoad(
+    () =>
+      api("GET", path).then((answer) => {
+        if (answer.status !== "running") setLive(false);
+        return answer;
+      }),
+    [path],
+    live ? 3000 : 0,
+  );
   const [error, setError] = useState(null);
   const b = read.data || backfill;
   const cancel = async () => {
