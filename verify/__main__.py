@@ -4,6 +4,7 @@
     python -m verify --deep             a second crash, one more preemption, no limit per case
     python -m verify --case retrying    one case
     python -m verify --case retrying --replay 0x5,1,0x20   one schedule, with its trace
+    python -m verify --no-symmetry      every copy's receive too (twins are explored once by default)
 
 Prints, per case, the schedules explored, whether that was all of them within the bounds, the
 distinct end states, the violations (each with its schedule, replayable, and its trace). Exits 1
@@ -81,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deep", action="store_true", help="a second crash and one more preemption, no limit")
     parser.add_argument("--limit", type=int, help="schedules per case at most")
     parser.add_argument("--replay", help="one schedule of one case (as printed with a violation)")
+    parser.add_argument(
+        "--no-symmetry", action="store_true", help="receive each of twin copies too (verify/explorer.py, symmetry)"
+    )
     args = parser.parse_args(argv)
     cases = [CASES[name] for name in args.case] if args.case else list(CASES.values())
     if args.deep:
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.replay is not None:
         if len(cases) != 1:
             parser.error("--replay needs one --case")
-        execution = replay(cases[0], expand(args.replay), world)
+        execution = replay(cases[0], expand(args.replay), world, symmetry=not args.no_symmetry)
         show(cases[0].name, execution)
         print("violations:", len(execution.violations))
         return 1 if execution.violations else 0
@@ -96,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     total, violating = 0, 0
     for case in cases:
-        explored = explore_case(case, world, limit)
+        explored = explore_case(case, world, limit, symmetry=not args.no_symmetry)
         report(explored)
         total += explored.executions
         violating += len(explored.violations)

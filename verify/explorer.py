@@ -19,6 +19,18 @@ Qadeer, "Iterative context bounding for systematic testing of multithreaded prog
 2007): switching away from an actor that could go on counts one, and a case allows a few. Within
 the bound every order is explored; races between two deliveries need one or two preemptions,
 which is why small bounds find what larger ones would.
+
+Copies of one message are symmetric until one is received (symmetry reduction: Ip and Dill,
+"Better verification through symmetry", Formal Methods in System Design 9, 1996). SQS's copies
+differ only in their id, and nothing reads an id but as a name: the trigger keys its batch's
+turns by it, the world names an invocation after it; no id is compared, ordered or derived from
+(``Batch.take_turns`` orders by due time). So receiving one of two copies that are alike in all
+but their id, neither received yet in the execution, leads to the same executions as receiving
+the other, their ids swapped, and the same end states and violations: only the first of them is
+a receive option (:meth:`Run.receivable`). A copy received once is never a twin again: the world
+has named an actor after it. ``explore_case(..., symmetry=False)`` explores both;
+tests/unit/test_explorer.py checks that the two find the same ends and the same broken
+invariants.
 """
 
 from __future__ import annotations
@@ -73,11 +85,15 @@ Option = tuple[str, Any]
 class Run:
     """One execution: its world, the budgets left, the actor that moved last."""
 
-    def __init__(self, case: Case, prefix: list[int], world_factory: Callable[[], World]) -> None:
-        self.case, self.chooser = case, Chooser(prefix)
+    def __init__(
+        self, case: Case, prefix: list[int], world_factory: Callable[[], World], *, symmetry: bool = True
+    ) -> None:
+        self.case, self.chooser, self.symmetry = case, Chooser(prefix), symmetry
         self.world = world_factory()
         case.build(self.world)
         self.receives: dict[Actor, Message] = {}
+        self.received: set[str] = set()
+        """The ids of the messages received so far in this execution."""
         self.invocations = 0
         self.crashes, self.preemptions = case.crashes, case.preemptions
         self.current: Actor | None = None
@@ -116,7 +132,7 @@ class Run:
         if free or self.preemptions:
             now = world.clock()
             visible = [m for m in world.sqs.waiting if m.visible_ms <= now and self.case.follows(world, m)]
-            options += [("receive", m) for m in visible]
+            options += [("receive", m) for m in self.receivable(visible)]
         if options:
             return options
         later = [m for m in world.sqs.waiting if self.case.follows(world, m)]
@@ -125,6 +141,21 @@ class Run:
         world.clock.now = max(world.clock.now, min(m.visible_ms for m in later))
         self.current = None
         return []
+
+    def receivable(self, visible: list[Message]) -> list[Message]:
+        """The visible messages a receive may take: all of them, but of copies alike in all but
+        their id and not received yet only the first (the module's docstring says why)."""
+        if not self.symmetry:
+            return visible
+        kept, fresh = [], set()
+        for message in visible:
+            if message.id not in self.received:
+                alike = (message.staged, message.visible_ms, message.receives, message.stranded)
+                if alike in fresh:
+                    continue
+                fresh.add(alike)
+            kept.append(message)
+        return kept
 
     def _free(self) -> bool:
         """Whether the actor that moved last can no longer move (then any choice is no preemption)."""
@@ -155,6 +186,7 @@ class Run:
     def _received(self, message: Message) -> Actor:
         """A trigger invocation with ``message`` as its record."""
         self.world.sqs.waiting.remove(message)
+        self.received.add(message.id)
         message.receives += 1
         self.invocations += 1
         name = f"trigger{self.invocations}({message.id}#{message.receives})"
@@ -163,10 +195,12 @@ class Run:
         return actor
 
 
-def execute(case: Case, prefix: list[int], world_factory: Callable[[], World]) -> tuple[Execution, Chooser]:
+def execute(
+    case: Case, prefix: list[int], world_factory: Callable[[], World], *, symmetry: bool = True
+) -> tuple[Execution, Chooser]:
     """Run one execution of ``case`` along ``prefix`` (then the first option at each decision)."""
     logger.setLevel(logging.CRITICAL)  # the product logs each chain hop and give-up: millions of lines here
-    run = Run(case, prefix, world_factory)
+    run = Run(case, prefix, world_factory, symmetry=symmetry)
     return run.go(), run.chooser
 
 
@@ -235,13 +269,14 @@ def end_state(world: World) -> Any:
     return (tuple(tasks), calls, len(world.dead_letters.letters), len(world.sqs.dlq), len(world.sqs.moved))
 
 
-def explore_case(case: Case, world_factory: Callable[[], World], limit: int) -> Explored:
-    """Every schedule of ``case`` within its bounds, up to ``limit`` executions."""
+def explore_case(case: Case, world_factory: Callable[[], World], limit: int, *, symmetry: bool = True) -> Explored:
+    """Every schedule of ``case`` within its bounds, up to ``limit`` executions (of twin copies'
+    receives only the first's, unless ``symmetry`` is False)."""
     explored = Explored(case.name)
     started = time.perf_counter()
     prefix: list[int] | None = []
     while prefix is not None and explored.executions < limit:
-        execution, chooser = execute(case, prefix, world_factory)
+        execution, chooser = execute(case, prefix, world_factory, symmetry=symmetry)
         explored.executions += 1
         explored.steps += len(execution.trace)
         explored.ends.add(execution.end_state)
@@ -253,6 +288,6 @@ def explore_case(case: Case, world_factory: Callable[[], World], limit: int) -> 
     return explored
 
 
-def replay(case: Case, schedule: list[int], world_factory: Callable[[], World]) -> Execution:
-    execution, _ = execute(case, schedule, world_factory)
+def replay(case: Case, schedule: list[int], world_factory: Callable[[], World], *, symmetry: bool = True) -> Execution:
+    execution, _ = execute(case, schedule, world_factory, symmetry=symmetry)
     return execution
