@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import threading
 import time
@@ -70,17 +72,53 @@ def aws(monkeypatch: pytest.MonkeyPatch, signing_mode: str) -> Iterator[None]:
     # third of an integration test's CPU.
     with mock_aws(config={"core": {"reset_boto3_session": False}}), index_lag(INDEX_LAG_S, clock=time.monotonic):
         jobs.factory.cache_clear()
-        from shared.store.dynamo import ensure_table
-        from shared.store.idempotency import ensure_idempotency_table
-
-        ensure_table(from_env().table_name)
-        ensure_idempotency_table(from_env().idempotency_table)
+        fresh_tables(from_env().table_name, from_env().idempotency_table)
         resources = signing_resources(signing_mode)
         for field in resources:  # the other mode's variable, from outside, is gone too
             monkeypatch.delenv(env_name(field), raising=False)
         use_settings(monkeypatch, **resources)
         yield
         jobs.factory.cache_clear()
+
+
+_MADE_TABLES: dict[tuple[str, str, str], dict[str, Any]] = {}
+"""The tables of each (region, table, idempotency table) as ensure_table and
+ensure_idempotency_table made them in moto, empty: kept by this process after its first test."""
+
+
+def fresh_tables(table_name: str, idempotency_table: str) -> None:
+    """The task table and the idempotency table, empty, in the fresh moto of this test. The first
+    test of a process makes them as the local runtime does (shared/store/dynamo.py's ensure_table
+    and shared/store/idempotency.py's ensure_idempotency_table: ten requests through botocore and
+    moto, two thirds of an integration test's setup); every later one gets a copy of moto's tables
+    as they stood then (0.1 ms), the same definitions, indexes and time to live."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    from shared.store.dynamo import ensure_table
+    from shared.store.idempotency import ensure_idempotency_table
+    from shared.store.table import TABLE_MODELS
+
+    region = dynamodb_client().meta.region_name
+    backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+    made = _MADE_TABLES.get((region, table_name, idempotency_table))
+    if made is None or backend.tables:
+        ensure_table(table_name)
+        ensure_idempotency_table(idempotency_table)
+        _MADE_TABLES[(region, table_name, idempotency_table)] = copy.deepcopy(backend.tables)
+        return
+    for model in TABLE_MODELS:  # what ensure_table(table_name) sets besides the table
+        model.Meta.table_name = table_name
+    backend.tables = copy.deepcopy(made)
+
+
+@functools.cache
+def dynamodb_client() -> Any:
+    """One boto3 DynamoDB client for the tests' own requests: moto's stubber answers it in every
+    test's fresh backends (the ``aws`` fixture keeps boto3's session), and making one was 8 ms."""
+    import boto3
+
+    return boto3.client("dynamodb")
 
 
 ADMIN_KEY = "sk_admin_integration-tests"
@@ -90,12 +128,10 @@ writes it (the ``api`` fixture)."""
 
 def store_admin_key(key: str = ADMIN_KEY) -> None:
     """The admin key's hash in the table (shared/store/admin_key.py), as a deployment's operator puts it."""
-    import boto3
-
     from shared.domain.tenants import key_hash
     from shared.store.admin_key import AdminKeyStore
 
-    AdminKeyStore(boto3.client("dynamodb"), from_env().table_name).create(key_hash(key))
+    AdminKeyStore(dynamodb_client(), from_env().table_name).create(key_hash(key))
 
 
 @pytest.fixture
