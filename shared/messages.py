@@ -68,6 +68,9 @@ class StagedMessage(BaseModel):
     w: int = 0
     p: str | None = None
     """``high``, or absent: normal (an unknown lane is normal, as before priorities)."""
+    g: int | None = None
+    """When its writer staged it (``Staged.writer_ms``); absent: a scanner did, or a message
+    staged before writers said so (read as a scanner's)."""
 
     def staged(self) -> Staged:
         return Staged(
@@ -82,6 +85,7 @@ class StagedMessage(BaseModel):
             ready_ms=self.y,
             throttled_ms=self.w,
             priority=Priority.HIGH if self.p == Priority.HIGH.value else Priority.NORMAL,
+            writer_ms=self.g,
         )
 
 
@@ -107,6 +111,8 @@ def staged_message(staged: Staged) -> dict[str, object]:
         message["w"] = staged.throttled_ms
     if staged.priority is not Priority.NORMAL:
         message["p"] = staged.priority.value  # absent: normal (messages staged before priorities)
+    if staged.writer_ms is not None:
+        message["g"] = staged.writer_ms
     return message
 
 

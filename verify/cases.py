@@ -211,6 +211,33 @@ def _cancelled_checks(world: World) -> Iterable[Violation]:
         yield Violation("final state", f"the task is {task.status.value} after its cancel was answered")
 
 
+def _paused_and_resumed(world: World) -> None:
+    """An every-minute task paused, then resumed, by one client at any point of its occurrence's
+    firing (two calls: the resume after the pause's answer)."""
+    recurring(world)
+    assert world.subject is not None
+    task_id = world.subject.id
+
+    def pause_then_resume() -> None:
+        world.service.pause(world.tenant, task_id)
+        world.events.acknowledged.append(("pause", len(world.stage.log)))
+        world.service.resume(world.tenant, task_id)
+
+    _client(world, "resume", pause_then_resume)
+
+
+def _resumed_checks(world: World) -> Iterable[Violation]:
+    """Once the resume was answered the task is scheduled and has moved on: its occurrence ended
+    on record (fired, or skipped while paused) and it is armed for a later one, never left armed for
+    an occurrence whose run has ended (no message would ever fire it again)."""
+    if not any(what == "resume" for what, _ in world.events.acknowledged):
+        return
+    task = _task(world)
+    if task.status is not TaskStatus.SCHEDULED:
+        yield Violation("final state", f"the task is {task.status.value} after its resume was answered")
+    yield from _recurring_moved_on(world)
+
+
 def _patched(world: World) -> None:
     """An every-minute task rescheduled (every 2 minutes) at any point of its occurrence's firing."""
     recurring(world)
@@ -422,6 +449,14 @@ CASES: dict[str, Case] = {
             _cancelled_checks,
             _same_task_runs,
             description="an every-minute task cancelled at any point of its occurrence's firing",
+        ),
+        Case(
+            "pause-resume-recurring",
+            _paused_and_resumed,
+            _resumed_checks,
+            _same_task_runs,
+            crashes=0,  # a client dying between its pause and its resume leaves the task paused, as answered
+            description="an every-minute task paused and resumed at any point of its occurrence's firing",
         ),
         Case(
             "patch-recurring",

@@ -17,7 +17,8 @@ class Refusal(StrEnum):
     """Why a staged occurrence was not claimed. What becomes of its message depends on the
     refusal (``Claimer._refused``): STALE and DONE drop it, IN_FLIGHT fails it so that SQS
     delivers it again after the lease, EARLY sends it back for later, and BEHIND looks again
-    after short pauses, then sends it back until the misfire tolerance is past (then drops it)."""
+    after short pauses, then sends it back until the misfire tolerance is past (then drops it);
+    RESUMING as BEHIND, until its writer's time is past."""
 
     STALE = "stale"
     """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
@@ -30,6 +31,34 @@ class Refusal(StrEnum):
     BEHIND = "behind"
     """The task is not (yet) armed for this occurrence: its writer stages before it writes, so
     the message can overtake the write by a few milliseconds."""
+    RESUMING = "resuming"
+    """The task is paused, and a writer staged this occurrence since the pause: a resume, which
+    stages before it writes (:func:`writer_may_still_arm`). Looked at again like BEHIND, until the
+    writer is out of time (:data:`WRITER_WINDOW_MS`); then dropped."""
+
+
+WRITER_WINDOW_MS = 30_000
+"""How long after a writer staged an occurrence its own write may still land: longer than any
+invocation that writes a task (the API function's timeout is 10 s, and API Gateway stops waiting
+at 29 s: shared/topology.py; Lambda stops a function at its timeout,
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html). A task still not armed
+for the occurrence after it never will be by that writer."""
+
+
+def writer_may_still_arm(staged: Staged, *, paused: bool, updated_ms: int, ran: bool, now_ms: int) -> bool:
+    """Whether a first attempt its writer staged, refused because its task is paused, may yet be
+    armed: a resume stages before it writes, so its message can reach a trigger before the write
+    that resumes the task (BEHIND, not STALE: dropped, it would leave the task resumed and armed for
+    an occurrence no message fires; the explorer's pause-resume case found it).
+
+    Only a message staged at or after the task's last change by a client (``updated_ms``: the
+    pause) can be a resume's: one staged before it (the occurrence the pause did away with) is stale
+    at once, as before. ``ran``: the task's run is this occurrence's (a late copy). The writers'
+    clocks are the functions' (Lambda's hosts keep time with the Amazon Time Sync Service); a resume
+    stages a round trip after the pause it follows was answered."""
+    if not paused or staged.attempt != 1 or staged.held or staged.writer_ms is None or ran:
+        return False
+    return updated_ms <= staged.writer_ms and now_ms <= staged.writer_ms + WRITER_WINDOW_MS
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,11 @@ class Staged:
     """A held attempt: when it would have started without limits (it is throttled from then)."""
     throttled_ms: int = 0
     """How long limits held this run's earlier attempts back."""
+    writer_ms: int | None = None
+    """When a task's writer (a create, a resume, a PATCH: ``TaskService``) staged it, ahead of its
+    own write; None when a scanner did. Such a message can overtake the write it goes before: a
+    claim that finds the task not armed for it yet looks again while the writer may still be
+    writing (:func:`shared.domain.claims.writer_may_still_arm`)."""
 
     @property
     def earliest_ms(self) -> int:

@@ -526,8 +526,9 @@ class TaskService:
         """Stage the task's armed occurrence now if the scanners may already have passed it."""
         if self.stager is None or not self._must_stage(task, now):
             return False
-        # The message goes first: if the write then fails, it finds no matching task and is dropped.
-        self.stager.stage([_staged(task)], to_ms(now))
+        # The message goes first: if the write then fails, it finds no matching task and is dropped
+        # (once its writer's time is up: a claim that overtakes the write looks again meanwhile).
+        self.stager.stage([replace(_staged(task), writer_ms=to_ms(now))], to_ms(now))
         return True
 
     def cancel(self, tenant: str, task_id: str) -> Task:

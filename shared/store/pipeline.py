@@ -17,7 +17,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from shared.domain.claims import Claimed, Refusal, Success, superseded
+from shared.domain.claims import Claimed, Refusal, Success, superseded, writer_may_still_arm
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged
 from shared.domain.quota import freed
@@ -35,6 +35,7 @@ from shared.store.scanning import DynamoScans
 
 FIRING = RunStatus.FIRING.value
 SCHEDULED = TaskStatus.SCHEDULED.value
+PAUSED = TaskStatus.PAUSED.value
 CANCELLED = TaskStatus.CANCELLED.value
 
 
@@ -202,6 +203,14 @@ class DynamoPipelineStore(DynamoScans):
         take_own: bool,
     ) -> Claimed | Refusal:
         """Take over a crashed run whose lease expired, or say why the claim was refused."""
+        if isinstance(current, TaskItem) and writer_may_still_arm(
+            staged,
+            paused=current.status == PAUSED,
+            updated_ms=int(current.updated_ms),
+            ran=current.run_id == staged.run_id,
+            now_ms=now_ms,
+        ):
+            return Refusal.RESUMING
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
             self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE

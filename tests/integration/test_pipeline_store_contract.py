@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from local.moto_patches.read_lag import read_lag
-from shared.domain.claims import Claimed, Refusal, Success
+from shared.domain.claims import WRITER_WINDOW_MS, Claimed, Refusal, Success
 from shared.domain.errors import ConcurrentUpdate, TaskNotFound
 from shared.domain.firing import Staged, staged_for
 from shared.domain.registration import new_task
@@ -303,6 +303,42 @@ def test_a_claim_tells_a_stale_message_from_one_that_came_early(stores):
     assert stores.store.status_of(task.id) is TaskStatus.PAUSED
     assert stores.claim(first(task)) is Refusal.STALE  # paused since it was staged
     assert stores.get(task).run is None
+
+
+def test_a_writers_message_that_overtook_its_write_is_looked_at_again_until_the_writer_is_out_of_time(stores):
+    """A resume stages before it writes: its message can find the task still paused. Staged after
+    the task's last change and within WRITER_WINDOW_MS of its staging, that is BEHIND (the claim
+    looks again); after the window, for a message staged before the pause (by the task's first
+    writer, or a scanner), or for a task armed for another time, STALE as before."""
+    task = stores.one_shot(seconds=120)
+    due = to_ms(task.due_at)
+    paused_ms = due - 10_000
+    paused = stores.repository.update(replace(task, status=TaskStatus.PAUSED, updated_at=from_ms(paused_ms)))
+    resumed = replace(first(task), writer_ms=paused_ms + 1_000)
+    assert stores.claim(resumed, at=due) is Refusal.RESUMING
+    assert stores.claim(resumed, at=paused_ms + 1_000 + WRITER_WINDOW_MS) is Refusal.RESUMING
+    assert stores.claim(resumed, at=paused_ms + 1_000 + WRITER_WINDOW_MS + 1) is Refusal.STALE
+    assert stores.claim(replace(resumed, writer_ms=NOW_MS), at=due) is Refusal.STALE  # staged before the pause
+    assert stores.claim(first(task), at=due) is Refusal.STALE  # a scanner's: paused since it was staged
+    assert stores.claim(replace(resumed, attempt=2), at=due) is Refusal.STALE
+    assert stores.get(task).run is None
+    # the write lands: the same message claims it
+    stores.repository.update(replace(paused, status=TaskStatus.SCHEDULED))
+    assert isinstance(stores.claim(resumed, at=due + 1_000), Claimed)
+    # a writer's message for a time the task is not armed for, unpaused: stale (a hop started twice)
+    other = stores.one_shot(seconds=300)
+    elsewhere = replace(staged_for(other.id, to_ms(other.due_at) - 60_000, one_shot=True), writer_ms=NOW_MS + 1)
+    assert stores.claim(elsewhere, at=NOW_MS + 1_000) is Refusal.STALE
+    # a late copy of an occurrence its writer staged that fired, its task armed for the next: stale
+    recurring = stores.recurring()
+    staged = replace(first(recurring), writer_ms=NOW_MS)
+    claimed = stores.claim(staged)
+    assert isinstance(claimed, Claimed)
+    ran = run_of(staged, RunStatus.SUCCEEDED)
+    assert stores.store.rearm(
+        claimed.task, staged, ran, next_due_ms=staged.due_ms + 60_000, staged_next=False, now_ms=staged.due_ms + 10
+    )
+    assert stores.claim(staged, at=staged.due_ms + 1_000) in (Refusal.STALE, Refusal.DONE)
 
 
 def test_a_crashed_claim_is_taken_over_after_its_lease_and_only_then(stores):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from shared.domain.claims import Claimed, Refusal, Success, superseded
+from shared.domain.claims import Claimed, Refusal, Success, superseded, writer_may_still_arm
 from shared.domain.codec import is_one_shot_spec, schedule_to_dict
 from shared.domain.firing import Staged, occurrence_key, staged_for
 from shared.domain.ids import parse_task_id
@@ -242,6 +242,14 @@ class InMemoryPipelineStore:
             fields.lease_until_ms, fields.run_log = lease_until_ms, log_id
             self._written(task.id)
             return replace(self._claimed(task.id, log_id), superseded=why)
+        if writer_may_still_arm(
+            staged,
+            paused=task.status is TaskStatus.PAUSED,
+            updated_ms=to_ms(task.updated_at),
+            ran=self._fields(task.id).run_id == staged.run_id,
+            now_ms=now_ms,
+        ):
+            return Refusal.RESUMING
         if task.status is not SCHEDULED:
             self._free_abandoned(task, staged, now_ms)
             return Refusal.STALE

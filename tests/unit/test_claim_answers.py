@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.domain.claims import Claimed, Handled, Refusal, Result
+from shared.domain.claims import WRITER_WINDOW_MS, Claimed, Handled, Refusal, Result
 from shared.domain.firing import Staged, Timing
 from shared.domain.registration import new_task
 from shared.domain.schedules import At
@@ -54,6 +54,23 @@ def test_an_occurrence_not_yet_armed_comes_back_in_a_second_until_its_misfire_to
     over, queues, _ = claimer(Refusal.BEHIND, DUE + tolerance - pauses_ms)
     assert over.claim(STAGED, "log") == Handled(STAGED, Result.DROPPED, reason="behind")  # nobody armed it
     assert queues.sent == []
+
+
+def test_a_writers_occurrence_long_past_due_comes_back_while_its_writer_may_still_write() -> None:
+    """A resume with fire_now stages an occurrence missed hours ago, then writes: found paused
+    (RESUMING), past its misfire tolerance, its message still comes back until WRITER_WINDOW_MS
+    after the writer staged it."""
+    pauses_ms = 350
+    staged_at = DUE + 3_600_000
+    resumed = replace(STAGED, writer_ms=staged_at)
+    still, queues, _ = claimer(Refusal.RESUMING, staged_at + WRITER_WINDOW_MS - pauses_ms)
+    assert still.claim(resumed, "log") == Handled(resumed, Result.EARLY, reason="resuming")
+    assert queues.sent == [(resumed, 1)]
+    over, queues, _ = claimer(Refusal.RESUMING, staged_at + WRITER_WINDOW_MS - pauses_ms + 1)
+    assert over.claim(resumed, "log") == Handled(resumed, Result.DROPPED, reason="resuming")
+    assert queues.sent == []
+    behind, queues, _ = claimer(Refusal.BEHIND, staged_at)  # not armed yet, past its tolerance: dropped
+    assert behind.claim(resumed, "log") == Handled(resumed, Result.DROPPED, reason="behind")
 
 
 def test_a_run_leased_elsewhere_is_in_flight_and_one_over_is_dropped() -> None:

@@ -67,6 +67,7 @@ def sqs_record(body: str, message_id: str = "m-1", receives: int = 1, recorded: 
             Staged(TASK, 1_000, RUN, held=True, start_ms=5_000, booked=(("rate", 3),), ready_ms=1_500),
             {"t": TASK, "d": 1_000, "r": RUN, "a": 1, "o": True, "s": 5_000, "h": 1, "v": [["rate", 3]], "y": 1_500},
         ),
+        (Staged(TASK, 1_000, RUN, writer_ms=900), {"t": TASK, "d": 1_000, "r": RUN, "a": 1, "o": True, "g": 900}),
     ],
 )
 def test_a_staged_occurrence_is_written_as_it_always_was_and_read_back(staged: Staged, wire: dict) -> None:
@@ -83,14 +84,15 @@ def test_a_staged_occurrence_is_written_as_it_always_was_and_read_back(staged: S
     booked=st.lists(st.tuples(st.text(min_size=1, max_size=8), st.integers(0, 10**6)), max_size=3),
     ready=st.none() | st.integers(0, 2**47),
     throttled=st.integers(0, 10**9),
+    writer=st.none() | st.integers(0, 2**47),
 )
 def test_every_staged_occurrence_survives_its_queue(
     attempt: int, one_shot: bool, priority: Priority, held: bool, start: int | None,
-    booked: list[tuple[str, int]], ready: int | None, throttled: int,
+    booked: list[tuple[str, int]], ready: int | None, throttled: int, writer: int | None,
 ) -> None:  # fmt: skip
     staged = Staged(
         TASK, 1_000, RUN, attempt, one_shot, priority, held, start,
-        tuple(booked) if held else (), ready if held else None, throttled,
+        tuple(booked) if held else (), ready if held else None, throttled, writer,
     )  # fmt: skip
     body = json.dumps(staged_message(staged))
     assert parsed(StagedRecord, sqs_record(body)).staged == staged

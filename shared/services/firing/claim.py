@@ -15,7 +15,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from shared.domain.claims import Claimed, Handled, Refusal, Result
+from shared.domain.claims import WRITER_WINDOW_MS, Claimed, Handled, Refusal, Result
 from shared.domain.firing import MAX_DELAY_SECONDS, Decision, Staged, Timing, delay_seconds, misfire_decision
 from shared.domain.states import TaskStatus
 from shared.domain.tasks import Priority, Task
@@ -109,7 +109,7 @@ class Claimer:
             finally:
                 if turn is not None and attempt == 0:
                     turn.done()
-            if not isinstance(claimed, Refusal) or claimed not in (Refusal.BEHIND, Refusal.EARLY):
+            if not isinstance(claimed, Refusal) or claimed not in (Refusal.BEHIND, Refusal.EARLY, Refusal.RESUMING):
                 break
             # The write this message overtook is usually milliseconds behind: look again.
             self.sleep(pause)
@@ -136,11 +136,15 @@ class Claimer:
         return Handled(staged, Result.THROTTLED if staged.held else Result.EARLY, reason="not yet")
 
     def _refused(self, staged: Staged, refusal: Refusal) -> Handled:
-        if refusal is Refusal.EARLY or (
-            refusal is Refusal.BEHIND and self.clock() < staged.due_ms + self.timing.misfire_tolerance_ms
+        now = self.clock()
+        if (
+            refusal is Refusal.EARLY
+            or (refusal is Refusal.BEHIND and now < staged.due_ms + self.timing.misfire_tolerance_ms)
+            or (refusal is Refusal.RESUMING and now <= (staged.writer_ms or 0) + WRITER_WINDOW_MS)
         ):
             # Still not armed after the pauses: come back later (until the occurrence is past its
-            # misfire tolerance: then whoever should have armed it never did).
+            # misfire tolerance, or a resume's writer is out of time: then whoever should have
+            # armed it never did).
             self.queues.send([(staged, self._look_again_s(staged, refusal))])
             return Handled(staged, Result.EARLY, reason=refusal.value)
         if refusal is Refusal.IN_FLIGHT:
