@@ -6,6 +6,7 @@ firing through the pipeline, oldest first and paced, with a real receiver: tests
 
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -142,7 +143,18 @@ def test_a_bad_window_or_pace_is_refused_naming_the_member(api, body, field):
     assert field in {detail["field"] for detail in answer.body["error"]["details"]}, answer.body
 
 
-def test_a_window_of_more_occurrences_than_a_backfill_fires_is_refused_saying_where_a_part_ends(api):
+@pytest.fixture
+def patient(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API function (built after this: list it before ``api``) given a minute, not its 10 s: a
+    backfill of the most occurrences takes 1.5 to 3 s here alone, and took over 10 s on a two-core
+    machine running every other suite beside it. Whether it fits the 10 s is docs/backfill.md's
+    measurement (section 5), not this test's."""
+    from local import apigw
+
+    monkeypatch.setattr(apigw, "FunctionLimits", functools.partial(apigw.FunctionLimits, 60, 60))
+
+
+def test_a_window_of_more_occurrences_than_a_backfill_fires_is_refused_saying_where_a_part_ends(patient, api):
     task = register(api, {"every_seconds": 1, "start": iso(minute(-60))})
     answer = backfill(api, task["id"], minute(-60), minute(-1))  # 3,540 occurrences
     assert answer.status == 400, answer.body
