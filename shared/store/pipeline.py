@@ -188,6 +188,10 @@ class DynamoPipelineStore(DynamoScans):
             return Refusal.BEHIND
         if isinstance(current, TaskItem) and (why := _superseded(current, staged, now_ms)) is not None:
             return self._take_superseded(current, staged, why, lease_until_ms=lease_until_ms, log_id=log_id)
+        if isinstance(current, TaskItem) and current.status == PAUSED:  # a resume's write may be in flight
+            ran, updated_ms = current.run_id == staged.run_id, int(current.updated_ms)
+            if writer_may_still_arm(staged, paused=True, updated_ms=updated_ms, ran=ran, now_ms=now_ms):
+                return Refusal.RESUMING
         return self._take_over(
             current, staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own
         )
@@ -203,14 +207,6 @@ class DynamoPipelineStore(DynamoScans):
         take_own: bool,
     ) -> Claimed | Refusal:
         """Take over a crashed run whose lease expired, or say why the claim was refused."""
-        if isinstance(current, TaskItem) and writer_may_still_arm(
-            staged,
-            paused=current.status == PAUSED,
-            updated_ms=int(current.updated_ms),
-            ran=current.run_id == staged.run_id,
-            now_ms=now_ms,
-        ):
-            return Refusal.RESUMING
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
             self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE
