@@ -53,9 +53,10 @@ def writer_may_still_arm(staged: Staged, *, paused: bool, updated_ms: int, ran: 
 
     Only a message staged at or after the task's last change by a client (``updated_ms``: the
     pause) can be a resume's: one staged before it (the occurrence the pause did away with) is stale
-    at once, as before. ``ran``: the task's run is this occurrence's (a late copy). The writers'
-    clocks are the functions' (Lambda's hosts keep time with the Amazon Time Sync Service); a resume
-    stages a round trip after the pause it follows was answered."""
+    at once, as before. ``ran``: the task's run is this occurrence's (a late copy). Both times are
+    API function clocks, on hosts that may differ: this assumes they agree to well within the round
+    trip between a pause's answer and the next resume's staging (AWS documents no bound for Lambda;
+    were a resume's clock behind by more, its message would be dropped as before the rule)."""
     if not paused or staged.attempt != 1 or staged.held or staged.writer_ms is None or ran:
         return False
     return updated_ms <= staged.writer_ms and now_ms <= staged.writer_ms + WRITER_WINDOW_MS
