@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.support.chromium import launch_args
 from tests.support.runtime import ADMIN_KEY, Client, running_runtime
 
 CHROMIUM = Path(os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium"))
@@ -24,16 +25,6 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts" / "console"
 DOCS_SHOTS = Path(__file__).resolve().parents[2] / "docs" / "console"
 """Where the screenshots docs/console.md shows are kept: refreshed from a run of this suite with
 ``CONSOLE_DOCS_SHOTS=1`` (the viewport only, so each stays small)."""
-LAUNCH_ARGS = [
-    "--no-sandbox",  # as root in a container
-    "--disable-gpu",
-    "--no-first-run",
-    # no calls home: this machine's network is closed, and the tests must not reach it anyway
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-]
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -56,7 +47,7 @@ def browser() -> Iterator[Any]:
     except ImportError:
         pytest.skip("Playwright for Python is missing: pip install -r requirements-dev.txt")
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=launch_args())
         try:
             yield launched
         finally:
