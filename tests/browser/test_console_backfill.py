@@ -5,6 +5,7 @@ backfill cancelled from the page."""
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 
 import pytest
@@ -65,14 +66,18 @@ def test_a_task_is_backfilled_from_its_page_and_a_backfill_cancelled(page, shoot
 
         page.get_by_label("From").fill(iso(created - timedelta(seconds=60)))
         page.get_by_label("To").fill(iso(created - timedelta(seconds=30)))
-        page.get_by_label("Per second").fill("0.05")  # one every 20 s: none fires before the cancel
+        page.get_by_label("Per second").fill("0.05")  # one every 20 s: none but the first can fire before the cancel
         page.get_by_role("button", name="Backfill", exact=True).click()
         expect(page.get_by_test_id("backfill-started")).to_contain_text("30 occurrences to fire")
         expect(rows).to_have_count(2)
         rows.first.get_by_role("button", name="Cancel backfill").click()
         # a cancel is a transaction per chunk of its occurrences: seconds on a loaded machine
         expect(rows.first).to_contain_text("cancelled", timeout=20_000)
-        expect(rows.first.get_by_test_id("backfill-progress")).to_have_text("30 cancelled", timeout=20_000)
+        # the first run is due a few seconds after the request (past the writers' window, docs/backfill.md
+        # section 1), the second 20 s after it: a cancel slowed by a loaded machine can come after the first
+        # fired, never after the second
+        progress = re.compile(r"^(30 cancelled|1 succeeded, 29 cancelled)$")
+        expect(rows.first.get_by_test_id("backfill-progress")).to_have_text(progress, timeout=20_000)
         (slow,) = [b for b in call("GET", f"/v1/tasks/{task['id']}/backfills")[1]["items"] if b["occurrences"] == 30]
         assert slow["status"] == "cancelled"
         assert call("DELETE", f"/v1/tasks/{task['id']}")[0] == 204
