@@ -367,46 +367,68 @@ class DynamoBackfills:
         return cancelled
 
     def _cancel_runs(self, backfill: Backfill, items: Sequence[TaskItem], expires: Any) -> None:
-        """Cancel these runs in one transaction; when one moved on meanwhile (claimed, ended), the
-        transaction is cancelled and the next round reads them again."""
-        by_item = {p.item_id: p for p in backfill.plan}
-        try:
-            with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
-                for item in items:
-                    ended: list[Action] = [
-                        TaskItem.status.set(TaskStatus.CANCELLED.value),
-                        TaskItem.next_fire_ms.remove(),
-                        TaskItem.expires_at.set(expires),
-                        TaskItem.version.add(1),
-                    ]
-                    scheduled = TaskItem.status == TaskStatus.SCHEDULED.value
-                    if item.run_status is None:
-                        planned = by_item[item.task_id]
-                        transaction.update(
-                            TaskItem(item.pk, item.sk),
-                            actions=ended,
-                            condition=scheduled & TaskItem.run_status.does_not_exist(),
-                        )
-                        mark = BackfillMarkItem(f"BO#{backfill.task_id}", f"{planned.scheduled_ms:013d}")
-                        transaction.delete(mark, condition=BackfillMarkItem.backfill_id == backfill.id)
-                        placed = RunItem(
-                            f"R#{backfill.task_id}",
-                            f"{planned.scheduled_ms:013d}#{run_id_for(planned.item_id, planned.fire_ms)}",
-                        )
-                        transaction.update(
-                            placed,
-                            actions=[
-                                RunItem.status.set(RunStatus.SKIPPED.value),
-                                RunItem.last_error.set(f"its backfill {backfill.id} was cancelled before it fired"),
-                            ],
-                            condition=RunItem.pk.exists(),
-                        )
-                    else:
-                        transaction.update(TaskItem(item.pk, item.sk), actions=ended, condition=scheduled)
-        except PynamoDBException as exc:
-            if failed_conditions(exc) or conflicted(exc):
-                return  # read again by the next round
-            raise _storage_error(exc) from exc
+        """Cancel these runs in one transaction. A transaction fails whole: when the condition of
+        some failed (their runs claimed or ended meanwhile), it is sent again at once without them,
+        which the next round reads again; when another transaction was writing one of its items,
+        the next round reads them all again. (Before, the whole chunk waited for the next round,
+        and a backfill whose runs were being claimed at its pace could end its rounds with none
+        cancelled: the record's cancel still stops them firing.)"""
+        left = list(items)
+        while left:
+            deletes: list[int] = []
+            updates: list[int] = []
+            """For each delete and update of the transaction, the position in ``left`` of its run."""
+            try:
+                with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
+                    for position, item in enumerate(left):
+                        deleted, updated = self._cancel_run(transaction, backfill, item, expires)
+                        deletes += [position] * deleted
+                        updates += [position] * updated
+                return
+            except PynamoDBException as exc:
+                failed = failed_conditions(exc)
+                if not failed and conflicted(exc):
+                    return  # read again by the next round
+                if not failed:
+                    raise _storage_error(exc) from exc
+                # the cancellation reasons follow the request's items, which PynamoDB sends deletes
+                # first, then updates (pynamodb/connection/base.py, transact_write_items)
+                owners = deletes + updates
+                moved = {owners[at] for at in failed if at < len(owners)}
+                left = [item for position, item in enumerate(left) if position not in moved]
+
+    def _cancel_run(
+        self, transaction: TransactWrite, backfill: Backfill, item: TaskItem, expires: Any
+    ) -> tuple[int, int]:
+        """One run's writes, in ``transaction``; returns how many deletes and updates."""
+        ended: list[Action] = [
+            TaskItem.status.set(TaskStatus.CANCELLED.value),
+            TaskItem.next_fire_ms.remove(),
+            TaskItem.expires_at.set(expires),
+            TaskItem.version.add(1),
+        ]
+        scheduled = TaskItem.status == TaskStatus.SCHEDULED.value
+        if item.run_status is not None:
+            transaction.update(TaskItem(item.pk, item.sk), actions=ended, condition=scheduled)
+            return 0, 1
+        planned = next(p for p in backfill.plan if p.item_id == item.task_id)
+        transaction.update(
+            TaskItem(item.pk, item.sk), actions=ended, condition=scheduled & TaskItem.run_status.does_not_exist()
+        )
+        mark = BackfillMarkItem(f"BO#{backfill.task_id}", f"{planned.scheduled_ms:013d}")
+        transaction.delete(mark, condition=BackfillMarkItem.backfill_id == backfill.id)
+        placed = RunItem(
+            f"R#{backfill.task_id}", f"{planned.scheduled_ms:013d}#{run_id_for(planned.item_id, planned.fire_ms)}"
+        )
+        transaction.update(
+            placed,
+            actions=[
+                RunItem.status.set(RunStatus.SKIPPED.value),
+                RunItem.last_error.set(f"its backfill {backfill.id} was cancelled before it fired"),
+            ],
+            condition=RunItem.pk.exists(),
+        )
+        return 1, 2
 
 
 def _ended_uncalled(run: TaskItem) -> bool:

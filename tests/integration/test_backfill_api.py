@@ -209,3 +209,37 @@ def test_a_request_sent_again_with_its_idempotency_key_gets_the_first_answer(api
     assert replayed.body == first.body
     assert replayed.headers.get("Idempotent-Replayed") == "true"
     assert len(api("GET", f"/v1/tasks/{task['id']}/backfills").body["items"]) == 1
+
+
+def test_a_cancel_whose_runs_are_claimed_one_at_each_read_still_cancels_the_others(api, monkeypatch):
+    """Each of the cancel's reads of its runs is followed by a claim of one more (a backfill firing
+    at its pace on a slow machine): the transaction then fails on that run's condition, and is sent
+    again at once without it; the claimed run is cancelled in the next round (it keeps its mark).
+    Before, each round's transaction failed whole, and after its three rounds none was cancelled."""
+    from shared.domain.states import RunStatus
+    from shared.store import backfills as store
+    from shared.store.models import TaskItem
+
+    task = register(api)
+    started = backfill(api, task["id"], minute(-10), minute(-5), per_second=0.01).body  # one every 100 s
+    read = store.DynamoBackfills._items
+    claimed: list[str] = []
+
+    def read_then_claim_one(self, backfill):
+        items = read(self, backfill)
+        unclaimed = [i for i in items.values() if i.run_status is None and i.status == "scheduled"]
+        if unclaimed:  # claimed after the read: the cancel's view of it is stale
+            TaskItem(unclaimed[0].pk, unclaimed[0].sk).update(actions=[TaskItem.run_status.set(RunStatus.FIRING.value)])
+            claimed.append(unclaimed[0].task_id)
+        return items
+
+    monkeypatch.setattr(store.DynamoBackfills, "_items", read_then_claim_one)
+    path = f"/v1/tasks/{task['id']}/backfills/{started['backfill_id']}/cancel"
+    cancelled = api("POST", path)
+    assert cancelled.status == 200, cancelled.body
+    progress = cancelled.body["progress"]
+    assert len(claimed) == 1, claimed  # the first round cancelled every other run, the second the claimed one
+    assert (progress["waiting"], progress["cancelled"]) == (0, 5), progress
+    monkeypatch.setattr(store.DynamoBackfills, "_items", read)
+    runs = api("GET", f"/v1/tasks/{task['id']}/runs").body["items"]
+    assert len([run for run in runs if run["status"] == "skipped"]) == 4  # the claimed one's run is its trigger's
