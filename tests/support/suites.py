@@ -121,19 +121,12 @@ def scope_of(nodeid: str) -> str:
 
 class SuiteScheduling(LoadScopeScheduling):
     """xdist's scope scheduling over :func:`scope_of`: the units of :data:`ALONE_FIRST` are
-    handed out first, each to a worker that takes nothing else until it is done; then the largest
-    (the shared-process suites), then the single tests as workers free up.
-
-    A worker runs a test only once it holds the next one (pytest tears a test's fixtures down
-    knowing the next item) or is told to end: so an alone unit's worker is also handed one single
-    test, its companion, from the end of the queue, and nothing more until the alone unit has run.
-    Then it takes work as any other (it used to end there: one worker fewer for the rest of the
-    run, while the others still held e2e halves that mostly wait)."""
+    handed out first, each to a worker of its own that ends with it; then the largest (the
+    shared-process suites), then the single tests as workers free up."""
 
     def __init__(self, config: Any, log: Any = None) -> None:
         super().__init__(config, log)
-        self.alone: dict[Any, str] = {}
-        """The workers running an alone unit, and which."""
+        self.alone: set[Any] = set()
 
     def _split_scope(self, nodeid: str) -> str:
         return scope_of(nodeid)
@@ -145,15 +138,10 @@ class SuiteScheduling(LoadScopeScheduling):
         scope = next(iter(self.workqueue))
         super()._assign_work_unit(node)
         if scope in ALONE_FIRST.values() and len(self.nodes) > 1:
-            self.alone[node] = scope
-            if self.workqueue:  # the companion: the queue's last unit, a single test
-                self.workqueue.move_to_end(next(reversed(self.workqueue)), last=False)
-                super()._assign_work_unit(node)
+            # nothing more for it: told now, it runs its last test at once and then ends
+            self.alone.add(node)
+            node.shutdown()
 
     def _reschedule(self, node: Any) -> None:
-        scope = self.alone.get(node)
-        if scope is not None:
-            if not all(self.assigned_work[node][scope].values()):
-                return
-            del self.alone[node]
-        super()._reschedule(node)
+        if node not in self.alone:
+            super()._reschedule(node)

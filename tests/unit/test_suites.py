@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from tests.support.suites import (
-    ALONE_FIRST,
-    SUITES,
-    TESTS_ROOT,
-    SuiteScheduling,
-    marker_problem,
-    scope_of,
-    suite_of,
-)
+from tests.support.suites import SUITES, TESTS_ROOT, marker_problem, scope_of, suite_of
 
 pytestmark = pytest.mark.unit
 
@@ -70,48 +61,3 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
     assert scope_of(jobs[0]) == scope_of(jobs[1]) != scope_of("tests/integration/test_job_cancel.py::test_a")
     single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
     assert [scope_of(nodeid) for nodeid in single] == single
-
-
-class _Worker:
-    """What xdist's scheduler sees of a worker: the tests it is sent, and whether it was told to end."""
-
-    def __init__(self, name: str) -> None:
-        self.gateway = SimpleNamespace(id=name)
-        self.sent: list[int] = []
-        self.shutting_down = False
-
-    def send_runtest_some(self, indexes: list[int]) -> None:
-        self.sent += indexes
-
-    def shutdown(self) -> None:
-        self.shutting_down = True
-
-
-def test_the_fuzzers_worker_takes_one_companion_then_nothing_until_the_fuzzer_ran_then_work_as_any_other() -> None:
-    fuzz = next(iter(ALONE_FIRST))
-    collection = [
-        *(f"tests/e2e/test_jobs.py::test_{n}" for n in range(5)),
-        *(f"tests/e2e/test_smoke.py::test_{n}" for n in range(5)),
-        f"{fuzz}::test_fuzz",
-        *(f"tests/unit/test_x.py::test_{n}" for n in range(8)),
-    ]
-    config = SimpleNamespace(getvalue=lambda name: ["3*popen"], option=SimpleNamespace(loadscopereorder=True))
-    scheduler = SuiteScheduling(config, log=None)
-    workers = [_Worker(f"gw{n}") for n in range(3)]
-    for worker in workers:
-        scheduler.add_node(worker)
-        scheduler.add_node_collection(worker, collection)
-    scheduler.schedule()
-
-    alone = next(w for w in workers if collection.index(f"{fuzz}::test_fuzz") in w.sent)
-    # the fuzzer first, and beside it one single test (so the worker runs the fuzzer at once)
-    assert [collection[i] for i in alone.sent] == [f"{fuzz}::test_fuzz", "tests/unit/test_x.py::test_7"]
-    assert not alone.shutting_down
-    scheduler.mark_test_complete(alone, alone.sent[1])  # the companion: still nothing more
-    assert len(alone.sent) == 2
-    scheduler.mark_test_complete(alone, alone.sent[0])  # the fuzzer ran: it takes work again
-    assert len(alone.sent) > 2
-    assert all(collection[i].startswith("tests/unit/") for i in alone.sent[2:])
-    # every test is sent once, to one worker
-    sent = sorted(i for w in workers for i in w.sent)
-    assert sent == sorted(set(sent))
