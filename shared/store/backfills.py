@@ -373,6 +373,7 @@ class DynamoBackfills:
         the next round reads them all again. (Before, the whole chunk waited for the next round,
         and a backfill whose runs were being claimed at its pace could end its rounds with none
         cancelled: the record's cancel still stops them firing.)"""
+        by_item = {p.item_id: p for p in backfill.plan}
         left = list(items)
         while left:
             deletes: list[int] = []
@@ -381,7 +382,7 @@ class DynamoBackfills:
             try:
                 with TransactWrite(connection=TaskItem._get_connection().connection) as transaction:
                     for position, item in enumerate(left):
-                        deleted, updated = self._cancel_run(transaction, backfill, item, expires)
+                        deleted, updated = _cancel_run(transaction, backfill, item, by_item[item.task_id], expires)
                         deletes += [position] * deleted
                         updates += [position] * updated
                 return
@@ -395,40 +396,42 @@ class DynamoBackfills:
                 # first, then updates (pynamodb/connection/base.py, transact_write_items)
                 owners = deletes + updates
                 moved = {owners[at] for at in failed if at < len(owners)}
+                if not moved:
+                    return  # reasons not matched to a run: the next round reads them all again
                 left = [item for position, item in enumerate(left) if position not in moved]
 
-    def _cancel_run(
-        self, transaction: TransactWrite, backfill: Backfill, item: TaskItem, expires: Any
-    ) -> tuple[int, int]:
-        """One run's writes, in ``transaction``; returns how many deletes and updates."""
-        ended: list[Action] = [
-            TaskItem.status.set(TaskStatus.CANCELLED.value),
-            TaskItem.next_fire_ms.remove(),
-            TaskItem.expires_at.set(expires),
-            TaskItem.version.add(1),
-        ]
-        scheduled = TaskItem.status == TaskStatus.SCHEDULED.value
-        if item.run_status is not None:
-            transaction.update(TaskItem(item.pk, item.sk), actions=ended, condition=scheduled)
-            return 0, 1
-        planned = next(p for p in backfill.plan if p.item_id == item.task_id)
-        transaction.update(
-            TaskItem(item.pk, item.sk), actions=ended, condition=scheduled & TaskItem.run_status.does_not_exist()
-        )
-        mark = BackfillMarkItem(f"BO#{backfill.task_id}", f"{planned.scheduled_ms:013d}")
-        transaction.delete(mark, condition=BackfillMarkItem.backfill_id == backfill.id)
-        placed = RunItem(
-            f"R#{backfill.task_id}", f"{planned.scheduled_ms:013d}#{run_id_for(planned.item_id, planned.fire_ms)}"
-        )
-        transaction.update(
-            placed,
-            actions=[
-                RunItem.status.set(RunStatus.SKIPPED.value),
-                RunItem.last_error.set(f"its backfill {backfill.id} was cancelled before it fired"),
-            ],
-            condition=RunItem.pk.exists(),
-        )
-        return 1, 2
+
+def _cancel_run(
+    transaction: TransactWrite, backfill: Backfill, item: TaskItem, planned: Planned, expires: Any
+) -> tuple[int, int]:
+    """One run's cancel, written into ``transaction``; returns how many deletes and updates."""
+    ended: list[Action] = [
+        TaskItem.status.set(TaskStatus.CANCELLED.value),
+        TaskItem.next_fire_ms.remove(),
+        TaskItem.expires_at.set(expires),
+        TaskItem.version.add(1),
+    ]
+    scheduled = TaskItem.status == TaskStatus.SCHEDULED.value
+    if item.run_status is not None:
+        transaction.update(TaskItem(item.pk, item.sk), actions=ended, condition=scheduled)
+        return 0, 1
+    transaction.update(
+        TaskItem(item.pk, item.sk), actions=ended, condition=scheduled & TaskItem.run_status.does_not_exist()
+    )
+    mark = BackfillMarkItem(f"BO#{backfill.task_id}", f"{planned.scheduled_ms:013d}")
+    transaction.delete(mark, condition=BackfillMarkItem.backfill_id == backfill.id)
+    placed = RunItem(
+        f"R#{backfill.task_id}", f"{planned.scheduled_ms:013d}#{run_id_for(planned.item_id, planned.fire_ms)}"
+    )
+    transaction.update(
+        placed,
+        actions=[
+            RunItem.status.set(RunStatus.SKIPPED.value),
+            RunItem.last_error.set(f"its backfill {backfill.id} was cancelled before it fired"),
+        ],
+        condition=RunItem.pk.exists(),
+    )
+    return 1, 2
 
 
 def _ended_uncalled(run: TaskItem) -> bool:
