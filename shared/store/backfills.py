@@ -392,8 +392,10 @@ class DynamoBackfills:
                     return  # read again by the next round
                 if not failed:
                     raise _storage_error(exc) from exc
-                # the cancellation reasons follow the request's items, which PynamoDB sends deletes
-                # first, then updates (pynamodb/connection/base.py, transact_write_items)
+                # the cancellation reasons are in the order of the request's items (TransactionCanceledException:
+                # https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html),
+                # which PynamoDB sends deletes first, then updates (pynamodb/connection/base.py,
+                # transact_write_items); moto answers in that order too (the integration test's claimed run)
                 owners = deletes + updates
                 moved = {owners[at] for at in failed if at < len(owners)}
                 if not moved:

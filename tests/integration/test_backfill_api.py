@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from shared.domain.backfills import MAX_OCCURRENCES
+from shared.domain.states import RunStatus
 from shared.domain.times import iso
+from shared.store import backfills as store
+from shared.store.models import TaskItem
 from tests.integration.conftest import ADMIN_KEY
 
 pytestmark = pytest.mark.integration
@@ -216,10 +219,6 @@ def test_a_cancel_whose_runs_are_claimed_one_at_each_read_still_cancels_the_othe
     at its pace on a slow machine): the transaction then fails on that run's condition, and is sent
     again at once without it; the claimed run is cancelled in the next round (it keeps its mark).
     Before, each round's transaction failed whole, and after its three rounds none was cancelled."""
-    from shared.domain.states import RunStatus
-    from shared.store import backfills as store
-    from shared.store.models import TaskItem
-
     task = register(api)
     started = backfill(api, task["id"], minute(-10), minute(-5), per_second=0.01).body  # one every 100 s
     read = store.DynamoBackfills._items
