@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 import threading
@@ -9,6 +10,9 @@ from types import FrameType
 from typing import Any
 
 from local.moto_server import EarlyMoto, scan_command
+
+PORT_IN_USE = "something else listens on"
+"""What ``make run`` says, then exits, when its API's port is taken."""
 
 
 def print_fire(fired: Any) -> None:
@@ -42,6 +46,14 @@ def main() -> int:
         runtime.stop()
         early.close()
         raise SystemExit(f"make run: {exc}") from None
+    except OSError as exc:  # the API's port is taken: moto, started already, must not outlive this process
+        runtime.stop()
+        early.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise SystemExit(
+                f"make run: {PORT_IN_USE} 127.0.0.1:{settings.port} ({LocalSettings.setting_name('port')} sets another)"
+            ) from None
+        raise
     stopped = threading.Event()
 
     def stop(signum: int, frame: FrameType | None) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from local.__main__ import PORT_IN_USE
 from local.moto_server import free_port
 from local.settings import IN_MEMORY, INDEX_LAG_ENV, LocalSettings
 from shared.settings.environment import env_name
@@ -89,14 +90,9 @@ STOP_TIMEOUT_S = 120
 """How long a stop may take: the runtime's moto writes its last snapshot first (docs/devserver.md)."""
 
 
-@contextmanager
-def running_runtime(
-    data: Path | None = None, *, admin_key: str | None = ADMIN_KEY, env: dict[str, str] | None = None
-) -> Iterator[Client]:
-    """``make run`` on a free port, with ``admin_key`` (None: the runtime's own, kept in its data
-    folder), keeping its state in ``data`` (in memory when None: a runtime that snapshots its
-    state every 2 s costs CPU no other test needs), with ``env`` added to its environment, until
-    the block ends (SIGTERM, unless the test stopped it)."""
+def _start(data: Path | None, admin_key: str | None, env: dict[str, str] | None) -> Client:
+    """``make run`` on a port free now, once it answers with its banner printed, or once it
+    exited (the caller reads why in its ``printed``)."""
     port = free_port()
     # The runtime's own settings, not this process's (nor its AWS credentials).
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and k not in LocalSettings.env_names()}
@@ -141,7 +137,32 @@ def running_runtime(
     until(lambda: process.poll() is not None or any(BANNER_END in line for line in client.opening), 30, poll=0.01)
     if process.poll() is not None:
         reader.join(5)  # its last lines: the pipe ends when the process has gone
-        raise RuntimeError("make run exited: " + "".join(printed))
+    return client
+
+
+PORT_TRIES = 3
+"""How many free ports a start tries: a port is free when picked and taken by the runtime seconds
+later (its start), and another process's listener can take it meanwhile (a whole e2e half's
+session fixture once failed so: ``make run`` then says so and exits, :data:`PORT_IN_USE`)."""
+
+
+@contextmanager
+def running_runtime(
+    data: Path | None = None, *, admin_key: str | None = ADMIN_KEY, env: dict[str, str] | None = None
+) -> Iterator[Client]:
+    """``make run`` on a free port, with ``admin_key`` (None: the runtime's own, kept in its data
+    folder), keeping its state in ``data`` (in memory when None: a runtime that snapshots its
+    state every 2 s costs CPU no other test needs), with ``env`` added to its environment, until
+    the block ends (SIGTERM, unless the test stopped it)."""
+    for tries_left in range(PORT_TRIES - 1, -1, -1):
+        client = _start(data, admin_key, env)
+        process = client.process
+        assert process is not None
+        if process.poll() is None:
+            break
+        said = "".join(client.printed)
+        if PORT_IN_USE not in said or not tries_left:
+            raise RuntimeError("make run exited: " + said)
     try:
         yield client
     finally:

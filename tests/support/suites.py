@@ -75,6 +75,7 @@ workers overlap their waits instead of queueing them; these files took about hal
 OWN_RUNTIMES = {
     "tests/e2e/test_devserver.py": "e2e-restarts",
     "tests/e2e/test_admin_key.py": "e2e-admin-key",
+    "tests/e2e/test_busy_port.py": "e2e-busy-port",
     "tests/e2e/test_virtual_clock.py": "e2e-virtual-clock",
     "tests/e2e/test_kit_virtual_clock.py": "e2e-virtual-clock",
 }

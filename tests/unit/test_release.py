@@ -44,6 +44,8 @@ def test_the_version_is_one_semantic_version_read_by_each_project() -> None:
 
 def test_the_changelog_has_this_version_first_and_every_release() -> None:
     entries = ENTRY.findall((ROOT / "CHANGELOG.md").read_text())
+    if entries and entries[0] == ("Unreleased", ""):  # what is merged since, as Keep a Changelog keeps it
+        entries = entries[1:]
     versions = [version for version, _ in entries]
     assert versions[0] == record.current_version()
     assert all(date for _, date in entries), "each entry is dated"
