@@ -1,7 +1,6 @@
 """`make run` on a port something else listens on: it says so in one line and exits, leaving no
-moto behind (its moto starts first, before the API's port is bound); and the tests' harness
-(tests/support/runtime.py) starts again on another port, as a port picked free can be taken
-before the runtime binds it."""
+moto behind (its moto starts first, before the API's port is bound). The tests' harness starts
+again on another port when that happens to a port it picked free (tests/unit/test_runtime_harness.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +16,7 @@ import pytest
 
 from local.__main__ import PORT_IN_USE
 from local.settings import IN_MEMORY, LocalSettings
-from tests.support import runtime
 from tests.support.eventually import until
-from tests.support.runtime import answers, running_runtime
 
 pytestmark = pytest.mark.e2e
 
@@ -73,14 +70,3 @@ def test_make_run_on_a_taken_port_says_so_and_leaves_no_moto_behind(taken):
         f"make run: {PORT_IN_USE} 127.0.0.1:{taken} ({LocalSettings.setting_name('port')} sets another)"
     ]
     assert until(lambda: not marked(mark), timeout=10), "a process of the start is still running"
-
-
-def test_the_harness_starts_again_on_another_port_when_its_pick_was_taken(taken, monkeypatch):
-    picks, free = iter([taken]), runtime.free_port
-    monkeypatch.setattr(runtime, "free_port", lambda: next(picks, None) or free())
-    mark = uuid.uuid4().hex
-    with running_runtime(env={MARK: mark}) as client:
-        assert client.base != f"http://127.0.0.1:{taken}"
-        assert answers(client)
-        # the runtime and its moto: the first start's moto stopped with it
-        assert until(lambda: len(marked(mark)) == 2, timeout=10), marked(mark)
