@@ -20,7 +20,7 @@ from tests.support.eventually import until
 
 pytestmark = pytest.mark.e2e
 
-MARK = "SUNDIAL_TEST_MARK"
+MARK = "BUSY_PORT_TEST_MARK"
 """An environment variable no runtime reads: its processes, moto's included, inherit it, so a
 look at every process's environment finds what a start left running."""
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from local.__main__ import PORT_IN_USE
+from local.settings import LocalSettings
 from tests.support import runtime
 from tests.support.runtime import PORT_TRIES, Client, running_runtime
 
@@ -53,7 +54,7 @@ def starts(monkeypatch: pytest.MonkeyPatch, *outcomes: str | None) -> list[Clien
     return made
 
 
-TAKEN = f"make run: {PORT_IN_USE} 127.0.0.1:1000 (SUNDIAL_PORT sets another)\n"
+TAKEN = f"make run: {PORT_IN_USE} 127.0.0.1:1000 ({LocalSettings.setting_name('port')} sets another)\n"
 
 
 def test_a_start_whose_port_was_taken_starts_again_and_the_block_gets_the_one_that_answers(monkeypatch):
