@@ -99,6 +99,15 @@ it again. (The files that run the stack's own definition read the one the local 
 in .build/: tests/support/stepfunctions.py.)"""
 
 
+LONG_FIRST = ("tests/unit/test_explorer.py::test_every_schedule_of_the_case_within_its_bounds_keeps_every_invariant[",)
+"""Single tests of tens of CPU-seconds each (the explorer's bounded run, a case a test: about 130
+CPU-seconds of a run's thousand), handed out after the units of many tests and before every
+other single test, in their order of collection (tests/unit/test_explorer.py puts its slowest
+cases first). Collected last (tests/unit comes last) they were handed out last: a run's last 100
+seconds were the bounded run and little else, its slowest case alone at the very end, the cores
+partly idle."""
+
+
 def scope_of(nodeid: str) -> str:
     """The unit of work an xdist worker takes a test in: its own, for a file of
     :data:`ALONE_FIRST`; its half of the e2e suite (:data:`E2E_SECOND_RUNTIME`); its file, for a
@@ -123,19 +132,32 @@ def scope_of(nodeid: str) -> str:
 class SuiteScheduling(LoadScopeScheduling):
     """xdist's scope scheduling over :func:`scope_of`: the units of :data:`ALONE_FIRST` are
     handed out first, each to a worker of its own that ends with it; then the largest (the
-    shared-process suites), then the single tests as workers free up."""
+    shared-process suites), then :data:`LONG_FIRST`'s single tests, then the other single tests as
+    workers free up."""
 
     def __init__(self, config: Any, log: Any = None) -> None:
         super().__init__(config, log)
         self.alone: set[Any] = set()
+        self.ordered = False
 
     def _split_scope(self, nodeid: str) -> str:
         return scope_of(nodeid)
 
+    def _order(self) -> None:
+        """Once, before the first unit is handed out: :data:`ALONE_FIRST`'s units, then the units
+        of many tests (xdist put them first, the largest first), then :data:`LONG_FIRST`'s, then
+        the other single tests, each group in the order it had."""
+        self.ordered = True
+        queue = self.workqueue
+        alone = [scope for scope in queue if scope in ALONE_FIRST.values()]
+        many = [scope for scope in queue if scope not in alone and len(queue[scope]) > 1]
+        long = [scope for scope in queue if len(queue[scope]) == 1 and scope.startswith(LONG_FIRST)]
+        for scope in reversed([*alone, *many, *long]):
+            queue.move_to_end(scope, last=False)
+
     def _assign_work_unit(self, node: Any) -> None:
-        for scope in ALONE_FIRST.values():
-            if scope in self.workqueue:
-                self.workqueue.move_to_end(scope, last=False)
+        if not self.ordered:
+            self._order()
         scope = next(iter(self.workqueue))
         super()._assign_work_unit(node)
         if scope in ALONE_FIRST.values() and len(self.nodes) > 1:

@@ -23,8 +23,27 @@ from verify.explorer import explore_case, replay
 pytestmark = pytest.mark.unit
 
 
+SLOWEST_FIRST = (
+    "workflow-join",
+    "patch-recurring",
+    "three-copies",
+    "retrying",
+    "recurring-retrying",
+    "fixed-delay-retrying",
+    "cancel-recurring",
+    "last-delivery",
+)
+"""The bounded run's slowest cases, slowest first (alone: 30, 8.1, 7.6, 7.3, 7.0, 6.8, 5.7 and 5.6
+seconds; the others under 4): collected first, the run's scheduler hands them out first among the
+single tests (tests/support/suites.py, LONG_FIRST), so that the slowest does not start last."""
+
+
+def test_the_slowest_cases_named_are_cases() -> None:
+    assert set(SLOWEST_FIRST) <= set(CASES)
+
+
 @pytest.mark.exploration
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", [*SLOWEST_FIRST, *sorted(set(CASES) - set(SLOWEST_FIRST))])
 def test_every_schedule_of_the_case_within_its_bounds_keeps_every_invariant(name):
     explored = explore_case(CASES[name], world, BOUNDED_LIMIT)
     print(f"{name}: {explored.executions:,} interleavings, {len(explored.ends)} end states, {explored.seconds:.1f} s")

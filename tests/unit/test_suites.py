@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 import pytest
 
-from tests.support.suites import SUITES, TESTS_ROOT, marker_problem, scope_of, suite_of
+from tests.support.suites import (
+    ALONE_FIRST,
+    LONG_FIRST,
+    SUITES,
+    TESTS_ROOT,
+    SuiteScheduling,
+    marker_problem,
+    scope_of,
+    suite_of,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -61,3 +71,16 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
     assert scope_of(jobs[0]) == scope_of(jobs[1]) != scope_of("tests/integration/test_job_cancel.py::test_a")
     single = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b", "tests/integration/test_x.py::test_a"]
     assert [scope_of(nodeid) for nodeid in single] == single
+
+
+def test_the_queue_is_the_lone_units_then_the_many_tests_ones_then_the_long_single_tests_then_the_rest() -> None:
+    explored = [f"{LONG_FIRST[0]}{case}]" for case in ("workflow-join", "one-shot")]
+    fuzz = next(iter(ALONE_FIRST.values()))
+    collected = ["tests/unit/test_ids.py::test_a", explored[0], "e2e-1", "tests/unit/test_ids.py::test_b", explored[1]]
+    scheduling = object.__new__(SuiteScheduling)  # its queue only: xdist's own part needs a run
+    scheduling.workqueue = OrderedDict(
+        (scope, dict.fromkeys([scope] if scope.startswith("tests/") else ["a", "b"], False))
+        for scope in ("e2e-1", *collected[:2], fuzz, *collected[3:])
+    )
+    scheduling._order()
+    assert list(scheduling.workqueue) == [fuzz, "e2e-1", *explored, *collected[::3]]
