@@ -129,25 +129,6 @@ def scope_of(nodeid: str) -> str:
     return nodeid
 
 
-def mixed(scopes: list[str]) -> list[str]:
-    """Single tests of different suites interleaved, each suite's in its own order and spread
-    evenly over the whole (by the fraction of its suite's tests before it): the integration
-    tests that wait in real time (due times, leases, a receiver's pace) among the unit tests
-    that only compute. In collection order the integration suite came as one block, and for
-    a minute at a time every worker held a test that waited while the cores idled (a fifth to
-    two thirds idle, `vmstat`)."""
-    by_suite: dict[str, list[str]] = {}
-    for scope in scopes:
-        parts = scope.split("::", 1)[0].split("/")
-        by_suite.setdefault(parts[1] if len(parts) > 2 and parts[0] == TESTS_ROOT.name else "", []).append(scope)
-    placed = [
-        ((index + 0.5) / len(group), order, scope)
-        for order, group in enumerate(by_suite.values())
-        for index, scope in enumerate(group)
-    ]
-    return [scope for _, _, scope in sorted(placed)]
-
-
 class SuiteScheduling(LoadScopeScheduling):
     """xdist's scope scheduling over :func:`scope_of`: the units of :data:`ALONE_FIRST` are
     handed out first, each to a worker of its own that ends with it; then the largest (the
@@ -171,9 +152,7 @@ class SuiteScheduling(LoadScopeScheduling):
         alone = [scope for scope in queue if scope in ALONE_FIRST.values()]
         many = [scope for scope in queue if scope not in alone and len(queue[scope]) > 1]
         long = [scope for scope in queue if len(queue[scope]) == 1 and scope.startswith(LONG_FIRST)]
-        first = {*alone, *many, *long}
-        rest = mixed([scope for scope in queue if scope not in first])
-        for scope in reversed([*alone, *many, *long, *rest]):
+        for scope in reversed([*alone, *many, *long]):
             queue.move_to_end(scope, last=False)
 
     def _assign_work_unit(self, node: Any) -> None:

@@ -14,7 +14,6 @@ from tests.support.suites import (
     TESTS_ROOT,
     SuiteScheduling,
     marker_problem,
-    mixed,
     scope_of,
     suite_of,
 )
@@ -85,13 +84,3 @@ def test_the_queue_is_the_lone_units_then_the_many_tests_ones_then_the_long_sing
     )
     scheduling._order()
     assert list(scheduling.workqueue) == [fuzz, "e2e-1", *explored, *collected[::3]]
-
-
-def test_single_tests_of_two_suites_are_spread_evenly_each_in_its_order() -> None:
-    integration = [f"tests/integration/test_pipeline.py::test_{n}" for n in range(4)]
-    unit = [f"tests/unit/test_ids.py::test_{n}" for n in range(8)]
-    assert mixed([*integration, *unit]) == [
-        unit[0], integration[0], unit[1], unit[2], integration[1], unit[3],
-        unit[4], integration[2], unit[5], unit[6], integration[3], unit[7],
-    ]  # fmt: skip
-    assert mixed(unit) == unit
