@@ -76,11 +76,12 @@ def test_a_shared_process_suite_is_one_unit_of_work_and_every_other_test_its_own
 def test_the_queue_is_the_lone_units_then_the_many_tests_ones_then_the_long_single_tests_then_the_rest() -> None:
     explored = [f"{LONG_FIRST[0]}{case}]" for case in ("workflow-join", "one-shot")]
     fuzz = next(iter(ALONE_FIRST.values()))
-    collected = ["tests/unit/test_ids.py::test_a", explored[0], "e2e-1", "tests/unit/test_ids.py::test_b", explored[1]]
+    ids = ["tests/unit/test_ids.py::test_a", "tests/unit/test_ids.py::test_b"]
+    as_xdist_left_it = ["e2e-1", ids[0], explored[0], fuzz, ids[1], explored[1]]  # the largest first
     scheduling = object.__new__(SuiteScheduling)  # its queue only: xdist's own part needs a run
     scheduling.workqueue = OrderedDict(
         (scope, dict.fromkeys([scope] if scope.startswith("tests/") else ["a", "b"], False))
-        for scope in ("e2e-1", *collected[:2], fuzz, *collected[3:])
+        for scope in as_xdist_left_it
     )
     scheduling._order()
-    assert list(scheduling.workqueue) == [fuzz, "e2e-1", *explored, *collected[::3]]
+    assert list(scheduling.workqueue) == [fuzz, "e2e-1", *explored, *ids]
