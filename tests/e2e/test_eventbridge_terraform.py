@@ -61,7 +61,7 @@ def test_terraform_applies_plans_nothing_and_destroys(sundial: Client, tmp_path:
         # Go's garbage collector at a quarter of its default pace for these short-lived processes:
         # Terraform starts the AWS provider a dozen times here (two provider configurations, each
         # command's walks), each start building its schema of some 1,500 resources, and collecting
-        # that garbage was about a quarter of this test's CPU (48.5 to 37.8 CPU-seconds for the
+        # that garbage was about a fifth of this test's CPU (48.5 to 37.8 CPU-seconds for the
         # test's processes, its runtime's included; 0.45 GB at most held by one, against 0.31;
         # GOGC=off took 2.2 GB and paid in page faults what it saved in collection).
         # https://pkg.go.dev/runtime#hdr-Environment_Variables
