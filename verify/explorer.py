@@ -39,7 +39,8 @@ import itertools
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -199,10 +200,22 @@ def execute(
     case: Case, prefix: list[int], world_factory: Callable[[], World], *, symmetry: bool = True
 ) -> tuple[Execution, Chooser]:
     """Run one execution of ``case`` along ``prefix`` (then the first option at each decision)."""
-    if logger.log_level != logging.CRITICAL:  # set once: each setLevel clears logging's caches, 3 % of a run
-        logger.setLevel(logging.CRITICAL)  # the product logs each chain hop and give-up: millions of lines here
     run = Run(case, prefix, world_factory, symmetry=symmetry)
     return run.go(), run.chooser
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The product's logger at CRITICAL while the block runs, then as it was: the product logs each
+    chain hop and give-up, millions of lines over an exploration. Set once per exploration, not per
+    execution (each setLevel clears logging's caches: 3 % of a run), and given back, as the tests
+    of a pytest worker run after one another."""
+    before = logger.log_level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(before)
 
 
 def _answered(world: World, actor: Actor, message: Message) -> None:
@@ -276,19 +289,21 @@ def explore_case(case: Case, world_factory: Callable[[], World], limit: int, *, 
     explored = Explored(case.name)
     started = time.perf_counter()
     prefix: list[int] | None = []
-    while prefix is not None and explored.executions < limit:
-        execution, chooser = execute(case, prefix, world_factory, symmetry=symmetry)
-        explored.executions += 1
-        explored.steps += len(execution.trace)
-        explored.ends.add(execution.end_state)
-        if execution.violations:
-            explored.violations.append(execution)
-        prefix = next_prefix(chooser.trail)
+    with _quiet():
+        while prefix is not None and explored.executions < limit:
+            execution, chooser = execute(case, prefix, world_factory, symmetry=symmetry)
+            explored.executions += 1
+            explored.steps += len(execution.trace)
+            explored.ends.add(execution.end_state)
+            if execution.violations:
+                explored.violations.append(execution)
+            prefix = next_prefix(chooser.trail)
     explored.complete = prefix is None
     explored.seconds = time.perf_counter() - started
     return explored
 
 
 def replay(case: Case, schedule: list[int], world_factory: Callable[[], World], *, symmetry: bool = True) -> Execution:
-    execution, _ = execute(case, schedule, world_factory, symmetry=symmetry)
+    with _quiet():
+        execution, _ = execute(case, schedule, world_factory, symmetry=symmetry)
     return execution

@@ -12,6 +12,7 @@ import pytest
 
 from shared.domain.states import RunStatus, TaskStatus
 from shared.domain.times import to_ms
+from shared.observability import logger
 from shared.services import tasks as task_service
 from shared.services.firing.claim import Claimer
 from tests.support.pipeline_store import InMemoryPipelineStore
@@ -184,3 +185,11 @@ def test_a_fixed_delay_re_armed_from_its_due_time_not_its_end_is_caught(monkeypa
     monkeypatch.setattr(firing, "next_occurrence", from_due)
     monkeypatch.setattr("shared.services.firing.record.next_occurrence", from_due)
     assert "a fixed delay counts from the run's end" in _invariants("fixed-delay-retrying", preemptions=0)
+
+
+def test_an_exploration_quiets_the_products_logger_only_while_it_runs():
+    """The tests a worker runs after an exploration see the product's logs again."""
+    before = logger.log_level
+    explored = explore_case(replace(CASES["one-shot"], preemptions=0), world, BOUNDED_LIMIT)
+    assert explored.complete
+    assert logger.log_level == before
