@@ -11,12 +11,15 @@ A run id is an ordinary ULID stamped with the time it was created.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _DECODE = {c: i for i, c in enumerate(ALPHABET)}
+_FROM_RFC4648 = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", ALPHABET.encode())
+"""RFC 4648's base32 alphabet onto Crockford's, symbol for symbol: both are the 32 values in order."""
 ID_LENGTH = 26
 MAX_SHARDS = 1 << 10
 _TIME_BITS = 48
@@ -37,11 +40,12 @@ class TaskKey:
 
 
 def _encode(value: int) -> str:
-    chars = []
-    for _ in range(ID_LENGTH):
-        chars.append(ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """The 26 symbols of a 128-bit value, most significant first (130 bits: two leading zeros).
+    base64's base32 reads bytes 5 bits at a time from the most significant, so the value shifted
+    to the top of 20 bytes (160 bits) gives these 26 symbols first, in RFC 4648's alphabet: one C
+    call where a loop of 26 shifts was a twentieth of the explorer's time (verify/)."""
+    encoded = base64.b32encode((value << (160 - 5 * ID_LENGTH)).to_bytes(20, "big"))
+    return encoded[:ID_LENGTH].translate(_FROM_RFC4648).decode()
 
 
 def _decode(text: str) -> int:

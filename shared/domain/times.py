@@ -52,16 +52,19 @@ def sleep(seconds: float) -> None:
     _clock.sleep(seconds)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
 def to_ms(instant: datetime) -> int:
     """Milliseconds since the epoch (the instant must be timezone-aware)."""
     if instant.tzinfo is None:
         raise ValueError("naive datetime: an instant needs a UTC offset")
-    delta = instant - datetime(1970, 1, 1, tzinfo=UTC)
-    return delta // timedelta(milliseconds=1)
+    return (instant - _EPOCH) // _MS
 
 
 def from_ms(ms: int) -> datetime:
-    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    return _EPOCH + timedelta(milliseconds=ms)
 
 
 def truncate_ms(instant: datetime) -> datetime:

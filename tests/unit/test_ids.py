@@ -87,6 +87,14 @@ def test_ids_sort_by_first_due_time(a: tuple[int, int, bytes], b: tuple[int, int
         assert first > second
 
 
+@settings(max_examples=300)
+@given(time_ms=ulid_times, bits=st.integers(0, (1 << 80) - 1))
+def test_a_ulid_is_its_value_in_crockford_base32_most_significant_first(time_ms: int, bits: int) -> None:
+    text = ulid(time_ms, bits)
+    assert ULID_TEXT.match(text)
+    assert decode(text) == (time_ms << 80) | bits
+
+
 def test_known_ulid_vector() -> None:
     # The ULID specification's example: ulid(1469918176385) -> 01ARYZ6S41TSV4RRFFQ69G5FAV.
     assert parse_task_id("01ARYZ6S41TSV4RRFFQ69G5FAV").due_ms == 1_469_918_176_385
