@@ -263,6 +263,38 @@ def _patch_checks(world: World) -> Iterable[Violation]:
         yield Violation("the client's change kept", f"armed for {task.due_at}, the PATCH answered {answer.due_at}")
 
 
+def _patched_earlier(world: World) -> None:
+    """A one-shot due in an hour (nothing staged yet), rescheduled by a client to a second from
+    now: its writer stages the new occurrence before its write, so a trigger can receive the
+    message while the task is still armed an hour later."""
+    task = _register(world, TaskSpec(At(from_ms(world.clock() + 3_600_000)), (HttpTarget(URL),), retry=FIXED_2S))
+    world.sqs.waiting.clear()
+    world.first_due_ms = to_ms(task.due_at)
+
+    def patch() -> None:
+        world.patched = world.service.update(
+            world.tenant, task.id, TaskPatch(schedule=At(from_ms(world.clock() + 1_000)))
+        )
+
+    _client(world, "patch", patch)
+
+
+def _patched_earlier_checks(world: World) -> Iterable[Violation]:
+    """Once the task is armed for the earlier time (the PATCH's write landed) that occurrence
+    fires and ends: never left armed for a time no message fires. Armed still an hour on (the
+    client died before its write), nothing was called."""
+    task = _task(world)
+    if to_ms(task.due_at) == world.first_due_ms and task.status is TaskStatus.SCHEDULED:
+        if world.receiver.calls:
+            yield Violation("final state", "the task is armed as before the PATCH, yet its target was called")
+        return
+    yield from _one_shot_ended(world)
+
+
+def _this_task(world: World, message: Message) -> bool:
+    return world.subject is not None and message.staged.task_id == world.subject.id
+
+
 def _chained(world: World) -> None:
     """A one-shot whose success starts a chained task (its child runs once per parent occurrence)."""
     child = world.service.register(
@@ -464,6 +496,13 @@ CASES: dict[str, Case] = {
             _patch_checks,
             _same_task_runs,
             description="an every-minute task rescheduled at any point of its occurrence's firing",
+        ),
+        Case(
+            "patch-earlier",
+            _patched_earlier,
+            _patched_earlier_checks,
+            _this_task,
+            description="a one-shot due in an hour rescheduled to a second from now",
         ),
         Case(
             "chain",

@@ -18,7 +18,7 @@ class Refusal(StrEnum):
     refusal (``Claimer._refused``): STALE and DONE drop it, IN_FLIGHT fails it so that SQS
     delivers it again after the lease, EARLY sends it back for later, and BEHIND looks again
     after short pauses, then sends it back until the misfire tolerance is past (then drops it);
-    RESUMING as BEHIND, until its writer's time is past."""
+    RESUMING and RESCHEDULING as BEHIND, until its writer's time is past."""
 
     STALE = "stale"
     """The task is gone, cancelled, paused, or due at another time now (updated since staging)."""
@@ -35,6 +35,10 @@ class Refusal(StrEnum):
     """The task is paused, and a writer staged this occurrence since the pause: a resume, which
     stages before it writes (:func:`writer_may_still_arm`). Looked at again like BEHIND, until the
     writer is out of time (:data:`WRITER_WINDOW_MS`); then dropped."""
+    RESCHEDULING = "rescheduling"
+    """The task is armed for a later time, and a writer staged this occurrence since the task's
+    last change by a client: a PATCH to an earlier time, which stages before it writes
+    (:func:`writer_may_still_arm`). Looked at again as RESUMING is, then dropped."""
 
 
 WRITER_WINDOW_MS = 30_000
@@ -45,21 +49,34 @@ https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html). A task
 for the occurrence after it never will be by that writer."""
 
 
-def writer_may_still_arm(staged: Staged, *, paused: bool, updated_ms: int, ran: bool, now_ms: int) -> bool:
-    """Whether a first attempt its writer staged, refused because its task is paused, may yet be
-    armed: a resume stages before it writes, so its message can reach a trigger before the write
-    that resumes the task (BEHIND, not STALE: dropped, it would leave the task resumed and armed for
-    an occurrence no message fires; the explorer's pause-resume case found it).
+def writer_may_still_arm(staged: Staged, *, updated_ms: int, ran: bool, now_ms: int) -> bool:
+    """Whether a first attempt its writer staged, refused because its task is not armed for it
+    (paused, or armed for a later time), may yet be armed: a resume and a PATCH stage before they
+    write, so the message can reach a trigger before the write that arms the task (RESUMING or
+    RESCHEDULING, not STALE: dropped, it would leave the task armed for an occurrence no message
+    fires; the explorer's pause-resume and patch-earlier cases found each).
 
-    Only a message staged at or after the task's last change by a client (``updated_ms``: the
-    pause) can be a resume's: one staged before it (the occurrence the pause did away with) is stale
-    at once, as before. ``ran``: the task's run is this occurrence's (a late copy). Both times are
+    Only a message staged at or after the task's last change by a client (``updated_ms``) can be
+    that writer's: one staged before it (the occurrence a pause or a later PATCH did away with) is
+    stale at once. ``ran``: the task's run is this occurrence's (a late copy). Both times are
     API function clocks, on hosts that may differ: this assumes they agree to well within the round
-    trip between a pause's answer and the next resume's staging (AWS documents no bound for Lambda;
-    were a resume's clock behind by more, its message would be dropped as before the rule)."""
-    if not paused or staged.attempt != 1 or staged.held or staged.writer_ms is None or ran:
+    trip between one client's answer and the next writer's staging (AWS documents no bound for
+    Lambda; were a writer's clock behind by more, its message would be dropped as before the rule)."""
+    if staged.attempt != 1 or staged.held or staged.writer_ms is None or ran:
         return False
     return updated_ms <= staged.writer_ms and now_ms <= staged.writer_ms + WRITER_WINDOW_MS
+
+
+def armed_elsewhere(armed_due_ms: int, staged: Staged, *, updated_ms: int, ran: bool, now_ms: int) -> Refusal:
+    """What a claim answers for a scheduled task armed for another time than the message's:
+    armed earlier, its writer moving it to this later time may not have written yet (BEHIND);
+    armed later, a PATCH to this earlier time may not have (RESCHEDULING, while its writer may
+    still arm it); else the message is another time's (STALE)."""
+    if armed_due_ms < staged.due_ms:
+        return Refusal.BEHIND
+    if writer_may_still_arm(staged, updated_ms=updated_ms, ran=ran, now_ms=now_ms):
+        return Refusal.RESCHEDULING
+    return Refusal.STALE
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
-from shared.domain.claims import Claimed, Refusal, Success, superseded, writer_may_still_arm
+from shared.domain.claims import Claimed, Refusal, Success, armed_elsewhere, superseded, writer_may_still_arm
 from shared.domain.errors import StorageUnavailable
 from shared.domain.firing import Staged
 from shared.domain.quota import freed
@@ -190,7 +190,7 @@ class DynamoPipelineStore(DynamoScans):
             return self._take_superseded(current, staged, why, lease_until_ms=lease_until_ms, log_id=log_id)
         if isinstance(current, TaskItem) and current.status == PAUSED:  # a resume's write may be in flight
             ran, updated_ms = current.run_id == staged.run_id, int(current.updated_ms)
-            if writer_may_still_arm(staged, paused=True, updated_ms=updated_ms, ran=ran, now_ms=now_ms):
+            if writer_may_still_arm(staged, updated_ms=updated_ms, ran=ran, now_ms=now_ms):
                 return Refusal.RESUMING
         return self._take_over(
             current, staged, now_ms=now_ms, lease_until_ms=lease_until_ms, log_id=log_id, take_own=take_own
@@ -210,10 +210,9 @@ class DynamoPipelineStore(DynamoScans):
         if not isinstance(current, TaskItem) or current.status != SCHEDULED:
             self._free_abandoned(current, staged, now_ms)
             return Refusal.STALE
-        if current.due_ms < staged.due_ms:
-            return Refusal.BEHIND
         if current.due_ms != staged.due_ms:
-            return Refusal.STALE
+            ran, updated_ms = current.run_id == staged.run_id, int(current.updated_ms)
+            return armed_elsewhere(int(current.due_ms), staged, updated_ms=updated_ms, ran=ran, now_ms=now_ms)
         if current.run_due_ms != staged.due_ms:
             # Armed for this occurrence, not yet claimed: the item was written between our
             # conditional write and this read. A first attempt claims it on the next try.

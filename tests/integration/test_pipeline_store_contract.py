@@ -306,10 +306,11 @@ def test_a_claim_tells_a_stale_message_from_one_that_came_early(stores):
 
 
 def test_a_writers_message_that_overtook_its_write_is_looked_at_again_until_the_writer_is_out_of_time(stores):
-    """A resume stages before it writes: its message can find the task still paused. Staged after
-    the task's last change and within WRITER_WINDOW_MS of its staging, that is BEHIND (the claim
-    looks again); after the window, for a message staged before the pause (by the task's first
-    writer, or a scanner), or for a task armed for another time, STALE as before."""
+    """A resume stages before it writes: its message can find the task still paused; a PATCH to an
+    earlier time too: its message can find the task armed later. Staged after the task's last
+    change and within WRITER_WINDOW_MS of its staging, that is RESUMING or RESCHEDULING (the claim
+    looks again); after the window, for a message staged before that change (by the task's first
+    writer, or a scanner), STALE as before."""
     task = stores.one_shot(seconds=120)
     due = to_ms(task.due_at)
     paused_ms = due - 10_000
@@ -325,10 +326,22 @@ def test_a_writers_message_that_overtook_its_write_is_looked_at_again_until_the_
     # the write lands: the same message claims it
     stores.repository.update(replace(paused, status=TaskStatus.SCHEDULED))
     assert isinstance(stores.claim(resumed, at=due + 1_000), Claimed)
-    # a writer's message for a time the task is not armed for, unpaused: stale (a hop started twice)
+    # a writer's message for an earlier time than the task is armed for, staged since the task's
+    # last change: a PATCH to an earlier time whose write may still land (RESCHEDULING), until
+    # its window is out; staged before that change (a hop started twice, the first hop's message
+    # after the second hop's write), stale at once
     other = stores.one_shot(seconds=300)
-    elsewhere = replace(staged_for(other.id, to_ms(other.due_at) - 60_000, one_shot=True), writer_ms=NOW_MS + 1)
-    assert stores.claim(elsewhere, at=NOW_MS + 1_000) is Refusal.STALE
+    earlier = staged_for(other.id, to_ms(other.due_at) - 60_000, one_shot=True)
+    patching = replace(earlier, writer_ms=NOW_MS + 1)
+    assert stores.claim(patching, at=NOW_MS + 1_000) is Refusal.RESCHEDULING
+    assert stores.claim(patching, at=NOW_MS + 1 + WRITER_WINDOW_MS) is Refusal.RESCHEDULING
+    assert stores.claim(patching, at=NOW_MS + 2 + WRITER_WINDOW_MS) is Refusal.STALE
+    assert stores.claim(replace(earlier, writer_ms=NOW_MS - 1), at=NOW_MS + 1_000) is Refusal.STALE
+    assert stores.claim(earlier, at=NOW_MS + 1_000) is Refusal.STALE  # a scanner's
+    assert stores.claim(replace(patching, attempt=2), at=NOW_MS + 1_000) is Refusal.STALE
+    # the PATCH's write lands: the same message claims it
+    stores.repository.update(replace(other, due_at=from_ms(earlier.due_ms), next_fire_at=from_ms(earlier.due_ms)))
+    assert isinstance(stores.claim(patching, at=NOW_MS + 2_000), Claimed)
     # a late copy of an occurrence its writer staged that fired, its task armed for the next: stale
     recurring = stores.recurring()
     staged = replace(first(recurring), writer_ms=NOW_MS)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from shared.domain.claims import Claimed, Refusal, Success, superseded, writer_may_still_arm
+from shared.domain.claims import Claimed, Refusal, Success, armed_elsewhere, superseded, writer_may_still_arm
 from shared.domain.codec import is_one_shot_spec, schedule_to_dict
 from shared.domain.firing import Staged, occurrence_key, staged_for
 from shared.domain.ids import parse_task_id
@@ -242,22 +242,17 @@ class InMemoryPipelineStore:
             fields.lease_until_ms, fields.run_log = lease_until_ms, log_id
             self._written(task.id)
             return replace(self._claimed(task.id, log_id), superseded=why)
-        if writer_may_still_arm(
-            staged,
-            paused=task.status is TaskStatus.PAUSED,
-            updated_ms=to_ms(task.updated_at),
-            ran=self._fields(task.id).run_id == staged.run_id,
-            now_ms=now_ms,
+        ran, updated_ms = fields.run_id == staged.run_id, to_ms(task.updated_at)
+        if task.status is TaskStatus.PAUSED and writer_may_still_arm(
+            staged, updated_ms=updated_ms, ran=ran, now_ms=now_ms
         ):
             return Refusal.RESUMING
         if task.status is not SCHEDULED:
             self._free_abandoned(task, staged, now_ms)
             return Refusal.STALE
         due = to_ms(task.due_at)
-        if due < staged.due_ms:
-            return Refusal.BEHIND
         if due != staged.due_ms:
-            return Refusal.STALE
+            return armed_elsewhere(due, staged, updated_ms=updated_ms, ran=ran, now_ms=now_ms)
         if fields.run_due_ms != staged.due_ms:
             return Refusal.BEHIND if staged.attempt == 1 else Refusal.STALE
         if fields.run_id != staged.run_id:

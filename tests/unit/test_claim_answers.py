@@ -56,18 +56,19 @@ def test_an_occurrence_not_yet_armed_comes_back_in_a_second_until_its_misfire_to
     assert queues.sent == []
 
 
-def test_a_writers_occurrence_long_past_due_comes_back_while_its_writer_may_still_write() -> None:
+@pytest.mark.parametrize("refusal", [Refusal.RESUMING, Refusal.RESCHEDULING])
+def test_a_writers_occurrence_long_past_due_comes_back_while_its_writer_may_still_write(refusal: Refusal) -> None:
     """A resume with fire_now stages an occurrence missed hours ago, then writes: found paused
     (RESUMING), past its misfire tolerance, its message still comes back until WRITER_WINDOW_MS
-    after the writer staged it."""
+    after the writer staged it; as a PATCH's to an earlier time, found armed later (RESCHEDULING)."""
     pauses_ms = 350
     staged_at = DUE + 3_600_000
     resumed = replace(STAGED, writer_ms=staged_at)
-    still, queues, _ = claimer(Refusal.RESUMING, staged_at + WRITER_WINDOW_MS - pauses_ms)
-    assert still.claim(resumed, "log") == Handled(resumed, Result.EARLY, reason="resuming")
+    still, queues, _ = claimer(refusal, staged_at + WRITER_WINDOW_MS - pauses_ms)
+    assert still.claim(resumed, "log") == Handled(resumed, Result.EARLY, reason=refusal.value)
     assert queues.sent == [(resumed, 1)]
-    over, queues, _ = claimer(Refusal.RESUMING, staged_at + WRITER_WINDOW_MS - pauses_ms + 1)
-    assert over.claim(resumed, "log") == Handled(resumed, Result.DROPPED, reason="resuming")
+    over, queues, _ = claimer(refusal, staged_at + WRITER_WINDOW_MS - pauses_ms + 1)
+    assert over.claim(resumed, "log") == Handled(resumed, Result.DROPPED, reason=refusal.value)
     assert queues.sent == []
     behind, queues, _ = claimer(Refusal.BEHIND, staged_at)  # not armed yet, past its tolerance: dropped
     assert behind.claim(resumed, "log") == Handled(resumed, Result.DROPPED, reason="behind")

@@ -145,6 +145,14 @@ def test_a_resumes_message_dropped_when_it_overtakes_the_resumes_write_is_caught
     assert "final state" in _invariants("pause-resume-recurring", preemptions=1)
 
 
+def test_a_patchs_message_dropped_when_it_overtakes_the_patchs_write_is_caught(monkeypatch):
+    """Before: a PATCH to an earlier time staged the new occurrence before its write, and a trigger
+    that received it first found the task armed later and dropped it; the write then armed the task
+    for an occurrence no message fires (found by the patch-earlier case)."""
+    monkeypatch.setattr("shared.domain.claims.writer_may_still_arm", lambda *args, **kwargs: False)
+    assert "final state" in _invariants("patch-earlier", preemptions=1)
+
+
 def test_a_printed_schedule_replays_the_same_execution():
     explored = explore_case(CASES["retrying"], world, 500)
     again = explore_case(CASES["retrying"], world, 500)

@@ -23,7 +23,13 @@ from shared.domain.times import now_ms
 from shared.services.ports.pipeline import DelayQueues, PipelineStore
 
 CLAIM_RETRY_PAUSES_S = (0.05, 0.1, 0.2, 0.0)
-"""Pauses between claim attempts refused as BEHIND or EARLY (the last attempt has none after it)."""
+"""Pauses between claim attempts refused as one of :data:`LOOKED_AGAIN` (the last attempt has none
+after it)."""
+WRITERS_PENDING = frozenset({Refusal.RESUMING, Refusal.RESCHEDULING})
+"""Refusals of an occurrence whose writer (a resume, a PATCH to an earlier time) staged it and may
+still write the task armed for it: looked at again until its writer's time is past."""
+LOOKED_AGAIN = frozenset({Refusal.BEHIND, Refusal.EARLY}) | WRITERS_PENDING
+"""Refusals of a write the message overtook, usually by milliseconds."""
 HOLD_SLACK_MS = 1_000
 """A start further than the staging lead and this after now puts the occurrence back on the
 delay queue (a limit's booking, or a retry's start past SQS's longest delay); a nearer one is
@@ -109,7 +115,7 @@ class Claimer:
             finally:
                 if turn is not None and attempt == 0:
                     turn.done()
-            if not isinstance(claimed, Refusal) or claimed not in (Refusal.BEHIND, Refusal.EARLY, Refusal.RESUMING):
+            if not isinstance(claimed, Refusal) or claimed not in LOOKED_AGAIN:
                 break
             # The write this message overtook is usually milliseconds behind: look again.
             self.sleep(pause)
@@ -140,11 +146,11 @@ class Claimer:
         if (
             refusal is Refusal.EARLY
             or (refusal is Refusal.BEHIND and now < staged.due_ms + self.timing.misfire_tolerance_ms)
-            or (refusal is Refusal.RESUMING and now <= (staged.writer_ms or 0) + WRITER_WINDOW_MS)
+            or (refusal in WRITERS_PENDING and now <= (staged.writer_ms or 0) + WRITER_WINDOW_MS)
         ):
             # Still not armed after the pauses: come back later (until the occurrence is past its
-            # misfire tolerance, or a resume's writer is out of time: then whoever should have
-            # armed it never did).
+            # misfire tolerance, or its writer is out of time: then whoever should have armed it
+            # never did).
             self.queues.send([(staged, self._look_again_s(staged, refusal))])
             return Handled(staged, Result.EARLY, reason=refusal.value)
         if refusal is Refusal.IN_FLIGHT:
