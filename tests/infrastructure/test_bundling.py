@@ -15,7 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 
 from infra import bundling
 from infra.settings import DeploymentSettings
-from tests.infrastructure.conftest import Synthesized
+from tests.infrastructure.conftest import Synthesized, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -182,7 +182,7 @@ def test_a_synth_with_bytecode_of_another_python_stops() -> None:
     from shared.settings.context import context_key
 
     with pytest.raises(bundling.BundlingError, match=r"must name a CPython 3\.14"):
-        build_app(nag=False, overrides={context_key("bytecode_python"): sys.executable})
+        build_app(outdir=scratch_outdir(), nag=False, overrides={context_key("bytecode_python"): sys.executable})
 
 
 def test_shipped_bytecode_is_used_where_lambda_unpacks_it(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from infra.settings import DeploymentSettings, KeywordSettings, SettingsError
 from infra.sundial import REGISTER_ROUTES, Sundial
 from release import keywords
 from shared.settings.context import CONTEXT_PREFIX, context_key
-from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized
+from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, Built, Synthesized, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -56,7 +56,7 @@ def test_each_keyword_argument_has_the_model_s_default_and_a_type_the_model_acce
 
 
 def test_the_settings_model_refuses_a_bad_argument_naming_it() -> None:
-    stack = Stack(App(), "Probe")
+    stack = Stack(App(outdir=scratch_outdir()), "Probe")
     with pytest.raises(SettingsError, match=r"^bucket_shards must be at least 1, got 0$"):
         Sundial(stack, "Scheduler", bucket_shards=0)
     with pytest.raises(SettingsError) as refused:
@@ -70,7 +70,7 @@ def test_the_settings_model_refuses_a_bad_argument_naming_it() -> None:
 
 
 def test_an_unknown_argument_or_settings_twice_is_a_type_error() -> None:
-    stack = Stack(App(), "Probe")
+    stack = Stack(App(outdir=scratch_outdir()), "Probe")
     with pytest.raises(TypeError, match=r"unexpected keyword argument.* bucket_shard "):
         Sundial(stack, "Scheduler", bucket_shard=8)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="not both"):

@@ -16,7 +16,7 @@ from infra import names
 from infra.sundial import REGISTER_ROUTES, Sundial
 from shared.domain.iam_callers import IAM_REGISTER_PATHS
 from shared.settings.environment import env_name
-from tests.infrastructure.conftest import Synthesized
+from tests.infrastructure.conftest import Synthesized, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -45,7 +45,7 @@ class Granted:
 def granted() -> Granted:
     """A team's stack with two roles granted: one as the default tenant, one as ``acme`` (with a
     path, which its sessions' ARNs leave out), both granted before the template is written."""
-    stack = Stack(App(), "Shop")
+    stack = Stack(App(outdir=scratch_outdir()), "Shop")
     sundial = Sundial(stack, "Scheduler", bucket_shards=8)
     worker = iam.Role(stack, "Worker", assumed_by=iam.ServicePrincipal("ecs-tasks.amazonaws.com"))
     reporter = iam.Role(stack, "Reporter", assumed_by=iam.AccountRootPrincipal(), path="/team/")

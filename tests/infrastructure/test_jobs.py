@@ -19,6 +19,7 @@ from cdk_nag import AwsSolutionsChecks
 from infra.jobs import FAIL, FAILED, LEVELS, POST, PRE, RETRYABLE_ERROR, SHARD, SHARDS, Jobs
 from infra.settings import DeploymentSettings
 from shared.domain.sharding import EXECUTION_HISTORY_EVENTS, MAX_LEVELS, MAX_SHARDS_PER_JOB, worst_history_events
+from tests.infrastructure.conftest import scratch_outdir
 from tests.support.stepfunctions import definition_from_json, definition_from_stack
 
 pytestmark = pytest.mark.infrastructure
@@ -39,7 +40,7 @@ ACKNOWLEDGED = {
 
 
 def _build(**kwargs: Any) -> tuple[Stack, Jobs]:
-    stack = Stack(App(), "Probe")
+    stack = Stack(App(outdir=scratch_outdir()), "Probe")
     function = lambda_.Function.from_function_arn(stack, "JobFunction", FUNCTION_ARN)
     return stack, Jobs(stack, "Jobs", settings=DeploymentSettings(), function=function, **kwargs)
 

@@ -17,7 +17,7 @@ from constructs import IConstruct
 from infra import names
 from infra.app import build_app
 from shared.domain.iam_callers import IAM_REGISTER_PATHS
-from tests.infrastructure.conftest import Built, Synthesized
+from tests.infrastructure.conftest import Built, Synthesized, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -173,7 +173,7 @@ def test_the_synthesized_stack_with_every_optional_part_on_leaves_no_finding(eve
 
 def test_cdk_nag_is_live_and_reports_what_is_not_acknowledged() -> None:
     """Guards the two tests above against a plugin that silently checks nothing."""
-    stack = Stack(App(), "Probe")
+    stack = Stack(App(outdir=scratch_outdir()), "Probe")
     sqs.Queue(stack, "Queue")
     result = AwsSolutionsChecks().validate_scope(stack)
     assert {"AwsSolutions-SQS3", "AwsSolutions-SQS4"} <= {violation.rule_name for violation in result.violations}
@@ -193,7 +193,7 @@ def test_every_acknowledgment_is_still_needed(monkeypatch: pytest.MonkeyPatch) -
     (This builds the construct tree again but does not synthesize it.)
     """
     monkeypatch.setattr(Validations, "acknowledge", lambda self, *rules: None)
-    stack = build_app(nag=False).node.find_child(names.STACK_NAME)
+    stack = build_app(outdir=scratch_outdir(), nag=False).node.find_child(names.STACK_NAME)
     result = AwsSolutionsChecks().validate_scope(stack)
     found = {
         (resource.construct_path, violation.rule_name)

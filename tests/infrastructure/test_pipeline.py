@@ -23,6 +23,7 @@ from tests.infrastructure.conftest import (
     Built,
     Synthesized,
     logical_id,
+    scratch_outdir,
     settings_environment,
 )
 
@@ -326,6 +327,7 @@ def test_a_reserved_high_lane_is_never_invoked_beyond_its_reservation() -> None:
     from infra.app import build_app
 
     app = build_app(
+        outdir=scratch_outdir(),
         nag=False,
         overrides={context_key("high_priority_concurrency"): 20, context_key("high_priority_reserved_concurrency"): 30},
     )

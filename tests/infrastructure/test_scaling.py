@@ -18,7 +18,7 @@ from infra.settings import DeploymentSettings, SettingsError
 from infra.stack import SundialStack
 from shared import topology
 from shared.settings.context import context_key
-from tests.infrastructure.conftest import Synthesized, logical_id
+from tests.infrastructure.conftest import Synthesized, logical_id, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -212,5 +212,7 @@ def test_concurrency_is_provisioned_once_and_before_the_event_sources(scaled: Sc
 )
 def test_the_app_refuses_a_bad_value_naming_the_key(overrides: dict[str, Any], named: str) -> None:
     with pytest.raises(SettingsError) as refused:
-        build_app(nag=False, overrides={f"sundial:{key}": value for key, value in overrides.items()})
+        build_app(
+            outdir=scratch_outdir(), nag=False, overrides={f"sundial:{key}": value for key, value in overrides.items()}
+        )
     assert named in str(refused.value)

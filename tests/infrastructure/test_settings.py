@@ -30,7 +30,7 @@ from shared.settings.context import LOG_RETENTION_DAYS, context_key
 from shared.settings.environment import Settings, env_name, from_env
 from shared.settings.tuning import MAX_DELAY_QUEUES, Tuning
 from shared.topology import DELAY_VISIBILITY_TIMEOUT_S, TRIGGER_BATCHING_WINDOW_S, TRIGGER_TIMEOUT_S
-from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, ALTERNATE_DELAY_QUEUES, Built
+from tests.infrastructure.conftest import ALTERNATE_ALARM_TOPIC, ALTERNATE_DELAY_QUEUES, Built, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _settings(context: dict[str, Any]) -> DeploymentSettings:
-    return from_context(App(context=context).node)
+    return from_context(App(context=context, outdir=scratch_outdir()).node)
 
 
 def _refused(context: dict[str, Any]) -> str:

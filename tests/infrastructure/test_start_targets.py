@@ -13,7 +13,7 @@ from aws_cdk import App
 from infra.settings import from_context
 from shared.settings.context import context_key
 from shared.settings.model import SettingsError
-from tests.infrastructure.conftest import Synthesized, logical_id
+from tests.infrastructure.conftest import Synthesized, logical_id, scratch_outdir
 
 pytestmark = pytest.mark.infrastructure
 
@@ -74,10 +74,12 @@ def test_the_roles_the_setting_names_are_passed_to_ecs_tasks_alone(everything: S
 @pytest.mark.parametrize("roles", ["has space", "a" * 65, "x,*y", "role/"])
 def test_a_role_name_iam_would_refuse_stops_the_synth_naming_the_key(roles: str) -> None:
     with pytest.raises(SettingsError) as refused:
-        from_context(App(context={context_key("ecs_task_roles"): roles}).node)
+        from_context(App(context={context_key("ecs_task_roles"): roles}, outdir=scratch_outdir()).node)
     assert "sundial:ecsTaskRoles" in str(refused.value)
 
 
 def test_role_names_are_read_one_each() -> None:
-    settings = from_context(App(context={context_key("ecs_task_roles"): " report-task , jobs/etl-* ,"}).node)
+    settings = from_context(
+        App(context={context_key("ecs_task_roles"): " report-task , jobs/etl-* ,"}, outdir=scratch_outdir()).node
+    )
     assert settings.ecs_task_role_names == ("report-task", "jobs/etl-*")

@@ -126,7 +126,7 @@ class FakeSteps:
 
 
 @pytest.fixture(scope="module")
-def definition() -> str:
+def definition(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The construct in a throwaway stack, with a real Lambda function (its ARN is a token). The
     CDK is imported here: a worker that collects this file but runs none of it never starts it."""
     from aws_cdk import App, Duration, Stack
@@ -136,7 +136,7 @@ def definition() -> str:
     from infra.settings import DeploymentSettings
 
     assert jobs.RETRYABLE_ERROR == RETRYABLE_ERROR
-    stack = Stack(App(), "JobsProbe")
+    stack = Stack(App(outdir=str(tmp_path_factory.mktemp("cdk.out"))), "JobsProbe")  # not a cdk.out* of its own in /tmp
     function = lambda_.Function(
         stack,
         "JobFunction",
