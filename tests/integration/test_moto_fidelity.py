@@ -273,6 +273,60 @@ def test_an_index_query_still_sorts_by_the_index_key(keyed_table: object) -> Non
     assert len(scanned) == 200
 
 
+def _index_answers(dynamodb: Any) -> list[Any]:
+    """Queries of the index by-due for three partitions (one of them absent), with and without a
+    condition on its sort key, forwards and backwards, a page of 3 at a time: every page."""
+    answers: list[Any] = []
+    conditions = (("", {}), ("AND due >= :d", {":d": {"N": "95"}}), ("AND due < :d", {":d": {"N": "93"}}))
+    for partition in ("p11", "p00", "none"):
+        for condition, values in conditions:
+            for forward in (True, False):
+                start: dict[str, Any] | None = None
+                while True:
+                    answer = dynamodb.query(
+                        TableName="fidelity",
+                        IndexName="by-due",
+                        KeyConditionExpression=f"pk = :p {condition}",
+                        ExpressionAttributeValues={":p": {"S": partition}, **values},
+                        ScanIndexForward=forward,
+                        Limit=3,
+                        **({"ExclusiveStartKey": start} if start else {}),
+                    )
+                    answers.append((answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"]))
+                    start = answer.get("LastEvaluatedKey")
+                    if not start:
+                        break
+    return answers
+
+
+def test_an_index_query_hands_moto_its_partitions_items_only_and_answers_as_moto_does(keyed_table: object) -> None:
+    """local/moto_patches/query.py leaves out of an index Query the items whose index hash key is
+    another: moto's loop compares the 10 items of the partition asked for, not the table's 200, and
+    every answer (items, LastEvaluatedKey, counts) is the one moto gives every item."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    from local.moto_patches import query as moto_query
+
+    dynamodb: Any = keyed_table
+    with counted(DynamoType, "__ne__") as compared:
+        dynamodb.query(
+            TableName="fidelity",
+            IndexName="by-due",
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "p11"}},
+        )
+    assert compared[0] <= 10  # moto's hash key check of each item it is handed (unpatched: 200)
+    patched = _index_answers(dynamodb)
+    own = moto_query._with_hash_keys
+    moto_query._with_hash_keys = lambda items, conditions: items  # type: ignore[assignment]
+    try:
+        every = _index_answers(dynamodb)
+    finally:
+        moto_query._with_hash_keys = own
+    assert len(every) > 30
+    assert patched == every
+
+
 def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_at_once(keyed_table: object) -> None:
     """A GSI is eventually consistent ("Using Global Secondary Indexes in DynamoDB"): with a lag
     set (local/moto_patches/index_lag.py), an index Query leaves out what was put less than the lag ago."""
