@@ -29,7 +29,20 @@ from the one asked for are left out before that loop (a comprehension over the t
 moto's own loop still applies every condition to the rest, so its answer is unchanged. A listing of
 the local runtime queries every list shard, two Queries each: with 1,500 tasks stored, its moto
 spent 57 ms of CPU a page (``tests/integration/test_moto_fidelity.py`` holds the answers to moto's
-own)."""
+own).
+
+Those it hands its loop, moto sorts by the index's key: a key of ``DynamoType`` objects per item,
+whose every comparison converts both values again (``cast_value``, a ``Decimal`` for a number).
+The sort here takes each item's converted values once; the order is moto's, as its comparisons
+compare the same converted values (a key attribute has one type in every item: its table's
+definition says which).
+
+What the Query answers of an index that projects its keys (``KEYS_ONLY``, as Sundial's listing
+and status indexes do) or some attributes (``INCLUDE``), moto makes by ``Item.project``: for each
+attribute kept, the whole item converted to plain Python (``to_regular_json``), then the kept
+values serialized back, four conversions of a task's whole item for each entry a listing reads.
+Where every value kept is a string, the round trip gives back the value it started from, and the
+projection here copies those values instead; any other type goes through moto's own."""
 
 from __future__ import annotations
 
@@ -84,6 +97,28 @@ def _with_hash_keys(items: list[Any], conditions: tuple[tuple[str, Any], ...]) -
     return kept
 
 
+def _project_directly() -> None:
+    from moto.dynamodb.models.dynamo_type import Item
+    from moto.dynamodb.models.table import SecondaryIndex
+
+    project = SecondaryIndex.project
+
+    def projected(self: Any, item: Any) -> Any:
+        kind = self.projection.get("ProjectionType") if self.projection else None
+        if kind not in ("KEYS_ONLY", "INCLUDE"):
+            return project(self, item)
+        names = [*self.table_key_attrs, *self.schema_key_attrs]
+        if kind == "INCLUDE":
+            names += self.projection.get("NonKeyAttributes", [])
+        kept = {name: item.attrs[name] for name in names if name in item.attrs}
+        if any(value.type != "S" for value in kept.values()):
+            return project(self, item)
+        return Item(item.hash_key, item.range_key, {name: {"S": value.value} for name, value in kept.items()})
+
+    functools.update_wrapper(projected, project)
+    SecondaryIndex.project = projected  # type: ignore[method-assign]
+
+
 def make_query_partitioned() -> None:
     from moto.dynamodb.models.table import Table
 
@@ -121,6 +156,19 @@ def make_query_partitioned() -> None:
             every = list(self.items.values())
         return _with_hash_keys(every, _QUERYING.hash_conditions)
 
+    _project_directly()
+    sorted_items = Table.sorted_items
+
+    def sorted_once(self: Any, hash_key_attrs: list[str], range_key_attrs: list[Any], items: list[Any]) -> list[Any]:
+        names = self._generate_attr_to_sort_by(hash_key_attrs, range_key_attrs)
+        try:
+            items.sort(key=lambda item: tuple(item.attrs[name].cast_value for name in names))
+        except TypeError:  # values moto cannot order either: its own sort says so, as it would
+            return sorted_items(self, hash_key_attrs, range_key_attrs, items)  # type: ignore[no-any-return]
+        return items
+
+    functools.update_wrapper(sorted_once, sorted_items)
+    Table.sorted_items = sorted_once  # type: ignore[method-assign]
     functools.update_wrapper(partitioned_query, query)
     functools.update_wrapper(items_for_query, all_items)
     partitioned_query._sundial_partitioned = True  # type: ignore[attr-defined]

@@ -327,6 +327,80 @@ def test_an_index_query_hands_moto_its_partitions_items_only_and_answers_as_moto
     assert patched == every
 
 
+def test_a_projected_index_answers_what_moto_projects() -> None:
+    """local/moto_patches/query.py copies the kept values of a KEYS_ONLY or INCLUDE index where
+    all are strings, instead of moto's round trip of the whole item through plain Python: the
+    answers are moto's own, whatever the other attributes hold, and an index keyed by a number
+    goes through moto's own projection."""
+    from moto.dynamodb.models.table import SecondaryIndex
+
+    def index(name: str, hash_key: str, projection: dict[str, Any]) -> dict[str, Any]:
+        schema = [{"AttributeName": hash_key, "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+        return {"IndexName": name, "KeySchema": schema, "Projection": projection}
+
+    with mock_aws():
+        dynamodb: Any = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.create_table(
+            TableName="projected",
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "pk", "AttributeType": "S"},
+                {"AttributeName": "sk", "AttributeType": "S"},
+                {"AttributeName": "lpk", "AttributeType": "S"},
+                {"AttributeName": "n", "AttributeType": "N"},
+            ],
+            GlobalSecondaryIndexes=[
+                index("keys", "lpk", {"ProjectionType": "KEYS_ONLY"}),
+                index("some", "lpk", {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["name", "count"]}),
+                index("numbered", "n", {"ProjectionType": "KEYS_ONLY"}),
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for i in range(12):
+            item = {"pk": {"S": f"p{i % 3}"}, "sk": {"S": f"s{i:02}"}, "lpk": {"S": f"L{i % 2}"}, "n": {"N": "7"}}
+            item |= {"payload": {"M": {"a": {"L": [{"N": "1.50"}, {"BOOL": True}, {"NULL": True}]}}}}
+            if i % 4:
+                item["name"] = {"S": f"task {i}"}
+            if i % 3:
+                item["count"] = {"N": str(i * 1.25)}
+            dynamodb.put_item(TableName="projected", Item=item)
+
+        def answers() -> list[Any]:
+            found = []
+            for name, key, value in (("keys", "lpk", "L0"), ("some", "lpk", "L1"), ("numbered", "n", {"N": "7"})):
+                start: dict[str, Any] | None = None
+                while True:
+                    answer = dynamodb.query(
+                        TableName="projected",
+                        IndexName=name,
+                        KeyConditionExpression="#k = :v",
+                        ExpressionAttributeNames={"#k": key},
+                        ExpressionAttributeValues={":v": value if isinstance(value, dict) else {"S": value}},
+                        Limit=4,
+                        **({"ExclusiveStartKey": start} if start else {}),
+                    )
+                    found.append((answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"]))
+                    start = answer.get("LastEvaluatedKey")
+                    if not start:
+                        break
+            return found
+
+        patched = answers()
+        direct = SecondaryIndex.project
+        SecondaryIndex.project = direct.__wrapped__  # type: ignore[attr-defined,method-assign]
+        try:
+            own = answers()
+        finally:
+            SecondaryIndex.project = direct  # type: ignore[method-assign]
+    assert len(own) >= 6
+    assert {frozenset(item) for items, _, _ in own for item in items} >= {
+        frozenset({"pk", "sk", "lpk"}),
+        frozenset({"pk", "sk", "lpk", "name", "count"}),
+        frozenset({"pk", "sk", "n"}),
+    }
+    assert patched == own
+
+
 def test_an_index_query_sees_a_write_only_after_the_lag_while_the_table_sees_it_at_once(keyed_table: object) -> None:
     """A GSI is eventually consistent ("Using Global Secondary Indexes in DynamoDB"): with a lag
     set (local/moto_patches/index_lag.py), an index Query leaves out what was put less than the lag ago."""
