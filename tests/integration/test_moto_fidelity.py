@@ -201,6 +201,20 @@ def test_moto_lists_a_handler_class_methods_once() -> None:
     assert "update_item" in responses.method_names_from_class(DynamoHandler)
 
 
+def every_page(dynamodb: Any, **query: Any) -> list[Any]:
+    """Each page of one Query, its ``LastEvaluatedKey`` handed on until there is none (at most 50):
+    the items, ``LastEvaluatedKey`` and counts of each, what a patch must answer as moto does."""
+    pages: list[Any] = []
+    start: dict[str, Any] | None = None
+    for _ in range(50):
+        answer = dynamodb.query(**query, **({"ExclusiveStartKey": start} if start else {}))
+        pages.append((answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"], answer["ScannedCount"]))
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            break
+    return pages
+
+
 @pytest.fixture
 def keyed_table() -> object:
     with mock_aws():
@@ -281,21 +295,15 @@ def _index_answers(dynamodb: Any) -> list[Any]:
     for partition in ("p11", "p00", "none"):
         for condition, values in conditions:
             for forward in (True, False):
-                start: dict[str, Any] | None = None
-                while True:
-                    answer = dynamodb.query(
-                        TableName="fidelity",
-                        IndexName="by-due",
-                        KeyConditionExpression=f"pk = :p {condition}",
-                        ExpressionAttributeValues={":p": {"S": partition}, **values},
-                        ScanIndexForward=forward,
-                        Limit=3,
-                        **({"ExclusiveStartKey": start} if start else {}),
-                    )
-                    answers.append((answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"]))
-                    start = answer.get("LastEvaluatedKey")
-                    if not start:
-                        break
+                answers += every_page(
+                    dynamodb,
+                    TableName="fidelity",
+                    IndexName="by-due",
+                    KeyConditionExpression=f"pk = :p {condition}",
+                    ExpressionAttributeValues={":p": {"S": partition}, **values},
+                    ScanIndexForward=forward,
+                    Limit=3,
+                )
     return answers
 
 
@@ -367,22 +375,20 @@ def test_a_projected_index_answers_what_moto_projects() -> None:
 
         def answers() -> list[Any]:
             found = []
-            for name, key, value in (("keys", "lpk", "L0"), ("some", "lpk", "L1"), ("numbered", "n", {"N": "7"})):
-                start: dict[str, Any] | None = None
-                while True:
-                    answer = dynamodb.query(
-                        TableName="projected",
-                        IndexName=name,
-                        KeyConditionExpression="#k = :v",
-                        ExpressionAttributeNames={"#k": key},
-                        ExpressionAttributeValues={":v": value if isinstance(value, dict) else {"S": value}},
-                        Limit=4,
-                        **({"ExclusiveStartKey": start} if start else {}),
-                    )
-                    found.append((answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"]))
-                    start = answer.get("LastEvaluatedKey")
-                    if not start:
-                        break
+            for name, key, value in (
+                ("keys", "lpk", {"S": "L0"}),
+                ("some", "lpk", {"S": "L1"}),
+                ("numbered", "n", {"N": "7"}),
+            ):
+                found += every_page(
+                    dynamodb,
+                    TableName="projected",
+                    IndexName=name,
+                    KeyConditionExpression="#k = :v",
+                    ExpressionAttributeNames={"#k": key},
+                    ExpressionAttributeValues={":v": value},
+                    Limit=4,
+                )
             return found
 
         patched = answers()
@@ -393,7 +399,7 @@ def test_a_projected_index_answers_what_moto_projects() -> None:
         finally:
             SecondaryIndex.project = direct  # type: ignore[method-assign]
     assert len(own) >= 6
-    assert {frozenset(item) for items, _, _ in own for item in items} >= {
+    assert {frozenset(item) for items, *_ in own for item in items} >= {
         frozenset({"pk", "sk", "lpk"}),
         frozenset({"pk", "sk", "lpk", "name", "count"}),
         frozenset({"pk", "sk", "n"}),
@@ -1122,22 +1128,14 @@ def _every_range_query(dynamodb: Any) -> list[Any]:
         for condition, values in conditions if sort_type == "N" else WORD_CONDITIONS:
             for forward in (True, False):
                 for limit in (None, 1, 2, 3, 4, 11):
-                    start: Any = None
-                    for _ in range(12):  # each page
-                        answer = dynamodb.query(
-                            TableName=table,
-                            KeyConditionExpression=f"pk = :p {condition}",
-                            ExpressionAttributeValues={":p": {"S": partition}, **values},
-                            ScanIndexForward=forward,
-                            **({"Limit": limit} if limit else {}),
-                            **({"ExclusiveStartKey": start} if start else {}),
-                        )
-                        answers.append(
-                            (answer["Items"], answer.get("LastEvaluatedKey"), answer["Count"], answer["ScannedCount"])
-                        )
-                        start = answer.get("LastEvaluatedKey")
-                        if not start:
-                            break
+                    answers += every_page(
+                        dynamodb,
+                        TableName=table,
+                        KeyConditionExpression=f"pk = :p {condition}",
+                        ExpressionAttributeValues={":p": {"S": partition}, **values},
+                        ScanIndexForward=forward,
+                        **({"Limit": limit} if limit else {}),
+                    )
     return answers
 
 
