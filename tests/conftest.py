@@ -40,6 +40,7 @@ from local.moto_patches.sqs import (  # noqa: E402
     make_named_attributes_cheap,
     make_pending_groups_safe,
     make_queue_attributes_named_once,
+    make_queue_changes_serial,
     make_receipt_handles_cheap,
     make_receive_linear,
     make_send_linear,
@@ -57,6 +58,7 @@ make_receive_linear()
 make_send_linear()
 make_batch_keep_trace_headers()
 make_pending_groups_safe()
+make_queue_changes_serial()
 make_named_attributes_cheap()
 make_queue_attributes_named_once()
 make_receipt_handles_cheap()

@@ -27,8 +27,10 @@ What AWS does that moto did not:
 * ``sqs``: a long poll returns as soon as a message becomes receivable; a SendMessageBatch
   entry keeps its ``AWSTraceHeader``; a send past the queue's rate is refused as throttled (a
   fault a test asks for by a tag); a receive does not fail while a delete changes the messages
-  in flight; plus the speed-ups below. Fidelity's ``test_a_long_poll_*`` and
-  ``test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_flight``,
+  in flight, nor a CreateQueue while another looks for its dead-letter queue; plus the
+  speed-ups below. Fidelity's ``test_a_long_poll_*``,
+  ``test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_flight`` and
+  ``test_a_queue_created_while_another_creation_looks_for_its_dead_letter_queue_leaves_both_made``,
   tests/integration/test_loop_detection.py's
   ``test_moto_keeps_a_batch_entrys_trace_header_as_sqs_does`` and tests/e2e/test_eventbridge_api.py's
   ``test_a_throttled_target_is_retried_then_dead_lettered_with_the_exhausted_condition``.

@@ -38,11 +38,12 @@ def make_dynamodb_writes_atomic() -> None:
     from moto.dynamodb.models import DynamoDBBackend
     from moto.dynamodb.responses import DynamoHandler
 
-    _lock_methods(DynamoDBBackend, _WRITES)
-    _lock_methods(DynamoHandler, (*_ANSWERED_WRITES, *_READS))
+    lock_methods(DynamoDBBackend, _WRITES)
+    lock_methods(DynamoHandler, (*_ANSWERED_WRITES, *_READS))
 
 
-def _lock_methods(cls: type, names: tuple[str, ...]) -> None:
+def lock_methods(cls: type, names: tuple[str, ...]) -> None:
+    """Each of ``cls``'s methods ``names`` run holding :data:`LOCK` (once: a method locked is left as it is)."""
     for name in names:
         original = getattr(cls, name, None)
         if original is None or getattr(original, "_sundial_atomic", False):

@@ -10,6 +10,8 @@ import functools
 import threading
 from typing import Any
 
+from local.moto_patches.atomic import lock_methods
+
 _SLACK_S = 0.002
 """moto's visibility check is strict (``now > visible_at``): wake just after the moment."""
 
@@ -156,6 +158,31 @@ def make_pending_groups_safe() -> None:
 
     pending_message_groups._sundial_safe = True  # type: ignore[attr-defined]
     Queue.pending_message_groups = property(pending_message_groups)  # type: ignore[assignment,method-assign]
+
+
+QUEUE_CHANGES = (
+    "create_queue",
+    "delete_queue",
+    "set_queue_attributes",
+    "list_queues",
+    "list_dead_letter_source_queues",
+)
+"""The backend's methods that add or remove an account's queues, or iterate them (a redrive
+policy's dead-letter queue is looked up by iterating them, in CreateQueue and SetQueueAttributes)."""
+
+
+def make_queue_changes_serial() -> None:
+    """moto's CreateQueue with a redrive policy looks its dead-letter queue up by iterating the
+    account's queues, which a CreateQueue on another thread changes meanwhile ("dictionary changed
+    size during iteration": a `make test` run failed so, the integration tests' queues being
+    created on four threads, as the runtime creates its own at its start: local/queues.py). SQS
+    serves concurrent CreateQueue calls (one of a name it already has answers that queue:
+    https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_CreateQueue.html);
+    here the calls that change or iterate the queues hold local/moto_patches/atomic.py's lock, one
+    at a time. Queues are made at a start, so the lock costs nothing after."""
+    from moto.sqs.models import SQSBackend
+
+    lock_methods(SQSBackend, QUEUE_CHANGES)
 
 
 THROTTLE_TAG = "sundial-local:throttle-sends"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -817,6 +818,62 @@ def test_a_receive_reads_the_pending_groups_from_a_copy_of_the_messages_in_fligh
     others = [Message(None), Message(None)]
     queue._pending_messages = {Message("a"), Message("b"), *others}
     assert queue.pending_message_groups == {"a", "b"}
+
+
+def test_a_queue_created_while_another_creation_looks_for_its_dead_letter_queue_leaves_both_made() -> None:
+    """moto's CreateQueue of a queue with a redrive policy iterates the account's queues to find
+    its dead-letter queue, and a CreateQueue on another thread changed them meanwhile ("dictionary
+    changed size during iteration": local/moto_patches/sqs.py). Here the first creation stops inside
+    that iteration, at a queue that is not its dead-letter queue, and a second creation starts: it
+    waits for the first (both hold moto's lock), and both queues are made. Unpatched, nothing holds
+    the second back: it is let finish before the first goes on, and the first fails."""
+    from moto.sqs.models import Queue, sqs_backends
+
+    from local.moto_patches.atomic import LOCK
+
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        sqs.create_queue(QueueName="other")
+        dead = sqs.create_queue(QueueName="dead")["QueueUrl"]
+        dead_arn = sqs.get_queue_attributes(QueueUrl=dead, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        inside, go = threading.Event(), threading.Event()
+
+        class Pausing(Queue):
+            """``other``: the first creation's iteration stops when it reads its ARN."""
+
+            @property
+            def queue_arn(self) -> str:
+                if threading.current_thread().name == "first":
+                    inside.set()
+                    go.wait(10)
+                return str(self.__dict__["queue_arn"])
+
+        sqs_backends["123456789012"]["us-east-1"].queues["other"].__class__ = Pausing
+        errors: list[BaseException] = []
+
+        def create(name: str, attributes: dict[str, str]) -> None:
+            try:
+                sqs.create_queue(QueueName=name, Attributes=attributes)
+            except BaseException as error:
+                errors.append(error)
+
+        redrive = {"RedrivePolicy": json.dumps({"deadLetterTargetArn": dead_arn, "maxReceiveCount": "5"})}
+        first = threading.Thread(target=create, args=("first", redrive), name="first")
+        second = threading.Thread(target=create, args=("second", {}), name="second")
+        first.start()
+        assert inside.wait(10)
+        unserialized = LOCK.acquire(blocking=False)  # the first creation does not hold the lock
+        if unserialized:
+            LOCK.release()
+        second.start()
+        if unserialized:
+            second.join(10)  # it changes the queues while the first is mid-iteration
+        go.set()
+        first.join(10)
+        second.join(10)
+        assert errors == []
+        names = {url.rsplit("/", 1)[1] for url in sqs.list_queues()["QueueUrls"]}
+        assert names == {"other", "dead", "first", "second"}
 
 
 def test_symmetric_keys_share_an_unused_private_key_and_still_encrypt_while_signing_keys_get_their_own() -> None:
