@@ -22,7 +22,15 @@ from typing import Any
 
 import requests
 import schemathesis
+import schemathesis.transport.asgi  # imported on the main thread: see below
 from schemathesis.openapi.checks import RejectedPositiveData
+
+# schemathesis picks a case's transport on its worker thread, and the ASGI transport's first
+# import brings in anyio, whose lazy importer compiles anyio's source to an AST. CPython 3.11's AST
+# constructor counts its recursion depth in the interpreter's state, not the thread's, so two
+# threads building ASTs at once can fail one of them with "SystemError: AST constructor recursion
+# depth mismatch" (CPython's Python-ast.c, PyAST_mod2obj). A `make test` run's tenant run failed
+# so. Imported here, it is compiled once, on the main thread, before the workers start.
 
 
 @dataclass(frozen=True)
